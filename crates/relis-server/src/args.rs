@@ -1,0 +1,136 @@
+//! A command's arguments, consumed in order by its pure `parse` (STYLE.md: parsing consumes every
+//! argument and ends with [`Args::finish`]).
+
+use crate::error::CmdError;
+use bytes::Bytes;
+
+/// The arguments after the command name.
+#[derive(Debug)]
+pub struct Args {
+    args: std::vec::IntoIter<Bytes>,
+    name: &'static str,
+}
+
+impl Args {
+    /// Arguments of the command named `name` (lower case, as in error texts).
+    pub fn new(name: &'static str, args: Vec<Bytes>) -> Self {
+        Args {
+            args: args.into_iter(),
+            name,
+        }
+    }
+
+    /// The command's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// How many arguments are left.
+    pub fn remaining(&self) -> usize {
+        self.args.len()
+    }
+
+    /// Whether every argument has been consumed.
+    pub fn is_empty(&self) -> bool {
+        self.args.len() == 0
+    }
+
+    /// The next argument, without consuming it.
+    pub fn peek(&self) -> Option<&Bytes> {
+        self.args.as_slice().first()
+    }
+
+    /// The next argument.
+    ///
+    /// # Errors
+    /// `ERR syntax error` when there is none.
+    pub fn next(&mut self) -> Result<Bytes, CmdError> {
+        self.args.next().ok_or(CmdError::Syntax)
+    }
+
+    /// The next argument as an integer (Redis's `string2ll`).
+    ///
+    /// # Errors
+    /// `ERR value is not an integer or out of range`; `ERR syntax error` when missing.
+    pub fn next_i64(&mut self) -> Result<i64, CmdError> {
+        parse_i64(&self.next()?)
+    }
+
+    /// The next argument as a float (Redis's `strtod` rules).
+    ///
+    /// # Errors
+    /// `ERR value is not a valid float`; `ERR syntax error` when missing.
+    pub fn next_f64(&mut self) -> Result<f64, CmdError> {
+        parse_f64(&self.next()?).ok_or(CmdError::NotFloat)
+    }
+
+    /// Consumes the next argument if it equals `word` (ASCII case-insensitive).
+    pub fn eat(&mut self, word: &str) -> bool {
+        if self
+            .peek()
+            .is_some_and(|a| a.eq_ignore_ascii_case(word.as_bytes()))
+        {
+            self.args.next();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// All remaining arguments.
+    pub fn rest(&mut self) -> Vec<Bytes> {
+        self.args.by_ref().collect()
+    }
+
+    /// Checks nothing is left over.
+    ///
+    /// # Errors
+    /// `ERR syntax error` when arguments remain.
+    pub fn finish(&self) -> Result<(), CmdError> {
+        if self.is_empty() {
+            Ok(())
+        } else {
+            Err(CmdError::Syntax)
+        }
+    }
+}
+
+/// Parses an integer argument as Redis does.
+///
+/// # Errors
+/// `ERR value is not an integer or out of range`.
+pub fn parse_i64(b: &[u8]) -> Result<i64, CmdError> {
+    relis::parse_i64(b).ok_or(CmdError::NotInteger)
+}
+
+/// Parses a float argument as Redis's `string2d` does: `strtod` syntax (including `inf`,
+/// exponents, hex floats are not accepted by Rust, nor are they by Redis in practice), no leading
+/// space, no NaN.
+pub fn parse_f64(b: &[u8]) -> Option<f64> {
+    let s = std::str::from_utf8(b).ok()?;
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_whitespace()) {
+        return None;
+    }
+    let lower = s.to_ascii_lowercase();
+    let v = match lower.trim_start_matches(['+', '-']) {
+        "inf" | "infinity" => {
+            if lower.starts_with('-') {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            }
+        }
+        t if t.starts_with("nan") || t.starts_with("inf") => return None,
+        _ => s.parse::<f64>().ok()?,
+    };
+    if v.is_nan() {
+        None
+    } else {
+        Some(v)
+    }
+}
+
+/// The lower-cased text of an argument (for keywords).
+pub fn lower(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).to_ascii_lowercase()
+}

@@ -1,0 +1,540 @@
+//! One connection: read what the client sent, run every complete command in it (in order,
+//! batching consecutive reads into one reader job and consecutive writes into one group-commit
+//! job), write every reply, flush once.
+
+use crate::args::Args;
+use crate::cmd::{ConnCmd, Cx, Parsed, ReadCmd, Spec, Table, WriteCmd};
+use crate::error::{unknown_command, unknown_subcommand, CmdError};
+use crate::server::Shared;
+use bytes::{Bytes, BytesMut};
+use parking_lot::Mutex;
+use resp::{Frame, Limits, Protocol};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::{oneshot, Notify};
+
+/// What other connections can see of a client (CLIENT LIST, CLIENT KILL, INFO clients).
+#[derive(Debug)]
+pub struct ClientInfo {
+    /// Unique id.
+    pub id: u64,
+    /// Peer address.
+    pub addr: SocketAddr,
+    /// Local address.
+    pub laddr: SocketAddr,
+    /// When it connected.
+    pub created: Instant,
+    /// CLIENT SETNAME.
+    pub name: Mutex<Option<Bytes>>,
+    /// CLIENT SETINFO lib-name / lib-ver.
+    pub lib: Mutex<(String, String)>,
+    /// Selected database.
+    pub db: AtomicU32,
+    /// Protocol version (2 or 3).
+    pub resp: AtomicU8,
+    /// Name of the last command run.
+    pub last_cmd: Mutex<&'static str>,
+    /// Milliseconds since `created` at the last command.
+    pub last_active_ms: AtomicU64,
+    /// Commands queued in MULTI, or -1 outside MULTI.
+    pub multi: AtomicI64,
+    /// Set when the client must close (CLIENT KILL).
+    pub killed: AtomicBool,
+    /// Wakes the connection when it is killed.
+    pub kill: Notify,
+    /// Bytes in the query buffer.
+    pub qbuf: AtomicU64,
+    /// CLIENT NO-EVICT / NO-TOUCH flags.
+    pub no_evict: AtomicBool,
+    /// CLIENT NO-TOUCH.
+    pub no_touch: AtomicBool,
+}
+
+impl ClientInfo {
+    /// Marks the client killed and wakes its connection.
+    pub fn kill(&self) {
+        self.killed.store(true, Ordering::SeqCst);
+        self.kill.notify_one();
+    }
+
+    /// Seconds since the last command.
+    pub fn idle_secs(&self) -> u64 {
+        let now = self.created.elapsed().as_millis() as u64;
+        now.saturating_sub(self.last_active_ms.load(Ordering::Relaxed)) / 1000
+    }
+}
+
+/// CLIENT REPLY mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplyMode {
+    /// Replies are sent.
+    On,
+    /// No replies.
+    Off,
+    /// The next command's reply is skipped.
+    Skip,
+    /// Skipping the reply of the current command.
+    Skipping,
+}
+
+/// MULTI state.
+#[derive(Debug, Default)]
+pub struct Multi {
+    /// Queued command lines, name included.
+    pub queued: Vec<Vec<Bytes>>,
+    /// A queue-time error happened: EXEC aborts.
+    pub dirty: bool,
+}
+
+/// A connection's state, owned by its task.
+pub struct Client {
+    /// Server-wide state.
+    pub server: Arc<Shared>,
+    /// What other connections see.
+    pub info: Arc<ClientInfo>,
+    /// Selected database.
+    pub db: u32,
+    /// Protocol.
+    pub proto: Protocol,
+    /// Whether AUTH succeeded (or no password is needed).
+    pub authed: bool,
+    /// The authenticated user.
+    pub user: String,
+    /// MULTI in progress.
+    pub multi: Option<Multi>,
+    /// WATCHed keys: (db, key, version when watched; None = absent).
+    pub watched: Vec<(u32, Bytes, Option<i64>)>,
+    /// CLIENT REPLY.
+    pub reply_mode: ReplyMode,
+    /// Close after this batch's replies are written (QUIT).
+    pub quit: bool,
+}
+
+/// One step of a pipelined batch.
+enum Step {
+    Reply(Frame),
+    Read(Box<dyn ReadCmd>, usize),
+    Write(Box<dyn WriteCmd>, usize),
+    Conn(Box<dyn ConnCmd>, usize),
+}
+
+/// Commands queued together for one engine job.
+enum Group {
+    None,
+    Reads(Vec<(Box<dyn ReadCmd>, usize)>),
+    Writes(Vec<(Box<dyn WriteCmd>, usize)>),
+}
+
+impl Client {
+    /// The context commands run with.
+    pub fn cx(&self) -> Cx {
+        Cx {
+            db: self.db,
+            proto: self.proto,
+            server: self.server.clone(),
+        }
+    }
+
+    fn emit(&mut self, frame: &Frame, out: &mut BytesMut) {
+        if matches!(frame, Frame::Error(_)) {
+            self.server
+                .stats
+                .total_error_replies
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        match self.reply_mode {
+            ReplyMode::On => resp::encode(frame, self.proto, out),
+            ReplyMode::Off | ReplyMode::Skipping => {}
+            ReplyMode::Skip => {}
+        }
+    }
+
+    /// Looks up, checks and parses one command line (or queues it inside MULTI).
+    fn prepare(&mut self, argv: Vec<Bytes>) -> Step {
+        let table = Table::get();
+        let Some((mut idx, mut spec)) = table.lookup(&argv[0]) else {
+            self.flag_multi();
+            return Step::Reply(unknown_command(&argv[0], &argv[1..]).to_frame());
+        };
+        let mut skip = 1;
+        if !spec.subcommands.is_empty() {
+            if argv.len() < 2 {
+                self.flag_multi();
+                return Step::Reply(CmdError::WrongArity(spec.name.into()).to_frame());
+            }
+            match table.lookup_sub(spec, &argv[1]) {
+                Some((i, s)) => {
+                    idx = i;
+                    spec = s;
+                    skip = 2;
+                }
+                None => {
+                    self.flag_multi();
+                    return Step::Reply(unknown_subcommand(spec.name, &argv[1]).to_frame());
+                }
+            }
+        }
+        // Subcommand arity counts the parent's name too, as in Redis.
+        if !spec.arity_ok(argv.len()) {
+            self.reject(idx);
+            self.flag_multi();
+            return Step::Reply(CmdError::WrongArity(spec.name.into()).to_frame());
+        }
+        if !self.authed && !spec.has("no_auth") {
+            self.reject(idx);
+            self.flag_multi();
+            return Step::Reply(CmdError::NoAuth.to_frame());
+        }
+        if let Some(m) = &mut self.multi {
+            if !matches!(
+                spec.name,
+                "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
+            ) {
+                m.queued.push(argv);
+                self.info
+                    .multi
+                    .store(m.queued.len() as i64, Ordering::Relaxed);
+                return Step::Reply(Frame::Simple(Bytes::from_static(b"QUEUED")));
+            }
+        }
+        self.note_command(spec);
+        match parse(spec, argv, skip) {
+            Ok(Parsed::Read(c)) => Step::Read(c, idx),
+            Ok(Parsed::Write(c)) => Step::Write(c, idx),
+            Ok(Parsed::Conn(c)) => Step::Conn(c, idx),
+            Err(e) => {
+                self.fail(idx);
+                Step::Reply(e.to_frame())
+            }
+        }
+    }
+
+    fn note_command(&self, spec: &'static Spec) {
+        *self.info.last_cmd.lock() = spec.name;
+        self.info.last_active_ms.store(
+            self.info.created.elapsed().as_millis() as u64,
+            Ordering::Relaxed,
+        );
+    }
+
+    fn flag_multi(&mut self) {
+        if let Some(m) = &mut self.multi {
+            m.dirty = true;
+        }
+    }
+
+    fn reject(&self, idx: usize) {
+        self.server.cmd_stats[idx]
+            .rejected_calls
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn fail(&self, idx: usize) {
+        self.server.cmd_stats[idx]
+            .failed_calls
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Runs a batch of command lines, appending every reply to `out`.
+    pub async fn run_batch(&mut self, reqs: Vec<Vec<Bytes>>, out: &mut BytesMut) {
+        let mut group = Group::None;
+        for argv in reqs {
+            if self.quit {
+                break;
+            }
+            self.server
+                .stats
+                .total_commands_processed
+                .fetch_add(1, Ordering::Relaxed);
+            match self.prepare(argv) {
+                Step::Reply(f) => {
+                    self.run_group(&mut group, out).await;
+                    self.emit_one(&f, out);
+                }
+                Step::Read(c, idx) => {
+                    if !matches!(group, Group::Reads(_)) {
+                        self.run_group(&mut group, out).await;
+                        group = Group::Reads(Vec::new());
+                    }
+                    if let Group::Reads(v) = &mut group {
+                        v.push((c, idx));
+                    }
+                }
+                Step::Write(c, idx) => {
+                    if !matches!(group, Group::Writes(_)) {
+                        self.run_group(&mut group, out).await;
+                        group = Group::Writes(Vec::new());
+                    }
+                    if let Group::Writes(v) = &mut group {
+                        v.push((c, idx));
+                    }
+                }
+                Step::Conn(c, idx) => {
+                    self.run_group(&mut group, out).await;
+                    let t = Instant::now();
+                    let r = c.exec(self).await;
+                    record(&self.server, idx, t, r.is_err());
+                    let f = r.unwrap_or_else(|e| e.to_frame());
+                    self.emit_one(&f, out);
+                }
+            }
+        }
+        self.run_group(&mut group, out).await;
+    }
+
+    /// Emits one command's reply, honouring CLIENT REPLY SKIP for exactly one command.
+    fn emit_one(&mut self, f: &Frame, out: &mut BytesMut) {
+        self.emit(f, out);
+        match self.reply_mode {
+            ReplyMode::Skipping => self.reply_mode = ReplyMode::On,
+            ReplyMode::Skip => self.reply_mode = ReplyMode::Skipping,
+            _ => {}
+        }
+    }
+
+    async fn run_group(&mut self, group: &mut Group, out: &mut BytesMut) {
+        match std::mem::replace(group, Group::None) {
+            Group::None => {}
+            Group::Reads(cmds) => {
+                let n = cmds.len();
+                let cx = self.cx();
+                let (tx, rx) = oneshot::channel();
+                self.server.db.read_async(
+                    move |r| {
+                        cmds.into_iter()
+                            .map(|(c, idx)| {
+                                let t = Instant::now();
+                                let res = c.exec(r, &cx);
+                                record(&cx.server, idx, t, res.is_err());
+                                res.unwrap_or_else(|e| e.to_frame())
+                            })
+                            .collect::<Vec<Frame>>()
+                    },
+                    move |res| {
+                        let _ = tx.send(res);
+                    },
+                );
+                self.deliver(n, rx.await, out);
+            }
+            Group::Writes(cmds) => {
+                let n = cmds.len();
+                let cx = self.cx();
+                let (tx, rx) = oneshot::channel();
+                self.server.db.write_async(
+                    move |w| {
+                        cmds.into_iter()
+                            .map(|(c, idx)| {
+                                let t = Instant::now();
+                                let res = w.atomic(|w| c.exec(w, &cx));
+                                record(&cx.server, idx, t, res.is_err());
+                                res.unwrap_or_else(|e| e.to_frame())
+                            })
+                            .collect::<Vec<Frame>>()
+                    },
+                    move |res| {
+                        let _ = tx.send(res);
+                    },
+                );
+                self.deliver(n, rx.await, out);
+            }
+        }
+    }
+
+    fn deliver(
+        &mut self,
+        n: usize,
+        res: Result<relis::Result<Vec<Frame>>, oneshot::error::RecvError>,
+        out: &mut BytesMut,
+    ) {
+        match res {
+            Ok(Ok(frames)) => {
+                for f in &frames {
+                    self.emit_one(f, out);
+                }
+            }
+            Ok(Err(e)) => {
+                let f = CmdError::from(e).to_frame();
+                for _ in 0..n {
+                    self.emit_one(&f, out);
+                }
+            }
+            Err(_) => {
+                let f = CmdError::from(relis::Error::Closed).to_frame();
+                for _ in 0..n {
+                    self.emit_one(&f, out);
+                }
+            }
+        }
+    }
+}
+
+/// Parses a checked command line with its spec.
+pub fn parse(spec: &'static Spec, mut argv: Vec<Bytes>, skip: usize) -> Result<Parsed, CmdError> {
+    argv.drain(..skip);
+    let mut args = Args::new(spec.name, argv);
+    (spec.parse)(&mut args)
+}
+
+/// Records one execution in INFO commandstats.
+pub fn record(server: &Shared, idx: usize, started: Instant, failed: bool) {
+    let s = &server.cmd_stats[idx];
+    s.calls.fetch_add(1, Ordering::Relaxed);
+    s.usec
+        .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+    if failed {
+        s.failed_calls.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Serves one connection until it closes, is killed, or the server shuts down.
+pub async fn serve(mut stream: TcpStream, peer: SocketAddr, server: Arc<Shared>) {
+    let _ = stream.set_nodelay(true);
+    let laddr = stream.local_addr().unwrap_or(server.addr);
+    let (maxclients, requirepass) = {
+        let c = server.config.read();
+        (c.maxclients, c.requirepass.clone())
+    };
+    let id = server.next_client_id();
+    let info = Arc::new(ClientInfo {
+        id,
+        addr: peer,
+        laddr,
+        created: Instant::now(),
+        name: Mutex::new(None),
+        lib: Mutex::new((String::new(), String::new())),
+        db: AtomicU32::new(0),
+        resp: AtomicU8::new(2),
+        last_cmd: Mutex::new("NULL"),
+        last_active_ms: AtomicU64::new(0),
+        multi: AtomicI64::new(-1),
+        killed: AtomicBool::new(false),
+        kill: Notify::new(),
+        qbuf: AtomicU64::new(0),
+        no_evict: AtomicBool::new(false),
+        no_touch: AtomicBool::new(false),
+    });
+    let admitted = {
+        let mut clients = server.clients.lock();
+        let ok = clients.len() < maxclients;
+        if ok {
+            clients.insert(id, info.clone());
+        }
+        ok
+    };
+    {
+        if !admitted {
+            server
+                .stats
+                .rejected_connections
+                .fetch_add(1, Ordering::Relaxed);
+            let _ = stream
+                .write_all(b"-ERR max number of clients reached\r\n")
+                .await;
+            return;
+        }
+    }
+    let mut client = Client {
+        server: server.clone(),
+        info: info.clone(),
+        db: 0,
+        proto: Protocol::Resp2,
+        authed: requirepass.is_empty(),
+        user: "default".into(),
+        multi: None,
+        watched: Vec::new(),
+        reply_mode: ReplyMode::On,
+        quit: false,
+    };
+    let result = connection_loop(&mut stream, &mut client).await;
+    if let Err(e) = result {
+        tracing::debug!("client {id} ({peer}): {e}");
+    }
+    server.clients.lock().remove(&id);
+}
+
+async fn connection_loop(stream: &mut TcpStream, client: &mut Client) -> std::io::Result<()> {
+    let server = client.server.clone();
+    let info = client.info.clone();
+    let mut shutdown = server.shutdown_signal();
+    let mut inbuf = BytesMut::with_capacity(16 * 1024);
+    let mut out = BytesMut::with_capacity(16 * 1024);
+    loop {
+        let (limits, qlimit) = {
+            let c = server.config.read();
+            (
+                Limits {
+                    proto_max_bulk_len: c.proto_max_bulk_len,
+                    ..Limits::default()
+                },
+                c.client_query_buffer_limit,
+            )
+        };
+        let mut reqs = Vec::new();
+        let mut protocol_error = None;
+        loop {
+            match resp::decode_request(&mut inbuf, &limits) {
+                Ok(Some(args)) => {
+                    if !args.is_empty() {
+                        reqs.push(args);
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    protocol_error = Some(e);
+                    break;
+                }
+            }
+        }
+        if !reqs.is_empty() {
+            client.run_batch(reqs, &mut out).await;
+        }
+        if let Some(e) = protocol_error {
+            // Replies to the commands before the bad frame go out first, then the error.
+            resp::encode(
+                &Frame::Error(Bytes::from(format!("ERR {e}"))),
+                client.proto,
+                &mut out,
+            );
+            stream.write_all(&out).await?;
+            return Ok(());
+        }
+        if !out.is_empty() {
+            server
+                .stats
+                .net_output_bytes
+                .fetch_add(out.len() as u64, Ordering::Relaxed);
+            stream.write_all(&out).await?;
+            out.clear();
+        }
+        if client.quit || info.killed.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        if inbuf.len() > qlimit {
+            tracing::warn!(
+                "closing client {} that reached max query buffer length ({} bytes)",
+                info.id,
+                inbuf.len()
+            );
+            return Ok(());
+        }
+        info.qbuf.store(inbuf.len() as u64, Ordering::Relaxed);
+        if inbuf.capacity() - inbuf.len() < 4096 {
+            inbuf.reserve(16 * 1024);
+        }
+        tokio::select! {
+            n = stream.read_buf(&mut inbuf) => {
+                let n = n?;
+                if n == 0 {
+                    return Ok(());
+                }
+                server.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);
+            }
+            _ = info.kill.notified() => return Ok(()),
+            _ = shutdown.changed() => return Ok(()),
+        }
+    }
+}

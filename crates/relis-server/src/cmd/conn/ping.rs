@@ -1,0 +1,67 @@
+//! PING [message] — PONG, or the message. ECHO message — the message.
+//! <https://redis.io/commands/ping/>, <https://redis.io/commands/echo/>
+
+use crate::args::Args;
+use crate::client::Client;
+use crate::cmd::{BoxFuture, ConnCmd, Parsed, Spec};
+use crate::error::CmdError;
+use bytes::Bytes;
+use resp::Frame;
+
+/// PING's declaration.
+pub const SPEC_PING: Spec = Spec {
+    name: "ping",
+    arity: -1,
+    flags: &["fast", "sentinel"],
+    acl: &["fast", "connection"],
+    group: "connection",
+    since: "1.0.0",
+    summary: "Returns the server's liveliness response.",
+    parse: Ping::parse,
+    ..Spec::BASE
+};
+
+/// ECHO's declaration.
+pub const SPEC_ECHO: Spec = Spec {
+    name: "echo",
+    arity: 2,
+    flags: &["fast"],
+    acl: &["fast", "connection"],
+    group: "connection",
+    since: "1.0.0",
+    summary: "Returns the given string.",
+    parse: Ping::parse_echo,
+    ..Spec::BASE
+};
+
+/// PING or ECHO.
+pub struct Ping {
+    message: Option<Bytes>,
+}
+
+impl Ping {
+    fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
+        if args.remaining() > 1 {
+            return Err(CmdError::WrongArity("ping".into()));
+        }
+        let message = args.rest().pop();
+        Parsed::conn(Ping { message })
+    }
+
+    fn parse_echo(args: &mut Args) -> Result<Parsed, CmdError> {
+        let message = Some(args.next()?);
+        args.finish()?;
+        Parsed::conn(Ping { message })
+    }
+}
+
+impl ConnCmd for Ping {
+    fn exec<'a>(self: Box<Self>, _c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
+        Box::pin(async move {
+            Ok(match self.message {
+                None => Frame::Simple(Bytes::from_static(b"PONG")),
+                Some(m) => Frame::Bulk(m),
+            })
+        })
+    }
+}

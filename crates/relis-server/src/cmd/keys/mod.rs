@@ -1,0 +1,6 @@
+//! The keys family.
+
+use crate::cmd::Spec;
+
+/// The keys commands.
+pub static SPECS: &[Spec] = &[];

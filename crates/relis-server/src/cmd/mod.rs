@@ -1,0 +1,253 @@
+//! The command table and the three kinds of command.
+//!
+//! Every command is declared once, as a [`Spec`] in its family's `SPECS` table: name, arity,
+//! flags, ACL categories, key positions, docs, and its pure `parse`. The dispatcher checks unknown
+//! commands and arity from the table before any command code runs; COMMAND and INFO read the
+//! same table. `parse` returns a [`Parsed`] command, which runs where its kind says:
+//! - [`ReadCmd`] on a reader connection (in parallel, off the async runtime),
+//! - [`WriteCmd`] on the writer thread inside a savepoint of the group commit,
+//! - [`ConnCmd`] on the connection's task (connection state, server state, MULTI, ...).
+
+pub mod conn;
+pub mod keys;
+pub mod server;
+pub mod string;
+pub mod tx;
+
+use crate::args::Args;
+use crate::client::Client;
+use crate::error::CmdError;
+use crate::server::Shared;
+use resp::{Frame, Protocol};
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
+
+/// What a command sees of its caller while it runs on a reader or the writer.
+#[derive(Clone)]
+pub struct Cx {
+    /// The connection's selected database.
+    pub db: u32,
+    /// The connection's protocol.
+    pub proto: Protocol,
+    /// Server-wide state.
+    pub server: Arc<Shared>,
+}
+
+/// A command that only reads the keyspace.
+pub trait ReadCmd: Send + 'static {
+    /// Runs the command on a read snapshot.
+    ///
+    /// # Errors
+    /// The command's error reply.
+    fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError>;
+}
+
+/// A command that writes the keyspace.
+pub trait WriteCmd: Send + 'static {
+    /// Runs the command on the writer, inside its own savepoint (an `Err` rolls back what it
+    /// wrote).
+    ///
+    /// # Errors
+    /// The command's error reply.
+    fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError>;
+}
+
+/// A boxed future borrowing the client.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A command that works on the connection or the server rather than (only) the keyspace.
+pub trait ConnCmd: Send + 'static {
+    /// Runs the command on the connection's task.
+    fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>>;
+
+    /// The database this command selects, if it is SELECT (MULTI tracks it for later commands).
+    fn selects(&self) -> Option<u32> {
+        None
+    }
+}
+
+/// A parsed command, ready to run where its kind says.
+pub enum Parsed {
+    /// Runs on a reader.
+    Read(Box<dyn ReadCmd>),
+    /// Runs on the writer.
+    Write(Box<dyn WriteCmd>),
+    /// Runs on the connection's task.
+    Conn(Box<dyn ConnCmd>),
+}
+
+impl Parsed {
+    /// A read command.
+    pub fn read(c: impl ReadCmd) -> Result<Parsed, CmdError> {
+        Ok(Parsed::Read(Box::new(c)))
+    }
+    /// A write command.
+    pub fn write(c: impl WriteCmd) -> Result<Parsed, CmdError> {
+        Ok(Parsed::Write(Box::new(c)))
+    }
+    /// A connection command.
+    pub fn conn(c: impl ConnCmd) -> Result<Parsed, CmdError> {
+        Ok(Parsed::Conn(Box::new(c)))
+    }
+}
+
+/// A parse function.
+pub type ParseFn = fn(&mut Args) -> Result<Parsed, CmdError>;
+
+/// A command's declaration: everything the dispatcher, COMMAND and INFO need to know.
+pub struct Spec {
+    /// Lower-case name; subcommands are `parent|sub` as Redis names them.
+    pub name: &'static str,
+    /// Redis arity: N = exactly N arguments including the name, -N = at least N.
+    pub arity: i32,
+    /// Redis command flags (`write`, `readonly`, `denyoom`, `admin`, `fast`, `noscript`,
+    /// `loading`, `stale`, `no_auth`, `no_multi`, ...).
+    pub flags: &'static [&'static str],
+    /// ACL categories, without the `@`.
+    pub acl: &'static [&'static str],
+    /// First key, last key (negative counts from the end), step; zeros when there are no keys.
+    pub keys: (i32, i32, i32),
+    /// Command group in COMMAND DOCS (`string`, `generic`, `connection`, `server`, ...).
+    pub group: &'static str,
+    /// The Redis version that introduced it.
+    pub since: &'static str,
+    /// One-line summary.
+    pub summary: &'static str,
+    /// Time complexity.
+    pub complexity: &'static str,
+    /// Parses arguments (after the name, or after the subcommand name) into a command.
+    pub parse: ParseFn,
+    /// Subcommands; when non-empty the dispatcher picks one by the first argument.
+    pub subcommands: &'static [Spec],
+}
+
+fn unreachable_parse(_: &mut Args) -> Result<Parsed, CmdError> {
+    Err(CmdError::Syntax)
+}
+
+impl Spec {
+    /// Defaults for `..Spec::BASE` in the tables.
+    pub const BASE: Spec = Spec {
+        name: "",
+        arity: 0,
+        flags: &[],
+        acl: &[],
+        keys: (0, 0, 0),
+        group: "generic",
+        since: "1.0.0",
+        summary: "",
+        complexity: "O(1)",
+        parse: unreachable_parse,
+        subcommands: &[],
+    };
+
+    /// Whether the spec carries `flag`.
+    pub fn has(&self, flag: &str) -> bool {
+        self.flags.contains(&flag)
+    }
+
+    /// Whether `argc` (including the name) satisfies the arity.
+    pub fn arity_ok(&self, argc: usize) -> bool {
+        let a = self.arity;
+        (a >= 0 && argc == a as usize) || (a < 0 && argc >= (-a) as usize)
+    }
+
+    /// The subcommand's own name (after `|`), or the name.
+    pub fn short_name(&self) -> &'static str {
+        self.name.rsplit('|').next().unwrap_or(self.name)
+    }
+
+    /// Positions of the key arguments in `argv` (which includes the name).
+    pub fn key_positions(&self, argc: usize) -> Vec<usize> {
+        let (first, last, step) = self.keys;
+        if first <= 0 || step <= 0 {
+            return Vec::new();
+        }
+        let last = if last < 0 { argc as i32 + last } else { last };
+        (first..=last.min(argc as i32 - 1))
+            .step_by(step as usize)
+            .map(|i| i as usize)
+            .collect()
+    }
+}
+
+/// Every top-level command.
+pub fn all() -> impl Iterator<Item = &'static Spec> {
+    string::SPECS
+        .iter()
+        .chain(keys::SPECS)
+        .chain(conn::SPECS)
+        .chain(server::SPECS)
+        .chain(tx::SPECS)
+}
+
+/// The table, indexed by lower-case name; each spec also has a dense index for statistics.
+pub struct Table {
+    by_name: HashMap<&'static str, (usize, &'static Spec)>,
+    /// Every spec and subcommand spec, in index order.
+    pub specs: Vec<&'static Spec>,
+}
+
+impl Table {
+    /// The process-wide table.
+    pub fn get() -> &'static Table {
+        static TABLE: OnceLock<Table> = OnceLock::new();
+        TABLE.get_or_init(|| {
+            let mut t = Table {
+                by_name: HashMap::new(),
+                specs: Vec::new(),
+            };
+            for s in all() {
+                for s in std::iter::once(s).chain(s.subcommands) {
+                    let i = t.specs.len();
+                    t.specs.push(s);
+                    let prev = t.by_name.insert(s.name, (i, s));
+                    assert!(prev.is_none(), "command {} declared twice", s.name);
+                }
+            }
+            t
+        })
+    }
+
+    /// The spec named `name` (any case), with its index.
+    pub fn lookup(&self, name: &[u8]) -> Option<(usize, &'static Spec)> {
+        let mut buf = [0u8; 64];
+        if name.len() > buf.len() {
+            return None;
+        }
+        let lower = &mut buf[..name.len()];
+        lower.copy_from_slice(name);
+        lower.make_ascii_lowercase();
+        let lower = std::str::from_utf8(lower).ok()?;
+        self.by_name.get(lower).copied()
+    }
+
+    /// The subcommand `sub` of `parent`, with its index.
+    pub fn lookup_sub(&self, parent: &Spec, sub: &[u8]) -> Option<(usize, &'static Spec)> {
+        let sub = String::from_utf8_lossy(sub).to_ascii_lowercase();
+        self.by_name
+            .get(format!("{}|{}", parent.name, sub).as_str())
+            .copied()
+    }
+}
+
+/// Top-level commands (not subcommands) in table order.
+pub fn top_level() -> Vec<&'static Spec> {
+    all().collect()
+}
+
+impl Cx {
+    /// Counts a read lookup in INFO's keyspace_hits / keyspace_misses.
+    pub fn hit(&self, found: bool) {
+        let s = &self.server.stats;
+        if found {
+            s.keyspace_hits
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        } else {
+            s.keyspace_misses
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}

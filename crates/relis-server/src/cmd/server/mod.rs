@@ -1,0 +1,6 @@
+//! The server family.
+
+use crate::cmd::Spec;
+
+/// The server commands.
+pub static SPECS: &[Spec] = &[];

@@ -1,0 +1,246 @@
+//! SET key value [NX | XX] [GET] [EX s | PX ms | EXAT unix-s | PXAT unix-ms | KEEPTTL]
+//! <https://redis.io/commands/set/>. SETNX, SETEX and PSETEX are thin variants of the same
+//! options (STYLE.md: one generic core).
+
+use crate::args::{lower, Args};
+use crate::cmd::{Cx, Parsed, Spec, WriteCmd};
+use crate::error::CmdError;
+use bytes::Bytes;
+use relis::{Expiry, SetCond, SetOptions};
+use resp::Frame;
+
+/// SET's declaration.
+pub const SPEC: Spec = Spec {
+    name: "set",
+    arity: -3,
+    flags: &["write", "denyoom"],
+    acl: &["write", "string", "slow"],
+    keys: (1, 1, 1),
+    group: "string",
+    since: "1.0.0",
+    summary:
+        "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.",
+    complexity: "O(1)",
+    parse: Set::parse,
+    ..Spec::BASE
+};
+
+/// SETNX's declaration.
+pub const SPEC_SETNX: Spec = Spec {
+    name: "setnx",
+    arity: 3,
+    flags: &["write", "denyoom", "fast"],
+    acl: &["write", "string", "fast"],
+    keys: (1, 1, 1),
+    group: "string",
+    since: "1.0.0",
+    summary: "Set the string value of a key only when the key doesn't exist.",
+    complexity: "O(1)",
+    parse: Set::parse_setnx,
+    ..Spec::BASE
+};
+
+/// SETEX's declaration.
+pub const SPEC_SETEX: Spec = Spec {
+    name: "setex",
+    arity: 4,
+    flags: &["write", "denyoom"],
+    acl: &["write", "string", "slow"],
+    keys: (1, 1, 1),
+    group: "string",
+    since: "2.0.0",
+    summary:
+        "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.",
+    complexity: "O(1)",
+    parse: Set::parse_setex,
+    ..Spec::BASE
+};
+
+/// PSETEX's declaration.
+pub const SPEC_PSETEX: Spec = Spec {
+    name: "psetex",
+    arity: 4,
+    flags: &["write", "denyoom"],
+    acl: &["write", "string", "slow"],
+    keys: (1, 1, 1),
+    group: "string",
+    since: "2.6.0",
+    summary: "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.",
+    complexity: "O(1)",
+    parse: Set::parse_psetex,
+    ..Spec::BASE
+};
+
+/// How a SET-family command replies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    /// SET: +OK, nil when NX/XX said no, the old value with GET.
+    Set,
+    /// SETNX: 1 or 0.
+    SetNx,
+}
+
+/// A SET-family command.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Set {
+    key: Bytes,
+    value: Bytes,
+    opts: SetOptions,
+    shape: Shape,
+    name: &'static str,
+}
+
+/// Validates an EX/PX-style amount as Redis's getExpireMillisecondsOrReply does; returns ms.
+pub fn expire_ms(amount: &[u8], seconds: bool, cmd: &'static str) -> Result<i64, CmdError> {
+    let n = crate::args::parse_i64(amount)?;
+    if n <= 0 || (seconds && n > i64::MAX / 1000) {
+        return Err(CmdError::InvalidExpire(cmd));
+    }
+    Ok(if seconds { n * 1000 } else { n })
+}
+
+impl Set {
+    fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
+        let key = args.next()?;
+        let value = args.next()?;
+        let mut opts = SetOptions::default();
+        let (mut nx, mut xx, mut keepttl) = (false, false, false);
+        let mut expiry: Option<(String, Bytes)> = None;
+        while let Some(a) = args.peek().cloned() {
+            args.next()?;
+            match lower(&a).as_str() {
+                "nx" if !xx => nx = true,
+                "xx" if !nx => xx = true,
+                "get" => opts.get = true,
+                "keepttl" if expiry.is_none() => keepttl = true,
+                unit @ ("ex" | "px" | "exat" | "pxat")
+                    if !keepttl && expiry.is_none() && !args.is_empty() =>
+                {
+                    expiry = Some((unit.to_string(), args.next()?));
+                }
+                _ => return Err(CmdError::Syntax),
+            }
+        }
+        opts.cond = match (nx, xx) {
+            (true, _) => SetCond::IfAbsent,
+            (_, true) => SetCond::IfPresent,
+            _ => SetCond::Always,
+        };
+        opts.expiry = match expiry {
+            None if keepttl => Expiry::Keep,
+            None => Expiry::Clear,
+            Some((unit, amount)) => {
+                let ms = expire_ms(&amount, unit == "ex" || unit == "exat", "set")?;
+                if unit.ends_with("at") {
+                    Expiry::At(ms)
+                } else {
+                    Expiry::In(ms)
+                }
+            }
+        };
+        Parsed::write(Set {
+            key,
+            value,
+            opts,
+            shape: Shape::Set,
+            name: "set",
+        })
+    }
+
+    fn parse_setnx(args: &mut Args) -> Result<Parsed, CmdError> {
+        let (key, value) = (args.next()?, args.next()?);
+        args.finish()?;
+        Parsed::write(Set {
+            key,
+            value,
+            opts: SetOptions {
+                cond: SetCond::IfAbsent,
+                ..SetOptions::default()
+            },
+            shape: Shape::SetNx,
+            name: "setnx",
+        })
+    }
+
+    fn parse_timed(args: &mut Args, seconds: bool, name: &'static str) -> Result<Parsed, CmdError> {
+        let key = args.next()?;
+        let amount = args.next()?;
+        let value = args.next()?;
+        args.finish()?;
+        let ms = expire_ms(&amount, seconds, name)?;
+        Parsed::write(Set {
+            key,
+            value,
+            opts: SetOptions {
+                expiry: Expiry::In(ms),
+                ..SetOptions::default()
+            },
+            shape: Shape::Set,
+            name,
+        })
+    }
+
+    fn parse_setex(args: &mut Args) -> Result<Parsed, CmdError> {
+        Set::parse_timed(args, true, "setex")
+    }
+
+    fn parse_psetex(args: &mut Args) -> Result<Parsed, CmdError> {
+        Set::parse_timed(args, false, "psetex")
+    }
+}
+
+impl WriteCmd for Set {
+    fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        let out = w
+            .set(cx.db, &self.key, &self.value, self.opts)
+            .map_err(|e| match e {
+                relis::Error::InvalidExpire => CmdError::InvalidExpire(self.name),
+                e => e.into(),
+            })?;
+        Ok(match self.shape {
+            Shape::SetNx => Frame::Integer(out.written as i64),
+            Shape::Set if self.opts.get => out.old.map_or(Frame::Null, Frame::Bulk),
+            Shape::Set if out.written => Frame::ok(),
+            Shape::Set => Frame::Null,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> Result<(), CmdError> {
+        let args: Vec<Bytes> = line
+            .split_whitespace()
+            .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+            .collect();
+        Set::parse(&mut Args::new("set", args)).map(|_| ())
+    }
+
+    #[test]
+    fn options() {
+        assert!(parse("k v").is_ok());
+        assert!(parse("k v NX GET EX 10").is_ok());
+        assert!(parse("k v xx keepttl").is_ok());
+        assert!(parse("k v pxat 100 get").is_ok());
+        assert_eq!(parse("k v NX XX"), Err(CmdError::Syntax));
+        assert_eq!(parse("k v EX 10 PX 10"), Err(CmdError::Syntax));
+        assert_eq!(parse("k v EX 10 KEEPTTL"), Err(CmdError::Syntax));
+        assert_eq!(parse("k v KEEPTTL EX 10"), Err(CmdError::Syntax));
+        assert_eq!(parse("k v EX"), Err(CmdError::Syntax));
+        assert_eq!(parse("k v EX abc"), Err(CmdError::NotInteger));
+        assert_eq!(parse("k v EX 0"), Err(CmdError::InvalidExpire("set")));
+        assert_eq!(parse("k v PX -5"), Err(CmdError::InvalidExpire("set")));
+        assert_eq!(
+            parse("k v EX 9223372036854775"),
+            Ok(()),
+            "largest EX that fits in ms"
+        );
+        assert_eq!(
+            parse("k v EX 9223372036854776"),
+            Err(CmdError::InvalidExpire("set"))
+        );
+        assert_eq!(parse("k v BOGUS"), Err(CmdError::Syntax));
+    }
+}

@@ -1,0 +1,150 @@
+//! EXEC — run the queued commands atomically. <https://redis.io/commands/exec/>
+
+use crate::args::Args;
+use crate::client::{parse, record, Client};
+use crate::cmd::{BoxFuture, ConnCmd, Cx, Parsed, ReadCmd, Spec, Table, WriteCmd};
+use crate::error::CmdError;
+use resp::Frame;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+use tokio::sync::oneshot;
+
+/// EXEC's declaration.
+pub const SPEC: Spec = Spec {
+    name: "exec",
+    arity: 1,
+    flags: &["noscript", "loading", "stale", "skip_slowlog"],
+    acl: &["slow", "transaction"],
+    group: "transactions",
+    since: "1.2.0",
+    summary: "Executes all commands in a transaction.",
+    complexity: "Depends on commands in the transaction",
+    parse: Exec::parse,
+    ..Spec::BASE
+};
+
+/// EXEC.
+pub struct Exec;
+
+impl Exec {
+    fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
+        args.finish()?;
+        Parsed::conn(Exec)
+    }
+}
+
+/// A queued keyspace command: it runs inside the transaction's writer job.
+enum Data {
+    Read(Box<dyn ReadCmd>),
+    Write(Box<dyn WriteCmd>),
+}
+
+/// Where each queued command's reply comes from, in queue order.
+enum Slot {
+    /// The next result of the writer job.
+    Data,
+    /// A connection command, run on the connection after the job.
+    Conn(Box<dyn crate::cmd::ConnCmd>, usize),
+    /// Known already (a parse error).
+    Reply(Frame),
+}
+
+impl ConnCmd for Exec {
+    fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
+        Box::pin(async move {
+            let Some(multi) = c.multi.take() else {
+                return Err(CmdError::err("EXEC without MULTI"));
+            };
+            c.info.multi.store(-1, Ordering::Relaxed);
+            let watched = std::mem::take(&mut c.watched);
+            if multi.dirty {
+                return Err(CmdError::text(
+                    "EXECABORT Transaction discarded because of previous errors.",
+                ));
+            }
+            let table = Table::get();
+            let mut db = c.db;
+            let mut slots = Vec::with_capacity(multi.queued.len());
+            let mut data = Vec::new();
+            for argv in multi.queued {
+                // Queued lines passed lookup and arity checks when they were queued.
+                let Some((mut idx, mut spec)) = table.lookup(&argv[0]) else {
+                    continue;
+                };
+                let mut skip = 1;
+                if !spec.subcommands.is_empty() {
+                    if let Some((i, s)) = table.lookup_sub(spec, &argv[1]) {
+                        (idx, spec, skip) = (i, s, 2);
+                    }
+                }
+                slots.push(match parse(spec, argv, skip) {
+                    Ok(Parsed::Read(cmd)) => {
+                        data.push((Data::Read(cmd), idx, db));
+                        Slot::Data
+                    }
+                    Ok(Parsed::Write(cmd)) => {
+                        data.push((Data::Write(cmd), idx, db));
+                        Slot::Data
+                    }
+                    Ok(Parsed::Conn(cmd)) => {
+                        if let Some(d) = cmd.selects().filter(|d| *d < c.server.db.databases()) {
+                            db = d;
+                        }
+                        Slot::Conn(cmd, idx)
+                    }
+                    Err(e) => Slot::Reply(e.to_frame()),
+                });
+            }
+
+            // The keyspace commands and the WATCH check run as one writer job.
+            let cx = c.cx();
+            let (tx, rx) = oneshot::channel();
+            c.server.db.write_async(
+                move |w| -> relis::Result<Option<Vec<Frame>>> {
+                    for (wdb, key, version) in &watched {
+                        if w.meta(*wdb, key)?.map(|m| m.version) != *version {
+                            return Ok(None);
+                        }
+                    }
+                    let mut out = Vec::with_capacity(data.len());
+                    for (cmd, idx, db) in data {
+                        let cx = Cx { db, ..cx.clone() };
+                        let t = Instant::now();
+                        let res = match cmd {
+                            Data::Read(r) => r.exec(w, &cx),
+                            Data::Write(wc) => w.atomic(|w| wc.exec(w, &cx)),
+                        };
+                        record(&cx.server, idx, t, res.is_err());
+                        out.push(res.unwrap_or_else(|e| e.to_frame()));
+                    }
+                    Ok(Some(out))
+                },
+                move |res| {
+                    let _ = tx.send(res);
+                },
+            );
+            let results = rx
+                .await
+                .map_err(|_| CmdError::from(relis::Error::Closed))?
+                .and_then(|r| r)?;
+            let Some(results) = results else {
+                return Ok(Frame::NullArray);
+            };
+            let mut results = results.into_iter();
+            let mut replies = Vec::with_capacity(slots.len());
+            for slot in slots {
+                replies.push(match slot {
+                    Slot::Data => results.next().unwrap_or(Frame::Null),
+                    Slot::Conn(cmd, idx) => {
+                        let t = Instant::now();
+                        let r = cmd.exec(c).await;
+                        record(&c.server, idx, t, r.is_err());
+                        r.unwrap_or_else(|e| e.to_frame())
+                    }
+                    Slot::Reply(f) => f,
+                });
+            }
+            Ok(Frame::Array(replies))
+        })
+    }
+}

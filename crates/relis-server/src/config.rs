@@ -1,0 +1,518 @@
+//! Configuration: redis.conf-style `name value` lines from a file, then `--name value` overrides
+//! from the command line, and CONFIG GET/SET at run time. Every parameter is declared once in
+//! [`PARAMS`], with how to read and write it.
+
+use relis::Durability;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// The server's settings.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// TCP port (0 picks a free one).
+    pub port: u16,
+    /// Addresses to listen on.
+    pub bind: Vec<String>,
+    /// Data directory.
+    pub dir: PathBuf,
+    /// Database file name inside `dir`; `:memory:` keeps data in memory only.
+    pub dbfilename: String,
+    /// Number of logical databases.
+    pub databases: u32,
+    /// Password for the default user (empty = none).
+    pub requirepass: String,
+    /// Most simultaneous clients.
+    pub maxclients: usize,
+    /// Commit durability.
+    pub durability: Durability,
+    /// debug | verbose | notice | warning.
+    pub loglevel: String,
+    /// Log file ("" = standard output).
+    pub logfile: String,
+    /// Idle client timeout in seconds (0 = never).
+    pub timeout: u64,
+    /// TCP keepalive in seconds.
+    pub tcp_keepalive: u64,
+    /// Largest bulk string accepted.
+    pub proto_max_bulk_len: usize,
+    /// Largest query buffer per client.
+    pub client_query_buffer_limit: usize,
+    /// Reader threads.
+    pub readers: usize,
+    /// Write jobs per group commit, at most.
+    pub max_batch: usize,
+    /// Parameters Redis has that Relis accepts and reports but does not act on
+    /// (clients and tools read them): name -> value.
+    pub passive: Vec<(&'static str, String)>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            port: 6379,
+            bind: vec!["127.0.0.1".into()],
+            dir: PathBuf::from("."),
+            dbfilename: "relis.db".into(),
+            databases: 16,
+            requirepass: String::new(),
+            maxclients: 10000,
+            durability: Durability::Normal,
+            loglevel: "notice".into(),
+            logfile: String::new(),
+            timeout: 0,
+            tcp_keepalive: 300,
+            proto_max_bulk_len: 512 * 1024 * 1024,
+            client_query_buffer_limit: 1024 * 1024 * 1024,
+            readers: relis::Options::default().readers,
+            max_batch: 1024,
+            passive: PASSIVE
+                .iter()
+                .map(|(n, v)| (*n, (*v).to_string()))
+                .collect(),
+        }
+    }
+}
+
+/// Redis parameters that clients and tools read (redis-benchmark asks for `save` and
+/// `appendonly`); Relis reports these values. Relis is always durable through SQLite, so
+/// `appendonly` and `save` describe no separate persistence.
+const PASSIVE: &[(&str, &str)] = &[
+    ("save", ""),
+    ("appendonly", "no"),
+    ("appendfsync", "everysec"),
+    ("maxmemory", "0"),
+    ("maxmemory-policy", "noeviction"),
+    ("hz", "10"),
+    ("notify-keyspace-events", ""),
+    ("lua-time-limit", "5000"),
+    ("busy-reply-threshold", "5000"),
+    ("slowlog-log-slower-than", "10000"),
+    ("slowlog-max-len", "128"),
+    ("latency-tracking", "yes"),
+    ("protected-mode", "yes"),
+    ("daemonize", "no"),
+    ("supervised", "no"),
+    ("pidfile", ""),
+    ("unixsocket", ""),
+    ("cluster-enabled", "no"),
+    ("replica-read-only", "yes"),
+    ("lfu-log-factor", "10"),
+    ("lfu-decay-time", "1"),
+    ("list-max-listpack-size", "-2"),
+    ("hash-max-listpack-entries", "128"),
+    ("set-max-intset-entries", "512"),
+    ("zset-max-listpack-entries", "128"),
+    (
+        "client-output-buffer-limit",
+        "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
+    ),
+    ("tcp-backlog", "511"),
+    ("io-threads", "1"),
+    ("activerehashing", "yes"),
+    ("stop-writes-on-bgsave-error", "yes"),
+    ("rdbcompression", "yes"),
+    ("lazyfree-lazy-user-del", "no"),
+];
+
+/// How a parameter is read and written.
+pub struct Param {
+    /// Name as in redis.conf.
+    pub name: &'static str,
+    /// Whether CONFIG SET may change it at run time.
+    pub mutable: bool,
+    /// Current value as CONFIG GET prints it.
+    pub get: fn(&Config) -> String,
+    /// Sets it from text.
+    pub set: fn(&mut Config, &str) -> Result<(), String>,
+}
+
+fn int<T: std::str::FromStr>(v: &str) -> Result<T, String> {
+    v.parse()
+        .map_err(|_| "argument couldn't be parsed into an integer".to_string())
+}
+
+/// Parses Redis memory units: `1gb`, `512mb`, `64k`, plain bytes.
+pub fn memory(v: &str) -> Result<usize, String> {
+    let l = v.to_ascii_lowercase();
+    let (num, mul) = [
+        ("gb", 1usize << 30),
+        ("g", 1_000_000_000),
+        ("mb", 1 << 20),
+        ("m", 1_000_000),
+        ("kb", 1 << 10),
+        ("k", 1_000),
+        ("b", 1),
+    ]
+    .iter()
+    .find_map(|(suf, m)| l.strip_suffix(suf).map(|n| (n.to_string(), *m)))
+    .unwrap_or((l.clone(), 1));
+    let n: usize = num
+        .parse()
+        .map_err(|_| "argument must be a memory value".to_string())?;
+    n.checked_mul(mul)
+        .ok_or_else(|| "argument must be a memory value".to_string())
+}
+
+/// Every parameter Relis acts on.
+pub const PARAMS: &[Param] = &[
+    Param {
+        name: "port",
+        mutable: false,
+        get: |c| c.port.to_string(),
+        set: |c, v| int(v).map(|p| c.port = p),
+    },
+    Param {
+        name: "bind",
+        mutable: false,
+        get: |c| c.bind.join(" "),
+        set: |c, v| {
+            c.bind = v.split_whitespace().map(String::from).collect();
+            if c.bind.is_empty() {
+                return Err("bind needs at least one address".into());
+            }
+            Ok(())
+        },
+    },
+    Param {
+        name: "dir",
+        mutable: false,
+        get: |c| {
+            std::fs::canonicalize(&c.dir)
+                .unwrap_or_else(|_| c.dir.clone())
+                .display()
+                .to_string()
+        },
+        set: |c, v| {
+            c.dir = PathBuf::from(v);
+            Ok(())
+        },
+    },
+    Param {
+        name: "dbfilename",
+        mutable: false,
+        get: |c| c.dbfilename.clone(),
+        set: |c, v| {
+            if v.contains('/') {
+                return Err("dbfilename can't be a path, just a filename".into());
+            }
+            c.dbfilename = v.into();
+            Ok(())
+        },
+    },
+    Param {
+        name: "databases",
+        mutable: false,
+        get: |c| c.databases.to_string(),
+        set: |c, v| {
+            let n: u32 = int(v)?;
+            if n == 0 {
+                return Err("argument must be between 1 and 2147483647 inclusive".into());
+            }
+            c.databases = n;
+            Ok(())
+        },
+    },
+    Param {
+        name: "requirepass",
+        mutable: true,
+        get: |c| c.requirepass.clone(),
+        set: |c, v| {
+            c.requirepass = v.into();
+            Ok(())
+        },
+    },
+    Param {
+        name: "maxclients",
+        mutable: true,
+        get: |c| c.maxclients.to_string(),
+        set: |c, v| int(v).map(|n| c.maxclients = n),
+    },
+    Param {
+        name: "durability",
+        mutable: false,
+        get: |c| c.durability.name().into(),
+        set: |c, v| {
+            c.durability = Durability::parse(v)
+                .ok_or_else(|| "argument must be one of: normal, full, off".to_string())?;
+            Ok(())
+        },
+    },
+    Param {
+        name: "loglevel",
+        mutable: true,
+        get: |c| c.loglevel.clone(),
+        set: |c, v| {
+            let l = v.to_ascii_lowercase();
+            if !["debug", "verbose", "notice", "warning", "nothing"].contains(&l.as_str()) {
+                return Err("argument(s) must be one of the following: debug, verbose, notice, warning, nothing".into());
+            }
+            c.loglevel = l;
+            Ok(())
+        },
+    },
+    Param {
+        name: "logfile",
+        mutable: false,
+        get: |c| c.logfile.clone(),
+        set: |c, v| {
+            c.logfile = v.into();
+            Ok(())
+        },
+    },
+    Param {
+        name: "timeout",
+        mutable: true,
+        get: |c| c.timeout.to_string(),
+        set: |c, v| int(v).map(|n| c.timeout = n),
+    },
+    Param {
+        name: "tcp-keepalive",
+        mutable: true,
+        get: |c| c.tcp_keepalive.to_string(),
+        set: |c, v| int(v).map(|n| c.tcp_keepalive = n),
+    },
+    Param {
+        name: "proto-max-bulk-len",
+        mutable: true,
+        get: |c| c.proto_max_bulk_len.to_string(),
+        set: |c, v| memory(v).map(|n| c.proto_max_bulk_len = n),
+    },
+    Param {
+        name: "client-query-buffer-limit",
+        mutable: true,
+        get: |c| c.client_query_buffer_limit.to_string(),
+        set: |c, v| memory(v).map(|n| c.client_query_buffer_limit = n),
+    },
+    Param {
+        name: "readers",
+        mutable: false,
+        get: |c| c.readers.to_string(),
+        set: |c, v| int(v).map(|n: usize| c.readers = n.max(1)),
+    },
+    Param {
+        name: "max-batch",
+        mutable: false,
+        get: |c| c.max_batch.to_string(),
+        set: |c, v| int(v).map(|n: usize| c.max_batch = n.max(1)),
+    },
+];
+
+impl Config {
+    /// Sets parameter `name` (any case) to `value`, as a config file line would.
+    ///
+    /// # Errors
+    /// Unknown parameter, or a value that does not parse.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let lname = name.to_ascii_lowercase();
+        if let Some(p) = PARAMS.iter().find(|p| p.name == lname) {
+            return (p.set)(self, value);
+        }
+        if let Some(slot) = self.passive.iter_mut().find(|(n, _)| *n == lname) {
+            slot.1 = value.to_string();
+            return Ok(());
+        }
+        Err(format!(
+            "Bad directive or wrong number of arguments ('{name}' is not a known setting)"
+        ))
+    }
+
+    /// Every (name, value) pair, in declaration order.
+    pub fn pairs(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = PARAMS
+            .iter()
+            .map(|p| (p.name.to_string(), (p.get)(self)))
+            .collect();
+        out.extend(self.passive.iter().map(|(n, v)| (n.to_string(), v.clone())));
+        out
+    }
+
+    /// The value of `name`, if it is a known parameter.
+    pub fn get(&self, name: &str) -> Option<String> {
+        let lname = name.to_ascii_lowercase();
+        self.pairs()
+            .into_iter()
+            .find(|(n, _)| *n == lname)
+            .map(|(_, v)| v)
+    }
+
+    /// Whether `name` may be changed at run time.
+    pub fn is_mutable(name: &str) -> Option<bool> {
+        let lname = name.to_ascii_lowercase();
+        if let Some(p) = PARAMS.iter().find(|p| p.name == lname) {
+            return Some(p.mutable);
+        }
+        PASSIVE.iter().any(|(n, _)| *n == lname).then_some(true)
+    }
+
+    /// Applies the lines of a config file.
+    ///
+    /// # Errors
+    /// A message naming the line and the problem, in Redis's format.
+    pub fn apply_file(&mut self, text: &str) -> Result<(), String> {
+        for (i, line) in text.lines().enumerate() {
+            let t = line.trim();
+            if t.is_empty() || t.starts_with('#') {
+                continue;
+            }
+            let words = split_config_line(t)
+                .ok_or_else(|| fatal(i + 1, line, "Unbalanced quotes in configuration line"))?;
+            let (name, rest) = words.split_first().expect("non-empty line");
+            if name.eq_ignore_ascii_case("include") {
+                return Err(fatal(i + 1, line, "include is not supported by Relis"));
+            }
+            if rest.is_empty() && !name.eq_ignore_ascii_case("save") {
+                return Err(fatal(i + 1, line, "wrong number of arguments"));
+            }
+            self.set(name, &rest.join(" "))
+                .map_err(|e| fatal(i + 1, line, &e))?;
+        }
+        Ok(())
+    }
+
+    /// Applies `--name value ...` arguments.
+    ///
+    /// # Errors
+    /// A message naming the argument and the problem.
+    pub fn apply_args(&mut self, args: &[String]) -> Result<(), String> {
+        let mut i = 0;
+        while i < args.len() {
+            let Some(name) = args[i].strip_prefix("--") else {
+                return Err(format!(
+                    "unexpected argument '{}' (settings are given as --name value)",
+                    args[i]
+                ));
+            };
+            let mut vals = Vec::new();
+            i += 1;
+            while i < args.len() && !args[i].starts_with("--") {
+                vals.push(args[i].clone());
+                i += 1;
+            }
+            if vals.is_empty() && name != "save" {
+                return Err(format!("--{name} needs a value"));
+            }
+            self.set(name, &vals.join(" "))
+                .map_err(|e| format!("--{name}: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// The database file's path, or `None` for `:memory:`.
+    pub fn db_path(&self) -> Option<PathBuf> {
+        (self.dbfilename != ":memory:").then(|| self.dir.join(&self.dbfilename))
+    }
+
+    /// A redis.conf-style rendering of every parameter (CONFIG REWRITE).
+    pub fn render(&self) -> String {
+        let mut out = String::from("# Written by Relis CONFIG REWRITE\n");
+        for (n, v) in self.pairs() {
+            let _ = writeln!(out, "{n} {}", quote(&v));
+        }
+        out
+    }
+}
+
+fn quote(v: &str) -> String {
+    if v.is_empty() || v.contains(|c: char| c.is_whitespace() || c == '"' || c == '\'') {
+        format!("\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\""))
+    } else {
+        v.to_string()
+    }
+}
+
+fn fatal(line_no: usize, line: &str, msg: &str) -> String {
+    format!(
+        "\n*** FATAL CONFIG FILE ERROR (Relis {}) ***\nReading the configuration file, at line {line_no}\n>>> '{}'\n{msg}",
+        env!("CARGO_PKG_VERSION"),
+        line.trim()
+    )
+}
+
+/// Splits a config line into words, honouring "double" and 'single' quotes.
+fn split_config_line(s: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut chars = s.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let Some(&c) = chars.peek() else { break };
+        let mut word = String::new();
+        if c == '"' || c == '\'' {
+            chars.next();
+            let mut closed = false;
+            while let Some(ch) = chars.next() {
+                if ch == c {
+                    closed = true;
+                    break;
+                }
+                if ch == '\\' && c == '"' {
+                    match chars.next()? {
+                        'n' => word.push('\n'),
+                        't' => word.push('\t'),
+                        'r' => word.push('\r'),
+                        o => word.push(o),
+                    }
+                } else {
+                    word.push(ch);
+                }
+            }
+            if !closed {
+                return None;
+            }
+        } else {
+            while let Some(&ch) = chars.peek() {
+                if ch.is_whitespace() {
+                    break;
+                }
+                word.push(ch);
+                chars.next();
+            }
+        }
+        out.push(word);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_then_args() {
+        let mut c = Config::default();
+        c.apply_file("# comment\nport 7000\ndir \"/tmp/x y\"\ndurability full\nsave \"\"\n")
+            .unwrap();
+        c.apply_args(&[
+            "--port".into(),
+            "7001".into(),
+            "--bind".into(),
+            "0.0.0.0".into(),
+            "::1".into(),
+        ])
+        .unwrap();
+        assert_eq!(c.port, 7001);
+        assert_eq!(c.dir, PathBuf::from("/tmp/x y"));
+        assert_eq!(c.durability, Durability::Full);
+        assert_eq!(c.bind, vec!["0.0.0.0", "::1"]);
+    }
+
+    #[test]
+    fn unknown_directive_is_named() {
+        let mut c = Config::default();
+        let e = c.apply_file("port 1\nbogus-setting 3\n").unwrap_err();
+        assert!(e.contains("at line 2"), "{e}");
+        assert!(e.contains("bogus-setting"), "{e}");
+        let e = c.apply_args(&["--nope".into(), "1".into()]).unwrap_err();
+        assert!(e.contains("nope"), "{e}");
+        assert!(c.apply_file("port abc\n").is_err());
+    }
+
+    #[test]
+    fn memory_units() {
+        assert_eq!(memory("1gb").unwrap(), 1 << 30);
+        assert_eq!(memory("512mb").unwrap(), 512 << 20);
+        assert_eq!(memory("100").unwrap(), 100);
+        assert!(memory("x").is_err());
+    }
+}

@@ -1,0 +1,151 @@
+//! Every error text the server sends, in one place, byte for byte as Redis 7.0 words them.
+//!
+//! Three outcomes (STYLE.md): a protocol error closes the connection (see `conn.rs`); a command
+//! error ([`CmdError`]) is replied and the connection goes on; an internal error is logged and
+//! replied as a short `ERR` without details.
+
+use bytes::Bytes;
+use resp::Frame;
+
+/// An error a command replies with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CmdError {
+    /// `WRONGTYPE Operation against a key holding the wrong kind of value`
+    WrongType,
+    /// `ERR value is not an integer or out of range`
+    NotInteger,
+    /// `ERR value is not a valid float`
+    NotFloat,
+    /// `ERR increment or decrement would overflow`
+    Overflow,
+    /// `ERR increment would produce NaN or Infinity`
+    NanOrInfinity,
+    /// `ERR no such key`
+    NoSuchKey,
+    /// `ERR syntax error`
+    Syntax,
+    /// `ERR DB index is out of range`
+    DbIndexOutOfRange,
+    /// `ERR source and destination objects are the same`
+    SameObject,
+    /// `ERR invalid expire time in '<cmd>' command`
+    InvalidExpire(&'static str),
+    /// `ERR string exceeds maximum allowed size (proto-max-bulk-len)`
+    StringTooLong,
+    /// `ERR wrong number of arguments for '<cmd>' command`
+    WrongArity(String),
+    /// `ERR unknown command '<name>', with args beginning with: '<a>' '<b>' `
+    UnknownCommand(String),
+    /// `NOAUTH Authentication required.`
+    NoAuth,
+    /// Any other text, complete with its leading word (`ERR ...`, `EXECABORT ...`).
+    Text(String),
+    /// An internal failure: logged, replied without details.
+    Internal(String),
+}
+
+impl CmdError {
+    /// A complete error text (starting with its code word, e.g. `ERR`).
+    pub fn text(s: impl Into<String>) -> Self {
+        CmdError::Text(s.into())
+    }
+
+    /// `ERR <msg>`.
+    pub fn err(msg: impl AsRef<str>) -> Self {
+        CmdError::Text(format!("ERR {}", msg.as_ref()))
+    }
+
+    /// The reply frame.
+    pub fn to_frame(&self) -> Frame {
+        Frame::Error(Bytes::from(self.message()))
+    }
+
+    /// The error text, without the leading `-`.
+    pub fn message(&self) -> String {
+        match self {
+            CmdError::WrongType => {
+                "WRONGTYPE Operation against a key holding the wrong kind of value".into()
+            }
+            CmdError::NotInteger => "ERR value is not an integer or out of range".into(),
+            CmdError::NotFloat => "ERR value is not a valid float".into(),
+            CmdError::Overflow => "ERR increment or decrement would overflow".into(),
+            CmdError::NanOrInfinity => "ERR increment would produce NaN or Infinity".into(),
+            CmdError::NoSuchKey => "ERR no such key".into(),
+            CmdError::Syntax => "ERR syntax error".into(),
+            CmdError::DbIndexOutOfRange => "ERR DB index is out of range".into(),
+            CmdError::SameObject => "ERR source and destination objects are the same".into(),
+            CmdError::InvalidExpire(cmd) => format!("ERR invalid expire time in '{cmd}' command"),
+            CmdError::StringTooLong => {
+                "ERR string exceeds maximum allowed size (proto-max-bulk-len)".into()
+            }
+            CmdError::WrongArity(cmd) => {
+                format!("ERR wrong number of arguments for '{cmd}' command")
+            }
+            CmdError::UnknownCommand(s) => s.clone(),
+            CmdError::NoAuth => "NOAUTH Authentication required.".into(),
+            CmdError::Text(s) => s.clone(),
+            CmdError::Internal(detail) => {
+                tracing::error!("internal error: {detail}");
+                "ERR internal error".into()
+            }
+        }
+    }
+}
+
+impl From<relis::Error> for CmdError {
+    fn from(e: relis::Error) -> Self {
+        use relis::Error as E;
+        match e {
+            E::WrongType => CmdError::WrongType,
+            E::NotInteger => CmdError::NotInteger,
+            E::NotFloat => CmdError::NotFloat,
+            E::Overflow => CmdError::Overflow,
+            E::NanOrInfinity => CmdError::NanOrInfinity,
+            E::NoSuchKey => CmdError::NoSuchKey,
+            E::StringTooLong => CmdError::StringTooLong,
+            E::DbIndexOutOfRange => CmdError::DbIndexOutOfRange,
+            E::SameObject => CmdError::SameObject,
+            // Commands that can hit this map it to their own name before it gets here.
+            E::InvalidExpire => CmdError::err("invalid expire time"),
+            E::DiskFull => CmdError::text(
+                "MISCONF Relis cannot commit to its SQLite file: the disk is full. Writes are refused until space is freed; reads keep working.",
+            ),
+            E::Closed => CmdError::err("the server is shutting down"),
+            E::Storage(m) | E::NotRelis(m) => CmdError::Internal(m),
+        }
+    }
+}
+
+/// Redis's unknown-command text: the name and the first arguments (up to 128 bytes), quoted.
+pub fn unknown_command(name: &[u8], args: &[Bytes]) -> CmdError {
+    let mut list = String::new();
+    for a in args {
+        if list.len() >= 128 {
+            break;
+        }
+        let room = 128 - list.len();
+        list.push('\'');
+        list.push_str(&String::from_utf8_lossy(&a[..a.len().min(room)]));
+        list.push_str("' ");
+    }
+    let name = String::from_utf8_lossy(&name[..name.len().min(128)]).into_owned();
+    CmdError::UnknownCommand(sanitize(&format!(
+        "ERR unknown command '{name}', with args beginning with: {list}"
+    )))
+}
+
+/// Redis's unknown-subcommand text.
+pub fn unknown_subcommand(cmd: &str, sub: &[u8]) -> CmdError {
+    CmdError::Text(sanitize(&format!(
+        "ERR unknown subcommand '{}'. Try {}.",
+        String::from_utf8_lossy(&sub[..sub.len().min(128)]),
+        cmd.to_ascii_uppercase() + " HELP"
+    )))
+}
+
+/// Redis replaces CR and LF in error texts with spaces so the reply stays one line.
+pub fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| if c == '\r' || c == '\n' { ' ' } else { c })
+        .collect()
+}

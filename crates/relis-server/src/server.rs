@@ -1,0 +1,210 @@
+//! Server-wide state and the accept loop: `run(listener, shared, shutdown)`.
+
+use crate::client::{self, ClientInfo};
+use crate::cmd::Table;
+use crate::config::Config;
+use parking_lot::{Mutex, RwLock};
+use std::collections::{BTreeMap, VecDeque};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+/// Per-command statistics for INFO commandstats.
+#[derive(Debug, Default)]
+pub struct CmdStat {
+    /// Successful and failed executions.
+    pub calls: AtomicU64,
+    /// Total microseconds spent executing.
+    pub usec: AtomicU64,
+    /// Rejected before execution (arity, auth, parse errors).
+    pub rejected_calls: AtomicU64,
+    /// Executed and replied with an error.
+    pub failed_calls: AtomicU64,
+}
+
+/// Server-wide counters for INFO stats.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Connections accepted.
+    pub total_connections_received: AtomicU64,
+    /// Commands processed.
+    pub total_commands_processed: AtomicU64,
+    /// Connections refused (maxclients).
+    pub rejected_connections: AtomicU64,
+    /// Bytes read from clients.
+    pub net_input_bytes: AtomicU64,
+    /// Bytes written to clients.
+    pub net_output_bytes: AtomicU64,
+    /// Error replies sent.
+    pub total_error_replies: AtomicU64,
+    /// Read lookups that found a key.
+    pub keyspace_hits: AtomicU64,
+    /// Read lookups that found nothing.
+    pub keyspace_misses: AtomicU64,
+}
+
+/// SCAN cursors: Redis cursors are integers, Relis scans in key order, so a cursor number names
+/// the key a scan stopped at. Bounded: the oldest cursors are forgotten first (a forgotten
+/// cursor restarts its scan, which SCAN's guarantees allow: keys may be returned twice).
+#[derive(Debug, Default)]
+pub struct Cursors {
+    next: u64,
+    map: BTreeMap<u64, (u32, bytes::Bytes)>,
+    order: VecDeque<u64>,
+}
+
+const MAX_CURSORS: usize = 100_000;
+
+impl Cursors {
+    /// Remembers where a scan of `db` stopped; returns the cursor number to give the client.
+    pub fn save(&mut self, db: u32, after: bytes::Bytes) -> u64 {
+        self.next = self.next.wrapping_add(1).max(1);
+        // Cursor numbers look random-ish and never 0 (0 means "start" and "done").
+        let id = self.next.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 1 | 1;
+        self.map.insert(id, (db, after));
+        self.order.push_back(id);
+        while self.order.len() > MAX_CURSORS {
+            if let Some(old) = self.order.pop_front() {
+                self.map.remove(&old);
+            }
+        }
+        id
+    }
+
+    /// Where the scan named `id` continues, if it is known and for the same database.
+    pub fn resume(&self, db: u32, id: u64) -> Option<bytes::Bytes> {
+        self.map
+            .get(&id)
+            .filter(|(d, _)| *d == db)
+            .map(|(_, k)| k.clone())
+    }
+}
+
+/// Everything connections share.
+pub struct Shared {
+    /// The engine.
+    pub db: relis::Db,
+    /// Current configuration.
+    pub config: RwLock<Config>,
+    /// The config file the server was started with, for CONFIG REWRITE.
+    pub config_file: Option<std::path::PathBuf>,
+    /// Connected clients by id.
+    pub clients: Mutex<BTreeMap<u64, Arc<ClientInfo>>>,
+    next_client_id: AtomicU64,
+    /// Counters.
+    pub stats: Stats,
+    /// Per-command counters, by [`Table`] index.
+    pub cmd_stats: Vec<CmdStat>,
+    /// When the server started.
+    pub started: Instant,
+    /// Unix seconds of the last successful SAVE (start time until then).
+    pub lastsave: AtomicI64,
+    /// Unix seconds of the last BGSAVE's end and whether it succeeded, for INFO persistence.
+    pub last_bgsave_ok: std::sync::atomic::AtomicBool,
+    /// SCAN cursors.
+    pub cursors: Mutex<Cursors>,
+    /// The address the server listens on.
+    pub addr: SocketAddr,
+    /// A random 40-hex-digit id of this run (INFO run_id).
+    pub run_id: String,
+    shutdown: watch::Sender<bool>,
+}
+
+impl Shared {
+    /// Builds the shared state around an open engine.
+    pub fn new(
+        db: relis::Db,
+        config: Config,
+        config_file: Option<std::path::PathBuf>,
+        addr: SocketAddr,
+    ) -> Arc<Shared> {
+        let n = Table::get().specs.len();
+        let (shutdown, _) = watch::channel(false);
+        let now = unix_ms() / 1000;
+        Arc::new(Shared {
+            db,
+            config: RwLock::new(config),
+            config_file,
+            clients: Mutex::new(BTreeMap::new()),
+            next_client_id: AtomicU64::new(1),
+            stats: Stats::default(),
+            cmd_stats: (0..n).map(|_| CmdStat::default()).collect(),
+            started: Instant::now(),
+            lastsave: AtomicI64::new(now),
+            last_bgsave_ok: std::sync::atomic::AtomicBool::new(true),
+            cursors: Mutex::new(Cursors::default()),
+            addr,
+            run_id: (0..40)
+                .map(|_| char::from_digit(rand::random_range(0..16u32), 16).unwrap_or('0'))
+                .collect(),
+            shutdown,
+        })
+    }
+
+    /// A fresh client id.
+    pub fn next_client_id(&self) -> u64 {
+        self.next_client_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Asks the server to stop: the accept loop ends and every connection closes.
+    pub fn request_shutdown(&self) {
+        let _ = self.shutdown.send(true);
+    }
+
+    /// A receiver that changes when shutdown is requested.
+    pub fn shutdown_signal(&self) -> watch::Receiver<bool> {
+        self.shutdown.subscribe()
+    }
+
+    /// Whether shutdown has been requested.
+    pub fn is_shutting_down(&self) -> bool {
+        *self.shutdown.borrow()
+    }
+}
+
+/// Unix time in milliseconds from the engine's clock source of truth for wall time.
+pub fn unix_ms() -> i64 {
+    use relis::Clock;
+    relis::SystemClock.now_ms()
+}
+
+/// Accepts connections until `shutdown` resolves or SHUTDOWN is requested, then closes them.
+pub async fn run(listener: TcpListener, shared: Arc<Shared>, shutdown: impl Future<Output = ()>) {
+    let mut stop = shared.shutdown_signal();
+    tokio::pin!(shutdown);
+    let mut tasks = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => break,
+            _ = stop.changed() => break,
+            accepted = listener.accept() => {
+                let (stream, peer) = match accepted {
+                    Ok(a) => a,
+                    Err(e) => {
+                        tracing::warn!("accept: {e}");
+                        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                        continue;
+                    }
+                };
+                shared.stats.total_connections_received.fetch_add(1, Ordering::Relaxed);
+                let shared = shared.clone();
+                tasks.spawn(async move { client::serve(stream, peer, shared).await });
+                while tasks.try_join_next().is_some() {}
+            }
+        }
+    }
+    shared.request_shutdown();
+    // Connections notice the shutdown signal and finish the batch they are running.
+    let deadline = tokio::time::sleep(std::time::Duration::from_secs(5));
+    tokio::pin!(deadline);
+    loop {
+        tokio::select! {
+            _ = &mut deadline => { tasks.abort_all(); break; }
+            next = tasks.join_next() => if next.is_none() { break },
+        }
+    }
+}

@@ -1,0 +1,605 @@
+//! The engine handle and its threads: one writer thread that owns the read-write connection and
+//! commits queued writes in groups, a pool of reader threads with read-only connections, and a
+//! checkpointer that keeps WAL checkpoints off the writer's path.
+
+use crate::clock::{Clock, SystemClock};
+use crate::error::{Error, Result};
+use crate::schema;
+use crate::store::{Reader, Writer, WriterState};
+use crossbeam_channel::{bounded, unbounded, Receiver, RecvTimeoutError, Sender};
+use parking_lot::Mutex;
+use rusqlite::{Connection, OpenFlags};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How hard a commit tries to reach the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// `synchronous=OFF`: the OS decides when data reaches the disk.
+    Off,
+    /// WAL with `synchronous=NORMAL`: survives a process crash; a power cut may lose the last
+    /// commits.
+    #[default]
+    Normal,
+    /// `synchronous=FULL`: every group commit is fsynced before its replies are released.
+    Full,
+}
+
+impl Durability {
+    /// Parses `off`, `normal` or `full` (case-insensitive).
+    pub fn parse(s: &str) -> Option<Durability> {
+        match s.to_ascii_lowercase().as_str() {
+            "off" => Some(Durability::Off),
+            "normal" => Some(Durability::Normal),
+            "full" => Some(Durability::Full),
+            _ => None,
+        }
+    }
+
+    /// The setting's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Durability::Off => "off",
+            Durability::Normal => "normal",
+            Durability::Full => "full",
+        }
+    }
+
+    fn pragma(self) -> &'static str {
+        match self {
+            Durability::Off => "OFF",
+            Durability::Normal => "NORMAL",
+            Durability::Full => "FULL",
+        }
+    }
+}
+
+/// How to open a [`Db`].
+#[derive(Clone)]
+pub struct Options {
+    /// The database file; `None` keeps everything in memory.
+    pub path: Option<PathBuf>,
+    /// Commit durability.
+    pub durability: Durability,
+    /// Number of logical databases (Redis's `databases`).
+    pub databases: u32,
+    /// Reader threads (each with its own read-only connection). Ignored in memory.
+    pub readers: usize,
+    /// Most write jobs committed in one transaction.
+    pub max_batch: usize,
+    /// The clock expiry is evaluated against.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            path: None,
+            durability: Durability::Normal,
+            databases: 16,
+            readers: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2)
+                .clamp(2, 8),
+            max_batch: 1024,
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+impl Options {
+    /// Options for the file at `path`, otherwise defaults.
+    pub fn file(path: impl AsRef<Path>) -> Self {
+        Options {
+            path: Some(path.as_ref().to_path_buf()),
+            ..Options::default()
+        }
+    }
+}
+
+type ReadJob = Box<dyn FnOnce(&mut Reader<'_>) + Send>;
+type Deliver = Box<dyn FnOnce(Result<()>) + Send>;
+type WriteJob = Box<dyn FnOnce(&mut Writer<'_>) -> Deliver + Send>;
+type ConnJob = Box<dyn FnOnce(&Connection) + Send>;
+
+enum WriterMsg {
+    Write(WriteJob),
+    /// A read, in memory mode (where there is no reader pool).
+    Read(ReadJob),
+    /// Runs outside any transaction with the writer's connection (backups of in-memory data).
+    Conn(ConnJob),
+    Shutdown,
+}
+
+/// Counters the engine keeps for INFO.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Transactions committed by the writer.
+    pub commits: AtomicU64,
+    /// Write jobs committed.
+    pub writes: AtomicU64,
+    /// Keys deleted by the expiry sweep.
+    pub expired_keys: AtomicU64,
+    /// Commits that failed (their writes were reported as errors).
+    pub failed_commits: AtomicU64,
+}
+
+struct Shared {
+    writer: Sender<WriterMsg>,
+    readers: Option<Sender<ReadJob>>,
+    clock: Arc<dyn Clock>,
+    databases: u32,
+    path: Option<PathBuf>,
+    durability: Durability,
+    stats: Arc<Stats>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = self.writer.send(WriterMsg::Shutdown);
+        self.readers = None;
+        for t in self.threads.lock().drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A Relis database: the Redis keyspace in one SQLite file (or in memory).
+///
+/// Cloning is cheap and shares the engine. Each handle has a selected logical database
+/// ([`Db::select`]) that its typed methods act on. The engine shuts down (committing everything
+/// acknowledged) when the last clone is dropped.
+///
+/// ```
+/// let db = relis::Db::open_in_memory()?;
+/// db.set("greeting", "hello")?;
+/// assert_eq!(db.get("greeting")?.as_deref(), Some(&b"hello"[..]));
+/// # Ok::<(), relis::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Db {
+    shared: Arc<Shared>,
+    index: u32,
+}
+
+impl Db {
+    /// Opens (creating if needed) the database file at `path` with default options.
+    ///
+    /// # Errors
+    /// The file cannot be opened, is not a Relis database, or its schema cannot be migrated.
+    pub fn open(path: impl AsRef<Path>) -> Result<Db> {
+        Db::open_with(Options::file(path))
+    }
+
+    /// Opens a database that lives in memory only.
+    ///
+    /// # Errors
+    /// Only if SQLite cannot allocate it.
+    pub fn open_in_memory() -> Result<Db> {
+        Db::open_with(Options::default())
+    }
+
+    /// Opens a database with explicit options.
+    ///
+    /// # Errors
+    /// The file cannot be opened, is not a Relis database, or its schema cannot be migrated.
+    pub fn open_with(opts: Options) -> Result<Db> {
+        let name = opts
+            .path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| ":memory:".into());
+        let mut conn = match &opts.path {
+            Some(p) => Connection::open(p),
+            None => Connection::open_in_memory(),
+        }
+        .map_err(|e| Error::NotRelis(format!("{name}: cannot open: {e}")))?;
+        configure_writer(&conn, opts.durability, opts.path.is_some())
+            .map_err(|e| Error::NotRelis(format!("{name}: {e}")))?;
+        schema::migrate(&mut conn, &name)?;
+        let next_version: i64 = conn.query_row(
+            "SELECT value FROM relis_meta WHERE name = 'next_version'",
+            [],
+            |r| r.get(0),
+        )?;
+
+        let stop = Arc::new(AtomicBool::new(false));
+        let stats = Arc::new(Stats::default());
+        let mut threads = Vec::new();
+        let (wtx, wrx) = unbounded();
+        {
+            let clock = opts.clock.clone();
+            let stats = stats.clone();
+            let (databases, max_batch) = (opts.databases, opts.max_batch.max(1));
+            threads.push(
+                std::thread::Builder::new()
+                    .name("relis-writer".into())
+                    .spawn(move || {
+                        let st = WriterState {
+                            next_version,
+                            persisted_version: next_version,
+                        };
+                        writer_loop(conn, wrx, clock, databases, max_batch, st, stats)
+                    })
+                    .map_err(|e| Error::Storage(e.to_string()))?,
+            );
+        }
+        let readers = match &opts.path {
+            None => None,
+            Some(path) => {
+                let (rtx, rrx) = unbounded::<ReadJob>();
+                for i in 0..opts.readers.max(1) {
+                    let conn = open_reader(path)?;
+                    let (rrx, clock, databases) = (rrx.clone(), opts.clock.clone(), opts.databases);
+                    threads.push(
+                        std::thread::Builder::new()
+                            .name(format!("relis-reader-{i}"))
+                            .spawn(move || reader_loop(conn, rrx, clock, databases))
+                            .map_err(|e| Error::Storage(e.to_string()))?,
+                    );
+                }
+                // Checkpointing writes the database file, so it needs its own read-write
+                // connection; it takes the checkpoint lock, never the writer's lock.
+                let conn = Connection::open(path)?;
+                conn.busy_timeout(Duration::from_secs(1))?;
+                let stop = stop.clone();
+                threads.push(
+                    std::thread::Builder::new()
+                        .name("relis-checkpoint".into())
+                        .spawn(move || checkpoint_loop(conn, stop))
+                        .map_err(|e| Error::Storage(e.to_string()))?,
+                );
+                Some(rtx)
+            }
+        };
+        Ok(Db {
+            shared: Arc::new(Shared {
+                writer: wtx,
+                readers,
+                clock: opts.clock,
+                databases: opts.databases,
+                path: opts.path,
+                durability: opts.durability,
+                stats,
+                threads: Mutex::new(threads),
+                stop,
+            }),
+            index: 0,
+        })
+    }
+
+    /// A handle on the same engine whose typed methods act on logical database `index`.
+    ///
+    /// # Errors
+    /// [`Error::DbIndexOutOfRange`] past the configured number of databases.
+    pub fn select(&self, index: u32) -> Result<Db> {
+        if index >= self.shared.databases {
+            return Err(Error::DbIndexOutOfRange);
+        }
+        Ok(Db {
+            shared: self.shared.clone(),
+            index,
+        })
+    }
+
+    /// The logical database this handle's typed methods act on.
+    pub fn index(&self) -> u32 {
+        self.index
+    }
+
+    /// The number of logical databases.
+    pub fn databases(&self) -> u32 {
+        self.shared.databases
+    }
+
+    /// The database file, or `None` in memory.
+    pub fn path(&self) -> Option<&Path> {
+        self.shared.path.as_deref()
+    }
+
+    /// The durability this database was opened with.
+    pub fn durability(&self) -> Durability {
+        self.shared.durability
+    }
+
+    /// The engine's clock.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.shared.clock
+    }
+
+    /// The engine's counters.
+    pub fn stats(&self) -> &Stats {
+        &self.shared.stats
+    }
+
+    /// Runs `f` on a reader connection (a consistent snapshot) and calls `done` with its result,
+    /// on the reader's thread. Never blocks the caller.
+    pub fn read_async<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Reader<'_>) -> R + Send + 'static,
+        done: impl FnOnce(Result<R>) + Send + 'static,
+    ) {
+        match &self.shared.readers {
+            Some(readers) => {
+                let job: ReadJob = Box::new(move |r| done(Ok(f(r))));
+                if let Err(e) = readers.send(job) {
+                    let job = e.into_inner();
+                    drop(job); // `done` is dropped unanswered: the engine is gone.
+                }
+            }
+            None => {
+                // In memory there is one connection: reads queue behind writes on the writer.
+                let job: ReadJob = Box::new(move |r| done(Ok(f(r))));
+                let _ = self.shared.writer.send(WriterMsg::Read(job));
+            }
+        }
+    }
+
+    /// Runs `f` on the writer thread inside the current group transaction, and calls `done` with
+    /// its result once that transaction has committed (or with the commit's error). Never blocks
+    /// the caller. `f` should wrap each command in [`Writer::atomic`].
+    pub fn write_async<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Writer<'_>) -> R + Send + 'static,
+        done: impl FnOnce(Result<R>) + Send + 'static,
+    ) {
+        let job: WriteJob = Box::new(move |w| {
+            let r = f(w);
+            Box::new(move |committed: Result<()>| done(committed.map(|()| r)))
+        });
+        let _ = self.shared.writer.send(WriterMsg::Write(job));
+    }
+
+    /// Runs `f` on a reader and waits for its result.
+    ///
+    /// # Errors
+    /// [`Error::Closed`] if the engine has shut down; otherwise whatever `f` returns.
+    pub fn read<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Reader<'_>) -> Result<R> + Send + 'static,
+    ) -> Result<R> {
+        let (tx, rx) = bounded(1);
+        self.read_async(f, move |r| {
+            let _ = tx.send(r);
+        });
+        rx.recv().map_err(|_| Error::Closed)?.and_then(|r| r)
+    }
+
+    /// Runs `f` atomically on the writer and waits until it has committed.
+    ///
+    /// # Errors
+    /// [`Error::Closed`] if the engine has shut down, a commit error, or `f`'s error (in which
+    /// case nothing `f` wrote is kept).
+    pub fn write<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Writer<'_>) -> Result<R> + Send + 'static,
+    ) -> Result<R> {
+        let (tx, rx) = bounded(1);
+        self.write_async(
+            move |w| w.atomic(f),
+            move |r| {
+                let _ = tx.send(r);
+            },
+        );
+        rx.recv().map_err(|_| Error::Closed)?.and_then(|r| r)
+    }
+
+    /// Writes a consistent copy of the whole database to `dest` through SQLite's online backup
+    /// API, without stopping writes (the copy is the state at one committed instant).
+    ///
+    /// # Errors
+    /// The destination cannot be written, or the engine has shut down.
+    pub fn backup_to(&self, dest: impl AsRef<Path>) -> Result<()> {
+        let dest = dest.as_ref().to_path_buf();
+        let tmp = dest.with_extension("tmp-backup");
+        let _ = std::fs::remove_file(&tmp);
+        let copy = move |src: &Connection| -> Result<()> {
+            let mut out = Connection::open(&tmp)?;
+            {
+                let b = rusqlite::backup::Backup::new(src, &mut out)?;
+                b.run_to_completion(-1, Duration::ZERO, None)?;
+            }
+            out.pragma_update(None, "journal_mode", "DELETE")?;
+            drop(out);
+            std::fs::rename(&tmp, &dest).map_err(|e| Error::Storage(e.to_string()))?;
+            Ok(())
+        };
+        match &self.shared.path {
+            Some(path) => {
+                let src = open_reader(path)?;
+                copy(&src)
+            }
+            None => {
+                let (tx, rx) = bounded(1);
+                let job: ConnJob = Box::new(move |c| {
+                    let _ = tx.send(copy(c));
+                });
+                self.shared
+                    .writer
+                    .send(WriterMsg::Conn(job))
+                    .map_err(|_| Error::Closed)?;
+                rx.recv().map_err(|_| Error::Closed)?
+            }
+        }
+    }
+}
+
+fn configure_writer(conn: &Connection, durability: Durability, file: bool) -> rusqlite::Result<()> {
+    if file {
+        let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(rusqlite::Error::InvalidParameterName(format!(
+                "cannot switch to WAL (journal_mode is {mode})"
+            )));
+        }
+        // Checkpoints run on their own thread (checkpoint_loop), not inside the writer's commits.
+        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    }
+    conn.pragma_update(None, "synchronous", durability.pragma())?;
+    conn.pragma_update(None, "cache_size", -131072)?; // 128 MiB
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
+    conn.busy_timeout(Duration::from_secs(10))?;
+    conn.set_prepared_statement_cache_capacity(256);
+    Ok(())
+}
+
+fn open_reader(path: &Path) -> Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI,
+    )?;
+    conn.pragma_update(None, "cache_size", -32768)?;
+    conn.pragma_update(None, "mmap_size", 1i64 << 30)?;
+    conn.busy_timeout(Duration::from_secs(10))?;
+    conn.set_prepared_statement_cache_capacity(256);
+    Ok(conn)
+}
+
+/// How often the writer sweeps expired keys when it is idle, and at most how often under load.
+const SWEEP_EVERY: Duration = Duration::from_millis(100);
+/// Keys deleted per sweep: small, so a sweep never stalls the writer for long.
+const SWEEP_BATCH: usize = 64;
+
+fn writer_loop(
+    conn: Connection,
+    rx: Receiver<WriterMsg>,
+    clock: Arc<dyn Clock>,
+    databases: u32,
+    max_batch: usize,
+    mut st: WriterState,
+    stats: Arc<Stats>,
+) {
+    let mut last_sweep = Instant::now();
+    let mut batch: Vec<WriterMsg> = Vec::with_capacity(max_batch);
+    let mut delivers: Vec<Deliver> = Vec::with_capacity(max_batch);
+    let mut reads: Vec<ReadJob> = Vec::new();
+    let mut shutdown = false;
+    while !shutdown {
+        match rx.recv_timeout(SWEEP_EVERY) {
+            Ok(m) => batch.push(m),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        while batch.len() < max_batch {
+            match rx.try_recv() {
+                Ok(m) => batch.push(m),
+                Err(_) => break,
+            }
+        }
+        let sweep_due = last_sweep.elapsed() >= SWEEP_EVERY;
+        if batch.is_empty() && !sweep_due {
+            continue;
+        }
+        let began = conn
+            .prepare_cached("BEGIN IMMEDIATE")
+            .and_then(|mut s| s.execute([]));
+        if let Err(e) = began {
+            let err = Error::from(e);
+            tracing::error!("writer: cannot begin a transaction: {err}");
+            for m in batch.drain(..) {
+                if let WriterMsg::Write(job) = m {
+                    // Nothing ran: answer every job with the error without running it.
+                    drop(job);
+                }
+            }
+            stats.failed_commits.fetch_add(1, Ordering::Relaxed);
+            std::thread::sleep(Duration::from_millis(10));
+            continue;
+        }
+        let mut n_writes = 0;
+        for m in batch.drain(..) {
+            match m {
+                WriterMsg::Write(job) => {
+                    let mut w = Writer::new(&conn, clock.now_ms(), databases, &mut st);
+                    delivers.push(job(&mut w));
+                    n_writes += 1;
+                }
+                WriterMsg::Read(job) => reads.push(job),
+                WriterMsg::Conn(job) => {
+                    // Runs after this batch commits, outside any transaction.
+                    let job: ReadJob = Box::new(move |r| job(r.conn));
+                    reads.push(job);
+                }
+                WriterMsg::Shutdown => shutdown = true,
+            }
+        }
+        let mut w = Writer::new(&conn, clock.now_ms(), databases, &mut st);
+        if sweep_due {
+            last_sweep = Instant::now();
+            match w.atomic(|w| w.sweep(SWEEP_BATCH)) {
+                Ok(n) => {
+                    stats.expired_keys.fetch_add(n as u64, Ordering::Relaxed);
+                }
+                Err(e) => tracing::warn!("expiry sweep failed: {e}"),
+            }
+        }
+        let persisted_before = w.persisted_version();
+        let committed = w.persist_counter().and_then(|()| {
+            conn.prepare_cached("COMMIT")?.execute([])?;
+            Ok(())
+        });
+        let committed = match committed {
+            Ok(()) => {
+                stats.commits.fetch_add(1, Ordering::Relaxed);
+                stats.writes.fetch_add(n_writes, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(e) => {
+                tracing::error!(
+                    "writer: commit failed, {} writes not applied: {e}",
+                    delivers.len()
+                );
+                stats.failed_commits.fetch_add(1, Ordering::Relaxed);
+                let _ = conn.execute_batch("ROLLBACK");
+                st.persisted_version = persisted_before;
+                Err(e)
+            }
+        };
+        for d in delivers.drain(..) {
+            d(committed.clone());
+        }
+        for job in reads.drain(..) {
+            let mut r = Reader::new(&conn, clock.now_ms(), databases);
+            job(&mut r);
+        }
+    }
+}
+
+fn reader_loop(conn: Connection, rx: Receiver<ReadJob>, clock: Arc<dyn Clock>, databases: u32) {
+    while let Ok(job) = rx.recv() {
+        // One snapshot per job, so a multi-key read sees one committed instant.
+        let began = conn.prepare_cached("BEGIN").and_then(|mut s| s.execute([]));
+        let mut r = Reader::new(&conn, clock.now_ms(), databases);
+        job(&mut r);
+        if began.is_ok() {
+            let _ = conn
+                .prepare_cached("COMMIT")
+                .and_then(|mut s| s.execute([]));
+        }
+    }
+}
+
+fn checkpoint_loop(conn: Connection, stop: Arc<AtomicBool>) {
+    let mut last = Instant::now();
+    while !stop.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(50));
+        if last.elapsed() < Duration::from_millis(500) {
+            continue;
+        }
+        last = Instant::now();
+        // PASSIVE never waits for readers or the writer; the WAL restarts from its beginning
+        // once a checkpoint has caught up.
+        if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+            tracing::debug!("checkpoint: {e}");
+        }
+    }
+    let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+}

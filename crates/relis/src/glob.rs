@@ -1,0 +1,183 @@
+//! Glob matching exactly as Redis's `stringmatchlen` (KEYS, SCAN MATCH, CONFIG GET, PUBSUB):
+//! `*`, `?`, `[abc]`, `[^a-z]`, and `\` escapes, byte-wise.
+
+/// Whether `s` matches the glob `pattern`; `nocase` folds ASCII case.
+pub fn glob_match(pattern: &[u8], s: &[u8], nocase: bool) -> bool {
+    match_from(pattern, s, nocase, 0)
+}
+
+fn eq(a: u8, b: u8, nocase: bool) -> bool {
+    if nocase {
+        a.eq_ignore_ascii_case(&b)
+    } else {
+        a == b
+    }
+}
+
+fn match_from(mut p: &[u8], mut s: &[u8], nocase: bool, depth: u32) -> bool {
+    // Redis bounds recursion the same way to stop pathological patterns.
+    if depth > 1000 {
+        return false;
+    }
+    while !p.is_empty() && !s.is_empty() {
+        match p[0] {
+            b'*' => {
+                while p.len() > 1 && p[1] == b'*' {
+                    p = &p[1..];
+                }
+                if p.len() == 1 {
+                    return true;
+                }
+                for k in 0..s.len() {
+                    if match_from(&p[1..], &s[k..], nocase, depth + 1) {
+                        return true;
+                    }
+                }
+                return false;
+            }
+            b'?' => {
+                s = &s[1..];
+            }
+            b'[' => {
+                p = &p[1..];
+                let not = p.first() == Some(&b'^');
+                if not {
+                    p = &p[1..];
+                }
+                let mut matched = false;
+                loop {
+                    if p.is_empty() {
+                        // Unterminated class: Redis steps back so the loop's advance lands on the end.
+                        break;
+                    }
+                    if p[0] == b'\\' && p.len() >= 2 {
+                        p = &p[1..];
+                        if p[0] == s[0] {
+                            matched = true;
+                        }
+                    } else if p[0] == b']' {
+                        break;
+                    } else if p.len() >= 3 && p[1] == b'-' {
+                        let (mut start, mut end) = (p[0], p[2]);
+                        let mut c = s[0];
+                        if start > end {
+                            std::mem::swap(&mut start, &mut end);
+                        }
+                        if nocase {
+                            start = start.to_ascii_lowercase();
+                            end = end.to_ascii_lowercase();
+                            c = c.to_ascii_lowercase();
+                        }
+                        p = &p[2..];
+                        if c >= start && c <= end {
+                            matched = true;
+                        }
+                    } else if eq(p[0], s[0], nocase) {
+                        matched = true;
+                    }
+                    p = &p[1..];
+                }
+                let matched = if not { !matched } else { matched };
+                if !matched {
+                    return false;
+                }
+                s = &s[1..];
+                if p.is_empty() {
+                    // The pattern ended inside the class.
+                    return s.is_empty();
+                }
+            }
+            b'\\' if p.len() >= 2 => {
+                p = &p[1..];
+                if !eq(p[0], s[0], nocase) {
+                    return false;
+                }
+                s = &s[1..];
+            }
+            c => {
+                if !eq(c, s[0], nocase) {
+                    return false;
+                }
+                s = &s[1..];
+            }
+        }
+        p = &p[1..];
+        if s.is_empty() {
+            while p.first() == Some(&b'*') {
+                p = &p[1..];
+            }
+            break;
+        }
+    }
+    p.is_empty() && s.is_empty()
+}
+
+/// The literal prefix every match of `pattern` starts with (used to range-scan keys).
+pub fn literal_prefix(pattern: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < pattern.len() {
+        match pattern[i] {
+            b'*' | b'?' | b'[' => break,
+            b'\\' if i + 1 < pattern.len() => {
+                out.push(pattern[i + 1]);
+                i += 2;
+            }
+            b'\\' => break,
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redis_glob_cases() {
+        let cases: &[(&str, &str, bool)] = &[
+            ("*", "", true),
+            ("*", "anything", true),
+            ("h?llo", "hello", true),
+            ("h?llo", "hllo", false),
+            ("h*llo", "heeeello", true),
+            ("h[ae]llo", "hallo", true),
+            ("h[ae]llo", "hillo", false),
+            ("h[^e]llo", "hallo", true),
+            ("h[^e]llo", "hello", false),
+            ("h[a-b]llo", "hbllo", true),
+            ("h[b-a]llo", "hallo", true),
+            ("h\\*llo", "h*llo", true),
+            ("h\\*llo", "hallo", false),
+            ("user:*", "user:1", true),
+            ("user:*", "user", false),
+            ("a*b*c", "aXbYc", true),
+            ("a*b*c", "aXbY", false),
+            ("[abc", "a", true),
+            ("*a", "ba", true),
+            ("a**", "a", true),
+            ("", "", true),
+            ("", "a", false),
+        ];
+        for (p, s, want) in cases {
+            assert_eq!(
+                glob_match(p.as_bytes(), s.as_bytes(), false),
+                *want,
+                "{p} ~ {s}"
+            );
+        }
+        assert!(glob_match(b"HELLO", b"hello", true));
+        assert!(!glob_match(b"HELLO", b"hello", false));
+    }
+
+    #[test]
+    fn prefixes() {
+        assert_eq!(literal_prefix(b"user:*"), b"user:");
+        assert_eq!(literal_prefix(b"a\\*b?"), b"a*b");
+        assert_eq!(literal_prefix(b"*"), b"");
+    }
+}

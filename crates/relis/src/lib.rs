@@ -1,0 +1,34 @@
+//! Relis: Redis's data structures, durably in SQLite, as an embeddable Rust library.
+//!
+//! ```
+//! let db = relis::Db::open_in_memory()?;
+//! db.set("counter", "41")?;
+//! assert_eq!(db.incr_by("counter", 1)?, 42);
+//! assert_eq!(db.get("counter")?.as_deref(), Some(&b"42"[..]));
+//! # Ok::<(), relis::Error>(())
+//! ```
+//!
+//! A [`Db`] owns one writer thread (all writes, committed in groups: a write returns only once
+//! it is committed) and a pool of reader threads. The typed methods on [`Db`] block the caller;
+//! servers use [`Db::read_async`] and [`Db::write_async`] with [`Reader`] and [`Writer`].
+#![warn(missing_docs)]
+
+mod clock;
+mod db;
+mod error;
+pub mod glob;
+mod keys;
+mod schema;
+mod store;
+mod strings;
+
+pub use bytes::Bytes;
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use db::{Db, Durability, Options, Stats};
+pub use error::{Error, Result};
+pub use keys::{ExpireCond, KeyspaceInfo, ObjectInfo, ScanPage, Ttl};
+pub use store::{KeyMeta, KeyType, Reader, Writer};
+pub use strings::{
+    add_float, clamp_range, lcs, parse_i64, Expiry, Lcs, SetCond, SetOptions, SetOutcome,
+    MAX_STRING,
+};

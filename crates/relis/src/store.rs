@@ -1,0 +1,361 @@
+//! Views of the keyspace on one SQLite connection: [`Reader`] for reads (any connection) and
+//! [`Writer`] for writes (only the writer thread's connection, inside its group transaction).
+//! Every Redis-level operation is a method on one of them; the command families add theirs in
+//! their own modules (`strings.rs`, `keys.rs`, ...).
+
+use crate::error::{Error, Result};
+use rusqlite::{Connection, OptionalExtension};
+use std::ops::{Deref, DerefMut};
+
+/// The type of the value stored at a key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KeyType {
+    /// A string.
+    String,
+    /// A hash.
+    Hash,
+    /// A list.
+    List,
+    /// A set.
+    Set,
+    /// A sorted set.
+    ZSet,
+}
+
+impl KeyType {
+    /// The name Redis's TYPE command gives this type.
+    pub fn name(self) -> &'static str {
+        match self {
+            KeyType::String => "string",
+            KeyType::Hash => "hash",
+            KeyType::List => "list",
+            KeyType::Set => "set",
+            KeyType::ZSet => "zset",
+        }
+    }
+
+    /// The type named `name` as TYPE spells it (case-insensitive), if any.
+    pub fn from_name(name: &[u8]) -> Option<KeyType> {
+        [
+            KeyType::String,
+            KeyType::Hash,
+            KeyType::List,
+            KeyType::Set,
+            KeyType::ZSet,
+        ]
+        .into_iter()
+        .find(|t| t.name().as_bytes().eq_ignore_ascii_case(name))
+    }
+
+    pub(crate) fn code(self) -> i64 {
+        match self {
+            KeyType::String => 0,
+            KeyType::Hash => 1,
+            KeyType::List => 2,
+            KeyType::Set => 3,
+            KeyType::ZSet => 4,
+        }
+    }
+
+    pub(crate) fn from_code(code: i64) -> Result<KeyType> {
+        Ok(match code {
+            0 => KeyType::String,
+            1 => KeyType::Hash,
+            2 => KeyType::List,
+            3 => KeyType::Set,
+            4 => KeyType::ZSet,
+            _ => return Err(Error::Storage(format!("unknown key type code {code}"))),
+        })
+    }
+}
+
+/// What the keys table knows about a live key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyMeta {
+    /// Stable identity of the value (collections key their elements by it).
+    pub id: i64,
+    /// The value's type.
+    pub kind: KeyType,
+    /// Expiry as unix milliseconds, if any.
+    pub expire_at: Option<i64>,
+    /// Changes with every write to the key.
+    pub version: i64,
+    /// Element count of a collection (0 for strings).
+    pub count: i64,
+    /// Unix milliseconds of the last write.
+    pub mtime: i64,
+}
+
+/// SQL condition that keeps only live (unexpired) keys; `?now` is bound by name.
+pub(crate) const LIVE: &str = "(expire_at IS NULL OR expire_at > :now)";
+
+/// A read-only view of the keyspace at one instant (`now`), on one connection.
+pub struct Reader<'c> {
+    pub(crate) conn: &'c Connection,
+    pub(crate) now: i64,
+    pub(crate) databases: u32,
+}
+
+impl<'c> Reader<'c> {
+    pub(crate) fn new(conn: &'c Connection, now: i64, databases: u32) -> Self {
+        Reader {
+            conn,
+            now,
+            databases,
+        }
+    }
+
+    /// The instant this view evaluates expiry at, in unix milliseconds.
+    pub fn now_ms(&self) -> i64 {
+        self.now
+    }
+
+    /// The number of logical databases.
+    pub fn databases(&self) -> u32 {
+        self.databases
+    }
+
+    /// Checks that `db` is a valid logical database index.
+    ///
+    /// # Errors
+    /// [`Error::DbIndexOutOfRange`] when it is not.
+    pub fn check_db(&self, db: u32) -> Result<()> {
+        if db < self.databases {
+            Ok(())
+        } else {
+            Err(Error::DbIndexOutOfRange)
+        }
+    }
+
+    /// The metadata of `key` in `db` if it exists and has not expired.
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub fn meta(&self, db: u32, key: &[u8]) -> Result<Option<KeyMeta>> {
+        let meta = self.raw_meta(db, key)?;
+        Ok(meta.filter(|m| self.is_live(m)))
+    }
+
+    pub(crate) fn is_live(&self, m: &KeyMeta) -> bool {
+        m.expire_at.is_none_or(|at| at > self.now)
+    }
+
+    /// The key row, expired or not.
+    pub(crate) fn raw_meta(&self, db: u32, key: &[u8]) -> Result<Option<KeyMeta>> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT id, type, expire_at, version, count, mtime FROM relis_keys
+             WHERE db = ?1 AND key = ?2",
+        )?;
+        let row = st
+            .query_row((db, key), |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, Option<i64>>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, i64>(4)?,
+                    r.get::<_, i64>(5)?,
+                ))
+            })
+            .optional()?;
+        row.map(|(id, t, expire_at, version, count, mtime)| {
+            Ok(KeyMeta {
+                id,
+                kind: KeyType::from_code(t)?,
+                expire_at,
+                version,
+                count,
+                mtime,
+            })
+        })
+        .transpose()
+    }
+
+    /// The live key's metadata, or [`Error::WrongType`] if it holds another type than `kind`.
+    pub(crate) fn meta_of(&self, db: u32, key: &[u8], kind: KeyType) -> Result<Option<KeyMeta>> {
+        match self.meta(db, key)? {
+            Some(m) if m.kind != kind => Err(Error::WrongType),
+            m => Ok(m),
+        }
+    }
+}
+
+/// State the writer thread keeps across jobs.
+#[derive(Debug)]
+pub(crate) struct WriterState {
+    /// The next value of the version/id counter; persisted at each commit when it moved.
+    pub next_version: i64,
+    pub persisted_version: i64,
+}
+
+/// A read-write view of the keyspace: only the writer thread makes one, inside its group
+/// transaction. Reads through a `Writer` see the writes made before them in the same batch.
+pub struct Writer<'c> {
+    r: Reader<'c>,
+    st: &'c mut WriterState,
+}
+
+impl<'c> Deref for Writer<'c> {
+    type Target = Reader<'c>;
+    fn deref(&self) -> &Reader<'c> {
+        &self.r
+    }
+}
+
+impl<'c> DerefMut for Writer<'c> {
+    fn deref_mut(&mut self) -> &mut Reader<'c> {
+        &mut self.r
+    }
+}
+
+impl<'c> Writer<'c> {
+    pub(crate) fn new(
+        conn: &'c Connection,
+        now: i64,
+        databases: u32,
+        st: &'c mut WriterState,
+    ) -> Self {
+        Writer {
+            r: Reader::new(conn, now, databases),
+            st,
+        }
+    }
+
+    /// Runs `f` inside a savepoint: if it returns `Err`, everything it wrote is rolled back and
+    /// the error is returned; other work in the same group commit is unaffected.
+    ///
+    /// # Errors
+    /// `f`'s error, or a storage error from the savepoint itself.
+    pub fn atomic<T, E: From<Error>>(
+        &mut self,
+        f: impl FnOnce(&mut Writer<'c>) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        self.exec_cached("SAVEPOINT cmd").map_err(E::from)?;
+        match f(self) {
+            Ok(v) => {
+                self.exec_cached("RELEASE cmd").map_err(E::from)?;
+                Ok(v)
+            }
+            Err(e) => {
+                // Leave the transaction usable whatever happened inside.
+                let _ = self.exec_cached("ROLLBACK TO cmd");
+                let _ = self.exec_cached("RELEASE cmd");
+                Err(e)
+            }
+        }
+    }
+
+    pub(crate) fn exec_cached(&self, sql: &str) -> Result<()> {
+        self.conn.prepare_cached(sql)?.execute([])?;
+        Ok(())
+    }
+
+    /// A fresh value of the monotonic version counter (also used for new key ids).
+    pub(crate) fn next_version(&mut self) -> i64 {
+        let v = self.st.next_version;
+        self.st.next_version += 1;
+        v
+    }
+
+    /// The live key's metadata; an expired key is deleted first, so a write to it starts from
+    /// empty.
+    pub(crate) fn meta_for_write(&mut self, db: u32, key: &[u8]) -> Result<Option<KeyMeta>> {
+        match self.raw_meta(db, key)? {
+            Some(m) if !self.is_live(&m) => {
+                self.delete_key(db, key, &m)?;
+                Ok(None)
+            }
+            m => Ok(m),
+        }
+    }
+
+    /// Like [`Writer::meta_for_write`], with [`Error::WrongType`] for a key of another type.
+    pub(crate) fn meta_for_write_of(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        kind: KeyType,
+    ) -> Result<Option<KeyMeta>> {
+        match self.meta_for_write(db, key)? {
+            Some(m) if m.kind != kind => Err(Error::WrongType),
+            m => Ok(m),
+        }
+    }
+
+    /// Deletes a key row and its elements.
+    pub(crate) fn delete_key(&mut self, db: u32, key: &[u8], meta: &KeyMeta) -> Result<()> {
+        self.delete_elements(meta)?;
+        self.conn
+            .prepare_cached("DELETE FROM relis_keys WHERE db = ?1 AND key = ?2")?
+            .execute((db, key))?;
+        Ok(())
+    }
+
+    /// Deletes the elements a collection keeps outside its key row.
+    pub(crate) fn delete_elements(&mut self, meta: &KeyMeta) -> Result<()> {
+        match meta.kind {
+            // Strings live inline in the key row. Collections arrive with their own tables.
+            KeyType::String => Ok(()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Deletes up to `limit` keys whose expiry has passed, returning how many it deleted.
+    pub(crate) fn sweep(&mut self, limit: usize) -> Result<usize> {
+        let expired: Vec<(u32, Vec<u8>, KeyMeta)> = {
+            let mut st = self.conn.prepare_cached(
+                "SELECT db, key, id, type, expire_at, version, count, mtime FROM relis_keys
+                 WHERE expire_at <= ?1 ORDER BY expire_at LIMIT ?2",
+            )?;
+            let rows = st.query_map((self.now, limit as i64), |r| {
+                Ok((
+                    r.get::<_, u32>(0)?,
+                    r.get::<_, Vec<u8>>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, Option<i64>>(4)?,
+                    r.get::<_, i64>(5)?,
+                    r.get::<_, i64>(6)?,
+                    r.get::<_, i64>(7)?,
+                ))
+            })?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (db, key, id, t, expire_at, version, count, mtime) = row?;
+                let kind = KeyType::from_code(t)?;
+                out.push((
+                    db,
+                    key,
+                    KeyMeta {
+                        id,
+                        kind,
+                        expire_at,
+                        version,
+                        count,
+                        mtime,
+                    },
+                ));
+            }
+            out
+        };
+        for (db, key, meta) in &expired {
+            self.delete_key(*db, key, meta)?;
+        }
+        Ok(expired.len())
+    }
+
+    pub(crate) fn persisted_version(&self) -> i64 {
+        self.st.persisted_version
+    }
+
+    /// Writes the version counter if it moved since the last commit.
+    pub(crate) fn persist_counter(&mut self) -> Result<()> {
+        if self.st.next_version != self.st.persisted_version {
+            self.conn
+                .prepare_cached("UPDATE relis_meta SET value = ?1 WHERE name = 'next_version'")?
+                .execute([self.st.next_version])?;
+            self.st.persisted_version = self.st.next_version;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,733 @@
+//! The string family: GET/SET and their variants, counters, APPEND, ranges, LCS.
+//! A string's value lives inline in its key row (see `schema/0001_keyspace.sql`).
+
+use crate::db::Db;
+use crate::error::{Error, Result};
+use crate::store::{KeyMeta, KeyType, Reader, Writer, LIVE};
+use bytes::Bytes;
+use rusqlite::OptionalExtension;
+
+/// Redis's proto-max-bulk-len: no string may grow past it.
+pub const MAX_STRING: usize = 512 * 1024 * 1024;
+
+/// When SET writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SetCond {
+    /// Always (plain SET).
+    #[default]
+    Always,
+    /// Only if the key does not exist (NX).
+    IfAbsent,
+    /// Only if the key exists (XX).
+    IfPresent,
+}
+
+/// What a write does to the key's expiry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Expiry {
+    /// Remove any expiry (plain SET).
+    #[default]
+    Clear,
+    /// Keep the current expiry (KEEPTTL).
+    Keep,
+    /// Expire at this unix time in milliseconds.
+    At(i64),
+    /// Expire this many milliseconds from now.
+    In(i64),
+}
+
+impl Expiry {
+    /// The absolute expiry for a write at `now`, or `None` to keep what is there.
+    fn resolve(self, now: i64) -> Result<Option<Option<i64>>> {
+        Ok(match self {
+            Expiry::Clear => Some(None),
+            Expiry::Keep => None,
+            Expiry::At(at) => Some(Some(at)),
+            Expiry::In(ms) => Some(Some(now.checked_add(ms).ok_or(Error::InvalidExpire)?)),
+        })
+    }
+}
+
+/// Options of SET.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SetOptions {
+    /// NX / XX.
+    pub cond: SetCond,
+    /// EX / PX / EXAT / PXAT / KEEPTTL.
+    pub expiry: Expiry,
+    /// GET: return the old value.
+    pub get: bool,
+}
+
+/// What SET did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SetOutcome {
+    /// Whether the value was written (false when NX/XX said no).
+    pub written: bool,
+    /// The old value, when `get` was asked for and the key held one.
+    pub old: Option<Bytes>,
+}
+
+/// Parses an integer as Redis's `string2ll` does: no spaces, no `+`, no leading zeros, no `-0`.
+pub fn parse_i64(s: &[u8]) -> Option<i64> {
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    if s == b"0" {
+        return Some(0);
+    }
+    let (neg, digits) = match s[0] {
+        b'-' => (true, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || !(b'1'..=b'9').contains(&digits[0]) {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+    }
+    if neg {
+        if v > i64::MAX as u64 + 1 {
+            None
+        } else {
+            Some((v as i64).wrapping_neg())
+        }
+    } else {
+        i64::try_from(v).ok()
+    }
+}
+
+extern "C" {
+    fn relis_ld_incr(
+        cur: *const u8,
+        curlen: usize,
+        incr: *const u8,
+        incrlen: usize,
+        out: *mut u8,
+        outlen: usize,
+    ) -> i32;
+}
+
+/// Adds `incr` to `current` (absent = 0) in `long double` precision, as Redis's INCRBYFLOAT does,
+/// and formats the sum as Redis does.
+///
+/// # Errors
+/// [`Error::NotFloat`] if either is not a valid float, [`Error::NanOrInfinity`] for a NaN or
+/// infinite sum.
+pub fn add_float(current: Option<&[u8]>, incr: &[u8]) -> Result<Bytes> {
+    let mut out = vec![0u8; 5 * 1024 + 64];
+    let (cp, cl) = current.map_or((std::ptr::null(), 0), |c| (c.as_ptr(), c.len()));
+    // SAFETY: the pointers and lengths describe live slices; `out` is writable for its length.
+    let n = unsafe {
+        relis_ld_incr(
+            cp,
+            cl,
+            incr.as_ptr(),
+            incr.len(),
+            out.as_mut_ptr(),
+            out.len(),
+        )
+    };
+    match n {
+        -1 | -2 => Err(Error::NotFloat),
+        -3 => Err(Error::NanOrInfinity),
+        n if n < 0 => Err(Error::NotFloat),
+        n => {
+            out.truncate(n as usize);
+            Ok(Bytes::from(out))
+        }
+    }
+}
+
+/// Redis's GETRANGE index arithmetic for a string of `len` bytes.
+pub fn clamp_range(len: usize, start: i64, end: i64) -> Option<(usize, usize)> {
+    let len = len as i64;
+    if (start < 0 && end < 0 && start > end) || len == 0 {
+        return None;
+    }
+    let mut start = if start < 0 { len + start } else { start };
+    let mut end = if end < 0 { len + end } else { end };
+    start = start.max(0);
+    end = end.max(0);
+    if end >= len {
+        end = len - 1;
+    }
+    if start > end {
+        return None;
+    }
+    Some((start as usize, end as usize + 1))
+}
+
+/// The result of an LCS computation.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Lcs {
+    /// The longest common subsequence.
+    pub common: Bytes,
+    /// Matching ranges, last match first (as Redis lists them): ((a_start, a_end), (b_start, b_end)), inclusive.
+    pub matches: Vec<((usize, usize), (usize, usize))>,
+}
+
+/// The longest common subsequence of `a` and `b`, with its matching ranges, computed as Redis
+/// 7.0's LCS command does (the same table and the same walk back, so ties resolve the same way).
+pub fn lcs(a: &[u8], b: &[u8]) -> Lcs {
+    let (alen, blen) = (a.len(), b.len());
+    let w = blen + 1;
+    let mut dp = vec![0u32; (alen + 1) * w];
+    for i in 1..=alen {
+        for j in 1..=blen {
+            dp[i * w + j] = if a[i - 1] == b[j - 1] {
+                dp[(i - 1) * w + j - 1] + 1
+            } else {
+                dp[(i - 1) * w + j].max(dp[i * w + j - 1])
+            };
+        }
+    }
+    let mut idx = dp[alen * w + blen] as usize;
+    let mut common = vec![0u8; idx];
+    let mut matches = Vec::new();
+    let (mut i, mut j) = (alen, blen);
+    // `None` = no range open; otherwise (a_start, a_end, b_start, b_end).
+    let mut open: Option<(usize, usize, usize, usize)> = None;
+    while i > 0 && j > 0 {
+        let mut emit = false;
+        if a[i - 1] == b[j - 1] {
+            common[idx - 1] = a[i - 1];
+            match &mut open {
+                None => open = Some((i - 1, i - 1, j - 1, j - 1)),
+                Some((as_, _, bs, _)) if *as_ == i && *bs == j => {
+                    *as_ -= 1;
+                    *bs -= 1;
+                }
+                Some(_) => emit = true,
+            }
+            if let Some((as_, _, bs, _)) = open {
+                if as_ == 0 || bs == 0 {
+                    emit = true;
+                }
+            }
+            idx -= 1;
+            i -= 1;
+            j -= 1;
+        } else {
+            if dp[(i - 1) * w + j] > dp[i * w + j - 1] {
+                i -= 1;
+            } else {
+                j -= 1;
+            }
+            emit = open.is_some();
+        }
+        if emit {
+            if let Some((as_, ae, bs, be)) = open.take() {
+                matches.push(((as_, ae), (bs, be)));
+            }
+        }
+    }
+    Lcs {
+        common: Bytes::from(common),
+        matches,
+    }
+}
+
+impl Reader<'_> {
+    /// GET: the string at `key`.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    pub fn get(&self, db: u32, key: &[u8]) -> Result<Option<Bytes>> {
+        let mut st = self.conn.prepare_cached(&format!(
+            "SELECT type, value FROM relis_keys WHERE db = :db AND key = :key AND {LIVE}"
+        ))?;
+        let row = st
+            .query_row(
+                rusqlite::named_params! {":db": db, ":key": key, ":now": self.now},
+                |r| {
+                    let t: i64 = r.get(0)?;
+                    if t != 0 {
+                        return Ok(None);
+                    }
+                    let v = r.get_ref(1)?;
+                    Ok(Some(Bytes::copy_from_slice(
+                        v.as_blob_or_null()?.unwrap_or(&[]),
+                    )))
+                },
+            )
+            .optional()?;
+        match row {
+            None => Ok(None),
+            Some(None) => Err(Error::WrongType),
+            Some(v) => Ok(v),
+        }
+    }
+
+    /// MGET: each key's string, `None` for missing keys and keys of other types.
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub fn mget(&self, db: u32, keys: &[Bytes]) -> Result<Vec<Option<Bytes>>> {
+        keys.iter()
+            .map(|k| match self.get(db, k) {
+                Err(Error::WrongType) => Ok(None),
+                r => r,
+            })
+            .collect()
+    }
+
+    /// STRLEN.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`].
+    pub fn strlen(&self, db: u32, key: &[u8]) -> Result<i64> {
+        Ok(self.get(db, key)?.map_or(0, |v| v.len() as i64))
+    }
+
+    /// GETRANGE / SUBSTR.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`].
+    pub fn getrange(&self, db: u32, key: &[u8], start: i64, end: i64) -> Result<Bytes> {
+        let v = self.get(db, key)?.unwrap_or_default();
+        Ok(match clamp_range(v.len(), start, end) {
+            Some((s, e)) => v.slice(s..e),
+            None => Bytes::new(),
+        })
+    }
+
+    /// The strings at two keys for LCS (missing keys are empty).
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if either holds another type.
+    pub fn lcs_values(&self, db: u32, a: &[u8], b: &[u8]) -> Result<(Bytes, Bytes)> {
+        Ok((
+            self.get(db, a)?.unwrap_or_default(),
+            self.get(db, b)?.unwrap_or_default(),
+        ))
+    }
+}
+
+impl Writer<'_> {
+    /// Writes a string over whatever `key` holds, with an absolute expiry or none
+    /// (`None` in `expire` means keep the current one).
+    fn put_string(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        old: Option<&KeyMeta>,
+        value: &[u8],
+        expire: Option<Option<i64>>,
+    ) -> Result<()> {
+        let version = self.next_version();
+        let now = self.now;
+        match old {
+            Some(m) => {
+                if m.kind != KeyType::String {
+                    self.delete_elements(m)?;
+                }
+                let expire_at = expire.unwrap_or(m.expire_at);
+                self.conn
+                    .prepare_cached(
+                        "UPDATE relis_keys SET type = 0, expire_at = ?3, version = ?4, count = 0,
+                         mtime = ?5, value = ?6 WHERE db = ?1 AND key = ?2",
+                    )?
+                    .execute((db, key, expire_at, version, now, value))?;
+            }
+            None => {
+                self.conn
+                    .prepare_cached(
+                        "INSERT INTO relis_keys (db, key, id, type, expire_at, version, count, mtime, value)
+                         VALUES (?1, ?2, ?3, 0, ?4, ?3, 0, ?5, ?6)",
+                    )?
+                    .execute((db, key, version, expire.flatten(), now, value))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// SET with its options.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] with `get` on a key of another type; [`Error::InvalidExpire`].
+    pub fn set(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        value: &[u8],
+        opts: SetOptions,
+    ) -> Result<SetOutcome> {
+        let expire = opts.expiry.resolve(self.now)?;
+        if opts == SetOptions::default() {
+            return self.set_plain(db, key, value);
+        }
+        let old = self.meta_for_write(db, key)?;
+        let mut out = SetOutcome::default();
+        if opts.get {
+            if let Some(m) = &old {
+                if m.kind != KeyType::String {
+                    return Err(Error::WrongType);
+                }
+                out.old = self.get(db, key)?;
+            }
+        }
+        let go = match opts.cond {
+            SetCond::Always => true,
+            SetCond::IfAbsent => old.is_none(),
+            SetCond::IfPresent => old.is_some(),
+        };
+        if go {
+            self.put_string(db, key, old.as_ref(), value, expire)?;
+            out.written = true;
+        }
+        Ok(out)
+    }
+
+    /// Plain SET: one upsert into the keys table when the key is absent or a string.
+    fn set_plain(&mut self, db: u32, key: &[u8], value: &[u8]) -> Result<SetOutcome> {
+        let version = self.next_version();
+        let n = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO relis_keys (db, key, id, type, expire_at, version, count, mtime, value)
+                 VALUES (?1, ?2, ?3, 0, NULL, ?3, 0, ?4, ?5)
+                 ON CONFLICT (db, key) DO UPDATE SET expire_at = NULL, version = excluded.version,
+                   mtime = excluded.mtime, value = excluded.value
+                 WHERE type = 0",
+            )?
+            .execute((db, key, version, self.now, value))?;
+        if n == 0 {
+            // The key holds a collection: drop its elements and overwrite.
+            let old = self.meta_for_write(db, key)?;
+            self.put_string(db, key, old.as_ref(), value, Some(None))?;
+        }
+        Ok(SetOutcome {
+            written: true,
+            old: None,
+        })
+    }
+
+    /// MSET.
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub fn mset(&mut self, db: u32, pairs: &[(Bytes, Bytes)]) -> Result<()> {
+        for (k, v) in pairs {
+            self.set_plain(db, k, v)?;
+        }
+        Ok(())
+    }
+
+    /// MSETNX: sets every pair only if none of the keys exists.
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub fn msetnx(&mut self, db: u32, pairs: &[(Bytes, Bytes)]) -> Result<bool> {
+        for (k, _) in pairs {
+            if self.meta(db, k)?.is_some() {
+                return Ok(false);
+            }
+        }
+        self.mset(db, pairs)?;
+        Ok(true)
+    }
+
+    /// GETDEL.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`].
+    pub fn getdel(&mut self, db: u32, key: &[u8]) -> Result<Option<Bytes>> {
+        let Some(m) = self.meta_for_write_of(db, key, KeyType::String)? else {
+            return Ok(None);
+        };
+        let v = self.get(db, key)?;
+        self.delete_key(db, key, &m)?;
+        Ok(v)
+    }
+
+    /// GETEX: the value, with its expiry changed as `expiry` says (`None` leaves it alone).
+    ///
+    /// # Errors
+    /// [`Error::WrongType`], [`Error::InvalidExpire`].
+    pub fn getex(&mut self, db: u32, key: &[u8], expiry: Option<Expiry>) -> Result<Option<Bytes>> {
+        let Some(m) = self.meta_for_write_of(db, key, KeyType::String)? else {
+            return Ok(None);
+        };
+        let v = self.get(db, key)?;
+        if let Some(e) = expiry {
+            match e.resolve(self.now)? {
+                Some(Some(at)) if at <= self.now => self.delete_key(db, key, &m)?,
+                Some(at) => self.set_expire_at(db, key, at)?,
+                None => {}
+            }
+        }
+        Ok(v)
+    }
+
+    /// INCRBY and friends: adds `delta` to the integer at `key` (absent = 0).
+    ///
+    /// # Errors
+    /// [`Error::WrongType`], [`Error::NotInteger`], [`Error::Overflow`].
+    pub fn incr_by(&mut self, db: u32, key: &[u8], delta: i64) -> Result<i64> {
+        let old = self.meta_for_write_of(db, key, KeyType::String)?;
+        let cur = match &old {
+            Some(_) => {
+                let v = self.get(db, key)?.unwrap_or_default();
+                parse_i64(&v).ok_or(Error::NotInteger)?
+            }
+            None => 0,
+        };
+        let new = cur.checked_add(delta).ok_or(Error::Overflow)?;
+        let mut buf = itoa_buf(new);
+        self.put_string(db, key, old.as_ref(), buf.as_bytes_mut(), None)?;
+        Ok(new)
+    }
+
+    /// INCRBYFLOAT: adds the float `incr` (as given) to the value at `key`; returns the new value
+    /// as Redis formats it.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`], [`Error::NotFloat`], [`Error::NanOrInfinity`].
+    pub fn incr_by_float(&mut self, db: u32, key: &[u8], incr: &[u8]) -> Result<Bytes> {
+        let old = self.meta_for_write_of(db, key, KeyType::String)?;
+        let cur = match &old {
+            Some(_) => Some(self.get(db, key)?.unwrap_or_default()),
+            None => None,
+        };
+        let new = add_float(cur.as_deref(), incr)?;
+        self.put_string(db, key, old.as_ref(), &new, None)?;
+        Ok(new)
+    }
+
+    /// APPEND: returns the new length.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`], [`Error::StringTooLong`].
+    pub fn append(&mut self, db: u32, key: &[u8], value: &[u8]) -> Result<i64> {
+        let old = self.meta_for_write_of(db, key, KeyType::String)?;
+        let cur = match &old {
+            Some(_) => self.get(db, key)?.unwrap_or_default(),
+            None => Bytes::new(),
+        };
+        if cur.len() + value.len() > MAX_STRING {
+            return Err(Error::StringTooLong);
+        }
+        let mut v = Vec::with_capacity(cur.len() + value.len());
+        v.extend_from_slice(&cur);
+        v.extend_from_slice(value);
+        self.put_string(db, key, old.as_ref(), &v, None)?;
+        Ok(v.len() as i64)
+    }
+
+    /// SETRANGE: returns the new length. The caller has checked `offset >= 0`.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`], [`Error::StringTooLong`].
+    pub fn setrange(&mut self, db: u32, key: &[u8], offset: usize, value: &[u8]) -> Result<i64> {
+        let old = self.meta_for_write_of(db, key, KeyType::String)?;
+        let cur = match &old {
+            Some(_) => self.get(db, key)?.unwrap_or_default(),
+            None => Bytes::new(),
+        };
+        if value.is_empty() {
+            return Ok(cur.len() as i64);
+        }
+        if offset + value.len() > MAX_STRING {
+            return Err(Error::StringTooLong);
+        }
+        let mut v = cur.to_vec();
+        if v.len() < offset + value.len() {
+            v.resize(offset + value.len(), 0);
+        }
+        v[offset..offset + value.len()].copy_from_slice(value);
+        self.put_string(db, key, old.as_ref(), &v, None)?;
+        Ok(v.len() as i64)
+    }
+}
+
+struct ItoaBuf {
+    buf: [u8; 20],
+    start: usize,
+}
+
+impl ItoaBuf {
+    fn as_bytes_mut(&mut self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+}
+
+fn itoa_buf(v: i64) -> ItoaBuf {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let neg = v < 0;
+    let mut n = v.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if neg {
+        i -= 1;
+        buf[i] = b'-';
+    }
+    ItoaBuf { buf, start: i }
+}
+
+impl Db {
+    /// GET.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Bytes>> {
+        let (db, key) = (self.index(), key.as_ref().to_vec());
+        self.read(move |r| r.get(db, &key))
+    }
+
+    /// SET without options.
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub fn set(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        self.set_with(key, value, SetOptions::default()).map(|_| ())
+    }
+
+    /// SET with options.
+    ///
+    /// # Errors
+    /// As [`Writer::set`].
+    pub fn set_with(
+        &self,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+        opts: SetOptions,
+    ) -> Result<SetOutcome> {
+        let (db, key, value) = (self.index(), key.as_ref().to_vec(), value.as_ref().to_vec());
+        self.write(move |w| w.set(db, &key, &value, opts))
+    }
+
+    /// MGET.
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub fn mget<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Bytes>>> {
+        let db = self.index();
+        let keys: Vec<Bytes> = keys
+            .iter()
+            .map(|k| Bytes::copy_from_slice(k.as_ref()))
+            .collect();
+        self.read(move |r| r.mget(db, &keys))
+    }
+
+    /// MSET.
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub fn mset<K: AsRef<[u8]>, V: AsRef<[u8]>>(&self, pairs: &[(K, V)]) -> Result<()> {
+        let db = self.index();
+        let pairs = owned_pairs(pairs);
+        self.write(move |w| w.mset(db, &pairs))
+    }
+
+    /// MSETNX.
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub fn msetnx<K: AsRef<[u8]>, V: AsRef<[u8]>>(&self, pairs: &[(K, V)]) -> Result<bool> {
+        let db = self.index();
+        let pairs = owned_pairs(pairs);
+        self.write(move |w| w.msetnx(db, &pairs))
+    }
+
+    /// GETDEL.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`].
+    pub fn getdel(&self, key: impl AsRef<[u8]>) -> Result<Option<Bytes>> {
+        let (db, key) = (self.index(), key.as_ref().to_vec());
+        self.write(move |w| w.getdel(db, &key))
+    }
+
+    /// GETEX.
+    ///
+    /// # Errors
+    /// As [`Writer::getex`].
+    pub fn getex(&self, key: impl AsRef<[u8]>, expiry: Option<Expiry>) -> Result<Option<Bytes>> {
+        let (db, key) = (self.index(), key.as_ref().to_vec());
+        self.write(move |w| w.getex(db, &key, expiry))
+    }
+
+    /// INCRBY (INCR is `incr_by(key, 1)`, DECRBY a negative delta).
+    ///
+    /// # Errors
+    /// As [`Writer::incr_by`].
+    pub fn incr_by(&self, key: impl AsRef<[u8]>, delta: i64) -> Result<i64> {
+        let (db, key) = (self.index(), key.as_ref().to_vec());
+        self.write(move |w| w.incr_by(db, &key, delta))
+    }
+
+    /// INCRBYFLOAT.
+    ///
+    /// # Errors
+    /// As [`Writer::incr_by_float`].
+    pub fn incr_by_float(&self, key: impl AsRef<[u8]>, incr: f64) -> Result<Bytes> {
+        let (db, key) = (self.index(), key.as_ref().to_vec());
+        let incr = format!("{incr:e}");
+        self.write(move |w| w.incr_by_float(db, &key, incr.as_bytes()))
+    }
+
+    /// APPEND.
+    ///
+    /// # Errors
+    /// As [`Writer::append`].
+    pub fn append(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<i64> {
+        let (db, key, value) = (self.index(), key.as_ref().to_vec(), value.as_ref().to_vec());
+        self.write(move |w| w.append(db, &key, &value))
+    }
+
+    /// STRLEN.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`].
+    pub fn strlen(&self, key: impl AsRef<[u8]>) -> Result<i64> {
+        let (db, key) = (self.index(), key.as_ref().to_vec());
+        self.read(move |r| r.strlen(db, &key))
+    }
+
+    /// GETRANGE.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`].
+    pub fn getrange(&self, key: impl AsRef<[u8]>, start: i64, end: i64) -> Result<Bytes> {
+        let (db, key) = (self.index(), key.as_ref().to_vec());
+        self.read(move |r| r.getrange(db, &key, start, end))
+    }
+
+    /// SETRANGE.
+    ///
+    /// # Errors
+    /// As [`Writer::setrange`].
+    pub fn setrange(
+        &self,
+        key: impl AsRef<[u8]>,
+        offset: usize,
+        value: impl AsRef<[u8]>,
+    ) -> Result<i64> {
+        let (db, key, value) = (self.index(), key.as_ref().to_vec(), value.as_ref().to_vec());
+        self.write(move |w| w.setrange(db, &key, offset, &value))
+    }
+}
+
+fn owned_pairs<K: AsRef<[u8]>, V: AsRef<[u8]>>(pairs: &[(K, V)]) -> Vec<(Bytes, Bytes)> {
+    pairs
+        .iter()
+        .map(|(k, v)| {
+            (
+                Bytes::copy_from_slice(k.as_ref()),
+                Bytes::copy_from_slice(v.as_ref()),
+            )
+        })
+        .collect()
+}
