@@ -8,7 +8,7 @@ use crate::error::{unknown_command, unknown_subcommand, CmdError};
 use crate::server::Shared;
 use bytes::{Bytes, BytesMut};
 use parking_lot::Mutex;
-use resp::{Frame, Limits, Protocol};
+use resp::{Frame, Limits, Protocol, RequestDecoder};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -462,21 +462,22 @@ async fn connection_loop(stream: &mut TcpStream, client: &mut Client) -> std::io
     let mut shutdown = server.shutdown_signal();
     let mut inbuf = BytesMut::with_capacity(16 * 1024);
     let mut out = BytesMut::with_capacity(16 * 1024);
+    let mut decoder = RequestDecoder::new(Limits::default());
     loop {
-        let (limits, qlimit) = {
+        let qlimit = {
             let c = server.config.read();
-            (
-                Limits {
-                    proto_max_bulk_len: c.proto_max_bulk_len,
-                    ..Limits::default()
-                },
-                c.client_query_buffer_limit,
-            )
+            decoder.set_limits(Limits {
+                proto_max_bulk_len: c.proto_max_bulk_len,
+                ..Limits::default()
+            });
+            c.client_query_buffer_limit
         };
+        // Like Redis, a client that has not authenticated may only send small requests.
+        decoder.set_auth_required(!client.authed);
         let mut reqs = Vec::new();
         let mut protocol_error = None;
         loop {
-            match resp::decode_request(&mut inbuf, &limits) {
+            match decoder.decode(&mut inbuf) {
                 Ok(Some(args)) => {
                     if !args.is_empty() {
                         reqs.push(args);

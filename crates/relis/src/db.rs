@@ -200,9 +200,10 @@ impl Db {
             None => Connection::open_in_memory(),
         }
         .map_err(|e| Error::NotRelis(format!("{name}: cannot open: {e}")))?;
+        let version = schema::check(&conn, &name)?;
         configure_writer(&conn, opts.durability, opts.path.is_some())
             .map_err(|e| Error::NotRelis(format!("{name}: {e}")))?;
-        schema::migrate(&mut conn, &name)?;
+        schema::migrate(&mut conn, version)?;
         let next_version: i64 = conn.query_row(
             "SELECT value FROM relis_meta WHERE name = 'next_version'",
             [],
@@ -388,6 +389,18 @@ impl Db {
             },
         );
         rx.recv().map_err(|_| Error::Closed)?.and_then(|r| r)
+    }
+
+    /// Deletes up to `limit` expired keys now (the background sweep does this on its own every
+    /// 100 ms; tests and tools call it to be deterministic). Returns how many it deleted.
+    ///
+    /// # Errors
+    /// Storage errors, or [`Error::Closed`].
+    pub fn sweep_expired(&self, limit: usize) -> Result<usize> {
+        let stats = self.shared.stats.clone();
+        let n = self.write(move |w| w.sweep(limit))?;
+        stats.expired_keys.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
     }
 
     /// Writes a consistent copy of the whole database to `dest` through SQLite's online backup

@@ -140,7 +140,8 @@ mod tests {
     #[test]
     fn redis_glob_cases() {
         let cases: &[(&str, &str, bool)] = &[
-            ("*", "", true),
+            // As in Redis, a lone `*` does not match the empty string (KEYS and SCAN special-case `*`).
+            ("*", "", false),
             ("*", "anything", true),
             ("h?llo", "hello", true),
             ("h?llo", "hllo", false),

@@ -20,8 +20,11 @@ pub enum ExpireCond {
     Xx,
     /// Only if the new expiry is later (a key without expiry counts as infinite).
     Gt,
-    /// Only if the new expiry is earlier.
+    /// Only if the new expiry is earlier (a key without expiry counts as infinite, so it passes).
     Lt,
+    /// XX and LT together: only if the key has an expiry and the new one is earlier. (XX with GT
+    /// is just [`ExpireCond::Gt`], which never passes for a key without expiry.)
+    XxLt,
 }
 
 /// A key's time to live.
@@ -278,9 +281,16 @@ impl Reader<'_> {
                     None => ("raw", false),
                 }
             }
+            // Redis 7.0 keeps small hashes and sorted sets (up to 128 entries by default) as a
+            // listpack and converts them for good once they grow. Relis judges by the element
+            // count alone; Redis also converts when one element exceeds 64 bytes. The set family
+            // refines sets (intset for small all-integer sets) once its table exists.
+            KeyType::Hash if meta.count <= 128 => ("listpack", false),
             KeyType::Hash => ("hashtable", false),
+            // Lists are always quicklists in Redis 7.0 (listpack lists arrived in 7.2).
             KeyType::List => ("quicklist", false),
             KeyType::Set => ("hashtable", false),
+            KeyType::ZSet if meta.count <= 128 => ("listpack", false),
             KeyType::ZSet => ("skiplist", false),
         };
         Ok(Some(ObjectInfo {
@@ -336,6 +346,8 @@ impl Writer<'_> {
             (ExpireCond::Gt, Some(cur)) => at > cur,
             (ExpireCond::Lt, None) => true,
             (ExpireCond::Lt, Some(cur)) => at < cur,
+            (ExpireCond::XxLt, None) => false,
+            (ExpireCond::XxLt, Some(cur)) => at < cur,
         };
         if !ok {
             return Ok(false);
@@ -391,7 +403,8 @@ impl Writer<'_> {
     /// COPY: returns whether it copied.
     ///
     /// # Errors
-    /// [`Error::SameObject`] for the same key in the same database.
+    /// [`Error::DbIndexOutOfRange`] for a bad `dst_db`; [`Error::SameObject`] for the same key in
+    /// the same database (whether or not it exists), as Redis checks in that order.
     pub fn copy(
         &mut self,
         db: u32,
@@ -400,6 +413,7 @@ impl Writer<'_> {
         dst: &[u8],
         replace: bool,
     ) -> Result<bool> {
+        self.check_db(dst_db)?;
         if db == dst_db && src == dst {
             return Err(Error::SameObject);
         }
@@ -435,8 +449,10 @@ impl Writer<'_> {
     /// MOVE: returns whether it moved.
     ///
     /// # Errors
-    /// [`Error::SameObject`] when `dst_db == db`.
+    /// [`Error::DbIndexOutOfRange`] for a bad `dst_db`; [`Error::SameObject`] when
+    /// `dst_db == db`.
     pub fn move_key(&mut self, db: u32, key: &[u8], dst_db: u32) -> Result<bool> {
+        self.check_db(dst_db)?;
         if db == dst_db {
             return Err(Error::SameObject);
         }
@@ -446,9 +462,9 @@ impl Writer<'_> {
         let version = self.next_version();
         self.conn
             .prepare_cached(
-                "UPDATE relis_keys SET db = ?3, version = ?4 WHERE db = ?1 AND key = ?2",
+                "UPDATE relis_keys SET db = ?3, version = ?4, mtime = ?5 WHERE db = ?1 AND key = ?2",
             )?
-            .execute((db, key, dst_db, version))?;
+            .execute((db, key, dst_db, version, self.now))?;
         Ok(true)
     }
 

@@ -10,10 +10,12 @@ const MIGRATIONS: &[&str] = &[include_str!("schema/0001_keyspace.sql")];
 /// The schema version this build writes.
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
-/// Brings `conn`'s file up to [`VERSION`], refusing files that are not Relis databases or that a
-/// newer Relis wrote.
-pub(crate) fn migrate(conn: &mut Connection, path: &str) -> Result<()> {
-    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+/// Refuses, without writing anything, files that are not Relis databases or that a newer Relis
+/// wrote. Returns the file's schema version.
+pub(crate) fn check(conn: &Connection, path: &str) -> Result<i64> {
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(|e| Error::NotRelis(format!("{path}: not a readable SQLite database: {e}")))?;
     if version > VERSION {
         return Err(Error::NotRelis(format!(
             "{path}: schema version {version} is newer than this Relis understands ({VERSION})"
@@ -32,6 +34,11 @@ pub(crate) fn migrate(conn: &mut Connection, path: &str) -> Result<()> {
             )));
         }
     }
+    Ok(version)
+}
+
+/// Brings `conn`'s file up to [`VERSION`]; [`check`] has accepted it.
+pub(crate) fn migrate(conn: &mut Connection, version: i64) -> Result<()> {
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         let tx = conn.transaction()?;
         tx.execute_batch(sql)?;

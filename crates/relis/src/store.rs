@@ -47,16 +47,6 @@ impl KeyType {
         .find(|t| t.name().as_bytes().eq_ignore_ascii_case(name))
     }
 
-    pub(crate) fn code(self) -> i64 {
-        match self {
-            KeyType::String => 0,
-            KeyType::Hash => 1,
-            KeyType::List => 2,
-            KeyType::Set => 3,
-            KeyType::ZSet => 4,
-        }
-    }
-
     pub(crate) fn from_code(code: i64) -> Result<KeyType> {
         Ok(match code {
             0 => KeyType::String,
@@ -169,14 +159,6 @@ impl<'c> Reader<'c> {
             })
         })
         .transpose()
-    }
-
-    /// The live key's metadata, or [`Error::WrongType`] if it holds another type than `kind`.
-    pub(crate) fn meta_of(&self, db: u32, key: &[u8], kind: KeyType) -> Result<Option<KeyMeta>> {
-        match self.meta(db, key)? {
-            Some(m) if m.kind != kind => Err(Error::WrongType),
-            m => Ok(m),
-        }
     }
 }
 

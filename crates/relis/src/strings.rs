@@ -3,7 +3,7 @@
 
 use crate::db::Db;
 use crate::error::{Error, Result};
-use crate::store::{KeyMeta, KeyType, Reader, Writer, LIVE};
+use crate::store::{KeyMeta, KeyType, Reader, Writer};
 use bytes::Bytes;
 use rusqlite::OptionalExtension;
 
@@ -238,23 +238,22 @@ impl Reader<'_> {
     /// # Errors
     /// [`Error::WrongType`] if the key holds another type.
     pub fn get(&self, db: u32, key: &[u8]) -> Result<Option<Bytes>> {
-        let mut st = self.conn.prepare_cached(&format!(
-            "SELECT type, value FROM relis_keys WHERE db = :db AND key = :key AND {LIVE}"
-        ))?;
+        // A literal, not format!: this is the hottest statement and the cache is keyed by text.
+        let mut st = self.conn.prepare_cached(
+            "SELECT type, value FROM relis_keys
+             WHERE db = ?1 AND key = ?2 AND (expire_at IS NULL OR expire_at > ?3)",
+        )?;
         let row = st
-            .query_row(
-                rusqlite::named_params! {":db": db, ":key": key, ":now": self.now},
-                |r| {
-                    let t: i64 = r.get(0)?;
-                    if t != 0 {
-                        return Ok(None);
-                    }
-                    let v = r.get_ref(1)?;
-                    Ok(Some(Bytes::copy_from_slice(
-                        v.as_blob_or_null()?.unwrap_or(&[]),
-                    )))
-                },
-            )
+            .query_row((db, key, self.now), |r| {
+                let t: i64 = r.get(0)?;
+                if t != 0 {
+                    return Ok(None);
+                }
+                let v = r.get_ref(1)?;
+                Ok(Some(Bytes::copy_from_slice(
+                    v.as_blob_or_null()?.unwrap_or(&[]),
+                )))
+            })
             .optional()?;
         match row {
             None => Ok(None),

@@ -1,0 +1,234 @@
+//! The engine through its embedded API: group commit, savepoint isolation, expiry on an injected
+//! clock, persistence across reopen, refusal of foreign files.
+
+use relis::{Clock, Db, Error, Expiry, ManualClock, Options, SetCond, SetOptions, Ttl};
+use std::sync::Arc;
+
+fn with_clock(path: Option<std::path::PathBuf>) -> (Db, ManualClock) {
+    let clock = ManualClock::new(1_700_000_000_000);
+    let db = Db::open_with(Options {
+        path,
+        clock: Arc::new(clock.clone()),
+        ..Options::default()
+    })
+    .expect("open");
+    (db, clock)
+}
+
+#[test]
+fn concurrent_writers_are_all_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("t.db")).unwrap();
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                for i in 0..200 {
+                    db.set(format!("k{t}:{i}"), format!("{i}")).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(db.dbsize().unwrap(), 1600);
+    let s = db.stats();
+    let commits = s.commits.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(commits <= 1600, "writes were grouped: {commits} commits");
+    drop(db);
+    let db = Db::open(dir.path().join("t.db")).unwrap();
+    assert_eq!(db.get("k7:199").unwrap().as_deref(), Some(&b"199"[..]));
+    assert_eq!(db.dbsize().unwrap(), 1600);
+}
+
+#[test]
+fn a_failing_job_rolls_back_alone() {
+    let db = Db::open_in_memory().unwrap();
+    db.set("keep", "1").unwrap();
+    let r: Result<(), Error> = db.write(|w| {
+        w.set(0, b"half", b"written", SetOptions::default())?;
+        Err(Error::WrongType)
+    });
+    assert_eq!(r, Err(Error::WrongType));
+    assert_eq!(db.get("half").unwrap(), None, "its write was rolled back");
+    db.set("after", "2").unwrap();
+    assert_eq!(db.get("keep").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(db.get("after").unwrap().as_deref(), Some(&b"2"[..]));
+}
+
+#[test]
+fn expiry_follows_the_injected_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, clock) = with_clock(Some(dir.path().join("e.db")));
+    db.set_with(
+        "temp",
+        "v",
+        SetOptions {
+            expiry: Expiry::In(1_000),
+            ..SetOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(db.ttl("temp").unwrap(), Ttl::At(clock.now_ms() + 1_000));
+    clock.advance(999);
+    assert!(
+        db.get("temp").unwrap().is_some(),
+        "alive 1 ms before expiry"
+    );
+    clock.advance(1);
+    assert_eq!(db.get("temp").unwrap(), None, "gone at its expiry");
+    assert_eq!(db.exists(&["temp"]).unwrap(), 0);
+    assert_eq!(
+        db.dbsize().unwrap(),
+        1,
+        "DBSIZE counts it until the sweep, as Redis"
+    );
+    assert_eq!(db.sweep_expired(100).unwrap(), 1);
+    assert_eq!(db.dbsize().unwrap(), 0);
+
+    // A write to an expired key starts from empty: INCR sees 0, not the old value.
+    db.set_with(
+        "n",
+        "41",
+        SetOptions {
+            expiry: Expiry::In(10),
+            ..SetOptions::default()
+        },
+    )
+    .unwrap();
+    clock.advance(10);
+    assert_eq!(db.incr_by("n", 1).unwrap(), 1);
+    assert_eq!(db.ttl("n").unwrap(), Ttl::Persistent);
+    // NX sees an expired key as absent.
+    db.set_with(
+        "nx",
+        "old",
+        SetOptions {
+            expiry: Expiry::In(5),
+            ..SetOptions::default()
+        },
+    )
+    .unwrap();
+    clock.advance(5);
+    let out = db
+        .set_with(
+            "nx",
+            "new",
+            SetOptions {
+                cond: SetCond::IfAbsent,
+                get: true,
+                ..SetOptions::default()
+            },
+        )
+        .unwrap();
+    assert!(out.written);
+    assert_eq!(out.old, None);
+}
+
+#[test]
+fn keepttl_on_an_expired_key_does_not_resurrect_its_ttl() {
+    let (db, clock) = with_clock(None);
+    db.set_with(
+        "k",
+        "v",
+        SetOptions {
+            expiry: Expiry::In(5),
+            ..SetOptions::default()
+        },
+    )
+    .unwrap();
+    clock.advance(6);
+    db.set_with(
+        "k",
+        "v2",
+        SetOptions {
+            expiry: Expiry::Keep,
+            ..SetOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(db.ttl("k").unwrap(), Ttl::Persistent);
+    assert_eq!(db.get("k").unwrap().as_deref(), Some(&b"v2"[..]));
+}
+
+#[test]
+fn refuses_a_file_that_is_not_relis() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.db");
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+            .unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    match Db::open(&path) {
+        Err(Error::NotRelis(m)) => assert!(m.contains("other.db"), "{m}"),
+        Err(e) => panic!("unexpected error {e}"),
+        Ok(_) => panic!("opened a foreign file"),
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), before, "file untouched");
+}
+
+#[test]
+fn incrbyfloat_matches_redis_formatting() {
+    let db = Db::open_in_memory().unwrap();
+    db.set("f", "10.50").unwrap();
+    let w = |key: &'static str, by: &'static str| {
+        db.write(move |w| w.incr_by_float(0, key.as_bytes(), by.as_bytes()))
+            .unwrap()
+    };
+    assert_eq!(&w("f", "0.1")[..], b"10.6");
+    assert_eq!(&w("f", "-5")[..], b"5.6");
+    db.set("g", "5.0e3").unwrap();
+    assert_eq!(&w("g", "2.0e2")[..], b"5200");
+    assert_eq!(&w("new", "3")[..], b"3");
+    assert_eq!(
+        db.write(|w| w.incr_by_float(0, b"f", b"abc")),
+        Err(Error::NotFloat)
+    );
+    assert_eq!(
+        db.write(|w| w.incr_by_float(0, b"f", b"inf")),
+        Err(Error::NanOrInfinity)
+    );
+    db.set("s", "not a number").unwrap();
+    assert_eq!(
+        db.write(|w| w.incr_by_float(0, b"s", b"1")),
+        Err(Error::NotFloat)
+    );
+}
+
+#[test]
+fn lcs_matches_redis_example() {
+    let l = relis::lcs(b"ohmytext", b"mynewtext");
+    assert_eq!(&l.common[..], b"mytext");
+    assert_eq!(l.matches, vec![((4, 7), (5, 8)), ((2, 3), (0, 1))]);
+    assert_eq!(relis::lcs(b"", b"abc").common.len(), 0);
+}
+
+#[test]
+fn integers_parse_like_string2ll() {
+    for ok in [
+        "0",
+        "-1",
+        "9223372036854775807",
+        "-9223372036854775808",
+        "42",
+    ] {
+        assert!(relis::parse_i64(ok.as_bytes()).is_some(), "{ok}");
+    }
+    for bad in [
+        "",
+        "+1",
+        "01",
+        "-0",
+        " 1",
+        "1 ",
+        "9223372036854775808",
+        "1.0",
+        "abc",
+        "-",
+    ] {
+        assert!(relis::parse_i64(bad.as_bytes()).is_none(), "{bad}");
+    }
+}
