@@ -441,7 +441,9 @@ impl Writer<'_> {
     /// Copies a collection's elements to the key with id `to`.
     fn copy_elements(&mut self, meta: &KeyMeta, _to: i64) -> Result<()> {
         match meta.kind {
-            // Strings are inline; collections arrive with their tables.
+            // Strings are inline in the key row, which the INSERT above copied. Collections
+            // arrive with their tables.
+            KeyType::String => Ok(()),
             _ => Ok(()),
         }
     }
@@ -622,5 +624,261 @@ impl Db {
     pub fn flushdb(&self) -> Result<()> {
         let db = self.index();
         self.write(move |w| w.flushdb(db))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::db::Options;
+    use std::sync::Arc;
+
+    const T0: i64 = 1_700_000_000_000;
+
+    fn open() -> (Db, ManualClock) {
+        let clock = ManualClock::new(T0);
+        let db = Db::open_with(Options {
+            clock: Arc::new(clock.clone()),
+            ..Options::default()
+        })
+        .unwrap();
+        (db, clock)
+    }
+
+    fn b(s: &str) -> Bytes {
+        Bytes::copy_from_slice(s.as_bytes())
+    }
+
+    #[test]
+    fn expiry_follows_the_clock() {
+        let (db, clock) = open();
+        db.set("k", "v").unwrap();
+        assert_eq!(db.ttl("k").unwrap(), Ttl::Persistent);
+        assert_eq!(db.ttl("missing").unwrap(), Ttl::Missing);
+        assert!(db.pexpire("k", 1000, ExpireCond::Always).unwrap());
+        assert_eq!(db.ttl("k").unwrap(), Ttl::At(T0 + 1000));
+        clock.advance(999);
+        assert_eq!(db.exists(&["k"]).unwrap(), 1);
+        clock.advance(1);
+        assert_eq!(db.exists(&["k"]).unwrap(), 0, "expired at its time");
+        assert_eq!(db.ttl("k").unwrap(), Ttl::Missing);
+        assert_eq!(db.key_type("k").unwrap(), None);
+        assert!(db.keys("*").unwrap().is_empty());
+        assert!(
+            !db.persist("k").unwrap(),
+            "an expired key is gone for writes too"
+        );
+        assert!(!db.pexpire("k", 1000, ExpireCond::Always).unwrap());
+    }
+
+    #[test]
+    fn expire_in_the_past_deletes_and_counts_as_set() {
+        let (db, _clock) = open();
+        db.set("k", "v").unwrap();
+        assert!(db.pexpire_at("k", T0, ExpireCond::Always).unwrap());
+        assert_eq!(db.exists(&["k"]).unwrap(), 0);
+        assert_eq!(db.dbsize().unwrap(), 0, "deleted, not left for the sweep");
+        assert!(!db.pexpire_at("k", T0 - 1, ExpireCond::Always).unwrap());
+        assert_eq!(
+            db.pexpire("k", i64::MAX, ExpireCond::Always),
+            Err(Error::InvalidExpire)
+        );
+    }
+
+    #[test]
+    fn expire_conditions() {
+        use ExpireCond::*;
+        let (db, _clock) = open();
+        db.set("k", "v").unwrap();
+        let at = |ms: i64, c: ExpireCond| db.pexpire_at("k", T0 + ms, c).unwrap();
+        // No expiry yet: XX, GT and XX+LT refuse; LT counts "none" as infinite and passes.
+        assert!(!at(5000, Xx));
+        assert!(!at(5000, Gt));
+        assert!(!at(5000, XxLt));
+        assert!(at(5000, Nx));
+        assert!(!at(9000, Nx));
+        assert!(!at(5000, Gt), "equal is not greater");
+        assert!(at(6000, Gt));
+        assert!(!at(6000, Lt), "equal is not less");
+        assert!(at(4000, XxLt));
+        assert!(at(3000, Lt));
+        assert!(at(7000, Xx));
+        assert_eq!(db.ttl("k").unwrap(), Ttl::At(T0 + 7000));
+        assert!(db.persist("k").unwrap());
+        assert!(!db.persist("k").unwrap());
+        assert!(at(2000, Lt));
+        assert_eq!(db.ttl("k").unwrap(), Ttl::At(T0 + 2000));
+    }
+
+    #[test]
+    fn rename_keeps_value_and_expiry() {
+        let (db, _clock) = open();
+        assert_eq!(db.rename("a", "b"), Err(Error::NoSuchKey));
+        assert_eq!(db.rename("a", "a"), Err(Error::NoSuchKey));
+        db.set("a", "1").unwrap();
+        db.pexpire("a", 5000, ExpireCond::Always).unwrap();
+        db.set("b", "2").unwrap();
+        let nx = |src: &'static str, dst: &'static str| {
+            db.write(move |w| w.rename(0, src.as_bytes(), dst.as_bytes(), true))
+                .unwrap()
+        };
+        assert!(!nx("a", "b"));
+        assert!(!nx("a", "a"));
+        db.rename("a", "a").unwrap();
+        db.rename("a", "b").unwrap();
+        assert_eq!(db.get("b").unwrap(), Some(b("1")));
+        assert_eq!(db.ttl("b").unwrap(), Ttl::At(T0 + 5000));
+        assert_eq!(db.exists(&["a"]).unwrap(), 0);
+        assert!(nx("b", "c"));
+        assert_eq!(db.keys("*").unwrap(), vec![b("c")]);
+    }
+
+    #[test]
+    fn copy_and_move_across_databases() {
+        let (db, clock) = open();
+        db.set("k", "v").unwrap();
+        db.pexpire("k", 5000, ExpireCond::Always).unwrap();
+        let copy = |src: &'static str, to: u32, dst: &'static str, replace: bool| {
+            db.write(move |w| w.copy(0, src.as_bytes(), to, dst.as_bytes(), replace))
+        };
+        assert_eq!(copy("k", 0, "k", false), Err(Error::SameObject));
+        assert_eq!(copy("nope", 0, "nope", false), Err(Error::SameObject));
+        assert_eq!(copy("k", 16, "k", false), Err(Error::DbIndexOutOfRange));
+        assert_eq!(copy("nope", 0, "x", false), Ok(false));
+        assert_eq!(copy("k", 0, "k2", false), Ok(true));
+        assert_eq!(copy("k", 0, "k2", false), Ok(false));
+        assert_eq!(copy("k", 0, "k2", true), Ok(true));
+        assert_eq!(copy("k", 1, "k", false), Ok(true));
+        let db1 = db.select(1).unwrap();
+        assert_eq!(db1.get("k").unwrap(), Some(b("v")));
+        assert_eq!(
+            db1.ttl("k").unwrap(),
+            Ttl::At(T0 + 5000),
+            "the expiry is copied"
+        );
+        assert_eq!(db.ttl("k2").unwrap(), Ttl::At(T0 + 5000));
+
+        let mv = |key: &'static str, to: u32| db.write(move |w| w.move_key(0, key.as_bytes(), to));
+        assert_eq!(mv("k", 0), Err(Error::SameObject));
+        assert_eq!(mv("k", 16), Err(Error::DbIndexOutOfRange));
+        assert_eq!(mv("k", 1), Ok(false), "db 1 has it already");
+        assert_eq!(mv("nope", 1), Ok(false));
+        assert_eq!(mv("k2", 2), Ok(true));
+        let db2 = db.select(2).unwrap();
+        assert_eq!(
+            db2.ttl("k2").unwrap(),
+            Ttl::At(T0 + 5000),
+            "the expiry moves along"
+        );
+        assert_eq!(db.exists(&["k2"]).unwrap(), 0);
+
+        // An expired destination does not block: it is gone.
+        clock.advance(5000);
+        db.set("k", "new").unwrap();
+        assert_eq!(mv("k", 1), Ok(true));
+        assert_eq!(db1.get("k").unwrap(), Some(b("new")));
+    }
+
+    #[test]
+    fn flush_and_swap() {
+        let (db, _clock) = open();
+        let db1 = db.select(1).unwrap();
+        db.set("a", "0").unwrap();
+        db1.set("b", "1").unwrap();
+        db.write(|w| w.swapdb(0, 1)).unwrap();
+        assert_eq!(db.keys("*").unwrap(), vec![b("b")]);
+        assert_eq!(db1.keys("*").unwrap(), vec![b("a")]);
+        assert_eq!(db.write(|w| w.swapdb(0, 16)), Err(Error::DbIndexOutOfRange));
+        db.write(|w| w.swapdb(3, 3)).unwrap();
+        db.flushdb().unwrap();
+        assert_eq!((db.dbsize().unwrap(), db1.dbsize().unwrap()), (0, 1));
+        db.set("c", "2").unwrap();
+        db.write(|w| w.flushall()).unwrap();
+        assert_eq!((db.dbsize().unwrap(), db1.dbsize().unwrap()), (0, 0));
+    }
+
+    #[test]
+    fn scan_pages_cover_every_key_once() {
+        let (db, _clock) = open();
+        let mut want: Vec<Bytes> = (0..57).map(|i| b(&format!("key:{i}"))).collect();
+        for k in &want {
+            db.set(k, "v").unwrap();
+        }
+        db.set("other", "v").unwrap();
+        want.sort();
+        for pattern in [None, Some("key:*"), Some("*")] {
+            let mut got = Vec::new();
+            let mut after: Option<Bytes> = None;
+            loop {
+                let (a, p) = (after.clone(), pattern.map(|p| p.as_bytes().to_vec()));
+                let page = db
+                    .read(move |r| r.scan(0, a.as_deref(), 7, p.as_deref(), None))
+                    .unwrap();
+                assert!(page.keys.len() <= 7);
+                got.extend(page.keys);
+                match page.next {
+                    Some(n) => after = Some(n),
+                    None => break,
+                }
+            }
+            if pattern == Some("key:*") {
+                assert_eq!(got, want, "{pattern:?}");
+            } else {
+                assert_eq!(got.len(), 58, "{pattern:?}");
+            }
+        }
+        let only = |kind| {
+            db.read(move |r| r.scan(0, None, 1000, None, Some(kind)))
+                .unwrap()
+                .keys
+                .len()
+        };
+        assert_eq!(only(KeyType::String), 58);
+        assert_eq!(only(KeyType::Hash), 0);
+        assert_eq!(db.keys("key:1?").unwrap().len(), 10);
+        assert_eq!(db.keys("nomatch*").unwrap().len(), 0);
+    }
+
+    #[test]
+    fn randomkey_skips_expired_keys() {
+        let (db, clock) = open();
+        assert_eq!(db.read(|r| r.randomkey(0)).unwrap(), None);
+        db.set("gone", "v").unwrap();
+        db.pexpire("gone", 10, ExpireCond::Always).unwrap();
+        db.set("live", "v").unwrap();
+        clock.advance(10);
+        for _ in 0..20 {
+            assert_eq!(db.read(|r| r.randomkey(0)).unwrap(), Some(b("live")));
+        }
+    }
+
+    #[test]
+    fn object_encodings() {
+        let (db, clock) = open();
+        let obj = |k: &'static str| db.read(move |r| r.object(0, k.as_bytes())).unwrap();
+        for (v, enc, shared) in [
+            ("0", "int", true),
+            ("9999", "int", true),
+            ("10000", "int", false),
+            ("-1", "int", false),
+            ("9223372036854775807", "int", false),
+            ("12345678901234567890", "embstr", false),
+            ("01", "embstr", false),
+            ("+1", "embstr", false),
+            (&"a".repeat(44), "embstr", false),
+            (&"a".repeat(45), "raw", false),
+        ] {
+            db.set("k", v).unwrap();
+            let info = obj("k").unwrap();
+            assert_eq!((info.encoding, info.shared_integer), (enc, shared), "{v}");
+        }
+        assert_eq!(obj("missing"), None);
+        clock.advance(3000);
+        assert_eq!(obj("k").unwrap().meta.mtime, T0, "reads do not move mtime");
+        db.pexpire("k", 100_000, ExpireCond::Always).unwrap();
+        assert_eq!(obj("k").unwrap().meta.mtime, T0 + 3000, "writes do");
+        assert_eq!(db.exists(&["k", "k", "missing"]).unwrap(), 2);
+        assert_eq!(db.del(&["k", "k", "missing"]).unwrap(), 1);
     }
 }
