@@ -30,5 +30,5 @@ pub use keys::{ExpireCond, KeyspaceInfo, ObjectInfo, ScanPage, Ttl};
 pub use store::{KeyMeta, KeyType, Reader, Writer};
 pub use strings::{
     add_float, clamp_range, lcs, parse_i64, Expiry, Lcs, SetCond, SetOptions, SetOutcome,
-    MAX_STRING,
+    StringLookup, MAX_STRING,
 };

@@ -68,6 +68,34 @@ pub struct SetOutcome {
     pub old: Option<Bytes>,
 }
 
+/// What a read finds at a key, for commands that treat a key of another type as something other
+/// than WRONGTYPE (MGET replies nil for it, LCS has its own error text) and still count it as a
+/// keyspace hit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StringLookup {
+    /// No live key.
+    Missing,
+    /// A string.
+    Value(Bytes),
+    /// A key of another type.
+    OtherType,
+}
+
+impl StringLookup {
+    /// Whether a key was found (of any type): Redis counts that as a keyspace hit.
+    pub fn found(&self) -> bool {
+        !matches!(self, StringLookup::Missing)
+    }
+
+    /// The string, if the key holds one.
+    pub fn value(self) -> Option<Bytes> {
+        match self {
+            StringLookup::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
 /// Parses an integer as Redis's `string2ll` does: no spaces, no `+`, no leading zeros, no `-0`.
 pub fn parse_i64(s: &[u8]) -> Option<i64> {
     if s.is_empty() || s.len() > 20 {
@@ -238,6 +266,18 @@ impl Reader<'_> {
     /// # Errors
     /// [`Error::WrongType`] if the key holds another type.
     pub fn get(&self, db: u32, key: &[u8]) -> Result<Option<Bytes>> {
+        match self.lookup_string(db, key)? {
+            StringLookup::Missing => Ok(None),
+            StringLookup::Value(v) => Ok(Some(v)),
+            StringLookup::OtherType => Err(Error::WrongType),
+        }
+    }
+
+    /// The string at `key`, or what else is there.
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub fn lookup_string(&self, db: u32, key: &[u8]) -> Result<StringLookup> {
         // A literal, not format!: this is the hottest statement and the cache is keyed by text.
         let mut st = self.conn.prepare_cached(
             "SELECT type, value FROM relis_keys
@@ -255,55 +295,65 @@ impl Reader<'_> {
                 )))
             })
             .optional()?;
-        match row {
-            None => Ok(None),
-            Some(None) => Err(Error::WrongType),
-            Some(v) => Ok(v),
-        }
-    }
-
-    /// MGET: each key's string, `None` for missing keys and keys of other types.
-    ///
-    /// # Errors
-    /// Storage errors only.
-    pub fn mget(&self, db: u32, keys: &[Bytes]) -> Result<Vec<Option<Bytes>>> {
-        keys.iter()
-            .map(|k| match self.get(db, k) {
-                Err(Error::WrongType) => Ok(None),
-                r => r,
-            })
-            .collect()
-    }
-
-    /// STRLEN.
-    ///
-    /// # Errors
-    /// [`Error::WrongType`].
-    pub fn strlen(&self, db: u32, key: &[u8]) -> Result<i64> {
-        Ok(self.get(db, key)?.map_or(0, |v| v.len() as i64))
-    }
-
-    /// GETRANGE / SUBSTR.
-    ///
-    /// # Errors
-    /// [`Error::WrongType`].
-    pub fn getrange(&self, db: u32, key: &[u8], start: i64, end: i64) -> Result<Bytes> {
-        let v = self.get(db, key)?.unwrap_or_default();
-        Ok(match clamp_range(v.len(), start, end) {
-            Some((s, e)) => v.slice(s..e),
-            None => Bytes::new(),
+        Ok(match row {
+            None => StringLookup::Missing,
+            Some(None) => StringLookup::OtherType,
+            Some(Some(v)) => StringLookup::Value(v),
         })
     }
 
-    /// The strings at two keys for LCS (missing keys are empty).
+    /// MGET: what each key holds (the command replies nil for missing keys and keys of other
+    /// types, and counts both found cases as hits).
     ///
     /// # Errors
-    /// [`Error::WrongType`] if either holds another type.
-    pub fn lcs_values(&self, db: u32, a: &[u8], b: &[u8]) -> Result<(Bytes, Bytes)> {
-        Ok((
-            self.get(db, a)?.unwrap_or_default(),
-            self.get(db, b)?.unwrap_or_default(),
-        ))
+    /// Storage errors only.
+    pub fn mget(&self, db: u32, keys: &[Bytes]) -> Result<Vec<StringLookup>> {
+        keys.iter().map(|k| self.lookup_string(db, k)).collect()
+    }
+
+    /// STRLEN: the length of the string at `key`, `None` when there is no key (SQLite measures
+    /// the blob without handing it over).
+    ///
+    /// # Errors
+    /// [`Error::WrongType`].
+    pub fn strlen(&self, db: u32, key: &[u8]) -> Result<Option<i64>> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT type, length(value) FROM relis_keys
+             WHERE db = ?1 AND key = ?2 AND (expire_at IS NULL OR expire_at > ?3)",
+        )?;
+        let row = st
+            .query_row((db, key, self.now), |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?))
+            })
+            .optional()?;
+        match row {
+            None => Ok(None),
+            Some((0, len)) => Ok(Some(len.unwrap_or(0))),
+            Some(_) => Err(Error::WrongType),
+        }
+    }
+
+    /// GETRANGE / SUBSTR: the bytes from `start` to `end` inclusive (negative counts from the
+    /// end, clamped as Redis does); `None` when there is no key.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`].
+    pub fn getrange(&self, db: u32, key: &[u8], start: i64, end: i64) -> Result<Option<Bytes>> {
+        let Some(v) = self.get(db, key)? else {
+            return Ok(None);
+        };
+        Ok(Some(match clamp_range(v.len(), start, end) {
+            Some((s, e)) => v.slice(s..e),
+            None => Bytes::new(),
+        }))
+    }
+
+    /// What two keys hold, for LCS (which checks types itself, and counts both lookups).
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub fn lcs_values(&self, db: u32, a: &[u8], b: &[u8]) -> Result<(StringLookup, StringLookup)> {
+        Ok((self.lookup_string(db, a)?, self.lookup_string(db, b)?))
     }
 }
 
@@ -456,8 +506,11 @@ impl Writer<'_> {
         if let Some(e) = expiry {
             match e.resolve(self.now)? {
                 Some(Some(at)) if at <= self.now => self.delete_key(db, key, &m)?,
-                Some(at) => self.set_expire_at(db, key, at)?,
-                None => {}
+                Some(Some(at)) => self.set_expire_at(db, key, Some(at))?,
+                // PERSIST on a key without a TTL changes nothing (Redis does not even signal
+                // the key as modified, so a WATCH on it survives).
+                Some(None) if m.expire_at.is_some() => self.set_expire_at(db, key, None)?,
+                Some(None) | None => {}
             }
         }
         Ok(v)
@@ -498,17 +551,18 @@ impl Writer<'_> {
         Ok(new)
     }
 
-    /// APPEND: returns the new length.
+    /// APPEND: returns the new length. `max` is the longest string allowed (the server's
+    /// proto-max-bulk-len).
     ///
     /// # Errors
     /// [`Error::WrongType`], [`Error::StringTooLong`].
-    pub fn append(&mut self, db: u32, key: &[u8], value: &[u8]) -> Result<i64> {
+    pub fn append(&mut self, db: u32, key: &[u8], value: &[u8], max: usize) -> Result<i64> {
         let old = self.meta_for_write_of(db, key, KeyType::String)?;
         let cur = match &old {
             Some(_) => self.get(db, key)?.unwrap_or_default(),
             None => Bytes::new(),
         };
-        if cur.len() + value.len() > MAX_STRING {
+        if cur.len() + value.len() > max {
             return Err(Error::StringTooLong);
         }
         let mut v = Vec::with_capacity(cur.len() + value.len());
@@ -518,11 +572,19 @@ impl Writer<'_> {
         Ok(v.len() as i64)
     }
 
-    /// SETRANGE: returns the new length. The caller has checked `offset >= 0`.
+    /// SETRANGE: returns the new length. The caller has checked `offset >= 0`; `max` is the
+    /// longest string allowed (the server's proto-max-bulk-len). Writing nothing creates nothing.
     ///
     /// # Errors
     /// [`Error::WrongType`], [`Error::StringTooLong`].
-    pub fn setrange(&mut self, db: u32, key: &[u8], offset: usize, value: &[u8]) -> Result<i64> {
+    pub fn setrange(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        offset: usize,
+        value: &[u8],
+        max: usize,
+    ) -> Result<i64> {
         let old = self.meta_for_write_of(db, key, KeyType::String)?;
         let cur = match &old {
             Some(_) => self.get(db, key)?.unwrap_or_default(),
@@ -531,7 +593,7 @@ impl Writer<'_> {
         if value.is_empty() {
             return Ok(cur.len() as i64);
         }
-        if offset + value.len() > MAX_STRING {
+        if offset.saturating_add(value.len()) > max {
             return Err(Error::StringTooLong);
         }
         let mut v = cur.to_vec();
@@ -617,7 +679,12 @@ impl Db {
             .iter()
             .map(|k| Bytes::copy_from_slice(k.as_ref()))
             .collect();
-        self.read(move |r| r.mget(db, &keys))
+        self.read(move |r| {
+            Ok(r.mget(db, &keys)?
+                .into_iter()
+                .map(StringLookup::value)
+                .collect())
+        })
     }
 
     /// MSET.
@@ -683,7 +750,7 @@ impl Db {
     /// As [`Writer::append`].
     pub fn append(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<i64> {
         let (db, key, value) = (self.index(), key.as_ref().to_vec(), value.as_ref().to_vec());
-        self.write(move |w| w.append(db, &key, &value))
+        self.write(move |w| w.append(db, &key, &value, MAX_STRING))
     }
 
     /// STRLEN.
@@ -692,7 +759,7 @@ impl Db {
     /// [`Error::WrongType`].
     pub fn strlen(&self, key: impl AsRef<[u8]>) -> Result<i64> {
         let (db, key) = (self.index(), key.as_ref().to_vec());
-        self.read(move |r| r.strlen(db, &key))
+        self.read(move |r| Ok(r.strlen(db, &key)?.unwrap_or(0)))
     }
 
     /// GETRANGE.
@@ -701,7 +768,7 @@ impl Db {
     /// [`Error::WrongType`].
     pub fn getrange(&self, key: impl AsRef<[u8]>, start: i64, end: i64) -> Result<Bytes> {
         let (db, key) = (self.index(), key.as_ref().to_vec());
-        self.read(move |r| r.getrange(db, &key, start, end))
+        self.read(move |r| Ok(r.getrange(db, &key, start, end)?.unwrap_or_default()))
     }
 
     /// SETRANGE.
@@ -715,7 +782,7 @@ impl Db {
         value: impl AsRef<[u8]>,
     ) -> Result<i64> {
         let (db, key, value) = (self.index(), key.as_ref().to_vec(), value.as_ref().to_vec());
-        self.write(move |w| w.setrange(db, &key, offset, &value))
+        self.write(move |w| w.setrange(db, &key, offset, &value, MAX_STRING))
     }
 }
 

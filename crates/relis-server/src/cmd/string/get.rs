@@ -15,7 +15,7 @@ pub const SPEC: Spec = Spec {
     keys: (1, 1, 1),
     group: "string",
     since: "1.0.0",
-    summary: "Returns the string value of a key.",
+    summary: "Get the value of a key",
     complexity: "O(1)",
     parse: Get::parse,
     ..Spec::BASE
@@ -37,8 +37,7 @@ impl Get {
 
 impl ReadCmd for Get {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let v = r.get(cx.db, &self.key)?;
-        cx.hit(v.is_some());
+        let v = super::counted(cx, r.get(cx.db, &self.key))?;
         Ok(v.map_or(Frame::Null, Frame::Bulk))
     }
 }

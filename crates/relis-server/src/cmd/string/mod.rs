@@ -1,9 +1,21 @@
 //! The string family.
 
+pub mod append;
 pub mod get;
+pub mod getdel;
+pub mod getex;
+pub mod getrange;
+pub mod incr;
+pub mod incrbyfloat;
+pub mod lcs;
+pub mod mget;
+pub mod mset;
 pub mod set;
+pub mod setrange;
+pub mod strlen;
 
-use crate::cmd::Spec;
+use crate::cmd::{Cx, Spec};
+use crate::error::CmdError;
 
 /// The string commands.
 pub static SPECS: &[Spec] = &[
@@ -12,4 +24,54 @@ pub static SPECS: &[Spec] = &[
     set::SPEC_SETNX,
     set::SPEC_SETEX,
     set::SPEC_PSETEX,
+    set::SPEC_GETSET,
+    getdel::SPEC,
+    getex::SPEC,
+    mget::SPEC,
+    mset::SPEC,
+    mset::SPEC_MSETNX,
+    incr::SPEC_INCR,
+    incr::SPEC_DECR,
+    incr::SPEC_INCRBY,
+    incr::SPEC_DECRBY,
+    incrbyfloat::SPEC,
+    append::SPEC,
+    strlen::SPEC,
+    getrange::SPEC,
+    getrange::SPEC_SUBSTR,
+    setrange::SPEC,
+    lcs::SPEC,
 ];
+
+/// Counts a read lookup of one key in keyspace_hits / keyspace_misses as Redis's
+/// `lookupKeyRead` does: a key of another type is a hit (the WRONGTYPE comes after the lookup).
+/// Storage errors count nothing.
+fn counted<T>(cx: &Cx, r: Result<Option<T>, relis::Error>) -> Result<Option<T>, CmdError> {
+    match r {
+        Ok(v) => {
+            cx.hit(v.is_some());
+            Ok(v)
+        }
+        Err(relis::Error::WrongType) => {
+            cx.hit(true);
+            Err(CmdError::WrongType)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The server's proto-max-bulk-len: the longest string APPEND and SETRANGE may build, and the
+/// largest transient table LCS may allocate.
+fn max_bulk_len(cx: &Cx) -> usize {
+    cx.server.config.read().proto_max_bulk_len
+}
+
+/// Test helper: splits a command line into arguments.
+#[cfg(test)]
+pub(crate) fn args_of(name: &'static str, line: &str) -> crate::args::Args {
+    let args = line
+        .split_whitespace()
+        .map(|s| bytes::Bytes::copy_from_slice(s.as_bytes()))
+        .collect();
+    crate::args::Args::new(name, args)
+}

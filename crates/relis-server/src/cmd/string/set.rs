@@ -1,6 +1,6 @@
 //! SET key value [NX | XX] [GET] [EX s | PX ms | EXAT unix-s | PXAT unix-ms | KEEPTTL]
-//! <https://redis.io/commands/set/>. SETNX, SETEX and PSETEX are thin variants of the same
-//! options (STYLE.md: one generic core).
+//! <https://redis.io/commands/set/>. SETNX, SETEX, PSETEX and GETSET are thin variants of the
+//! same options (STYLE.md: one generic core).
 
 use crate::args::{lower, Args};
 use crate::cmd::{Cx, Parsed, Spec, WriteCmd};
@@ -18,8 +18,7 @@ pub const SPEC: Spec = Spec {
     keys: (1, 1, 1),
     group: "string",
     since: "1.0.0",
-    summary:
-        "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.",
+    summary: "Set the string value of a key",
     complexity: "O(1)",
     parse: Set::parse,
     ..Spec::BASE
@@ -34,7 +33,7 @@ pub const SPEC_SETNX: Spec = Spec {
     keys: (1, 1, 1),
     group: "string",
     since: "1.0.0",
-    summary: "Set the string value of a key only when the key doesn't exist.",
+    summary: "Set the value of a key, only if the key does not exist",
     complexity: "O(1)",
     parse: Set::parse_setnx,
     ..Spec::BASE
@@ -49,8 +48,7 @@ pub const SPEC_SETEX: Spec = Spec {
     keys: (1, 1, 1),
     group: "string",
     since: "2.0.0",
-    summary:
-        "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.",
+    summary: "Set the value and expiration of a key",
     complexity: "O(1)",
     parse: Set::parse_setex,
     ..Spec::BASE
@@ -65,9 +63,24 @@ pub const SPEC_PSETEX: Spec = Spec {
     keys: (1, 1, 1),
     group: "string",
     since: "2.6.0",
-    summary: "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.",
+    summary: "Set the value and expiration in milliseconds of a key",
     complexity: "O(1)",
     parse: Set::parse_psetex,
+    ..Spec::BASE
+};
+
+/// GETSET's declaration (deprecated since 6.2 in favour of SET ... GET, which it is).
+pub const SPEC_GETSET: Spec = Spec {
+    name: "getset",
+    arity: 3,
+    flags: &["write", "denyoom", "fast"],
+    acl: &["write", "string", "fast"],
+    keys: (1, 1, 1),
+    group: "string",
+    since: "1.0.0",
+    summary: "Set the string value of a key and return its old value",
+    complexity: "O(1)",
+    parse: Set::parse_getset,
     ..Spec::BASE
 };
 
@@ -113,8 +126,12 @@ impl Set {
                 "xx" if !nx => xx = true,
                 "get" => opts.get = true,
                 "keepttl" if expiry.is_none() => keepttl = true,
+                // Redis rejects two different units but lets one repeat (the last amount wins),
+                // and validates only the amount that wins.
                 unit @ ("ex" | "px" | "exat" | "pxat")
-                    if !keepttl && expiry.is_none() && !args.is_empty() =>
+                    if !keepttl
+                        && expiry.as_ref().is_none_or(|(u, _)| u == unit)
+                        && !args.is_empty() =>
                 {
                     expiry = Some((unit.to_string(), args.next()?));
                 }
@@ -162,6 +179,21 @@ impl Set {
         })
     }
 
+    fn parse_getset(args: &mut Args) -> Result<Parsed, CmdError> {
+        let (key, value) = (args.next()?, args.next()?);
+        args.finish()?;
+        Parsed::write(Set {
+            key,
+            value,
+            opts: SetOptions {
+                get: true,
+                ..SetOptions::default()
+            },
+            shape: Shape::Set,
+            name: "getset",
+        })
+    }
+
     fn parse_timed(args: &mut Args, seconds: bool, name: &'static str) -> Result<Parsed, CmdError> {
         let key = args.next()?;
         let amount = args.next()?;
@@ -191,12 +223,19 @@ impl Set {
 
 impl WriteCmd for Set {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let out = w
-            .set(cx.db, &self.key, &self.value, self.opts)
-            .map_err(|e| match e {
-                relis::Error::InvalidExpire => CmdError::InvalidExpire(self.name),
-                e => e.into(),
-            })?;
+        let out = w.set(cx.db, &self.key, &self.value, self.opts);
+        if self.opts.get {
+            // GET reads the old value the way GET does, and counts as GET does.
+            match &out {
+                Ok(o) => cx.hit(o.old.is_some()),
+                Err(relis::Error::WrongType) => cx.hit(true),
+                Err(_) => {}
+            }
+        }
+        let out = out.map_err(|e| match e {
+            relis::Error::InvalidExpire => CmdError::InvalidExpire(self.name),
+            e => e.into(),
+        })?;
         Ok(match self.shape {
             Shape::SetNx => Frame::Integer(out.written as i64),
             Shape::Set if self.opts.get => out.old.map_or(Frame::Null, Frame::Bulk),
@@ -226,6 +265,13 @@ mod tests {
         assert!(parse("k v pxat 100 get").is_ok());
         assert_eq!(parse("k v NX XX"), Err(CmdError::Syntax));
         assert_eq!(parse("k v EX 10 PX 10"), Err(CmdError::Syntax));
+        assert_eq!(parse("k v PXAT 1 EX 10"), Err(CmdError::Syntax));
+        // One unit may repeat; only the last amount is validated.
+        assert!(parse("k v EX 10 EX 20").is_ok());
+        assert!(parse("k v EX abc EX 20").is_ok());
+        assert_eq!(parse("k v EX 20 EX abc"), Err(CmdError::NotInteger));
+        assert_eq!(parse("k v EX 20 EX"), Err(CmdError::Syntax));
+        assert!(parse("k v NX NX GET GET KEEPTTL KEEPTTL").is_ok());
         assert_eq!(parse("k v EX 10 KEEPTTL"), Err(CmdError::Syntax));
         assert_eq!(parse("k v KEEPTTL EX 10"), Err(CmdError::Syntax));
         assert_eq!(parse("k v EX"), Err(CmdError::Syntax));

@@ -1,0 +1,45 @@
+//! GETDEL key — the string value of `key`, and the key is deleted; nil when there is none.
+//! <https://redis.io/commands/getdel/>
+
+use crate::args::Args;
+use crate::cmd::{Cx, Parsed, Spec, WriteCmd};
+use crate::error::CmdError;
+use bytes::Bytes;
+use resp::Frame;
+
+/// GETDEL's declaration.
+pub const SPEC: Spec = Spec {
+    name: "getdel",
+    arity: 2,
+    flags: &["write", "fast"],
+    acl: &["write", "string", "fast"],
+    keys: (1, 1, 1),
+    group: "string",
+    since: "6.2.0",
+    summary: "Get the value of a key and delete the key",
+    complexity: "O(1)",
+    parse: GetDel::parse,
+    ..Spec::BASE
+};
+
+/// GETDEL key.
+#[derive(Debug, PartialEq, Eq)]
+pub struct GetDel {
+    key: Bytes,
+}
+
+impl GetDel {
+    fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
+        let key = args.next()?;
+        args.finish()?;
+        Parsed::write(GetDel { key })
+    }
+}
+
+impl WriteCmd for GetDel {
+    fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        // Redis reads the value with its GET code, so the lookup counts as a read.
+        let v = super::counted(cx, w.getdel(cx.db, &self.key))?;
+        Ok(v.map_or(Frame::Null, Frame::Bulk))
+    }
+}

@@ -1,0 +1,49 @@
+//! INCRBYFLOAT key increment — adds a float to the number stored at `key` (a missing key
+//! counts as 0), in C `long double` precision as Redis does, and replies with the result as
+//! Redis prints it (no exponent, trailing zeros dropped). The key's TTL is kept.
+//! <https://redis.io/commands/incrbyfloat/>
+//!
+//! The increment is not parsed here: Redis checks the key's type, then the stored value, and
+//! only then the increment, so the engine validates both in that order.
+
+use crate::args::Args;
+use crate::cmd::{Cx, Parsed, Spec, WriteCmd};
+use crate::error::CmdError;
+use bytes::Bytes;
+use resp::Frame;
+
+/// INCRBYFLOAT's declaration.
+pub const SPEC: Spec = Spec {
+    name: "incrbyfloat",
+    arity: 3,
+    flags: &["write", "denyoom", "fast"],
+    acl: &["write", "string", "fast"],
+    keys: (1, 1, 1),
+    group: "string",
+    since: "2.6.0",
+    summary: "Increment the float value of a key by the given amount",
+    complexity: "O(1)",
+    parse: IncrByFloat::parse,
+    ..Spec::BASE
+};
+
+/// INCRBYFLOAT key increment.
+#[derive(Debug, PartialEq, Eq)]
+pub struct IncrByFloat {
+    key: Bytes,
+    incr: Bytes,
+}
+
+impl IncrByFloat {
+    fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
+        let (key, incr) = (args.next()?, args.next()?);
+        args.finish()?;
+        Parsed::write(IncrByFloat { key, incr })
+    }
+}
+
+impl WriteCmd for IncrByFloat {
+    fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        Ok(Frame::Bulk(w.incr_by_float(cx.db, &self.key, &self.incr)?))
+    }
+}

@@ -1,0 +1,101 @@
+//! MSET key value [key value ...] — sets every pair; MSETNX sets them only if none of the keys
+//! exists (1 if it did, 0 if not). <https://redis.io/commands/mset/>,
+//! <https://redis.io/commands/msetnx/>
+//!
+//! Both clear any expiry the keys had; a key named twice takes its last value.
+
+use crate::args::Args;
+use crate::cmd::{Cx, Parsed, Spec, WriteCmd};
+use crate::error::CmdError;
+use bytes::Bytes;
+use resp::Frame;
+
+/// MSET's declaration.
+pub const SPEC: Spec = Spec {
+    name: "mset",
+    arity: -3,
+    flags: &["write", "denyoom"],
+    acl: &["write", "string", "slow"],
+    keys: (1, -1, 2),
+    group: "string",
+    since: "1.0.1",
+    summary: "Set multiple keys to multiple values",
+    complexity: "O(N) where N is the number of keys to set.",
+    parse: MSet::parse_mset,
+    ..Spec::BASE
+};
+
+/// MSETNX's declaration.
+pub const SPEC_MSETNX: Spec = Spec {
+    name: "msetnx",
+    arity: -3,
+    flags: &["write", "denyoom"],
+    acl: &["write", "string", "slow"],
+    keys: (1, -1, 2),
+    group: "string",
+    since: "1.0.1",
+    summary: "Set multiple keys to multiple values, only if none of the keys exist",
+    complexity: "O(N) where N is the number of keys to set.",
+    parse: MSet::parse_msetnx,
+    ..Spec::BASE
+};
+
+/// MSET / MSETNX.
+#[derive(Debug, PartialEq, Eq)]
+pub struct MSet {
+    pairs: Vec<(Bytes, Bytes)>,
+    nx: bool,
+}
+
+impl MSet {
+    fn parse_pairs(args: &mut Args, nx: bool) -> Result<MSet, CmdError> {
+        // The table's arity only says "at least 3"; an odd pair count is an arity error too.
+        if args.remaining() % 2 != 0 {
+            return Err(CmdError::WrongArity(args.name().to_string()));
+        }
+        let mut pairs = Vec::with_capacity(args.remaining() / 2);
+        while !args.is_empty() {
+            pairs.push((args.next()?, args.next()?));
+        }
+        args.finish()?;
+        Ok(MSet { pairs, nx })
+    }
+
+    fn parse_mset(args: &mut Args) -> Result<Parsed, CmdError> {
+        MSet::parse_pairs(args, false).and_then(Parsed::write)
+    }
+
+    fn parse_msetnx(args: &mut Args) -> Result<Parsed, CmdError> {
+        MSet::parse_pairs(args, true).and_then(Parsed::write)
+    }
+}
+
+impl WriteCmd for MSet {
+    fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        if self.nx {
+            Ok(Frame::Integer(w.msetnx(cx.db, &self.pairs)? as i64))
+        } else {
+            w.mset(cx.db, &self.pairs)?;
+            Ok(Frame::ok())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs() {
+        let m = MSet::parse_pairs(&mut super::super::args_of("mset", "a 1 b 2"), false).unwrap();
+        assert_eq!(m.pairs.len(), 2);
+        assert_eq!(
+            MSet::parse_pairs(&mut super::super::args_of("mset", "a 1 b"), false),
+            Err(CmdError::WrongArity("mset".into()))
+        );
+        assert_eq!(
+            MSet::parse_pairs(&mut super::super::args_of("msetnx", "a"), true),
+            Err(CmdError::WrongArity("msetnx".into()))
+        );
+    }
+}
