@@ -112,6 +112,71 @@ impl Raw {
         }
     }
 
+    /// Reads one reply and returns its exact bytes; `None` when the server closed the
+    /// connection.
+    pub async fn read_raw(&mut self) -> Option<Vec<u8>> {
+        loop {
+            let before = self.buf.clone();
+            if resp::decode_frame(&mut self.buf)
+                .expect("valid RESP from the server")
+                .is_some()
+            {
+                return Some(before[..before.len() - self.buf.len()].to_vec());
+            }
+            let n =
+                tokio::time::timeout(Duration::from_secs(10), self.stream.read_buf(&mut self.buf))
+                    .await
+                    .expect("reply within 10s")
+                    .expect("read");
+            if n == 0 {
+                return None;
+            }
+        }
+    }
+
+    /// Reads exactly `n` raw bytes (whatever `read` had buffered comes first).
+    pub async fn read_bytes(&mut self, n: usize) -> Vec<u8> {
+        while self.buf.len() < n {
+            let got =
+                tokio::time::timeout(Duration::from_secs(10), self.stream.read_buf(&mut self.buf))
+                    .await
+                    .expect("bytes within 10s")
+                    .expect("read");
+            assert!(
+                got > 0,
+                "server closed after {:?}, wanted {n} bytes",
+                show(&self.buf)
+            );
+        }
+        self.buf.split_to(n).to_vec()
+    }
+
+    /// Reads raw bytes and asserts they are exactly `expected`.
+    pub async fn expect_bytes(&mut self, expected: &[u8]) {
+        let got = self.read_bytes(expected.len()).await;
+        assert_eq!(show(&got), show(expected));
+    }
+
+    /// Asserts the server closed the connection without sending anything more.
+    pub async fn expect_closed(&mut self) {
+        let mut rest = self.buf.split().to_vec();
+        loop {
+            let mut scratch = [0u8; 4096];
+            match tokio::time::timeout(Duration::from_secs(5), self.stream.read(&mut scratch))
+                .await
+                .expect("the server closes the connection within 5s")
+            {
+                Ok(0) | Err(_) => break,
+                Ok(n) => rest.extend_from_slice(&scratch[..n]),
+            }
+        }
+        assert!(
+            rest.is_empty(),
+            "unexpected bytes before close: {}",
+            show(&rest)
+        );
+    }
+
     /// Whether the server has closed the connection (reads until EOF, up to 5s).
     pub async fn closed(&mut self) -> bool {
         let mut scratch = [0u8; 1024];
@@ -131,6 +196,11 @@ pub fn encode_command(args: &[&[u8]]) -> Vec<u8> {
         out.extend_from_slice(b"\r\n");
     }
     out
+}
+
+/// Bytes as an escaped string, for readable assertion failures.
+pub fn show(b: &[u8]) -> String {
+    b.escape_ascii().to_string()
 }
 
 /// Frame shorthands for assertions.
@@ -216,6 +286,24 @@ pub fn wait_for_port(port: u16) {
         std::thread::sleep(Duration::from_millis(50));
     }
     panic!("nothing listens on port {port}");
+}
+
+/// Starts the installed redis-server (the reference) on a free port, with no persistence and
+/// its files in `dir`; `None` when it is not installed (outside CI).
+pub fn spawn_redis(dir: &Path) -> Option<Child> {
+    let bin = redis_server()?;
+    let port = free_port();
+    let proc = std::process::Command::new(bin)
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+        .arg("--dir")
+        .arg(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn redis-server");
+    wait_for_port(port);
+    Some(Child { proc, port })
 }
 
 /// Path of a redis-server binary, if one is installed (differential tests skip without it,
