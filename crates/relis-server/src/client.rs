@@ -26,6 +26,8 @@ pub struct ClientInfo {
     pub addr: SocketAddr,
     /// Local address.
     pub laddr: SocketAddr,
+    /// The socket's file descriptor (CLIENT LIST `fd=`).
+    pub fd: i32,
     /// When it connected.
     pub created: Instant,
     /// CLIENT SETNAME.
@@ -140,11 +142,12 @@ impl Client {
     }
 
     fn emit(&mut self, frame: &Frame, out: &mut BytesMut) {
-        if matches!(frame, Frame::Error(_)) {
+        if let Frame::Error(e) = frame {
             self.server
                 .stats
                 .total_error_replies
                 .fetch_add(1, Ordering::Relaxed);
+            self.server.count_error(e);
         }
         match self.reply_mode {
             ReplyMode::On => resp::encode(frame, self.proto, out),
@@ -161,7 +164,8 @@ impl Client {
             return Step::Reply(unknown_command(&argv[0], &argv[1..]).to_frame());
         };
         let mut skip = 1;
-        if !spec.subcommands.is_empty() {
+        // A container whose arity allows no subcommand (COMMAND) runs its own parse.
+        if !spec.subcommands.is_empty() && !(argv.len() < 2 && spec.arity_ok(argv.len())) {
             if argv.len() < 2 {
                 self.flag_multi();
                 return Step::Reply(CmdError::WrongArity(spec.name.into()).to_frame());
@@ -302,6 +306,24 @@ impl Client {
             Group::Reads(cmds) => {
                 let n = cmds.len();
                 let cx = self.cx();
+                let table = Table::get();
+                if cmds.iter().all(|(_, idx)| table.specs[*idx].has("fast")) {
+                    // O(1)/O(log n) reads: a thread hop would cost more than the read.
+                    let done = self.server.db.read_here(|r| {
+                        cmds.iter()
+                            .map(|(c, idx)| {
+                                let t = Instant::now();
+                                let res = c.exec(r, &cx);
+                                record(&cx.server, *idx, t, res.is_err());
+                                res.unwrap_or_else(|e| e.to_frame())
+                            })
+                            .collect::<Vec<Frame>>()
+                    });
+                    if let Some(res) = done {
+                        self.deliver(n, Ok(res), out);
+                        return;
+                    }
+                }
                 let (tx, rx) = oneshot::channel();
                 self.server.db.read_async(
                     move |r| {
@@ -403,6 +425,7 @@ pub async fn serve(mut stream: TcpStream, peer: SocketAddr, server: Arc<Shared>)
         id,
         addr: peer,
         laddr,
+        fd: std::os::fd::AsRawFd::as_raw_fd(&stream),
         created: Instant::now(),
         name: Mutex::new(None),
         lib: Mutex::new((String::new(), String::new())),

@@ -101,6 +101,14 @@ impl Options {
 }
 
 type ReadJob = Box<dyn FnOnce(&mut Reader<'_>) + Send>;
+
+thread_local! {
+    /// Read-only connections of [`Db::read_here`], per engine (keyed by its address), with a weak
+    /// handle that tells when that engine is gone.
+    static LOCAL_READERS: std::cell::RefCell<
+        std::collections::HashMap<usize, (Connection, std::sync::Weak<AtomicBool>)>,
+    > = std::cell::RefCell::new(std::collections::HashMap::new());
+}
 type Deliver = Box<dyn FnOnce(Result<()>) + Send>;
 type WriteJob = Box<dyn FnOnce(&mut Writer<'_>) -> Deliver + Send>;
 type ConnJob = Box<dyn FnOnce(&Connection) + Send>;
@@ -340,6 +348,41 @@ impl Db {
                 let _ = self.shared.writer.send(WriterMsg::Read(job));
             }
         }
+    }
+
+    /// Runs `f` right here, on a read-only connection owned by the calling thread (opened on
+    /// first use and kept in a thread-local), for short bounded reads where handing the work to
+    /// a reader thread would cost more than the read itself. `None` in memory (there is only
+    /// the writer's connection): use [`Db::read_async`] then.
+    ///
+    /// # Errors
+    /// The connection cannot be opened.
+    pub fn read_here<R>(&self, f: impl FnOnce(&mut Reader<'_>) -> R) -> Option<Result<R>> {
+        let path = self.shared.path.as_ref()?;
+        let key = Arc::as_ptr(&self.shared) as usize;
+        LOCAL_READERS.with(|cell| {
+            let mut map = cell.borrow_mut();
+            if !map.contains_key(&key) {
+                // Forget connections of engines that have shut down.
+                map.retain(|_, (_, alive)| alive.upgrade().is_some());
+                match open_reader(path) {
+                    Ok(c) => {
+                        map.insert(key, (c, Arc::downgrade(&self.shared.stop)));
+                    }
+                    Err(e) => return Some(Err(e)),
+                }
+            }
+            let (conn, _) = map.get(&key)?;
+            let began = conn.prepare_cached("BEGIN").and_then(|mut s| s.execute([]));
+            let mut r = Reader::new(conn, self.shared.clock.now_ms(), self.shared.databases);
+            let out = f(&mut r);
+            if began.is_ok() {
+                let _ = conn
+                    .prepare_cached("COMMIT")
+                    .and_then(|mut s| s.execute([]));
+            }
+            Some(Ok(out))
+        })
     }
 
     /// Runs `f` on the writer thread inside the current group transaction, and calls `done` with
