@@ -797,3 +797,217 @@ fn owned_pairs<K: AsRef<[u8]>, V: AsRef<[u8]>>(pairs: &[(K, V)]) -> Vec<(Bytes, 
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ManualClock, Options};
+    use std::sync::Arc;
+
+    const NOW: i64 = 1_700_000_000_000;
+
+    fn db() -> Db {
+        Db::open_with(Options {
+            clock: Arc::new(ManualClock::new(NOW)),
+            ..Options::default()
+        })
+        .expect("open")
+    }
+
+    /// Stands in for a collection until the collection families exist: relabels the string at
+    /// `key` as a hash (strings keep no element rows, so nothing else needs to change).
+    fn make_hash(db: &Db, key: &'static str) {
+        db.set(key, "x").unwrap();
+        db.write(move |w| {
+            w.conn.execute(
+                "UPDATE relis_keys SET type = 1 WHERE key = ?1",
+                [key.as_bytes()],
+            )?;
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    fn b(s: &str) -> Bytes {
+        Bytes::copy_from_slice(s.as_bytes())
+    }
+
+    #[test]
+    fn lookups_tell_missing_from_other_types() {
+        let db = db();
+        db.set("s", "v").unwrap();
+        make_hash(&db, "h");
+        let (s, h, m) = db
+            .read(|r| {
+                Ok((
+                    r.lookup_string(0, b"s")?,
+                    r.lookup_string(0, b"h")?,
+                    r.lookup_string(0, b"m")?,
+                ))
+            })
+            .unwrap();
+        assert_eq!(s, StringLookup::Value(b("v")));
+        assert_eq!(h, StringLookup::OtherType);
+        assert_eq!(m, StringLookup::Missing);
+        assert!(s.found() && h.found() && !m.found());
+        let keys = vec![b("s"), b("h"), b("m")];
+        let got = db.read(move |r| r.mget(0, &keys)).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                StringLookup::Value(b("v")),
+                StringLookup::OtherType,
+                StringLookup::Missing
+            ]
+        );
+        assert_eq!(
+            db.mget(&["s", "h", "m"]).unwrap(),
+            vec![Some(b("v")), None, None]
+        );
+        let (a, bb) = db.read(|r| r.lcs_values(0, b"h", b"m")).unwrap();
+        assert_eq!((a, bb), (StringLookup::OtherType, StringLookup::Missing));
+    }
+
+    #[test]
+    fn strlen_and_getrange_distinguish_missing_keys() {
+        let db = db();
+        db.set("e", "").unwrap();
+        db.set("s", "hello").unwrap();
+        make_hash(&db, "h");
+        let r = db
+            .read(|r| Ok((r.strlen(0, b"e")?, r.strlen(0, b"s")?, r.strlen(0, b"m")?)))
+            .unwrap();
+        assert_eq!(r, (Some(0), Some(5), None));
+        assert_eq!(db.read(|r| r.strlen(0, b"h")), Err(Error::WrongType));
+        let r = db
+            .read(|r| {
+                Ok((
+                    r.getrange(0, b"e", 0, -1)?,
+                    r.getrange(0, b"s", 1, 3)?,
+                    r.getrange(0, b"m", 0, -1)?,
+                ))
+            })
+            .unwrap();
+        assert_eq!(r, (Some(Bytes::new()), Some(b("ell")), None));
+        assert_eq!(
+            db.read(|r| r.getrange(0, b"h", 0, -1)),
+            Err(Error::WrongType)
+        );
+        assert_eq!(db.strlen("m").unwrap(), 0);
+        assert_eq!(db.getrange("m", 0, -1).unwrap(), Bytes::new());
+    }
+
+    #[test]
+    fn writes_refuse_other_types_and_change_nothing() {
+        let db = db();
+        make_hash(&db, "h");
+        assert_eq!(db.getdel("h"), Err(Error::WrongType));
+        assert_eq!(db.getex("h", None), Err(Error::WrongType));
+        assert_eq!(db.incr_by("h", 1), Err(Error::WrongType));
+        assert_eq!(db.incr_by_float("h", 1.0), Err(Error::WrongType));
+        assert_eq!(db.append("h", "x"), Err(Error::WrongType));
+        assert_eq!(db.setrange("h", 0, ""), Err(Error::WrongType));
+        assert_eq!(db.setrange("h", 0, "x"), Err(Error::WrongType));
+        // GET with SET reads the old value first, so it refuses too; without GET, SET overwrites.
+        let get = SetOptions {
+            get: true,
+            ..SetOptions::default()
+        };
+        assert_eq!(db.set_with("h", "v", get), Err(Error::WrongType));
+        assert_eq!(db.msetnx(&[("h", "v"), ("n", "1")]), Ok(false));
+        assert_eq!(db.get("n"), Ok(None));
+        assert_eq!(
+            db.read(|r| r.lookup_string(0, b"h")),
+            Ok(StringLookup::OtherType)
+        );
+        db.mset(&[("h", "v")]).unwrap();
+        assert_eq!(db.get("h"), Ok(Some(b("v"))));
+    }
+
+    #[test]
+    fn getex_expiry() {
+        let db = db();
+        db.set("k", "v").unwrap();
+        let ttl = |db: &Db| {
+            db.read(|r| Ok(r.meta(0, b"k")?.map(|m| m.expire_at)))
+                .unwrap()
+        };
+        assert_eq!(db.getex("k", Some(Expiry::In(1000))), Ok(Some(b("v"))));
+        assert_eq!(ttl(&db), Some(Some(NOW + 1000)));
+        assert_eq!(db.getex("k", None), Ok(Some(b("v"))));
+        assert_eq!(ttl(&db), Some(Some(NOW + 1000)));
+        assert_eq!(db.getex("k", Some(Expiry::Clear)), Ok(Some(b("v"))));
+        assert_eq!(ttl(&db), Some(None));
+        // PERSIST on a key without a TTL leaves its version alone (a WATCH survives it).
+        let version = |db: &Db| db.read(|r| Ok(r.meta(0, b"k")?.unwrap().version)).unwrap();
+        let before = version(&db);
+        assert_eq!(db.getex("k", Some(Expiry::Clear)), Ok(Some(b("v"))));
+        assert_eq!(version(&db), before);
+        assert_eq!(db.getex("k", Some(Expiry::At(NOW + 5))), Ok(Some(b("v"))));
+        assert_eq!(ttl(&db), Some(Some(NOW + 5)));
+        assert_eq!(
+            db.getex("k", Some(Expiry::In(i64::MAX))),
+            Err(Error::InvalidExpire)
+        );
+        assert_eq!(ttl(&db), Some(Some(NOW + 5)));
+        // A time not in the future deletes the key, after handing over the value.
+        assert_eq!(db.getex("k", Some(Expiry::At(NOW))), Ok(Some(b("v"))));
+        assert_eq!(ttl(&db), None);
+        assert_eq!(db.getex("k", Some(Expiry::In(1000))), Ok(None));
+    }
+
+    #[test]
+    fn counters_keep_the_ttl() {
+        let db = db();
+        let ex = SetOptions {
+            expiry: Expiry::At(NOW + 10_000),
+            ..SetOptions::default()
+        };
+        db.set_with("n", "5", ex).unwrap();
+        assert_eq!(db.incr_by("n", -7), Ok(-2));
+        assert_eq!(
+            db.incr_by_float("n", 0.5).map(|v| v.to_vec()),
+            Ok(b"-1.5".to_vec())
+        );
+        assert_eq!(db.append("n", "0"), Ok(5));
+        assert_eq!(db.setrange("n", 0, "+"), Ok(5));
+        assert_eq!(db.get("n"), Ok(Some(b("+1.50"))));
+        let at = db
+            .read(|r| Ok(r.meta(0, b"n")?.unwrap().expire_at))
+            .unwrap();
+        assert_eq!(at, Some(NOW + 10_000));
+        assert_eq!(db.incr_by("n", 1), Err(Error::NotInteger));
+        db.set("n", i64::MAX.to_string()).unwrap();
+        assert_eq!(db.incr_by("n", 1), Err(Error::Overflow));
+    }
+
+    #[test]
+    fn length_limits() {
+        let db = db();
+        let limited = |key: &'static str, offset: usize, v: &'static str| {
+            db.write(move |w| w.setrange(0, key.as_bytes(), offset, v.as_bytes(), 8))
+        };
+        assert_eq!(limited("a", 7, "x"), Ok(8));
+        assert_eq!(limited("a", 8, "x"), Err(Error::StringTooLong));
+        assert_eq!(limited("b", usize::MAX, "x"), Err(Error::StringTooLong));
+        assert_eq!(limited("b", usize::MAX, ""), Ok(0));
+        assert_eq!(db.get("b"), Ok(None), "writing nothing creates nothing");
+        let append = |v: &'static str| db.write(move |w| w.append(0, b"a", v.as_bytes(), 8));
+        assert_eq!(append("x"), Err(Error::StringTooLong));
+        assert_eq!(append(""), Ok(8));
+    }
+
+    #[test]
+    fn lcs_matches_redis() {
+        // From the LCS documentation.
+        let l = lcs(b"ohmytext", b"mynewtext");
+        assert_eq!(&l.common[..], b"mytext");
+        assert_eq!(l.matches, vec![((4, 7), (5, 8)), ((2, 3), (0, 1))]);
+        let l = lcs(b"", b"abc");
+        assert!(l.common.is_empty() && l.matches.is_empty());
+        // Pinned from redis-server 7.0.15 (ties resolve toward the second string).
+        let l = lcs(b"\0a\xffb\0", b"a\0\0b\xff");
+        assert_eq!(&l.common[..], b"a\0");
+        assert_eq!(l.matches, vec![((4, 4), (2, 2)), ((1, 1), (0, 0))]);
+    }
+}
