@@ -165,7 +165,7 @@ impl Client {
         };
         let mut skip = 1;
         // A container whose arity allows no subcommand (COMMAND) runs its own parse.
-        if !spec.subcommands.is_empty() && !(argv.len() < 2 && spec.arity_ok(argv.len())) {
+        if !(spec.subcommands.is_empty() || argv.len() < 2 && spec.arity_ok(argv.len())) {
             if argv.len() < 2 {
                 self.flag_multi();
                 return Step::Reply(CmdError::WrongArity(spec.name.into()).to_frame());
@@ -211,7 +211,8 @@ impl Client {
             Ok(Parsed::Write(c)) => Step::Write(c, idx),
             Ok(Parsed::Conn(c)) => Step::Conn(c, idx),
             Err(e) => {
-                self.fail(idx);
+                // Redis checks arguments inside the command: the call counts, and fails.
+                record(&self.server, idx, Instant::now(), true);
                 Step::Reply(e.to_frame())
             }
         }
@@ -234,12 +235,6 @@ impl Client {
     fn reject(&self, idx: usize) {
         self.server.cmd_stats[idx]
             .rejected_calls
-            .fetch_add(1, Ordering::Relaxed);
-    }
-
-    fn fail(&self, idx: usize) {
-        self.server.cmd_stats[idx]
-            .failed_calls
             .fetch_add(1, Ordering::Relaxed);
     }
 

@@ -111,6 +111,12 @@ pub struct Shared {
     pub addr: SocketAddr,
     /// A random 40-hex-digit id of this run (INFO run_id).
     pub run_id: String,
+    /// Error replies by their first word (INFO errorstats).
+    pub errors: Mutex<BTreeMap<String, u64>>,
+    /// SAVE / BGSAVE bookkeeping (INFO persistence).
+    pub save: crate::cmd::server::save::SaveState,
+    /// Instantaneous rates and peak memory (INFO stats, memory).
+    pub sampler: crate::cmd::server::info::Sampler,
     shutdown: watch::Sender<bool>,
 }
 
@@ -125,7 +131,7 @@ impl Shared {
         let n = Table::get().specs.len();
         let (shutdown, _) = watch::channel(false);
         let now = unix_ms() / 1000;
-        Arc::new(Shared {
+        let shared = Arc::new(Shared {
             db,
             config: RwLock::new(config),
             config_file,
@@ -141,8 +147,26 @@ impl Shared {
             run_id: (0..40)
                 .map(|_| char::from_digit(rand::random_range(0..16u32), 16).unwrap_or('0'))
                 .collect(),
+            errors: Mutex::new(BTreeMap::new()),
+            save: Default::default(),
+            sampler: Default::default(),
             shutdown,
-        })
+        });
+        crate::cmd::server::info::spawn_sampler(&shared);
+        shared
+    }
+
+    /// Counts an error reply under its first word (`ERR`, `WRONGTYPE`, ...) for INFO
+    /// errorstats. Like Redis, it tracks at most 128 different words.
+    pub fn count_error(&self, text: &[u8]) {
+        let code = text.split(|b| *b == b' ').next().unwrap_or_default();
+        let code = String::from_utf8_lossy(code);
+        let mut errors = self.errors.lock();
+        if let Some(n) = errors.get_mut(code.as_ref()) {
+            *n += 1;
+        } else if errors.len() < 128 {
+            errors.insert(code.into_owned(), 1);
+        }
     }
 
     /// A fresh client id.

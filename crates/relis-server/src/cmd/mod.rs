@@ -121,6 +121,11 @@ pub struct Spec {
     pub parse: ParseFn,
     /// Subcommands; when non-empty the dispatcher picks one by the first argument.
     pub subcommands: &'static [Spec],
+    /// Redis command tips (COMMAND INFO), such as `nondeterministic_output`.
+    pub tips: &'static [&'static str],
+    /// Key-spec flags (COMMAND INFO), such as `RW`, `access`, `update`; empty derives them
+    /// from `write`/`readonly` (`RW update` / `RO access`).
+    pub key_flags: &'static [&'static str],
 }
 
 fn unreachable_parse(_: &mut Args) -> Result<Parsed, CmdError> {
@@ -141,6 +146,8 @@ impl Spec {
         complexity: "O(1)",
         parse: unreachable_parse,
         subcommands: &[],
+        tips: &[],
+        key_flags: &[],
     };
 
     /// Whether the spec carries `flag`.

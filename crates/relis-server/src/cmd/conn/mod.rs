@@ -1,10 +1,25 @@
-//! The connection family.
+//! The connection family: PING, ECHO, QUIT, SELECT, AUTH, HELLO, RESET, CLIENT.
 
+pub mod auth;
+pub mod client;
+pub mod client_kill;
+pub mod client_list;
+pub mod hello;
 pub mod ping;
 pub mod quit;
+pub mod reset;
 pub mod select;
 
 use crate::cmd::Spec;
 
 /// The connection commands.
-pub static SPECS: &[Spec] = &[ping::SPEC_PING, ping::SPEC_ECHO, quit::SPEC, select::SPEC];
+pub static SPECS: &[Spec] = &[
+    ping::SPEC_PING,
+    ping::SPEC_ECHO,
+    quit::SPEC,
+    select::SPEC,
+    auth::SPEC,
+    hello::SPEC,
+    reset::SPEC,
+    client::SPEC,
+];

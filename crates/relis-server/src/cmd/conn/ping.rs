@@ -16,8 +16,9 @@ pub const SPEC_PING: Spec = Spec {
     acl: &["fast", "connection"],
     group: "connection",
     since: "1.0.0",
-    summary: "Returns the server's liveliness response.",
+    summary: "Ping the server",
     parse: Ping::parse,
+    tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
     ..Spec::BASE
 };
 
@@ -25,11 +26,11 @@ pub const SPEC_PING: Spec = Spec {
 pub const SPEC_ECHO: Spec = Spec {
     name: "echo",
     arity: 2,
-    flags: &["fast"],
+    flags: &["loading", "stale", "fast"],
     acl: &["fast", "connection"],
     group: "connection",
     since: "1.0.0",
-    summary: "Returns the given string.",
+    summary: "Echo the given string",
     parse: Ping::parse_echo,
     ..Spec::BASE
 };

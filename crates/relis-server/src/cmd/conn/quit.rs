@@ -21,7 +21,7 @@ pub const SPEC: Spec = Spec {
     acl: &["fast", "connection"],
     group: "connection",
     since: "1.0.0",
-    summary: "Closes the connection.",
+    summary: "Close the connection",
     parse: Quit::parse,
     ..Spec::BASE
 };

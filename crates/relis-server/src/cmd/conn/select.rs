@@ -12,10 +12,10 @@ pub const SPEC: Spec = Spec {
     name: "select",
     arity: 2,
     flags: &["loading", "stale", "fast"],
-    acl: &["keyspace", "fast"],
+    acl: &["fast", "connection"],
     group: "connection",
     since: "1.0.0",
-    summary: "Changes the selected database.",
+    summary: "Change the selected database for the current connection",
     parse: Select::parse,
     ..Spec::BASE
 };

@@ -72,7 +72,7 @@ impl ConnCmd for Exec {
                     continue;
                 };
                 let mut skip = 1;
-                if !spec.subcommands.is_empty() {
+                if !spec.subcommands.is_empty() && argv.len() > 1 {
                     if let Some((i, s)) = table.lookup_sub(spec, &argv[1]) {
                         (idx, spec, skip) = (i, s, 2);
                     }
