@@ -50,7 +50,7 @@ pub struct MSet {
 impl MSet {
     fn parse_pairs(args: &mut Args, nx: bool) -> Result<MSet, CmdError> {
         // The table's arity only says "at least 3"; an odd pair count is an arity error too.
-        if args.remaining() % 2 != 0 {
+        if !args.remaining().is_multiple_of(2) {
             return Err(CmdError::WrongArity(args.name().to_string()));
         }
         let mut pairs = Vec::with_capacity(args.remaining() / 2);
