@@ -513,11 +513,8 @@ async fn connection_loop(stream: &mut TcpStream, client: &mut Client) -> std::io
         }
         if let Some(e) = protocol_error {
             // Replies to the commands before the bad frame go out first, then the error.
-            resp::encode(
-                &Frame::Error(Bytes::from(format!("ERR {e}"))),
-                client.proto,
-                &mut out,
-            );
+            // `to_frame` echoes a non-ASCII byte raw, as Redis does (`got '\xe9'`).
+            resp::encode(&e.to_frame(), client.proto, &mut out);
             stream.write_all(&out).await?;
             return Ok(());
         }

@@ -27,10 +27,12 @@ pub async fn start() -> TestServer {
 /// Starts a server after `tweak` adjusts its configuration.
 pub async fn start_with(tweak: impl FnOnce(&mut Config)) -> TestServer {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut cfg = Config::default();
-    cfg.port = 0;
-    cfg.dir = dir.path().to_path_buf();
-    cfg.readers = 2;
+    let mut cfg = Config {
+        port: 0,
+        dir: dir.path().to_path_buf(),
+        readers: 2,
+        ..Config::default()
+    };
     tweak(&mut cfg);
     let running = relis_server::start(cfg).await.expect("server starts");
     TestServer {
