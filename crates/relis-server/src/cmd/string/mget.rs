@@ -20,6 +20,7 @@ pub const SPEC: Spec = Spec {
     summary: "Get the values of all the given keys",
     complexity: "O(N) where N is the number of keys to retrieve.",
     parse: MGet::parse,
+    tips: &["request_policy:multi_shard"],
     ..Spec::BASE
 };
 

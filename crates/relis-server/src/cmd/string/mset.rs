@@ -22,6 +22,11 @@ pub const SPEC: Spec = Spec {
     summary: "Set multiple keys to multiple values",
     complexity: "O(N) where N is the number of keys to set.",
     parse: MSet::parse_mset,
+    tips: &[
+        "request_policy:multi_shard",
+        "response_policy:all_succeeded",
+    ],
+    key_flags: &["OW", "update"],
     ..Spec::BASE
 };
 
@@ -37,6 +42,8 @@ pub const SPEC_MSETNX: Spec = Spec {
     summary: "Set multiple keys to multiple values, only if none of the keys exist",
     complexity: "O(N) where N is the number of keys to set.",
     parse: MSet::parse_msetnx,
+    tips: &["request_policy:multi_shard", "response_policy:agg_min"],
+    key_flags: &["OW", "insert"],
     ..Spec::BASE
 };
 

@@ -21,6 +21,7 @@ pub const SPEC: Spec = Spec {
     summary: "Set the string value of a key",
     complexity: "O(1)",
     parse: Set::parse,
+    key_flags: &["RW", "access", "update", "variable_flags"],
     ..Spec::BASE
 };
 
@@ -36,6 +37,7 @@ pub const SPEC_SETNX: Spec = Spec {
     summary: "Set the value of a key, only if the key does not exist",
     complexity: "O(1)",
     parse: Set::parse_setnx,
+    key_flags: &["OW", "insert"],
     ..Spec::BASE
 };
 
@@ -51,6 +53,7 @@ pub const SPEC_SETEX: Spec = Spec {
     summary: "Set the value and expiration of a key",
     complexity: "O(1)",
     parse: Set::parse_setex,
+    key_flags: &["OW", "update"],
     ..Spec::BASE
 };
 
@@ -66,6 +69,7 @@ pub const SPEC_PSETEX: Spec = Spec {
     summary: "Set the value and expiration in milliseconds of a key",
     complexity: "O(1)",
     parse: Set::parse_psetex,
+    key_flags: &["OW", "update"],
     ..Spec::BASE
 };
 
