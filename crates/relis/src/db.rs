@@ -198,6 +198,7 @@ impl Db {
     /// # Errors
     /// The file cannot be opened, is not a Relis database, or its schema cannot be migrated.
     pub fn open_with(opts: Options) -> Result<Db> {
+        configure_sqlite();
         let name = opts
             .path
             .as_ref()
@@ -459,7 +460,9 @@ impl Db {
             let mut out = Connection::open(&tmp)?;
             {
                 let b = rusqlite::backup::Backup::new(src, &mut out)?;
-                b.run_to_completion(-1, Duration::ZERO, None)?;
+                // One step copies every page under one read transaction: a consistent copy
+                // (rusqlite refuses SQLite's -1 for "all pages").
+                b.run_to_completion(i32::MAX, Duration::ZERO, None)?;
             }
             out.pragma_update(None, "journal_mode", "DELETE")?;
             drop(out);
@@ -484,6 +487,20 @@ impl Db {
             }
         }
     }
+}
+
+/// Process-wide SQLite settings, applied once before the first connection opens. Memory
+/// statistics make every allocation take a global mutex; Relis never reads them. (If the host
+/// program already used SQLite, the call is refused and nothing changes.)
+fn configure_sqlite() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: sqlite3_config is called before any connection is opened by Relis; SQLite
+        // itself rejects the call (SQLITE_MISUSE) if the library is already initialised.
+        unsafe {
+            rusqlite::ffi::sqlite3_config(rusqlite::ffi::SQLITE_CONFIG_MEMSTATUS, 0 as std::ffi::c_int);
+        }
+    });
 }
 
 fn configure_writer(conn: &Connection, durability: Durability, file: bool) -> rusqlite::Result<()> {
