@@ -498,7 +498,10 @@ fn configure_sqlite() {
         // SAFETY: sqlite3_config is called before any connection is opened by Relis; SQLite
         // itself rejects the call (SQLITE_MISUSE) if the library is already initialised.
         unsafe {
-            rusqlite::ffi::sqlite3_config(rusqlite::ffi::SQLITE_CONFIG_MEMSTATUS, 0 as std::ffi::c_int);
+            rusqlite::ffi::sqlite3_config(
+                rusqlite::ffi::SQLITE_CONFIG_MEMSTATUS,
+                0 as std::ffi::c_int,
+            );
         }
     });
 }
