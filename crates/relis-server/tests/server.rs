@@ -1,0 +1,754 @@
+//! Server commands over TCP: INFO, CONFIG, COMMAND, TIME, LASTSAVE, SAVE, BGSAVE, SHUTDOWN.
+//! Texts and reply shapes are pinned to redis-server 7.0.15.
+
+mod common;
+use common::*;
+use resp::Frame;
+use std::time::Duration;
+
+async fn raw(c: &mut Raw, args: &[&str]) -> String {
+    let a: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
+    c.send(&encode_command(&a)).await;
+    show(&c.read_raw().await.expect("a reply"))
+}
+
+fn text(f: Frame) -> String {
+    match f {
+        Frame::Bulk(b) => String::from_utf8(b.to_vec()).unwrap(),
+        Frame::Verbatim { format, data } => {
+            assert_eq!(&format, b"txt");
+            String::from_utf8(data.to_vec()).unwrap()
+        }
+        f => panic!("not a string: {f:?}"),
+    }
+}
+
+/// INFO's `field:value` for `field`.
+fn field<'a>(info: &'a str, name: &str) -> &'a str {
+    info.split("\r\n")
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+        .unwrap_or_else(|| panic!("no {name} in {info}"))
+}
+
+fn headers(info: &str) -> Vec<&str> {
+    info.split("\r\n").filter(|l| l.starts_with('#')).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn info_layout_and_sections() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    let info = text(c.cmd(&["INFO"]).await);
+    assert_eq!(
+        headers(&info),
+        [
+            "# Server",
+            "# Clients",
+            "# Memory",
+            "# Persistence",
+            "# Stats",
+            "# Replication",
+            "# CPU",
+            "# Modules",
+            "# Errorstats",
+            "# Cluster",
+            "# Keyspace"
+        ]
+    );
+    // CRLF lines, a blank line between sections, the last line ends with CRLF.
+    assert!(info.starts_with("# Server\r\nredis_version:7.0.15\r\n"));
+    assert!(info.contains("\r\n\r\n# Clients\r\n"));
+    assert!(info.ends_with("# Keyspace\r\n"));
+    assert!(!info.contains("\n\n") && !info.replace("\r\n", "").contains('\n'));
+    assert_eq!(field(&info, "relis_version"), env!("CARGO_PKG_VERSION"));
+    assert_eq!(field(&info, "redis_mode"), "standalone");
+    assert_eq!(field(&info, "tcp_port"), s.addr.port().to_string());
+    assert_eq!(field(&info, "process_id"), std::process::id().to_string());
+    let run_id = s.running.as_ref().unwrap().shared.run_id.clone();
+    assert_eq!(field(&info, "run_id"), run_id);
+    assert_eq!(field(&info, "connected_clients"), "1");
+    assert_eq!(field(&info, "blocked_clients"), "0");
+    assert_eq!(field(&info, "maxclients"), "10000");
+    assert!(field(&info, "used_memory").parse::<u64>().unwrap() > 0);
+    assert_eq!(field(&info, "loading"), "0");
+    assert_eq!(field(&info, "role"), "master");
+    assert_eq!(field(&info, "connected_slaves"), "0");
+    assert_eq!(field(&info, "master_replid").len(), 40);
+    assert!(field(&info, "used_cpu_user").contains('.'));
+    assert_eq!(field(&info, "cluster_enabled"), "0");
+    assert!(field(&info, "relis_db_file").ends_with("relis.db"));
+
+    // Sections in Redis's order whatever the order asked; unknown ones print nothing.
+    let two = text(c.cmd(&["INFO", "keyspace", "SERVER"]).await);
+    assert_eq!(headers(&two), ["# Server", "# Keyspace"]);
+    assert_eq!(c.cmd(&["INFO", "nosuch"]).await, bulk(""));
+    assert_eq!(
+        raw(&mut c, &["INFO", "modules"]).await,
+        show(b"$11\r\n# Modules\r\n\r\n")
+    );
+    let all = text(c.cmd(&["INFO", "all"]).await);
+    assert_eq!(
+        headers(&all),
+        [
+            "# Server",
+            "# Clients",
+            "# Memory",
+            "# Persistence",
+            "# Stats",
+            "# Replication",
+            "# CPU",
+            "# Modules",
+            "# Commandstats",
+            "# Errorstats",
+            "# Latencystats",
+            "# Cluster",
+            "# Keyspace"
+        ]
+    );
+    let everything = text(c.cmd(&["INFO", "everything"]).await);
+    assert_eq!(headers(&everything), headers(&all));
+    let more = text(c.cmd(&["INFO", "default", "commandstats"]).await);
+    assert!(headers(&more).contains(&"# Commandstats"));
+    assert!(headers(&more).contains(&"# Keyspace"));
+
+    // RESP3: a verbatim string.
+    c.cmd(&["HELLO", "3"]).await;
+    assert_eq!(
+        raw(&mut c, &["INFO", "cluster"]).await,
+        show(b"=34\r\ntxt:# Cluster\r\ncluster_enabled:0\r\n\r\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn info_keyspace_and_stats() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(
+        raw(&mut c, &["INFO", "keyspace"]).await,
+        show(b"$12\r\n# Keyspace\r\n\r\n")
+    );
+    c.cmd(&["SET", "a", "1"]).await;
+    c.cmd(&["SET", "b", "1", "EX", "100"]).await;
+    c.cmd(&["SELECT", "5"]).await;
+    c.cmd(&["SET", "c", "1"]).await;
+    assert_eq!(
+        text(c.cmd(&["INFO", "keyspace"]).await),
+        "# Keyspace\r\ndb0:keys=2,expires=1,avg_ttl=0\r\ndb5:keys=1,expires=0,avg_ttl=0\r\n"
+    );
+
+    c.cmd(&["GET", "c"]).await;
+    c.cmd(&["GET", "nosuch"]).await;
+    c.cmd(&["INCR", "c"]).await;
+    c.cmd(&["SET", "s", "x"]).await;
+    c.cmd(&["INCR", "s"]).await;
+    c.cmd(&["NOSUCHCMD"]).await;
+    c.cmd(&["GET"]).await;
+    c.cmd(&["HELLO", "9"]).await;
+    let stats = text(c.cmd(&["INFO", "stats"]).await);
+    assert_eq!(field(&stats, "keyspace_hits"), "1");
+    assert_eq!(field(&stats, "keyspace_misses"), "1");
+    assert_eq!(field(&stats, "total_error_replies"), "4");
+    assert_eq!(field(&stats, "total_connections_received"), "1");
+    assert!(
+        field(&stats, "total_commands_processed")
+            .parse::<u64>()
+            .unwrap()
+            >= 13
+    );
+    assert!(
+        field(&stats, "total_net_input_bytes")
+            .parse::<u64>()
+            .unwrap()
+            > 100
+    );
+    assert_eq!(field(&stats, "rejected_connections"), "0");
+    assert_eq!(field(&stats, "expired_keys"), "0");
+
+    assert_eq!(
+        text(c.cmd(&["INFO", "errorstats"]).await),
+        "# Errorstats\r\nerrorstat_ERR:count=3\r\nerrorstat_NOPROTO:count=1\r\n"
+    );
+    let cs = text(c.cmd(&["INFO", "commandstats"]).await);
+    let line = |name: &str| {
+        cs.split("\r\n")
+            .find(|l| l.starts_with(&format!("cmdstat_{name}:")))
+            .unwrap_or_else(|| panic!("no {name} in {cs}"))
+            .to_string()
+    };
+    assert!(
+        line("incr").starts_with("cmdstat_incr:calls=2,usec="),
+        "{cs}"
+    );
+    assert!(
+        line("incr").ends_with(",rejected_calls=0,failed_calls=1"),
+        "{cs}"
+    );
+    assert!(line("get").starts_with("cmdstat_get:calls=2,"), "{cs}");
+    assert!(
+        line("get").ends_with(",rejected_calls=1,failed_calls=0"),
+        "{cs}"
+    );
+    assert!(line("hello").ends_with("failed_calls=1"), "{cs}");
+    assert!(line("info").contains("usec_per_call="));
+    assert!(line("select").starts_with("cmdstat_select:calls=1,"));
+
+    // CONFIG RESETSTAT zeroes them.
+    assert_eq!(c.cmd(&["CONFIG", "RESETSTAT"]).await, ok());
+    let stats = text(c.cmd(&["INFO", "stats"]).await);
+    assert_eq!(field(&stats, "keyspace_hits"), "0");
+    assert_eq!(field(&stats, "total_error_replies"), "0");
+    assert_eq!(
+        text(c.cmd(&["INFO", "errorstats"]).await),
+        "# Errorstats\r\n"
+    );
+    // Only what ran since: the INFOs above and RESETSTAT itself (counted after it ran).
+    let cs = text(c.cmd(&["INFO", "commandstats"]).await);
+    let names: Vec<&str> = cs
+        .split("\r\n")
+        .skip(1)
+        .filter(|l| !l.is_empty())
+        .map(|l| l.split(':').next().unwrap())
+        .collect();
+    assert_eq!(names, ["cmdstat_info", "cmdstat_config|resetstat"], "{cs}");
+    assert!(cs.contains("cmdstat_info:calls=2,"), "{cs}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instantaneous_ops() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    for _ in 0..200 {
+        c.cmd(&["PING"]).await;
+    }
+    // The sampler runs every 100 ms in the background: poll until it has seen the PINGs.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let stats = text(c.cmd(&["INFO", "stats"]).await);
+        let ops: u64 = field(&stats, "instantaneous_ops_per_sec").parse().unwrap();
+        assert!(field(&stats, "instantaneous_input_kbps").contains('.'));
+        if ops > 0 {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{stats}");
+        tokio::task::yield_now().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_get() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(
+        raw(&mut c, &["CONFIG", "GET", "maxclients"]).await,
+        show(b"*2\r\n$10\r\nmaxclients\r\n$5\r\n10000\r\n")
+    );
+    // A name without glob characters is echoed as given; duplicates appear once.
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "MaxClients", "MaxClients"]).await,
+        bulks(&["MaxClients", "10000"])
+    );
+    assert_eq!(c.cmd(&["CONFIG", "GET", "nosuch"]).await, arr(vec![]));
+    assert_eq!(c.cmd(&["CONFIG", "GET", "nosuch*"]).await, arr(vec![]));
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "databases", "timeout"]).await,
+        bulks(&["databases", "16", "timeout", "0"])
+    );
+    let Frame::Array(v) = c.cmd(&["CONFIG", "GET", "MAXMEMORY*"]).await else {
+        panic!()
+    };
+    let names: Vec<_> = v.iter().step_by(2).cloned().collect();
+    assert!(names.contains(&bulk("maxmemory")) && names.contains(&bulk("maxmemory-policy")));
+    let Frame::Array(v) = c.cmd(&["CONFIG", "GET", "*"]).await else {
+        panic!()
+    };
+    for n in [
+        "save",
+        "appendonly",
+        "dir",
+        "dbfilename",
+        "requirepass",
+        "durability",
+    ] {
+        assert!(v.contains(&bulk(n)), "{n}");
+    }
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET"]).await,
+        err("ERR wrong number of arguments for 'config|get' command")
+    );
+    // RESP3: a map.
+    c.cmd(&["HELLO", "3"]).await;
+    assert_eq!(
+        raw(&mut c, &["CONFIG", "GET", "maxclients", "nosuch"]).await,
+        show(b"%1\r\n$10\r\nmaxclients\r\n$5\r\n10000\r\n")
+    );
+    assert_eq!(
+        raw(&mut c, &["CONFIG", "GET", "x*y"]).await,
+        show(b"%0\r\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_set() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(c.cmd(&["CONFIG", "SET", "timeout", "30"]).await, ok());
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "timeout"]).await,
+        bulks(&["timeout", "30"])
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "maxclients", "50", "TIMEOUT", "40"])
+            .await,
+        ok()
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "maxclients", "timeout"]).await,
+        bulks(&["maxclients", "50", "timeout", "40"])
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "foo", "1"]).await,
+        err("ERR Unknown option or number of arguments for CONFIG SET - 'foo'")
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "port", "1"]).await,
+        err("ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config")
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "databases", "4"]).await,
+        err("ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config")
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "timeout", "abc"]).await,
+        err("ERR CONFIG SET failed (possibly related to argument 'timeout') - argument couldn't be parsed into an integer")
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "maxclients", "1", "maxclients", "2"]).await,
+        err("ERR CONFIG SET failed (possibly related to argument 'maxclients') - duplicate parameter")
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "maxclients", "1", "foo"]).await,
+        err("ERR syntax error")
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "timeout"]).await,
+        err("ERR wrong number of arguments for 'config|set' command")
+    );
+    // All or nothing: a bad value later in the line leaves the earlier ones unset.
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "maxclients", "77", "timeout", "x"]).await,
+        err("ERR CONFIG SET failed (possibly related to argument 'timeout') - argument couldn't be parsed into an integer")
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "maxclients"]).await,
+        bulks(&["maxclients", "50"])
+    );
+    // Settings take effect: maxclients refuses the next connection.
+    assert_eq!(c.cmd(&["CONFIG", "SET", "maxclients", "1"]).await, ok());
+    let mut d = s.raw().await;
+    assert_eq!(
+        d.read().await,
+        Some(err("ERR max number of clients reached"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_misc() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(
+        c.cmd(&["CONFIG", "REWRITE"]).await,
+        err("ERR The server is running without a config file")
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "REWRITE", "x"]).await,
+        err("ERR wrong number of arguments for 'config|rewrite' command")
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "RESETSTAT", "x"]).await,
+        err("ERR wrong number of arguments for 'config|resetstat' command")
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "BOGUS"]).await,
+        err("ERR unknown subcommand 'BOGUS'. Try CONFIG HELP.")
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG"]).await,
+        err("ERR wrong number of arguments for 'config' command")
+    );
+    assert_eq!(
+        raw(&mut c, &["CONFIG", "HELP"]).await,
+        show(b"*11\r\n+CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+GET <pattern>\r\n+    Return parameters matching the glob-like <pattern> and their values.\r\n+SET <directive> <value>\r\n+    Set the configuration <directive> to <value>.\r\n+RESETSTAT\r\n+    Reset statistics reported by the INFO command.\r\n+REWRITE\r\n+    Rewrite the configuration file.\r\n+HELP\r\n+    Prints this help.\r\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_rewrite_with_a_file() {
+    use relis_server::config::Config;
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("relis.conf");
+    std::fs::write(&conf, "timeout 5\n").unwrap();
+    let mut cfg = Config::default();
+    cfg.apply_file(&std::fs::read_to_string(&conf).unwrap())
+        .unwrap();
+    cfg.port = 0;
+    cfg.dir = dir.path().to_path_buf();
+    cfg.readers = 1;
+    let db = relis_server::open_engine(&cfg).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let shared = relis_server::server::Shared::new(db, cfg, Some(conf.clone()), addr);
+    let task = tokio::spawn(relis_server::server::run(
+        listener,
+        shared.clone(),
+        std::future::pending(),
+    ));
+    let mut c = Raw::connect(addr).await;
+    assert_eq!(c.cmd(&["CONFIG", "SET", "timeout", "9"]).await, ok());
+    assert_eq!(c.cmd(&["CONFIG", "REWRITE"]).await, ok());
+    let written = std::fs::read_to_string(&conf).unwrap();
+    assert!(written.lines().any(|l| l == "timeout 9"), "{written}");
+    let mut back = Config::default();
+    back.apply_file(&written).unwrap();
+    assert_eq!(back.timeout, 9);
+    let info = text(c.cmd(&["INFO", "server"]).await);
+    assert_eq!(
+        field(&info, "config_file"),
+        std::fs::canonicalize(&conf).unwrap().display().to_string()
+    );
+    shared.request_shutdown();
+    let _ = task.await;
+}
+
+fn info_entry(f: &Frame) -> &[Frame] {
+    match f {
+        Frame::Array(v) => v,
+        f => panic!("{f:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn command_info_and_docs() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    // Byte for byte as redis-server 7.0.15 replies for GET.
+    let get_info = "*10\r\n$3\r\nget\r\n:2\r\n*2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n*3\r\n+@read\r\n+@string\r\n+@fast\r\n*0\r\n*1\r\n*6\r\n$5\r\nflags\r\n*2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n*2\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n*6\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n*0\r\n";
+    assert_eq!(
+        raw(&mut c, &["COMMAND", "INFO", "get", "nosuch"]).await,
+        show(format!("*2\r\n{get_info}$-1\r\n").as_bytes())
+    );
+    assert_eq!(
+        raw(&mut c, &["COMMAND", "INFO", "CLIENT|LIST"]).await,
+        show(b"*1\r\n*10\r\n$11\r\nclient|list\r\n:-2\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*1\r\n$23\r\nnondeterministic_output\r\n*0\r\n*0\r\n")
+    );
+    assert_eq!(
+        raw(&mut c, &["COMMAND", "INFO", "hello"]).await,
+        show(b"*1\r\n*10\r\n$5\r\nhello\r\n:-1\r\n*6\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n+no_auth\r\n+allow_busy\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@fast\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n")
+    );
+    assert_eq!(
+        raw(&mut c, &["COMMAND", "INFO", "shutdown"]).await,
+        show(b"*1\r\n*10\r\n$8\r\nshutdown\r\n:-1\r\n*6\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n+no_multi\r\n+allow_busy\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n")
+    );
+    // A container lists its subcommands.
+    let Frame::Array(v) = c.cmd(&["COMMAND", "INFO", "config"]).await else {
+        panic!()
+    };
+    let e = info_entry(&v[0]);
+    assert_eq!(e[0], bulk("config"));
+    assert_eq!(e[1], int(-2));
+    assert_eq!(e[6], arr(vec![simple("@slow")]));
+    let subs: Vec<Frame> = info_entry(&e[9])
+        .iter()
+        .map(|s| info_entry(s)[0].clone())
+        .collect();
+    assert!(subs.contains(&bulk("config|get")) && subs.contains(&bulk("config|set")));
+    // RESP3 uses sets.
+    c.cmd(&["HELLO", "3"]).await;
+    assert_eq!(
+        raw(&mut c, &["COMMAND", "INFO", "get", "nosuch"]).await,
+        show(b"*2\r\n*10\r\n$3\r\nget\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n+@string\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n_\r\n")
+    );
+    // DOCS: a map of name -> map, unknown names left out.
+    assert_eq!(
+        raw(&mut c, &["COMMAND", "DOCS", "time", "nosuch"]).await,
+        show(b"%1\r\n$4\r\ntime\r\n%4\r\n$7\r\nsummary\r\n$30\r\nReturn the current server time\r\n$5\r\nsince\r\n$5\r\n2.6.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n")
+    );
+    c.cmd(&["HELLO", "2"]).await;
+    let Frame::Array(docs) = c.cmd(&["COMMAND", "DOCS", "client"]).await else {
+        panic!()
+    };
+    assert_eq!(docs[0], bulk("client"));
+    let Frame::Array(m) = &docs[1] else { panic!() };
+    assert_eq!(
+        m[..8],
+        [
+            bulk("summary"),
+            bulk("A container for client connection commands"),
+            bulk("since"),
+            bulk("2.4.0"),
+            bulk("group"),
+            bulk("connection"),
+            bulk("complexity"),
+            bulk("Depends on subcommand.")
+        ]
+    );
+    assert_eq!(m[8], bulk("subcommands"));
+    // All commands.
+    let Frame::Array(all) = c.cmd(&["COMMAND", "DOCS"]).await else {
+        panic!()
+    };
+    let Frame::Array(infos) = c.cmd(&["COMMAND"]).await else {
+        panic!()
+    };
+    let Frame::Integer(count) = c.cmd(&["COMMAND", "COUNT"]).await else {
+        panic!()
+    };
+    assert_eq!(all.len() as i64, 2 * count);
+    assert_eq!(infos.len() as i64, count);
+    let Frame::Array(info_all) = c.cmd(&["COMMAND", "INFO"]).await else {
+        panic!()
+    };
+    assert_eq!(info_all.len() as i64, count);
+    assert!(count > 20);
+    assert_eq!(
+        c.cmd(&["COMMAND", "COUNT", "x"]).await,
+        err("ERR wrong number of arguments for 'command|count' command")
+    );
+    assert_eq!(
+        c.cmd(&["COMMAND", "BOGUS"]).await,
+        err("ERR unknown subcommand 'BOGUS'. Try COMMAND HELP.")
+    );
+    let Frame::Array(help) = c.cmd(&["COMMAND", "HELP"]).await else {
+        panic!()
+    };
+    assert_eq!(help.len(), 21);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn command_list_and_getkeys() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    let Frame::Array(all) = c.cmd(&["COMMAND", "LIST"]).await else {
+        panic!()
+    };
+    for n in ["get", "client", "client|list", "config|get", "command|docs"] {
+        assert!(all.contains(&bulk(n)), "{n}");
+    }
+    let Frame::Array(cl) = c
+        .cmd(&["COMMAND", "LIST", "FILTERBY", "PATTERN", "CL*"])
+        .await
+    else {
+        panic!()
+    };
+    assert!(cl.contains(&bulk("client")) && cl.contains(&bulk("client|kill")));
+    assert!(cl
+        .iter()
+        .all(|n| matches!(n, Frame::Bulk(b) if b.starts_with(b"cl"))));
+    let Frame::Array(conn) = c
+        .cmd(&["COMMAND", "LIST", "FILTERBY", "ACLCAT", "connection"])
+        .await
+    else {
+        panic!()
+    };
+    for n in [
+        "hello",
+        "auth",
+        "ping",
+        "client|list",
+        "command|docs",
+        "reset",
+    ] {
+        assert!(conn.contains(&bulk(n)), "{n}");
+    }
+    assert!(!conn.contains(&bulk("get")));
+    assert_eq!(
+        c.cmd(&["COMMAND", "LIST", "FILTERBY", "ACLCAT", "nosuch"])
+            .await,
+        arr(vec![])
+    );
+    assert_eq!(
+        c.cmd(&["COMMAND", "LIST", "FILTERBY", "MODULE", "x"]).await,
+        arr(vec![])
+    );
+    for bad in [
+        &["COMMAND", "LIST", "FILTERBY"][..],
+        &["COMMAND", "LIST", "FILTERBY", "foo", "x"],
+        &["COMMAND", "LIST", "FILTERBY", "PATTERN", "a", "b"],
+    ] {
+        assert_eq!(c.cmd(bad).await, err("ERR syntax error"), "{bad:?}");
+    }
+
+    assert_eq!(
+        c.cmd(&["COMMAND", "GETKEYS", "GET", "k"]).await,
+        bulks(&["k"])
+    );
+    assert_eq!(
+        c.cmd(&["COMMAND", "GETKEYS", "SET", "a", "b"]).await,
+        bulks(&["a"])
+    );
+    assert_eq!(
+        c.cmd(&["COMMAND", "GETKEYS", "ping", "x"]).await,
+        err("ERR The command has no key arguments")
+    );
+    assert_eq!(
+        c.cmd(&["COMMAND", "GETKEYS", "nosuch", "a"]).await,
+        err("ERR Invalid command specified")
+    );
+    assert_eq!(
+        c.cmd(&["COMMAND", "GETKEYS", "get", "a", "b"]).await,
+        err("ERR Invalid number of arguments specified for command")
+    );
+    assert_eq!(
+        c.cmd(&["COMMAND", "GETKEYS", "client", "list"]).await,
+        err("ERR The command has no key arguments")
+    );
+    assert_eq!(
+        c.cmd(&["COMMAND", "GETKEYS", "get"]).await,
+        err("ERR wrong number of arguments for 'command|getkeys' command")
+    );
+    assert_eq!(
+        raw(&mut c, &["COMMAND", "GETKEYSANDFLAGS", "GET", "k"]).await,
+        show(b"*1\r\n*2\r\n$1\r\nk\r\n*2\r\n+RO\r\n+access\r\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn command_inside_multi() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    c.cmd(&["MULTI"]).await;
+    assert_eq!(c.cmd(&["COMMAND"]).await, simple("QUEUED"));
+    assert_eq!(c.cmd(&["COMMAND", "COUNT"]).await, simple("QUEUED"));
+    let Frame::Array(r) = c.cmd(&["EXEC"]).await else {
+        panic!()
+    };
+    assert!(matches!(&r[0], Frame::Array(v) if v.len() > 20));
+    assert!(matches!(r[1], Frame::Integer(_)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn time_and_lastsave() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let Frame::Array(t) = c.cmd(&["TIME"]).await else {
+        panic!()
+    };
+    let n = |f: &Frame| match f {
+        Frame::Bulk(b) => std::str::from_utf8(b).unwrap().parse::<i64>().unwrap(),
+        f => panic!("{f:?}"),
+    };
+    assert!((n(&t[0]) - now).abs() <= 2);
+    assert!((0..1_000_000).contains(&n(&t[1])));
+    let Frame::Integer(last) = c.cmd(&["LASTSAVE"]).await else {
+        panic!()
+    };
+    assert!((last - now).abs() <= 5);
+    assert_eq!(
+        c.cmd(&["TIME", "x"]).await,
+        err("ERR wrong number of arguments for 'time' command")
+    );
+    assert_eq!(
+        c.cmd(&["LASTSAVE", "x"]).await,
+        err("ERR wrong number of arguments for 'lastsave' command")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn save_and_bgsave_write_a_snapshot() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    c.cmd(&["SET", "k", "v1"]).await;
+    assert_eq!(c.cmd(&["SAVE"]).await, ok());
+    let snap = s.dir.path().join("relis.db.save");
+    {
+        let copy = relis::Db::open(&snap).unwrap();
+        assert_eq!(copy.get("k").unwrap().as_deref(), Some(&b"v1"[..]));
+    }
+    let info = text(c.cmd(&["INFO", "persistence"]).await);
+    assert_eq!(field(&info, "rdb_changes_since_last_save"), "0");
+    assert_eq!(field(&info, "rdb_last_bgsave_status"), "ok");
+    assert_eq!(field(&info, "rdb_saves"), "1");
+    assert_eq!(field(&info, "rdb_bgsave_in_progress"), "0");
+
+    c.cmd(&["SET", "k", "v2"]).await;
+    let info = text(c.cmd(&["INFO", "persistence"]).await);
+    assert_eq!(field(&info, "rdb_changes_since_last_save"), "1");
+    assert_eq!(
+        c.cmd(&["BGSAVE"]).await,
+        simple("Background saving started")
+    );
+    // Wait for the background snapshot to finish.
+    for _ in 0..200 {
+        let info = text(c.cmd(&["INFO", "persistence"]).await);
+        if field(&info, "rdb_saves") == "2" && field(&info, "rdb_bgsave_in_progress") == "0" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    {
+        let copy = relis::Db::open(&snap).unwrap();
+        assert_eq!(copy.get("k").unwrap().as_deref(), Some(&b"v2"[..]));
+    }
+    assert_eq!(
+        c.cmd(&["BGSAVE", "SCHEDULE"]).await,
+        simple("Background saving started")
+    );
+    assert_eq!(c.cmd(&["BGSAVE", "foo"]).await, err("ERR syntax error"));
+    assert_eq!(
+        c.cmd(&["SAVE", "x"]).await,
+        err("ERR wrong number of arguments for 'save' command")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn save_of_an_in_memory_database() {
+    let s = start_with(|c| c.dbfilename = ":memory:".into()).await;
+    let mut c = s.raw().await;
+    c.cmd(&["SET", "k", "mem"]).await;
+    assert_eq!(c.cmd(&["SAVE"]).await, ok());
+    let copy = relis::Db::open(s.dir.path().join("memory.db.save")).unwrap();
+    assert_eq!(copy.get("k").unwrap().as_deref(), Some(&b"mem"[..]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown() {
+    let mut s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(
+        c.cmd(&["SHUTDOWN", "ABORT"]).await,
+        err("ERR No shutdown in progress.")
+    );
+    for bad in [
+        &["SHUTDOWN", "foo"][..],
+        &["SHUTDOWN", "NOSAVE", "SAVE"],
+        &["SHUTDOWN", "ABORT", "NOW"],
+    ] {
+        assert_eq!(c.cmd(bad).await, err("ERR syntax error"), "{bad:?}");
+    }
+    let mut other = s.raw().await;
+    c.send(&encode_command(&[b"SHUTDOWN", b"NOSAVE", b"NOW"]))
+        .await;
+    // No reply: the connection just closes, and so do the others.
+    c.expect_closed().await;
+    assert!(other.closed().await);
+    let running = s.running.take().unwrap();
+    assert!(running.shared.is_shutting_down());
+    tokio::time::timeout(Duration::from_secs(10), running.shutdown())
+        .await
+        .expect("the server stops");
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_save_takes_a_snapshot() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    c.cmd(&["SET", "k", "last"]).await;
+    c.send(&encode_command(&[b"SHUTDOWN", b"SAVE"])).await;
+    c.expect_closed().await;
+    let copy = relis::Db::open(s.dir.path().join("relis.db.save")).unwrap();
+    assert_eq!(copy.get("k").unwrap().as_deref(), Some(&b"last"[..]));
+}
