@@ -126,6 +126,8 @@ pub struct Spec {
     /// Key-spec flags (COMMAND INFO), such as `RW`, `access`, `update`; empty derives them
     /// from `write`/`readonly` (`RW update` / `RO access`).
     pub key_flags: &'static [&'static str],
+    /// Notes on the key spec (COMMAND INFO `notes`), empty for none.
+    pub key_notes: &'static str,
 }
 
 fn unreachable_parse(_: &mut Args) -> Result<Parsed, CmdError> {
@@ -148,6 +150,7 @@ impl Spec {
         subcommands: &[],
         tips: &[],
         key_flags: &[],
+        key_notes: "",
     };
 
     /// Whether the spec carries `flag`.

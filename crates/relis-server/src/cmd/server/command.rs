@@ -302,7 +302,11 @@ fn key_specs(spec: &Spec) -> Vec<Frame> {
         return Vec::new();
     }
     let lastkey = if last < 0 { last } else { last - first };
-    vec![Frame::Map(vec![
+    let mut m = Vec::with_capacity(4);
+    if !spec.key_notes.is_empty() {
+        m.push((bulk("notes"), bulk(spec.key_notes)));
+    }
+    m.extend([
         (
             bulk("flags"),
             Frame::Set(key_flags(spec).into_iter().map(simple).collect()),
@@ -331,7 +335,8 @@ fn key_specs(spec: &Spec) -> Vec<Frame> {
                 ),
             ]),
         ),
-    ])]
+    ]);
+    vec![Frame::Map(m)]
 }
 
 /// A COMMAND INFO entry: name, arity, flags, first key, last key, step, ACL categories,

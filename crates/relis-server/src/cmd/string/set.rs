@@ -22,6 +22,7 @@ pub const SPEC: Spec = Spec {
     complexity: "O(1)",
     parse: Set::parse,
     key_flags: &["RW", "access", "update", "variable_flags"],
+    key_notes: "RW and ACCESS due to the optional `GET` argument",
     ..Spec::BASE
 };
 
