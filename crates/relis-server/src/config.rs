@@ -131,6 +131,107 @@ fn int<T: std::str::FromStr>(v: &str) -> Result<T, String> {
         .map_err(|_| "argument couldn't be parsed into an integer".to_string())
 }
 
+/// An integer within `min..=max`, with Redis's CONFIG SET wording when it is not.
+fn int_in(v: &str, min: i64, max: i64) -> Result<i64, String> {
+    let n = relis::parse_i64(v.as_bytes())
+        .ok_or_else(|| "argument couldn't be parsed into an integer".to_string())?;
+    if n < min || n > max {
+        return Err(format!(
+            "argument must be between {min} and {max} inclusive"
+        ));
+    }
+    Ok(n)
+}
+
+/// A memory value of at least `min` bytes, with Redis's wording when it is not.
+fn memory_at_least(v: &str, min: usize) -> Result<usize, String> {
+    let n = memory(v)?;
+    if n < min {
+        return Err(format!(
+            "argument must be between {min} and 9223372036854775807 inclusive"
+        ));
+    }
+    Ok(n)
+}
+
+/// Checks (and normalises, as CONFIG GET will show it) a value for a passive parameter, the
+/// way Redis checks that parameter's type.
+fn check_passive(name: &str, value: &str) -> Result<String, String> {
+    const BOOLS: &[&str] = &[
+        "appendonly",
+        "latency-tracking",
+        "protected-mode",
+        "daemonize",
+        "cluster-enabled",
+        "replica-read-only",
+        "activerehashing",
+        "stop-writes-on-bgsave-error",
+        "rdbcompression",
+        "lazyfree-lazy-user-del",
+    ];
+    const INTS: &[(&str, i64, i64)] = &[
+        ("hz", 0, i32::MAX as i64),
+        ("lua-time-limit", 0, i64::MAX),
+        ("busy-reply-threshold", 0, i64::MAX),
+        ("slowlog-log-slower-than", -1, i64::MAX),
+        ("slowlog-max-len", 0, i64::MAX),
+        ("lfu-log-factor", 0, i32::MAX as i64),
+        ("lfu-decay-time", 0, i32::MAX as i64),
+        ("list-max-listpack-size", i32::MIN as i64, i32::MAX as i64),
+        ("hash-max-listpack-entries", 0, i64::MAX),
+        ("set-max-intset-entries", 0, i64::MAX),
+        ("zset-max-listpack-entries", 0, i64::MAX),
+        ("tcp-backlog", 0, i32::MAX as i64),
+        ("io-threads", 1, 128),
+    ];
+    const POLICIES: &[&str] = &[
+        "volatile-lru",
+        "volatile-lfu",
+        "volatile-random",
+        "volatile-ttl",
+        "allkeys-lru",
+        "allkeys-lfu",
+        "allkeys-random",
+        "noeviction",
+    ];
+    if BOOLS.contains(&name) {
+        return match value.to_ascii_lowercase().as_str() {
+            v @ ("yes" | "no") => Ok(v.to_string()),
+            _ => Err("argument must be 'yes' or 'no'".into()),
+        };
+    }
+    if let Some((_, min, max)) = INTS.iter().find(|(n, _, _)| *n == name) {
+        return int_in(value, *min, *max).map(|n| n.to_string());
+    }
+    match name {
+        "maxmemory" => memory(value).map(|n| n.to_string()),
+        "maxmemory-policy" => {
+            let v = value.to_ascii_lowercase();
+            if POLICIES.contains(&v.as_str()) {
+                Ok(v)
+            } else {
+                Err(format!(
+                    "argument(s) must be one of the following: {}",
+                    POLICIES.join(", ")
+                ))
+            }
+        }
+        "save" => {
+            let words: Vec<&str> = value.split_whitespace().collect();
+            let ok = words.len() % 2 == 0
+                && words
+                    .iter()
+                    .all(|w| relis::parse_i64(w.as_bytes()).is_some_and(|n| n >= 0));
+            if ok {
+                Ok(words.join(" "))
+            } else {
+                Err("Invalid save parameters".into())
+            }
+        }
+        _ => Ok(value.to_string()),
+    }
+}
+
 /// Parses Redis memory units: `1gb`, `512mb`, `64k`, plain bytes.
 pub fn memory(v: &str) -> Result<usize, String> {
     let l = v.to_ascii_lowercase();
@@ -225,7 +326,7 @@ pub const PARAMS: &[Param] = &[
         name: "maxclients",
         mutable: true,
         get: |c| c.maxclients.to_string(),
-        set: |c, v| int(v).map(|n| c.maxclients = n),
+        set: |c, v| int_in(v, 1, u32::MAX as i64).map(|n| c.maxclients = n as usize),
     },
     Param {
         name: "durability",
@@ -243,8 +344,11 @@ pub const PARAMS: &[Param] = &[
         get: |c| c.loglevel.clone(),
         set: |c, v| {
             let l = v.to_ascii_lowercase();
-            if !["debug", "verbose", "notice", "warning", "nothing"].contains(&l.as_str()) {
-                return Err("argument(s) must be one of the following: debug, verbose, notice, warning, nothing".into());
+            if !["debug", "verbose", "notice", "warning"].contains(&l.as_str()) {
+                return Err(
+                    "argument(s) must be one of the following: debug, verbose, notice, warning"
+                        .into(),
+                );
             }
             c.loglevel = l;
             Ok(())
@@ -263,25 +367,25 @@ pub const PARAMS: &[Param] = &[
         name: "timeout",
         mutable: true,
         get: |c| c.timeout.to_string(),
-        set: |c, v| int(v).map(|n| c.timeout = n),
+        set: |c, v| int_in(v, 0, i32::MAX as i64).map(|n| c.timeout = n as u64),
     },
     Param {
         name: "tcp-keepalive",
         mutable: true,
         get: |c| c.tcp_keepalive.to_string(),
-        set: |c, v| int(v).map(|n| c.tcp_keepalive = n),
+        set: |c, v| int_in(v, 0, i32::MAX as i64).map(|n| c.tcp_keepalive = n as u64),
     },
     Param {
         name: "proto-max-bulk-len",
         mutable: true,
         get: |c| c.proto_max_bulk_len.to_string(),
-        set: |c, v| memory(v).map(|n| c.proto_max_bulk_len = n),
+        set: |c, v| memory_at_least(v, 1 << 20).map(|n| c.proto_max_bulk_len = n),
     },
     Param {
         name: "client-query-buffer-limit",
         mutable: true,
         get: |c| c.client_query_buffer_limit.to_string(),
-        set: |c, v| memory(v).map(|n| c.client_query_buffer_limit = n),
+        set: |c, v| memory_at_least(v, 1 << 20).map(|n| c.client_query_buffer_limit = n),
     },
     Param {
         name: "readers",
@@ -308,7 +412,7 @@ impl Config {
             return (p.set)(self, value);
         }
         if let Some(slot) = self.passive.iter_mut().find(|(n, _)| *n == lname) {
-            slot.1 = value.to_string();
+            slot.1 = check_passive(&lname, value)?;
             return Ok(());
         }
         Err(format!(
@@ -506,6 +610,39 @@ mod tests {
         let e = c.apply_args(&["--nope".into(), "1".into()]).unwrap_err();
         assert!(e.contains("nope"), "{e}");
         assert!(c.apply_file("port abc\n").is_err());
+    }
+
+    #[test]
+    fn values_checked_as_redis_checks_them() {
+        let mut c = Config::default();
+        let mut e = |n: &str, v: &str| c.set(n, v).unwrap_err();
+        assert_eq!(
+            e("maxclients", "0"),
+            "argument must be between 1 and 4294967295 inclusive"
+        );
+        assert_eq!(
+            e("timeout", "-1"),
+            "argument must be between 0 and 2147483647 inclusive"
+        );
+        assert_eq!(
+            e("timeout", "x"),
+            "argument couldn't be parsed into an integer"
+        );
+        assert_eq!(
+            e("proto-max-bulk-len", "1"),
+            "argument must be between 1048576 and 9223372036854775807 inclusive"
+        );
+        assert_eq!(e("appendonly", "maybe"), "argument must be 'yes' or 'no'");
+        assert_eq!(e("save", "abc"), "Invalid save parameters");
+        assert!(e("maxmemory-policy", "x").starts_with("argument(s) must be one of"));
+        assert_eq!(e("maxmemory", "1x"), "argument must be a memory value");
+        c.set("appendonly", "YES").unwrap();
+        c.set("maxmemory", "1kb").unwrap();
+        c.set("save", "3600  1 300 100").unwrap();
+        assert_eq!(c.get("appendonly").as_deref(), Some("yes"));
+        assert_eq!(c.get("maxmemory").as_deref(), Some("1024"));
+        assert_eq!(c.get("save").as_deref(), Some("3600 1 300 100"));
+        c.set("save", "").unwrap();
     }
 
     #[test]
