@@ -193,6 +193,13 @@ impl Client {
             self.flag_multi();
             return Step::Reply(CmdError::NoAuth.to_frame());
         }
+        if self.multi.is_some() && spec.has("no_multi") {
+            self.reject(idx);
+            self.flag_multi();
+            return Step::Reply(
+                CmdError::err("Command not allowed inside a transaction").to_frame(),
+            );
+        }
         if let Some(m) = &mut self.multi {
             if !matches!(
                 spec.name,

@@ -743,6 +743,21 @@ async fn shutdown() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn save_and_shutdown_refused_in_multi() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(c.cmd(&["MULTI"]).await, ok());
+    let refused = err("ERR Command not allowed inside a transaction");
+    assert_eq!(c.cmd(&["SAVE"]).await, refused);
+    assert_eq!(c.cmd(&["SHUTDOWN"]).await, refused);
+    assert_eq!(
+        c.cmd(&["EXEC"]).await,
+        err("EXECABORT Transaction discarded because of previous errors.")
+    );
+    assert_eq!(c.cmd(&["PING"]).await, simple("PONG"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_save_takes_a_snapshot() {
     let s = start().await;
     let mut c = s.raw().await;
