@@ -218,7 +218,7 @@ fn check_passive(name: &str, value: &str) -> Result<String, String> {
         }
         "save" => {
             let words: Vec<&str> = value.split_whitespace().collect();
-            let ok = words.len() % 2 == 0
+            let ok = words.len().is_multiple_of(2)
                 && words
                     .iter()
                     .all(|w| relis::parse_i64(w.as_bytes()).is_some_and(|n| n >= 0));
