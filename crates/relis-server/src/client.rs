@@ -501,11 +501,18 @@ async fn connection_loop(stream: &mut TcpStream, client: &mut Client) -> std::io
         decoder.set_auth_required(!client.authed);
         let mut reqs = Vec::new();
         let mut protocol_error = None;
+        // Unauthenticated, requests run one at a time: an AUTH lifts the limits for the
+        // requests after it, even those that arrived in the same read (Redis decodes lazily).
+        let mut more = false;
         loop {
             match decoder.decode(&mut inbuf) {
                 Ok(Some(args)) => {
                     if !args.is_empty() {
                         reqs.push(args);
+                        if !client.authed {
+                            more = !inbuf.is_empty();
+                            break;
+                        }
                     }
                 }
                 Ok(None) => break,
@@ -543,6 +550,9 @@ async fn connection_loop(stream: &mut TcpStream, client: &mut Client) -> std::io
                 inbuf.len()
             );
             return Ok(());
+        }
+        if more {
+            continue;
         }
         info.qbuf.store(inbuf.len() as u64, Ordering::Relaxed);
         if inbuf.capacity() - inbuf.len() < 4096 {

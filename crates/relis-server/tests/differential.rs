@@ -1023,7 +1023,6 @@ async fn run_scripts(resp3: bool) {
     let proto = if resp3 { "resp3" } else { "resp2" };
     let mut failures = Vec::new();
     for (name, lines) in SCRIPTS {
-        let t0 = std::time::Instant::now();
         let redis = spawn_redis(tmp.path()).expect("redis-server");
         let relis = start().await;
         let mut want = Side::connect(redis.addr(), resp3).await;
@@ -1064,7 +1063,6 @@ async fn run_scripts(resp3: bool) {
                 ));
             }
         }
-        eprintln!("{name}: {:?}", t0.elapsed());
     }
     assert!(
         failures.is_empty(),

@@ -258,6 +258,15 @@ const PROTOCOL_ERRORS: &[(&[u8], &[u8])] = &[
 /// the offender was closed.
 async fn protocol_error(s: &TestServer, input: &[u8], reply: &[u8]) {
     let mut bystander = s.raw().await;
+    if let Some(pass) = s
+        .running
+        .as_ref()
+        .map(|r| r.shared.config.read().requirepass.clone())
+    {
+        if !pass.is_empty() {
+            assert_eq!(bystander.cmd(&["AUTH", &pass]).await, ok());
+        }
+    }
     assert_eq!(bystander.cmd(&["SET", "bystander", "1"]).await, ok());
     let mut c = s.raw().await;
     c.send(input).await;
@@ -269,8 +278,26 @@ async fn protocol_error(s: &TestServer, input: &[u8], reply: &[u8]) {
         "after {}",
         show(input)
     );
-    let mut fresh = s.raw().await;
-    assert_eq!(fresh.cmd(&["PING"]).await, simple("PONG"));
+    let mut fresh = authed(s).await;
+    assert_eq!(fresh.cmd(&["ECHO", "fresh"]).await, bulk("fresh"));
+}
+
+/// A connection, authenticated when the server wants a password.
+async fn authed(s: &TestServer) -> Raw {
+    let mut c = s.raw().await;
+    let pass = s
+        .running
+        .as_ref()
+        .expect("running")
+        .shared
+        .config
+        .read()
+        .requirepass
+        .clone();
+    if !pass.is_empty() {
+        assert_eq!(c.cmd(&["AUTH", &pass]).await, ok());
+    }
+    c
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -480,4 +507,35 @@ async fn quit_replies_then_closes() {
     c.expect_closed().await;
     let mut d = s.raw().await;
     assert_eq!(d.cmd(&["GET", "q"]).await, bulk("1"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unauthenticated_clients_get_tighter_limits() {
+    let s = start_with(|c| c.requirepass = "pw".into()).await;
+    let eleven: Vec<&[u8]> = vec![b"x"; 11];
+    let big = vec![b'a'; 16385];
+    // Before AUTH: at most 10 arguments of at most 16384 bytes, as Redis 7.0.15 enforces.
+    protocol_error(
+        &s,
+        &encode_command(&eleven),
+        b"-ERR Protocol error: unauthenticated multibulk length\r\n",
+    )
+    .await;
+    protocol_error(
+        &s,
+        &encode_command(&[b"GET", &big]),
+        b"-ERR Protocol error: unauthenticated bulk length\r\n",
+    )
+    .await;
+    let mut c = s.raw().await;
+    c.send(&encode_command(&[b"GET", &big[..16384]])).await;
+    c.expect_bytes(b"-NOAUTH Authentication required.\r\n")
+        .await;
+    // After AUTH the limits are gone, even for a request that came in the same read.
+    let mut req = encode_command(&[b"AUTH", b"pw"]);
+    req.extend(encode_command(&eleven));
+    c.send(&req).await;
+    c.expect_bytes(b"+OK\r\n-ERR unknown command 'x', with args beginning with: 'x' 'x' 'x' 'x' 'x' 'x' 'x' 'x' 'x' 'x' \r\n").await;
+    c.send(&encode_command(&[b"SET", b"k", &big])).await;
+    c.expect_bytes(b"+OK\r\n").await;
 }
