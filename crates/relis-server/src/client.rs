@@ -186,12 +186,12 @@ impl Client {
         if !spec.arity_ok(argv.len()) {
             self.reject(idx);
             self.flag_multi();
-            return Step::Reply(CmdError::WrongArity(spec.name.into()).to_frame());
+            return self.rejected(spec, CmdError::WrongArity(spec.name.into()));
         }
         if !self.authed && !spec.has("no_auth") {
             self.reject(idx);
             self.flag_multi();
-            return Step::Reply(CmdError::NoAuth.to_frame());
+            return self.rejected(spec, CmdError::NoAuth);
         }
         if self.multi.is_some() && spec.has("no_multi") {
             self.reject(idx);
@@ -223,6 +223,23 @@ impl Client {
                 Step::Reply(e.to_frame())
             }
         }
+    }
+
+    /// The reply to a command rejected before it ran. Like Redis's `rejectCommand`, a rejected
+    /// EXEC discards the transaction (and the watched keys), in MULTI or not, and says so:
+    /// `EXECABORT Transaction discarded because of: <the error without its ERR>`.
+    fn rejected(&mut self, spec: &Spec, e: CmdError) -> Step {
+        if spec.name != "exec" {
+            return Step::Reply(e.to_frame());
+        }
+        self.multi = None;
+        self.watched.clear();
+        self.info.multi.store(-1, Ordering::Relaxed);
+        let msg = e.message();
+        let msg = msg.strip_prefix("ERR ").unwrap_or(&msg);
+        Step::Reply(
+            CmdError::text(format!("EXECABORT Transaction discarded because of: {msg}")).to_frame(),
+        )
     }
 
     fn note_command(&self, spec: &'static Spec) {

@@ -807,8 +807,14 @@ const MULTI_EXEC: &[&str] = &[
     "EXEC",
     "DISCARD",
     "MULTI x",
+    // A rejected EXEC reports EXECABORT, in MULTI or not, and discards the transaction.
     "EXEC x",
     "DISCARD x",
+    "MULTI",
+    "SET a 5",
+    "EXEC x",
+    "EXEC",
+    "GET a",
     // An empty transaction.
     "MULTI",
     "EXEC",
