@@ -13,6 +13,8 @@ use resp::Frame;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -138,7 +140,13 @@ impl Conn {
 
 /// One writer: pipelines batches of SETs of fresh keys, a SET of a monotonic counter and an
 /// INCR, until the server dies. Returns what was acknowledged and what was in flight.
-async fn writer(addr: SocketAddr, id: usize, round: usize, pipeline: usize) -> Ledger {
+async fn writer(
+    addr: SocketAddr,
+    id: usize,
+    round: usize,
+    pipeline: usize,
+    acks: Arc<AtomicUsize>,
+) -> Ledger {
     let mut ledger = Ledger::default();
     let Ok(stream) = TcpStream::connect(addr).await else {
         return ledger;
@@ -200,6 +208,7 @@ async fn writer(addr: SocketAddr, id: usize, round: usize, pipeline: usize) -> L
                     assert_eq!(f, ok(), "SET {k}");
                     ledger.unacked.remove(&k);
                     ledger.acked.insert(k, v);
+                    acks.fetch_add(1, Ordering::Relaxed);
                 }
                 None => return ledger,
             }
@@ -233,10 +242,22 @@ async fn crash_rounds(extra: &[&str], rounds: usize) {
     let mut child = spawn_binary(dir.path(), extra);
     for round in 0..rounds {
         let addr = child.addr();
+        let acks = Arc::new(AtomicUsize::new(0));
         let writers: Vec<_> = (0..6)
-            .map(|id| tokio::spawn(writer(addr, id, round, [1, 4, 16][id % 3])))
+            .map(|id| {
+                let acks = acks.clone();
+                tokio::spawn(writer(addr, id, round, [1, 4, 16][id % 3], acks))
+            })
             .collect();
-        let wait = rng.random_range(100..600);
+        // The load is on once writes are being acknowledged (however busy the machine is);
+        // then the kill comes at a random moment.
+        for _ in 0..1000 {
+            if acks.load(Ordering::Relaxed) > 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let wait = rng.random_range(0..500);
         tokio::time::sleep(Duration::from_millis(wait)).await;
         child.kill9();
         let mut counters = HashMap::new();
@@ -254,7 +275,7 @@ async fn crash_rounds(extra: &[&str], rounds: usize) {
             "round {round}: no write was acknowledged in {wait} ms"
         );
         eprintln!(
-            "round {round}: killed after {wait} ms, {this_round} writes acknowledged, {} in flight",
+            "round {round}: killed {wait} ms into the load, {this_round} writes acknowledged, {} in flight",
             unacked.len()
         );
         check_integrity(dir.path());
@@ -272,7 +293,7 @@ async fn crash_rounds(extra: &[&str], rounds: usize) {
                 assert_eq!(
                     c.read().await,
                     Some(bulk(&acked[*k])),
-                    "round {round}: acknowledged {k} lost after SIGKILL at {wait} ms"
+                    "round {round}: acknowledged {k} lost after SIGKILL {wait} ms into the load"
                 );
             }
         }
