@@ -448,7 +448,9 @@ const KEYS: &[&str] = &[
     "SCAN 0 BOGUS",
     "SCAN 0 MATCH",
     "SCAN x",
-    "SCAN -1",
+    // Redis reads the cursor as unsigned (-1 is 2^64-1) and what it finds there depends on
+    // its hash table's layout: only the reply's shape is comparable.
+    "~ SCAN -1",
     "SCAN",
     "TOUCH only missing only",
     "TOUCH",

@@ -505,12 +505,17 @@ impl Writer<'_> {
         // Every key of both databases changes `db`, so bump versions too: a WATCH on either side
         // sees its key change, as in Redis.
         let version = self.next_version();
-        self.conn
-            .prepare_cached(
-                "UPDATE relis_keys SET db = CASE db WHEN ?1 THEN ?2 ELSE ?1 END, version = ?3
-                 WHERE db IN (?1, ?2)",
-            )?
-            .execute((a, b, version))?;
+        // In three steps through database -1: SQLite checks the (db, key) primary key row by
+        // row, so swapping in one UPDATE fails when both databases hold the same key.
+        for (from, to) in [
+            (i64::from(a), -1),
+            (i64::from(b), i64::from(a)),
+            (-1, i64::from(b)),
+        ] {
+            self.conn
+                .prepare_cached("UPDATE relis_keys SET db = ?2, version = ?3 WHERE db = ?1")?
+                .execute((from, to, version))?;
+        }
         Ok(())
     }
 }
