@@ -1,6 +1,97 @@
-//! The keys family.
+//! The generic keys family (Redis's `generic` group) and the keyspace-wide commands Redis files
+//! under `server` (DBSIZE, FLUSHDB, FLUSHALL, SWAPDB).
 
-use crate::cmd::Spec;
+pub mod copy;
+pub mod dbsize;
+pub mod del;
+pub mod exists;
+pub mod expire;
+pub mod flush;
+pub mod key_type;
+pub mod keys_cmd;
+pub mod move_key;
+pub mod object;
+pub mod persist;
+pub mod randomkey;
+pub mod rename;
+pub mod scan;
+pub mod swapdb;
+pub mod touch;
+pub mod ttl;
+
+use crate::cmd::{Cx, Spec};
+use crate::error::CmdError;
 
 /// The keys commands.
-pub static SPECS: &[Spec] = &[];
+pub static SPECS: &[Spec] = &[
+    del::SPEC_DEL,
+    del::SPEC_UNLINK,
+    exists::SPEC,
+    key_type::SPEC,
+    keys_cmd::SPEC,
+    scan::SPEC,
+    randomkey::SPEC,
+    rename::SPEC_RENAME,
+    rename::SPEC_RENAMENX,
+    expire::SPEC_EXPIRE,
+    expire::SPEC_PEXPIRE,
+    expire::SPEC_EXPIREAT,
+    expire::SPEC_PEXPIREAT,
+    ttl::SPEC_TTL,
+    ttl::SPEC_PTTL,
+    ttl::SPEC_EXPIRETIME,
+    ttl::SPEC_PEXPIRETIME,
+    persist::SPEC,
+    touch::SPEC,
+    copy::SPEC,
+    move_key::SPEC,
+    dbsize::SPEC,
+    flush::SPEC_FLUSHDB,
+    flush::SPEC_FLUSHALL,
+    swapdb::SPEC,
+    object::SPEC,
+];
+
+/// Parses a C `int` argument as Redis's `getIntFromObjectOrReply` does: not an integer gives
+/// `msg` (or the usual integer error), an integer outside `int` gives `msg` (or Redis's range
+/// error).
+///
+/// # Errors
+/// As described.
+pub fn parse_int(b: &[u8], msg: Option<&str>) -> Result<i32, CmdError> {
+    let n = match crate::args::parse_i64(b) {
+        Ok(n) => n,
+        Err(e) => return Err(msg.map_or(e, CmdError::err)),
+    };
+    i32::try_from(n).map_err(|_| {
+        msg.map_or_else(
+            || {
+                CmdError::err(
+                    "value is out of range, value must between -2147483648 and 2147483647",
+                )
+            },
+            CmdError::err,
+        )
+    })
+}
+
+/// Checks a database index argument against the configured number of databases, as Redis's
+/// `selectDb` does (the error is `ERR DB index is out of range`).
+///
+/// # Errors
+/// [`CmdError::DbIndexOutOfRange`].
+pub fn db_index(index: i32, databases: u32) -> Result<u32, CmdError> {
+    u32::try_from(index)
+        .ok()
+        .filter(|i| *i < databases)
+        .ok_or(CmdError::DbIndexOutOfRange)
+}
+
+/// Counts `found` of `total` lookups in INFO's keyspace hits and misses, one per key as Redis's
+/// `lookupKeyRead` does.
+pub fn count_lookups(cx: &Cx, found: i64, total: usize) {
+    let found = found.max(0) as usize;
+    for i in 0..total {
+        cx.hit(i < found);
+    }
+}

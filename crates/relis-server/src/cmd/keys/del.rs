@@ -1,0 +1,61 @@
+//! DEL key [key ...] and UNLINK key [key ...] — delete keys, replying how many existed.
+//! <https://redis.io/commands/del/>, <https://redis.io/commands/unlink/>
+//!
+//! UNLINK differs from DEL in Redis only in freeing memory on another thread; in Relis both are
+//! the same deletion (SQLite frees pages in the same transaction either way).
+
+use crate::args::Args;
+use crate::cmd::{Cx, Parsed, Spec, WriteCmd};
+use crate::error::CmdError;
+use bytes::Bytes;
+use resp::Frame;
+
+/// DEL's declaration.
+pub const SPEC_DEL: Spec = Spec {
+    name: "del",
+    arity: -2,
+    flags: &["write"],
+    acl: &["keyspace", "write", "slow"],
+    keys: (1, -1, 1),
+    group: "generic",
+    since: "1.0.0",
+    summary: "Delete a key",
+    complexity: "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).",
+    parse: Del::parse,
+    ..Spec::BASE
+};
+
+/// UNLINK's declaration.
+pub const SPEC_UNLINK: Spec = Spec {
+    name: "unlink",
+    arity: -2,
+    flags: &["write", "fast"],
+    acl: &["keyspace", "write", "fast"],
+    keys: (1, -1, 1),
+    group: "generic",
+    since: "4.0.0",
+    summary: "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.",
+    complexity: "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.",
+    parse: Del::parse,
+    ..Spec::BASE
+};
+
+/// DEL / UNLINK.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Del {
+    keys: Vec<Bytes>,
+}
+
+impl Del {
+    fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
+        let keys = args.rest();
+        args.finish()?;
+        Parsed::write(Del { keys })
+    }
+}
+
+impl WriteCmd for Del {
+    fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        Ok(Frame::Integer(w.del(cx.db, &self.keys)?))
+    }
+}

@@ -1,0 +1,46 @@
+//! EXISTS key [key ...] — how many of the keys exist; a key named twice counts twice.
+//! <https://redis.io/commands/exists/>
+
+use crate::args::Args;
+use crate::cmd::keys::count_lookups;
+use crate::cmd::{Cx, Parsed, ReadCmd, Spec};
+use crate::error::CmdError;
+use bytes::Bytes;
+use resp::Frame;
+
+/// EXISTS's declaration.
+pub const SPEC: Spec = Spec {
+    name: "exists",
+    arity: -2,
+    flags: &["readonly", "fast"],
+    acl: &["keyspace", "read", "fast"],
+    keys: (1, -1, 1),
+    group: "generic",
+    since: "1.0.0",
+    summary: "Determine if a key exists",
+    complexity: "O(N) where N is the number of keys to check.",
+    parse: Exists::parse,
+    ..Spec::BASE
+};
+
+/// EXISTS key [key ...].
+#[derive(Debug, PartialEq, Eq)]
+pub struct Exists {
+    keys: Vec<Bytes>,
+}
+
+impl Exists {
+    fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
+        let keys = args.rest();
+        args.finish()?;
+        Parsed::read(Exists { keys })
+    }
+}
+
+impl ReadCmd for Exists {
+    fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        let n = r.exists(cx.db, &self.keys)?;
+        count_lookups(cx, n, self.keys.len());
+        Ok(Frame::Integer(n))
+    }
+}

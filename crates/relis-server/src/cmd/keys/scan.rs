@@ -1,0 +1,207 @@
+//! SCAN cursor [MATCH pattern] [COUNT count] [TYPE type] — iterate the selected database's keys
+//! a page at a time. <https://redis.io/commands/scan/>
+//!
+//! Relis walks keys in key (byte) order, so a scan returns every key that exists for its whole
+//! duration exactly once. Cursors stay Redis-shaped (unsigned integers, `0` to start and `0`
+//! when done): the server maps each cursor it hands out to the key the page stopped after
+//! (`Shared::cursors`). A cursor it does not know (never issued, forgotten, or from another
+//! database) restarts the scan, which SCAN's guarantees allow. COUNT bounds the keys examined,
+//! before MATCH and TYPE filter them, as in Redis; a page may therefore be empty while the scan
+//! goes on.
+
+use crate::args::Args;
+use crate::cmd::{Cx, Parsed, ReadCmd, Spec};
+use crate::error::CmdError;
+use bytes::Bytes;
+use relis::KeyType;
+use resp::Frame;
+
+/// SCAN's declaration.
+pub const SPEC: Spec = Spec {
+    name: "scan",
+    arity: -2,
+    flags: &["readonly"],
+    acl: &["keyspace", "read", "slow"],
+    keys: (0, 0, 0),
+    group: "generic",
+    since: "2.8.0",
+    summary: "Incrementally iterate the keys space",
+    complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.",
+    parse: Scan::parse,
+    ..Spec::BASE
+};
+
+/// Redis's default COUNT.
+const DEFAULT_COUNT: usize = 10;
+
+/// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type].
+#[derive(Debug, PartialEq, Eq)]
+pub struct Scan {
+    cursor: u64,
+    pattern: Option<Bytes>,
+    count: usize,
+    /// The TYPE filter as given (compared case-insensitively with type names).
+    kind: Option<Bytes>,
+}
+
+/// Parses a cursor as Redis's `parseScanCursorOrReply`: C `strtoul` in base 10 (an optional
+/// sign, a negative value wraps, an empty string is 0), no leading space, nothing after the
+/// digits, no overflow. The argument ends at a NUL byte, as a C string does.
+pub fn parse_cursor(b: &[u8]) -> Result<u64, CmdError> {
+    let invalid = || CmdError::err("invalid cursor");
+    let b = &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())];
+    let Some(&first) = b.first() else {
+        return Ok(0);
+    };
+    if matches!(first, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
+        return Err(invalid());
+    }
+    let (neg, digits) = match first {
+        b'-' => (true, &b[1..]),
+        b'+' => (false, &b[1..]),
+        _ => (false, b),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return Err(invalid());
+    }
+    let mut v: u64 = 0;
+    for &d in digits {
+        v = v
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(d - b'0')))
+            .ok_or_else(invalid)?;
+    }
+    Ok(if neg { v.wrapping_neg() } else { v })
+}
+
+impl Scan {
+    fn from_args(args: &mut Args) -> Result<Scan, CmdError> {
+        let cursor = parse_cursor(&args.next()?)?;
+        let mut scan = Scan {
+            cursor,
+            pattern: None,
+            count: DEFAULT_COUNT,
+            kind: None,
+        };
+        while !args.is_empty() {
+            if args.remaining() >= 2 && args.eat("count") {
+                let n = args.next_i64()?;
+                if n < 1 {
+                    return Err(CmdError::Syntax);
+                }
+                scan.count = usize::try_from(n).unwrap_or(usize::MAX);
+            } else if args.remaining() >= 2 && args.eat("match") {
+                scan.pattern = Some(args.next()?);
+            } else if args.remaining() >= 2 && args.eat("type") {
+                scan.kind = Some(args.next()?);
+            } else {
+                return Err(CmdError::Syntax);
+            }
+        }
+        args.finish()?;
+        Ok(scan)
+    }
+
+    fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
+        Parsed::read(Scan::from_args(args)?)
+    }
+}
+
+impl ReadCmd for Scan {
+    fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        let after = match self.cursor {
+            0 => None,
+            c => cx.server.cursors.lock().resume(cx.db, c),
+        };
+        // An unknown type name matches no key, but the scan still walks the keyspace.
+        let kind = self.kind.as_ref().map(|k| KeyType::from_name(k));
+        let mut page = r.scan(
+            cx.db,
+            after.as_deref(),
+            self.count,
+            self.pattern.as_deref(),
+            kind.flatten(),
+        )?;
+        if kind == Some(None) {
+            page.keys.clear();
+        }
+        let cursor = match page.next {
+            Some(k) => cx.server.cursors.lock().save(cx.db, k),
+            None => 0,
+        };
+        Ok(Frame::Array(vec![
+            Frame::Bulk(Bytes::from(cursor.to_string())),
+            Frame::Array(page.keys.into_iter().map(Frame::Bulk).collect()),
+        ]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &[&str]) -> Result<Scan, CmdError> {
+        let mut args = Args::new(
+            "scan",
+            line.iter()
+                .map(|a| Bytes::copy_from_slice(a.as_bytes()))
+                .collect(),
+        );
+        Scan::from_args(&mut args)
+    }
+
+    #[test]
+    fn cursors_parse_like_strtoul() {
+        let invalid = Err(CmdError::err("invalid cursor"));
+        let table: &[(&[u8], Result<u64, CmdError>)] = &[
+            (b"0", Ok(0)),
+            (b"", Ok(0)),
+            (b"+0", Ok(0)),
+            (b"-0", Ok(0)),
+            (b"42", Ok(42)),
+            (b"-1", Ok(u64::MAX)),
+            (b"18446744073709551615", Ok(u64::MAX)),
+            (b"-18446744073709551615", Ok(1)),
+            (b"18446744073709551616", invalid.clone()),
+            (b"12\x00junk", Ok(12)),
+            (b" 0", invalid.clone()),
+            (b"0 ", invalid.clone()),
+            (b"0x10", invalid.clone()),
+            (b"abc", invalid.clone()),
+            (b"+", invalid.clone()),
+            (b"-", invalid),
+        ];
+        for (input, want) in table {
+            assert_eq!(
+                &parse_cursor(input),
+                want,
+                "{:?}",
+                String::from_utf8_lossy(input)
+            );
+        }
+    }
+
+    #[test]
+    fn options() {
+        let s = parse(&["0"]).unwrap();
+        assert_eq!((s.count, s.pattern, s.kind), (10, None, None));
+        let s = parse(&[
+            "7", "COUNT", "1", "count", "2", "match", "a*", "MATCH", "b*", "type", "String",
+        ])
+        .unwrap();
+        assert_eq!(s.cursor, 7);
+        assert_eq!(s.count, 2);
+        assert_eq!(s.pattern.as_deref(), Some(&b"b*"[..]));
+        assert_eq!(s.kind.as_deref(), Some(&b"String"[..]));
+        assert_eq!(parse(&["0", "count", "0"]), Err(CmdError::Syntax));
+        assert_eq!(parse(&["0", "count", "-1"]), Err(CmdError::Syntax));
+        assert_eq!(parse(&["0", "count", "x"]), Err(CmdError::NotInteger));
+        assert_eq!(parse(&["0", "match"]), Err(CmdError::Syntax));
+        assert_eq!(parse(&["0", "foo", "bar"]), Err(CmdError::Syntax));
+        assert_eq!(
+            parse(&["x", "count", "0"]),
+            Err(CmdError::err("invalid cursor")),
+            "the cursor is checked first"
+        );
+    }
+}

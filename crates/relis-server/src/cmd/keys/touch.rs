@@ -1,0 +1,50 @@
+//! TOUCH key [key ...] — how many of the keys exist. <https://redis.io/commands/touch/>
+//!
+//! Redis also refreshes each key's access time. Relis records only the time of a key's last
+//! write (what OBJECT IDLETIME reports), and TOUCH is a read-only command, so here it only
+//! counts.
+
+use crate::args::Args;
+use crate::cmd::keys::count_lookups;
+use crate::cmd::{Cx, Parsed, ReadCmd, Spec};
+use crate::error::CmdError;
+use bytes::Bytes;
+use resp::Frame;
+
+/// TOUCH's declaration.
+pub const SPEC: Spec = Spec {
+    name: "touch",
+    arity: -2,
+    flags: &["readonly", "fast"],
+    acl: &["keyspace", "read", "fast"],
+    keys: (1, -1, 1),
+    group: "generic",
+    since: "3.2.1",
+    summary:
+        "Alters the last access time of a key(s). Returns the number of existing keys specified.",
+    complexity: "O(N) where N is the number of keys that will be touched.",
+    parse: Touch::parse,
+    ..Spec::BASE
+};
+
+/// TOUCH key [key ...].
+#[derive(Debug, PartialEq, Eq)]
+pub struct Touch {
+    keys: Vec<Bytes>,
+}
+
+impl Touch {
+    fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
+        let keys = args.rest();
+        args.finish()?;
+        Parsed::read(Touch { keys })
+    }
+}
+
+impl ReadCmd for Touch {
+    fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        let n = r.exists(cx.db, &self.keys)?;
+        count_lookups(cx, n, self.keys.len());
+        Ok(Frame::Integer(n))
+    }
+}
