@@ -589,7 +589,13 @@ async fn swapdb_flushdb_flushall() {
     assert_eq!(c.cmd(&["SET", "zero", "0"]).await, ok());
     assert_eq!(d.cmd(&["SELECT", "1"]).await, ok());
     assert_eq!(d.cmd(&["SET", "one", "1"]).await, ok());
+    assert_eq!(c.cmd(&["SET", "both", "0"]).await, ok());
+    assert_eq!(d.cmd(&["SET", "both", "1"]).await, ok());
     assert_eq!(c.cmd(&["SWAPDB", "0", "1"]).await, ok());
+    assert_eq!(c.cmd(&["GET", "both"]).await, bulk("1"));
+    assert_eq!(d.cmd(&["GET", "both"]).await, bulk("0"));
+    assert_eq!(c.cmd(&["DEL", "both"]).await, int(1));
+    assert_eq!(d.cmd(&["DEL", "both"]).await, int(1));
     assert_eq!(c.cmd(&["KEYS", "*"]).await, bulks(&["one"]));
     assert_eq!(
         d.cmd(&["KEYS", "*"]).await,

@@ -791,9 +791,15 @@ mod tests {
         let db1 = db.select(1).unwrap();
         db.set("a", "0").unwrap();
         db1.set("b", "1").unwrap();
+        db.set("both", "in 0").unwrap();
+        db1.set("both", "in 1").unwrap();
         db.write(|w| w.swapdb(0, 1)).unwrap();
-        assert_eq!(db.keys("*").unwrap(), vec![b("b")]);
-        assert_eq!(db1.keys("*").unwrap(), vec![b("a")]);
+        assert_eq!(db.keys("*").unwrap(), vec![b("b"), b("both")]);
+        assert_eq!(db1.keys("*").unwrap(), vec![b("a"), b("both")]);
+        assert_eq!(db.get("both").unwrap(), Some(b("in 1")));
+        assert_eq!(db1.get("both").unwrap(), Some(b("in 0")));
+        db.del(&["both"]).unwrap();
+        db1.del(&["both"]).unwrap();
         assert_eq!(db.write(|w| w.swapdb(0, 16)), Err(Error::DbIndexOutOfRange));
         db.write(|w| w.swapdb(3, 3)).unwrap();
         db.flushdb().unwrap();
