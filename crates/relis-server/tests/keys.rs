@@ -903,3 +903,56 @@ impl Drop for KillOnDrop {
         let _ = self.0.wait();
     }
 }
+
+/// INFO's keyspace_hits and keyspace_misses.
+async fn hits_misses(c: &mut Raw) -> (i64, i64) {
+    let Frame::Bulk(info) = c.cmd(&["INFO", "stats"]).await else {
+        panic!("INFO replies with a bulk")
+    };
+    let info = String::from_utf8(info.to_vec()).unwrap();
+    let get = |name: &str| {
+        info.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}:")))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in INFO"))
+    };
+    (get("keyspace_hits"), get("keyspace_misses"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lookups_count_as_redis_counts_them() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(c.cmd(&["SET", "a", "1"]).await, ok());
+    // (command, hits, misses) as redis-server 7.0 counts them.
+    let table: &[(&[&str], i64, i64)] = &[
+        (&["EXISTS", "a", "a", "nokey"], 2, 1),
+        (&["TOUCH", "a", "nokey"], 1, 1),
+        (&["TYPE", "a"], 1, 0),
+        (&["TYPE", "nokey"], 0, 1),
+        (&["TTL", "a"], 1, 0),
+        (&["PTTL", "nokey"], 0, 1),
+        (&["EXPIRETIME", "a"], 1, 0),
+        (&["OBJECT", "ENCODING", "a"], 1, 0),
+        (&["OBJECT", "ENCODING", "nokey"], 0, 1),
+        (&["OBJECT", "FREQ", "a"], 1, 0),
+        (&["COPY", "a", "b"], 1, 0),
+        (&["COPY", "nokey", "c"], 0, 1),
+        (&["COPY", "a", "a"], 0, 0),
+        (&["RENAME", "b", "c"], 0, 0),
+        (&["EXPIRE", "a", "100"], 0, 0),
+        (&["PERSIST", "a"], 0, 0),
+        (&["MOVE", "c", "1"], 0, 0),
+        (&["DEL", "a"], 0, 0),
+        (&["KEYS", "*"], 0, 0),
+        (&["SCAN", "0"], 0, 0),
+        (&["RANDOMKEY"], 0, 0),
+        (&["DBSIZE"], 0, 0),
+    ];
+    for (line, hits, misses) in table {
+        let (h0, m0) = hits_misses(&mut c).await;
+        c.cmd(line).await;
+        let (h1, m1) = hits_misses(&mut c).await;
+        assert_eq!((h1 - h0, m1 - m0), (*hits, *misses), "{line:?}");
+    }
+}
