@@ -27,9 +27,10 @@ pub const SPEC: Spec = Spec {
     since: "2.2.3",
     summary: "A container for object introspection commands",
     complexity: "Depends on subcommand.",
+    // In the order redis-server lists them (COMMAND INFO, COMMAND DOCS).
     subcommands: &[
-        SPEC_HELP,
         SPEC_FREQ,
+        SPEC_HELP,
         SPEC_ENCODING,
         SPEC_IDLETIME,
         SPEC_REFCOUNT,
