@@ -956,3 +956,24 @@ async fn lookups_count_as_redis_counts_them() {
         assert_eq!((h1 - h0, m1 - m0), (*hits, *misses), "{line:?}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn object_under_an_lfu_policy() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"])
+            .await,
+        ok()
+    );
+    assert_eq!(c.cmd(&["SET", "fx", "hello"]).await, ok());
+    // A key just written has Redis's initial LFU counter. (Relis does not record reads, so a
+    // GET does not raise it as it does in Redis.)
+    assert_eq!(c.cmd(&["OBJECT", "FREQ", "fx"]).await, int(5));
+    assert_eq!(
+        c.cmd(&["OBJECT", "IDLETIME", "fx"]).await,
+        err("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+    );
+    assert_eq!(c.cmd(&["OBJECT", "FREQ", "nokey"]).await, Frame::Null);
+    assert_eq!(c.cmd(&["OBJECT", "IDLETIME", "nokey"]).await, Frame::Null);
+}
