@@ -543,6 +543,8 @@ fn open_reader(path: &Path) -> Result<Connection> {
 const SWEEP_EVERY: Duration = Duration::from_millis(100);
 /// Keys deleted per sweep: small, so a sweep never stalls the writer for long.
 const SWEEP_BATCH: usize = 64;
+/// Elements of deleted large collections removed per sweep.
+const TRASH_BATCH: usize = 4096;
 
 fn writer_loop(
     conn: Connection,
@@ -610,6 +612,9 @@ fn writer_loop(
         let mut w = Writer::new(&conn, clock.now_ms(), databases, &mut st);
         if sweep_due {
             last_sweep = Instant::now();
+            if let Err(e) = w.atomic(|w| w.empty_trash(TRASH_BATCH)) {
+                tracing::warn!("emptying the trash failed: {e}");
+            }
             match w.atomic(|w| w.sweep(SWEEP_BATCH)) {
                 Ok(n) => {
                     stats.expired_keys.fetch_add(n as u64, Ordering::Relaxed);

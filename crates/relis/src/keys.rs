@@ -429,8 +429,8 @@ impl Writer<'_> {
         let id = self.next_version();
         self.conn
             .prepare_cached(
-                "INSERT INTO relis_keys (db, key, id, type, expire_at, version, count, mtime, value)
-                 SELECT ?3, ?4, ?5, type, expire_at, ?5, count, ?6, value FROM relis_keys
+                "INSERT INTO relis_keys (db, key, id, type, expire_at, version, count, mtime, value, head)
+                 SELECT ?3, ?4, ?5, type, expire_at, ?5, count, ?6, value, head FROM relis_keys
                  WHERE db = ?1 AND key = ?2",
             )?
             .execute((db, src, dst_db, dst, id, self.now))?;
@@ -439,13 +439,31 @@ impl Writer<'_> {
     }
 
     /// Copies a collection's elements to the key with id `to`.
-    fn copy_elements(&mut self, meta: &KeyMeta, _to: i64) -> Result<()> {
-        match meta.kind {
-            // Strings are inline in the key row, which the INSERT above copied. Collections
-            // arrive with their tables.
-            KeyType::String => Ok(()),
-            _ => Ok(()),
-        }
+    fn copy_elements(&mut self, meta: &KeyMeta, to: i64) -> Result<()> {
+        // Strings are inline in the key row, which the INSERT above copied.
+        let sql = match meta.kind {
+            KeyType::String => return Ok(()),
+            KeyType::Hash => {
+                "INSERT INTO relis_hash (kid, field, value) SELECT ?2, field, value FROM relis_hash WHERE kid = ?1"
+            }
+            KeyType::Set => {
+                "INSERT INTO relis_set (kid, member) SELECT ?2, member FROM relis_set WHERE kid = ?1"
+            }
+            KeyType::List => {
+                "INSERT INTO relis_list (kid, pos, value) SELECT ?2, pos, value FROM relis_list WHERE kid = ?1"
+            }
+            KeyType::ZSet => {
+                self.conn
+                    .prepare_cached(
+                        "INSERT INTO relis_zrank (kid, score, member, n)
+                         SELECT ?2, score, member, n FROM relis_zrank WHERE kid = ?1",
+                    )?
+                    .execute((meta.id, to))?;
+                "INSERT INTO relis_zset (kid, member, score) SELECT ?2, member, score FROM relis_zset WHERE kid = ?1"
+            }
+        };
+        self.conn.prepare_cached(sql)?.execute((meta.id, to))?;
+        Ok(())
     }
 
     /// MOVE: returns whether it moved.
@@ -475,6 +493,13 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors only.
     pub fn flushdb(&mut self, db: u32) -> Result<()> {
+        // Collections' elements go to the trash: the background sweep deletes them in batches.
+        self.conn
+            .prepare_cached(
+                "INSERT OR IGNORE INTO relis_trash (kid, type)
+                 SELECT id, type FROM relis_keys WHERE db = ?1 AND type <> 0",
+            )?
+            .execute([db])?;
         self.conn
             .prepare_cached("DELETE FROM relis_keys WHERE db = ?1")?
             .execute([db])?;
@@ -486,9 +511,20 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors only.
     pub fn flushall(&mut self) -> Result<()> {
-        self.conn
-            .prepare_cached("DELETE FROM relis_keys")?
-            .execute([])?;
+        // Unqualified DELETEs: SQLite truncates these tables rather than visiting each row.
+        for table in [
+            "relis_keys",
+            "relis_hash",
+            "relis_set",
+            "relis_list",
+            "relis_zset",
+            "relis_zrank",
+            "relis_trash",
+        ] {
+            self.conn
+                .prepare_cached(&format!("DELETE FROM {table}"))?
+                .execute([])?;
+        }
         Ok(())
     }
 

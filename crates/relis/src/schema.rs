@@ -5,7 +5,10 @@ use crate::error::{Error, Result};
 use rusqlite::Connection;
 
 /// Every migration, in order; migration `i` brings the file to `user_version = i + 1`.
-const MIGRATIONS: &[&str] = &[include_str!("schema/0001_keyspace.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("schema/0001_keyspace.sql"),
+    include_str!("schema/0002_collections.sql"),
+];
 
 /// The schema version this build writes.
 pub const VERSION: i64 = MIGRATIONS.len() as i64;

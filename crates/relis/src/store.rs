@@ -47,6 +47,27 @@ impl KeyType {
         .find(|t| t.name().as_bytes().eq_ignore_ascii_case(name))
     }
 
+    pub(crate) fn code(self) -> i64 {
+        match self {
+            KeyType::String => 0,
+            KeyType::Hash => 1,
+            KeyType::List => 2,
+            KeyType::Set => 3,
+            KeyType::ZSet => 4,
+        }
+    }
+
+    /// The table holding this type's elements (`None` for strings, which are inline).
+    pub(crate) fn element_table(self) -> Option<&'static str> {
+        match self {
+            KeyType::String => None,
+            KeyType::Hash => Some("relis_hash"),
+            KeyType::List => Some("relis_list"),
+            KeyType::Set => Some("relis_set"),
+            KeyType::ZSet => Some("relis_zset"),
+        }
+    }
+
     pub(crate) fn from_code(code: i64) -> Result<KeyType> {
         Ok(match code {
             0 => KeyType::String,
@@ -75,6 +96,9 @@ pub struct KeyMeta {
     /// Unix milliseconds of the last write.
     pub mtime: i64,
 }
+
+/// Collections up to this many elements are deleted inline; larger ones go to the trash.
+const INLINE_DELETE: i64 = 1024;
 
 /// SQL condition that keeps only live (unexpired) keys; `?now` is bound by name.
 pub(crate) const LIVE: &str = "(expire_at IS NULL OR expire_at > :now)";
@@ -273,13 +297,76 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
-    /// Deletes the elements a collection keeps outside its key row.
+    /// Deletes the elements a collection keeps outside its key row. Small collections go at
+    /// once; a large one is put in the trash and deleted by the background sweep in small
+    /// batches, so one DEL of a huge key never stalls the writer (its id is never reused, so its
+    /// leftover elements are invisible meanwhile).
     pub(crate) fn delete_elements(&mut self, meta: &KeyMeta) -> Result<()> {
-        match meta.kind {
-            // Strings live inline in the key row. Collections arrive with their own tables.
-            KeyType::String => Ok(()),
-            _ => Ok(()),
+        let Some(table) = meta.kind.element_table() else {
+            return Ok(());
+        };
+        if meta.count > INLINE_DELETE {
+            self.conn
+                .prepare_cached("INSERT OR IGNORE INTO relis_trash (kid, type) VALUES (?1, ?2)")?
+                .execute((meta.id, meta.kind.code()))?;
+            return Ok(());
         }
+        self.delete_all_elements(table, meta.id)?;
+        Ok(())
+    }
+
+    fn delete_all_elements(&mut self, table: &str, kid: i64) -> Result<usize> {
+        let n = self
+            .conn
+            .prepare_cached(&format!("DELETE FROM {table} WHERE kid = ?1"))?
+            .execute([kid])?;
+        if table == "relis_zset" {
+            self.conn
+                .prepare_cached("DELETE FROM relis_zrank WHERE kid = ?1")?
+                .execute([kid])?;
+        }
+        Ok(n)
+    }
+
+    /// Deletes up to about `limit` elements of trashed collections; returns how many.
+    pub(crate) fn empty_trash(&mut self, limit: usize) -> Result<usize> {
+        let mut done = 0;
+        while done < limit {
+            let Some((kid, code)) = self
+                .conn
+                .prepare_cached("SELECT kid, type FROM relis_trash LIMIT 1")?
+                .query_row([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
+                .optional()?
+            else {
+                break;
+            };
+            let table = KeyType::from_code(code)?
+                .element_table()
+                .ok_or_else(|| Error::Storage("a string in the trash".into()))?;
+            // Elements are keyed (kid, ...): a range delete of the first rows of this kid.
+            let key_col = match table {
+                "relis_list" => "pos",
+                "relis_hash" => "field",
+                _ => "member",
+            };
+            let want = limit - done;
+            let n = self
+                .conn
+                .prepare_cached(&format!(
+                    "DELETE FROM {table} WHERE kid = ?1 AND {key_col} IN
+                     (SELECT {key_col} FROM {table} WHERE kid = ?1 LIMIT ?2)"
+                ))?
+                .execute((kid, want as i64))?;
+            done += n;
+            if n < want {
+                // Fewer left than asked for: this collection is gone.
+                self.delete_all_elements(table, kid)?;
+                self.conn
+                    .prepare_cached("DELETE FROM relis_trash WHERE kid = ?1")?
+                    .execute([kid])?;
+            }
+        }
+        Ok(done)
     }
 
     /// Deletes up to `limit` keys whose expiry has passed, returning how many it deleted.

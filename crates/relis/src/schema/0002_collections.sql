@@ -1,0 +1,54 @@
+-- Relis keyspace, version 2: the collection types. Every element table is keyed by the key's
+-- `id` (stable for the key's life, never reused: ids come from the persisted version counter),
+-- WITHOUT ROWID so an element is one B-tree entry, and STRICT.
+
+-- Lists keep their elements at dense positions head .. head+count-1, so LINDEX/LSET/LRANGE
+-- address elements through the primary key and pushes/pops at either end touch one row.
+ALTER TABLE relis_keys ADD COLUMN head INTEGER NOT NULL DEFAULT 0;
+
+CREATE TABLE relis_hash (
+    kid   INTEGER NOT NULL,
+    field BLOB    NOT NULL,
+    value BLOB    NOT NULL,
+    PRIMARY KEY (kid, field)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE relis_set (
+    kid    INTEGER NOT NULL,
+    member BLOB    NOT NULL,
+    PRIMARY KEY (kid, member)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE relis_list (
+    kid   INTEGER NOT NULL,
+    pos   INTEGER NOT NULL,
+    value BLOB    NOT NULL,
+    PRIMARY KEY (kid, pos)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE relis_zset (
+    kid    INTEGER NOT NULL,
+    member BLOB    NOT NULL,
+    score  REAL    NOT NULL,
+    PRIMARY KEY (kid, member)
+) STRICT, WITHOUT ROWID;
+
+-- Range and rank by score: (score, member) is Redis's order.
+CREATE INDEX relis_zset_score ON relis_zset (kid, score, member);
+
+-- Rank blocks of large sorted sets: each row counts the members from its (score, member)
+-- (inclusive) up to the next block's start, so a rank is a sum over blocks plus a short count.
+CREATE TABLE relis_zrank (
+    kid    INTEGER NOT NULL,
+    score  REAL    NOT NULL,
+    member BLOB    NOT NULL,
+    n      INTEGER NOT NULL,
+    PRIMARY KEY (kid, score, member)
+) STRICT, WITHOUT ROWID;
+
+-- Collections whose key is gone but whose elements are still being deleted in the background
+-- (deleting a million elements at once would stall every other write).
+CREATE TABLE relis_trash (
+    kid  INTEGER PRIMARY KEY,
+    type INTEGER NOT NULL
+) STRICT;
