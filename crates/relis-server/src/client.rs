@@ -114,21 +114,36 @@ pub struct Client {
     pub reply_mode: ReplyMode,
     /// Close after this batch's replies are written (QUIT).
     pub quit: bool,
+    /// The socket's read half (the connection loop reads from it; a blocked command watches it
+    /// for the client going away).
+    pub rd: Option<tokio::net::tcp::OwnedReadHalf>,
+}
+
+/// Resolves after `secs` seconds, or never for 0.
+async fn idle_timer(secs: u64) {
+    if secs == 0 {
+        std::future::pending::<()>().await;
+    }
+    tokio::time::sleep(std::time::Duration::from_secs(secs)).await;
 }
 
 /// One step of a pipelined batch.
 enum Step {
     Reply(Frame),
     Read(Box<dyn ReadCmd>, usize),
-    Write(Box<dyn WriteCmd>, usize),
+    Write(Box<dyn WriteCmd>, usize, Vec<Bytes>),
     Conn(Box<dyn ConnCmd>, usize),
 }
+
+/// A write command in a group: the command, its statistics index, and the keys whose blocked
+/// clients it may feed (empty unless its spec `unblocks`).
+pub type QueuedWrite = (Box<dyn WriteCmd>, usize, Vec<Bytes>);
 
 /// Commands queued together for one engine job.
 enum Group {
     None,
     Reads(Vec<(Box<dyn ReadCmd>, usize)>),
-    Writes(Vec<(Box<dyn WriteCmd>, usize)>),
+    Writes(Vec<QueuedWrite>),
 }
 
 impl Client {
@@ -213,9 +228,17 @@ impl Client {
             }
         }
         self.note_command(spec);
+        let keys = if spec.unblocks {
+            spec.key_positions(argv.len())
+                .into_iter()
+                .map(|i| argv[i].clone())
+                .collect()
+        } else {
+            Vec::new()
+        };
         match parse(spec, argv, skip) {
             Ok(Parsed::Read(c)) => Step::Read(c, idx),
-            Ok(Parsed::Write(c)) => Step::Write(c, idx),
+            Ok(Parsed::Write(c)) => Step::Write(c, idx, keys),
             Ok(Parsed::Conn(c)) => Step::Conn(c, idx),
             Err(e) => {
                 // Redis checks arguments inside the command: the call counts, and fails.
@@ -287,13 +310,13 @@ impl Client {
                         v.push((c, idx));
                     }
                 }
-                Step::Write(c, idx) => {
+                Step::Write(c, idx, keys) => {
                     if !matches!(group, Group::Writes(_)) {
                         self.run_group(&mut group, out).await;
                         group = Group::Writes(Vec::new());
                     }
                     if let Group::Writes(v) = &mut group {
-                        v.push((c, idx));
+                        v.push((c, idx, keys));
                     }
                 }
                 Step::Conn(c, idx) => {
@@ -367,20 +390,24 @@ impl Client {
                 let (tx, rx) = oneshot::channel();
                 self.server.db.write_async(
                     move |w| {
-                        cmds.into_iter()
-                            .map(|(c, idx)| {
-                                let t = Instant::now();
-                                let res = w.atomic(|w| c.exec(w, &cx));
-                                record(&cx.server, idx, t, res.is_err());
-                                res.unwrap_or_else(|e| e.to_frame())
-                            })
-                            .collect::<Vec<Frame>>()
+                        let mut served = Vec::new();
+                        let frames = cmds
+                            .into_iter()
+                            .map(|(c, idx, keys)| run_write(w, &cx, &*c, idx, &keys, &mut served))
+                            .collect::<Vec<Frame>>();
+                        (frames, served)
                     },
                     move |res| {
                         let _ = tx.send(res);
                     },
                 );
-                self.deliver(n, rx.await, out);
+                let res = rx.await.map(|r| {
+                    r.map(|(frames, served)| {
+                        crate::blocking::deliver(served, Ok(()));
+                        frames
+                    })
+                });
+                self.deliver(n, res, out);
             }
         }
     }
@@ -418,6 +445,122 @@ pub fn parse(spec: &'static Spec, mut argv: Vec<Bytes>, skip: usize) -> Result<P
     argv.drain(..skip);
     let mut args = Args::new(spec.name, argv);
     (spec.parse)(&mut args)
+}
+
+impl Client {
+    /// Resolves when the peer has closed the connection (EOF with nothing left to read). If the
+    /// client has sent more data, that data waits for the current command to finish and this
+    /// never resolves: a blocked command uses it to notice a client that went away.
+    pub async fn peer_closed(&mut self) {
+        let Some(rd) = self.rd.as_mut() else {
+            return std::future::pending().await;
+        };
+        let mut byte = [0u8; 1];
+        match rd.peek(&mut byte).await {
+            Ok(0) | Err(_) => {}
+            Ok(_) => std::future::pending().await,
+        }
+    }
+
+    /// Runs a blocking command: its non-blocking form `serve` first (on the writer); if that
+    /// finds nothing, waits on `keys` until a write serves it, `timeout` passes (reply
+    /// `on_timeout`), the client is unblocked (CLIENT UNBLOCK), or the client goes away.
+    ///
+    /// # Errors
+    /// The serving command's error, or a commit error.
+    pub async fn block_on(
+        &mut self,
+        keys: Vec<Bytes>,
+        timeout: Option<std::time::Duration>,
+        serve: crate::blocking::TryServe,
+        on_timeout: Frame,
+    ) -> Result<Frame, CmdError> {
+        let (waiter, rx) =
+            crate::blocking::Waiter::new(self.info.id, self.db, self.proto, keys, serve);
+        let cx = self.cx();
+        let (tx, first) = oneshot::channel();
+        let w2 = waiter.clone();
+        self.server.db.write_async(
+            move |w| {
+                let mut served = Vec::new();
+                let res = w.atomic(|w| (w2.serve)(w, &cx));
+                let out = match res {
+                    Ok(Some(done)) => {
+                        // Served at once; what it wrote may unblock others (BLMOVE).
+                        if !done.touched.is_empty() && !cx.server.blocking.is_empty() {
+                            cx.server
+                                .blocking
+                                .serve(w, &cx, cx.db, &done.touched, &mut served);
+                        }
+                        Ok(Some(done.reply))
+                    }
+                    Ok(None) => {
+                        cx.server.blocking.register(w2);
+                        Ok(None)
+                    }
+                    Err(e) => Err(e),
+                };
+                (out, served)
+            },
+            move |r| {
+                let _ = tx.send(r);
+            },
+        );
+        let (out, served) = first
+            .await
+            .map_err(|_| CmdError::from(relis::Error::Closed))?
+            .map_err(CmdError::from)?;
+        crate::blocking::deliver(served, Ok(()));
+        if let Some(reply) = out? {
+            return Ok(reply);
+        }
+        let id = waiter.id;
+        drop(waiter);
+        let blocking = self.server.clone();
+        let deadline = async {
+            match timeout {
+                Some(d) => tokio::time::sleep(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        let closed = |_| Err(CmdError::from(relis::Error::Closed));
+        tokio::pin!(rx);
+        tokio::select! {
+            r = &mut rx => r.unwrap_or_else(closed),
+            _ = deadline => {
+                if blocking.blocking.remove(id) {
+                    Ok(on_timeout)
+                } else {
+                    // Served (or unblocked) just as time ran out: its reply is on the way.
+                    rx.await.unwrap_or_else(closed)
+                }
+            }
+            _ = self.peer_closed() => {
+                blocking.blocking.remove(id);
+                self.quit = true;
+                Ok(Frame::Null)
+            }
+        }
+    }
+}
+
+/// Runs one write command on the writer inside its savepoint, then serves the clients blocked
+/// on the keys it may have fed (their replies are collected in `served`, for after the commit).
+pub fn run_write(
+    w: &mut relis::Writer<'_>,
+    cx: &Cx,
+    cmd: &dyn WriteCmd,
+    idx: usize,
+    keys: &[Bytes],
+    served: &mut Vec<crate::blocking::Delivery>,
+) -> Frame {
+    let t = Instant::now();
+    let res = w.atomic(|w| cmd.exec(w, cx));
+    record(&cx.server, idx, t, res.is_err());
+    if res.is_ok() && !keys.is_empty() && !cx.server.blocking.is_empty() {
+        cx.server.blocking.serve(w, cx, cx.db, keys, served);
+    }
+    res.unwrap_or_else(|e| e.to_frame())
 }
 
 /// Records one execution in INFO commandstats.
@@ -490,15 +633,21 @@ pub async fn serve(mut stream: TcpStream, peer: SocketAddr, server: Arc<Shared>)
         watched: Vec::new(),
         reply_mode: ReplyMode::On,
         quit: false,
+        rd: None,
     };
-    let result = connection_loop(&mut stream, &mut client).await;
+    let (rd, mut wr) = stream.into_split();
+    client.rd = Some(rd);
+    let result = connection_loop(&mut wr, &mut client).await;
     if let Err(e) = result {
         tracing::debug!("client {id} ({peer}): {e}");
     }
     server.clients.lock().remove(&id);
 }
 
-async fn connection_loop(stream: &mut TcpStream, client: &mut Client) -> std::io::Result<()> {
+async fn connection_loop(
+    stream: &mut tokio::net::tcp::OwnedWriteHalf,
+    client: &mut Client,
+) -> std::io::Result<()> {
     let server = client.server.clone();
     let info = client.info.clone();
     let mut shutdown = server.shutdown_signal();
@@ -575,8 +724,13 @@ async fn connection_loop(stream: &mut TcpStream, client: &mut Client) -> std::io
         if inbuf.capacity() - inbuf.len() < 4096 {
             inbuf.reserve(16 * 1024);
         }
+        let idle = server.config.read().timeout;
+        let rd = client
+            .rd
+            .as_mut()
+            .expect("the read half lives in the client");
         tokio::select! {
-            n = stream.read_buf(&mut inbuf) => {
+            n = rd.read_buf(&mut inbuf) => {
                 let n = n?;
                 if n == 0 {
                     return Ok(());
@@ -585,6 +739,11 @@ async fn connection_loop(stream: &mut TcpStream, client: &mut Client) -> std::io
             }
             _ = info.kill.notified() => return Ok(()),
             _ = shutdown.changed() => return Ok(()),
+            // `timeout`: an idle client is closed, as Redis does (0 = never).
+            _ = idle_timer(idle) => {
+                tracing::debug!("closing idle client {}", info.id);
+                return Ok(());
+            }
         }
     }
 }

@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod args;
+pub mod blocking;
 pub mod client;
 pub mod cmd;
 pub mod config;

@@ -117,6 +117,8 @@ pub struct Shared {
     pub save: crate::cmd::server::save::SaveState,
     /// Instantaneous rates and peak memory (INFO stats, memory).
     pub sampler: crate::cmd::server::info::Sampler,
+    /// Clients blocked on keys.
+    pub blocking: crate::blocking::Blocking,
     shutdown: watch::Sender<bool>,
 }
 
@@ -150,6 +152,7 @@ impl Shared {
             errors: Mutex::new(BTreeMap::new()),
             save: Default::default(),
             sampler: Default::default(),
+            blocking: Default::default(),
             shutdown,
         });
         crate::cmd::server::info::spawn_sampler(&shared);

@@ -66,6 +66,12 @@ pub trait ConnCmd: Send + 'static {
     fn selects(&self) -> Option<u32> {
         None
     }
+
+    /// The form this command takes inside MULTI/EXEC, where nothing may block: blocking
+    /// commands hand over their non-blocking twin (once); others stay connection commands.
+    fn in_transaction(&mut self) -> Option<Box<dyn WriteCmd>> {
+        None
+    }
 }
 
 /// A parsed command, ready to run where its kind says.
@@ -119,6 +125,9 @@ pub struct Spec {
     pub complexity: &'static str,
     /// Parses arguments (after the name, or after the subcommand name) into a command.
     pub parse: ParseFn,
+    /// Whether a successful run may feed clients blocked on its keys (pushes, ZADD, ...): the
+    /// dispatcher then serves those clients right after it, in the same transaction.
+    pub unblocks: bool,
     /// Subcommands; when non-empty the dispatcher picks one by the first argument.
     pub subcommands: &'static [Spec],
     /// Redis command tips (COMMAND INFO), such as `nondeterministic_output`.
@@ -151,6 +160,7 @@ impl Spec {
         tips: &[],
         key_flags: &[],
         key_notes: "",
+        unblocks: false,
     };
 
     /// Whether the spec carries `flag`.

@@ -376,9 +376,10 @@ fn clients_section(server: &Shared, kv: &mut Kv<'_>) {
     kv("maxclients", server.config.read().maxclients.to_string());
     kv("client_recent_max_input_buffer", max_qbuf.to_string());
     kv("client_recent_max_output_buffer", "0".into());
-    kv("blocked_clients", "0".into());
+    let blocked = server.blocking.len().to_string();
+    kv("blocked_clients", blocked.clone());
     kv("tracking_clients", "0".into());
-    kv("clients_in_timeout_table", "0".into());
+    kv("clients_in_timeout_table", blocked);
 }
 
 fn memory_section(server: &Shared, kv: &mut Kv<'_>) {

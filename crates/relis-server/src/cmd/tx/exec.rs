@@ -1,7 +1,8 @@
 //! EXEC — run the queued commands atomically. <https://redis.io/commands/exec/>
 
 use crate::args::Args;
-use crate::client::{parse, record, Client};
+use crate::blocking::Delivery;
+use crate::client::{parse, record, run_write, Client};
 use crate::cmd::{BoxFuture, ConnCmd, Cx, Parsed, ReadCmd, Spec, Table, WriteCmd};
 use crate::error::CmdError;
 use resp::Frame;
@@ -36,7 +37,8 @@ impl Exec {
 /// A queued keyspace command: it runs inside the transaction's writer job.
 enum Data {
     Read(Box<dyn ReadCmd>),
-    Write(Box<dyn WriteCmd>),
+    /// A write, with the keys whose blocked clients it may feed.
+    Write(Box<dyn WriteCmd>, Vec<bytes::Bytes>),
 }
 
 /// Where each queued command's reply comes from, in queue order.
@@ -77,16 +79,30 @@ impl ConnCmd for Exec {
                         (idx, spec, skip) = (i, s, 2);
                     }
                 }
+                let keys: Vec<bytes::Bytes> = if spec.unblocks {
+                    spec.key_positions(argv.len())
+                        .into_iter()
+                        .map(|i| argv[i].clone())
+                        .collect()
+                } else {
+                    Vec::new()
+                };
                 slots.push(match parse(spec, argv, skip) {
                     Ok(Parsed::Read(cmd)) => {
                         data.push((Data::Read(cmd), idx, db));
                         Slot::Data
                     }
                     Ok(Parsed::Write(cmd)) => {
-                        data.push((Data::Write(cmd), idx, db));
+                        data.push((Data::Write(cmd, keys), idx, db));
                         Slot::Data
                     }
-                    Ok(Parsed::Conn(cmd)) => {
+                    Ok(Parsed::Conn(mut cmd)) => {
+                        // Inside a transaction a blocking command runs as its non-blocking twin.
+                        if let Some(wc) = cmd.in_transaction() {
+                            data.push((Data::Write(wc, keys), idx, db));
+                            slots.push(Slot::Data);
+                            continue;
+                        }
                         if let Some(d) = cmd.selects().filter(|d| *d < c.server.db.databases()) {
                             db = d;
                         }
@@ -100,24 +116,29 @@ impl ConnCmd for Exec {
             let cx = c.cx();
             let (tx, rx) = oneshot::channel();
             c.server.db.write_async(
-                move |w| -> relis::Result<Option<Vec<Frame>>> {
+                move |w| -> relis::Result<Option<(Vec<Frame>, Vec<Delivery>)>> {
                     for (wdb, key, version) in &watched {
                         if w.meta(*wdb, key)?.map(|m| m.version) != *version {
                             return Ok(None);
                         }
                     }
                     let mut out = Vec::with_capacity(data.len());
+                    let mut served = Vec::new();
                     for (cmd, idx, db) in data {
                         let cx = Cx { db, ..cx.clone() };
-                        let t = Instant::now();
-                        let res = match cmd {
-                            Data::Read(r) => r.exec(w, &cx),
-                            Data::Write(wc) => w.atomic(|w| wc.exec(w, &cx)),
-                        };
-                        record(&cx.server, idx, t, res.is_err());
-                        out.push(res.unwrap_or_else(|e| e.to_frame()));
+                        out.push(match cmd {
+                            Data::Read(r) => {
+                                let t = Instant::now();
+                                let res = r.exec(w, &cx);
+                                record(&cx.server, idx, t, res.is_err());
+                                res.unwrap_or_else(|e| e.to_frame())
+                            }
+                            Data::Write(wc, keys) => {
+                                run_write(w, &cx, &*wc, idx, &keys, &mut served)
+                            }
+                        });
                     }
-                    Ok(Some(out))
+                    Ok(Some((out, served)))
                 },
                 move |res| {
                     let _ = tx.send(res);
@@ -127,9 +148,10 @@ impl ConnCmd for Exec {
                 .await
                 .map_err(|_| CmdError::from(relis::Error::Closed))?
                 .and_then(|r| r)?;
-            let Some(results) = results else {
+            let Some((results, served)) = results else {
                 return Ok(Frame::NullArray);
             };
+            crate::blocking::deliver(served, Ok(()));
             let mut results = results.into_iter();
             let mut replies = Vec::with_capacity(slots.len());
             for slot in slots {

@@ -1,0 +1,209 @@
+//! Clients blocked on keys (BLPOP, BLMOVE, BZPOPMIN, ...), served the way Redis serves them.
+//!
+//! A blocking command first runs its non-blocking form on the writer. If that finds nothing, the
+//! same writer job registers a [`Waiter`] on its keys, so no push can slip in between. Every
+//! write command whose spec says it may feed a blocked client (`Spec::unblocks`) reports its
+//! keys; right after it runs, still inside the same writer job and transaction, the waiters on
+//! those keys are served in FIFO order by running their non-blocking form again. A served waiter
+//! gets its reply only after that transaction commits, like every other reply. The waiting
+//! connection holds no thread and no transaction: it awaits a oneshot channel with its timeout.
+
+use crate::cmd::Cx;
+use crate::error::CmdError;
+use bytes::Bytes;
+use parking_lot::Mutex;
+use resp::{Frame, Protocol};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use tokio::sync::oneshot;
+
+/// What serving a waiter produced: its reply, and keys it wrote (BLMOVE's destination), whose
+/// own waiters are then served in turn.
+pub struct Served {
+    /// The blocked command's reply.
+    pub reply: Frame,
+    /// Keys (in the waiter's database) the serve wrote to.
+    pub touched: Vec<Bytes>,
+}
+
+/// Runs a blocked command's non-blocking form: `Ok(None)` = still nothing for it (it stays
+/// blocked, e.g. the key is empty or now holds another type).
+pub type TryServe =
+    Box<dyn Fn(&mut relis::Writer<'_>, &Cx) -> Result<Option<Served>, CmdError> + Send + Sync>;
+
+/// A blocked client.
+pub struct Waiter {
+    /// Unique id of this wait.
+    pub id: u64,
+    /// The blocked client's id (CLIENT UNBLOCK).
+    pub client_id: u64,
+    /// The blocked client's database.
+    pub db: u32,
+    /// The blocked client's protocol (its reply is built for it).
+    pub proto: Protocol,
+    /// Keys it waits on, in its database.
+    pub keys: Vec<Bytes>,
+    /// Its non-blocking form.
+    pub serve: TryServe,
+    tx: Mutex<Option<oneshot::Sender<Result<Frame, CmdError>>>>,
+}
+
+/// A reply for a served waiter, to send once the transaction that served it has committed.
+pub type Delivery = (Arc<Waiter>, Frame);
+
+impl Waiter {
+    /// A waiter and the receiver its connection awaits.
+    pub fn new(
+        client_id: u64,
+        db: u32,
+        proto: Protocol,
+        keys: Vec<Bytes>,
+        serve: TryServe,
+    ) -> (Arc<Waiter>, oneshot::Receiver<Result<Frame, CmdError>>) {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let (tx, rx) = oneshot::channel();
+        (
+            Arc::new(Waiter {
+                id: NEXT.fetch_add(1, Ordering::Relaxed),
+                client_id,
+                db,
+                proto,
+                keys,
+                serve,
+                tx: Mutex::new(Some(tx)),
+            }),
+            rx,
+        )
+    }
+
+    /// Sends the waiter its reply (once).
+    pub fn answer(&self, reply: Result<Frame, CmdError>) {
+        if let Some(tx) = self.tx.lock().take() {
+            let _ = tx.send(reply);
+        }
+    }
+}
+
+/// The registry of blocked clients.
+#[derive(Default)]
+pub struct Blocking {
+    by_key: Mutex<HashMap<(u32, Bytes), VecDeque<Arc<Waiter>>>>,
+    by_id: Mutex<HashMap<u64, Arc<Waiter>>>,
+    count: AtomicUsize,
+}
+
+impl Blocking {
+    /// Whether nobody is blocked (the cheap check on the write path).
+    pub fn is_empty(&self) -> bool {
+        self.count.load(Ordering::Acquire) == 0
+    }
+
+    /// How many clients are blocked (INFO blocked_clients).
+    pub fn len(&self) -> usize {
+        self.count.load(Ordering::Acquire)
+    }
+
+    /// Registers a waiter at the back of each of its keys' queues. Call it from the writer job
+    /// that found nothing to serve, so that no write can come between.
+    pub fn register(&self, w: Arc<Waiter>) {
+        let mut by_key = self.by_key.lock();
+        for k in &w.keys {
+            by_key
+                .entry((w.db, k.clone()))
+                .or_default()
+                .push_back(w.clone());
+        }
+        self.by_id.lock().insert(w.id, w.clone());
+        self.count.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Removes a waiter (timeout, disconnect, served). Returns whether it was still registered:
+    /// `false` means it has been served (or unblocked) and its reply is on its way.
+    pub fn remove(&self, id: u64) -> bool {
+        let Some(w) = self.by_id.lock().remove(&id) else {
+            return false;
+        };
+        let mut by_key = self.by_key.lock();
+        for k in &w.keys {
+            let slot = (w.db, k.clone());
+            if let Some(q) = by_key.get_mut(&slot) {
+                q.retain(|x| x.id != id);
+                if q.is_empty() {
+                    by_key.remove(&slot);
+                }
+            }
+        }
+        self.count.fetch_sub(1, Ordering::AcqRel);
+        true
+    }
+
+    /// The waiter of a blocked client, if it is blocked.
+    pub fn of_client(&self, client_id: u64) -> Option<Arc<Waiter>> {
+        self.by_id
+            .lock()
+            .values()
+            .find(|w| w.client_id == client_id)
+            .cloned()
+    }
+
+    /// Serves the waiters on `keys` of database `db` after a write to them, in FIFO order, inside
+    /// the writer job that wrote. Replies go to `out`, to be delivered after the commit.
+    pub fn serve(
+        &self,
+        w: &mut relis::Writer<'_>,
+        cx: &Cx,
+        db: u32,
+        keys: &[Bytes],
+        out: &mut Vec<Delivery>,
+    ) {
+        let mut ready: VecDeque<(u32, Bytes)> = keys.iter().map(|k| (db, k.clone())).collect();
+        while let Some((db, key)) = ready.pop_front() {
+            loop {
+                let front: Vec<Arc<Waiter>> = match self.by_key.lock().get(&(db, key.clone())) {
+                    Some(q) => q.iter().cloned().collect(),
+                    None => break,
+                };
+                let mut served_one = false;
+                for waiter in front {
+                    let wcx = Cx {
+                        db: waiter.db,
+                        proto: waiter.proto,
+                        ..cx.clone()
+                    };
+                    let res = w.atomic(|w| (waiter.serve)(w, &wcx));
+                    match res {
+                        Ok(None) => continue,
+                        Ok(Some(served)) => {
+                            self.remove(waiter.id);
+                            ready.extend(served.touched.into_iter().map(|k| (waiter.db, k)));
+                            out.push((waiter, served.reply));
+                            served_one = true;
+                            break;
+                        }
+                        Err(e) => {
+                            // The waiter's command failed for good: it is answered with the error.
+                            self.remove(waiter.id);
+                            out.push((waiter, e.to_frame()));
+                            served_one = true;
+                            break;
+                        }
+                    }
+                }
+                if !served_one {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Sends the replies of served waiters; `committed` says whether their transaction committed.
+pub fn deliver(deliveries: Vec<Delivery>, committed: Result<(), CmdError>) {
+    for (waiter, reply) in deliveries {
+        waiter.answer(match &committed {
+            Ok(()) => Ok(reply),
+            Err(e) => Err(e.clone()),
+        });
+    }
+}
