@@ -666,6 +666,91 @@ impl Db {
         let db = self.index();
         self.write(move |w| w.flushdb(db))
     }
+
+    /// FLUSHALL: every logical database.
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub fn flushall(&self) -> Result<()> {
+        self.write(|w| w.flushall())
+    }
+
+    /// RENAMENX: renames only if `dst` does not exist; whether it renamed.
+    ///
+    /// # Errors
+    /// [`Error::NoSuchKey`].
+    pub fn renamenx(&self, src: impl AsRef<[u8]>, dst: impl AsRef<[u8]>) -> Result<bool> {
+        let (db, src, dst) = (self.index(), src.as_ref().to_vec(), dst.as_ref().to_vec());
+        self.write(move |w| w.rename(db, &src, &dst, true))
+    }
+
+    /// COPY `src` to `dst` in logical database `dst_db`; whether it copied.
+    ///
+    /// # Errors
+    /// [`Error::SameObject`], [`Error::DbIndexOutOfRange`].
+    pub fn copy(
+        &self,
+        src: impl AsRef<[u8]>,
+        dst_db: u32,
+        dst: impl AsRef<[u8]>,
+        replace: bool,
+    ) -> Result<bool> {
+        let (db, src, dst) = (self.index(), src.as_ref().to_vec(), dst.as_ref().to_vec());
+        self.write(move |w| w.copy(db, &src, dst_db, &dst, replace))
+    }
+
+    /// MOVE `key` to logical database `dst_db`; whether it moved.
+    ///
+    /// # Errors
+    /// [`Error::SameObject`], [`Error::DbIndexOutOfRange`].
+    pub fn move_to(&self, key: impl AsRef<[u8]>, dst_db: u32) -> Result<bool> {
+        let (db, key) = (self.index(), key.as_ref().to_vec());
+        self.write(move |w| w.move_key(db, &key, dst_db))
+    }
+
+    /// SWAPDB.
+    ///
+    /// # Errors
+    /// [`Error::DbIndexOutOfRange`].
+    pub fn swapdb(&self, a: u32, b: u32) -> Result<()> {
+        self.write(move |w| w.swapdb(a, b))
+    }
+
+    /// One SCAN page: up to `count` keys after `after` (None starts), with optional glob and
+    /// type filters. Continue with the page's `next` until it is `None`.
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub fn scan(
+        &self,
+        after: Option<&[u8]>,
+        count: usize,
+        pattern: Option<&[u8]>,
+        kind: Option<KeyType>,
+    ) -> Result<ScanPage> {
+        let db = self.index();
+        let after = after.map(<[u8]>::to_vec);
+        let pattern = pattern.map(<[u8]>::to_vec);
+        self.read(move |r| r.scan(db, after.as_deref(), count, pattern.as_deref(), kind))
+    }
+
+    /// RANDOMKEY.
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub fn randomkey(&self) -> Result<Option<Bytes>> {
+        let db = self.index();
+        self.read(move |r| r.randomkey(db))
+    }
+
+    /// OBJECT: the key's metadata and encoding.
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub fn object(&self, key: impl AsRef<[u8]>) -> Result<Option<ObjectInfo>> {
+        let (db, key) = (self.index(), key.as_ref().to_vec());
+        self.read(move |r| r.object(db, &key))
+    }
 }
 
 #[cfg(test)]

@@ -707,6 +707,35 @@ impl Db {
         self.write(move |w| w.msetnx(db, &pairs))
     }
 
+    /// GETSET: sets `value` and returns the old value.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type (nothing is written then).
+    pub fn getset(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<Option<Bytes>> {
+        let opts = SetOptions {
+            get: true,
+            ..SetOptions::default()
+        };
+        Ok(self.set_with(key, value, opts)?.old)
+    }
+
+    /// LCS of the strings at two keys (missing keys are empty).
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if either key holds another type.
+    pub fn lcs(&self, a: impl AsRef<[u8]>, b: impl AsRef<[u8]>) -> Result<Lcs> {
+        let (db, a, b) = (self.index(), a.as_ref().to_vec(), b.as_ref().to_vec());
+        self.read(move |r| {
+            let value = |l: StringLookup| match l {
+                StringLookup::Missing => Ok(Bytes::new()),
+                StringLookup::Value(v) => Ok(v),
+                StringLookup::OtherType => Err(Error::WrongType),
+            };
+            let (x, y) = r.lcs_values(db, &a, &b)?;
+            Ok(lcs(&value(x)?, &value(y)?))
+        })
+    }
+
     /// GETDEL.
     ///
     /// # Errors

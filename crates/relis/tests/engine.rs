@@ -232,3 +232,56 @@ fn integers_parse_like_string2ll() {
         assert!(relis::parse_i64(bad.as_bytes()).is_none(), "{bad}");
     }
 }
+
+#[test]
+fn embedded_key_api() {
+    let db = Db::open_in_memory().unwrap();
+    for i in 0..25 {
+        db.set(format!("user:{i:02}"), format!("{i}")).unwrap();
+    }
+    db.set("other", "x").unwrap();
+    // SCAN pages through every key exactly once.
+    let mut seen = Vec::new();
+    let mut after: Option<relis::Bytes> = None;
+    loop {
+        let page = db.scan(after.as_deref(), 7, Some(b"user:*"), None).unwrap();
+        seen.extend(page.keys);
+        match page.next {
+            Some(n) => after = Some(n),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), 25);
+    assert!(db.randomkey().unwrap().is_some());
+
+    assert_eq!(db.getset("other", "y").unwrap().as_deref(), Some(&b"x"[..]));
+    assert!(db.renamenx("other", "fresh").unwrap());
+    assert!(
+        !db.renamenx("fresh", "user:01").unwrap(),
+        "destination exists"
+    );
+    assert!(db.copy("fresh", 1, "copied", false).unwrap());
+    assert!(db.move_to("fresh", 2).unwrap());
+    assert_eq!(
+        db.select(1).unwrap().get("copied").unwrap().as_deref(),
+        Some(&b"y"[..])
+    );
+    assert_eq!(
+        db.select(2).unwrap().get("fresh").unwrap().as_deref(),
+        Some(&b"y"[..])
+    );
+    assert_eq!(
+        db.copy("user:01", 0, "user:01", false),
+        Err(Error::SameObject)
+    );
+    db.swapdb(0, 2).unwrap();
+    assert_eq!(db.get("fresh").unwrap().as_deref(), Some(&b"y"[..]));
+    assert_eq!(db.object("fresh").unwrap().unwrap().encoding, "embstr");
+
+    db.set("a", "ohmytext").unwrap();
+    db.set("b", "mynewtext").unwrap();
+    assert_eq!(&db.lcs("a", "b").unwrap().common[..], b"mytext");
+    db.flushall().unwrap();
+    assert_eq!(db.dbsize().unwrap(), 0);
+    assert_eq!(db.select(1).unwrap().dbsize().unwrap(), 0);
+}
