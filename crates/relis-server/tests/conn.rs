@@ -572,3 +572,14 @@ async fn redis_crate_handshake() {
         .unwrap();
     assert!(id > 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_clients_are_closed_after_timeout() {
+    let s = start_with(|c| c.timeout = 1).await;
+    let mut idle = s.raw().await;
+    assert_eq!(idle.cmd(&["PING"]).await, simple("PONG"));
+    // The server closes a client that stays silent for `timeout` seconds.
+    assert!(idle.closed().await, "idle client closed");
+    let mut fresh = s.raw().await;
+    assert_eq!(fresh.cmd(&["PING"]).await, simple("PONG"));
+}
