@@ -555,7 +555,17 @@ pub fn run_write(
     served: &mut Vec<crate::blocking::Delivery>,
 ) -> Frame {
     let t = Instant::now();
-    let res = w.atomic(|w| cmd.exec(w, cx));
+    let res = if cmd.needs_savepoint() {
+        w.atomic(|w| cmd.exec(w, cx))
+    } else {
+        cmd.exec(w, cx)
+    };
+    if let Err(CmdError::Storage(e)) = &res {
+        // The storage failed under this command (without a savepoint it may have written half
+        // of its work; with one, SQLite may have rolled back more than it): the whole group
+        // commit is abandoned and every write in it fails.
+        w.poison(e.clone());
+    }
     record(&cx.server, idx, t, res.is_err());
     if res.is_ok() && !keys.is_empty() && !cx.server.blocking.is_empty() {
         cx.server.blocking.serve(w, cx, cx.db, keys, served);

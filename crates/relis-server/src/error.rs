@@ -42,6 +42,9 @@ pub enum CmdError {
     Text(String),
     /// An internal failure: logged, replied without details.
     Internal(String),
+    /// The storage failed (disk full, I/O error, shut down): the engine's error, kept so the
+    /// writer can tell a storage failure from a command's own error.
+    Storage(relis::Error),
 }
 
 impl CmdError {
@@ -88,6 +91,12 @@ impl CmdError {
                 tracing::error!("internal error: {detail}");
                 "ERR internal error".into()
             }
+            CmdError::Storage(relis::Error::DiskFull) => "MISCONF Relis cannot commit to its SQLite file: the disk is full. Writes are refused until space is freed; reads keep working.".into(),
+            CmdError::Storage(relis::Error::Closed) => "ERR the server is shutting down".into(),
+            CmdError::Storage(e) => {
+                tracing::error!("storage error: {e}");
+                "ERR internal error".into()
+            }
         }
     }
 }
@@ -107,11 +116,7 @@ impl From<relis::Error> for CmdError {
             E::SameObject => CmdError::SameObject,
             // Commands that can hit this map it to their own name before it gets here.
             E::InvalidExpire => CmdError::err("invalid expire time"),
-            E::DiskFull => CmdError::text(
-                "MISCONF Relis cannot commit to its SQLite file: the disk is full. Writes are refused until space is freed; reads keep working.",
-            ),
-            E::Closed => CmdError::err("the server is shutting down"),
-            E::Storage(m) | E::NotRelis(m) => CmdError::Internal(m),
+            e @ (E::DiskFull | E::Closed | E::Storage(_) | E::NotRelis(_)) => CmdError::Storage(e),
         }
     }
 }

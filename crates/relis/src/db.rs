@@ -234,6 +234,7 @@ impl Db {
                         let st = WriterState {
                             next_version,
                             persisted_version: next_version,
+                            poisoned: None,
                         };
                         writer_loop(conn, wrx, clock, databases, max_batch, st, stats)
                     })
@@ -427,7 +428,13 @@ impl Db {
     ) -> Result<R> {
         let (tx, rx) = bounded(1);
         self.write_async(
-            move |w| w.atomic(f),
+            move |w| {
+                let r = w.atomic(f);
+                if let Err(e @ (Error::Storage(_) | Error::DiskFull)) = &r {
+                    w.poison(e.clone());
+                }
+                r
+            },
             move |r| {
                 let _ = tx.send(r);
             },
@@ -599,6 +606,15 @@ fn writer_loop(
                     let mut w = Writer::new(&conn, clock.now_ms(), databases, &mut st);
                     delivers.push(job(&mut w));
                     n_writes += 1;
+                    if conn.is_autocommit() {
+                        // SQLite rolled the whole transaction back (disk full, I/O error): what
+                        // ran before is gone, so everything in this batch fails. A new
+                        // transaction keeps the rest of the batch from autocommitting.
+                        st.poisoned.get_or_insert(Error::Storage(
+                            "the transaction was rolled back by SQLite".into(),
+                        ));
+                        let _ = conn.execute_batch("BEGIN IMMEDIATE");
+                    }
                 }
                 WriterMsg::Read(job) => reads.push(job),
                 WriterMsg::Conn(job) => {
@@ -623,10 +639,16 @@ fn writer_loop(
             }
         }
         let persisted_before = w.persisted_version();
-        let committed = w.persist_counter().and_then(|()| {
-            conn.prepare_cached("COMMIT")?.execute([])?;
-            Ok(())
-        });
+        drop(w);
+        let committed = match st.poisoned.take() {
+            Some(e) => Err(e),
+            None => Writer::new(&conn, clock.now_ms(), databases, &mut st)
+                .persist_counter()
+                .and_then(|()| {
+                    conn.prepare_cached("COMMIT")?.execute([])?;
+                    Ok(())
+                }),
+        };
         let committed = match committed {
             Ok(()) => {
                 stats.commits.fetch_add(1, Ordering::Relaxed);

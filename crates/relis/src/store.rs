@@ -192,6 +192,9 @@ pub(crate) struct WriterState {
     /// The next value of the version/id counter; persisted at each commit when it moved.
     pub next_version: i64,
     pub persisted_version: i64,
+    /// Set when work ran without a savepoint of its own and hit a storage error: the whole
+    /// group transaction is rolled back and every write in it fails.
+    pub poisoned: Option<Error>,
 }
 
 /// A read-write view of the keyspace: only the writer thread makes one, inside its group
@@ -248,6 +251,15 @@ impl<'c> Writer<'c> {
                 let _ = self.exec_cached("RELEASE cmd");
                 Err(e)
             }
+        }
+    }
+
+    /// Marks the current group transaction as failed: it will be rolled back and every write in
+    /// it answered with `e`. Work that skips [`Writer::atomic`] (single-step commands whose only
+    /// possible failure after writing is a storage error) calls this when storage fails.
+    pub fn poison(&mut self, e: Error) {
+        if self.st.poisoned.is_none() {
+            self.st.poisoned = Some(e);
         }
     }
 

@@ -285,3 +285,20 @@ fn embedded_key_api() {
     assert_eq!(db.dbsize().unwrap(), 0);
     assert_eq!(db.select(1).unwrap().dbsize().unwrap(), 0);
 }
+
+#[test]
+fn a_storage_failure_fails_the_whole_group_commit() {
+    let db = Db::open_in_memory().unwrap();
+    // A job that skipped its savepoint and hit a storage error poisons the transaction: nothing
+    // of it is committed and it is answered with the error.
+    let r: Result<(), Error> = db.write(|w| {
+        w.set(0, b"half", b"done", relis::SetOptions::default())?;
+        w.poison(Error::Storage("simulated I/O error".into()));
+        Ok(())
+    });
+    assert_eq!(r, Err(Error::Storage("simulated I/O error".into())));
+    assert_eq!(db.get("half").unwrap(), None);
+    // The writer goes on.
+    db.set("after", "ok").unwrap();
+    assert_eq!(db.get("after").unwrap().as_deref(), Some(&b"ok"[..]));
+}

@@ -52,6 +52,14 @@ pub trait WriteCmd: Send + 'static {
     /// # Errors
     /// The command's error reply.
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError>;
+
+    /// Whether the command needs a savepoint of its own. A savepoint costs a statement journal
+    /// copy of every page the command touches; a command whose own errors all come before its
+    /// first write (so only a storage failure can interrupt it half way, and that fails the
+    /// whole group commit) can say `false`.
+    fn needs_savepoint(&self) -> bool {
+        true
+    }
 }
 
 /// A boxed future borrowing the client.

@@ -55,6 +55,11 @@ impl Del {
 }
 
 impl WriteCmd for Del {
+    // Every error of this command comes before its first write (see WriteCmd::needs_savepoint).
+    fn needs_savepoint(&self) -> bool {
+        false
+    }
+
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         Ok(Frame::Integer(w.del(cx.db, &self.keys)?))
     }

@@ -39,6 +39,11 @@ impl Append {
 }
 
 impl WriteCmd for Append {
+    // Every error of this command comes before its first write (see WriteCmd::needs_savepoint).
+    fn needs_savepoint(&self) -> bool {
+        false
+    }
+
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let max = super::max_bulk_len(cx);
         Ok(Frame::Integer(w.append(

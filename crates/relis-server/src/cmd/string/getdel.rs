@@ -38,6 +38,11 @@ impl GetDel {
 }
 
 impl WriteCmd for GetDel {
+    // Every error of this command comes before its first write (see WriteCmd::needs_savepoint).
+    fn needs_savepoint(&self) -> bool {
+        false
+    }
+
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         // Redis reads the value with its GET code, so the lookup counts as a read.
         let v = super::counted(cx, w.getdel(cx.db, &self.key))?;

@@ -100,6 +100,11 @@ impl GetEx {
 }
 
 impl WriteCmd for GetEx {
+    // Every error of this command comes before its first write (see WriteCmd::needs_savepoint).
+    fn needs_savepoint(&self) -> bool {
+        false
+    }
+
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let meta = w.meta(cx.db, &self.key)?;
         cx.hit(meta.is_some());

@@ -105,6 +105,11 @@ fn decrement(args: &mut Args) -> Result<i64, CmdError> {
 }
 
 impl WriteCmd for Incr {
+    // Every error of this command comes before its first write (see WriteCmd::needs_savepoint).
+    fn needs_savepoint(&self) -> bool {
+        false
+    }
+
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         Ok(Frame::Integer(w.incr_by(cx.db, &self.key, self.delta)?))
     }

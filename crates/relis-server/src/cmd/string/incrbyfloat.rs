@@ -43,6 +43,11 @@ impl IncrByFloat {
 }
 
 impl WriteCmd for IncrByFloat {
+    // Every error of this command comes before its first write (see WriteCmd::needs_savepoint).
+    fn needs_savepoint(&self) -> bool {
+        false
+    }
+
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         Ok(Frame::Bulk(w.incr_by_float(cx.db, &self.key, &self.incr)?))
     }

@@ -78,6 +78,11 @@ impl MSet {
 }
 
 impl WriteCmd for MSet {
+    // Every error of this command comes before its first write (see WriteCmd::needs_savepoint).
+    fn needs_savepoint(&self) -> bool {
+        false
+    }
+
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         if self.nx {
             Ok(Frame::Integer(w.msetnx(cx.db, &self.pairs)? as i64))

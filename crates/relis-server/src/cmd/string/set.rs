@@ -227,6 +227,11 @@ impl Set {
 }
 
 impl WriteCmd for Set {
+    // Every error of this command comes before its first write (see WriteCmd::needs_savepoint).
+    fn needs_savepoint(&self) -> bool {
+        false
+    }
+
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let out = w.set(cx.db, &self.key, &self.value, self.opts);
         if self.opts.get {
