@@ -2,6 +2,7 @@
  * (ld2string, LD_STR_HUMAN) rules. */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,4 +46,19 @@ int relis_ld_incr(const char *cur, size_t curlen, const char *incr, size_t incrl
     }
     if (l == 2 && out[0] == '-' && out[1] == '0') { out[0] = '0'; l = 1; }
     return l;
+}
+
+/* A blocking command's timeout in seconds, read as Redis 7.0's getTimeoutFromObjectOrReply
+ * reads it: string2ld, times 1000, rounded up (ceill), converted to long long. Returns -1 when
+ * it is not a float; otherwise 0 with *ms set. A product outside long long's range converts as
+ * x86-64 converts it, to LLONG_MIN, which Redis then calls negative. */
+int relis_ld_timeout_ms(const char *s, size_t slen, long long *ms) {
+    long double v;
+    if (!parse_ld(s, slen, &v)) return -1;
+    v = ceill(v * 1000.0L);
+    if (v >= -9223372036854775808.0L && v < 9223372036854775808.0L)
+        *ms = (long long)v;
+    else
+        *ms = LLONG_MIN;
+    return 0;
 }

@@ -18,6 +18,7 @@ mod db;
 mod error;
 pub mod glob;
 mod keys;
+mod list;
 mod schema;
 mod store;
 mod strings;
@@ -27,6 +28,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::{Db, Durability, Options, Stats};
 pub use error::{Error, Result};
 pub use keys::{ExpireCond, KeyspaceInfo, ObjectInfo, ScanPage, Ttl};
+pub use list::{parse_timeout_ms, End, LposOptions, Side};
 pub use store::{KeyMeta, KeyType, Reader, Writer};
 pub use strings::{
     add_float, clamp_range, lcs, parse_i64, Expiry, Lcs, SetCond, SetOptions, SetOutcome,
