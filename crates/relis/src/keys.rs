@@ -70,7 +70,7 @@ pub struct ScanPage {
 }
 
 /// The smallest byte string greater than every string starting with `prefix`, if any.
-fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     let mut end = prefix.to_vec();
     while let Some(last) = end.pop() {
         if last < 0xff {
@@ -289,7 +289,8 @@ impl Reader<'_> {
             KeyType::Hash => ("hashtable", false),
             // Lists are always quicklists in Redis 7.0 (listpack lists arrived in 7.2).
             KeyType::List => ("quicklist", false),
-            KeyType::Set => ("hashtable", false),
+            // Sets: intset or hashtable, as recorded by the set family (see set.rs).
+            KeyType::Set => (self.set_encoding(db, key)?, false),
             KeyType::ZSet if meta.count <= 128 => ("listpack", false),
             KeyType::ZSet => ("skiplist", false),
         };

@@ -20,6 +20,7 @@ pub mod glob;
 mod keys;
 mod list;
 mod schema;
+mod set;
 mod store;
 mod strings;
 
@@ -29,6 +30,7 @@ pub use db::{Db, Durability, Options, Stats};
 pub use error::{Error, Result};
 pub use keys::{ExpireCond, KeyspaceInfo, ObjectInfo, ScanPage, Ttl};
 pub use list::{parse_timeout_ms, End, LposOptions, Side};
+pub use set::{MAX_RANDOM_REPEATS, SET_MAX_INTSET_ENTRIES};
 pub use store::{KeyMeta, KeyType, Reader, Writer};
 pub use strings::{
     add_float, clamp_range, lcs, parse_i64, Expiry, Lcs, SetCond, SetOptions, SetOutcome,
