@@ -212,6 +212,8 @@ impl Db {
         let version = schema::check(&conn, &name)?;
         configure_writer(&conn, opts.durability, opts.path.is_some())
             .map_err(|e| Error::NotRelis(format!("{name}: {e}")))?;
+        // User SQL (SQL.*) runs on this connection: its sandbox and `relis_now()`.
+        crate::sql::sandbox::install(&conn).map_err(|e| Error::NotRelis(format!("{name}: {e}")))?;
         schema::migrate(&mut conn, version)?;
         let next_version: i64 = conn.query_row(
             "SELECT value FROM relis_meta WHERE name = 'next_version'",
@@ -543,6 +545,8 @@ fn open_reader(path: &Path) -> Result<Connection> {
     conn.pragma_update(None, "mmap_size", 1i64 << 30)?;
     conn.busy_timeout(Duration::from_secs(10))?;
     conn.set_prepared_statement_cache_capacity(256);
+    // Readers run read-only user SQL (SQL.QUERY): its sandbox and `relis_now()`.
+    crate::sql::sandbox::install(&conn)?;
     Ok(conn)
 }
 

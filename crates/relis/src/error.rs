@@ -34,6 +34,10 @@ pub enum Error {
     NotRelis(String),
     /// The engine has shut down.
     Closed,
+    /// SQLite rolled back the transaction the write ran in (a user SQL write interrupted at
+    /// its time limit takes the whole group commit with it): nothing of it is kept. The text
+    /// says why, for the client.
+    RolledBack(String),
 }
 
 /// The engine's result type.
@@ -56,6 +60,7 @@ impl fmt::Display for Error {
             Error::DiskFull => f.write_str("disk full"),
             Error::NotRelis(m) => f.write_str(m),
             Error::Closed => f.write_str("the database is closed"),
+            Error::RolledBack(m) => write!(f, "transaction rolled back: {m}"),
         }
     }
 }

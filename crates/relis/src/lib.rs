@@ -21,6 +21,7 @@ mod keys;
 mod list;
 mod schema;
 mod set;
+pub mod sql;
 mod store;
 mod strings;
 
@@ -31,6 +32,10 @@ pub use error::{Error, Result};
 pub use keys::{ExpireCond, KeyspaceInfo, ObjectInfo, ScanPage, Ttl};
 pub use list::{parse_timeout_ms, End, LposOptions, Side};
 pub use set::{MAX_RANDOM_REPEATS, SET_MAX_INTSET_ENTRIES};
+pub use sql::{
+    ColumnInfo, Params, PrepareMode, SqlConn, SqlDb, SqlDbOptions, SqlError, SqlLimits, SqlOutput,
+    SqlValue, StatementInfo, StatementKind, TableInfo,
+};
 pub use store::{KeyMeta, KeyType, Reader, Writer};
 pub use strings::{
     add_float, clamp_range, lcs, parse_i64, Expiry, Lcs, SetCond, SetOptions, SetOutcome,

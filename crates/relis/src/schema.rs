@@ -8,6 +8,7 @@ use rusqlite::Connection;
 const MIGRATIONS: &[&str] = &[
     include_str!("schema/0001_keyspace.sql"),
     include_str!("schema/0002_collections.sql"),
+    include_str!("schema/0003_views.sql"),
 ];
 
 /// The schema version this build writes.
