@@ -281,12 +281,8 @@ impl Reader<'_> {
                     None => ("raw", false),
                 }
             }
-            // Redis 7.0 keeps small hashes and sorted sets (up to 128 entries by default) as a
-            // listpack and converts them for good once they grow. Relis judges by the element
-            // count alone; Redis also converts when one element exceeds 64 bytes. The set family
-            // refines sets (intset for small all-integer sets) once its table exists.
-            KeyType::Hash if meta.count <= 128 => ("listpack", false),
-            KeyType::Hash => ("hashtable", false),
+            // Hashes: listpack or hashtable, as recorded by the hash family (see hash.rs).
+            KeyType::Hash => (self.hash_encoding(db, key)?, false),
             // Lists are always quicklists in Redis 7.0 (listpack lists arrived in 7.2).
             KeyType::List => ("quicklist", false),
             // Sets: intset or hashtable, as recorded by the set family (see set.rs).
@@ -445,7 +441,7 @@ impl Writer<'_> {
         let sql = match meta.kind {
             KeyType::String => return Ok(()),
             KeyType::Hash => {
-                "INSERT INTO relis_hash (kid, field, value) SELECT ?2, field, value FROM relis_hash WHERE kid = ?1"
+                "INSERT INTO relis_hash (kid, field, value, seq) SELECT ?2, field, value, seq FROM relis_hash WHERE kid = ?1"
             }
             KeyType::Set => {
                 "INSERT INTO relis_set (kid, member) SELECT ?2, member FROM relis_set WHERE kid = ?1"

@@ -17,6 +17,7 @@ mod clock;
 mod db;
 mod error;
 pub mod glob;
+mod hash;
 mod keys;
 mod list;
 mod schema;
@@ -29,6 +30,10 @@ pub use bytes::Bytes;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::{Db, Durability, Options, Stats};
 pub use error::{Error, Result};
+pub use hash::{
+    HashScanPage, RandomField, HASH_MAX_LISTPACK_ENTRIES, HASH_MAX_LISTPACK_VALUE,
+    HRANDFIELD_MAX_REPEATS,
+};
 pub use keys::{ExpireCond, KeyspaceInfo, ObjectInfo, ScanPage, Ttl};
 pub use list::{parse_timeout_ms, End, LposOptions, Side};
 pub use set::{MAX_RANDOM_REPEATS, SET_MAX_INTSET_ENTRIES};

@@ -6,10 +6,15 @@
 -- address elements through the primary key and pushes/pops at either end touch one row.
 ALTER TABLE relis_keys ADD COLUMN head INTEGER NOT NULL DEFAULT 0;
 
+-- `seq` orders a hash's fields as Redis's listpack encoding does (insertion order; an update
+-- keeps a field's place): it takes the version counter's value when the field is added. The key
+-- row's `head` says whether Redis would hold the hash as a listpack (0) or, for good, a
+-- hashtable (1); see hash.rs.
 CREATE TABLE relis_hash (
     kid   INTEGER NOT NULL,
     field BLOB    NOT NULL,
     value BLOB    NOT NULL,
+    seq   INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (kid, field)
 ) STRICT, WITHOUT ROWID;
 
