@@ -287,8 +287,8 @@ impl Reader<'_> {
             KeyType::List => ("quicklist", false),
             // Sets: intset or hashtable, as recorded by the set family (see set.rs).
             KeyType::Set => (self.set_encoding(db, key)?, false),
-            KeyType::ZSet if meta.count <= 128 => ("listpack", false),
-            KeyType::ZSet => ("skiplist", false),
+            // Sorted sets record Redis's one-way conversion in their key row (see zset.rs).
+            KeyType::ZSet => (self.zset_encoding(db, key)?, false),
         };
         Ok(Some(ObjectInfo {
             meta,

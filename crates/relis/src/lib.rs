@@ -25,6 +25,7 @@ mod set;
 pub mod sql;
 mod store;
 mod strings;
+mod zset;
 
 pub use bytes::Bytes;
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -45,4 +46,9 @@ pub use store::{KeyMeta, KeyType, Reader, Writer};
 pub use strings::{
     add_float, clamp_range, lcs, parse_i64, Expiry, Lcs, SetCond, SetOptions, SetOutcome,
     StringLookup, MAX_STRING,
+};
+pub use zset::{
+    block_size, rank_threshold, set_rank_blocks, Aggregate, LexBound, LexRange, ScoreRange,
+    Scored, SetOp, ZAddCmp, ZAddCond, ZAddOptions, ZAddOutcome, ZRange, ZRangeBy, ZScanPage,
+    LISTPACK_ENTRIES, LISTPACK_VALUE,
 };

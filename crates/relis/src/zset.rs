@@ -1,0 +1,2341 @@
+//! The sorted-set family: ZADD and friends, ranges by rank, score and lex, pops, set operations.
+//!
+//! Storage (`schema/0002_collections.sql`): one row per member in `relis_zset (kid, member,
+//! score)`, keyed by member (ZSCORE, ZADD's lookup), and the index `relis_zset_score (kid, score,
+//! member)`, which is Redis's order: by score, then member bytes. Ranges by score and by lex walk
+//! that index.
+//!
+//! Ranks. SQLite has no order-statistic B-tree, so a rank would be a count of every member
+//! before it. Large sets (more than [`rank_threshold`] members) keep *rank blocks* in
+//! `relis_zrank (kid, score, member, n)`: the blocks cut the set, in index order, into runs of
+//! about [`block_size`] members; a block row counts the members from its own `(score, member)`
+//! (inclusive; the first block always starts at `(-inf, "")`, below every member) up to the next
+//! block's start. A rank is then a sum over the earlier blocks plus a count inside one block,
+//! and the member at a rank is found by walking block counts to its block and stepping inside
+//! it. Every insert, removal and score change of a large set adjusts one block's `n` (two for a
+//! score change); a block that grows past twice the block size is split at its middle members,
+//! one that falls under half of it is merged into its neighbour. Range removals delete the
+//! blocks inside the range and recount the one block that straddles it.
+//!
+//! Sets up to the threshold keep no blocks (a count over at most that many index entries is as
+//! fast as the block arithmetic, and small sets, the common case, then touch no extra B-tree).
+//! Whether blocks exist is a function of the member count alone (`count > threshold`), so it is
+//! never stored: crossing the threshold upward writes the single first block (or, when one
+//! command adds many members at once, cuts the whole set), crossing it downward deletes them.
+//!
+//! Encoding. Redis 7.0 keeps a small set as a listpack and converts it for good to a skiplist
+//! once it holds more than 128 members or a member longer than 64 bytes; ZSCAN, OBJECT
+//! ENCODING and ZRANDMEMBER behave differently for the two. The key row's `head` column (lists
+//! use it for their head position) records that conversion for sorted sets: 1 once converted.
+
+use crate::db::Db;
+use crate::error::{Error, Result};
+use crate::glob::glob_match;
+use crate::store::{KeyMeta, KeyType, Reader, Writer};
+use bytes::Bytes;
+use rand::Rng;
+use rusqlite::{OptionalExtension, Row};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// Redis's `zset-max-listpack-entries` default: more members convert a set to a skiplist.
+pub const LISTPACK_ENTRIES: i64 = 128;
+/// Redis's `zset-max-listpack-value` default: a longer member converts a set to a skiplist.
+pub const LISTPACK_VALUE: usize = 64;
+
+static RANK_THRESHOLD: AtomicI64 = AtomicI64::new(1024);
+static BLOCK_SIZE: AtomicI64 = AtomicI64::new(1024);
+
+/// Sets with more members than this keep rank blocks.
+pub fn rank_threshold() -> i64 {
+    RANK_THRESHOLD.load(Ordering::Relaxed)
+}
+
+/// The target number of members per rank block (blocks hold between half and twice as many).
+pub fn block_size() -> i64 {
+    BLOCK_SIZE.load(Ordering::Relaxed)
+}
+
+/// Changes the rank-block parameters, for tests that want both regimes with small sets. Only
+/// call it before any sorted set exists: existing sets were cut with the old parameters.
+#[doc(hidden)]
+pub fn set_rank_blocks(threshold: i64, block: i64) {
+    RANK_THRESHOLD.store(threshold.max(1), Ordering::Relaxed);
+    BLOCK_SIZE.store(block.max(2), Ordering::Relaxed);
+}
+
+/// ZADD's NX / XX.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ZAddCond {
+    /// Add new members and update existing ones.
+    #[default]
+    Always,
+    /// NX: only add new members.
+    Nx,
+    /// XX: only update existing members.
+    Xx,
+}
+
+/// ZADD's GT / LT.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ZAddCmp {
+    /// Any new score.
+    #[default]
+    Any,
+    /// GT: only update when the new score is greater.
+    Gt,
+    /// LT: only update when the new score is less.
+    Lt,
+}
+
+/// Options of ZADD (ZINCRBY is ZADD with `incr`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ZAddOptions {
+    /// NX / XX.
+    pub cond: ZAddCond,
+    /// GT / LT.
+    pub cmp: ZAddCmp,
+    /// CH: count updated members as well as added ones.
+    pub ch: bool,
+    /// INCR: add the score to the current one (a single pair).
+    pub incr: bool,
+}
+
+/// What ZADD did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ZAddOutcome {
+    /// Without INCR: members added (plus updated, with CH).
+    Count(i64),
+    /// With INCR: the new score, or `None` when NX/XX/GT/LT prevented the change.
+    Score(Option<f64>),
+    /// With INCR: the sum is not a number (`inf + -inf`); nothing changed.
+    Nan,
+}
+
+/// A score interval (ZRANGEBYSCORE's `min max`, `(` marking an exclusive end).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScoreRange {
+    /// Lower end.
+    pub min: f64,
+    /// Whether the lower end is excluded.
+    pub min_ex: bool,
+    /// Upper end.
+    pub max: f64,
+    /// Whether the upper end is excluded.
+    pub max_ex: bool,
+}
+
+impl ScoreRange {
+    /// Every score.
+    pub const ALL: ScoreRange = ScoreRange {
+        min: f64::NEG_INFINITY,
+        min_ex: false,
+        max: f64::INFINITY,
+        max_ex: false,
+    };
+}
+
+/// One end of a lex interval (ZRANGEBYLEX's `-`, `+`, `[member`, `(member`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LexBound {
+    /// `-`: below every member.
+    Min,
+    /// `+`: above every member.
+    Max,
+    /// `[member`: inclusive.
+    Incl(Bytes),
+    /// `(member`: exclusive.
+    Excl(Bytes),
+}
+
+/// A lex interval. Meaningful when all members have the same score, as Redis documents; with
+/// mixed scores Relis gives the answers of Redis's listpack encoding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LexRange {
+    /// Lower end.
+    pub min: LexBound,
+    /// Upper end.
+    pub max: LexBound,
+}
+
+/// What a range selects.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ZRangeBy {
+    /// By rank, `start` and `stop` inclusive, negative counting from the end.
+    Rank(i64, i64),
+    /// By score.
+    Score(ScoreRange),
+    /// By member, lexicographically.
+    Lex(LexRange),
+}
+
+/// A ZRANGE: what it selects, in which direction, and LIMIT.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ZRange {
+    /// The selection.
+    pub by: ZRangeBy,
+    /// REV: from the highest score down (ranks count from the top).
+    pub rev: bool,
+    /// LIMIT offset count (score and lex only): a negative offset selects nothing, a negative
+    /// count means all.
+    pub limit: Option<(i64, i64)>,
+}
+
+/// How ZUNION/ZINTER combine the scores of a member found in several inputs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Aggregate {
+    /// Add them (`inf + -inf` is 0).
+    #[default]
+    Sum,
+    /// Keep the least.
+    Min,
+    /// Keep the greatest.
+    Max,
+}
+
+/// A set operation over sorted sets (and plain sets, whose members score 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetOp {
+    /// ZUNION.
+    Union,
+    /// ZINTER.
+    Inter,
+    /// ZDIFF: the first input minus the others.
+    Diff,
+}
+
+/// One page of ZSCAN.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ZScanPage {
+    /// Members and scores, after MATCH.
+    pub items: Vec<(Bytes, f64)>,
+    /// Where the next page starts (the last member examined), or `None` when done.
+    pub next: Option<Bytes>,
+}
+
+/// A member with its score.
+pub type Scored = (Bytes, f64);
+
+/// A position in Redis's order: `(score, member)`.
+#[derive(Clone, Debug, PartialEq)]
+struct Pos {
+    score: f64,
+    member: Bytes,
+}
+
+impl Pos {
+    fn new(score: f64, member: impl Into<Bytes>) -> Pos {
+        Pos {
+            score,
+            member: member.into(),
+        }
+    }
+
+    /// Below every member: where the first rank block starts.
+    fn bottom() -> Pos {
+        Pos::new(f64::NEG_INFINITY, Bytes::new())
+    }
+
+    /// The first position after this one: the same score and the member followed by a zero
+    /// byte, the least byte string greater than the member.
+    fn successor(&self) -> Pos {
+        let mut m = Vec::with_capacity(self.member.len() + 1);
+        m.extend_from_slice(&self.member);
+        m.push(0);
+        Pos::new(self.score, m)
+    }
+}
+
+/// A half-open interval of positions, `[lo, hi)`; `hi = None` runs to the end.
+#[derive(Clone, Debug)]
+struct Interval {
+    lo: Pos,
+    hi: Option<Pos>,
+}
+
+fn blob(r: &Row<'_>, i: usize) -> rusqlite::Result<Bytes> {
+    Ok(Bytes::copy_from_slice(r.get_ref(i)?.as_blob()?))
+}
+
+fn pos_row(r: &Row<'_>) -> rusqlite::Result<Pos> {
+    Ok(Pos::new(r.get(0)?, blob(r, 1)?))
+}
+
+fn scored_row(r: &Row<'_>) -> rusqlite::Result<Scored> {
+    Ok((blob(r, 0)?, r.get(1)?))
+}
+
+/// Redis's order on scored members (no NaN ever reaches it; `-0` equals `0`).
+fn order(a: &Scored, b: &Scored) -> std::cmp::Ordering {
+    a.1.partial_cmp(&b.1)
+        .unwrap_or(std::cmp::Ordering::Equal)
+        .then_with(|| a.0.cmp(&b.0))
+}
+
+impl LexBound {
+    /// Whether `m` is at or above this bound used as a minimum.
+    fn below(&self, m: &[u8]) -> bool {
+        match self {
+            LexBound::Min => true,
+            LexBound::Max => false,
+            LexBound::Incl(b) => m >= &b[..],
+            LexBound::Excl(b) => m > &b[..],
+        }
+    }
+
+    /// Whether `m` is at or below this bound used as a maximum.
+    fn above(&self, m: &[u8]) -> bool {
+        match self {
+            LexBound::Min => false,
+            LexBound::Max => true,
+            LexBound::Incl(b) => m <= &b[..],
+            LexBound::Excl(b) => m < &b[..],
+        }
+    }
+}
+
+impl LexRange {
+    /// Whether the bounds themselves leave nothing between them (Redis's `sdscmplex` test, in
+    /// which `-` and `+` count as exclusive ends).
+    fn is_empty(&self) -> bool {
+        use std::cmp::Ordering::*;
+        use LexBound::*;
+        let cmp = match (&self.min, &self.max) {
+            (Min, Min) | (Max, Max) => Equal,
+            (Min, _) | (_, Max) => Less,
+            (Max, _) | (_, Min) => Greater,
+            (Incl(a) | Excl(a), Incl(b) | Excl(b)) => a.cmp(b),
+        };
+        let ex = !matches!(self.min, Incl(_)) || !matches!(self.max, Incl(_));
+        cmp == Greater || (cmp == Equal && ex)
+    }
+}
+
+impl ScoreRange {
+    /// The positions this range covers, or `None` when it is empty whatever the set holds.
+    fn interval(&self) -> Option<Interval> {
+        if self.min > self.max || (self.min == self.max && (self.min_ex || self.max_ex)) {
+            return None;
+        }
+        let lo = if self.min_ex {
+            if self.min == f64::INFINITY {
+                return None;
+            }
+            Pos::new(self.min.next_up(), Bytes::new())
+        } else {
+            Pos::new(self.min, Bytes::new())
+        };
+        let hi = if self.max_ex {
+            Some(Pos::new(self.max, Bytes::new()))
+        } else if self.max == f64::INFINITY {
+            None
+        } else {
+            Some(Pos::new(self.max.next_up(), Bytes::new()))
+        };
+        Some(Interval { lo, hi })
+    }
+}
+
+/// A sorted set's identity and size, as the reads need them.
+#[derive(Clone, Copy, Debug)]
+struct ZMeta {
+    kid: i64,
+    count: i64,
+}
+
+impl ZMeta {
+    fn blocks(&self) -> bool {
+        self.count > rank_threshold()
+    }
+}
+
+impl From<&KeyMeta> for ZMeta {
+    fn from(m: &KeyMeta) -> Self {
+        ZMeta {
+            kid: m.id,
+            count: m.count,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads
+// ---------------------------------------------------------------------------------------------
+
+impl Reader<'_> {
+    /// The live sorted set at `key`: `None` when missing, [`Error::WrongType`] for another type.
+    fn zmeta(&self, db: u32, key: &[u8]) -> Result<Option<ZMeta>> {
+        match self.meta(db, key)? {
+            None => Ok(None),
+            Some(m) if m.kind != KeyType::ZSet => Err(Error::WrongType),
+            Some(m) => Ok(Some(ZMeta::from(&m))),
+        }
+    }
+
+    /// Whether the set at `kid` is skiplist-encoded in Redis's terms (see the module doc).
+    fn z_skiplist(&self, db: u32, key: &[u8]) -> Result<bool> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT head FROM relis_keys WHERE db = ?1 AND key = ?2")?
+            .query_row((db, key), |r| r.get::<_, i64>(0))
+            .optional()?
+            .unwrap_or(0)
+            != 0)
+    }
+
+    /// Redis's name for a sorted set's encoding (OBJECT ENCODING).
+    pub(crate) fn zset_encoding(&self, db: u32, key: &[u8]) -> Result<&'static str> {
+        Ok(if self.z_skiplist(db, key)? {
+            "skiplist"
+        } else {
+            "listpack"
+        })
+    }
+
+    fn z_score_of(&self, kid: i64, member: &[u8]) -> Result<Option<f64>> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT score FROM relis_zset WHERE kid = ?1 AND member = ?2")?
+            .query_row((kid, member), |r| r.get(0))
+            .optional()?)
+    }
+
+    fn z_first(&self, kid: i64, desc: bool) -> Result<Option<Pos>> {
+        let sql = if desc {
+            "SELECT score, member FROM relis_zset WHERE kid = ?1
+             ORDER BY score DESC, member DESC LIMIT 1"
+        } else {
+            "SELECT score, member FROM relis_zset WHERE kid = ?1 ORDER BY score, member LIMIT 1"
+        };
+        Ok(self
+            .conn
+            .prepare_cached(sql)?
+            .query_row([kid], pos_row)
+            .optional()?)
+    }
+
+    /// The number of members before `p` in Redis's order.
+    fn z_count_lt(&self, z: ZMeta, p: &Pos) -> Result<i64> {
+        if !z.blocks() {
+            return Ok(self
+                .conn
+                .prepare_cached(
+                    "SELECT count(*) FROM relis_zset WHERE kid = ?1 AND (score, member) < (?2, ?3)",
+                )?
+                .query_row((z.kid, p.score, &p.member[..]), |r| r.get(0))?);
+        }
+        let block = self.z_block_containing(z.kid, p)?;
+        let before: i64 = self
+            .conn
+            .prepare_cached(
+                "SELECT coalesce(sum(n), 0) FROM relis_zrank
+                 WHERE kid = ?1 AND (score, member) < (?2, ?3)",
+            )?
+            .query_row((z.kid, block.score, &block.member[..]), |r| r.get(0))?;
+        let inside: i64 = self
+            .conn
+            .prepare_cached(
+                "SELECT count(*) FROM relis_zset WHERE kid = ?1
+                 AND (score, member) >= (?2, ?3) AND (score, member) < (?4, ?5)",
+            )?
+            .query_row(
+                (
+                    z.kid,
+                    block.score,
+                    &block.member[..],
+                    p.score,
+                    &p.member[..],
+                ),
+                |r| r.get(0),
+            )?;
+        Ok(before + inside)
+    }
+
+    /// The block whose run holds position `p` (the last block starting at or before it).
+    fn z_block_containing(&self, kid: i64, p: &Pos) -> Result<Pos> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT score, member FROM relis_zrank WHERE kid = ?1 AND (score, member) <= (?2, ?3)
+                 ORDER BY score DESC, member DESC LIMIT 1",
+            )?
+            .query_row((kid, p.score, &p.member[..]), pos_row)
+            .optional()?
+            .unwrap_or_else(Pos::bottom))
+    }
+
+    /// The member at rank `r` (0-based, ascending).
+    fn z_at_rank(&self, z: ZMeta, r: i64) -> Result<Option<Pos>> {
+        if r < 0 || r >= z.count {
+            return Ok(None);
+        }
+        let (start, offset) = if z.blocks() {
+            self.z_block_of_rank(z, r)?
+        } else {
+            (Pos::bottom(), r)
+        };
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT score, member FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
+                 ORDER BY score, member LIMIT 1 OFFSET ?4",
+            )?
+            .query_row((z.kid, start.score, &start.member[..], offset), pos_row)
+            .optional()?)
+    }
+
+    /// Walks block counts from the nearer end to the block holding rank `r`: its start, and
+    /// `r`'s offset inside it.
+    fn z_block_of_rank(&self, z: ZMeta, r: i64) -> Result<(Pos, i64)> {
+        let from_top = r >= z.count / 2;
+        let sql = if from_top {
+            "SELECT score, member, n FROM relis_zrank WHERE kid = ?1
+             ORDER BY score DESC, member DESC"
+        } else {
+            "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 ORDER BY score, member"
+        };
+        let mut st = self.conn.prepare_cached(sql)?;
+        let mut rows = st.query([z.kid])?;
+        // Ranks below `base` lie in blocks already passed (ascending) or, walking down, the
+        // members from `end` up are in blocks already passed.
+        let mut base = 0i64;
+        let mut end = z.count;
+        while let Some(row) = rows.next()? {
+            let n: i64 = row.get(2)?;
+            if from_top {
+                let start = end - n;
+                if r >= start {
+                    return Ok((pos_row(row)?, r - start));
+                }
+                end = start;
+            } else {
+                if r < base + n {
+                    return Ok((pos_row(row)?, r - base));
+                }
+                base += n;
+            }
+        }
+        Err(Error::Storage(format!(
+            "rank blocks of sorted set {} do not cover rank {r}",
+            z.kid
+        )))
+    }
+
+    /// The first member (in Redis's order) whose bytes are at or above `min`: Redis's
+    /// `zzlFirstInLexRange` walk, done per score group with index seeks.
+    fn z_lex_first(&self, kid: i64, min: &LexBound) -> Result<Option<Pos>> {
+        let Some(first) = self.z_first(kid, false)? else {
+            return Ok(None);
+        };
+        let mut score = first.score;
+        loop {
+            let found: Option<Bytes> = match min {
+                LexBound::Max => None,
+                LexBound::Min => Some(Bytes::new()),
+                LexBound::Incl(b) | LexBound::Excl(b) => {
+                    let sql = if matches!(min, LexBound::Incl(_)) {
+                        "SELECT member FROM relis_zset WHERE kid = ?1 AND score = ?2 AND member >= ?3
+                         ORDER BY member LIMIT 1"
+                    } else {
+                        "SELECT member FROM relis_zset WHERE kid = ?1 AND score = ?2 AND member > ?3
+                         ORDER BY member LIMIT 1"
+                    };
+                    self.conn
+                        .prepare_cached(sql)?
+                        .query_row((kid, score, &b[..]), |r| blob(r, 0))
+                        .optional()?
+                }
+            };
+            if let Some(m) = found {
+                if matches!(min, LexBound::Min) {
+                    return Ok(Some(first));
+                }
+                return Ok(Some(Pos::new(score, m)));
+            }
+            let next: Option<f64> = self
+                .conn
+                .prepare_cached(
+                    "SELECT score FROM relis_zset WHERE kid = ?1 AND score > ?2
+                     ORDER BY score LIMIT 1",
+                )?
+                .query_row((kid, score), |r| r.get(0))
+                .optional()?;
+            match next {
+                Some(s) => score = s,
+                None => return Ok(None),
+            }
+        }
+    }
+
+    /// The last member (in Redis's order) whose bytes are at or below `max`
+    /// (`zzlLastInLexRange`).
+    fn z_lex_last(&self, kid: i64, max: &LexBound) -> Result<Option<Pos>> {
+        let Some(last) = self.z_first(kid, true)? else {
+            return Ok(None);
+        };
+        let mut score = last.score;
+        loop {
+            let found: Option<Bytes> = match max {
+                LexBound::Min => None,
+                LexBound::Max => return Ok(Some(last)),
+                LexBound::Incl(b) | LexBound::Excl(b) => {
+                    let sql = if matches!(max, LexBound::Incl(_)) {
+                        "SELECT member FROM relis_zset WHERE kid = ?1 AND score = ?2 AND member <= ?3
+                         ORDER BY member DESC LIMIT 1"
+                    } else {
+                        "SELECT member FROM relis_zset WHERE kid = ?1 AND score = ?2 AND member < ?3
+                         ORDER BY member DESC LIMIT 1"
+                    };
+                    self.conn
+                        .prepare_cached(sql)?
+                        .query_row((kid, score, &b[..]), |r| blob(r, 0))
+                        .optional()?
+                }
+            };
+            if let Some(m) = found {
+                return Ok(Some(Pos::new(score, m)));
+            }
+            let next: Option<f64> = self
+                .conn
+                .prepare_cached(
+                    "SELECT score FROM relis_zset WHERE kid = ?1 AND score < ?2
+                     ORDER BY score DESC LIMIT 1",
+                )?
+                .query_row((kid, score), |r| r.get(0))
+                .optional()?;
+            match next {
+                Some(s) => score = s,
+                None => return Ok(None),
+            }
+        }
+    }
+
+    /// Walks members from `from` (inclusive) in Redis's order, or downwards from it, while
+    /// `keep` says so; returns the last member kept.
+    fn z_walk_while(
+        &self,
+        kid: i64,
+        from: &Pos,
+        desc: bool,
+        keep: impl Fn(&[u8]) -> bool,
+    ) -> Result<Option<Pos>> {
+        let sql = if desc {
+            "SELECT score, member FROM relis_zset WHERE kid = ?1 AND (score, member) <= (?2, ?3)
+             ORDER BY score DESC, member DESC"
+        } else {
+            "SELECT score, member FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
+             ORDER BY score, member"
+        };
+        let mut st = self.conn.prepare_cached(sql)?;
+        let mut rows = st.query((kid, from.score, &from.member[..]))?;
+        let mut last = None;
+        while let Some(row) = rows.next()? {
+            let p = pos_row(row)?;
+            if !keep(&p.member) {
+                break;
+            }
+            last = Some(p);
+        }
+        Ok(last)
+    }
+
+    /// The members a lex range selects, as Redis's listpack walk selects them: from the first
+    /// member at or above `min` onwards while at or below `max` (`rev = false`), or from the
+    /// last member at or below `max` downwards while at or above `min` (`rev = true`). Both
+    /// first check Redis's `zslIsInLexRange` (the last member is not below `min`, the first not
+    /// above `max`). Returns the selection's first and last position in Redis's order.
+    fn z_lex_span(&self, kid: i64, range: &LexRange, rev: bool) -> Result<Option<(Pos, Pos)>> {
+        if range.is_empty() {
+            return Ok(None);
+        }
+        let (Some(first), Some(last)) = (self.z_first(kid, false)?, self.z_first(kid, true)?)
+        else {
+            return Ok(None);
+        };
+        if !range.min.below(&last.member) || !range.max.above(&first.member) {
+            return Ok(None);
+        }
+        let lo = self.z_lex_first(kid, &range.min)?;
+        let hi = self.z_lex_last(kid, &range.max)?;
+        if !rev {
+            let Some(lo) = lo else { return Ok(None) };
+            if !range.max.above(&lo.member) {
+                return Ok(None);
+            }
+            // With one score between them, everything from `lo` to `hi` is in range and the
+            // member after `hi` is not: no need to walk.
+            let end = match hi {
+                Some(hi) if hi.score == lo.score => hi,
+                _ => self
+                    .z_walk_while(kid, &lo, false, |m| range.max.above(m))?
+                    .unwrap_or_else(|| lo.clone()),
+            };
+            Ok(Some((lo, end)))
+        } else {
+            let Some(hi) = hi else { return Ok(None) };
+            if !range.min.below(&hi.member) {
+                return Ok(None);
+            }
+            let start = match lo {
+                Some(lo) if lo.score == hi.score => lo,
+                _ => self
+                    .z_walk_while(kid, &hi, true, |m| range.min.below(m))?
+                    .unwrap_or_else(|| hi.clone()),
+            };
+            Ok(Some((start, hi)))
+        }
+    }
+
+    /// The ascending rank interval `[a, b]` a rank range selects (ZRANGE's index rules), or
+    /// `None` when empty.
+    fn z_rank_span(count: i64, start: i64, stop: i64, rev: bool) -> Option<(i64, i64)> {
+        let mut s = if start < 0 { count + start } else { start };
+        let mut e = if stop < 0 { count + stop } else { stop };
+        if s < 0 {
+            s = 0;
+        }
+        if s > e || s >= count {
+            return None;
+        }
+        if e >= count {
+            e = count - 1;
+        }
+        Some(if rev {
+            (count - 1 - e, count - 1 - s)
+        } else {
+            (s, e)
+        })
+    }
+
+    /// Members in `iv`, ascending or descending, skipping `offset`, at most `limit` (negative:
+    /// all).
+    fn z_fetch(
+        &self,
+        kid: i64,
+        iv: &Interval,
+        desc: bool,
+        offset: i64,
+        limit: i64,
+    ) -> Result<Vec<Scored>> {
+        let lo = &iv.lo;
+        let mut out = Vec::new();
+        macro_rules! run {
+            ($sql:expr, $params:expr) => {{
+                let mut st = self.conn.prepare_cached($sql)?;
+                let rows = st.query_map($params, scored_row)?;
+                for r in rows {
+                    out.push(r?);
+                }
+            }};
+        }
+        match (&iv.hi, desc) {
+            (None, false) => run!(
+                "SELECT member, score FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
+                 ORDER BY score, member LIMIT ?4 OFFSET ?5",
+                (kid, lo.score, &lo.member[..], limit, offset)
+            ),
+            (None, true) => run!(
+                "SELECT member, score FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
+                 ORDER BY score DESC, member DESC LIMIT ?4 OFFSET ?5",
+                (kid, lo.score, &lo.member[..], limit, offset)
+            ),
+            (Some(hi), false) => run!(
+                "SELECT member, score FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
+                 AND (score, member) < (?4, ?5) ORDER BY score, member LIMIT ?6 OFFSET ?7",
+                (
+                    kid,
+                    lo.score,
+                    &lo.member[..],
+                    hi.score,
+                    &hi.member[..],
+                    limit,
+                    offset
+                )
+            ),
+            (Some(hi), true) => run!(
+                "SELECT member, score FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
+                 AND (score, member) < (?4, ?5) ORDER BY score DESC, member DESC
+                 LIMIT ?6 OFFSET ?7",
+                (
+                    kid,
+                    lo.score,
+                    &lo.member[..],
+                    hi.score,
+                    &hi.member[..],
+                    limit,
+                    offset
+                )
+            ),
+        }
+        Ok(out)
+    }
+
+    /// The number of members in `iv`.
+    fn z_count_in(&self, z: ZMeta, iv: &Interval) -> Result<i64> {
+        if z.blocks() {
+            let below_hi = match &iv.hi {
+                Some(hi) => self.z_count_lt(z, hi)?,
+                None => z.count,
+            };
+            return Ok((below_hi - self.z_count_lt(z, &iv.lo)?).max(0));
+        }
+        let lo = &iv.lo;
+        Ok(match &iv.hi {
+            None => self
+                .conn
+                .prepare_cached(
+                    "SELECT count(*) FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)",
+                )?
+                .query_row((z.kid, lo.score, &lo.member[..]), |r| r.get(0))?,
+            Some(hi) => self
+                .conn
+                .prepare_cached(
+                    "SELECT count(*) FROM relis_zset WHERE kid = ?1
+                     AND (score, member) >= (?2, ?3) AND (score, member) < (?4, ?5)",
+                )?
+                .query_row(
+                    (z.kid, lo.score, &lo.member[..], hi.score, &hi.member[..]),
+                    |r| r.get(0),
+                )?,
+        })
+    }
+
+    /// The interval of positions a rank range covers.
+    fn z_rank_interval(&self, z: ZMeta, a: i64, b: i64) -> Result<Option<Interval>> {
+        let Some(lo) = self.z_at_rank(z, a)? else {
+            return Ok(None);
+        };
+        let hi = self.z_at_rank(z, b + 1)?;
+        Ok(Some(Interval { lo, hi }))
+    }
+
+    /// The members a range selects, in reply order.
+    fn z_select(&self, z: ZMeta, spec: &ZRange) -> Result<Vec<Scored>> {
+        let (offset, limit) = spec.limit.unwrap_or((0, -1));
+        match &spec.by {
+            ZRangeBy::Rank(start, stop) => {
+                let Some((a, b)) = Self::z_rank_span(z.count, *start, *stop, spec.rev) else {
+                    return Ok(Vec::new());
+                };
+                let lo = if z.blocks() {
+                    match self.z_at_rank(z, a)? {
+                        Some(p) => p,
+                        None => return Ok(Vec::new()),
+                    }
+                } else {
+                    Pos::bottom()
+                };
+                let skip = if z.blocks() { 0 } else { a };
+                let iv = Interval { lo, hi: None };
+                let mut out = self.z_fetch(z.kid, &iv, false, skip, b - a + 1)?;
+                if spec.rev {
+                    out.reverse();
+                }
+                Ok(out)
+            }
+            ZRangeBy::Score(range) => {
+                if offset < 0 {
+                    return Ok(Vec::new());
+                }
+                let Some(iv) = range.interval() else {
+                    return Ok(Vec::new());
+                };
+                self.z_fetch(z.kid, &iv, spec.rev, offset, limit)
+            }
+            ZRangeBy::Lex(range) => {
+                if offset < 0 {
+                    return Ok(Vec::new());
+                }
+                let Some((lo, hi)) = self.z_lex_span(z.kid, range, spec.rev)? else {
+                    return Ok(Vec::new());
+                };
+                let iv = Interval {
+                    lo,
+                    hi: Some(hi.successor()),
+                };
+                self.z_fetch(z.kid, &iv, spec.rev, offset, limit)
+            }
+        }
+    }
+
+    /// The interval a removal by range covers (forward semantics for lex, as ZREMRANGEBYLEX).
+    fn z_interval_of(&self, z: ZMeta, by: &ZRangeBy) -> Result<Option<Interval>> {
+        match by {
+            ZRangeBy::Rank(start, stop) => match Self::z_rank_span(z.count, *start, *stop, false) {
+                Some((a, b)) => self.z_rank_interval(z, a, b),
+                None => Ok(None),
+            },
+            ZRangeBy::Score(range) => Ok(range.interval()),
+            ZRangeBy::Lex(range) => {
+                Ok(self
+                    .z_lex_span(z.kid, range, false)?
+                    .map(|(lo, hi)| Interval {
+                        lo,
+                        hi: Some(hi.successor()),
+                    }))
+            }
+        }
+    }
+
+    /// ZCARD: `None` when the key does not exist.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] for a key of another type.
+    pub fn zcard(&self, db: u32, key: &[u8]) -> Result<Option<i64>> {
+        Ok(self.zmeta(db, key)?.map(|z| z.count))
+    }
+
+    /// ZSCORE: the outer `None` when the key does not exist, the inner when the member does not.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] for a key of another type.
+    pub fn zscore(&self, db: u32, key: &[u8], member: &[u8]) -> Result<Option<Option<f64>>> {
+        let Some(z) = self.zmeta(db, key)? else {
+            return Ok(None);
+        };
+        Ok(Some(self.z_score_of(z.kid, member)?))
+    }
+
+    /// ZMSCORE: `None` when the key does not exist.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] for a key of another type.
+    pub fn zmscore(
+        &self,
+        db: u32,
+        key: &[u8],
+        members: &[Bytes],
+    ) -> Result<Option<Vec<Option<f64>>>> {
+        let Some(z) = self.zmeta(db, key)? else {
+            return Ok(None);
+        };
+        members
+            .iter()
+            .map(|m| self.z_score_of(z.kid, m))
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    }
+
+    /// ZRANK / ZREVRANK (`rev`): the outer `None` when the key does not exist, the inner when
+    /// the member does not.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] for a key of another type.
+    pub fn zrank(
+        &self,
+        db: u32,
+        key: &[u8],
+        member: &[u8],
+        rev: bool,
+    ) -> Result<Option<Option<i64>>> {
+        let Some(z) = self.zmeta(db, key)? else {
+            return Ok(None);
+        };
+        let Some(score) = self.z_score_of(z.kid, member)? else {
+            return Ok(Some(None));
+        };
+        let rank = self.z_count_lt(z, &Pos::new(score, Bytes::copy_from_slice(member)))?;
+        Ok(Some(Some(if rev { z.count - 1 - rank } else { rank })))
+    }
+
+    /// ZCOUNT: `None` when the key does not exist.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] for a key of another type.
+    pub fn zcount(&self, db: u32, key: &[u8], range: &ScoreRange) -> Result<Option<i64>> {
+        let Some(z) = self.zmeta(db, key)? else {
+            return Ok(None);
+        };
+        Ok(Some(match range.interval() {
+            Some(iv) => self.z_count_in(z, &iv)?,
+            None => 0,
+        }))
+    }
+
+    /// ZLEXCOUNT: `None` when the key does not exist.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] for a key of another type.
+    pub fn zlexcount(&self, db: u32, key: &[u8], range: &LexRange) -> Result<Option<i64>> {
+        let Some(z) = self.zmeta(db, key)? else {
+            return Ok(None);
+        };
+        Ok(Some(match self.z_lex_span(z.kid, range, false)? {
+            Some((lo, hi)) => self.z_count_in(
+                z,
+                &Interval {
+                    lo,
+                    hi: Some(hi.successor()),
+                },
+            )?,
+            None => 0,
+        }))
+    }
+
+    /// ZRANGE and its variants: the selected members in reply order; `None` when the key does
+    /// not exist.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] for a key of another type.
+    pub fn zrange(&self, db: u32, key: &[u8], spec: &ZRange) -> Result<Option<Vec<Scored>>> {
+        let Some(z) = self.zmeta(db, key)? else {
+            return Ok(None);
+        };
+        self.z_select(z, spec).map(Some)
+    }
+
+    /// ZRANDMEMBER: `count = None` picks one member; a positive count picks that many distinct
+    /// members (the whole set, highest first, when it has no more); a negative count picks
+    /// `-count` members, possibly repeated. `None` when the key does not exist.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] for a key of another type.
+    pub fn zrandmember(
+        &self,
+        db: u32,
+        key: &[u8],
+        count: Option<i64>,
+    ) -> Result<Option<Vec<Scored>>> {
+        let Some(z) = self.zmeta(db, key)? else {
+            return Ok(None);
+        };
+        let size = z.count;
+        let mut rng = rand::rng();
+        let Some(count) = count else {
+            let r = rng.random_range(0..size);
+            return Ok(Some(self.z_ranks(z, &[r])?));
+        };
+        if count == 0 {
+            return Ok(Some(Vec::new()));
+        }
+        if count >= size {
+            // Redis returns the whole set, iterated from its end.
+            let iv = Interval {
+                lo: Pos::bottom(),
+                hi: None,
+            };
+            return Ok(Some(self.z_fetch(z.kid, &iv, true, 0, -1)?));
+        }
+        let ranks: Vec<i64> = if count < 0 {
+            let n = count.unsigned_abs().min(u64::from(u32::MAX)) as usize;
+            (0..n).map(|_| rng.random_range(0..size)).collect()
+        } else {
+            // Floyd's sampling: `count` distinct ranks, then a shuffle.
+            let mut chosen = std::collections::HashSet::with_capacity(count as usize);
+            let mut out = Vec::with_capacity(count as usize);
+            for j in size - count..size {
+                let t = rng.random_range(0..=j);
+                let pick = if chosen.insert(t) { t } else { j };
+                if pick == j {
+                    chosen.insert(j);
+                }
+                out.push(pick);
+            }
+            rand::seq::SliceRandom::shuffle(&mut out[..], &mut rng);
+            out
+        };
+        Ok(Some(self.z_ranks(z, &ranks)?))
+    }
+
+    /// The members at the given ranks, in the order asked (ranks may repeat).
+    fn z_ranks(&self, z: ZMeta, ranks: &[i64]) -> Result<Vec<Scored>> {
+        // Few picks: look each up. Many: read the set once.
+        if (ranks.len() as i64).saturating_mul(64) < z.count {
+            let mut out = Vec::with_capacity(ranks.len());
+            for &r in ranks {
+                if let Some(p) = self.z_at_rank(z, r)? {
+                    out.push((p.member, p.score));
+                }
+            }
+            return Ok(out);
+        }
+        let all = self.z_fetch(
+            z.kid,
+            &Interval {
+                lo: Pos::bottom(),
+                hi: None,
+            },
+            false,
+            0,
+            -1,
+        )?;
+        Ok(ranks
+            .iter()
+            .filter_map(|&r| all.get(r as usize).cloned())
+            .collect())
+    }
+
+    /// ZSCAN: a listpack-encoded set comes whole in one page (in Redis's order), as Redis
+    /// sends it; a larger one a page of `count` members at a time, in member byte order after
+    /// `after`. `None` when the key does not exist.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] for a key of another type.
+    pub fn zscan(
+        &self,
+        db: u32,
+        key: &[u8],
+        after: Option<&[u8]>,
+        count: usize,
+        pattern: Option<&[u8]>,
+    ) -> Result<Option<ZScanPage>> {
+        let Some(z) = self.zmeta(db, key)? else {
+            return Ok(None);
+        };
+        let pattern = pattern.filter(|p| *p != b"*");
+        let keep = |m: &[u8]| pattern.is_none_or(|p| glob_match(p, m, false));
+        let mut page = ZScanPage::default();
+        if !self.z_skiplist(db, key)? {
+            let all = self.z_fetch(
+                z.kid,
+                &Interval {
+                    lo: Pos::bottom(),
+                    hi: None,
+                },
+                false,
+                0,
+                -1,
+            )?;
+            page.items = all.into_iter().filter(|(m, _)| keep(m)).collect();
+            return Ok(Some(page));
+        }
+        let limit = count.max(1) as i64;
+        let mut st = self.conn.prepare_cached(
+            "SELECT member, score FROM relis_zset WHERE kid = ?1 AND member > ?2
+             ORDER BY member LIMIT ?3",
+        )?;
+        let rows = st.query_map((z.kid, after.unwrap_or(&[]), limit), scored_row)?;
+        let mut seen = 0;
+        let mut last = None;
+        for r in rows {
+            let (m, s) = r?;
+            seen += 1;
+            last = Some(m.clone());
+            if keep(&m) {
+                page.items.push((m, s));
+            }
+        }
+        if seen == limit {
+            page.next = last;
+        }
+        // An empty member sorts first and `member > ''` skips it: the first page includes it.
+        if after.is_none() {
+            if let Some(s) = self.z_score_of(z.kid, b"")? {
+                if keep(b"") {
+                    page.items.insert(0, (Bytes::new(), s));
+                }
+            }
+        }
+        Ok(Some(page))
+    }
+
+    /// One input of a set operation: its members and scores (already weighted), highest first
+    /// as Redis iterates them; `None` for a missing key.
+    fn z_input(&self, db: u32, key: &[u8]) -> Result<Option<(KeyMeta, i64)>> {
+        match self.meta(db, key)? {
+            None => Ok(None),
+            Some(m) if m.kind == KeyType::ZSet || m.kind == KeyType::Set => Ok(Some((m, m.count))),
+            Some(_) => Err(Error::WrongType),
+        }
+    }
+
+    fn z_members_of(&self, m: &KeyMeta) -> Result<Vec<Scored>> {
+        let mut out = Vec::with_capacity(m.count.max(0) as usize);
+        if m.kind == KeyType::Set {
+            let mut st = self
+                .conn
+                .prepare_cached("SELECT member FROM relis_set WHERE kid = ?1")?;
+            let rows = st.query_map([m.id], |r| blob(r, 0))?;
+            for r in rows {
+                out.push((r?, 1.0));
+            }
+        } else {
+            let mut st = self.conn.prepare_cached(
+                "SELECT member, score FROM relis_zset WHERE kid = ?1
+                 ORDER BY score DESC, member DESC",
+            )?;
+            let rows = st.query_map([m.id], scored_row)?;
+            for r in rows {
+                out.push(r?);
+            }
+        }
+        Ok(out)
+    }
+
+    fn z_find_in(&self, m: &KeyMeta, member: &[u8]) -> Result<Option<f64>> {
+        if m.kind == KeyType::Set {
+            let found = self
+                .conn
+                .prepare_cached("SELECT 1 FROM relis_set WHERE kid = ?1 AND member = ?2")?
+                .query_row((m.id, member), |_| Ok(()))
+                .optional()?;
+            Ok(found.map(|()| 1.0))
+        } else {
+            self.z_score_of(m.id, member)
+        }
+    }
+
+    /// ZUNION / ZINTER / ZDIFF: the result in Redis's order. Missing keys are empty inputs;
+    /// plain sets count with score 1; `weights` (one per key, or empty for all 1) multiply
+    /// the scores (a NaN product counts as 0). Also reports the longest member (for the
+    /// encoding of a stored result). `limit` stops ZINTERCARD counting (0: no limit); with
+    /// `card_only` the result is empty and the count is returned instead.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] when a key holds neither a sorted set nor a set.
+    pub fn zsetop(
+        &self,
+        db: u32,
+        op: SetOp,
+        keys: &[Bytes],
+        weights: &[f64],
+        agg: Aggregate,
+    ) -> Result<Vec<Scored>> {
+        Ok(self.z_setop(db, op, keys, weights, agg, None)?.0)
+    }
+
+    /// ZINTERCARD: the size of the intersection, counting stops at `limit` (0: no limit).
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] when a key holds neither a sorted set nor a set.
+    pub fn zintercard(&self, db: u32, keys: &[Bytes], limit: u64) -> Result<i64> {
+        Ok(self
+            .z_setop(db, SetOp::Inter, keys, &[], Aggregate::Sum, Some(limit))?
+            .1)
+    }
+
+    fn z_setop(
+        &self,
+        db: u32,
+        op: SetOp,
+        keys: &[Bytes],
+        weights: &[f64],
+        agg: Aggregate,
+        card_limit: Option<u64>,
+    ) -> Result<(Vec<Scored>, i64)> {
+        // Every key is looked up (and type-checked) first, as Redis does.
+        let mut srcs: Vec<(Option<KeyMeta>, i64, f64)> = Vec::with_capacity(keys.len());
+        for (i, k) in keys.iter().enumerate() {
+            let found = self.z_input(db, k)?;
+            let w = weights.get(i).copied().unwrap_or(1.0);
+            srcs.push(match found {
+                Some((m, n)) => (Some(m), n, w),
+                None => (None, 0, w),
+            });
+        }
+        let aggregate = |target: &mut f64, val: f64| match agg {
+            Aggregate::Sum => {
+                *target += val;
+                if target.is_nan() {
+                    *target = 0.0;
+                }
+            }
+            Aggregate::Min => {
+                if val < *target {
+                    *target = val;
+                }
+            }
+            Aggregate::Max => {
+                if val > *target {
+                    *target = val;
+                }
+            }
+        };
+        let weighted = |w: f64, s: f64| {
+            let v = w * s;
+            if v.is_nan() {
+                0.0
+            } else {
+                v
+            }
+        };
+        let mut out: Vec<Scored> = Vec::new();
+        let mut card = 0i64;
+        match op {
+            SetOp::Union => {
+                srcs.sort_by_key(|s| s.1);
+                let mut acc: HashMap<Bytes, f64> = HashMap::new();
+                let mut order: Vec<Bytes> = Vec::new();
+                for (m, _, w) in &srcs {
+                    let Some(m) = m else { continue };
+                    for (member, score) in self.z_members_of(m)? {
+                        let v = weighted(*w, score);
+                        match acc.get_mut(&member) {
+                            Some(t) => aggregate(t, v),
+                            None => {
+                                order.push(member.clone());
+                                acc.insert(member, v);
+                            }
+                        }
+                    }
+                }
+                out = order
+                    .into_iter()
+                    .map(|m| {
+                        let s = acc[&m];
+                        (m, s)
+                    })
+                    .collect();
+            }
+            SetOp::Inter => {
+                srcs.sort_by_key(|s| s.1);
+                if let Some((Some(first), _, w0)) = srcs.first() {
+                    'members: for (member, score) in self.z_members_of(first)? {
+                        let mut total = weighted(*w0, score);
+                        for (m, _, w) in &srcs[1..] {
+                            let Some(m) = m else { break 'members };
+                            let Some(s) = self.z_find_in(m, &member)? else {
+                                continue 'members;
+                            };
+                            aggregate(&mut total, s * w);
+                        }
+                        if let Some(limit) = card_limit {
+                            card += 1;
+                            if limit > 0 && card as u64 >= limit {
+                                break;
+                            }
+                        } else {
+                            out.push((member, total));
+                        }
+                    }
+                }
+            }
+            SetOp::Diff => {
+                if let Some((Some(first), _, _)) = srcs.first() {
+                    'diff: for (member, score) in self.z_members_of(first)? {
+                        for (m, _, _) in &srcs[1..] {
+                            if let Some(m) = m {
+                                if self.z_find_in(m, &member)?.is_some() {
+                                    continue 'diff;
+                                }
+                            }
+                        }
+                        out.push((member, score));
+                    }
+                }
+            }
+        }
+        out.sort_by(order);
+        Ok((out, card))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writes
+// ---------------------------------------------------------------------------------------------
+
+/// A sorted set being written: its key row's state, kept up to date as members change.
+struct ZW<'k> {
+    db: u32,
+    key: &'k [u8],
+    kid: i64,
+    /// Whether the key row exists yet (a new set's row is written when it is done).
+    exists: bool,
+    count: i64,
+    /// Whether rank blocks are being maintained member by member (the set was large when the
+    /// write began).
+    blocks: bool,
+    /// Redis's skiplist encoding (the key row's `head`).
+    skiplist: bool,
+    changed: bool,
+}
+
+impl ZW<'_> {
+    fn meta(&self) -> ZMeta {
+        ZMeta {
+            kid: self.kid,
+            count: self.count,
+        }
+    }
+}
+
+impl<'c> Writer<'c> {
+    /// Opens the sorted set at `key` for writing: `None` when missing (an expired key is
+    /// deleted first); [`Error::WrongType`] for another type.
+    fn zopen<'k>(&mut self, db: u32, key: &'k [u8]) -> Result<Option<ZW<'k>>> {
+        let Some(m) = self.meta_for_write_of(db, key, KeyType::ZSet)? else {
+            return Ok(None);
+        };
+        let skiplist = self.z_skiplist(db, key)?;
+        Ok(Some(ZW {
+            db,
+            key,
+            kid: m.id,
+            exists: true,
+            count: m.count,
+            blocks: m.count > rank_threshold(),
+            skiplist,
+            changed: false,
+        }))
+    }
+
+    /// A new, empty sorted set at `key` (whose key row does not exist).
+    fn zcreate<'k>(&mut self, db: u32, key: &'k [u8]) -> ZW<'k> {
+        let kid = self.next_version();
+        ZW {
+            db,
+            key,
+            kid,
+            exists: false,
+            count: 0,
+            blocks: false,
+            skiplist: false,
+            changed: false,
+        }
+    }
+
+    /// Writes the key row after changes: count, version, mtime and encoding; deletes the key
+    /// when the set is empty; creates or drops rank blocks when the count crossed the threshold.
+    fn zfinish(&mut self, z: &ZW<'_>) -> Result<()> {
+        if !z.changed {
+            return Ok(());
+        }
+        let t = rank_threshold();
+        if z.count == 0 {
+            self.conn
+                .prepare_cached("DELETE FROM relis_zrank WHERE kid = ?1")?
+                .execute([z.kid])?;
+            if z.exists {
+                self.conn
+                    .prepare_cached("DELETE FROM relis_keys WHERE db = ?1 AND key = ?2")?
+                    .execute((z.db, z.key))?;
+            }
+            return Ok(());
+        }
+        if z.blocks && z.count <= t {
+            self.conn
+                .prepare_cached("DELETE FROM relis_zrank WHERE kid = ?1")?
+                .execute([z.kid])?;
+        } else if !z.blocks && z.count > t {
+            self.z_build_blocks(z.kid, z.count)?;
+        }
+        let version = self.next_version();
+        if z.exists {
+            self.conn
+                .prepare_cached(
+                    "UPDATE relis_keys SET count = ?3, version = ?4, mtime = ?5, head = ?6
+                     WHERE db = ?1 AND key = ?2",
+                )?
+                .execute((
+                    z.db,
+                    z.key,
+                    z.count,
+                    version,
+                    self.now,
+                    i64::from(z.skiplist),
+                ))?;
+        } else {
+            self.conn
+                .prepare_cached(
+                    "INSERT INTO relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
+                     VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?6, ?7, ?8)",
+                )?
+                .execute((
+                    z.db,
+                    z.key,
+                    z.kid,
+                    KeyType::ZSet.code(),
+                    version,
+                    z.count,
+                    self.now,
+                    i64::from(z.skiplist),
+                ))?;
+        }
+        Ok(())
+    }
+
+    /// Adds a member that is not in the set.
+    fn z_insert(&mut self, z: &mut ZW<'_>, member: &[u8], score: f64) -> Result<()> {
+        self.conn
+            .prepare_cached("INSERT INTO relis_zset (kid, member, score) VALUES (?1, ?2, ?3)")?
+            .execute((z.kid, member, score))?;
+        z.count += 1;
+        z.changed = true;
+        if z.count > LISTPACK_ENTRIES || member.len() > LISTPACK_VALUE {
+            z.skiplist = true;
+        }
+        if z.blocks {
+            self.z_block_adjust(z.kid, &Pos::new(score, Bytes::copy_from_slice(member)), 1)?;
+        }
+        Ok(())
+    }
+
+    /// Changes a member's score.
+    fn z_rescore(&mut self, z: &mut ZW<'_>, member: &[u8], old: f64, new: f64) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE relis_zset SET score = ?3 WHERE kid = ?1 AND member = ?2")?
+            .execute((z.kid, member, new))?;
+        z.changed = true;
+        if z.blocks {
+            let m = Bytes::copy_from_slice(member);
+            self.z_block_adjust(z.kid, &Pos::new(old, m.clone()), -1)?;
+            self.z_block_adjust(z.kid, &Pos::new(new, m), 1)?;
+        }
+        Ok(())
+    }
+
+    /// Removes a member; its score if it was there.
+    fn z_remove(&mut self, z: &mut ZW<'_>, member: &[u8]) -> Result<Option<f64>> {
+        let score: Option<f64> = self
+            .conn
+            .prepare_cached(
+                "DELETE FROM relis_zset WHERE kid = ?1 AND member = ?2 RETURNING score",
+            )?
+            .query_row((z.kid, member), |r| r.get(0))
+            .optional()?;
+        if let Some(s) = score {
+            z.count -= 1;
+            z.changed = true;
+            if z.blocks {
+                self.z_block_adjust(z.kid, &Pos::new(s, Bytes::copy_from_slice(member)), -1)?;
+            }
+        }
+        Ok(score)
+    }
+
+    /// Removes every member in `iv`; how many.
+    fn z_remove_interval(&mut self, z: &mut ZW<'_>, iv: &Interval) -> Result<i64> {
+        let lo = &iv.lo;
+        let removed = match &iv.hi {
+            None => self
+                .conn
+                .prepare_cached(
+                    "DELETE FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)",
+                )?
+                .execute((z.kid, lo.score, &lo.member[..]))?,
+            Some(hi) => self
+                .conn
+                .prepare_cached(
+                    "DELETE FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
+                     AND (score, member) < (?4, ?5)",
+                )?
+                .execute((z.kid, lo.score, &lo.member[..], hi.score, &hi.member[..]))?,
+        } as i64;
+        if removed == 0 {
+            return Ok(0);
+        }
+        z.count -= removed;
+        z.changed = true;
+        if z.blocks {
+            // Blocks starting inside the interval lost their first members; what is left of
+            // them now follows the block holding `lo`, which is recounted.
+            let holder = self.z_block_containing(z.kid, lo)?;
+            match &iv.hi {
+                None => self
+                    .conn
+                    .prepare_cached(
+                        "DELETE FROM relis_zrank WHERE kid = ?1 AND (score, member) > (?2, ?3)",
+                    )?
+                    .execute((z.kid, holder.score, &holder.member[..]))?,
+                Some(hi) => self
+                    .conn
+                    .prepare_cached(
+                        "DELETE FROM relis_zrank WHERE kid = ?1 AND (score, member) > (?2, ?3)
+                         AND (score, member) < (?4, ?5)",
+                    )?
+                    .execute((
+                        z.kid,
+                        holder.score,
+                        &holder.member[..],
+                        hi.score,
+                        &hi.member[..],
+                    ))?,
+            };
+            let n = self.z_block_recount(z.kid, &holder)?;
+            self.z_block_set(z.kid, &holder, n)?;
+            self.z_rebalance(z.kid, holder, n)?;
+        }
+        Ok(removed)
+    }
+
+    // --- rank blocks ---------------------------------------------------------------------
+
+    fn z_block_set(&self, kid: i64, start: &Pos, n: i64) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "UPDATE relis_zrank SET n = ?4 WHERE kid = ?1 AND score = ?2 AND member = ?3",
+            )?
+            .execute((kid, start.score, &start.member[..], n))?;
+        Ok(())
+    }
+
+    /// The number of members from block `start` up to the next block.
+    fn z_block_recount(&self, kid: i64, start: &Pos) -> Result<i64> {
+        let next = self.z_block_next(kid, start)?;
+        let iv = Interval {
+            lo: start.clone(),
+            hi: next.map(|(p, _)| p),
+        };
+        // Count directly (the set's blocks are what is being repaired).
+        let lo = &iv.lo;
+        Ok(match &iv.hi {
+            None => self
+                .conn
+                .prepare_cached(
+                    "SELECT count(*) FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)",
+                )?
+                .query_row((kid, lo.score, &lo.member[..]), |r| r.get(0))?,
+            Some(hi) => self
+                .conn
+                .prepare_cached(
+                    "SELECT count(*) FROM relis_zset WHERE kid = ?1
+                     AND (score, member) >= (?2, ?3) AND (score, member) < (?4, ?5)",
+                )?
+                .query_row(
+                    (kid, lo.score, &lo.member[..], hi.score, &hi.member[..]),
+                    |r| r.get(0),
+                )?,
+        })
+    }
+
+    fn z_block_next(&self, kid: i64, start: &Pos) -> Result<Option<(Pos, i64)>> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND (score, member) > (?2, ?3)
+                 ORDER BY score, member LIMIT 1",
+            )?
+            .query_row((kid, start.score, &start.member[..]), |r| {
+                Ok((pos_row(r)?, r.get(2)?))
+            })
+            .optional()?)
+    }
+
+    fn z_block_prev(&self, kid: i64, start: &Pos) -> Result<Option<(Pos, i64)>> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND (score, member) < (?2, ?3)
+                 ORDER BY score DESC, member DESC LIMIT 1",
+            )?
+            .query_row((kid, start.score, &start.member[..]), |r| {
+                Ok((pos_row(r)?, r.get(2)?))
+            })
+            .optional()?)
+    }
+
+    fn z_block_delete(&self, kid: i64, start: &Pos) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "DELETE FROM relis_zrank WHERE kid = ?1 AND score = ?2 AND member = ?3",
+            )?
+            .execute((kid, start.score, &start.member[..]))?;
+        Ok(())
+    }
+
+    /// Adds `delta` to the count of the block holding `p`, then keeps blocks within bounds.
+    fn z_block_adjust(&mut self, kid: i64, p: &Pos, delta: i64) -> Result<()> {
+        let (start, n): (Pos, i64) = self
+            .conn
+            .prepare_cached(
+                "UPDATE relis_zrank SET n = n + ?4 WHERE kid = ?1 AND (score, member) =
+                 (SELECT score, member FROM relis_zrank WHERE kid = ?1 AND (score, member) <= (?2, ?3)
+                  ORDER BY score DESC, member DESC LIMIT 1)
+                 RETURNING score, member, n",
+            )?
+            .query_row((kid, p.score, &p.member[..], delta), |r| {
+                Ok((pos_row(r)?, r.get(2)?))
+            })
+            .optional()?
+            .ok_or_else(|| Error::Storage(format!("sorted set {kid} has no first rank block")))?;
+        let b = block_size();
+        if n > 2 * b || n < b / 2 {
+            self.z_rebalance(kid, start, n)?;
+        }
+        Ok(())
+    }
+
+    /// Splits a block grown past twice the block size; merges one fallen under half of it into
+    /// its neighbour (the earlier block survives, so the first block always starts at the
+    /// bottom).
+    fn z_rebalance(&mut self, kid: i64, start: Pos, n: i64) -> Result<()> {
+        let b = block_size();
+        if n > 2 * b {
+            return self.z_block_split(kid, &start, n);
+        }
+        if n >= b / 2 {
+            return Ok(());
+        }
+        if let Some((prev, pn)) = self.z_block_prev(kid, &start)? {
+            self.z_block_delete(kid, &start)?;
+            self.z_block_set(kid, &prev, pn + n)?;
+            if pn + n > 2 * b {
+                self.z_block_split(kid, &prev, pn + n)?;
+            }
+        } else if let Some((next, nn)) = self.z_block_next(kid, &start)? {
+            self.z_block_delete(kid, &next)?;
+            self.z_block_set(kid, &start, n + nn)?;
+            if n + nn > 2 * b {
+                self.z_block_split(kid, &start, n + nn)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Cuts the `n` members of block `start` into blocks of about the block size.
+    fn z_block_split(&mut self, kid: i64, start: &Pos, n: i64) -> Result<()> {
+        let pieces = (n / block_size()).max(1);
+        if pieces < 2 {
+            return Ok(());
+        }
+        let cut = |i: i64| i * n / pieces;
+        let mut starts = Vec::with_capacity(pieces as usize - 1);
+        {
+            let mut st = self.conn.prepare_cached(
+                "SELECT score, member FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
+                 ORDER BY score, member LIMIT ?4",
+            )?;
+            let mut rows = st.query((kid, start.score, &start.member[..], cut(pieces - 1) + 1))?;
+            let mut i = 0i64;
+            let mut next_cut = 1;
+            while let Some(row) = rows.next()? {
+                if next_cut < pieces && i == cut(next_cut) {
+                    starts.push(pos_row(row)?);
+                    next_cut += 1;
+                }
+                i += 1;
+            }
+        }
+        self.z_block_set(kid, start, cut(1))?;
+        for (k, s) in starts.iter().enumerate() {
+            let i = k as i64 + 1;
+            self.conn
+                .prepare_cached(
+                    "INSERT INTO relis_zrank (kid, score, member, n) VALUES (?1, ?2, ?3, ?4)",
+                )?
+                .execute((kid, s.score, &s.member[..], cut(i + 1) - cut(i)))?;
+        }
+        Ok(())
+    }
+
+    /// Cuts a whole set into rank blocks (it had none).
+    fn z_build_blocks(&mut self, kid: i64, count: i64) -> Result<()> {
+        self.conn
+            .prepare_cached("DELETE FROM relis_zrank WHERE kid = ?1")?
+            .execute([kid])?;
+        let bottom = Pos::bottom();
+        self.conn
+            .prepare_cached(
+                "INSERT INTO relis_zrank (kid, score, member, n) VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute((kid, bottom.score, &bottom.member[..], count))?;
+        if count > 2 * block_size() {
+            self.z_block_split(kid, &bottom, count)?;
+        }
+        Ok(())
+    }
+
+    // --- commands ------------------------------------------------------------------------
+
+    /// ZADD (and ZINCRBY, which is ZADD with `incr`).
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] for a key of another type.
+    pub fn zadd(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        opts: ZAddOptions,
+        pairs: &[(f64, Bytes)],
+    ) -> Result<ZAddOutcome> {
+        let mut z = match self.zopen(db, key)? {
+            Some(z) => z,
+            None if opts.cond == ZAddCond::Xx => {
+                return Ok(if opts.incr {
+                    ZAddOutcome::Score(None)
+                } else {
+                    ZAddOutcome::Count(0)
+                });
+            }
+            None => {
+                let mut z = self.zcreate(db, key);
+                // Redis sizes a new set by the command's pairs.
+                z.skiplist = pairs.len() as i64 > LISTPACK_ENTRIES
+                    || pairs.iter().any(|(_, m)| m.len() > LISTPACK_VALUE);
+                z
+            }
+        };
+        let (mut added, mut updated) = (0i64, 0i64);
+        let mut last_score = None;
+        for (score, member) in pairs {
+            let mut score = *score;
+            match self.z_score_of(z.kid, member)? {
+                Some(cur) => {
+                    if opts.cond == ZAddCond::Nx {
+                        continue;
+                    }
+                    if opts.incr {
+                        score += cur;
+                        if score.is_nan() {
+                            return Ok(ZAddOutcome::Nan);
+                        }
+                    }
+                    if (opts.cmp == ZAddCmp::Lt && score >= cur)
+                        || (opts.cmp == ZAddCmp::Gt && score <= cur)
+                    {
+                        continue;
+                    }
+                    last_score = Some(score);
+                    if score != cur {
+                        self.z_rescore(&mut z, member, cur, score)?;
+                        updated += 1;
+                    }
+                }
+                None => {
+                    if opts.cond == ZAddCond::Xx {
+                        continue;
+                    }
+                    self.z_insert(&mut z, member, score)?;
+                    last_score = Some(score);
+                    added += 1;
+                }
+            }
+        }
+        self.zfinish(&z)?;
+        Ok(if opts.incr {
+            ZAddOutcome::Score(last_score)
+        } else if opts.ch {
+            ZAddOutcome::Count(added + updated)
+        } else {
+            ZAddOutcome::Count(added)
+        })
+    }
+
+    /// ZREM: how many of `members` were removed.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] for a key of another type.
+    pub fn zrem(&mut self, db: u32, key: &[u8], members: &[Bytes]) -> Result<i64> {
+        let Some(mut z) = self.zopen(db, key)? else {
+            return Ok(0);
+        };
+        let mut n = 0;
+        for m in members {
+            if self.z_remove(&mut z, m)?.is_some() {
+                n += 1;
+            }
+            if z.count == 0 {
+                break;
+            }
+        }
+        self.zfinish(&z)?;
+        Ok(n)
+    }
+
+    /// ZREMRANGEBYRANK / ZREMRANGEBYSCORE / ZREMRANGEBYLEX: how many members were removed.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] for a key of another type.
+    pub fn zremrange(&mut self, db: u32, key: &[u8], by: &ZRangeBy) -> Result<i64> {
+        let Some(mut z) = self.zopen(db, key)? else {
+            return Ok(0);
+        };
+        let Some(iv) = self.z_interval_of(z.meta(), by)? else {
+            return Ok(0);
+        };
+        let n = self.z_remove_interval(&mut z, &iv)?;
+        self.zfinish(&z)?;
+        Ok(n)
+    }
+
+    /// ZPOPMIN / ZPOPMAX (`max`): removes and returns up to `count` members from one end.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] for a key of another type.
+    pub fn zpop(&mut self, db: u32, key: &[u8], max: bool, count: i64) -> Result<Vec<Scored>> {
+        let Some(mut z) = self.zopen(db, key)? else {
+            return Ok(Vec::new());
+        };
+        let out = self.z_pop_from(&mut z, max, count)?;
+        self.zfinish(&z)?;
+        Ok(out)
+    }
+
+    fn z_pop_from(&mut self, z: &mut ZW<'_>, max: bool, count: i64) -> Result<Vec<Scored>> {
+        if count <= 0 {
+            return Ok(Vec::new());
+        }
+        let all = Interval {
+            lo: Pos::bottom(),
+            hi: None,
+        };
+        let out = self.z_fetch(z.kid, &all, max, 0, count)?;
+        if out.len() <= 16 {
+            for (m, _) in &out {
+                self.z_remove(z, m)?;
+            }
+        } else {
+            let last = &out[out.len() - 1];
+            let iv = if max {
+                Interval {
+                    lo: Pos::new(last.1, last.0.clone()),
+                    hi: None,
+                }
+            } else {
+                Interval {
+                    lo: Pos::bottom(),
+                    hi: Some(Pos::new(last.1, last.0.clone()).successor()),
+                }
+            };
+            self.z_remove_interval(z, &iv)?;
+        }
+        Ok(out)
+    }
+
+    /// ZMPOP (and the blocking pops): pops up to `count` members from the first non-empty
+    /// sorted set among `keys`; returns its key and the members. With `skip_wrong_type` a key of
+    /// another type is passed over (a blocked client being served) instead of failing.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] for a key of another type met before a non-empty set.
+    pub fn zmpop(
+        &mut self,
+        db: u32,
+        keys: &[Bytes],
+        max: bool,
+        count: i64,
+        skip_wrong_type: bool,
+    ) -> Result<Option<(Bytes, Vec<Scored>)>> {
+        for k in keys {
+            let z = match self.zopen(db, k) {
+                Ok(z) => z,
+                Err(Error::WrongType) if skip_wrong_type => continue,
+                Err(e) => return Err(e),
+            };
+            if let Some(mut z) = z {
+                let out = self.z_pop_from(&mut z, max, count)?;
+                self.zfinish(&z)?;
+                return Ok(Some((k.clone(), out)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Replaces whatever is at `dst` with a sorted set of `items` (deletes it when `items` is
+    /// empty); returns the new size. The encoding follows the content, as Redis's
+    /// `zsetConvertToListpackIfNeeded` decides for stored results.
+    fn z_store(&mut self, db: u32, dst: &[u8], items: &[Scored]) -> Result<i64> {
+        if let Some(m) = self.meta_for_write(db, dst)? {
+            self.delete_key(db, dst, &m)?;
+        }
+        if items.is_empty() {
+            return Ok(0);
+        }
+        let mut z = self.zcreate(db, dst);
+        {
+            let mut st = self.conn.prepare_cached(
+                "INSERT INTO relis_zset (kid, member, score) VALUES (?1, ?2, ?3)",
+            )?;
+            for (m, s) in items {
+                st.execute((z.kid, &m[..], *s))?;
+            }
+        }
+        z.count = items.len() as i64;
+        z.changed = true;
+        z.skiplist =
+            z.count > LISTPACK_ENTRIES || items.iter().any(|(m, _)| m.len() > LISTPACK_VALUE);
+        self.zfinish(&z)?;
+        Ok(z.count)
+    }
+
+    /// ZRANGESTORE: stores the range of `src` at `dst`; returns whether `src` existed and the
+    /// stored size.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] when `src` holds another type.
+    pub fn zrangestore(
+        &mut self,
+        db: u32,
+        dst: &[u8],
+        src: &[u8],
+        spec: &ZRange,
+    ) -> Result<(bool, i64)> {
+        let items = self.zrange(db, src, spec)?;
+        let found = items.is_some();
+        let n = self.z_store(db, dst, &items.unwrap_or_default())?;
+        Ok((found, n))
+    }
+
+    /// ZUNIONSTORE / ZINTERSTORE / ZDIFFSTORE: the size of the stored result.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] when an input holds neither a sorted set nor a set.
+    pub fn zsetop_store(
+        &mut self,
+        db: u32,
+        dst: &[u8],
+        op: SetOp,
+        keys: &[Bytes],
+        weights: &[f64],
+        agg: Aggregate,
+    ) -> Result<i64> {
+        let items = self.zsetop(db, op, keys, weights, agg)?;
+        self.z_store(db, dst, &items)
+    }
+
+    /// Checks the rank blocks of the set at `key` against its members: every block's count,
+    /// the first block's start, the block sizes and the key row's count. For tests.
+    ///
+    /// # Errors
+    /// [`Error::Storage`] describing the first inconsistency.
+    #[doc(hidden)]
+    pub fn zcheck(&self, db: u32, key: &[u8]) -> Result<()> {
+        let Some(z) = self.zmeta(db, key)? else {
+            return Ok(());
+        };
+        let bad = |m: String| Err(Error::Storage(format!("zset {key:?}: {m}")));
+        let actual: i64 = self
+            .conn
+            .prepare_cached("SELECT count(*) FROM relis_zset WHERE kid = ?1")?
+            .query_row([z.kid], |r| r.get(0))?;
+        if actual != z.count {
+            return bad(format!("count {} but {actual} members", z.count));
+        }
+        let blocks: Vec<(Pos, i64)> = {
+            let mut st = self.conn.prepare_cached(
+                "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 ORDER BY score, member",
+            )?;
+            let rows = st.query_map([z.kid], |r| Ok((pos_row(r)?, r.get(2)?)))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        if !z.blocks() {
+            if !blocks.is_empty() {
+                return bad(format!("{} blocks below the threshold", blocks.len()));
+            }
+            return Ok(());
+        }
+        if blocks.first().map(|b| &b.0) != Some(&Pos::bottom()) {
+            return bad("the first block does not start at the bottom".into());
+        }
+        let b = block_size();
+        let mut sum = 0;
+        for (i, (start, n)) in blocks.iter().enumerate() {
+            let real = self.z_count_in(
+                ZMeta {
+                    kid: z.kid,
+                    count: 0,
+                },
+                &Interval {
+                    lo: start.clone(),
+                    hi: blocks.get(i + 1).map(|x| x.0.clone()),
+                },
+            )?;
+            if real != *n {
+                return bad(format!("block {i} says {n} but holds {real}"));
+            }
+            if *n > 2 * b || (blocks.len() > 1 && *n < b / 2) {
+                return bad(format!("block {i} holds {n} (block size {b})"));
+            }
+            sum += n;
+        }
+        if sum != z.count {
+            return bad(format!("blocks sum to {sum}, count {}", z.count));
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Embedded API
+// ---------------------------------------------------------------------------------------------
+
+impl Db {
+    /// ZADD: adds or updates members with their scores; returns how many were added.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    pub fn zadd(&self, key: impl AsRef<[u8]>, pairs: &[(f64, &[u8])]) -> Result<i64> {
+        let pairs: Vec<(f64, Bytes)> = pairs
+            .iter()
+            .map(|(s, m)| (*s, Bytes::copy_from_slice(m)))
+            .collect();
+        match self.zadd_with(key, ZAddOptions::default(), pairs)? {
+            ZAddOutcome::Count(n) => Ok(n),
+            _ => Ok(0),
+        }
+    }
+
+    /// ZADD with options.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    pub fn zadd_with(
+        &self,
+        key: impl AsRef<[u8]>,
+        opts: ZAddOptions,
+        pairs: Vec<(f64, Bytes)>,
+    ) -> Result<ZAddOutcome> {
+        let (db, key) = (self.index(), key.as_ref().to_vec());
+        self.write(move |w| w.zadd(db, &key, opts, &pairs))
+    }
+
+    /// ZINCRBY: the new score, or `None` when the sum is not a number.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    pub fn zincrby(
+        &self,
+        key: impl AsRef<[u8]>,
+        by: f64,
+        member: impl AsRef<[u8]>,
+    ) -> Result<Option<f64>> {
+        let opts = ZAddOptions {
+            incr: true,
+            ..ZAddOptions::default()
+        };
+        let pairs = vec![(by, Bytes::copy_from_slice(member.as_ref()))];
+        Ok(match self.zadd_with(key, opts, pairs)? {
+            ZAddOutcome::Score(s) => s,
+            _ => None,
+        })
+    }
+
+    /// ZREM.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    pub fn zrem(&self, key: impl AsRef<[u8]>, members: &[&[u8]]) -> Result<i64> {
+        let (db, key) = (self.index(), key.as_ref().to_vec());
+        let members: Vec<Bytes> = members.iter().map(|m| Bytes::copy_from_slice(m)).collect();
+        self.write(move |w| w.zrem(db, &key, &members))
+    }
+
+    /// ZCARD (0 for a missing key).
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    pub fn zcard(&self, key: impl AsRef<[u8]>) -> Result<i64> {
+        let (db, key) = (self.index(), key.as_ref().to_vec());
+        self.read(move |r| r.zcard(db, &key).map(Option::unwrap_or_default))
+    }
+
+    /// ZSCORE.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    pub fn zscore(&self, key: impl AsRef<[u8]>, member: impl AsRef<[u8]>) -> Result<Option<f64>> {
+        let (db, key, member) = (
+            self.index(),
+            key.as_ref().to_vec(),
+            member.as_ref().to_vec(),
+        );
+        self.read(move |r| r.zscore(db, &key, &member).map(Option::flatten))
+    }
+
+    /// ZRANK (`rev = false`) / ZREVRANK.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    pub fn zrank(
+        &self,
+        key: impl AsRef<[u8]>,
+        member: impl AsRef<[u8]>,
+        rev: bool,
+    ) -> Result<Option<i64>> {
+        let (db, key, member) = (
+            self.index(),
+            key.as_ref().to_vec(),
+            member.as_ref().to_vec(),
+        );
+        self.read(move |r| r.zrank(db, &key, &member, rev).map(Option::flatten))
+    }
+
+    /// ZRANGE with any selection (empty for a missing key).
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    pub fn zrange(&self, key: impl AsRef<[u8]>, spec: ZRange) -> Result<Vec<Scored>> {
+        let (db, key) = (self.index(), key.as_ref().to_vec());
+        self.read(move |r| r.zrange(db, &key, &spec).map(Option::unwrap_or_default))
+    }
+
+    /// ZCOUNT (0 for a missing key).
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    pub fn zcount(&self, key: impl AsRef<[u8]>, range: ScoreRange) -> Result<i64> {
+        let (db, key) = (self.index(), key.as_ref().to_vec());
+        self.read(move |r| r.zcount(db, &key, &range).map(Option::unwrap_or_default))
+    }
+
+    /// ZPOPMIN (`max = false`) / ZPOPMAX.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    pub fn zpop(&self, key: impl AsRef<[u8]>, max: bool, count: i64) -> Result<Vec<Scored>> {
+        let (db, key) = (self.index(), key.as_ref().to_vec());
+        self.write(move |w| w.zpop(db, &key, max, count))
+    }
+
+    /// ZREMRANGEBYRANK / ZREMRANGEBYSCORE / ZREMRANGEBYLEX.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    pub fn zremrange(&self, key: impl AsRef<[u8]>, by: ZRangeBy) -> Result<i64> {
+        let (db, key) = (self.index(), key.as_ref().to_vec());
+        self.write(move |w| w.zremrange(db, &key, &by))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(s: &str) -> Bytes {
+        Bytes::copy_from_slice(s.as_bytes())
+    }
+
+    fn names(v: &[Scored]) -> Vec<String> {
+        v.iter()
+            .map(|(m, _)| String::from_utf8_lossy(m).into_owned())
+            .collect()
+    }
+
+    fn check(db: &Db, key: &'static str) {
+        db.write(move |w| w.zcheck(0, key.as_bytes())).unwrap();
+    }
+
+    fn rank(by: ZRangeBy) -> ZRange {
+        ZRange {
+            by,
+            rev: false,
+            limit: None,
+        }
+    }
+
+    #[test]
+    fn basics() {
+        let db = Db::open_in_memory().unwrap();
+        assert_eq!(
+            db.zadd("z", &[(1.0, b"a"), (2.0, b"b"), (3.0, b"c")])
+                .unwrap(),
+            3
+        );
+        assert_eq!(db.zadd("z", &[(1.0, b"a"), (5.0, b"b")]).unwrap(), 0);
+        assert_eq!(db.zscore("z", "b").unwrap(), Some(5.0));
+        assert_eq!(db.zrank("z", "b", false).unwrap(), Some(2));
+        assert_eq!(db.zrank("z", "b", true).unwrap(), Some(0));
+        assert_eq!(db.zincrby("z", 1.5, "a").unwrap(), Some(2.5));
+        let all = db.zrange("z", rank(ZRangeBy::Rank(0, -1))).unwrap();
+        assert_eq!(names(&all), ["a", "c", "b"]);
+        assert_eq!(db.zcard("z").unwrap(), 3);
+        assert_eq!(db.zrem("z", &[b"a", b"x"]).unwrap(), 1);
+        assert_eq!(db.zpop("z", true, 10).unwrap().len(), 2);
+        assert_eq!(db.zcard("z").unwrap(), 0);
+        assert!(db.object("z").unwrap().is_none(), "an empty set is deleted");
+    }
+
+    #[test]
+    fn lex_ranges_follow_the_listpack_walk() {
+        let db = Db::open_in_memory().unwrap();
+        let pairs: Vec<(f64, &[u8])> = vec![
+            (1.0, b"d"),
+            (2.0, b"a"),
+            (3.0, b"c"),
+            (4.0, b"b"),
+            (5.0, b"e"),
+        ];
+        db.zadd("m", &pairs).unwrap();
+        let lex = |min: LexBound, max: LexBound, rev: bool| {
+            let spec = ZRange {
+                by: ZRangeBy::Lex(LexRange { min, max }),
+                rev,
+                limit: None,
+            };
+            names(&db.zrange("m", spec).unwrap())
+        };
+        use LexBound::*;
+        assert_eq!(lex(Incl(b("b")), Incl(b("d")), false), ["d", "a", "c", "b"]);
+        assert_eq!(lex(Min, Incl(b("c")), false), Vec::<String>::new());
+        assert_eq!(lex(Incl(b("b")), Incl(b("d")), true), ["b", "c"]);
+        assert_eq!(lex(Excl(b("d")), Max, false), ["e"]);
+        let db2 = Db::open_in_memory().unwrap();
+        db2.zadd("y", &[(1.0, b"z"), (2.0, b"a")]).unwrap();
+        let spec = ZRange {
+            by: ZRangeBy::Lex(LexRange {
+                min: Incl(b("b")),
+                max: Max,
+            }),
+            rev: false,
+            limit: None,
+        };
+        assert!(
+            db2.zrange("y", spec).unwrap().is_empty(),
+            "the last member is below min"
+        );
+    }
+
+    #[test]
+    fn large_sets_keep_rank_blocks() {
+        let db = Db::open_in_memory().unwrap();
+        let n = 5000usize;
+        // In several commands, so blocks are built, then split member by member.
+        for chunk in (0..n).collect::<Vec<_>>().chunks(700) {
+            let pairs: Vec<(f64, Bytes)> = chunk
+                .iter()
+                .map(|i| ((i % 97) as f64, Bytes::from(format!("m{i:05}"))))
+                .collect();
+            db.zadd_with("big", ZAddOptions::default(), pairs).unwrap();
+            check(&db, "big");
+        }
+        let mut model: Vec<(f64, String)> = (0..n)
+            .map(|i| ((i % 97) as f64, format!("m{i:05}")))
+            .collect();
+        model.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap().then(a.1.cmp(&b.1)));
+        for r in [0, 1, 1023, 1024, 2500, 4998, 4999] {
+            let (_, m) = &model[r];
+            assert_eq!(db.zrank("big", m, false).unwrap(), Some(r as i64), "{m}");
+            let got = db
+                .zrange("big", rank(ZRangeBy::Rank(r as i64, r as i64 + 2)))
+                .unwrap();
+            let want: Vec<String> = model[r..(r + 3).min(n)]
+                .iter()
+                .map(|x| x.1.clone())
+                .collect();
+            assert_eq!(names(&got), want);
+        }
+        // Score changes move members between blocks.
+        for i in (0..n).step_by(7) {
+            db.zincrby("big", 1000.0, format!("m{i:05}")).unwrap();
+        }
+        check(&db, "big");
+        // Range removals in the middle and at both ends.
+        let removed = db.zremrange("big", ZRangeBy::Rank(1000, 2999)).unwrap();
+        assert_eq!(removed, 2000);
+        check(&db, "big");
+        assert_eq!(db.zpop("big", false, 100).unwrap().len(), 100);
+        check(&db, "big");
+        assert_eq!(db.zpop("big", true, 3).unwrap().len(), 3);
+        check(&db, "big");
+        let rm = db
+            .zremrange(
+                "big",
+                ZRangeBy::Score(ScoreRange {
+                    min: 10.0,
+                    min_ex: false,
+                    max: 50.0,
+                    max_ex: true,
+                }),
+            )
+            .unwrap();
+        assert!(rm > 0);
+        check(&db, "big");
+        // Shrinking below the threshold drops the blocks.
+        let card = db.zcard("big").unwrap();
+        db.zremrange("big", ZRangeBy::Rank(0, card - 11)).unwrap();
+        assert_eq!(db.zcard("big").unwrap(), 10);
+        check(&db, "big");
+    }
+
+    #[test]
+    fn encoding_converts_once() {
+        let db = Db::open_in_memory().unwrap();
+        let enc = |k: &'static str| db.object(k).unwrap().unwrap().encoding;
+        db.zadd("s", &[(1.0, b"a")]).unwrap();
+        assert_eq!(enc("s"), "listpack");
+        db.zadd("s", &[(2.0, &[b'x'; 65][..])]).unwrap();
+        assert_eq!(enc("s"), "skiplist");
+        db.zrem("s", &[&[b'x'; 65][..]]).unwrap();
+        assert_eq!(enc("s"), "skiplist", "Redis never converts back");
+    }
+}
