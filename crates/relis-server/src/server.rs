@@ -55,6 +55,8 @@ pub struct Cursors {
     next: u64,
     map: BTreeMap<u64, (u32, bytes::Bytes)>,
     order: VecDeque<u64>,
+    /// Cursors of scans inside one key (SSCAN, ...): (db, key, where the page stopped).
+    keyed: BTreeMap<u64, (u32, bytes::Bytes, bytes::Bytes)>,
 }
 
 const MAX_CURSORS: usize = 100_000;
@@ -70,6 +72,7 @@ impl Cursors {
         while self.order.len() > MAX_CURSORS {
             if let Some(old) = self.order.pop_front() {
                 self.map.remove(&old);
+                self.keyed.remove(&old);
             }
         }
         id
@@ -81,6 +84,24 @@ impl Cursors {
             .get(&id)
             .filter(|(d, _)| *d == db)
             .map(|(_, k)| k.clone())
+    }
+
+    /// Remembers where a scan inside `key` of `db` stopped (SSCAN and the like); returns the
+    /// cursor number to give the client. Shares numbering and bounds with [`Cursors::save`].
+    pub fn save_keyed(&mut self, db: u32, key: bytes::Bytes, after: bytes::Bytes) -> u64 {
+        let id = self.save(db, bytes::Bytes::new());
+        self.map.remove(&id);
+        self.keyed.insert(id, (db, key, after));
+        id
+    }
+
+    /// Where the scan inside `key` of `db` named `id` continues, if it is known and for the same
+    /// database and key.
+    pub fn resume_keyed(&self, db: u32, key: &[u8], id: u64) -> Option<bytes::Bytes> {
+        self.keyed
+            .get(&id)
+            .filter(|(d, k, _)| *d == db && k == key)
+            .map(|(_, _, after)| after.clone())
     }
 }
 

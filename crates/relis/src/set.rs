@@ -831,12 +831,14 @@ impl Writer<'_> {
                 self.insert_set_row(db, dst, id, 1, !is_int(member))?;
             }
             Some((d, d_head)) => {
-                let added = self.add_member(d.id, member)?;
-                let count = d.count + i64::from(added);
-                let hashtable =
-                    d_head == HASHTABLE || !is_int(member) || count > SET_MAX_INTSET_ENTRIES;
-                // Redis signals `dst` as modified even when it had the member already.
-                self.update_set_row(db, dst, count, hashtable)?;
+                // A destination that had the member already is left alone (Redis does not
+                // signal it: a WATCH on it holds).
+                if self.add_member(d.id, member)? {
+                    let count = d.count + 1;
+                    let hashtable =
+                        d_head == HASHTABLE || !is_int(member) || count > SET_MAX_INTSET_ENTRIES;
+                    self.update_set_row(db, dst, count, hashtable)?;
+                }
             }
         }
         Ok(true)

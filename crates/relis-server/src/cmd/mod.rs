@@ -11,6 +11,7 @@
 pub mod conn;
 pub mod keys;
 pub mod server;
+pub mod set;
 pub mod string;
 pub mod tx;
 
@@ -209,6 +210,7 @@ pub fn all() -> impl Iterator<Item = &'static Spec> {
         .chain(conn::SPECS)
         .chain(server::SPECS)
         .chain(tx::SPECS)
+        .chain(set::SPECS)
 }
 
 /// The table, indexed by lower-case name; each spec also has a dense index for statistics.

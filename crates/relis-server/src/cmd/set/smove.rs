@@ -1,0 +1,58 @@
+//! SMOVE source destination member — moves `member` from the set at `source` to the set at
+//! `destination` (created if need be); 1 if it was in `source`, else 0.
+//! <https://redis.io/commands/smove/>
+//!
+//! As in Redis: a missing source replies 0 whatever the destination holds; otherwise either key
+//! of another type is WRONGTYPE; the same key for both only checks membership.
+
+use crate::args::Args;
+use crate::cmd::{Cx, Parsed, Spec, WriteCmd};
+use crate::error::CmdError;
+use bytes::Bytes;
+use resp::Frame;
+
+/// SMOVE's declaration.
+pub const SPEC: Spec = Spec {
+    name: "smove",
+    arity: 4,
+    flags: &["write", "fast"],
+    acl: &["write", "set", "fast"],
+    keys: (1, 2, 1),
+    group: "set",
+    since: "1.0.0",
+    summary: "Move a member from one set to another",
+    complexity: "O(1)",
+    parse: SMove::parse,
+    // Redis has two key specs: the source `RW access delete`, the destination `RW insert`.
+    key_flags: &["RW", "access", "delete"],
+    ..Spec::BASE
+};
+
+/// SMOVE source destination member.
+#[derive(Debug, PartialEq, Eq)]
+pub struct SMove {
+    src: Bytes,
+    dst: Bytes,
+    member: Bytes,
+}
+
+impl SMove {
+    fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
+        let (src, dst, member) = (args.next()?, args.next()?, args.next()?);
+        args.finish()?;
+        Parsed::write(SMove { src, dst, member })
+    }
+}
+
+impl WriteCmd for SMove {
+    fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        let moved = w.smove(cx.db, &self.src, &self.dst, &self.member)?;
+        Ok(Frame::Integer(i64::from(moved)))
+    }
+
+    // Every check comes before the first write (the engine clears an expired destination only
+    // once the move is certain).
+    fn needs_savepoint(&self) -> bool {
+        false
+    }
+}
