@@ -171,18 +171,27 @@ impl Blocking {
                         proto: waiter.proto,
                         ..cx.clone()
                     };
-                    let res = w.atomic(|w| (waiter.serve)(w, &wcx));
+                    // The waiter is taken out of the registry inside the savepoint of its serve:
+                    // if it is already gone (its timeout fired, CLIENT UNBLOCK, its connection
+                    // closed) between the queue snapshot and here, nobody would get the reply,
+                    // so what the serve wrote is rolled back (the element stays in the list).
+                    let res = w.atomic(|w| match (waiter.serve)(w, &wcx) {
+                        Ok(None) => Ok(None),
+                        Ok(Some(served)) if self.remove(waiter.id) => Ok(Some(served)),
+                        // The waiter's command failed for good: it is answered with the error.
+                        Err(e) if self.remove(waiter.id) => Err(ServeFailed(Some(e))),
+                        _ => Err(ServeFailed(None)),
+                    });
                     match res {
-                        Ok(None) => continue,
+                        Ok(None) | Err(ServeFailed(None)) => continue,
                         Ok(Some(served)) => {
-                            self.remove(waiter.id);
                             ready.extend(served.touched.into_iter().map(|k| (waiter.db, k)));
                             out.push((waiter, served.reply));
                             served_one = true;
                             break;
                         }
-                        Err(e) => {
-                            // The waiter's command failed for good: it is answered with the error.
+                        Err(ServeFailed(Some(e))) => {
+                            // (A failure of the savepoint itself comes here still registered.)
                             self.remove(waiter.id);
                             out.push((waiter, e.to_frame()));
                             served_one = true;
@@ -195,6 +204,16 @@ impl Blocking {
                 }
             }
         }
+    }
+}
+
+/// Why a serve's savepoint is rolled back: the waiter's command failed (`Some`, it is answered
+/// with the error), or the waiter was no longer registered (`None`).
+struct ServeFailed(Option<CmdError>);
+
+impl From<relis::Error> for ServeFailed {
+    fn from(e: relis::Error) -> Self {
+        ServeFailed(Some(e.into()))
     }
 }
 

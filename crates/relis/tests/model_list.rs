@@ -485,6 +485,11 @@ fn push_pop_cost_is_flat() {
         db.rpush("big", &vals).unwrap();
     }
     let large = measure(&db, "big");
+    db.rpush(
+        "small",
+        &(0..20).map(|i| format!("s{i}")).collect::<Vec<_>>(),
+    )
+    .unwrap();
     let ins = |key: &str| {
         let pivot = String::from_utf8(db.lindex(key, 10).unwrap().unwrap().to_vec()).unwrap();
         per_op_us(1000, |i| {

@@ -10,6 +10,7 @@
 
 pub mod conn;
 pub mod keys;
+pub mod list;
 pub mod server;
 pub mod set;
 pub mod string;
@@ -207,6 +208,7 @@ pub fn all() -> impl Iterator<Item = &'static Spec> {
     string::SPECS
         .iter()
         .chain(keys::SPECS)
+        .chain(list::SPECS)
         .chain(conn::SPECS)
         .chain(server::SPECS)
         .chain(tx::SPECS)

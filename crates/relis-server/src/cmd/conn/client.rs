@@ -102,6 +102,18 @@ pub const SUBCOMMANDS: &[Spec] = &[
         ..Spec::BASE
     },
     Spec {
+        name: "client|unblock",
+        arity: -3,
+        flags: ADMIN_FLAGS,
+        acl: ADMIN_ACL,
+        group: "connection",
+        since: "5.0.0",
+        summary: "Unblock a client blocked in a blocking command from a different connection",
+        complexity: "O(log N) where N is the number of client connections",
+        parse: ClientCmd::parse_unblock,
+        ..Spec::BASE
+    },
+    Spec {
         name: "client|help",
         arity: 2,
         flags: &["loading", "stale"],
@@ -148,6 +160,14 @@ pub enum ClientCmd {
     NoEvict(bool),
     /// CLIENT NO-TOUCH ON|OFF.
     NoTouch(bool),
+    /// CLIENT UNBLOCK id [TIMEOUT|ERROR]: `error` answers the blocked client with an error
+    /// rather than its timeout reply.
+    Unblock {
+        /// The blocked client's id.
+        id: i64,
+        /// ERROR (true) or TIMEOUT (false, the default).
+        error: bool,
+    },
     /// CLIENT HELP.
     Help,
 }
@@ -216,6 +236,30 @@ impl ClientCmd {
         Parsed::conn(ClientCmd::Reply(mode))
     }
 
+    fn parse_unblock(args: &mut Args) -> Result<Parsed, CmdError> {
+        if args.remaining() > 2 {
+            // Redis names the subcommand as typed; the parse only sees it lower-cased, and
+            // clients send it in capitals.
+            return Err(CmdError::err(
+                "unknown subcommand or wrong number of arguments for 'UNBLOCK'. Try CLIENT HELP.",
+            ));
+        }
+        let id = args.next()?;
+        // The reason is checked before the id, as in Redis.
+        let error = if args.is_empty() || args.eat("timeout") {
+            false
+        } else if args.eat("error") {
+            true
+        } else {
+            return Err(CmdError::err(
+                "CLIENT UNBLOCK reason should be TIMEOUT or ERROR",
+            ));
+        };
+        args.finish()?;
+        let id = crate::args::parse_i64(&id)?;
+        Parsed::conn(ClientCmd::Unblock { id, error })
+    }
+
     fn parse_on_off(args: &mut Args, make: fn(bool) -> ClientCmd) -> Result<Parsed, CmdError> {
         let on = if args.eat("on") {
             true
@@ -264,6 +308,8 @@ const HELP: &[&str] = &[
     "    Set client meta attr. Options are:",
     "    * LIB-NAME: the client lib name.",
     "    * LIB-VER: the client lib version.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
     "NO-EVICT (ON|OFF)",
     "    Protect current client connection from eviction.",
     "NO-TOUCH (ON|OFF)",
@@ -307,6 +353,26 @@ impl ConnCmd for ClientCmd {
                 ClientCmd::NoTouch(on) => {
                     c.info.no_touch.store(on, Ordering::Relaxed);
                     Frame::ok()
+                }
+                ClientCmd::Unblock { id, error } => {
+                    // Only a client still waiting is unblocked: one being served right now is
+                    // already gone from the registry, and its reply is on the way.
+                    let blocking = &c.server.blocking;
+                    let waiter = u64::try_from(id).ok().and_then(|id| blocking.of_client(id));
+                    match waiter {
+                        Some(w) if blocking.remove(w.id) => {
+                            // Every keyed blocking command times out with a null array.
+                            w.answer(if error {
+                                Err(CmdError::text(
+                                    "UNBLOCKED client unblocked via CLIENT UNBLOCK",
+                                ))
+                            } else {
+                                Ok(Frame::NullArray)
+                            });
+                            Frame::Integer(1)
+                        }
+                        _ => Frame::Integer(0),
+                    }
                 }
                 ClientCmd::Help => crate::cmd::server::help("CLIENT", HELP),
             })

@@ -1,0 +1,123 @@
+//! The list family. Replies have Redis 7.0's shapes under RESP2 and RESP3: a missing key is a
+//! null bulk for single-element replies and a null array where Redis replies with an array
+//! (LPOP with a count, LMPOP, and every blocking command's timeout), which RESP3 sends as `_`.
+//!
+//! Push commands (and LINSERT, LMOVE, RPOPLPUSH, and the blocking BLMOVE/BRPOPLPUSH, whose
+//! non-blocking twins run inside MULTI) declare `unblocks`: right after one of them succeeds, in
+//! the same transaction, the clients blocked on its keys are served (see `blocking.rs`).
+
+pub mod blocking;
+pub mod linsert;
+pub mod llen;
+pub mod lmove;
+pub mod lmpop;
+pub mod lpos;
+pub mod lrange;
+pub mod lrem;
+pub mod lset;
+pub mod ltrim;
+pub mod pop;
+pub mod push;
+
+use crate::cmd::{Cx, Spec};
+use crate::error::CmdError;
+use bytes::Bytes;
+use relis::End;
+use resp::Frame;
+use std::time::Duration;
+
+/// The list commands, in Redis's COMMAND order.
+pub static SPECS: &[Spec] = &[
+    push::SPEC_LPUSH,
+    push::SPEC_RPUSH,
+    push::SPEC_LPUSHX,
+    push::SPEC_RPUSHX,
+    pop::SPEC_LPOP,
+    pop::SPEC_RPOP,
+    llen::SPEC,
+    lrange::SPEC_LINDEX,
+    lrange::SPEC,
+    lset::SPEC,
+    linsert::SPEC,
+    lrem::SPEC,
+    ltrim::SPEC,
+    lpos::SPEC,
+    lmove::SPEC,
+    lmove::SPEC_RPOPLPUSH,
+    lmpop::SPEC,
+    blocking::SPEC_BLPOP,
+    blocking::SPEC_BRPOP,
+    blocking::SPEC_BLMOVE,
+    blocking::SPEC_BRPOPLPUSH,
+    blocking::SPEC_BLMPOP,
+];
+
+/// Counts a read lookup of one key in keyspace_hits / keyspace_misses as Redis's
+/// `lookupKeyRead` does: a key of another type is a hit (the WRONGTYPE comes after the lookup).
+fn counted<T>(cx: &Cx, r: Result<Option<T>, relis::Error>) -> Result<Option<T>, CmdError> {
+    match r {
+        Ok(v) => {
+            cx.hit(v.is_some());
+            Ok(v)
+        }
+        Err(relis::Error::WrongType) => {
+            cx.hit(true);
+            Err(CmdError::WrongType)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Elements as an array of bulks.
+fn bulks(items: Vec<Bytes>) -> Frame {
+    Frame::Array(items.into_iter().map(Frame::Bulk).collect())
+}
+
+/// LEFT or RIGHT (any case), else a syntax error, as Redis's `getListPositionFromObjectOrReply`.
+fn parse_end(arg: &[u8]) -> Result<End, CmdError> {
+    if arg.eq_ignore_ascii_case(b"left") {
+        Ok(End::Left)
+    } else if arg.eq_ignore_ascii_case(b"right") {
+        Ok(End::Right)
+    } else {
+        Err(CmdError::Syntax)
+    }
+}
+
+/// A blocking command's timeout in seconds (fractional; 0 = forever), with Redis 7.0's errors.
+fn parse_timeout(arg: &[u8]) -> Result<Option<Duration>, CmdError> {
+    match relis::parse_timeout_ms(arg) {
+        None => Err(CmdError::err("timeout is not a float or out of range")),
+        Some(ms) if ms < 0 => Err(CmdError::err("timeout is negative")),
+        Some(0) => Ok(None),
+        Some(ms) => Ok(Some(Duration::from_millis(ms as u64))),
+    }
+}
+
+/// A count that must be a non-negative integer (LPOP/RPOP), with Redis's one text for every
+/// failure.
+fn parse_positive(arg: &[u8]) -> Result<usize, CmdError> {
+    relis::parse_i64(arg)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| CmdError::err("value is out of range, must be positive"))
+}
+
+/// Test helper: splits a command line into arguments.
+#[cfg(test)]
+pub(crate) fn args_of(name: &'static str, line: &str) -> crate::args::Args {
+    let args = line
+        .split_whitespace()
+        .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+        .collect();
+    crate::args::Args::new(name, args)
+}
+
+/// Test helper: the error text a parse gives for `line`, or `None` when it parses.
+#[cfg(test)]
+pub(crate) fn parse_err(
+    f: fn(&mut crate::args::Args) -> Result<crate::cmd::Parsed, CmdError>,
+    name: &'static str,
+    line: &str,
+) -> Option<String> {
+    f(&mut args_of(name, line)).err().map(|e| e.message())
+}
