@@ -1539,10 +1539,11 @@ mod tests {
     fn spop_rebuilds_the_encoding_when_few_stay() {
         let (db, _) = open();
         db.sadd("s", &["1", "2", "3", "4", "5", "6", "x"]).unwrap();
-        // Pop until only integers are left, with the rebuild strategy (remaining*5 <= count).
+        // Pop until only integers are left, with the rebuild strategy (remaining*5 <= count),
+        // at its boundary: 1 * 5 <= 5.
         loop {
-            db.sadd("t", &["1", "2", "3", "4", "5", "6", "x"]).unwrap();
-            let popped = db.spop_count("t", 6).unwrap();
+            db.sadd("t", &["1", "2", "3", "4", "5", "x"]).unwrap();
+            let popped = db.spop_count("t", 5).unwrap();
             let left = db.smembers("t").unwrap();
             let want = if strs(&left) == ["x"] {
                 "hashtable"
