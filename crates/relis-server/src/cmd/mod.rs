@@ -9,6 +9,7 @@
 //! - [`ConnCmd`] on the connection's task (connection state, server state, MULTI, ...).
 
 pub mod conn;
+pub mod hash;
 pub mod keys;
 pub mod list;
 pub mod server;
@@ -208,6 +209,7 @@ pub fn all() -> impl Iterator<Item = &'static Spec> {
     string::SPECS
         .iter()
         .chain(keys::SPECS)
+        .chain(hash::SPECS)
         .chain(list::SPECS)
         .chain(conn::SPECS)
         .chain(server::SPECS)

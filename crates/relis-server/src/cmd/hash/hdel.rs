@@ -1,0 +1,51 @@
+//! HDEL key field [field ...] — removes the fields from the hash at `key` (the key goes with its
+//! last field), replying how many it removed. <https://redis.io/commands/hdel/>
+
+use crate::args::Args;
+use crate::cmd::{Cx, Parsed, Spec, WriteCmd};
+use crate::error::CmdError;
+use bytes::Bytes;
+use resp::Frame;
+
+/// HDEL's declaration.
+pub const SPEC: Spec = Spec {
+    name: "hdel",
+    arity: -3,
+    flags: &["write", "fast"],
+    acl: &["write", "hash", "fast"],
+    keys: (1, 1, 1),
+    group: "hash",
+    since: "2.0.0",
+    summary: "Delete one or more hash fields",
+    complexity: "O(N) where N is the number of fields to be removed.",
+    parse: HDel::parse,
+    key_flags: &["RW", "delete"],
+    ..Spec::BASE
+};
+
+/// HDEL key field [field ...].
+#[derive(Debug, PartialEq, Eq)]
+pub struct HDel {
+    key: Bytes,
+    fields: Vec<Bytes>,
+}
+
+impl HDel {
+    fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
+        let key = args.next()?;
+        let fields = args.rest();
+        args.finish()?;
+        Parsed::write(HDel { key, fields })
+    }
+}
+
+impl WriteCmd for HDel {
+    // The type check comes before the first write.
+    fn needs_savepoint(&self) -> bool {
+        false
+    }
+
+    fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        Ok(Frame::Integer(w.hdel(cx.db, &self.key, &self.fields)?))
+    }
+}

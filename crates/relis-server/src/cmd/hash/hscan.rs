@@ -1,0 +1,192 @@
+//! HSCAN key cursor [MATCH pattern] [COUNT count] — iterate the fields (with their values) of
+//! the hash at `key` a page at a time. <https://redis.io/commands/hscan/>
+//!
+//! A hash Redis would hold as a listpack comes whole in one reply, in its order, with cursor 0,
+//! whatever the cursor and COUNT say, as from Redis. A larger hash is walked in field order, as
+//! SCAN walks keys (see `keys/scan.rs`): a field present for the whole iteration comes exactly
+//! once, and the Redis-shaped integer cursors Relis hands out name the field a page stopped
+//! after (`Shared::cursors`, keyed by database and key). An unknown cursor restarts the scan.
+//! COUNT bounds the fields examined before MATCH (on the field) filters them. NOVALUES is Redis
+//! 7.4's and a syntax error here, as in 7.0.
+//!
+//! Redis checks the cursor first, then looks the key up, and only then reads the options: a
+//! missing key replies an empty scan whatever options follow.
+
+use crate::args::Args;
+use crate::cmd::keys::scan::parse_cursor;
+use crate::cmd::{Cx, Parsed, ReadCmd, Spec};
+use crate::error::CmdError;
+use bytes::Bytes;
+use resp::Frame;
+
+/// HSCAN's declaration.
+pub const SPEC: Spec = Spec {
+    name: "hscan",
+    arity: -3,
+    flags: &["readonly"],
+    acl: &["read", "hash", "slow"],
+    keys: (1, 1, 1),
+    group: "hash",
+    since: "2.8.0",
+    summary: "Incrementally iterate hash fields and associated values",
+    complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..",
+    parse: HScan::parse,
+    tips: &["nondeterministic_output"],
+    ..Spec::BASE
+};
+
+/// Redis's default COUNT.
+const DEFAULT_COUNT: usize = 10;
+
+/// MATCH and COUNT.
+#[derive(Debug, PartialEq, Eq)]
+struct Options {
+    pattern: Option<Bytes>,
+    count: usize,
+}
+
+impl Options {
+    fn from_args(args: &mut Args) -> Result<Options, CmdError> {
+        let mut o = Options {
+            pattern: None,
+            count: DEFAULT_COUNT,
+        };
+        while !args.is_empty() {
+            if args.remaining() >= 2 && args.eat("count") {
+                let n = args.next_i64()?;
+                if n < 1 {
+                    return Err(CmdError::Syntax);
+                }
+                o.count = usize::try_from(n).unwrap_or(usize::MAX);
+            } else if args.remaining() >= 2 && args.eat("match") {
+                o.pattern = Some(args.next()?);
+            } else {
+                return Err(CmdError::Syntax);
+            }
+        }
+        Ok(o)
+    }
+}
+
+/// HSCAN key cursor [MATCH pattern] [COUNT count].
+#[derive(Debug, PartialEq, Eq)]
+pub struct HScan {
+    key: Bytes,
+    cursor: u64,
+    /// The options, or the error they give once the key turns out to be a hash.
+    options: Result<Options, CmdError>,
+}
+
+impl HScan {
+    fn from_args(args: &mut Args) -> Result<HScan, CmdError> {
+        let key = args.next()?;
+        let cursor = parse_cursor(&args.next()?)?;
+        let options = Options::from_args(args);
+        // Whatever the options said, every argument is accounted for.
+        args.rest();
+        args.finish()?;
+        Ok(HScan {
+            key,
+            cursor,
+            options,
+        })
+    }
+
+    fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
+        Parsed::read(HScan::from_args(args)?)
+    }
+}
+
+fn reply(cursor: u64, entries: Vec<(Bytes, Bytes)>) -> Frame {
+    Frame::Array(vec![
+        Frame::Bulk(Bytes::from(cursor.to_string())),
+        Frame::Array(
+            entries
+                .into_iter()
+                .flat_map(|(f, v)| [Frame::Bulk(f), Frame::Bulk(v)])
+                .collect(),
+        ),
+    ])
+}
+
+impl ReadCmd for HScan {
+    fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        let o = match &self.options {
+            Ok(o) => o,
+            // Bad options matter only for a hash: look the key up as HSCAN would first.
+            Err(e) => {
+                return match super::counted(cx, r.hlen(cx.db, &self.key))? {
+                    None => Ok(reply(0, Vec::new())),
+                    Some(_) => Err(e.clone()),
+                }
+            }
+        };
+        let after = match self.cursor {
+            0 => None,
+            c => cx.server.cursors.lock().resume_keyed(cx.db, &self.key, c),
+        };
+        let page = r.hscan(
+            cx.db,
+            &self.key,
+            after.as_deref(),
+            o.count,
+            o.pattern.as_deref(),
+        );
+        let Some(page) = super::counted(cx, page)? else {
+            return Ok(reply(0, Vec::new()));
+        };
+        let cursor = match page.next {
+            Some(f) => cx
+                .server
+                .cursors
+                .lock()
+                .save_keyed(cx.db, self.key.clone(), f),
+            None => 0,
+        };
+        Ok(reply(cursor, page.entries))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cmd::hash::args_of;
+
+    fn parse(line: &str) -> Result<HScan, CmdError> {
+        HScan::from_args(&mut args_of("hscan", line))
+    }
+
+    #[test]
+    fn options_are_kept_for_after_the_lookup() {
+        let s = parse("h 0").unwrap();
+        assert_eq!(
+            s.options,
+            Ok(Options {
+                pattern: None,
+                count: 10
+            })
+        );
+        let s = parse("h 42 MATCH a* count 5 match b*").unwrap();
+        assert_eq!(s.cursor, 42);
+        assert_eq!(
+            s.options,
+            Ok(Options {
+                pattern: Some(Bytes::from("b*")),
+                count: 5
+            })
+        );
+        assert_eq!(parse("h x"), Err(CmdError::err("invalid cursor")));
+        assert_eq!(parse("h x count 0"), Err(CmdError::err("invalid cursor")));
+        for (line, err) in [
+            ("h 0 count 0", CmdError::Syntax),
+            ("h 0 count -1", CmdError::Syntax),
+            ("h 0 count x", CmdError::NotInteger),
+            ("h 0 match", CmdError::Syntax),
+            ("h 0 novalues", CmdError::Syntax),
+            ("h 0 type string", CmdError::Syntax),
+            ("h 0 count 1 count 0", CmdError::Syntax),
+        ] {
+            assert_eq!(parse(line).unwrap().options, Err(err), "{line}");
+        }
+    }
+}
