@@ -84,6 +84,9 @@ enum Value {
     },
 }
 
+/// A set's members and whether Redis would hold it as a hashtable.
+type ModelSet = (BTreeSet<Vec<u8>>, bool);
+
 /// The model: key -> (value, expiry ms).
 #[derive(Default)]
 struct Model {
@@ -120,7 +123,7 @@ impl Model {
     }
 
     /// The set at `k`: `Ok(None)` when missing, `Err` for a string.
-    fn set(&mut self, k: &[u8], now: i64) -> Result<Option<(BTreeSet<Vec<u8>>, bool)>, Error> {
+    fn set(&mut self, k: &[u8], now: i64) -> Result<Option<ModelSet>, Error> {
         match self.live(k, now) {
             None => Ok(None),
             Some((Value::Str, _)) => Err(Error::WrongType),
