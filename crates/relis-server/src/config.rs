@@ -41,6 +41,10 @@ pub struct Config {
     pub readers: usize,
     /// Write jobs per group commit, at most.
     pub max_batch: usize,
+    /// Milliseconds a user SQL statement may run before it is interrupted (0 = no limit).
+    pub sql_time_limit: u64,
+    /// Most rows a SQL result may have; a larger one is refused (0 = no limit).
+    pub sql_max_result_rows: usize,
     /// Parameters Redis has that Relis accepts and reports but does not act on
     /// (clients and tools read them): name -> value.
     pub passive: Vec<(&'static str, String)>,
@@ -65,6 +69,8 @@ impl Default for Config {
             client_query_buffer_limit: 1024 * 1024 * 1024,
             readers: relis::Options::default().readers,
             max_batch: 1024,
+            sql_time_limit: 5000,
+            sql_max_result_rows: 1_000_000,
             passive: PASSIVE
                 .iter()
                 .map(|(n, v)| (*n, (*v).to_string()))
@@ -394,6 +400,18 @@ pub const PARAMS: &[Param] = &[
         set: |c, v| int(v).map(|n: usize| c.readers = n.max(1)),
     },
     Param {
+        name: "sql-time-limit",
+        mutable: true,
+        get: |c| c.sql_time_limit.to_string(),
+        set: |c, v| int_in(v, 0, i64::MAX).map(|n| c.sql_time_limit = n as u64),
+    },
+    Param {
+        name: "sql-max-result-rows",
+        mutable: true,
+        get: |c| c.sql_max_result_rows.to_string(),
+        set: |c, v| int_in(v, 0, i64::MAX).map(|n| c.sql_max_result_rows = n as usize),
+    },
+    Param {
         name: "max-batch",
         mutable: false,
         get: |c| c.max_batch.to_string(),
@@ -402,6 +420,15 @@ pub const PARAMS: &[Param] = &[
 ];
 
 impl Config {
+    /// The limits user SQL runs under (`sql-time-limit`, `sql-max-result-rows`).
+    pub fn sql_limits(&self) -> relis::SqlLimits {
+        relis::SqlLimits {
+            time_limit: (self.sql_time_limit > 0)
+                .then(|| std::time::Duration::from_millis(self.sql_time_limit)),
+            max_rows: (self.sql_max_result_rows > 0).then_some(self.sql_max_result_rows),
+        }
+    }
+
     /// Sets parameter `name` (any case) to `value`, as a config file line would.
     ///
     /// # Errors

@@ -140,6 +140,8 @@ pub struct Shared {
     pub sampler: crate::cmd::server::info::Sampler,
     /// Clients blocked on keys.
     pub blocking: crate::blocking::Blocking,
+    /// Named SQL databases (SQL.DB), by name.
+    pub sql: crate::cmd::sql::db::Databases,
     shutdown: watch::Sender<bool>,
 }
 
@@ -154,6 +156,8 @@ impl Shared {
         let n = Table::get().specs.len();
         let (shutdown, _) = watch::channel(false);
         let now = unix_ms() / 1000;
+        // Named SQL databases recorded in the main database reopen with the server.
+        let sql = crate::cmd::sql::db::Databases::open_all(&db, &config);
         let shared = Arc::new(Shared {
             db,
             config: RwLock::new(config),
@@ -174,6 +178,7 @@ impl Shared {
             save: Default::default(),
             sampler: Default::default(),
             blocking: Default::default(),
+            sql,
             shutdown,
         });
         crate::cmd::server::info::spawn_sampler(&shared);

@@ -157,6 +157,17 @@ pub enum Params {
     Named(Vec<(String, SqlValue)>),
 }
 
+impl Params {
+    /// Whether there are no values at all.
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Params::None => true,
+            Params::Positional(v) => v.is_empty(),
+            Params::Named(v) => v.is_empty(),
+        }
+    }
+}
+
 impl From<()> for Params {
     fn from(_: ()) -> Self {
         Params::None
@@ -446,7 +457,7 @@ const USER_PREFIX: &str = "/* relis:user */ ";
 fn bind(st: &mut rusqlite::Statement<'_>, params: &Params) -> Result<(), SqlError> {
     let expected = st.parameter_count();
     match params {
-        Params::None if expected == 0 => Ok(()),
+        p if p.is_empty() && expected == 0 => Ok(()),
         Params::None => Err(SqlError::Params { expected, got: 0 }),
         Params::Positional(v) => {
             if v.len() != expected {
@@ -568,7 +579,7 @@ fn execute_in_sandbox(
     check_vacuum(conn, &keyword, sql)?;
     let _sandbox = Sandbox::enter(conn, now, limits.time_limit);
     if has_several_statements(sql) {
-        if params != &Params::None {
+        if !params.is_empty() {
             return Err(SqlError::MultipleStatements);
         }
         return batch(conn, sql, limits, read_only);

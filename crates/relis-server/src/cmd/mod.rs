@@ -14,6 +14,7 @@ pub mod keys;
 pub mod list;
 pub mod server;
 pub mod set;
+pub mod sql;
 pub mod string;
 pub mod tx;
 
@@ -214,6 +215,7 @@ pub fn all() -> impl Iterator<Item = &'static Spec> {
         .chain(conn::SPECS)
         .chain(server::SPECS)
         .chain(tx::SPECS)
+        .chain(sql::SPECS)
         .chain(set::SPECS)
 }
 

@@ -222,7 +222,7 @@ impl SqlDb {
     /// Runs `f` on a read snapshot (a reader thread; the writer in memory) and calls `done`.
     pub fn read_async<R: Send + 'static>(
         &self,
-        f: impl FnOnce(&SqlConn<'_>) -> Result<R, SqlError> + Send + 'static,
+        f: impl FnOnce(&mut SqlConn<'_>) -> Result<R, SqlError> + Send + 'static,
         done: impl FnOnce(Result<R, SqlError>) + Send + 'static,
     ) {
         let job: ReadJob = Box::new(move |c| done(f(c)));
@@ -249,7 +249,7 @@ impl SqlDb {
 
     fn read<R: Send + 'static>(
         &self,
-        f: impl FnOnce(&SqlConn<'_>) -> Result<R, SqlError> + Send + 'static,
+        f: impl FnOnce(&mut SqlConn<'_>) -> Result<R, SqlError> + Send + 'static,
     ) -> Result<R, SqlError> {
         let (tx, rx) = bounded(1);
         self.read_async(f, move |r| {

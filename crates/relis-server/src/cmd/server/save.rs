@@ -93,9 +93,13 @@ pub async fn snapshot(server: &Arc<Shared>) -> Result<(), relis::Error> {
     let writes = server.db.stats().writes.load(Ordering::Relaxed);
     server.save.started_ms.store(unix_ms(), Ordering::Relaxed);
     let s = server.clone();
-    let res = tokio::task::spawn_blocking(move || s.db.backup_to(&path))
-        .await
-        .unwrap_or_else(|e| Err(relis::Error::Storage(e.to_string())));
+    let res = tokio::task::spawn_blocking(move || {
+        s.db.backup_to(&path)?;
+        // Named SQL databases are part of the snapshot too.
+        crate::cmd::sql::db::snapshot_all(&s)
+    })
+    .await
+    .unwrap_or_else(|e| Err(relis::Error::Storage(e.to_string())));
     let ok = res.is_ok();
     server.last_bgsave_ok.store(ok, Ordering::Relaxed);
     match &res {

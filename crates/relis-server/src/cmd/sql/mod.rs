@@ -1,0 +1,510 @@
+//! The SQL family: SQL over the same server, on the main database (the file that holds the Redis
+//! keyspace, so user tables can be joined with the `redis_*` views of Redis data) or on a named
+//! SQL database (`DB name`, created with SQL.DB CREATE: its own file and writer thread).
+//!
+//! Every command here is one operation ([`Op`]) run on a [`relis::SqlConn`]: on the main
+//! database it is a write command (on the writer, inside the group commit and its own savepoint,
+//! so inside MULTI it joins the transaction) or a read command (on the reader pool); on a named
+//! database it is a connection command that hands the operation to that database's threads.
+//!
+//! Replies (the `SQL.*` shapes; the `REDISQL.*` aliases have RediSQL's, see `redisql.rs`):
+//! - a statement that returns rows: an array of rows, each an array of values; with the `HEADER`
+//!   option, a first row of column names;
+//! - a statement that changes rows: the number of rows changed (integer);
+//! - a schema statement (CREATE, DROP, ALTER, ...): `+OK`.
+//!
+//! Values: INTEGER -> integer, REAL -> double (RESP3) or bulk string (RESP2, `%.17g`), TEXT and
+//! BLOB -> bulk string, NULL -> nil. Parameters bind as TEXT when valid UTF-8, else as BLOB;
+//! SQLite's column affinity applies from there (`'42'` into an INTEGER column stores 42).
+
+pub mod db;
+pub mod desc;
+pub mod exec;
+pub mod prepare;
+pub mod query;
+pub mod redisql;
+pub mod run;
+pub mod statements;
+pub mod unprepare;
+
+use crate::args::Args;
+use crate::client::Client;
+use crate::cmd::{BoxFuture, ConnCmd, Cx, Parsed, ReadCmd, Spec, WriteCmd};
+use crate::error::CmdError;
+use bytes::Bytes;
+use relis::{PrepareMode, SqlConn, SqlError, SqlLimits, SqlOutput, SqlValue, StatementKind};
+use resp::Frame;
+
+/// The SQL commands.
+pub static SPECS: &[Spec] = &[
+    exec::SPEC,
+    query::SPEC,
+    prepare::SPEC,
+    run::SPEC,
+    unprepare::SPEC,
+    statements::SPEC,
+    db::SPEC,
+    desc::SPEC,
+    redisql::SPEC_CREATE_DB,
+    redisql::SPEC_CREATE_DB_NOW,
+    redisql::SPEC_EXEC,
+    redisql::SPEC_EXEC_NOW,
+    redisql::SPEC_QUERY,
+    redisql::SPEC_QUERY_NOW,
+    redisql::SPEC_CREATE_STATEMENT,
+    redisql::SPEC_CREATE_STATEMENT_NOW,
+    redisql::SPEC_EXEC_STATEMENT,
+    redisql::SPEC_EXEC_STATEMENT_NOW,
+    redisql::SPEC_QUERY_STATEMENT,
+    redisql::SPEC_QUERY_STATEMENT_NOW,
+    redisql::SPEC_UPDATE_STATEMENT,
+    redisql::SPEC_UPDATE_STATEMENT_NOW,
+    redisql::SPEC_DELETE_STATEMENT,
+    redisql::SPEC_DELETE_STATEMENT_NOW,
+    redisql::SPEC_COPY,
+    redisql::SPEC_COPY_NOW,
+    redisql::SPEC_STATISTICS,
+    redisql::SPEC_VERSION,
+];
+
+impl From<SqlError> for CmdError {
+    fn from(e: SqlError) -> Self {
+        match e {
+            SqlError::Engine(e) => CmdError::from(e),
+            other => CmdError::err(other.to_string()),
+        }
+    }
+}
+
+/// Which database a command acts on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// The main database (the Redis keyspace's file).
+    Main,
+    /// A named SQL database.
+    Named(String),
+}
+
+/// An argument that must be UTF-8 text (SQL, names).
+pub fn text(b: Bytes, what: &str) -> Result<String, CmdError> {
+    String::from_utf8(b.to_vec()).map_err(|_| CmdError::err(format!("{what} must be valid UTF-8")))
+}
+
+/// Options before a command's own arguments: `DB name` and (when `header` is allowed)
+/// `HEADER`, in any order. An option word is only taken as one while `min_after` arguments
+/// remain after it, so `SQL.EXEC HEADER` runs the SQL text "HEADER" (and fails as SQL).
+pub fn parse_options(
+    args: &mut Args,
+    min_after: usize,
+    header_allowed: bool,
+) -> Result<(Target, bool), CmdError> {
+    let mut target = Target::Main;
+    let mut header = false;
+    while let Some(word) = args.peek() {
+        if word.eq_ignore_ascii_case(b"db")
+            && target == Target::Main
+            && args.remaining() >= min_after + 2
+        {
+            args.next()?;
+            target = Target::Named(text(args.next()?, "a database name")?);
+        } else if header_allowed
+            && !header
+            && word.eq_ignore_ascii_case(b"header")
+            && args.remaining() > min_after
+        {
+            args.next()?;
+            header = true;
+        } else {
+            break;
+        }
+    }
+    Ok((target, header))
+}
+
+/// Parameters from the network: TEXT when valid UTF-8, else BLOB.
+pub fn params(args: Vec<Bytes>) -> Vec<SqlValue> {
+    args.into_iter().map(SqlValue::from_bytes).collect()
+}
+
+/// How a result is replied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// The `SQL.*` shapes (see the module docs), with or without a header row.
+    Sql {
+        /// A first row of column names.
+        header: bool,
+    },
+    /// RediSQL v1: rows, `["DONE", n]` for changes (and for no rows), `DONE` for schema
+    /// statements, `OK` for statement management.
+    V1,
+    /// RediSQL v2: tagged arrays `[["RESULT"], [names], [types], rows...]`, `[["DONE"], [n]]`,
+    /// `[["OK"]]`.
+    V2 {
+        /// The names and types rows (v2's default; `NO_HEADER` turns them off).
+        header: bool,
+    },
+}
+
+/// One SQL operation, on whichever database the command names.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// Run SQL (writes allowed).
+    Exec {
+        /// The SQL text.
+        sql: String,
+        /// Its parameters.
+        params: Vec<SqlValue>,
+    },
+    /// Run SQL that only reads.
+    Query {
+        /// The SQL text.
+        sql: String,
+        /// Its parameters.
+        params: Vec<SqlValue>,
+    },
+    /// Store a prepared statement.
+    Prepare {
+        /// Its name.
+        name: String,
+        /// Its SQL.
+        sql: String,
+        /// Create, replace, or either.
+        mode: PrepareMode,
+    },
+    /// Run a prepared statement.
+    Run {
+        /// Its name.
+        name: String,
+        /// Its parameters.
+        params: Vec<SqlValue>,
+        /// Refuse a statement that writes (and run on a reader).
+        read_only: bool,
+    },
+    /// Forget a prepared statement.
+    Unprepare {
+        /// Its name.
+        name: String,
+    },
+    /// List the prepared statements.
+    Statements,
+    /// Describe a table.
+    Describe {
+        /// The table.
+        table: String,
+    },
+}
+
+impl Op {
+    /// Whether the operation may write (so it runs on the writer).
+    pub fn writes(&self) -> bool {
+        match self {
+            Op::Exec { .. } | Op::Prepare { .. } | Op::Unprepare { .. } => true,
+            Op::Run { read_only, .. } => !read_only,
+            Op::Query { .. } | Op::Statements | Op::Describe { .. } => false,
+        }
+    }
+
+    /// Runs the operation and shapes its reply.
+    ///
+    /// # Errors
+    /// The operation's error.
+    pub fn apply(
+        &self,
+        c: &mut SqlConn<'_>,
+        limits: &SqlLimits,
+        shape: Shape,
+    ) -> Result<Frame, CmdError> {
+        match self {
+            Op::Exec { sql, params } => {
+                let out = c.exec(sql, params.clone(), limits)?;
+                Ok(output(out, shape))
+            }
+            Op::Query { sql, params } => {
+                let out = c.query(sql, params.clone(), limits)?;
+                Ok(output(out, shape))
+            }
+            Op::Prepare { name, sql, mode } => {
+                c.prepare(name, sql, *mode)?;
+                Ok(ok(shape))
+            }
+            Op::Run {
+                name,
+                params,
+                read_only,
+            } => {
+                let out = if *read_only {
+                    c.run_query(name, params.clone(), limits)?
+                } else {
+                    c.run(name, params.clone(), limits)?
+                };
+                Ok(output(out, shape))
+            }
+            Op::Unprepare { name } => {
+                let existed = c.unprepare(name)?;
+                match shape {
+                    Shape::Sql { .. } => Ok(Frame::Integer(existed as i64)),
+                    _ if !existed => Err(SqlError::NoSuchStatement(name.clone()).into()),
+                    _ => Ok(ok(shape)),
+                }
+            }
+            Op::Statements => {
+                let list = c.statements()?;
+                Ok(Frame::Array(
+                    list.into_iter()
+                        .map(|s| {
+                            Frame::Array(vec![
+                                Frame::Bulk(Bytes::from(s.name)),
+                                Frame::Bulk(Bytes::from(s.sql)),
+                                Frame::Integer(s.params as i64),
+                                Frame::Integer(s.readonly as i64),
+                            ])
+                        })
+                        .collect(),
+                ))
+            }
+            Op::Describe { table } => Ok(desc::reply(c.describe(table, limits)?)),
+        }
+    }
+}
+
+/// A SQL value as a reply.
+pub fn value(v: SqlValue) -> Frame {
+    match v {
+        SqlValue::Null => Frame::Null,
+        SqlValue::Integer(i) => Frame::Integer(i),
+        SqlValue::Real(f) => Frame::Double(f),
+        SqlValue::Text(b) | SqlValue::Blob(b) => Frame::Bulk(b),
+    }
+}
+
+fn bulk(s: &str) -> Frame {
+    Frame::Bulk(Bytes::copy_from_slice(s.as_bytes()))
+}
+
+fn ok(shape: Shape) -> Frame {
+    match shape {
+        Shape::V2 { .. } => Frame::Array(vec![Frame::Array(vec![bulk("OK")])]),
+        _ => Frame::ok(),
+    }
+}
+
+fn rows(out: SqlOutput) -> Vec<Frame> {
+    out.rows
+        .into_iter()
+        .map(|r| Frame::Array(r.into_iter().map(value).collect()))
+        .collect()
+}
+
+fn names(columns: &[String]) -> Frame {
+    Frame::Array(columns.iter().map(|c| bulk(c)).collect())
+}
+
+/// RediSQL's type names, as its v2 header reports them (from the first row).
+fn type_name(v: &SqlValue) -> &'static str {
+    match v {
+        SqlValue::Integer(_) => "INT",
+        SqlValue::Real(_) => "FLOAT",
+        SqlValue::Text(_) => "TEXT",
+        SqlValue::Blob(_) => "BLOB",
+        SqlValue::Null => "NULL",
+    }
+}
+
+/// The reply to a SQL result in `shape`.
+pub fn output(out: SqlOutput, shape: Shape) -> Frame {
+    let done_v1 = |n: u64| Frame::Array(vec![Frame::simple("DONE"), Frame::Integer(n as i64)]);
+    let done_v2 = |n: u64| {
+        Frame::Array(vec![
+            Frame::Array(vec![bulk("DONE")]),
+            Frame::Array(vec![Frame::Integer(n as i64)]),
+        ])
+    };
+    match (shape, out.kind) {
+        (Shape::Sql { header }, StatementKind::Rows) => {
+            let mut v = Vec::with_capacity(out.rows.len() + 1);
+            if header {
+                v.push(names(&out.columns));
+            }
+            v.extend(rows(out));
+            Frame::Array(v)
+        }
+        (Shape::Sql { .. }, StatementKind::Changes) => Frame::Integer(out.changes as i64),
+        (Shape::Sql { .. }, StatementKind::Ddl) => Frame::ok(),
+        // RediSQL answers a query without rows as a statement without rows.
+        (Shape::V1, StatementKind::Rows) if out.rows.is_empty() => done_v1(0),
+        (Shape::V1, StatementKind::Rows) => Frame::Array(rows(out)),
+        (Shape::V1, StatementKind::Changes) => done_v1(out.changes),
+        (Shape::V1, StatementKind::Ddl) => Frame::simple("DONE"),
+        (Shape::V2 { .. }, StatementKind::Rows) if out.rows.is_empty() => done_v2(0),
+        (Shape::V2 { header }, StatementKind::Rows) => {
+            let mut v = vec![Frame::Array(vec![bulk("RESULT")])];
+            if header {
+                v.push(names(&out.columns));
+                v.push(Frame::Array(
+                    out.rows[0].iter().map(|x| bulk(type_name(x))).collect(),
+                ));
+            }
+            v.extend(rows(out));
+            Frame::Array(v)
+        }
+        (Shape::V2 { .. }, _) => done_v2(out.changes),
+    }
+}
+
+/// An operation on the main database (a write or a read command, by what the operation does).
+pub struct OnMain {
+    op: Op,
+    shape: Shape,
+}
+
+impl WriteCmd for OnMain {
+    fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        let limits = cx.server.config.read().sql_limits();
+        self.op.apply(&mut w.sql(), &limits, self.shape)
+    }
+}
+
+impl ReadCmd for OnMain {
+    fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        let limits = cx.server.config.read().sql_limits();
+        self.op.apply(&mut r.sql(), &limits, self.shape)
+    }
+}
+
+/// An operation on a named database: handed to its threads, awaited on the connection.
+pub struct OnNamed {
+    db: String,
+    op: Op,
+    shape: Shape,
+}
+
+impl ConnCmd for OnNamed {
+    fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
+        Box::pin(async move {
+            let named = c.server.sql.get(&self.db)?;
+            let limits = c.server.config.read().sql_limits();
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let OnNamed { op, shape, .. } = *self;
+            let done = move |r: Result<Result<Frame, CmdError>, SqlError>| {
+                let _ = tx.send(r.map_err(CmdError::from).and_then(|r| r));
+            };
+            if op.writes() {
+                named.write_async(move |conn| Ok(op.apply(conn, &limits, shape)), done);
+            } else {
+                named.read_async(move |conn| Ok(op.apply(conn, &limits, shape)), done);
+            }
+            rx.await.map_err(|_| CmdError::from(relis::Error::Closed))?
+        })
+    }
+}
+
+/// Where an operation runs: the main database's writer or readers, or a named database.
+pub fn dispatch(target: Target, op: Op, shape: Shape) -> Result<Parsed, CmdError> {
+    match target {
+        Target::Main if op.writes() => Parsed::write(OnMain { op, shape }),
+        Target::Main => Parsed::read(OnMain { op, shape }),
+        Target::Named(db) => Parsed::conn(OnNamed { db, op, shape }),
+    }
+}
+
+#[cfg(test)]
+pub(crate) fn args_of(name: &'static str, words: &[&str]) -> Args {
+    Args::new(
+        name,
+        words
+            .iter()
+            .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options() {
+        let p = |w: &[&str], min| {
+            let mut a = args_of("sql.exec", w);
+            let o = parse_options(&mut a, min, true).unwrap();
+            (o, a.remaining())
+        };
+        assert_eq!(p(&["select 1"], 1), ((Target::Main, false), 1));
+        assert_eq!(
+            p(&["DB", "x", "HEADER", "select 1", "p"], 1),
+            ((Target::Named("x".into()), true), 2)
+        );
+        assert_eq!(
+            p(&["header", "db", "x", "select 1"], 1),
+            ((Target::Named("x".into()), true), 1)
+        );
+        // An option word with nothing after it is the SQL itself.
+        assert_eq!(p(&["HEADER"], 1), ((Target::Main, false), 1));
+        assert_eq!(p(&["DB", "x"], 1), ((Target::Main, false), 2));
+        assert_eq!(p(&["DB", "x"], 0), ((Target::Named("x".into()), false), 0));
+    }
+
+    #[test]
+    fn shapes() {
+        let out = |kind, rows: Vec<Vec<SqlValue>>, changes| SqlOutput {
+            kind,
+            columns: vec!["a".into(), "b".into()],
+            rows,
+            changes,
+        };
+        let r = vec![vec![SqlValue::Integer(1), SqlValue::text("x")]];
+        let row = Frame::Array(vec![Frame::Integer(1), bulk("x")]);
+        assert_eq!(
+            output(
+                out(StatementKind::Rows, r.clone(), 0),
+                Shape::Sql { header: true }
+            ),
+            Frame::Array(vec![Frame::Array(vec![bulk("a"), bulk("b")]), row.clone()])
+        );
+        assert_eq!(
+            output(
+                out(StatementKind::Changes, vec![], 3),
+                Shape::Sql { header: false }
+            ),
+            Frame::Integer(3)
+        );
+        assert_eq!(
+            output(
+                out(StatementKind::Ddl, vec![], 0),
+                Shape::Sql { header: false }
+            ),
+            Frame::ok()
+        );
+        assert_eq!(
+            output(out(StatementKind::Changes, vec![], 2), Shape::V1),
+            Frame::Array(vec![Frame::simple("DONE"), Frame::Integer(2)])
+        );
+        assert_eq!(
+            output(out(StatementKind::Rows, vec![], 0), Shape::V1),
+            Frame::Array(vec![Frame::simple("DONE"), Frame::Integer(0)])
+        );
+        assert_eq!(
+            output(out(StatementKind::Ddl, vec![], 0), Shape::V1),
+            Frame::simple("DONE")
+        );
+        assert_eq!(
+            output(out(StatementKind::Rows, r, 0), Shape::V2 { header: true }),
+            Frame::Array(vec![
+                Frame::Array(vec![bulk("RESULT")]),
+                Frame::Array(vec![bulk("a"), bulk("b")]),
+                Frame::Array(vec![bulk("INT"), bulk("TEXT")]),
+                row
+            ])
+        );
+        assert_eq!(
+            output(
+                out(StatementKind::Changes, vec![], 1),
+                Shape::V2 { header: false }
+            ),
+            Frame::Array(vec![
+                Frame::Array(vec![bulk("DONE")]),
+                Frame::Array(vec![Frame::Integer(1)])
+            ])
+        );
+    }
+}

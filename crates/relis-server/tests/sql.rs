@@ -1,0 +1,759 @@
+//! SQL.* over TCP: reply shapes in RESP2 and RESP3, parameters, the sandbox and limits,
+//! prepared statements, named databases, DESC, the views of Redis data, MULTI atomicity, and
+//! what survives a restart and a SIGKILL.
+
+mod common;
+use common::*;
+use resp::Frame;
+use std::time::{Duration, Instant};
+
+fn nil() -> Frame {
+    Frame::Null
+}
+
+fn row(items: Vec<Frame>) -> Frame {
+    arr(items)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_and_query_reply_typed_values() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(
+        c.cmd(&[
+            "SQL.EXEC",
+            "CREATE TABLE t (id INTEGER PRIMARY KEY, r REAL, s TEXT, n)"
+        ])
+        .await,
+        ok()
+    );
+    assert_eq!(
+        c.cmd(&[
+            "SQL.EXEC",
+            "INSERT INTO t (r, s) VALUES (?, ?), (?, ?)",
+            "1.5",
+            "x",
+            "2",
+            "y"
+        ])
+        .await,
+        int(2)
+    );
+    let rows = c
+        .cmd(&["SQL.QUERY", "SELECT id, r, s, n FROM t ORDER BY id"])
+        .await;
+    // RESP2: a REAL is a bulk string in %.17g.
+    assert_eq!(
+        rows,
+        arr(vec![
+            row(vec![int(1), bulk("1.5"), bulk("x"), nil()]),
+            row(vec![int(2), bulk("2"), bulk("y"), nil()]),
+        ])
+    );
+    assert_eq!(
+        c.cmd(&[
+            "SQL.QUERY",
+            "HEADER",
+            "SELECT id, s AS label FROM t WHERE id = ?",
+            "2"
+        ])
+        .await,
+        arr(vec![bulks(&["id", "label"]), row(vec![int(2), bulk("y")])])
+    );
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "HEADER", "SELECT id FROM t WHERE 0"])
+            .await,
+        arr(vec![bulks(&["id"])])
+    );
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "SELECT id FROM t WHERE 0"]).await,
+        arr(vec![])
+    );
+    assert_eq!(
+        c.cmd(&["SQL.EXEC", "UPDATE t SET n = :v", "7"]).await,
+        int(2)
+    );
+    assert_eq!(c.cmd(&["SQL.EXEC", "DELETE FROM t WHERE 0"]).await, int(0));
+    assert_eq!(c.cmd(&["SQL.EXEC", "DROP TABLE t"]).await, ok());
+
+    // RESP3: a REAL is a double, NULL is `_`.
+    c.cmd(&["HELLO", "3"]).await;
+    c.send(&encode_command(&[
+        b"SQL.QUERY",
+        b"SELECT 0.5, NULL, 3, 'a'",
+    ]))
+    .await;
+    assert_eq!(
+        show(&c.read_raw().await.unwrap()),
+        show(b"*1\r\n*4\r\n,0.5\r\n_\r\n:3\r\n$1\r\na\r\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parameters_are_text_or_blob_and_several_statements_run_together() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    c.cmd(&["SQL.EXEC", "CREATE TABLE p (n INTEGER, b)"]).await;
+    assert_eq!(
+        c.cmd_bytes(&[
+            b"SQL.EXEC",
+            b"INSERT INTO p VALUES (?1, ?2)",
+            b"42",
+            b"\xff\x00"
+        ])
+        .await,
+        int(1)
+    );
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "SELECT typeof(n), n, typeof(b), hex(b) FROM p"])
+            .await,
+        arr(vec![row(vec![
+            bulk("integer"),
+            int(42),
+            bulk("blob"),
+            bulk("FF00")
+        ])])
+    );
+    assert_eq!(
+        c.cmd(&["SQL.EXEC", "SELECT ?, ?", "1"]).await,
+        err("ERR wrong number of parameters: the statement takes 2, got 1")
+    );
+    // Several statements: one transaction, the last one's reply.
+    assert_eq!(
+        c.cmd(&[
+            "SQL.EXEC",
+            "INSERT INTO p VALUES (1, 1); INSERT INTO p VALUES (2, 2); SELECT count(*) FROM p;"
+        ])
+        .await,
+        arr(vec![row(vec![int(3)])])
+    );
+    assert_eq!(
+        c.cmd(&[
+            "SQL.EXEC",
+            "INSERT INTO p VALUES (3, 3); INSERT INTO p VALUES (4, 4)"
+        ])
+        .await,
+        int(2)
+    );
+    let e = c
+        .cmd(&[
+            "SQL.EXEC",
+            "INSERT INTO p VALUES (5, 5); INSERT INTO nope VALUES (1)",
+        ])
+        .await;
+    assert_eq!(e, err("ERR no such table: nope"));
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "SELECT count(*) FROM p"]).await,
+        arr(vec![row(vec![int(5)])]),
+        "the failed batch left nothing"
+    );
+    assert_eq!(
+        c.cmd(&["SQL.EXEC", "SELECT ?; SELECT 1", "1"]).await,
+        err("ERR only one statement is allowed here (parameters bind to one statement)")
+    );
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "INSERT INTO p VALUES (9, 9)"]).await,
+        err("ERR statement would write: only reads are allowed here")
+    );
+    let e = c.cmd(&["SQL.EXEC", "SELEC 1"]).await;
+    assert!(
+        matches!(&e, Frame::Error(m) if m.starts_with(b"ERR near \"SELEC\": syntax error")),
+        "{e:?}"
+    );
+    assert_eq!(
+        c.cmd(&["SQL.EXEC", "  "]).await,
+        err("ERR no SQL statement given")
+    );
+    assert_eq!(
+        c.cmd(&["SQL.EXEC"]).await,
+        err("ERR wrong number of arguments for 'sql.exec' command")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sandbox_refuses_with_clear_errors() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    c.cmd(&["SET", "k", "v"]).await;
+    for (sql, text) in [
+        (
+            "ATTACH 'x.db' AS x",
+            "ERR not authorized: ATTACH is not allowed: each SQL database is its own file under dir (see SQL.DB)",
+        ),
+        ("DETACH x", "ERR not authorized: DETACH is not allowed"),
+        (
+            "SELECT load_extension('/tmp/x')",
+            "ERR not authorized: load_extension is not allowed",
+        ),
+        (
+            "BEGIN",
+            "ERR not authorized: transaction control (BEGIN, COMMIT, ROLLBACK, SAVEPOINT, RELEASE) is not allowed: every command runs in its own transaction",
+        ),
+        (
+            "DELETE FROM relis_keys",
+            "ERR not authorized: relis_keys is internal to Relis: SQL may not write it (use the Redis commands)",
+        ),
+        (
+            "SELECT * FROM relis_keys",
+            "ERR not authorized: relis_keys is internal to Relis: read Redis data through the redis_* views",
+        ),
+        (
+            "PRAGMA journal_mode = DELETE",
+            "ERR not authorized: PRAGMA journal_mode is not allowed: only PRAGMAs that report (table_info, index_list, integrity_check, ...) or read a setting",
+        ),
+        (
+            "VACUUM INTO '/tmp/relis-escape.db'",
+            "ERR not authorized: VACUUM INTO may only write a file inside the data directory",
+        ),
+        (
+            "DROP VIEW redis_keys",
+            "ERR not authorized: view 'redis_keys' is not allowed: names starting with relis_ or redis_ are reserved for Relis",
+        ),
+    ] {
+        assert_eq!(c.cmd(&["SQL.EXEC", sql]).await, err(text), "{sql}");
+    }
+    assert!(!std::path::Path::new("/tmp/relis-escape.db").exists());
+    assert_eq!(c.cmd(&["GET", "k"]).await, bulk("v"), "nothing changed");
+    // Reporting PRAGMAs are fine.
+    assert!(matches!(
+        c.cmd(&["SQL.QUERY", "PRAGMA table_info(relis_keys)"]).await,
+        Frame::Array(cols) if cols.len() >= 9
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runaway_query_is_interrupted_while_others_are_served() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "sql-time-limit"]).await,
+        bulks(&["sql-time-limit", "5000"])
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "sql-time-limit", "1500"]).await,
+        ok()
+    );
+    let runaway =
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n";
+    for cmd in ["SQL.EXEC", "SQL.QUERY"] {
+        let addr = s.addr;
+        let started = Instant::now();
+        let task = tokio::spawn(async move {
+            let mut r = Raw::connect(addr).await;
+            r.cmd(&[cmd, runaway]).await
+        });
+        // Meanwhile other clients are served at once.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let mut other = s.raw().await;
+        let t = Instant::now();
+        assert_eq!(other.cmd(&["PING"]).await, simple("PONG"));
+        // (SET waits for the writer, which a runaway SQL.EXEC holds until it is interrupted.)
+        assert_eq!(other.cmd(&["SET", "x", "1"]).await, ok());
+        assert_eq!(
+            other.cmd(&["SQL.QUERY", "SELECT 1"]).await,
+            arr(vec![row(vec![int(1)])])
+        );
+        if cmd == "SQL.QUERY" {
+            assert!(
+                t.elapsed() < Duration::from_millis(700),
+                "{:?}",
+                t.elapsed()
+            );
+        }
+        let reply = task.await.unwrap();
+        assert_eq!(
+            reply,
+            err("ERR statement interrupted after 1500 ms (sql-time-limit): its changes were rolled back"),
+            "{cmd}"
+        );
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_millis(1400) && took < Duration::from_secs(5),
+            "{took:?}"
+        );
+    }
+    // A runaway write is interrupted too, and nothing of it stays.
+    c.cmd(&["SQL.EXEC", "CREATE TABLE big (i)"]).await;
+    let r = c
+        .cmd(&[
+            "SQL.EXEC",
+            "INSERT INTO big WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT i FROM n",
+        ])
+        .await;
+    assert_eq!(
+        r,
+        err("ERR transaction rolled back: statement interrupted after 1500 ms (sql-time-limit): its changes were rolled back")
+    );
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "SELECT count(*) FROM big"]).await,
+        arr(vec![row(vec![int(0)])])
+    );
+    assert_eq!(c.cmd(&["SET", "after", "1"]).await, ok());
+    assert_eq!(c.cmd(&["GET", "after"]).await, bulk("1"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_results_are_refused() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "sql-max-result-rows", "100"])
+            .await,
+        ok()
+    );
+    let q = |n: u32| {
+        format!("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT {n}) SELECT i FROM n")
+    };
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", &q(101)]).await,
+        err("ERR result has more than 100 rows (sql-max-result-rows)")
+    );
+    match c.cmd(&["SQL.QUERY", &q(100)]).await {
+        Frame::Array(rows) => assert_eq!(rows.len(), 100),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prepared_statements_run_list_and_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_path_buf();
+    let mut s = start_with(|c| c.dir = path.clone()).await;
+    let mut c = s.raw().await;
+    c.cmd(&[
+        "SQL.EXEC",
+        "CREATE TABLE m (a INTEGER, b INTEGER, c INTEGER)",
+    ])
+    .await;
+    assert_eq!(
+        c.cmd(&["SQL.PREPARE", "ins", "INSERT INTO m VALUES (?1, ?2, ?3)"])
+            .await,
+        ok()
+    );
+    assert_eq!(
+        c.cmd(&[
+            "SQL.PREPARE",
+            "sum",
+            "SELECT sum(a + b + c) AS total FROM m"
+        ])
+        .await,
+        ok()
+    );
+    assert_eq!(c.cmd(&["SQL.RUN", "ins", "1", "2", "3"]).await, int(1));
+    assert_eq!(
+        c.cmd(&["SQL.RUN", "HEADER", "sum"]).await,
+        arr(vec![bulks(&["total"]), row(vec![int(6)])])
+    );
+    assert_eq!(
+        c.cmd(&["SQL.RUN", "ins", "1"]).await,
+        err("ERR wrong number of parameters: the statement takes 3, got 1")
+    );
+    assert_eq!(
+        c.cmd(&["SQL.RUN", "nope"]).await,
+        err("ERR no prepared statement named 'nope'")
+    );
+    assert_eq!(
+        c.cmd(&["SQL.PREPARE", "bad", "SELECT * FROM relis_meta"]).await,
+        err("ERR not authorized: relis_meta is internal to Relis: read Redis data through the redis_* views")
+    );
+    assert_eq!(
+        c.cmd(&["SQL.STATEMENTS"]).await,
+        arr(vec![
+            arr(vec![
+                bulk("ins"),
+                bulk("INSERT INTO m VALUES (?1, ?2, ?3)"),
+                int(3),
+                int(0)
+            ]),
+            arr(vec![
+                bulk("sum"),
+                bulk("SELECT sum(a + b + c) AS total FROM m"),
+                int(0),
+                int(1)
+            ]),
+        ])
+    );
+    assert_eq!(c.cmd(&["SQL.PREPARE", "tmp", "SELECT 1"]).await, ok());
+    assert_eq!(c.cmd(&["SQL.UNPREPARE", "tmp"]).await, int(1));
+    assert_eq!(c.cmd(&["SQL.UNPREPARE", "tmp"]).await, int(0));
+    drop(c);
+    s.stop().await;
+
+    let s = start_with(|c| c.dir = path.clone()).await;
+    let mut c = s.raw().await;
+    assert_eq!(c.cmd(&["SQL.RUN", "ins", "4", "5", "6"]).await, int(1));
+    assert_eq!(
+        c.cmd(&["SQL.RUN", "sum"]).await,
+        arr(vec![row(vec![int(21)])])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn named_databases_are_files_under_dir_and_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_path_buf();
+    let mut s = start_with(|c| c.dir = path.clone()).await;
+    let mut c = s.raw().await;
+    assert_eq!(c.cmd(&["SQL.DB", "CREATE", "users"]).await, ok());
+    assert_eq!(c.cmd(&["SQL.DB", "CREATE", "cache", "MEMORY"]).await, ok());
+    assert_eq!(
+        c.cmd(&["SQL.DB", "CREATE", "logs", "PATH", "sub/logs.db"])
+            .await,
+        ok()
+    );
+    assert_eq!(
+        c.cmd(&["SQL.DB", "CREATE", "users"]).await,
+        err("ERR SQL database 'users' exists already")
+    );
+    assert_eq!(
+        c.cmd(&["SQL.DB", "CREATE", "evil", "PATH", "../evil.db"])
+            .await,
+        err("ERR path '../evil.db' is outside the data directory")
+    );
+    assert_eq!(
+        c.cmd(&["SQL.DB", "CREATE", "evil", "PATH", "/tmp/evil.db"])
+            .await,
+        err("ERR path '/tmp/evil.db' is outside the data directory")
+    );
+    assert!(path.join("users.sqlite").exists());
+    assert!(path.join("sub/logs.db").exists());
+    assert_eq!(
+        c.cmd(&["SQL.DB", "LIST"]).await,
+        arr(vec![
+            bulks(&["cache", ":memory:"]),
+            bulks(&["logs", "sub/logs.db"]),
+            bulks(&["users", "users.sqlite"]),
+        ])
+    );
+    assert_eq!(
+        c.cmd(&["SQL.EXEC", "DB", "users", "CREATE TABLE u (name TEXT)"])
+            .await,
+        ok()
+    );
+    assert_eq!(
+        c.cmd(&["SQL.EXEC", "DB", "users", "INSERT INTO u VALUES (?)", "ann"])
+            .await,
+        int(1)
+    );
+    assert_eq!(
+        c.cmd(&["SQL.PREPARE", "DB", "users", "names", "SELECT name FROM u"])
+            .await,
+        ok()
+    );
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "DB", "users", "SELECT name FROM u"])
+            .await,
+        arr(vec![bulks(&["ann"])])
+    );
+    assert_eq!(
+        c.cmd(&["SQL.EXEC", "DB", "cache", "CREATE TABLE t (x)"])
+            .await,
+        ok()
+    );
+    // Each database is its own: the main database has no table u.
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "SELECT * FROM u"]).await,
+        err("ERR no such table: u")
+    );
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "DB", "nope", "SELECT 1"]).await,
+        err("ERR no such SQL database 'nope'")
+    );
+    assert_eq!(
+        c.cmd(&["SQL.STATEMENTS", "DB", "users"]).await,
+        arr(vec![arr(vec![
+            bulk("names"),
+            bulk("SELECT name FROM u"),
+            int(0),
+            int(1)
+        ])])
+    );
+    // SAVE copies them too.
+    assert_eq!(c.cmd(&["SAVE"]).await, ok());
+    assert!(path.join("users.sqlite.save").exists());
+    assert!(path.join("sub/logs.db.save").exists());
+    assert!(path.join("cache.memory.save").exists());
+    assert_eq!(c.cmd(&["SQL.DB", "DROP", "logs"]).await, ok());
+    assert_eq!(
+        c.cmd(&["SQL.DB", "DROP", "logs"]).await,
+        err("ERR no such SQL database 'logs'")
+    );
+    drop(c);
+    s.stop().await;
+
+    let s = start_with(|c| c.dir = path.clone()).await;
+    let mut c = s.raw().await;
+    assert_eq!(
+        c.cmd(&["SQL.DB", "LIST"]).await,
+        arr(vec![
+            bulks(&["cache", ":memory:"]),
+            bulks(&["users", "users.sqlite"])
+        ])
+    );
+    assert_eq!(
+        c.cmd(&["SQL.RUN", "DB", "users", "names"]).await,
+        arr(vec![bulks(&["ann"])])
+    );
+    // An in-memory database comes back empty.
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "DB", "cache", "SELECT * FROM t"])
+            .await,
+        err("ERR no such table: t")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn named_databases_write_in_parallel_with_the_keyspace() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    c.cmd(&["CONFIG", "SET", "sql-time-limit", "1500"]).await;
+    c.cmd(&["SQL.DB", "CREATE", "slow"]).await;
+    c.cmd(&["SQL.EXEC", "DB", "slow", "CREATE TABLE t (x)"])
+        .await;
+    let addr = s.addr;
+    let task = tokio::spawn(async move {
+        let mut r = Raw::connect(addr).await;
+        r.cmd(&[
+            "SQL.EXEC",
+            "DB",
+            "slow",
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n",
+        ])
+        .await
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The named database's writer is busy; the keyspace's is not.
+    let t = Instant::now();
+    assert_eq!(c.cmd(&["SET", "a", "1"]).await, ok());
+    assert_eq!(c.cmd(&["SQL.EXEC", "CREATE TABLE main_t (x)"]).await, ok());
+    assert!(
+        t.elapsed() < Duration::from_millis(700),
+        "{:?}",
+        t.elapsed()
+    );
+    assert!(matches!(task.await.unwrap(), Frame::Error(_)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn desc_reports_columns_rows_and_bytes() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    c.cmd(&[
+        "SQL.EXEC",
+        "CREATE TABLE d (id INTEGER PRIMARY KEY, name TEXT NOT NULL DEFAULT 'x'); CREATE INDEX d_name ON d (name); INSERT INTO d (name) VALUES ('a'), ('b');",
+    ])
+    .await;
+    let Frame::Array(items) = c.cmd(&["SQL.DESC", "d"]).await else {
+        panic!("RESP2 map is a flat array")
+    };
+    assert_eq!(items.len(), 8);
+    assert_eq!(items[0], bulk("columns"));
+    assert_eq!(
+        items[1],
+        arr(vec![
+            arr(vec![bulk("id"), bulk("INTEGER"), int(0), nil(), int(1)]),
+            arr(vec![
+                bulk("name"),
+                bulk("TEXT"),
+                int(1),
+                bulk("'x'"),
+                int(0)
+            ]),
+        ])
+    );
+    assert_eq!((items[2].clone(), items[3].clone()), (bulk("rows"), int(2)));
+    assert_eq!(items[4], bulk("bytes"));
+    assert!(matches!(items[5], Frame::Integer(n) if n >= 4096));
+    assert_eq!(items[6], bulk("indexes"));
+    let Frame::Array(idx) = &items[7] else {
+        panic!()
+    };
+    assert_eq!(idx.len(), 1);
+    assert!(
+        matches!(&idx[0], Frame::Array(p) if p[0] == bulk("d_name") && matches!(p[1], Frame::Integer(n) if n > 0))
+    );
+    assert_eq!(
+        c.cmd(&["SQL.DESC", "nope"]).await,
+        err("ERR no such table: nope")
+    );
+    assert_eq!(
+        c.cmd(&["SQL.DESC", "relis_keys"]).await,
+        err("ERR no such table: relis_keys")
+    );
+    c.cmd(&["HELLO", "3"]).await;
+    assert!(matches!(c.cmd(&["SQL.DESC", "d"]).await, Frame::Map(m) if m.len() == 4));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn views_show_what_the_redis_commands_show() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    c.cmd(&["SET", "user:1", "ann"]).await;
+    c.cmd(&["SET", "user:2", "bob"]).await;
+    c.cmd(&["SELECT", "2"]).await;
+    c.cmd(&["SET", "other", "x"]).await;
+    c.cmd(&["SELECT", "0"]).await;
+    c.cmd(&["SET", "gone", "x", "PX", "1"]).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(c.cmd(&["GET", "gone"]).await, nil());
+    assert_eq!(
+        c.cmd(&[
+            "SQL.QUERY",
+            "SELECT db, key, value FROM redis_strings ORDER BY db, key"
+        ])
+        .await,
+        arr(vec![
+            row(vec![int(0), bulk("user:1"), bulk("ann")]),
+            row(vec![int(0), bulk("user:2"), bulk("bob")]),
+            row(vec![int(2), bulk("other"), bulk("x")]),
+        ])
+    );
+    assert_eq!(
+        c.cmd(&[
+            "SQL.QUERY",
+            "SELECT key, type, count FROM redis_keys WHERE db = 0 AND key = ?",
+            "user:1"
+        ])
+        .await,
+        arr(vec![row(vec![bulk("user:1"), bulk("string"), int(1)])])
+    );
+    let Frame::Array(keys) = c.cmd(&["KEYS", "*"]).await else {
+        panic!()
+    };
+    assert_eq!(keys.len(), 2);
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "SELECT count(*) FROM redis_keys WHERE db = 0"])
+            .await,
+        arr(vec![row(vec![int(2)])])
+    );
+    // Joined with a user table.
+    c.cmd(&["SQL.EXEC", "CREATE TABLE people (id INTEGER, age INTEGER)"])
+        .await;
+    c.cmd(&["SQL.EXEC", "INSERT INTO people VALUES (1, 30), (2, 40)"])
+        .await;
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "SELECT s.value, p.age FROM people p JOIN redis_strings s ON s.key = 'user:' || p.id ORDER BY p.age"]).await,
+        arr(vec![row(vec![bulk("ann"), int(30)]), row(vec![bulk("bob"), int(40)])])
+    );
+    // The views are read-only.
+    let e = c.cmd(&["SQL.EXEC", "DELETE FROM redis_strings"]).await;
+    assert!(matches!(e, Frame::Error(_)), "{e:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sql_in_multi_joins_the_redis_transaction() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    c.cmd(&["SQL.EXEC", "CREATE TABLE audit (what TEXT)"]).await;
+    assert_eq!(c.cmd(&["MULTI"]).await, ok());
+    assert_eq!(c.cmd(&["SET", "k", "v1"]).await, simple("QUEUED"));
+    // The SQL sees the SET queued before it: same transaction.
+    assert_eq!(
+        c.cmd(&[
+            "SQL.EXEC",
+            "INSERT INTO audit SELECT value FROM redis_strings WHERE key = 'k'"
+        ])
+        .await,
+        simple("QUEUED")
+    );
+    assert_eq!(c.cmd(&["EXEC"]).await, arr(vec![ok(), int(1)]));
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "SELECT what FROM audit"]).await,
+        arr(vec![bulks(&["v1"])])
+    );
+
+    // Another client never sees one write without the other.
+    c.cmd(&[
+        "SQL.EXEC",
+        "CREATE TABLE counter (n INTEGER); INSERT INTO counter VALUES (0)",
+    ])
+    .await;
+    c.cmd(&["SET", "n", "0"]).await;
+    let addr = s.addr;
+    let writer = tokio::spawn(async move {
+        let mut w = Raw::connect(addr).await;
+        for i in 1..=200 {
+            let i = i.to_string();
+            let mut req = encode_command(&[b"MULTI"]);
+            req.extend(encode_command(&[b"SET", b"n", i.as_bytes()]));
+            req.extend(encode_command(&[
+                b"SQL.EXEC",
+                b"UPDATE counter SET n = ?",
+                i.as_bytes(),
+            ]));
+            req.extend(encode_command(&[b"EXEC"]));
+            w.send(&req).await;
+            for _ in 0..3 {
+                w.read().await;
+            }
+            assert_eq!(w.read().await, Some(arr(vec![ok(), int(1)])));
+        }
+    });
+    let mut seen = 0;
+    while !writer.is_finished() {
+        let r = c
+            .cmd(&["SQL.QUERY", "SELECT (SELECT CAST(value AS INTEGER) FROM redis_strings WHERE key = 'n') = (SELECT n FROM counter)"])
+            .await;
+        assert_eq!(r, arr(vec![row(vec![int(1)])]));
+        seen += 1;
+    }
+    writer.await.unwrap();
+    assert!(seen > 0);
+
+    // A failing SQL.EXEC in MULTI fails alone, as a Redis command does.
+    assert_eq!(c.cmd(&["MULTI"]).await, ok());
+    c.cmd(&["SET", "k", "v2"]).await;
+    c.cmd(&["SQL.EXEC", "INSERT INTO nope VALUES (1)"]).await;
+    assert_eq!(
+        c.cmd(&["EXEC"]).await,
+        arr(vec![ok(), err("ERR no such table: nope")])
+    );
+    assert_eq!(c.cmd(&["GET", "k"]).await, bulk("v2"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_databases_and_statements_survive_kill_9() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = spawn_binary(dir.path(), &[]);
+    {
+        let mut c = Raw::connect(child.addr()).await;
+        assert_eq!(c.cmd(&["SQL.EXEC", "CREATE TABLE kept (x)"]).await, ok());
+        assert_eq!(
+            c.cmd(&["SQL.EXEC", "INSERT INTO kept VALUES (1), (2)"])
+                .await,
+            int(2)
+        );
+        assert_eq!(
+            c.cmd(&["SQL.PREPARE", "count", "SELECT count(*) FROM kept"])
+                .await,
+            ok()
+        );
+        assert_eq!(c.cmd(&["SQL.DB", "CREATE", "side"]).await, ok());
+        assert_eq!(
+            c.cmd(&["SQL.EXEC", "DB", "side", "CREATE TABLE s (y)"])
+                .await,
+            ok()
+        );
+        assert_eq!(
+            c.cmd(&["SQL.EXEC", "DB", "side", "INSERT INTO s VALUES (3)"])
+                .await,
+            int(1)
+        );
+        assert_eq!(
+            c.cmd(&["SQL.PREPARE", "DB", "side", "ys", "SELECT y FROM s"])
+                .await,
+            ok()
+        );
+    }
+    child.kill9();
+    let child = spawn_binary(dir.path(), &[]);
+    let mut c = Raw::connect(child.addr()).await;
+    assert_eq!(
+        c.cmd(&["SQL.RUN", "count"]).await,
+        arr(vec![row(vec![int(2)])])
+    );
+    assert_eq!(
+        c.cmd(&["SQL.RUN", "DB", "side", "ys"]).await,
+        arr(vec![row(vec![int(3)])])
+    );
+}
