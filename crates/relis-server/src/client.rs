@@ -524,6 +524,19 @@ impl Client {
             }
         };
         let closed = |_| Err(CmdError::from(relis::Error::Closed));
+        let info = self.info.clone();
+        let mut stop = self.server.shutdown_signal();
+        let stopping = async move {
+            loop {
+                let now = *stop.borrow_and_update();
+                if now {
+                    break;
+                }
+                if stop.changed().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+        };
         tokio::pin!(rx);
         tokio::select! {
             r = &mut rx => r.unwrap_or_else(closed),
@@ -538,6 +551,20 @@ impl Client {
             _ = self.peer_closed() => {
                 blocking.blocking.remove(id);
                 self.quit = true;
+                Ok(Frame::Null)
+            }
+            // CLIENT KILL and SHUTDOWN end a blocked client at once, as in Redis: it must not
+            // stay registered (it would take an element nobody receives), and it gets no reply.
+            _ = info.kill.notified() => {
+                blocking.blocking.remove(id);
+                self.quit = true;
+                self.reply_mode = ReplyMode::Off;
+                Ok(Frame::Null)
+            }
+            _ = stopping => {
+                blocking.blocking.remove(id);
+                self.quit = true;
+                self.reply_mode = ReplyMode::Off;
                 Ok(Frame::Null)
             }
         }

@@ -1,0 +1,409 @@
+//! Blocking list commands across clients: FIFO service, one push serving several clients,
+//! clients blocked on several keys, BLMOVE chains, timeouts (short, real waits), MULTI, CLIENT
+//! UNBLOCK, INFO blocked_clients, and clients that go away while blocked. Expected replies are
+//! redis-server 7.0.15's.
+
+mod common;
+use common::*;
+use resp::Frame;
+use std::time::{Duration, Instant};
+
+/// INFO's blocked_clients.
+async fn blocked(c: &mut Raw) -> usize {
+    let Frame::Bulk(info) = c.cmd(&["INFO", "clients"]).await else {
+        panic!("INFO is a bulk string");
+    };
+    String::from_utf8_lossy(&info)
+        .lines()
+        .find_map(|l| l.strip_prefix("blocked_clients:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("INFO clients has blocked_clients")
+}
+
+/// Waits (polling, up to 10 s) until INFO says `n` clients are blocked.
+async fn wait_blocked(c: &mut Raw, n: usize) {
+    for _ in 0..1000 {
+        if blocked(c).await == n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("never saw {n} blocked clients");
+}
+
+/// Sends a command without waiting for its reply.
+async fn send(c: &mut Raw, args: &[&str]) {
+    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+    c.send(&encode_command(&args)).await;
+}
+
+/// Asserts nothing arrives on `c` for a little while (a client that must stay blocked).
+async fn still_blocked(c: &mut Raw) {
+    let r = tokio::time::timeout(Duration::from_millis(100), c.read()).await;
+    assert!(r.is_err(), "expected no reply yet, got {r:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_are_served_first_come_first_served() {
+    let s = start().await;
+    let mut ctl = s.raw().await;
+    let mut a = s.raw().await;
+    let mut b = s.raw().await;
+    send(&mut a, &["BLPOP", "q", "0"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    send(&mut b, &["BLPOP", "q", "0"]).await;
+    wait_blocked(&mut ctl, 2).await;
+
+    assert_eq!(ctl.cmd(&["RPUSH", "q", "first"]).await, int(1));
+    assert_eq!(a.read().await.unwrap(), bulks(&["q", "first"]));
+    still_blocked(&mut b).await;
+    assert_eq!(blocked(&mut ctl).await, 1);
+
+    assert_eq!(ctl.cmd(&["RPUSH", "q", "second"]).await, int(1));
+    assert_eq!(b.read().await.unwrap(), bulks(&["q", "second"]));
+    assert_eq!(blocked(&mut ctl).await, 0);
+    assert_eq!(
+        ctl.cmd(&["EXISTS", "q"]).await,
+        int(0),
+        "both elements consumed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_push_of_two_elements_serves_two_clients() {
+    let s = start().await;
+    let mut ctl = s.raw().await;
+    let mut a = s.raw().await;
+    let mut b = s.raw().await;
+    send(&mut a, &["BLPOP", "q", "0"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    send(&mut b, &["BRPOP", "q", "0"]).await;
+    wait_blocked(&mut ctl, 2).await;
+    // The push replies with the length it made, before the waiters take their elements.
+    assert_eq!(ctl.cmd(&["LPUSH", "q", "a", "b"]).await, int(2));
+    assert_eq!(a.read().await.unwrap(), bulks(&["q", "b"]));
+    assert_eq!(b.read().await.unwrap(), bulks(&["q", "a"]));
+    assert_eq!(ctl.cmd(&["EXISTS", "q"]).await, int(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_blocked_on_several_keys_gets_the_key_that_had_data() {
+    let s = start().await;
+    let mut ctl = s.raw().await;
+    let mut a = s.raw().await;
+    send(&mut a, &["BRPOP", "k1", "k2", "k3", "0"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    assert_eq!(ctl.cmd(&["RPUSH", "k2", "x", "y"]).await, int(2));
+    assert_eq!(a.read().await.unwrap(), bulks(&["k2", "y"]));
+    assert_eq!(ctl.cmd(&["LRANGE", "k2", "0", "-1"]).await, bulks(&["x"]));
+    // Keys of another type do not stop a blocked client from being served by another key.
+    send(&mut a, &["BLPOP", "k1", "k3", "0"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    assert_eq!(ctl.cmd(&["SET", "k1", "str"]).await, ok());
+    assert_eq!(ctl.cmd(&["RPUSH", "k3", "z"]).await, int(1));
+    assert_eq!(a.read().await.unwrap(), bulks(&["k3", "z"]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blmpop_takes_up_to_its_count() {
+    let s = start().await;
+    let mut ctl = s.raw().await;
+    let mut a = s.raw().await;
+    send(
+        &mut a,
+        &["BLMPOP", "0", "2", "x", "q", "LEFT", "COUNT", "2"],
+    )
+    .await;
+    wait_blocked(&mut ctl, 1).await;
+    assert_eq!(ctl.cmd(&["RPUSH", "q", "a", "b", "c"]).await, int(3));
+    assert_eq!(
+        a.read().await.unwrap(),
+        arr(vec![bulk("q"), bulks(&["a", "b"])])
+    );
+    assert_eq!(ctl.cmd(&["LRANGE", "q", "0", "-1"]).await, bulks(&["c"]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blmove_feeds_the_clients_blocked_on_its_destination() {
+    let s = start().await;
+    let mut ctl = s.raw().await;
+    let mut mover = s.raw().await;
+    let mut reader = s.raw().await;
+    send(&mut mover, &["BLMOVE", "a", "b", "LEFT", "RIGHT", "0"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    send(&mut reader, &["BLPOP", "b", "0"]).await;
+    wait_blocked(&mut ctl, 2).await;
+    assert_eq!(ctl.cmd(&["RPUSH", "a", "v"]).await, int(1));
+    assert_eq!(mover.read().await.unwrap(), bulk("v"));
+    assert_eq!(reader.read().await.unwrap(), bulks(&["b", "v"]));
+    assert_eq!(ctl.cmd(&["EXISTS", "a", "b"]).await, int(0));
+
+    // LMOVE and RPOPLPUSH feed clients blocked on their destination too.
+    send(&mut reader, &["BLPOP", "dst", "0"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    assert_eq!(ctl.cmd(&["RPUSH", "src", "1", "2"]).await, int(2));
+    assert_eq!(
+        ctl.cmd(&["LMOVE", "src", "dst", "LEFT", "LEFT"]).await,
+        bulk("1")
+    );
+    assert_eq!(reader.read().await.unwrap(), bulks(&["dst", "1"]));
+    send(&mut reader, &["BRPOPLPUSH", "dst", "other", "0"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    assert_eq!(ctl.cmd(&["RPOPLPUSH", "src", "dst"]).await, bulk("2"));
+    assert_eq!(reader.read().await.unwrap(), bulk("2"));
+    assert_eq!(
+        ctl.cmd(&["LRANGE", "other", "0", "-1"]).await,
+        bulks(&["2"])
+    );
+
+    // The same key as source and destination: a rotation.
+    send(&mut reader, &["BRPOPLPUSH", "rot", "rot", "0"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    assert_eq!(ctl.cmd(&["RPUSH", "rot", "r"]).await, int(1));
+    assert_eq!(reader.read().await.unwrap(), bulk("r"));
+    assert_eq!(ctl.cmd(&["LRANGE", "rot", "0", "-1"]).await, bulks(&["r"]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blmove_to_a_key_of_another_type_fails_when_served() {
+    let s = start().await;
+    let mut ctl = s.raw().await;
+    let mut a = s.raw().await;
+    send(&mut a, &["BLMOVE", "src", "dst", "LEFT", "RIGHT", "0"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    assert_eq!(ctl.cmd(&["SET", "dst", "str"]).await, ok());
+    assert_eq!(ctl.cmd(&["RPUSH", "src", "a"]).await, int(1));
+    assert_eq!(
+        a.read().await.unwrap(),
+        err("WRONGTYPE Operation against a key holding the wrong kind of value")
+    );
+    assert_eq!(blocked(&mut ctl).await, 0);
+    assert_eq!(ctl.cmd(&["LRANGE", "src", "0", "-1"]).await, bulks(&["a"]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timeouts_reply_nil() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    let t = Instant::now();
+    assert_eq!(c.cmd(&["BLPOP", "q", "0.1"]).await, Frame::NullArray);
+    let waited = t.elapsed();
+    assert!(
+        waited >= Duration::from_millis(100) && waited < Duration::from_secs(5),
+        "{waited:?}"
+    );
+    let t = Instant::now();
+    assert_eq!(
+        c.cmd(&["BLMOVE", "q", "d", "LEFT", "LEFT", "0.05"]).await,
+        Frame::NullArray,
+        "BLMOVE times out with a null array too"
+    );
+    assert!(t.elapsed() >= Duration::from_millis(50));
+    assert_eq!(
+        c.cmd(&["BLMPOP", "0.05", "1", "q", "LEFT"]).await,
+        Frame::NullArray
+    );
+    let mut c3 = s.raw().await;
+    assert!(matches!(c3.cmd(&["HELLO", "3"]).await, Frame::Map(_)));
+    send(&mut c3, &["BRPOP", "q", "0.05"]).await;
+    assert_eq!(show(&c3.read_raw().await.unwrap()), show(b"_\r\n"));
+    // The connection works on after a timeout, and the server forgot the waiter.
+    assert_eq!(c.cmd(&["PING"]).await, simple("PONG"));
+    assert_eq!(blocked(&mut c).await, 0);
+    assert_eq!(c.cmd(&["RPUSH", "q", "x"]).await, int(1));
+    assert_eq!(
+        c.cmd(&["LLEN", "q"]).await,
+        int(1),
+        "no timed-out waiter took it"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inside_multi_a_blocking_pop_replies_at_once() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(c.cmd(&["MULTI"]).await, ok());
+    assert_eq!(c.cmd(&["BLPOP", "empty", "0"]).await, simple("QUEUED"));
+    assert_eq!(
+        c.cmd(&["BRPOPLPUSH", "empty", "d", "0"]).await,
+        simple("QUEUED")
+    );
+    let t = Instant::now();
+    assert_eq!(
+        c.cmd(&["EXEC"]).await,
+        arr(vec![Frame::NullArray, Frame::Null])
+    );
+    assert!(t.elapsed() < Duration::from_secs(2));
+    assert_eq!(blocked(&mut c).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_inside_multi_serves_blocked_clients() {
+    let s = start().await;
+    let mut ctl = s.raw().await;
+    let mut a = s.raw().await;
+    send(&mut a, &["BLPOP", "q", "0"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    assert_eq!(ctl.cmd(&["MULTI"]).await, ok());
+    assert_eq!(ctl.cmd(&["RPUSH", "q", "x"]).await, simple("QUEUED"));
+    assert_eq!(ctl.cmd(&["EXEC"]).await, arr(vec![int(1)]));
+    assert_eq!(a.read().await.unwrap(), bulks(&["q", "x"]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_unblock_timeout_and_error() {
+    let s = start().await;
+    let mut ctl = s.raw().await;
+    let mut a = s.raw().await;
+    let Frame::Integer(id) = a.cmd(&["CLIENT", "ID"]).await else {
+        panic!("CLIENT ID is an integer");
+    };
+    let id = id.to_string();
+    assert_eq!(
+        ctl.cmd(&["CLIENT", "UNBLOCK", &id]).await,
+        int(0),
+        "not blocked"
+    );
+
+    send(&mut a, &["BLPOP", "q", "0"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    assert_eq!(ctl.cmd(&["CLIENT", "UNBLOCK", &id]).await, int(1));
+    assert_eq!(a.read().await.unwrap(), Frame::NullArray);
+    assert_eq!(blocked(&mut ctl).await, 0);
+
+    send(&mut a, &["BLMOVE", "q", "d", "LEFT", "LEFT", "0"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    assert_eq!(
+        ctl.cmd(&["CLIENT", "UNBLOCK", &id, "TIMEOUT"]).await,
+        int(1)
+    );
+    assert_eq!(a.read().await.unwrap(), Frame::NullArray);
+
+    send(&mut a, &["BLMPOP", "0", "1", "q", "LEFT"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    assert_eq!(ctl.cmd(&["CLIENT", "UNBLOCK", &id, "error"]).await, int(1));
+    assert_eq!(
+        a.read().await.unwrap(),
+        err("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+    );
+    assert_eq!(ctl.cmd(&["CLIENT", "UNBLOCK", &id, "ERROR"]).await, int(0));
+    // The unblocked client goes on, and takes nothing from a later push.
+    assert_eq!(a.cmd(&["PING"]).await, simple("PONG"));
+    assert_eq!(ctl.cmd(&["RPUSH", "q", "x"]).await, int(1));
+    assert_eq!(ctl.cmd(&["LLEN", "q"]).await, int(1));
+
+    // Errors, as Redis words them.
+    assert_eq!(
+        ctl.cmd(&["CLIENT", "UNBLOCK", "abc"]).await,
+        err("ERR value is not an integer or out of range")
+    );
+    assert_eq!(
+        ctl.cmd(&["CLIENT", "UNBLOCK", "abc", "bogus"]).await,
+        err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+    );
+    assert_eq!(
+        ctl.cmd(&["CLIENT", "UNBLOCK", "1", "TIMEOUT", "x"]).await,
+        err("ERR unknown subcommand or wrong number of arguments for 'UNBLOCK'. Try CLIENT HELP.")
+    );
+    assert_eq!(
+        ctl.cmd(&["CLIENT", "UNBLOCK"]).await,
+        err("ERR wrong number of arguments for 'client|unblock' command")
+    );
+    assert_eq!(ctl.cmd(&["CLIENT", "UNBLOCK", "-1"]).await, int(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn info_counts_blocked_clients() {
+    let s = start().await;
+    let mut ctl = s.raw().await;
+    let mut a = s.raw().await;
+    let mut b = s.raw().await;
+    assert_eq!(blocked(&mut ctl).await, 0);
+    send(&mut a, &["BLPOP", "q", "0"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    send(&mut b, &["BLMPOP", "0", "1", "other", "RIGHT"]).await;
+    wait_blocked(&mut ctl, 2).await;
+    ctl.cmd(&["RPUSH", "other", "x"]).await;
+    assert_eq!(
+        b.read().await.unwrap(),
+        arr(vec![bulk("other"), bulks(&["x"])])
+    );
+    assert_eq!(blocked(&mut ctl).await, 1);
+    ctl.cmd(&["RPUSH", "q", "x"]).await;
+    assert_eq!(a.read().await.unwrap(), bulks(&["q", "x"]));
+    assert_eq!(blocked(&mut ctl).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_went_away_does_not_swallow_a_later_push() {
+    let s = start().await;
+    let mut ctl = s.raw().await;
+    let mut gone = s.raw().await;
+    let mut stays = s.raw().await;
+    send(&mut gone, &["BLPOP", "q", "0"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    send(&mut stays, &["BLPOP", "q", "0"]).await;
+    wait_blocked(&mut ctl, 2).await;
+    drop(gone);
+    wait_blocked(&mut ctl, 1).await;
+    // The first in line is gone: the push goes to the next one.
+    assert_eq!(ctl.cmd(&["RPUSH", "q", "x"]).await, int(1));
+    assert_eq!(stays.read().await.unwrap(), bulks(&["q", "x"]));
+    drop(stays);
+    assert_eq!(ctl.cmd(&["RPUSH", "q", "y"]).await, int(1));
+    assert_eq!(ctl.cmd(&["LRANGE", "q", "0", "-1"]).await, bulks(&["y"]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn databases_are_separate_and_pipelined_commands_wait() {
+    let s = start().await;
+    let mut ctl = s.raw().await;
+    let mut a = s.raw().await;
+    assert_eq!(a.cmd(&["SELECT", "1"]).await, ok());
+    // BLPOP then PING in one write: PING's reply follows BLPOP's, once it is served.
+    let mut batch = encode_command(&[b"BLPOP", b"q", b"0"]);
+    batch.extend(encode_command(&[b"PING"]));
+    a.send(&batch).await;
+    wait_blocked(&mut ctl, 1).await;
+    assert_eq!(ctl.cmd(&["RPUSH", "q", "db0"]).await, int(1));
+    still_blocked(&mut a).await;
+    assert_eq!(ctl.cmd(&["SELECT", "1"]).await, ok());
+    assert_eq!(ctl.cmd(&["RPUSH", "q", "db1"]).await, int(1));
+    assert_eq!(a.read().await.unwrap(), bulks(&["q", "db1"]));
+    assert_eq!(a.read().await.unwrap(), simple("PONG"));
+    assert_eq!(ctl.cmd(&["SELECT", "0"]).await, ok());
+    assert_eq!(ctl.cmd(&["LRANGE", "q", "0", "-1"]).await, bulks(&["db0"]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocked_client_can_be_killed() {
+    let s = start().await;
+    let mut ctl = s.raw().await;
+    let mut a = s.raw().await;
+    let Frame::Integer(id) = a.cmd(&["CLIENT", "ID"]).await else {
+        panic!("CLIENT ID is an integer");
+    };
+    send(&mut a, &["BLPOP", "q", "0"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    assert_eq!(
+        ctl.cmd(&["CLIENT", "KILL", "ID", &id.to_string()]).await,
+        int(1)
+    );
+    a.expect_closed().await;
+    wait_blocked(&mut ctl, 0).await;
+    assert_eq!(ctl.cmd(&["RPUSH", "q", "x"]).await, int(1));
+    assert_eq!(ctl.cmd(&["LLEN", "q"]).await, int(1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_does_not_wait_for_blocked_clients() {
+    let mut s = start().await;
+    let mut ctl = s.raw().await;
+    let mut a = s.raw().await;
+    send(&mut a, &["BLPOP", "q", "0"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    let t = Instant::now();
+    s.stop().await;
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    a.expect_closed().await;
+}
