@@ -407,3 +407,20 @@ async fn shutdown_does_not_wait_for_blocked_clients() {
     assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
     a.expect_closed().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rename_and_copy_onto_a_waited_key_serve_it() {
+    let s = start().await;
+    let mut ctl = s.raw().await;
+    let mut a = s.raw().await;
+    send(&mut a, &["BLPOP", "dst", "0"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    assert_eq!(ctl.cmd(&["RPUSH", "tmp", "a", "b"]).await, int(2));
+    assert_eq!(ctl.cmd(&["RENAME", "tmp", "dst"]).await, ok());
+    assert_eq!(a.read().await.unwrap(), bulks(&["dst", "a"]));
+    send(&mut a, &["BLPOP", "dst2", "0"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    assert_eq!(ctl.cmd(&["COPY", "dst", "dst2"]).await, int(1));
+    assert_eq!(a.read().await.unwrap(), bulks(&["dst2", "b"]));
+    assert_eq!(ctl.cmd(&["LRANGE", "dst", "0", "-1"]).await, bulks(&["b"]));
+}

@@ -26,6 +26,8 @@ pub const SPEC: Spec = Spec {
     summary: "Copy a key",
     complexity: "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.",
     parse: Copy::parse,
+    // A list or sorted set landing on the destination serves the clients blocked there.
+    unblocks: true,
     ..Spec::BASE
 };
 

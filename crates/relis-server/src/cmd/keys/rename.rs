@@ -23,6 +23,8 @@ pub const SPEC_RENAME: Spec = Spec {
     summary: "Rename a key",
     complexity: "O(1)",
     parse: Rename::parse_rename,
+    // A list or sorted set landing on the destination serves the clients blocked there.
+    unblocks: true,
     ..Spec::BASE
 };
 
@@ -38,6 +40,8 @@ pub const SPEC_RENAMENX: Spec = Spec {
     summary: "Rename a key, only if the new key does not exist",
     complexity: "O(1)",
     parse: Rename::parse_renamenx,
+    // A list or sorted set landing on the destination serves the clients blocked there.
+    unblocks: true,
     ..Spec::BASE
 };
 
