@@ -757,3 +757,120 @@ async fn tables_databases_and_statements_survive_kill_9() {
         arr(vec![row(vec![int(3)])])
     );
 }
+
+/// Every element of a collection view for `key`, ordered, as a flat array of bulk strings.
+async fn view(c: &mut Raw, sql: &str, key: &str) -> Frame {
+    let Frame::Array(rows) = c.cmd(&["SQL.QUERY", sql, key]).await else {
+        panic!("rows expected")
+    };
+    arr(rows
+        .into_iter()
+        .flat_map(|r| match r {
+            Frame::Array(v) => v,
+            other => vec![other],
+        })
+        .collect())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn collection_views_agree_with_the_commands() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    // Hashes: HGETALL's pairs (ordered by field for comparison).
+    c.cmd(&["HSET", "h", "b", "2", "a", "1", "c", "3"]).await;
+    c.cmd(&["HDEL", "h", "c"]).await;
+    assert_eq!(
+        view(
+            &mut c,
+            "SELECT field, value FROM redis_hashes WHERE key = ? ORDER BY field",
+            "h"
+        )
+        .await,
+        bulks(&["a", "1", "b", "2"])
+    );
+    assert_eq!(c.cmd(&["HLEN", "h"]).await, int(2));
+    assert_eq!(
+        c.cmd(&[
+            "SQL.QUERY",
+            "SELECT type, count FROM redis_keys WHERE key = 'h'"
+        ])
+        .await,
+        arr(vec![row(vec![bulk("hash"), int(2)])])
+    );
+    // Lists: idx is LINDEX's index after pushes and pops at both ends.
+    c.cmd(&["RPUSH", "l", "x", "y", "z"]).await;
+    c.cmd(&["LPUSH", "l", "w", "v"]).await;
+    c.cmd(&["LPOP", "l"]).await;
+    c.cmd(&["RPOP", "l"]).await;
+    let lrange = c.cmd(&["LRANGE", "l", "0", "-1"]).await;
+    assert_eq!(lrange, bulks(&["w", "x", "y"]));
+    assert_eq!(
+        view(
+            &mut c,
+            "SELECT value FROM redis_lists WHERE key = ? ORDER BY idx",
+            "l"
+        )
+        .await,
+        lrange
+    );
+    assert_eq!(
+        c.cmd(&[
+            "SQL.QUERY",
+            "SELECT idx FROM redis_lists WHERE key = 'l' AND value = 'y'"
+        ])
+        .await,
+        arr(vec![row(vec![int(2)])])
+    );
+    assert_eq!(c.cmd(&["LINDEX", "l", "2"]).await, bulk("y"));
+    // Sets.
+    c.cmd(&["SADD", "s", "m1", "m2", "m3"]).await;
+    c.cmd(&["SREM", "s", "m2"]).await;
+    assert_eq!(
+        view(
+            &mut c,
+            "SELECT member FROM redis_sets WHERE key = ? ORDER BY member",
+            "s"
+        )
+        .await,
+        bulks(&["m1", "m3"])
+    );
+    // Sorted sets: ZRANGE's order and scores.
+    c.cmd(&["ZADD", "z", "2", "b", "1", "a", "3.5", "c"]).await;
+    c.cmd(&["ZINCRBY", "z", "10", "a"]).await;
+    assert_eq!(
+        c.cmd(&["ZRANGE", "z", "0", "-1"]).await,
+        bulks(&["b", "c", "a"])
+    );
+    assert_eq!(
+        c.cmd(&[
+            "SQL.QUERY",
+            "SELECT member, score FROM redis_zsets WHERE key = 'z' ORDER BY score, member"
+        ])
+        .await,
+        arr(vec![
+            row(vec![bulk("b"), bulk("2")]),
+            row(vec![bulk("c"), bulk("3.5")]),
+            row(vec![bulk("a"), bulk("11")]),
+        ])
+    );
+    // A collection with an expiry that has passed is hidden, elements and all.
+    c.cmd(&["SADD", "gone", "x"]).await;
+    c.cmd(&["PEXPIRE", "gone", "1"]).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(c.cmd(&["EXISTS", "gone"]).await, int(0));
+    assert_eq!(
+        c.cmd(&[
+            "SQL.QUERY",
+            "SELECT count(*) FROM redis_sets WHERE key = 'gone'"
+        ])
+        .await,
+        arr(vec![row(vec![int(0)])])
+    );
+    // Joins across types: hash fields of the members of a set.
+    c.cmd(&["HSET", "user:m1", "name", "ann"]).await;
+    c.cmd(&["HSET", "user:m3", "name", "cid"]).await;
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "SELECT h.value FROM redis_sets s JOIN redis_hashes h ON h.key = 'user:' || s.member AND h.field = 'name' WHERE s.key = 's' ORDER BY 1"]).await,
+        arr(vec![bulks(&["ann"]), bulks(&["cid"])])
+    );
+}
