@@ -1472,6 +1472,9 @@ const HASH: &[&str] = &[
     "HINCRBYFLOAT h f 1 2",
     "HRANDfffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
     "HSCAN h",
+    // The command table.
+    "COMMAND INFO hset hmset hsetnx hget hmget hdel hexists hlen hstrlen hkeys hvals hgetall",
+    "COMMAND INFO hincrby hincrbyfloat hrandfield hscan",
     // The command checks HSET's pairs: inside MULTI it is queued and fails in EXEC.
     "MULTI",
     "HSET m x 1 y",
