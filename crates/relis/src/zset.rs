@@ -1178,8 +1178,9 @@ impl Reader<'_> {
     /// ZUNION / ZINTER / ZDIFF: the result in Redis's order. Missing keys are empty inputs;
     /// plain sets count with score 1; `weights` (one per key, or empty for all 1) multiply
     /// the scores (a NaN product counts as 0). Also reports the longest member (for the
-    /// encoding of a stored result). `limit` stops ZINTERCARD counting (0: no limit); with
-    /// `card_only` the result is empty and the count is returned instead.
+    /// encoding of a stored result). Every key is looked up first, in order, and `seen` told
+    /// whether it was found (Redis counts these lookups as keyspace hits and misses; a key of
+    /// another type is a hit, then WRONGTYPE).
     ///
     /// # Errors
     /// [`Error::WrongType`] when a key holds neither a sorted set nor a set.
@@ -1190,17 +1191,32 @@ impl Reader<'_> {
         keys: &[Bytes],
         weights: &[f64],
         agg: Aggregate,
+        seen: &mut dyn FnMut(bool),
     ) -> Result<Vec<Scored>> {
-        Ok(self.z_setop(db, op, keys, weights, agg, None)?.0)
+        Ok(self.z_setop(db, op, keys, weights, agg, None, seen)?.0)
     }
 
     /// ZINTERCARD: the size of the intersection, counting stops at `limit` (0: no limit).
     ///
     /// # Errors
     /// [`Error::WrongType`] when a key holds neither a sorted set nor a set.
-    pub fn zintercard(&self, db: u32, keys: &[Bytes], limit: u64) -> Result<i64> {
+    pub fn zintercard(
+        &self,
+        db: u32,
+        keys: &[Bytes],
+        limit: u64,
+        seen: &mut dyn FnMut(bool),
+    ) -> Result<i64> {
         Ok(self
-            .z_setop(db, SetOp::Inter, keys, &[], Aggregate::Sum, Some(limit))?
+            .z_setop(
+                db,
+                SetOp::Inter,
+                keys,
+                &[],
+                Aggregate::Sum,
+                Some(limit),
+                seen,
+            )?
             .1)
     }
 
@@ -1212,11 +1228,19 @@ impl Reader<'_> {
         weights: &[f64],
         agg: Aggregate,
         card_limit: Option<u64>,
+        seen: &mut dyn FnMut(bool),
     ) -> Result<(Vec<Scored>, i64)> {
         // Every key is looked up (and type-checked) first, as Redis does.
         let mut srcs: Vec<(Option<KeyMeta>, i64, f64)> = Vec::with_capacity(keys.len());
         for (i, k) in keys.iter().enumerate() {
-            let found = self.z_input(db, k)?;
+            let found = match self.z_input(db, k) {
+                Err(Error::WrongType) => {
+                    seen(true);
+                    return Err(Error::WrongType);
+                }
+                r => r?,
+            };
+            seen(found.is_some());
             let w = weights.get(i).copied().unwrap_or(1.0);
             srcs.push(match found {
                 Some((m, n)) => (Some(m), n, w),
@@ -1968,8 +1992,9 @@ impl<'c> Writer<'c> {
         keys: &[Bytes],
         weights: &[f64],
         agg: Aggregate,
+        seen: &mut dyn FnMut(bool),
     ) -> Result<i64> {
-        let items = self.zsetop(db, op, keys, weights, agg)?;
+        let items = self.zsetop(db, op, keys, weights, agg, seen)?;
         self.z_store(db, dst, &items)
     }
 

@@ -17,6 +17,7 @@ pub mod set;
 pub mod sql;
 pub mod string;
 pub mod tx;
+pub mod zset;
 
 use crate::args::Args;
 use crate::client::Client;
@@ -215,6 +216,7 @@ pub fn all() -> impl Iterator<Item = &'static Spec> {
         .chain(conn::SPECS)
         .chain(server::SPECS)
         .chain(tx::SPECS)
+        .chain(zset::SPECS)
         .chain(sql::SPECS)
         .chain(set::SPECS)
 }

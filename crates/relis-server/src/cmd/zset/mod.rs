@@ -1,0 +1,451 @@
+//! The sorted-set family. Scores are parsed as Redis parses them (C `strtod`: `inf`, exponents
+//! and hex floats accepted, NaN refused) and replied with `addReplyDouble`'s shape: a bulk string
+//! `%.17g` under RESP2, a double under RESP3. Member-and-score replies are flat arrays under
+//! RESP2 and arrays of `[member, score]` pairs under RESP3, as Redis 7.0 sends them.
+//!
+//! Commands that can make a sorted set non-empty (ZADD, ZINCRBY, the STORE commands) declare
+//! `unblocks`: the clients blocked on their destination by BZPOPMIN/BZPOPMAX/BZMPOP are served
+//! right after them, in the same transaction (see `blocking.rs`).
+
+pub mod bzpop;
+pub mod zadd;
+pub mod zcard;
+pub mod zcount;
+pub mod zpop;
+pub mod zrandmember;
+pub mod zrange;
+pub mod zrank;
+pub mod zrem;
+pub mod zremrange;
+pub mod zscan;
+pub mod zscore;
+pub mod zsetop;
+
+use crate::cmd::{Cx, Spec};
+use crate::error::CmdError;
+use bytes::Bytes;
+use relis::{LexBound, Scored};
+use resp::{Frame, Protocol};
+use std::time::Duration;
+
+/// The sorted-set commands, in Redis's COMMAND order.
+pub static SPECS: &[Spec] = &[
+    zadd::SPEC,
+    zadd::SPEC_ZINCRBY,
+    zrem::SPEC,
+    zremrange::SPEC_ZREMRANGEBYSCORE,
+    zremrange::SPEC_ZREMRANGEBYRANK,
+    zremrange::SPEC_ZREMRANGEBYLEX,
+    zsetop::SPEC_ZUNIONSTORE,
+    zsetop::SPEC_ZINTERSTORE,
+    zsetop::SPEC_ZDIFFSTORE,
+    zsetop::SPEC_ZUNION,
+    zsetop::SPEC_ZINTER,
+    zsetop::SPEC_ZINTERCARD,
+    zsetop::SPEC_ZDIFF,
+    zrange::SPEC_ZRANGESTORE,
+    zrange::SPEC_ZRANGE,
+    zrange::SPEC_ZRANGEBYSCORE,
+    zrange::SPEC_ZREVRANGEBYSCORE,
+    zrange::SPEC_ZRANGEBYLEX,
+    zrange::SPEC_ZREVRANGEBYLEX,
+    zcount::SPEC_ZCOUNT,
+    zcount::SPEC_ZLEXCOUNT,
+    zrange::SPEC_ZREVRANGE,
+    zcard::SPEC,
+    zscore::SPEC,
+    zscore::SPEC_ZMSCORE,
+    zrank::SPEC_ZRANK,
+    zrank::SPEC_ZREVRANK,
+    zscan::SPEC,
+    zpop::SPEC_ZPOPMIN,
+    zpop::SPEC_ZPOPMAX,
+    zpop::SPEC_ZMPOP,
+    bzpop::SPEC_BZPOPMIN,
+    bzpop::SPEC_BZPOPMAX,
+    bzpop::SPEC_BZMPOP,
+    zrandmember::SPEC,
+];
+
+/// Counts a read lookup of one key in keyspace_hits / keyspace_misses as Redis's
+/// `lookupKeyRead` does: a key of another type is a hit (the WRONGTYPE comes after the lookup).
+fn counted<T>(cx: &Cx, r: Result<Option<T>, relis::Error>) -> Result<Option<T>, CmdError> {
+    match r {
+        Ok(v) => {
+            cx.hit(v.is_some());
+            Ok(v)
+        }
+        Err(relis::Error::WrongType) => {
+            cx.hit(true);
+            Err(CmdError::WrongType)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// What C's `strtod` makes of the start of `s`: the value, how many bytes it used (0: no
+/// number at all), and whether it overflowed (to ±inf) or underflowed (to 0) — `ERANGE`.
+/// Leading white space is skipped; `inf`, `infinity`, `nan`, `nan(...)`, decimal and `0x` hex
+/// forms are read, as glibc reads them.
+pub fn strtod(s: &[u8]) -> (f64, usize, bool) {
+    let mut i = 0;
+    while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
+        i += 1;
+    }
+    let start = i;
+    let neg = match s.get(i) {
+        Some(b'-') => {
+            i += 1;
+            true
+        }
+        Some(b'+') => {
+            i += 1;
+            false
+        }
+        _ => false,
+    };
+    let sign = |v: f64| if neg { -v } else { v };
+    let rest = &s[i..];
+    let starts = |w: &[u8]| rest.len() >= w.len() && rest[..w.len()].eq_ignore_ascii_case(w);
+    if starts(b"inf") {
+        let n = if starts(b"infinity") { 8 } else { 3 };
+        return (sign(f64::INFINITY), i + n, false);
+    }
+    if starts(b"nan") {
+        let mut n = 3;
+        if rest.get(3) == Some(&b'(') {
+            let close = rest[4..]
+                .iter()
+                .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'));
+            if let Some(p) = close {
+                if rest[4 + p] == b')' {
+                    n = 4 + p + 1;
+                }
+            }
+        }
+        return (f64::NAN, i + n, false);
+    }
+    let is_hex = |c: u8| c.is_ascii_hexdigit();
+    if (starts(b"0x"))
+        && (rest.get(2).is_some_and(|c| is_hex(*c))
+            || (rest.get(2) == Some(&b'.') && rest.get(3).is_some_and(|c| is_hex(*c))))
+    {
+        let (v, n, erange) = hex_float(&rest[2..]);
+        return (sign(v), i + 2 + n, erange);
+    }
+    // Decimal: digits [. digits] [e [sign] digits], at least one digit in the mantissa.
+    let mut j = 0;
+    let mut digits = 0;
+    let mut nonzero = false;
+    while j < rest.len() && rest[j].is_ascii_digit() {
+        nonzero |= rest[j] != b'0';
+        j += 1;
+        digits += 1;
+    }
+    if rest.get(j) == Some(&b'.') {
+        j += 1;
+        while j < rest.len() && rest[j].is_ascii_digit() {
+            nonzero |= rest[j] != b'0';
+            j += 1;
+            digits += 1;
+        }
+    }
+    if digits == 0 {
+        return (0.0, 0, false);
+    }
+    if matches!(rest.get(j), Some(b'e' | b'E')) {
+        let mut k = j + 1;
+        if matches!(rest.get(k), Some(b'+' | b'-')) {
+            k += 1;
+        }
+        if rest.get(k).is_some_and(u8::is_ascii_digit) {
+            while k < rest.len() && rest[k].is_ascii_digit() {
+                k += 1;
+            }
+            j = k;
+        }
+    }
+    let text = std::str::from_utf8(&rest[..j]).unwrap_or("0");
+    // Rust reads every decimal form C does (after the sign, which is applied here).
+    let v: f64 = text.parse().unwrap_or(0.0);
+    let erange = v.is_infinite() || (v == 0.0 && nonzero);
+    let _ = start;
+    (sign(v), i + j, erange)
+}
+
+/// The hex digits (and optional `.` fraction and `p` exponent) after `0x`.
+fn hex_float(s: &[u8]) -> (f64, usize, bool) {
+    let mut j = 0;
+    let mut mant: u64 = 0;
+    let mut exp: i64 = 0;
+    let mut nonzero = false;
+    let mut seen_dot = false;
+    while j < s.len() {
+        let c = s[j];
+        if c == b'.' && !seen_dot {
+            seen_dot = true;
+            j += 1;
+            continue;
+        }
+        let Some(d) = (c as char).to_digit(16) else {
+            break;
+        };
+        nonzero |= d != 0;
+        if mant >> 56 == 0 {
+            mant = mant * 16 + u64::from(d);
+            if seen_dot {
+                exp -= 4;
+            }
+        } else if !seen_dot {
+            // Digits beyond what a u64 holds only scale the value.
+            exp += 4;
+        }
+        j += 1;
+    }
+    if matches!(s.get(j), Some(b'p' | b'P')) {
+        let mut k = j + 1;
+        let neg = match s.get(k) {
+            Some(b'-') => {
+                k += 1;
+                true
+            }
+            Some(b'+') => {
+                k += 1;
+                false
+            }
+            _ => false,
+        };
+        if s.get(k).is_some_and(u8::is_ascii_digit) {
+            let mut e: i64 = 0;
+            while k < s.len() && s[k].is_ascii_digit() {
+                e = (e * 10 + i64::from(s[k] - b'0')).min(1 << 20);
+                k += 1;
+            }
+            exp += if neg { -e } else { e };
+            j = k;
+        }
+    }
+    let v = (mant as f64) * 2f64.powi(exp.clamp(-2000, 2000) as i32);
+    let erange = v.is_infinite() || (v == 0.0 && nonzero);
+    (v, j, erange)
+}
+
+/// A score or increment as Redis's `getDoubleFromObject` reads it: the whole argument is a
+/// `strtod` number, without leading space, neither out of range nor NaN.
+///
+/// # Errors
+/// `ERR value is not a valid float`.
+pub fn parse_score(arg: &[u8]) -> Result<f64, CmdError> {
+    parse_double(arg).ok_or(CmdError::NotFloat)
+}
+
+/// [`parse_score`] without the error text (WEIGHTS has its own).
+pub fn parse_double(arg: &[u8]) -> Option<f64> {
+    if arg.is_empty() || matches!(arg[0], b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
+        return None;
+    }
+    let (v, used, erange) = strtod(arg);
+    if used != arg.len() || erange || v.is_nan() {
+        return None;
+    }
+    Some(v)
+}
+
+/// One end of a score range as Redis's `zslParseRange` reads it: an optional `(` for an
+/// exclusive end, then a `strtod` number that must run to the end of the C string (so leading
+/// space and an empty number, which is 0, pass; out of range is ±inf or 0; NaN is refused).
+pub fn parse_score_bound(arg: &[u8]) -> Option<(f64, bool)> {
+    let (ex, body) = match arg.first() {
+        Some(b'(') => (true, &arg[1..]),
+        _ => (false, arg),
+    };
+    let (v, used, _) = strtod(body);
+    // C stops at the first NUL byte.
+    if used < body.len() && body[used] != 0 {
+        return None;
+    }
+    if v.is_nan() {
+        return None;
+    }
+    Some((v, ex))
+}
+
+/// A score range `min max`.
+///
+/// # Errors
+/// `ERR min or max is not a float`.
+pub fn parse_score_range(min: &[u8], max: &[u8]) -> Result<relis::ScoreRange, CmdError> {
+    let err = || CmdError::err("min or max is not a float");
+    let (min, min_ex) = parse_score_bound(min).ok_or_else(err)?;
+    let (max, max_ex) = parse_score_bound(max).ok_or_else(err)?;
+    Ok(relis::ScoreRange {
+        min,
+        min_ex,
+        max,
+        max_ex,
+    })
+}
+
+/// One end of a lex range: `-`, `+`, `[member` or `(member` (Redis's `zslParseLexRangeItem`).
+pub fn parse_lex_bound(arg: &[u8]) -> Option<LexBound> {
+    match arg.first()? {
+        b'+' if arg.len() == 1 => Some(LexBound::Max),
+        b'-' if arg.len() == 1 => Some(LexBound::Min),
+        b'[' => Some(LexBound::Incl(Bytes::copy_from_slice(&arg[1..]))),
+        b'(' => Some(LexBound::Excl(Bytes::copy_from_slice(&arg[1..]))),
+        _ => None,
+    }
+}
+
+/// A lex range `min max`.
+///
+/// # Errors
+/// `ERR min or max not valid string range item`.
+pub fn parse_lex_range(min: &[u8], max: &[u8]) -> Result<relis::LexRange, CmdError> {
+    let err = || CmdError::err("min or max not valid string range item");
+    Ok(relis::LexRange {
+        min: parse_lex_bound(min).ok_or_else(err)?,
+        max: parse_lex_bound(max).ok_or_else(err)?,
+    })
+}
+
+/// A blocking command's timeout (seconds, fractional, 0 = forever) as Redis 7.0 reads it.
+///
+/// # Errors
+/// `ERR timeout is not a float or out of range`, `ERR timeout is negative`.
+pub fn parse_timeout(arg: &[u8]) -> Result<Option<Duration>, CmdError> {
+    match relis::parse_timeout_ms(arg) {
+        None => Err(CmdError::err("timeout is not a float or out of range")),
+        Some(ms) if ms < 0 => Err(CmdError::err("timeout is negative")),
+        Some(0) => Ok(None),
+        Some(ms) => Ok(Some(Duration::from_millis(ms as u64))),
+    }
+}
+
+/// An integer that Redis reads with `getRangeLongFromObjectOrReply(.., 1, LONG_MAX, msg)`: any
+/// failure replies `msg`.
+fn parse_positive(arg: &[u8], msg: &str) -> Result<i64, CmdError> {
+    match relis::parse_i64(arg) {
+        Some(n) if n >= 1 => Ok(n),
+        _ => Err(CmdError::err(msg)),
+    }
+}
+
+/// A member and score pair for RESP3 (`[member, score]`).
+fn pair(m: Bytes, s: f64) -> Frame {
+    Frame::Array(vec![Frame::Bulk(m), Frame::Double(s)])
+}
+
+/// Members, with their scores when asked: flat under RESP2, pairs under RESP3.
+fn scored_reply(items: Vec<Scored>, withscores: bool, proto: Protocol) -> Frame {
+    if !withscores {
+        return Frame::Array(items.into_iter().map(|(m, _)| Frame::Bulk(m)).collect());
+    }
+    if proto == Protocol::Resp2 {
+        let mut out = Vec::with_capacity(items.len() * 2);
+        for (m, s) in items {
+            out.push(Frame::Bulk(m));
+            out.push(Frame::Double(s));
+        }
+        Frame::Array(out)
+    } else {
+        Frame::Array(items.into_iter().map(|(m, s)| pair(m, s)).collect())
+    }
+}
+
+/// Members and scores always as `[member, score]` pairs (ZMPOP and friends, both protocols).
+fn pairs_reply(items: Vec<Scored>) -> Frame {
+    Frame::Array(items.into_iter().map(|(m, s)| pair(m, s)).collect())
+}
+
+/// Test helper: splits a command line into arguments.
+#[cfg(test)]
+pub(crate) fn args_of(name: &'static str, line: &str) -> crate::args::Args {
+    let args = line
+        .split_whitespace()
+        .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+        .collect();
+    crate::args::Args::new(name, args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_parse_like_strtod() {
+        let ok: &[(&[u8], f64)] = &[
+            (b"1", 1.0),
+            (b"-1.5", -1.5),
+            (b"+2", 2.0),
+            (b"1e3", 1000.0),
+            (b"1E-2", 0.01),
+            (b".5", 0.5),
+            (b"5.", 5.0),
+            (b"inf", f64::INFINITY),
+            (b"+inf", f64::INFINITY),
+            (b"-inf", f64::NEG_INFINITY),
+            (b"Infinity", f64::INFINITY),
+            (b"0x10", 16.0),
+            (b"0x1p4", 16.0),
+            (b"0x.8", 0.5),
+            (b"-0", 0.0),
+            (b"4.9e-324", 4.9e-324),
+        ];
+        for (s, want) in ok {
+            assert_eq!(
+                parse_double(s),
+                Some(*want),
+                "{}",
+                String::from_utf8_lossy(s)
+            );
+        }
+        for s in [
+            &b""[..],
+            b" 1",
+            b"1 ",
+            b"nan",
+            b"-nan",
+            b"1e400",
+            b"1e-400",
+            b"abc",
+            b"1x",
+            b"0x",
+            b"1\x00",
+            b"infx",
+            b"--1",
+        ] {
+            assert_eq!(parse_double(s), None, "{}", String::from_utf8_lossy(s));
+        }
+    }
+
+    #[test]
+    fn score_bounds_parse_like_zsl_parse_range() {
+        assert_eq!(parse_score_bound(b"(1.5"), Some((1.5, true)));
+        assert_eq!(parse_score_bound(b"1.5"), Some((1.5, false)));
+        assert_eq!(parse_score_bound(b""), Some((0.0, false)));
+        assert_eq!(parse_score_bound(b"("), Some((0.0, true)));
+        assert_eq!(parse_score_bound(b" 1"), Some((1.0, false)));
+        assert_eq!(parse_score_bound(b"1e500"), Some((f64::INFINITY, false)));
+        assert_eq!(parse_score_bound(b"-inf"), Some((f64::NEG_INFINITY, false)));
+        assert_eq!(parse_score_bound(b"1\x00junk"), Some((1.0, false)));
+        assert_eq!(parse_score_bound(b"1 "), None);
+        assert_eq!(parse_score_bound(b"nan"), None);
+        assert_eq!(parse_score_bound(b"((1"), None);
+        assert_eq!(parse_score_bound(b"x"), None);
+    }
+
+    #[test]
+    fn lex_bounds() {
+        assert_eq!(parse_lex_bound(b"-"), Some(LexBound::Min));
+        assert_eq!(parse_lex_bound(b"+"), Some(LexBound::Max));
+        assert_eq!(parse_lex_bound(b"["), Some(LexBound::Incl(Bytes::new())));
+        assert_eq!(
+            parse_lex_bound(b"(a"),
+            Some(LexBound::Excl(Bytes::from_static(b"a")))
+        );
+        for s in [&b""[..], b"a", b"-a", b"+a"] {
+            assert_eq!(parse_lex_bound(s), None);
+        }
+    }
+}

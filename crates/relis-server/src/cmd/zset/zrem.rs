@@ -1,0 +1,51 @@
+//! ZREM key member [member ...] — remove members; replies how many were there.
+//! <https://redis.io/commands/zrem/>
+
+use crate::args::Args;
+use crate::cmd::{Cx, Parsed, Spec, WriteCmd};
+use crate::error::CmdError;
+use bytes::Bytes;
+use resp::Frame;
+
+/// ZREM's declaration.
+pub const SPEC: Spec = Spec {
+    name: "zrem",
+    arity: -3,
+    flags: &["write", "fast"],
+    acl: &["write", "sortedset", "fast"],
+    keys: (1, 1, 1),
+    group: "sorted-set",
+    since: "1.2.0",
+    summary: "Remove one or more members from a sorted set",
+    complexity: "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.",
+    parse: ZRem::parse,
+    key_flags: &["RW", "delete"],
+    ..Spec::BASE
+};
+
+/// ZREM key member [member ...].
+#[derive(Debug, PartialEq, Eq)]
+pub struct ZRem {
+    key: Bytes,
+    members: Vec<Bytes>,
+}
+
+impl ZRem {
+    fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
+        let key = args.next()?;
+        let members = args.rest();
+        args.finish()?;
+        Parsed::write(ZRem { key, members })
+    }
+}
+
+impl WriteCmd for ZRem {
+    fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        Ok(Frame::Integer(w.zrem(cx.db, &self.key, &self.members)?))
+    }
+
+    // The type check comes before the first write.
+    fn needs_savepoint(&self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,178 @@
+//! ZSCAN key cursor [MATCH pattern] [COUNT count] — iterate a sorted set's members and scores a
+//! page at a time. <https://redis.io/commands/zscan/>
+//!
+//! A set Redis keeps as a listpack comes whole in one reply (in score order, cursor 0), as
+//! from Redis. A larger one is walked in member byte order, so a member present for the whole
+//! iteration comes exactly once; the Redis-shaped integer cursors map to the member a page
+//! stopped after (`Shared::cursors`, keyed by database and key), and an unknown cursor
+//! restarts the scan. COUNT bounds the members examined before MATCH filters them. Scores are
+//! bulk strings (`%.17g`) under both protocols, as Redis sends them.
+//!
+//! Redis checks the cursor first, then looks the key up, and only then reads the options: a
+//! missing key replies an empty scan whatever options follow.
+
+use crate::args::Args;
+use crate::cmd::keys::scan::parse_cursor;
+use crate::cmd::{Cx, Parsed, ReadCmd, Spec};
+use crate::error::CmdError;
+use bytes::Bytes;
+use resp::Frame;
+
+/// ZSCAN's declaration.
+pub const SPEC: Spec = Spec {
+    name: "zscan",
+    arity: -3,
+    flags: &["readonly"],
+    acl: &["read", "sortedset", "slow"],
+    keys: (1, 1, 1),
+    group: "sorted-set",
+    since: "2.8.0",
+    summary: "Incrementally iterate sorted sets elements and associated scores",
+    complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..",
+    parse: ZScan::parse,
+    tips: &["nondeterministic_output"],
+    ..Spec::BASE
+};
+
+/// Redis's default COUNT.
+const DEFAULT_COUNT: usize = 10;
+
+/// MATCH and COUNT.
+#[derive(Debug, PartialEq, Eq)]
+struct Options {
+    pattern: Option<Bytes>,
+    count: usize,
+}
+
+/// ZSCAN key cursor [MATCH pattern] [COUNT count].
+#[derive(Debug, PartialEq, Eq)]
+pub struct ZScan {
+    key: Bytes,
+    cursor: u64,
+    /// The options, or the error they give once the key turns out to be a sorted set.
+    options: Result<Options, CmdError>,
+}
+
+impl Options {
+    fn from_args(args: &mut Args) -> Result<Options, CmdError> {
+        let mut o = Options {
+            pattern: None,
+            count: DEFAULT_COUNT,
+        };
+        while !args.is_empty() {
+            if args.remaining() >= 2 && args.eat("count") {
+                let n = args.next_i64()?;
+                if n < 1 {
+                    return Err(CmdError::Syntax);
+                }
+                o.count = usize::try_from(n).unwrap_or(usize::MAX);
+            } else if args.remaining() >= 2 && args.eat("match") {
+                o.pattern = Some(args.next()?);
+            } else {
+                return Err(CmdError::Syntax);
+            }
+        }
+        Ok(o)
+    }
+}
+
+impl ZScan {
+    fn from_args(args: &mut Args) -> Result<ZScan, CmdError> {
+        let key = args.next()?;
+        let cursor = parse_cursor(&args.next()?)?;
+        let options = Options::from_args(args);
+        // Whatever the options said, every argument is accounted for.
+        args.rest();
+        args.finish()?;
+        Ok(ZScan {
+            key,
+            cursor,
+            options,
+        })
+    }
+
+    fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
+        Parsed::read(ZScan::from_args(args)?)
+    }
+}
+
+fn reply(cursor: u64, items: Vec<relis::Scored>) -> Frame {
+    let mut flat = Vec::with_capacity(items.len() * 2);
+    for (m, s) in items {
+        flat.push(Frame::Bulk(m));
+        flat.push(Frame::Bulk(Bytes::from(resp::format_double(s))));
+    }
+    Frame::Array(vec![
+        Frame::Bulk(Bytes::from(cursor.to_string())),
+        Frame::Array(flat),
+    ])
+}
+
+impl ReadCmd for ZScan {
+    fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        let o = match &self.options {
+            Ok(o) => o,
+            // Bad options matter only for a sorted set: look the key up as ZSCAN would first.
+            Err(e) => {
+                return match super::counted(cx, r.zcard(cx.db, &self.key))? {
+                    None => Ok(reply(0, Vec::new())),
+                    Some(_) => Err(e.clone()),
+                }
+            }
+        };
+        let after = match self.cursor {
+            0 => None,
+            c => cx.server.cursors.lock().resume_keyed(cx.db, &self.key, c),
+        };
+        let page = r.zscan(
+            cx.db,
+            &self.key,
+            after.as_deref(),
+            o.count,
+            o.pattern.as_deref(),
+        );
+        let Some(page) = super::counted(cx, page)? else {
+            return Ok(reply(0, Vec::new()));
+        };
+        let cursor = match page.next {
+            Some(m) => cx
+                .server
+                .cursors
+                .lock()
+                .save_keyed(cx.db, self.key.clone(), m),
+            None => 0,
+        };
+        Ok(reply(cursor, page.items))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> Result<ZScan, CmdError> {
+        ZScan::from_args(&mut super::super::args_of("zscan", line))
+    }
+
+    #[test]
+    fn options_are_judged_late() {
+        let s = parse("k 7 COUNT 2 match a* count 3").unwrap();
+        assert_eq!(s.cursor, 7);
+        assert_eq!(
+            s.options,
+            Ok(Options {
+                pattern: Some(Bytes::from_static(b"a*")),
+                count: 3
+            })
+        );
+        assert_eq!(parse("k x"), Err(CmdError::err("invalid cursor")));
+        for (line, e) in [
+            ("k 0 count 0", CmdError::Syntax),
+            ("k 0 count x", CmdError::NotInteger),
+            ("k 0 match", CmdError::Syntax),
+            ("k 0 type zset", CmdError::Syntax),
+        ] {
+            assert_eq!(parse(line).unwrap().options, Err(e), "{line}");
+        }
+    }
+}
