@@ -650,6 +650,15 @@ async fn scan_small_and_large_hashes() {
             assert_eq!(calls, 12);
         }
     }
+    // The largest COUNT walks everything in one call.
+    let Frame::Array(mut all) = c
+        .cmd(&["HSCAN", "big", "0", "COUNT", "9223372036854775807"])
+        .await
+    else {
+        panic!("HSCAN reply");
+    };
+    assert_eq!(strings(all.pop().unwrap()).len(), 1200);
+    assert_eq!(all.pop().unwrap(), bulk("0"));
     // A cursor of another key, or never issued, restarts the scan.
     let Frame::Array(reply) = c.cmd(&["HSCAN", "big", "0", "COUNT", "5"]).await else {
         panic!("HSCAN reply");

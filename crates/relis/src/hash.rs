@@ -463,7 +463,8 @@ impl Reader<'_> {
         } else {
             prefix_end(&prefix)
         };
-        let limit = count.max(1) as i64;
+        // A COUNT as large as Redis allows (i64::MAX) walks the rest of the hash.
+        let limit = count.clamp(1, i64::MAX as usize - 1) as i64;
         let mut st = match &upper {
             Some(_) => self.conn.prepare_cached(
                 "SELECT field, value FROM relis_hash WHERE kid = ?1 AND field >= ?2 AND field < ?4
