@@ -105,7 +105,10 @@ const PASSIVE: &[(&str, &str)] = &[
     ("lfu-log-factor", "10"),
     ("lfu-decay-time", "1"),
     ("list-max-listpack-size", "-2"),
-    ("hash-max-listpack-entries", "128"),
+    ("hash-max-listpack-entries", "512"),
+    ("hash-max-listpack-value", "64"),
+    ("zset-max-listpack-value", "64"),
+    ("list-compress-depth", "0"),
     ("set-max-intset-entries", "512"),
     ("zset-max-listpack-entries", "128"),
     (
@@ -187,6 +190,9 @@ fn check_passive(name: &str, value: &str) -> Result<String, String> {
         ("hash-max-listpack-entries", 0, i64::MAX),
         ("set-max-intset-entries", 0, i64::MAX),
         ("zset-max-listpack-entries", 0, i64::MAX),
+        ("hash-max-listpack-value", 0, i64::MAX),
+        ("zset-max-listpack-value", 0, i64::MAX),
+        ("list-compress-depth", 0, i32::MAX as i64),
         ("tcp-backlog", 0, i32::MAX as i64),
         ("io-threads", 1, 128),
     ];
