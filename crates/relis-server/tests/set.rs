@@ -308,9 +308,16 @@ async fn random_members() {
             (&["SPOP", "missing"], Frame::Null),
             (&["SPOP", "missing", "3"], arr(vec![])),
             (&["SPOP", "s", "0"], arr(vec![])),
+            // Relis bounds repeats (relis::MAX_RANDOM_REPEATS) where Redis would build any reply.
+            (&["SRANDMEMBER", "s", "-4194305"], err(NOT_INT)),
+            (&["SRANDMEMBER", "missing", "-4194305"], arr(vec![])),
         ],
     )
     .await;
+    assert!(matches!(
+        c.cmd(&["SRANDMEMBER", "s", "-100000"]).await,
+        Frame::Array(v) if v.len() == 100_000
+    ));
     let Frame::Bulk(one) = c.cmd(&["SRANDMEMBER", "s"]).await else {
         panic!("a member")
     };
