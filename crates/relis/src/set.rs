@@ -487,7 +487,8 @@ impl Reader<'_> {
         } else {
             crate::keys::prefix_end(&prefix)
         };
-        let limit = count.max(1) as i64;
+        // COUNT may be as large as i64::MAX: keep room for the one extra row asked for below.
+        let limit = count.clamp(1, i64::MAX as usize - 1) as i64;
         let mut st = match &upper {
             Some(_) => self.conn.prepare_cached(
                 "SELECT member FROM relis_set WHERE kid = ?1 AND member >= ?2 AND member < ?4
