@@ -229,7 +229,7 @@ impl Client {
         }
         self.note_command(spec);
         let keys = if spec.unblocks {
-            spec.key_positions(argv.len())
+            spec.keys_of(&argv)
                 .into_iter()
                 .map(|i| argv[i].clone())
                 .collect()

@@ -22,6 +22,7 @@ mod keys;
 mod list;
 mod schema;
 mod set;
+mod sort;
 pub mod sql;
 mod store;
 mod strings;
@@ -38,6 +39,7 @@ pub use hash::{
 pub use keys::{ExpireCond, KeyspaceInfo, ObjectInfo, ScanPage, Ttl};
 pub use list::{parse_timeout_ms, End, LposOptions, Side};
 pub use set::{MAX_RANDOM_REPEATS, SET_MAX_INTSET_ENTRIES};
+pub use sort::{SortOptions, Sorted};
 pub use sql::{
     ColumnInfo, Params, PrepareMode, SqlConn, SqlDb, SqlDbOptions, SqlError, SqlLimits, SqlOutput,
     SqlValue, StatementInfo, StatementKind, TableInfo,

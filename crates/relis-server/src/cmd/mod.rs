@@ -150,7 +150,14 @@ pub struct Spec {
     pub key_flags: &'static [&'static str],
     /// Notes on the key spec (COMMAND INFO `notes`), empty for none.
     pub key_notes: &'static str,
+    /// Redis's `getkeys_proc`: the key positions of a command line whose keys the legacy range
+    /// cannot describe (SORT's `STORE destination`). When set, it replaces [`Spec::keys`] for
+    /// COMMAND GETKEYS and for the keys an `unblocks` command feeds.
+    pub find_keys: Option<FindKeysFn>,
 }
+
+/// A [`Spec::find_keys`] function: the key positions in a whole command line (name included).
+pub type FindKeysFn = fn(&[bytes::Bytes]) -> Vec<usize>;
 
 fn unreachable_parse(_: &mut Args) -> Result<Parsed, CmdError> {
     Err(CmdError::Syntax)
@@ -174,6 +181,7 @@ impl Spec {
         key_flags: &[],
         key_notes: "",
         unblocks: false,
+        find_keys: None,
     };
 
     /// Whether the spec carries `flag`.
@@ -190,6 +198,15 @@ impl Spec {
     /// The subcommand's own name (after `|`), or the name.
     pub fn short_name(&self) -> &'static str {
         self.name.rsplit('|').next().unwrap_or(self.name)
+    }
+
+    /// Positions of the key arguments of the command line `argv` (which includes the name):
+    /// [`Spec::find_keys`] if the spec has one, otherwise [`Spec::key_positions`].
+    pub fn keys_of(&self, argv: &[bytes::Bytes]) -> Vec<usize> {
+        match self.find_keys {
+            Some(f) => f(argv),
+            None => self.key_positions(argv.len()),
+        }
     }
 
     /// Positions of the key arguments in `argv` (which includes the name).

@@ -15,6 +15,7 @@ pub mod persist;
 pub mod randomkey;
 pub mod rename;
 pub mod scan;
+pub mod sort;
 pub mod swapdb;
 pub mod touch;
 pub mod ttl;
@@ -50,6 +51,8 @@ pub static SPECS: &[Spec] = &[
     flush::SPEC_FLUSHALL,
     swapdb::SPEC,
     object::SPEC,
+    sort::SPEC_SORT,
+    sort::SPEC_SORT_RO,
 ];
 
 /// Parses a C `int` argument as Redis's `getIntFromObjectOrReply` does: not an integer gives

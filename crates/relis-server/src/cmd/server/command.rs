@@ -413,7 +413,7 @@ fn get_keys(argv: &[Bytes]) -> Result<(&'static Spec, Vec<usize>), CmdError> {
             "Invalid number of arguments specified for command",
         ));
     }
-    let keys = spec.key_positions(argv.len());
+    let keys = spec.keys_of(argv);
     if keys.is_empty() {
         return Err(CmdError::err("Invalid arguments specified for command"));
     }

@@ -80,7 +80,7 @@ impl ConnCmd for Exec {
                     }
                 }
                 let keys: Vec<bytes::Bytes> = if spec.unblocks {
-                    spec.key_positions(argv.len())
+                    spec.keys_of(&argv)
                         .into_iter()
                         .map(|i| argv[i].clone())
                         .collect()

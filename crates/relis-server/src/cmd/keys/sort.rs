@@ -1,0 +1,248 @@
+//! SORT key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC|DESC]
+//! [ALPHA] [STORE destination], and SORT_RO (the same without STORE) — sort the elements of a
+//! list, set or sorted set. <https://redis.io/commands/sort/>,
+//! <https://redis.io/commands/sort_ro/>
+//!
+//! The options are read in Redis's order (`sortCommandGeneric`): any order, repeated options
+//! allowed (the last LIMIT/STORE/BY wins, GETs accumulate), a LIMIT whose numbers are not
+//! integers is `ERR value is not an integer or out of range`, anything else (SORT_RO's STORE
+//! included) a syntax error — all before the key is looked up. The sorting itself, with Redis's
+//! quirks, is the engine's (`relis::SortOptions`).
+//!
+//! SORT is flagged `write` (STORE writes), but without STORE it only reads, so it runs on a
+//! reader like SORT_RO. With STORE it runs on the writer and replaces the destination with a
+//! list, so clients blocked on the destination are served: the destination's position comes
+//! from [`sort_keys`] (Redis's `sortGetKeys`), which COMMAND GETKEYS also uses.
+
+use crate::args::Args;
+use crate::cmd::{Cx, Parsed, ReadCmd, Spec, WriteCmd};
+use crate::error::CmdError;
+use bytes::Bytes;
+use relis::{SortOptions, Sorted};
+use resp::Frame;
+
+const COMPLEXITY: &str = "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).";
+
+/// SORT's declaration. Redis has three key specs: the sorted key (`RO access`), the BY/GET
+/// keys and the STORE destination (both of unknown position); COMMAND INFO shows the first.
+pub const SPEC_SORT: Spec = Spec {
+    name: "sort",
+    arity: -2,
+    flags: &["write", "denyoom", "movablekeys"],
+    acl: &["write", "set", "sortedset", "list", "slow", "dangerous"],
+    keys: (1, 1, 1),
+    group: "generic",
+    since: "1.0.0",
+    summary: "Sort the elements in a list, set or sorted set",
+    complexity: COMPLEXITY,
+    parse: |a| Sort::parse(a, false),
+    key_flags: &["RO", "access"],
+    // STORE makes a list at the destination, which serves the clients blocked on it.
+    unblocks: true,
+    find_keys: Some(sort_keys),
+    ..Spec::BASE
+};
+
+/// SORT_RO's declaration.
+pub const SPEC_SORT_RO: Spec = Spec {
+    name: "sort_ro",
+    arity: -2,
+    flags: &["readonly", "movablekeys"],
+    acl: &["read", "set", "sortedset", "list", "slow", "dangerous"],
+    keys: (1, 1, 1),
+    group: "generic",
+    since: "7.0.0",
+    summary: "Sort the elements in a list, set or sorted set. Read-only variant of SORT.",
+    complexity: COMPLEXITY,
+    parse: |a| Sort::parse(a, true),
+    ..Spec::BASE
+};
+
+/// The key positions of a SORT command line (`argv` includes the name), as Redis's
+/// `sortGetKeys`: the sorted key, and the argument after the last `STORE` (LIMIT's two numbers
+/// and BY's and GET's patterns are skipped, so a pattern spelled `store` is not taken for it).
+pub fn sort_keys(argv: &[Bytes]) -> Vec<usize> {
+    let mut keys = vec![1];
+    let mut store = None;
+    let mut i = 2;
+    while i < argv.len() {
+        let a = &argv[i];
+        if a.eq_ignore_ascii_case(b"limit") {
+            i += 2;
+        } else if a.eq_ignore_ascii_case(b"get") || a.eq_ignore_ascii_case(b"by") {
+            i += 1;
+        } else if a.eq_ignore_ascii_case(b"store") && i + 1 < argv.len() {
+            store = Some(i + 1);
+        }
+        i += 1;
+    }
+    keys.extend(store);
+    keys
+}
+
+/// SORT / SORT_RO, parsed.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Sort {
+    key: Bytes,
+    opts: SortOptions,
+    store: Option<Bytes>,
+}
+
+impl Sort {
+    fn from_args(args: &mut Args, readonly: bool) -> Result<Sort, CmdError> {
+        let key = args.next()?;
+        let mut opts = SortOptions::default();
+        let mut store = None;
+        while let Some(word) = args.peek().cloned() {
+            args.next()?;
+            // Each option needs its arguments to be there, or it is not that option at all.
+            let left = args.remaining();
+            if word.eq_ignore_ascii_case(b"asc") {
+                opts.desc = false;
+            } else if word.eq_ignore_ascii_case(b"desc") {
+                opts.desc = true;
+            } else if word.eq_ignore_ascii_case(b"alpha") {
+                opts.alpha = true;
+            } else if word.eq_ignore_ascii_case(b"limit") && left >= 2 {
+                let offset = args.next_i64()?;
+                let count = args.next_i64()?;
+                opts.limit = Some((offset, count));
+            } else if !readonly && word.eq_ignore_ascii_case(b"store") && left >= 1 {
+                store = Some(args.next()?);
+            } else if word.eq_ignore_ascii_case(b"by") && left >= 1 {
+                opts.by(args.next()?);
+            } else if word.eq_ignore_ascii_case(b"get") && left >= 1 {
+                opts.get.push(args.next()?);
+            } else {
+                // Redis stops at the first bad option.
+                args.rest();
+                return Err(CmdError::Syntax);
+            }
+        }
+        args.finish()?;
+        Ok(Sort { key, opts, store })
+    }
+
+    fn parse(args: &mut Args, readonly: bool) -> Result<Parsed, CmdError> {
+        let sort = Sort::from_args(args, readonly)?;
+        if sort.store.is_some() {
+            Parsed::write(sort)
+        } else {
+            Parsed::read(sort)
+        }
+    }
+}
+
+/// The reply for a SORT's outcome.
+fn reply(sorted: Sorted, store: bool) -> Result<Frame, CmdError> {
+    match sorted {
+        Sorted::NotANumber => Err(CmdError::err(
+            "One or more scores can't be converted into double",
+        )),
+        Sorted::Values(v) if store => Ok(Frame::Integer(v.len() as i64)),
+        Sorted::Values(v) => Ok(Frame::Array(
+            v.into_iter()
+                .map(|x| x.map_or(Frame::Null, Frame::Bulk))
+                .collect(),
+        )),
+    }
+}
+
+impl ReadCmd for Sort {
+    fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        let sorted = r.sort(cx.db, &self.key, &self.opts, &mut |found| cx.hit(found))?;
+        reply(sorted, false)
+    }
+}
+
+impl WriteCmd for Sort {
+    fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        let dst = self.store.as_deref().unwrap_or_default();
+        let sorted = w.sort_store(cx.db, &self.key, &self.opts, dst, &mut |found| {
+            cx.hit(found)
+        })?;
+        reply(sorted, true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(s: &str) -> Bytes {
+        Bytes::copy_from_slice(s.as_bytes())
+    }
+
+    fn parse(line: &[&str], readonly: bool) -> Result<Sort, CmdError> {
+        let mut args = Args::new("sort", line.iter().map(|a| b(a)).collect());
+        Sort::from_args(&mut args, readonly)
+    }
+
+    #[test]
+    fn options() {
+        let s = parse(&["k"], false).unwrap();
+        assert_eq!((s.opts, s.store), (SortOptions::default(), None));
+        let s = parse(
+            &[
+                "k", "BY", "w_*", "limit", "1", "2", "GET", "#", "get", "h_*->f", "DESC", "alpha",
+                "STORE", "d1", "store", "d2", "asc",
+            ],
+            false,
+        )
+        .unwrap();
+        assert_eq!(s.opts.by, Some(b("w_*")));
+        assert!(!s.opts.nosort);
+        assert_eq!(s.opts.limit, Some((1, 2)));
+        assert_eq!(s.opts.get, vec![b("#"), b("h_*->f")]);
+        assert!(!s.opts.desc && s.opts.alpha);
+        assert_eq!(s.store, Some(b("d2")), "the last STORE wins");
+        // A BY without a star turns sorting off, even before a BY with one.
+        let s = parse(&["k", "by", "nosort", "by", "w_*"], false).unwrap();
+        assert!(s.opts.nosort);
+        assert_eq!(s.opts.by, Some(b("w_*")));
+        // A star after a NUL byte is not seen (C's strchr).
+        assert!(parse(&["k", "by", "a\0*"], false).unwrap().opts.nosort);
+    }
+
+    #[test]
+    fn errors_in_redis_order() {
+        for line in [
+            &["k", "limit", "1"][..],
+            &["k", "store"],
+            &["k", "by"],
+            &["k", "get"],
+            &["k", "foo"],
+            &["k", "foo", "limit", "x", "1"],
+        ] {
+            assert_eq!(parse(line, false), Err(CmdError::Syntax), "{line:?}");
+        }
+        assert_eq!(
+            parse(&["k", "limit", "x", "1", "foo"], false),
+            Err(CmdError::NotInteger)
+        );
+        assert_eq!(
+            parse(&["k", "limit", "1", "1.5"], false),
+            Err(CmdError::NotInteger)
+        );
+        assert_eq!(
+            parse(&["k", "store", "d"], true),
+            Err(CmdError::Syntax),
+            "SORT_RO has no STORE"
+        );
+        assert!(parse(&["k", "limit", "-1", "-9223372036854775808"], true).is_ok());
+    }
+
+    #[test]
+    fn keys() {
+        let keys = |line: &[&str]| {
+            let argv: Vec<Bytes> = line.iter().map(|a| b(a)).collect();
+            sort_keys(&argv)
+        };
+        assert_eq!(keys(&["sort", "k"]), vec![1]);
+        assert_eq!(keys(&["sort", "k", "store", "d"]), vec![1, 3]);
+        assert_eq!(keys(&["sort", "k", "store", "d", "STORE", "e"]), vec![1, 5]);
+        assert_eq!(keys(&["sort", "k", "get", "store", "by", "store"]), vec![1]);
+        assert_eq!(keys(&["sort", "k", "limit", "store", "x", "asc"]), vec![1]);
+        assert_eq!(keys(&["sort", "k", "store"]), vec![1]);
+    }
+}
