@@ -874,3 +874,189 @@ async fn collection_views_agree_with_the_commands() {
         arr(vec![bulks(&["ann"]), bulks(&["cid"])])
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn morph_commands_round_trip_and_fan_out() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    c.cmd(&[
+        "SQL.EXEC",
+        "CREATE TABLE users (key TEXT PRIMARY KEY, name TEXT, age INTEGER, score REAL); INSERT INTO users VALUES ('user:1', 'ann', 30, 1.5), ('user:2', 'bob', 40, 2.25);",
+    ])
+    .await;
+    // Table -> hashes -> table: the same rows and types.
+    assert_eq!(
+        c.cmd(&["SQL.TOHASH", "{key}", "SELECT * FROM users"]).await,
+        int(2)
+    );
+    assert_eq!(
+        c.cmd(&["HGETALL", "user:2"]).await,
+        bulks(&["name", "bob", "age", "40", "score", "2.25"])
+    );
+    assert_eq!(c.cmd(&["SQL.FROMHASH", "copy", "user:*"]).await, int(2));
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "SELECT count(*) FROM (SELECT * FROM users EXCEPT SELECT key, name, age, score FROM copy)"]).await,
+        arr(vec![row(vec![int(0)])])
+    );
+    assert_eq!(
+        c.cmd(&[
+            "SQL.QUERY",
+            "SELECT group_concat(type, ',') FROM pragma_table_info('copy')"
+        ])
+        .await,
+        arr(vec![row(vec![bulk("TEXT,TEXT,INTEGER,REAL")])])
+    );
+    // Templates with several placeholders, parameters, TTL, REPLACE.
+    assert_eq!(
+        c.cmd(&[
+            "SQL.TOHASH",
+            "EX",
+            "100",
+            "p:{name}:{age}",
+            "SELECT name, age, score FROM users WHERE age > ?",
+            "35"
+        ])
+        .await,
+        int(1)
+    );
+    assert_eq!(
+        c.cmd(&["HGETALL", "p:bob:40"]).await,
+        bulks(&["score", "2.25"])
+    );
+    assert!(matches!(c.cmd(&["TTL", "p:bob:40"]).await, Frame::Integer(t) if t > 90 && t <= 100));
+    c.cmd(&["HSET", "p:bob:40", "extra", "1"]).await;
+    assert_eq!(
+        c.cmd(&[
+            "SQL.TOHASH",
+            "REPLACE",
+            "p:{name}:{age}",
+            "SELECT name, age, score FROM users WHERE age > 35"
+        ])
+        .await,
+        int(1)
+    );
+    assert_eq!(
+        c.cmd(&["HGETALL", "p:bob:40"]).await,
+        bulks(&["score", "2.25"])
+    );
+    assert_eq!(c.cmd(&["TTL", "p:bob:40"]).await, int(-1));
+    // Strings, lists, sets, sorted sets; one key per group.
+    assert_eq!(
+        c.cmd(&["SQL.TOSTRING", "name:{key}", "SELECT key, name FROM users"])
+            .await,
+        int(2)
+    );
+    assert_eq!(c.cmd(&["GET", "name:user:1"]).await, bulk("ann"));
+    assert_eq!(
+        c.cmd(&[
+            "SQL.TOLIST",
+            "names",
+            "SELECT name FROM users ORDER BY age DESC"
+        ])
+        .await,
+        int(2)
+    );
+    assert_eq!(
+        c.cmd(&["LRANGE", "names", "0", "-1"]).await,
+        bulks(&["bob", "ann"])
+    );
+    assert_eq!(
+        c.cmd(&["SQL.TOSET", "age:{age}", "SELECT age, name FROM users"])
+            .await,
+        int(2)
+    );
+    assert_eq!(c.cmd(&["SMEMBERS", "age:30"]).await, bulks(&["ann"]));
+    assert_eq!(
+        c.cmd(&["SQL.TOZSET", "board", "SELECT name, score FROM users"])
+            .await,
+        int(2)
+    );
+    assert_eq!(
+        c.cmd(&["ZRANGE", "board", "0", "-1", "WITHSCORES"]).await,
+        bulks(&["ann", "1.5", "bob", "2.25"])
+    );
+    // Errors: nothing is written.
+    assert_eq!(
+        c.cmd(&["SQL.TOLIST", "names", "SELECT name, age FROM users"])
+            .await,
+        err("ERR SQL.TOLIST takes 1 column besides those in the key template, the result has 2")
+    );
+    assert_eq!(
+        c.cmd(&["SQL.TOSET", "name:{key}", "SELECT key, name FROM users"])
+            .await,
+        err("WRONGTYPE Operation against a key holding the wrong kind of value")
+    );
+    assert_eq!(
+        c.cmd(&["SQL.TOHASH", "x:{nope}", "SELECT 1 AS a"]).await,
+        err("ERR the key template names {nope}, which is not a column of the result")
+    );
+    assert_eq!(
+        c.cmd(&["SQL.TOHASH", "x:{a}", "DELETE FROM users"]).await,
+        err("ERR statement would write: only reads are allowed here")
+    );
+    assert_eq!(
+        c.cmd(&["SQL.TOHASH", "EX", "0", "x", "SELECT 1"]).await,
+        err("ERR invalid expire time in 'sql.tohash' command")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn morph_commands_with_named_databases() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    c.cmd(&["SQL.DB", "CREATE", "shop"]).await;
+    c.cmd(&[
+        "SQL.EXEC",
+        "DB",
+        "shop",
+        "CREATE TABLE items (sku TEXT, price REAL, qty INTEGER)",
+    ])
+    .await;
+    c.cmd(&[
+        "SQL.EXEC",
+        "DB",
+        "shop",
+        "INSERT INTO items VALUES ('a', 1.5, 3), ('b', 2, 5)",
+    ])
+    .await;
+    c.cmd(&["SELECT", "4"]).await;
+    assert_eq!(
+        c.cmd(&[
+            "SQL.TOHASH",
+            "DB",
+            "shop",
+            "item:{sku}",
+            "SELECT * FROM items"
+        ])
+        .await,
+        int(2)
+    );
+    assert_eq!(
+        c.cmd(&["HGETALL", "item:a"]).await,
+        bulks(&["price", "1.5", "qty", "3"])
+    );
+    c.cmd(&["HSET", "item:c", "price", "3.25", "qty", "1", "note", "new"])
+        .await;
+    // The hashes of db 4 go into the named database.
+    assert_eq!(
+        c.cmd(&["SQL.FROMHASH", "DB", "shop", "stock", "item:*"])
+            .await,
+        int(3)
+    );
+    assert_eq!(
+        c.cmd(&[
+            "SQL.QUERY",
+            "DB",
+            "shop",
+            "SELECT key, price, qty, note FROM stock ORDER BY key"
+        ])
+        .await,
+        arr(vec![
+            row(vec![bulk("item:a"), bulk("1.5"), int(3), nil()]),
+            row(vec![bulk("item:b"), bulk("2"), int(5), nil()]),
+            row(vec![bulk("item:c"), bulk("3.25"), int(1), bulk("new")]),
+        ])
+    );
+    c.cmd(&["SELECT", "0"]).await;
+    assert_eq!(c.cmd(&["EXISTS", "item:a"]).await, int(0));
+}

@@ -41,8 +41,9 @@ pub use list::{parse_timeout_ms, End, LposOptions, Side};
 pub use set::{MAX_RANDOM_REPEATS, SET_MAX_INTSET_ENTRIES};
 pub use sort::{SortOptions, Sorted};
 pub use sql::{
-    ColumnInfo, Params, PrepareMode, SqlConn, SqlDb, SqlDbOptions, SqlError, SqlLimits, SqlOutput,
-    SqlValue, StatementInfo, StatementKind, TableInfo,
+    ColumnInfo, FromHashReport, KeyTemplate, MorphOptions, Params, PrepareMode, SqlConn, SqlDb,
+    SqlDbOptions, SqlError, SqlLimits, SqlOutput, SqlValue, StatementInfo, StatementKind,
+    TableInfo,
 };
 pub use store::{KeyMeta, KeyType, Reader, Writer};
 pub use strings::{

@@ -27,9 +27,11 @@
 //! affinity then applies as usual: `'42'` stored in an INTEGER column becomes the integer 42,
 //! while a BLOB is stored as it is.
 
+pub mod morph;
 mod named;
 pub(crate) mod sandbox;
 
+pub use morph::{infer_type, value_bytes, FromHashReport, KeyTemplate, Morph, MorphOptions};
 pub use named::{SqlDb, SqlDbOptions};
 
 use crate::db::Db;
@@ -1140,6 +1142,24 @@ impl Db {
         let (tx, rx) = crossbeam_channel::bounded(1);
         self.write_async(
             move |w| w.atomic(|w| f(&mut w.sql())),
+            move |r| {
+                let _ = tx.send(r);
+            },
+        );
+        match rx.recv() {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => Err(SqlError::Engine(e)),
+            Err(_) => Err(SqlError::Engine(Error::Closed)),
+        }
+    }
+
+    fn sql_write_with<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Writer<'_>) -> Result<R, SqlError> + Send + 'static,
+    ) -> Result<R, SqlError> {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        self.write_async(
+            move |w| w.atomic(f),
             move |r| {
                 let _ = tx.send(r);
             },

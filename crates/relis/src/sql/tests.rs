@@ -574,3 +574,219 @@ fn first_keywords() {
     assert_eq!(first_keyword(" ; ; "), None);
     assert_eq!(first_keyword("(select 1)").as_deref(), Some(""));
 }
+
+#[test]
+fn morph_round_trip_table_to_hashes_to_table() {
+    use crate::sql::Morph;
+    let db = Db::open_in_memory().unwrap();
+    db.sql_exec(
+        "CREATE TABLE users (key TEXT PRIMARY KEY, name TEXT, age INTEGER, score REAL);
+         INSERT INTO users VALUES ('user:1', 'ann', 30, 1.5), ('user:2', 'bob', 40, 2.25),
+                                  ('user:3', NULL, 50, 3.0);",
+        (),
+    )
+    .unwrap();
+    let n = db
+        .sql_to(
+            Morph::Hash,
+            "{key}",
+            "SELECT * FROM users",
+            (),
+            MorphOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(n, 3);
+    assert_eq!(
+        db.hget("user:1", "name").unwrap().as_deref(),
+        Some(&b"ann"[..])
+    );
+    assert_eq!(
+        db.hget("user:2", "score").unwrap().as_deref(),
+        Some(&b"2.25"[..])
+    );
+    // NULLs are skipped.
+    assert_eq!(db.hlen("user:3").unwrap(), 2);
+    db.set("user:x", "a string, not a hash").unwrap();
+    let report = db.sql_from_hashes("users2", "user:*").unwrap();
+    assert_eq!(report.rows, 3);
+    assert!(report.created);
+    let q = "SELECT key, name, age, score FROM {} ORDER BY key";
+    let a = db.sql_query(&q.replace("{}", "users"), ()).unwrap().rows;
+    let b = db.sql_query(&q.replace("{}", "users2"), ()).unwrap().rows;
+    assert_eq!(a, b);
+    let types = db
+        .sql_query(
+            "SELECT name, type FROM pragma_table_info('users2') ORDER BY cid",
+            (),
+        )
+        .unwrap()
+        .rows;
+    assert_eq!(
+        types,
+        vec![
+            vec![t("key"), t("TEXT")],
+            vec![t("name"), t("TEXT")],
+            vec![t("age"), t("INTEGER")],
+            vec![t("score"), t("REAL")],
+        ]
+    );
+    // Upsert: a changed hash updates its row; a new field adds a column.
+    db.write(|w| {
+        w.hset(
+            0,
+            b"user:1",
+            &[
+                (Bytes::from_static(b"age"), Bytes::from_static(b"31")),
+                (Bytes::from_static(b"city"), Bytes::from_static(b"rome")),
+            ],
+        )
+    })
+    .unwrap();
+    let report = db.sql_from_hashes("users2", "user:*").unwrap();
+    assert_eq!((report.rows, report.created), (3, false));
+    assert_eq!(report.added_columns, ["city"]);
+    assert_eq!(
+        db.sql_query("SELECT age, city FROM users2 WHERE key = 'user:1'", ())
+            .unwrap()
+            .rows,
+        vec![vec![SqlValue::Integer(31), t("rome")]]
+    );
+    // The sandbox still guards the table name.
+    assert!(matches!(
+        db.sql_from_hashes("relis_keys", "user:*"),
+        Err(SqlError::Denied(_)) | Err(SqlError::Sql(_))
+    ));
+    assert!(matches!(
+        db.sql_from_hashes("redis_new", "user:*"),
+        Err(SqlError::Denied(_))
+    ));
+}
+
+#[test]
+fn morph_to_strings_lists_sets_and_sorted_sets() {
+    use crate::sql::Morph;
+    let clock = ManualClock::new(1_000_000);
+    let db = Db::open_with(Options {
+        clock: Arc::new(clock.clone()),
+        ..Options::default()
+    })
+    .unwrap();
+    db.sql_exec(
+        "CREATE TABLE s (id INTEGER, grp TEXT, v TEXT, score REAL);
+         INSERT INTO s VALUES (1, 'a', 'x', 1), (2, 'a', 'y', 2), (3, 'b', 'z', 0.5), (4, 'b', NULL, 9);",
+        (),
+    )
+    .unwrap();
+    let ttl = MorphOptions {
+        replace: false,
+        ttl_ms: Some(1000),
+    };
+    assert_eq!(
+        db.sql_to(Morph::String, "s:{id}", "SELECT id, v FROM s", (), ttl)
+            .unwrap(),
+        3
+    );
+    assert_eq!(db.get("s:2").unwrap().as_deref(), Some(&b"y"[..]));
+    assert_eq!(db.get("s:4").unwrap(), None);
+    assert!(matches!(
+        db.sql_to(Morph::String, "s:{id}", "SELECT id, v, grp FROM s", (), ttl),
+        Err(SqlError::Sql(m)) if m.contains("takes 1 column")
+    ));
+    // Fan-out: one list per group, in row order.
+    assert_eq!(
+        db.sql_to(
+            Morph::List,
+            "l:{grp}",
+            "SELECT grp, v FROM s ORDER BY id",
+            (),
+            MorphOptions::default()
+        )
+        .unwrap(),
+        3
+    );
+    assert_eq!(
+        db.lrange("l:a", 0, -1).unwrap(),
+        vec![Bytes::from("x"), Bytes::from("y")]
+    );
+    assert_eq!(db.lrange("l:b", 0, -1).unwrap(), vec![Bytes::from("z")]);
+    // Appends without REPLACE, starts over with it.
+    db.sql_to(
+        Morph::List,
+        "l:{grp}",
+        "SELECT grp, v FROM s WHERE id = 1",
+        (),
+        MorphOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(db.llen("l:a").unwrap(), 3);
+    let replace = MorphOptions {
+        replace: true,
+        ttl_ms: None,
+    };
+    db.sql_to(
+        Morph::List,
+        "l:{grp}",
+        "SELECT grp, v FROM s WHERE id = 1",
+        (),
+        replace,
+    )
+    .unwrap();
+    assert_eq!(db.lrange("l:a", 0, -1).unwrap(), vec![Bytes::from("x")]);
+    assert_eq!(
+        db.sql_to(
+            Morph::Set,
+            "all",
+            "SELECT v FROM s UNION ALL SELECT v FROM s",
+            (),
+            MorphOptions::default()
+        )
+        .unwrap(),
+        3
+    );
+    assert_eq!(db.scard("all").unwrap(), 3);
+    assert_eq!(
+        db.sql_to(
+            Morph::ZSet,
+            "z",
+            "SELECT v, score FROM s",
+            (),
+            MorphOptions::default()
+        )
+        .unwrap(),
+        3
+    );
+    assert_eq!(
+        db.sql_query(
+            "SELECT member, score FROM redis_zsets WHERE key = 'z' ORDER BY score",
+            ()
+        )
+        .unwrap()
+        .rows,
+        vec![
+            vec![t("z"), SqlValue::Real(0.5)],
+            vec![t("x"), SqlValue::Real(1.0)],
+            vec![t("y"), SqlValue::Real(2.0)]
+        ]
+    );
+    assert!(matches!(
+        db.sql_to(Morph::ZSet, "z", "SELECT v, 'abc' FROM s", (), MorphOptions::default()),
+        Err(SqlError::Sql(m)) if m.contains("not a number")
+    ));
+    // A wrong type fails the whole command; nothing of it stays.
+    db.set("wrong", "x").unwrap();
+    assert_eq!(
+        db.sql_to(
+            Morph::Set,
+            "{k}",
+            "SELECT 'fresh' AS k, 'm' AS v UNION ALL SELECT 'wrong', 'm'",
+            (),
+            MorphOptions::default()
+        ),
+        Err(SqlError::Engine(Error::WrongType))
+    );
+    assert_eq!(db.exists(&["fresh"]).unwrap(), 0);
+    // The TTL took.
+    clock.advance(1000);
+    assert_eq!(db.get("s:1").unwrap(), None);
+    assert!(db.get("wrong").unwrap().is_some());
+}

@@ -20,6 +20,8 @@
 pub mod db;
 pub mod desc;
 pub mod exec;
+pub mod fromhash;
+pub mod morph;
 pub mod prepare;
 pub mod query;
 pub mod redisql;
@@ -45,6 +47,12 @@ pub static SPECS: &[Spec] = &[
     statements::SPEC,
     db::SPEC,
     desc::SPEC,
+    morph::SPEC_TOHASH,
+    morph::SPEC_TOSTRING,
+    morph::SPEC_TOLIST,
+    morph::SPEC_TOSET,
+    morph::SPEC_TOZSET,
+    fromhash::SPEC,
     redisql::SPEC_CREATE_DB,
     redisql::SPEC_CREATE_DB_NOW,
     redisql::SPEC_EXEC,

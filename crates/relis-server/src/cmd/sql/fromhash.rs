@@ -1,0 +1,98 @@
+//! SQL.FROMHASH [DB name] table pattern — the hashes of the selected database whose keys match
+//! the glob `pattern` become rows of `table` (AlchemyDB's NORM): a `key` column, the primary
+//! key, holding the hash's key, plus one column per field. A missing table is created with each
+//! column's type inferred from the values (INTEGER if all are integers, REAL if all are numbers,
+//! TEXT otherwise); an existing one gains the columns it lacks, and rows are upserted by key (a
+//! field a hash lacks is NULL in its row). One transaction. Replies the number of rows written.
+//! Relis command.
+
+use super::{parse_options, text, Target};
+use crate::args::Args;
+use crate::client::Client;
+use crate::cmd::{BoxFuture, ConnCmd, Cx, Parsed, Spec, WriteCmd};
+use crate::error::CmdError;
+use bytes::Bytes;
+use resp::Frame;
+
+/// SQL.FROMHASH's declaration.
+pub const SPEC: Spec = Spec {
+    name: "sql.fromhash",
+    arity: -3,
+    flags: &["write", "denyoom"],
+    acl: &["write", "slow"],
+    group: "sql",
+    since: "0.1.0",
+    summary: "Write the hashes matching a pattern as rows of a table",
+    complexity: "O(N) where N is the number of keys in the database",
+    parse: FromHash::parse,
+    ..Spec::BASE
+};
+
+/// SQL.FROMHASH.
+pub struct FromHash {
+    table: String,
+    pattern: Bytes,
+}
+
+impl FromHash {
+    fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
+        let (target, _) = parse_options(args, 2, false)?;
+        let table = text(args.next()?, "a table name")?;
+        let pattern = args.next()?;
+        args.finish()?;
+        let cmd = FromHash { table, pattern };
+        match target {
+            Target::Main => Parsed::write(cmd),
+            Target::Named(db) => Parsed::conn(IntoNamed { db, cmd }),
+        }
+    }
+}
+
+impl WriteCmd for FromHash {
+    fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        let limits = cx.server.config.read().sql_limits();
+        let hashes = w.hashes_matching(cx.db, &self.pattern)?;
+        let report = w.sql().upsert_hashes(&self.table, &hashes, &limits)?;
+        Ok(Frame::Integer(report.rows as i64))
+    }
+}
+
+/// SQL.FROMHASH into a named database: the hashes are read from a snapshot of the keyspace,
+/// then written there in one transaction.
+pub struct IntoNamed {
+    db: String,
+    cmd: FromHash,
+}
+
+impl ConnCmd for IntoNamed {
+    fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
+        Box::pin(async move {
+            let named = c.server.sql.get(&self.db)?;
+            let limits = c.server.config.read().sql_limits();
+            let FromHash { table, pattern } = self.cmd;
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let db = c.db;
+            c.server.db.read_async(
+                move |r| r.hashes_matching(db, &pattern),
+                move |r| {
+                    let _ = tx.send(r);
+                },
+            );
+            let hashes = rx
+                .await
+                .map_err(|_| CmdError::from(relis::Error::Closed))?
+                .and_then(|r| r)?;
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            named.write_async(
+                move |conn| conn.upsert_hashes(&table, &hashes, &limits),
+                move |r| {
+                    let _ = tx.send(r);
+                },
+            );
+            let report = rx
+                .await
+                .map_err(|_| CmdError::from(relis::Error::Closed))??;
+            Ok(Frame::Integer(report.rows as i64))
+        })
+    }
+}
