@@ -51,7 +51,7 @@ pub use strings::{
     StringLookup, MAX_STRING,
 };
 pub use zset::{
-    block_size, rank_threshold, set_rank_blocks, Aggregate, LexBound, LexRange, ScoreRange, Scored,
-    SetOp, ZAddCmp, ZAddCond, ZAddOptions, ZAddOutcome, ZRange, ZRangeBy, ZScanPage,
-    LISTPACK_ENTRIES, LISTPACK_VALUE,
+    block_size, rank_threshold, set_rank_blocks, Aggregate, Combine, LexBound, LexRange,
+    ScoreRange, Scored, SetOp, ZAddCmp, ZAddCond, ZAddOptions, ZAddOutcome, ZRange, ZRangeBy,
+    ZScanPage, LISTPACK_ENTRIES, LISTPACK_VALUE,
 };

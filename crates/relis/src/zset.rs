@@ -193,6 +193,15 @@ pub enum Aggregate {
     Max,
 }
 
+/// How ZUNION/ZINTER weigh and combine scores.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Combine {
+    /// One weight per input (empty: all 1); a NaN product counts as 0.
+    pub weights: Vec<f64>,
+    /// AGGREGATE.
+    pub agg: Aggregate,
+}
+
 /// A set operation over sorted sets (and plain sets, whose members score 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SetOp {
@@ -1189,11 +1198,10 @@ impl Reader<'_> {
         db: u32,
         op: SetOp,
         keys: &[Bytes],
-        weights: &[f64],
-        agg: Aggregate,
+        combine: &Combine,
         seen: &mut dyn FnMut(bool),
     ) -> Result<Vec<Scored>> {
-        Ok(self.z_setop(db, op, keys, weights, agg, None, seen)?.0)
+        Ok(self.z_setop(db, op, keys, combine, None, seen)?.0)
     }
 
     /// ZINTERCARD: the size of the intersection, counting stops at `limit` (0: no limit).
@@ -1212,8 +1220,7 @@ impl Reader<'_> {
                 db,
                 SetOp::Inter,
                 keys,
-                &[],
-                Aggregate::Sum,
+                &Combine::default(),
                 Some(limit),
                 seen,
             )?
@@ -1225,8 +1232,7 @@ impl Reader<'_> {
         db: u32,
         op: SetOp,
         keys: &[Bytes],
-        weights: &[f64],
-        agg: Aggregate,
+        combine: &Combine,
         card_limit: Option<u64>,
         seen: &mut dyn FnMut(bool),
     ) -> Result<(Vec<Scored>, i64)> {
@@ -1241,13 +1247,13 @@ impl Reader<'_> {
                 r => r?,
             };
             seen(found.is_some());
-            let w = weights.get(i).copied().unwrap_or(1.0);
+            let w = combine.weights.get(i).copied().unwrap_or(1.0);
             srcs.push(match found {
                 Some((m, n)) => (Some(m), n, w),
                 None => (None, 0, w),
             });
         }
-        let aggregate = |target: &mut f64, val: f64| match agg {
+        let aggregate = |target: &mut f64, val: f64| match combine.agg {
             Aggregate::Sum => {
                 *target += val;
                 if target.is_nan() {
@@ -1990,11 +1996,10 @@ impl<'c> Writer<'c> {
         dst: &[u8],
         op: SetOp,
         keys: &[Bytes],
-        weights: &[f64],
-        agg: Aggregate,
+        combine: &Combine,
         seen: &mut dyn FnMut(bool),
     ) -> Result<i64> {
-        let items = self.zsetop(db, op, keys, weights, agg, seen)?;
+        let items = self.zsetop(db, op, keys, combine, seen)?;
         self.z_store(db, dst, &items)
     }
 

@@ -86,7 +86,7 @@ impl ZAdd {
             }
         }
         let rest = args.rest();
-        if rest.is_empty() || rest.len() % 2 != 0 {
+        if rest.is_empty() || !rest.len().is_multiple_of(2) {
             return Err(CmdError::Syntax);
         }
         if nx && xx {
@@ -94,7 +94,7 @@ impl ZAdd {
                 "XX and NX options at the same time are not compatible",
             ));
         }
-        if (gt && nx) || (lt && nx) || (gt && lt) {
+        if (gt || lt) && nx || (gt && lt) {
             return Err(CmdError::err(
                 "GT, LT, and/or NX options at the same time are not compatible",
             ));

@@ -18,7 +18,7 @@ use crate::args::Args;
 use crate::cmd::{Cx, Parsed, ReadCmd, Spec, WriteCmd};
 use crate::error::CmdError;
 use bytes::Bytes;
-use relis::{Aggregate, SetOp};
+use relis::{Aggregate, Combine, SetOp};
 use resp::Frame;
 
 const UNION: &str = "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.";
@@ -120,8 +120,7 @@ enum Kind {
 /// The options after the keys.
 #[derive(Debug, PartialEq)]
 struct Options {
-    weights: Vec<f64>,
-    agg: Aggregate,
+    combine: Combine,
     withscores: bool,
     limit: u64,
 }
@@ -139,15 +138,14 @@ pub struct ZSetOpCmd {
 impl Options {
     fn from_args(args: &mut Args, kind: Kind, store: bool, nkeys: usize) -> Result<Self, CmdError> {
         let mut o = Options {
-            weights: Vec::new(),
-            agg: Aggregate::Sum,
+            combine: Combine::default(),
             withscores: false,
             limit: 0,
         };
         let setop = kind == Kind::Union || kind == Kind::Inter;
         while !args.is_empty() {
             if setop && args.remaining() > nkeys && args.eat("weights") {
-                o.weights = (0..nkeys)
+                o.combine.weights = (0..nkeys)
                     .map(|_| {
                         let w = args.next()?;
                         super::parse_double(&w)
@@ -156,7 +154,7 @@ impl Options {
                     .collect::<Result<_, _>>()?;
             } else if setop && args.remaining() >= 2 && args.eat("aggregate") {
                 let a = args.next()?;
-                o.agg = if a.eq_ignore_ascii_case(b"sum") {
+                o.combine.agg = if a.eq_ignore_ascii_case(b"sum") {
                     Aggregate::Sum
                 } else if a.eq_ignore_ascii_case(b"min") {
                     Aggregate::Min
@@ -257,7 +255,7 @@ impl ReadCmd for ZSetOpCmd {
                 r.zintercard(cx.db, &self.keys, o.limit, seen)?,
             ));
         }
-        let items = r.zsetop(cx.db, self.op(), &self.keys, &o.weights, o.agg, seen)?;
+        let items = r.zsetop(cx.db, self.op(), &self.keys, &o.combine, seen)?;
         Ok(scored_reply(items, o.withscores, cx.proto))
     }
 }
@@ -270,7 +268,7 @@ impl WriteCmd for ZSetOpCmd {
         };
         let dst = self.dst.as_deref().unwrap_or_default();
         let seen = &mut |found| cx.hit(found);
-        let n = w.zsetop_store(cx.db, dst, self.op(), &self.keys, &o.weights, o.agg, seen)?;
+        let n = w.zsetop_store(cx.db, dst, self.op(), &self.keys, &o.combine, seen)?;
         Ok(Frame::Integer(n))
     }
 
@@ -305,7 +303,7 @@ mod tests {
         assert_eq!(z.keys.len(), 2);
         let o = z.options.unwrap();
         assert_eq!(
-            (o.weights, o.agg, o.withscores),
+            (o.combine.weights, o.combine.agg, o.withscores),
             (vec![1.0, 2.0], Aggregate::Max, true)
         );
         let z = parse("zunionstore", Kind::Union, true, "d 1 a").unwrap();
