@@ -27,12 +27,12 @@ enum Op {
     Rank(u8, u8, bool),
     RangeRank(u8, i8, i8, bool),
     RangeScore(u8, i8, bool, i8, bool, bool, Option<(i8, i8)>),
-    RangeLex(u8, u8, u8, bool, Option<(i8, i8)>),
+    RangeLex(u8, u8, bool, Option<(i8, i8)>),
     Count(u8, i8, i8),
-    LexCount(u8, u8, u8),
+    LexCount(u8, u8),
     RemRank(u8, i8, i8),
     RemScore(u8, i8, i8),
-    RemLex(u8, u8, u8),
+    RemLex(u8, u8),
     Pop(u8, bool, u8),
     Store(u8, u8, u8, u8, i8),
     Copy(u8, u8),
@@ -80,13 +80,12 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(k, a, b, r)| Op::RangeRank(k, a, b, r)),
         2 => (any::<u8>(), any::<i8>(), any::<bool>(), any::<i8>(), any::<bool>(), any::<bool>(), limit.clone())
             .prop_map(|(k, a, ax, b, bx, r, l)| Op::RangeScore(k, a, ax, b, bx, r, l)),
-        2 => (any::<u8>(), any::<u8>(), any::<u8>(), any::<bool>(), limit)
-            .prop_map(|(k, a, b, r, l)| Op::RangeLex(k, a, b, r, l)),
+        2 => (any::<u8>(), any::<u8>(), any::<bool>(), limit).prop_map(|(a, b, r, l)| Op::RangeLex(a, b, r, l)),
         1 => (any::<u8>(), any::<i8>(), any::<i8>()).prop_map(|(k, a, b)| Op::Count(k, a, b)),
-        1 => (any::<u8>(), any::<u8>(), any::<u8>()).prop_map(|(k, a, b)| Op::LexCount(k, a, b)),
+        1 => (any::<u8>(), any::<u8>()).prop_map(|(a, b)| Op::LexCount(a, b)),
         1 => (any::<u8>(), -20..30i8, -20..30i8).prop_map(|(k, a, b)| Op::RemRank(k, a, b)),
         1 => (any::<u8>(), any::<i8>(), any::<i8>()).prop_map(|(k, a, b)| Op::RemScore(k, a, b)),
-        1 => (any::<u8>(), any::<u8>(), any::<u8>()).prop_map(|(k, a, b)| Op::RemLex(k, a, b)),
+        1 => (any::<u8>(), any::<u8>()).prop_map(|(a, b)| Op::RemLex(a, b)),
         1 => (any::<u8>(), any::<bool>(), 0..25u8).prop_map(|(k, m, n)| Op::Pop(k, m, n)),
         1 => (any::<u8>(), any::<u8>(), any::<u8>(), 0..3u8, any::<i8>())
             .prop_map(|(d, a, b, o, w)| Op::Store(d, a, b, o, w)),
@@ -246,7 +245,7 @@ fn run(ops: Vec<Op>) {
                 let mut last = None;
                 let mut nan = false;
                 let exists = !set.is_empty();
-                if !(cond == ZAddCond::Xx && !exists) {
+                if cond != ZAddCond::Xx || exists {
                     let mut next = set.clone();
                     for (s, mm) in &pairs {
                         match next.get(mm).copied() {
@@ -378,7 +377,7 @@ fn run(ops: Vec<Op>) {
                 let want = m.get(k).map(|s| select(s, &spec)).unwrap_or_default();
                 assert_eq!(db.zrange(k, spec.clone()).unwrap(), want, "{spec:?}");
             }
-            Op::RangeLex(_, a, b, rev, limit) => {
+            Op::RangeLex(a, b, rev, limit) => {
                 let spec = ZRange {
                     by: ZRangeBy::Lex(LexRange {
                         min: lex_bound(a),
@@ -404,7 +403,7 @@ fn run(ops: Vec<Op>) {
                     .unwrap_or(0) as i64;
                 assert_eq!(db.zcount(k, r).unwrap(), want, "ZCOUNT {r:?}");
             }
-            Op::LexCount(_, a, b) => {
+            Op::LexCount(a, b) => {
                 let r = LexRange {
                     min: lex_bound(a),
                     max: lex_bound(b),
@@ -456,7 +455,7 @@ fn run(ops: Vec<Op>) {
                     "ZREMRANGEBYSCORE"
                 );
             }
-            Op::RemLex(_, a, b) => {
+            Op::RemLex(a, b) => {
                 let r = LexRange {
                     min: lex_bound(a),
                     max: lex_bound(b),
