@@ -147,6 +147,22 @@ async fn parameters_are_text_or_blob_and_several_statements_run_together() {
         arr(vec![row(vec![int(5)])]),
         "the failed batch left nothing"
     );
+    // A statement that fails half way (OR FAIL keeps earlier rows in SQLite) leaves nothing.
+    c.cmd(&["SQL.EXEC", "CREATE TABLE uq (x UNIQUE)"]).await;
+    assert_eq!(
+        c.cmd(&["SQL.EXEC", "INSERT OR FAIL INTO uq VALUES (1), (2), (1)"])
+            .await,
+        err("ERR UNIQUE constraint failed: uq.x")
+    );
+    assert_eq!(
+        c.cmd(&["SQL.EXEC", "INSERT INTO uq VALUES (3), (4), (3)"])
+            .await,
+        err("ERR UNIQUE constraint failed: uq.x")
+    );
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "SELECT count(*) FROM uq"]).await,
+        arr(vec![row(vec![int(0)])])
+    );
     assert_eq!(
         c.cmd(&["SQL.EXEC", "SELECT ?; SELECT 1", "1"]).await,
         err("ERR only one statement is allowed here (parameters bind to one statement)")

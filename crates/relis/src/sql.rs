@@ -552,7 +552,23 @@ fn execute(
     read_only: bool,
 ) -> Result<SqlOutput, SqlError> {
     let in_transaction = !conn.is_autocommit();
+    // One SQLite statement is atomic on its own (a failing statement undoes itself), so the
+    // common case needs no savepoint, which would cost a statement-journal copy of every page
+    // it touches. Several statements need one, and so does a statement that may fail after
+    // writing part of its work (`OR FAIL`, `RAISE(FAIL, ...)` in a trigger).
+    let savepoint = in_transaction && !read_only && needs_savepoint(sql);
+    if savepoint {
+        run_internal(conn, "SAVEPOINT user_sql")?;
+    }
     let out = execute_in_sandbox(conn, now, sql, params, limits, read_only);
+    if savepoint {
+        if out.is_ok() {
+            run_internal(conn, "RELEASE user_sql")?;
+        } else {
+            let _ = run_internal(conn, "ROLLBACK TO user_sql");
+            let _ = run_internal(conn, "RELEASE user_sql");
+        }
+    }
     if let Err(e) = &out {
         if in_transaction && conn.is_autocommit() {
             // SQLite rolled back the whole transaction (it does for a write interrupted at its
@@ -567,6 +583,22 @@ fn execute(
         }
     }
     out
+}
+
+/// Whether running `sql` needs a savepoint to be all or nothing (see [`execute`]).
+fn needs_savepoint(sql: &str) -> bool {
+    has_several_statements(sql)
+        || sql
+            .as_bytes()
+            .windows(4)
+            .any(|w| w.eq_ignore_ascii_case(b"fail"))
+}
+
+fn run_internal(conn: &Connection, sql: &str) -> Result<(), SqlError> {
+    conn.prepare_cached(sql)
+        .and_then(|mut s| s.execute([]))
+        .map(|_| ())
+        .map_err(internal)
 }
 
 fn execute_in_sandbox(

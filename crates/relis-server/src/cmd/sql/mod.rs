@@ -370,6 +370,13 @@ impl WriteCmd for OnMain {
         let limits = cx.server.config.read().sql_limits();
         self.op.apply(&mut w.sql(), &limits, self.shape)
     }
+
+    /// Every operation is all or nothing by itself: one SQLite statement undoes itself when it
+    /// fails, and the engine puts a savepoint around SQL that needs one (several statements,
+    /// `OR FAIL`); preparing and unpreparing are one write each.
+    fn needs_savepoint(&self) -> bool {
+        false
+    }
 }
 
 impl ReadCmd for OnMain {
