@@ -220,6 +220,9 @@ pub struct ZScanPage {
     pub items: Vec<(Bytes, f64)>,
     /// Where the next page starts (the last member examined), or `None` when done.
     pub next: Option<Bytes>,
+    /// Whether the set is listpack-encoded in Redis's terms (Redis then shows the scores as
+    /// the listpack stores them: integral ones as integers).
+    pub listpack: bool,
 }
 
 /// A member with its score.
@@ -1095,6 +1098,7 @@ impl Reader<'_> {
         let keep = |m: &[u8]| pattern.is_none_or(|p| glob_match(p, m, false));
         let mut page = ZScanPage::default();
         if !self.z_skiplist(db, key)? {
+            page.listpack = true;
             let all = self.z_fetch(
                 z.kid,
                 &Interval {

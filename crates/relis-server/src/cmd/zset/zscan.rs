@@ -96,11 +96,22 @@ impl ZScan {
     }
 }
 
-fn reply(cursor: u64, items: Vec<relis::Scored>) -> Frame {
+/// A score as ZSCAN shows it: a listpack holds the text of Redis's `d2string` (an integral
+/// score within ±2^62 as an integer, others `%.17g`); a skiplist's scores are formatted
+/// `%.17Lg`, the same digits as `%.17g`.
+fn score_text(s: f64, listpack: bool) -> Bytes {
+    const LIMIT: f64 = (i64::MAX / 2) as f64;
+    if listpack && s.is_finite() && (-LIMIT..=LIMIT).contains(&s) && s == (s as i64) as f64 {
+        return Bytes::from((s as i64).to_string());
+    }
+    Bytes::from(resp::format_double(s))
+}
+
+fn reply(cursor: u64, items: Vec<relis::Scored>, listpack: bool) -> Frame {
     let mut flat = Vec::with_capacity(items.len() * 2);
     for (m, s) in items {
         flat.push(Frame::Bulk(m));
-        flat.push(Frame::Bulk(Bytes::from(resp::format_double(s))));
+        flat.push(Frame::Bulk(score_text(s, listpack)));
     }
     Frame::Array(vec![
         Frame::Bulk(Bytes::from(cursor.to_string())),
@@ -115,7 +126,7 @@ impl ReadCmd for ZScan {
             // Bad options matter only for a sorted set: look the key up as ZSCAN would first.
             Err(e) => {
                 return match super::counted(cx, r.zcard(cx.db, &self.key))? {
-                    None => Ok(reply(0, Vec::new())),
+                    None => Ok(reply(0, Vec::new(), true)),
                     Some(_) => Err(e.clone()),
                 }
             }
@@ -132,7 +143,7 @@ impl ReadCmd for ZScan {
             o.pattern.as_deref(),
         );
         let Some(page) = super::counted(cx, page)? else {
-            return Ok(reply(0, Vec::new()));
+            return Ok(reply(0, Vec::new(), true));
         };
         let cursor = match page.next {
             Some(m) => cx
@@ -142,7 +153,7 @@ impl ReadCmd for ZScan {
                 .save_keyed(cx.db, self.key.clone(), m),
             None => 0,
         };
-        Ok(reply(cursor, page.items))
+        Ok(reply(cursor, page.items, page.listpack))
     }
 }
 
@@ -152,6 +163,19 @@ mod tests {
 
     fn parse(line: &str) -> Result<ZScan, CmdError> {
         ZScan::from_args(&mut super::super::args_of("zscan", line))
+    }
+
+    #[test]
+    fn listpack_scores_read_as_redis_stores_them() {
+        let t = |s, lp| String::from_utf8(score_text(s, lp).to_vec()).unwrap();
+        assert_eq!(t(123456789012345678.0, true), "123456789012345680");
+        assert_eq!(t(123456789012345678.0, false), "1.2345678901234568e+17");
+        assert_eq!(t(1e100, true), "1e+100");
+        assert_eq!(t(-3.0, true), "-3");
+        assert_eq!(t(0.5, true), "0.5");
+        assert_eq!(t(f64::INFINITY, true), "inf");
+        assert_eq!(t(4.6116860184273879e18, true), "4611686018427387904");
+        assert_eq!(t(9.2233720368547758e18, true), "9.2233720368547758e+18");
     }
 
     #[test]
