@@ -408,11 +408,19 @@ async fn copy_rename_move_and_del_every_type() {
     .await;
 }
 
+/// A collection to make, a write once it has expired, a read, and what the read gives.
+type ExpiryCase = (
+    &'static [&'static str],
+    &'static [&'static str],
+    &'static [&'static str],
+    Frame,
+);
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn expired_collections_start_empty_on_write() {
     let s = start().await;
     let mut c = s.raw().await;
-    let cases: &[(&[&str], &[&str], &[&str], Frame)] = &[
+    let cases: &[ExpiryCase] = &[
         (
             &["RPUSH", "k", "old1", "old2"],
             &["LPUSH", "k", "new"],
