@@ -610,9 +610,12 @@ fn execute_in_sandbox(
     read_only: bool,
 ) -> Result<SqlOutput, SqlError> {
     let keyword = first_keyword(sql).ok_or(SqlError::Empty)?;
-    check_vacuum(conn, &keyword, sql)?;
+    let several = has_several_statements(sql);
+    if keyword == "VACUUM" && !several {
+        return vacuum(conn, sql, read_only);
+    }
     let _sandbox = Sandbox::enter(conn, now, limits.time_limit);
-    if has_several_statements(sql) {
+    if several {
         if !params.is_empty() {
             return Err(SqlError::MultipleStatements);
         }
@@ -664,7 +667,11 @@ fn batch(
     while let Some(mut st) = stmts.next().map_err(|e| user_error(e, limits))? {
         let text = st.expanded_sql().unwrap_or_default();
         let keyword = first_keyword(&text).unwrap_or_default();
-        check_vacuum(conn, &keyword, &text)?;
+        if keyword == "VACUUM" {
+            return Err(SqlError::Denied(
+                "VACUUM must be a statement of its own".into(),
+            ));
+        }
         let out = step(conn, &mut st, &keyword, &Params::None, limits, read_only)?;
         changes += out.changes;
         last = Some(out);
@@ -676,33 +683,47 @@ fn batch(
     Ok(out)
 }
 
-/// VACUUM INTO writes a file: only inside the database's own directory. (Any VACUUM also needs
-/// to run outside a transaction, which user SQL never does; SQLite says so itself.)
-fn check_vacuum(conn: &Connection, keyword: &str, sql: &str) -> Result<(), SqlError> {
-    if keyword != "VACUUM" {
-        return Ok(());
+/// VACUUM writes a whole database: plain VACUUM is refused (it needs the file to itself, and the
+/// writer always holds a transaction); VACUUM INTO a file literal inside the database's own
+/// directory runs on a fresh read-only connection (outside the writer's transaction, so it
+/// copies the last committed state), with the path made absolute so SQLite cannot resolve it
+/// against another directory.
+fn vacuum(conn: &Connection, sql: &str, read_only: bool) -> Result<SqlOutput, SqlError> {
+    if read_only {
+        return Err(SqlError::NotReadOnly);
     }
-    let upper = sql.to_ascii_uppercase();
-    let Some(at) = upper.find(" INTO ") else {
-        return Ok(());
-    };
-    let target = sql[at + 6..].trim().trim_end_matches(';').trim();
     let denied =
         || SqlError::Denied("VACUUM INTO may only write a file inside the data directory".into());
+    let upper = sql.to_ascii_uppercase();
+    let Some(at) = upper.find(" INTO ") else {
+        return Err(SqlError::Denied(
+            "VACUUM is not allowed (it needs the file to itself): VACUUM INTO a file under the data directory makes a compacted copy".into(),
+        ));
+    };
+    let target = sql[at + 6..].trim().trim_end_matches(';').trim();
     let name = target
         .strip_prefix('\'')
         .and_then(|t| t.strip_suffix('\''))
         .filter(|t| !t.contains('\''))
         .ok_or_else(denied)?;
-    let dir = conn
-        .path()
-        .filter(|p| !p.is_empty())
-        .and_then(|p| std::path::Path::new(p).parent().map(|d| d.to_path_buf()))
-        .ok_or_else(denied)?;
-    if crate::sql::inside(&dir, std::path::Path::new(name)).is_none() {
-        return Err(denied());
-    }
-    Ok(())
+    let db_path = conn.path().filter(|p| !p.is_empty()).ok_or_else(denied)?;
+    let dir = std::path::Path::new(db_path).parent().ok_or_else(denied)?;
+    let dest = crate::sql::inside(dir, std::path::Path::new(name)).ok_or_else(denied)?;
+    let src = Connection::open_with_flags(
+        db_path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(internal)?;
+    src.busy_timeout(std::time::Duration::from_secs(10))
+        .map_err(internal)?;
+    src.execute("VACUUM INTO ?1", [dest.to_string_lossy()])
+        .map_err(|e| user_error(e, &SqlLimits::default()))?;
+    Ok(SqlOutput {
+        kind: StatementKind::Ddl,
+        columns: Vec::new(),
+        rows: Vec::new(),
+        changes: 0,
+    })
 }
 
 /// `path` (relative paths are taken relative to `dir`) if it stays inside `dir`, normalised.

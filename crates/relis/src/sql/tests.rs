@@ -238,6 +238,23 @@ fn the_sandbox_refuses_what_could_escape_or_corrupt() {
     let m = denied(db.sql_exec("VACUUM INTO '/tmp/escape.db'", ()));
     assert!(m.contains("VACUUM INTO"), "{m}");
     assert!(denied(db.sql_exec("VACUUM INTO '../escape.db'", ())).contains("VACUUM INTO"));
+    assert!(denied(db.sql_exec("VACUUM", ())).contains("VACUUM is not allowed"));
+    assert!(denied(db.sql_exec("SELECT 1; VACUUM INTO 'x.db'", ())).contains("VACUUM"));
+    // Inside the directory it makes a compacted copy of the last committed state.
+    let out = db.sql_exec("VACUUM INTO 'copy.db'", ()).unwrap();
+    assert_eq!(out.kind, StatementKind::Ddl);
+    let copy = rusqlite::Connection::open(dir.path().join("copy.db")).unwrap();
+    let n: i64 = copy
+        .query_row("SELECT count(*) FROM relis_keys", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 1);
+    assert!(
+        matches!(db.sql_exec("VACUUM INTO 'copy.db'", ()), Err(SqlError::Sql(m)) if m.contains("exists"))
+    );
+    assert_eq!(
+        db.sql_query("VACUUM INTO 'copy2.db'", ()),
+        Err(SqlError::NotReadOnly)
+    );
     // Nothing changed.
     assert_eq!(db.get("k").unwrap().as_deref(), Some(&b"v"[..]));
 }
