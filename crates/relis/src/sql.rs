@@ -556,11 +556,25 @@ fn execute(
     // common case needs no savepoint, which would cost a statement-journal copy of every page
     // it touches. Several statements need one, and so does a statement that may fail after
     // writing part of its work (`OR FAIL`, `RAISE(FAIL, ...)` in a trigger).
-    let savepoint = in_transaction && !read_only && needs_savepoint(sql);
+    // Schema changes are checked after they run (see `references_internal`), and undone if
+    // the check fails.
+    let schema_change = !read_only
+        && matches!(
+            first_keyword(sql).as_deref(),
+            Some("CREATE") | Some("ALTER")
+        );
+    let savepoint = in_transaction && !read_only && (schema_change || needs_savepoint(sql));
     if savepoint {
         run_internal(conn, "SAVEPOINT user_sql")?;
     }
-    let out = execute_in_sandbox(conn, now, sql, params, limits, read_only);
+    let mut out = execute_in_sandbox(conn, now, sql, params, limits, read_only);
+    if out.is_ok() && (schema_change || savepoint) {
+        if let Some(table) = references_internal(conn)? {
+            out = Err(SqlError::Denied(format!(
+                "table {table} has a foreign key to a table internal to Relis"
+            )));
+        }
+    }
     if savepoint {
         if out.is_ok() {
             run_internal(conn, "RELEASE user_sql")?;
@@ -583,6 +597,18 @@ fn execute(
         }
     }
     out
+}
+
+/// A table with a foreign key into the engine's tables, if any. SQLite (as bundled) enforces
+/// foreign keys, so such a key would make the engine's own deletes fail; the authorizer cannot
+/// see a REFERENCES clause, so it is checked after each schema change.
+fn references_internal(conn: &Connection) -> Result<Option<String>, SqlError> {
+    conn.prepare_cached(
+        "SELECT s.name FROM sqlite_schema AS s, pragma_foreign_key_list(s.name) AS f
+         WHERE s.type = 'table' AND f.\"table\" LIKE 'relis\\_%' ESCAPE '\\' LIMIT 1",
+    )
+    .and_then(|mut st| st.query_row([], |r| r.get(0)).optional())
+    .map_err(internal)
 }
 
 /// Whether running `sql` needs a savepoint to be all or nothing (see [`execute`]).

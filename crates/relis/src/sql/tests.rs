@@ -217,6 +217,24 @@ fn the_sandbox_refuses_what_could_escape_or_corrupt() {
     db.sql_exec("CREATE VIEW sneaky AS SELECT * FROM relis_meta", ())
         .ok();
     assert!(db.sql_query("SELECT * FROM sneaky", ()).is_err());
+    // Nor can a foreign key point into it (SQLite would then refuse the engine's deletes).
+    let m = denied(db.sql_exec(
+        "CREATE TABLE fk (kid INTEGER REFERENCES relis_keys (id))",
+        (),
+    ));
+    assert!(m.contains("foreign key"), "{m}");
+    assert!(
+        db.sql_query("SELECT * FROM fk", ()).is_err(),
+        "the table was not kept"
+    );
+    db.sql_exec("CREATE TABLE parent (id INTEGER PRIMARY KEY)", ())
+        .unwrap();
+    db.sql_exec("CREATE TABLE child (p INTEGER REFERENCES parent (id))", ())
+        .unwrap();
+    assert!(matches!(
+        db.sql_exec("INSERT INTO child VALUES (42)", ()),
+        Err(SqlError::Sql(m)) if m.contains("FOREIGN KEY")
+    ));
     // A trigger on a user table cannot write the keyspace either.
     db.sql_exec("CREATE TABLE u (x)", ()).unwrap();
     db.sql_exec(
