@@ -4,7 +4,7 @@
 //! Replies: rows as an array of rows (with `HEADER`, a first row of column names); a statement
 //! that changes rows, the number changed; a schema statement, `+OK`. With several statements,
 //! the last one's reply (a change count counts the changes of all of them). On the main
-//! database it runs on the writer inside the group commit, in its own savepoint: inside
+//! database it runs on the writer inside the group commit, all or nothing by itself: inside
 //! MULTI it joins the same transaction as the Redis commands. Relis command (no Redis
 //! equivalent); see `cmd/sql/mod.rs` for the value mapping.
 

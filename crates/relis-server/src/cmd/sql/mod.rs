@@ -3,8 +3,8 @@
 //! SQL database (`DB name`, created with SQL.DB CREATE: its own file and writer thread).
 //!
 //! Every command here is one operation ([`Op`]) run on a [`relis::SqlConn`]: on the main
-//! database it is a write command (on the writer, inside the group commit and its own savepoint,
-//! so inside MULTI it joins the transaction) or a read command (on the reader pool); on a named
+//! database it is a write command (on the writer, inside the group commit, all or nothing by
+//! itself, so inside MULTI it joins the transaction) or a read command (on the reader pool); on a named
 //! database it is a connection command that hands the operation to that database's threads.
 //!
 //! Replies (the `SQL.*` shapes; the `REDISQL.*` aliases have RediSQL's, see `redisql.rs`):
