@@ -452,8 +452,8 @@ impl Writer<'_> {
             KeyType::ZSet => {
                 self.conn
                     .prepare_cached(
-                        "INSERT INTO relis_zrank (kid, score, member, n)
-                         SELECT ?2, score, member, n FROM relis_zrank WHERE kid = ?1",
+                        "INSERT INTO relis_zrank (kid, lvl, score, member, n)
+                         SELECT ?2, lvl, score, member, n FROM relis_zrank WHERE kid = ?1",
                     )?
                     .execute((meta.id, to))?;
                 "INSERT INTO relis_zset (kid, member, score) SELECT ?2, member, score FROM relis_zset WHERE kid = ?1"

@@ -6,22 +6,27 @@
 //! that index.
 //!
 //! Ranks. SQLite has no order-statistic B-tree, so a rank would be a count of every member
-//! before it. Large sets (more than [`rank_threshold`] members) keep *rank blocks* in
-//! `relis_zrank (kid, score, member, n)`: the blocks cut the set, in index order, into runs of
-//! about [`block_size`] members; a block row counts the members from its own `(score, member)`
-//! (inclusive; the first block always starts at `(-inf, "")`, below every member) up to the next
-//! block's start. A rank is then a sum over the earlier blocks plus a count inside one block,
-//! and the member at a rank is found by walking block counts to its block and stepping inside
-//! it. Every insert, removal and score change of a large set adjusts one block's `n` (two for a
-//! score change); a block that grows past twice the block size is split at its middle members,
-//! one that falls under half of it is merged into its neighbour. Range removals delete the
-//! blocks inside the range and recount the one block that straddles it.
+//! before it. Large sets keep *rank rows* in `relis_zrank (kid, lvl, score, member, n)`, on two
+//! levels. Level 0 cuts the set, in index order, into blocks of about [`block_size`] members
+//! (256): a row counts the members from its own `(score, member)` (inclusive; the first row
+//! always starts at `(-inf, "")`, below every member) up to the next row's start. Level 1 cuts
+//! the blocks into runs of about 64 blocks (16K members), each starting where a block starts.
+//! A rank is then a sum over the runs before the member's run (tens of rows for a million
+//! members), a sum over the blocks before its block inside that run (at most 128 rows) and a
+//! count inside its block (at most 512 index entries); the member at a rank is found by walking
+//! run counts, then block counts, then stepping inside the block. Every insert or removal
+//! adjusts one block and one run (a score change does it twice: out, then in); a block or run
+//! that grows past twice its size is cut at member / block boundaries, one that falls under
+//! half is merged into its neighbour (the earlier row survives, so both levels keep starting at
+//! the bottom). Range removals delete the rows inside the range and recount the block (from its
+//! members) and run (from its blocks) that straddle its start.
 //!
-//! Sets up to the threshold keep no blocks (a count over at most that many index entries is as
-//! fast as the block arithmetic, and small sets, the common case, then touch no extra B-tree).
-//! Whether blocks exist is a function of the member count alone (`count > threshold`), so it is
-//! never stored: crossing the threshold upward writes the single first block (or, when one
-//! command adds many members at once, cuts the whole set), crossing it downward deletes them.
+//! Sets at or below [`rank_threshold`] members (1024) keep no rank rows: a count over at most
+//! that many index entries is as fast as the arithmetic, and small sets, the common case, then
+//! touch no extra B-tree. Crossing the threshold upward cuts the set into blocks (one walk over
+//! its members); the rows stay until the set shrinks to half the threshold, so a set hovering
+//! around the threshold does not rebuild them again and again.
+//! Below the threshold a set has rows only if it had them on the way down (one index probe).
 //!
 //! Encoding. Redis 7.0 keeps a small set as a listpack and converts it for good to a skiplist
 //! once it holds more than 128 members or a member longer than 64 bytes; ZSCAN, OBJECT
@@ -44,24 +49,34 @@ pub const LISTPACK_ENTRIES: i64 = 128;
 pub const LISTPACK_VALUE: usize = 64;
 
 static RANK_THRESHOLD: AtomicI64 = AtomicI64::new(1024);
-static BLOCK_SIZE: AtomicI64 = AtomicI64::new(1024);
+static BLOCK_SIZE: AtomicI64 = AtomicI64::new(256);
+static FANOUT: AtomicI64 = AtomicI64::new(64);
 
-/// Sets with more members than this keep rank blocks.
+/// Sets with more members than this get rank blocks; they keep them until they shrink to half
+/// of it (so a set going back and forth across the threshold does not rebuild them each time).
 pub fn rank_threshold() -> i64 {
     RANK_THRESHOLD.load(Ordering::Relaxed)
 }
 
-/// The target number of members per rank block (blocks hold between half and twice as many).
+/// The target number of members per level-0 rank block (blocks hold between half and twice as
+/// many).
 pub fn block_size() -> i64 {
     BLOCK_SIZE.load(Ordering::Relaxed)
 }
 
-/// Changes the rank-block parameters, for tests that want both regimes with small sets. Only
-/// call it before any sorted set exists: existing sets were cut with the old parameters.
+/// The target number of members per level-1 run: `fanout` blocks.
+fn super_size() -> i64 {
+    block_size() * FANOUT.load(Ordering::Relaxed)
+}
+
+/// Changes the rank-block parameters (threshold, block size, blocks per level-1 run), for
+/// tests that want every regime with small sets. Only call it before any sorted set exists:
+/// existing sets were cut with the old parameters.
 #[doc(hidden)]
-pub fn set_rank_blocks(threshold: i64, block: i64) {
-    RANK_THRESHOLD.store(threshold.max(1), Ordering::Relaxed);
+pub fn set_rank_blocks(threshold: i64, block: i64, fanout: i64) {
+    RANK_THRESHOLD.store(threshold.max(2), Ordering::Relaxed);
     BLOCK_SIZE.store(block.max(2), Ordering::Relaxed);
+    FANOUT.store(fanout.max(2), Ordering::Relaxed);
 }
 
 /// ZADD's NX / XX.
@@ -353,20 +368,13 @@ impl ScoreRange {
 struct ZMeta {
     kid: i64,
     count: i64,
+    /// Whether it has rank blocks.
+    blocks: bool,
 }
 
 impl ZMeta {
     fn blocks(&self) -> bool {
-        self.count > rank_threshold()
-    }
-}
-
-impl From<&KeyMeta> for ZMeta {
-    fn from(m: &KeyMeta) -> Self {
-        ZMeta {
-            kid: m.id,
-            count: m.count,
-        }
+        self.blocks
     }
 }
 
@@ -380,8 +388,30 @@ impl Reader<'_> {
         match self.meta(db, key)? {
             None => Ok(None),
             Some(m) if m.kind != KeyType::ZSet => Err(Error::WrongType),
-            Some(m) => Ok(Some(ZMeta::from(&m))),
+            Some(m) => Ok(Some(ZMeta {
+                kid: m.id,
+                count: m.count,
+                blocks: self.z_has_blocks(m.id, m.count)?,
+            })),
         }
+    }
+
+    /// Whether the set `kid` of `count` members has rank blocks: always above the threshold,
+    /// never at half of it or below, and in between if it had them when it came down.
+    fn z_has_blocks(&self, kid: i64, count: i64) -> Result<bool> {
+        let t = rank_threshold();
+        if count > t {
+            return Ok(true);
+        }
+        if count <= t / 2 {
+            return Ok(false);
+        }
+        Ok(self
+            .conn
+            .prepare_cached("SELECT 1 FROM relis_zrank WHERE kid = ?1 AND lvl = 0 LIMIT 1")?
+            .query_row([kid], |_| Ok(()))
+            .optional()?
+            .is_some())
     }
 
     /// Whether the set at `kid` is skiplist-encoded in Redis's terms (see the module doc).
@@ -426,7 +456,9 @@ impl Reader<'_> {
             .optional()?)
     }
 
-    /// The number of members before `p` in Redis's order.
+    /// The number of members before `p` in Redis's order: with rank blocks, the level-1 runs
+    /// before `p`'s run, the blocks before `p`'s block inside that run, and the members before
+    /// `p` inside its block.
     fn z_count_lt(&self, z: ZMeta, p: &Pos) -> Result<i64> {
         if !z.blocks() {
             return Ok(self
@@ -436,14 +468,31 @@ impl Reader<'_> {
                 )?
                 .query_row((z.kid, p.score, &p.member[..]), |r| r.get(0))?);
         }
-        let block = self.z_block_containing(z.kid, p)?;
-        let before: i64 = self
+        let (run, _) = self.z_blk_containing(z.kid, 1, p)?;
+        let (block, _) = self.z_blk_containing(z.kid, 0, p)?;
+        let runs: i64 = self
             .conn
             .prepare_cached(
                 "SELECT coalesce(sum(n), 0) FROM relis_zrank
-                 WHERE kid = ?1 AND (score, member) < (?2, ?3)",
+                 WHERE kid = ?1 AND lvl = 1 AND (score, member) < (?2, ?3)",
             )?
-            .query_row((z.kid, block.score, &block.member[..]), |r| r.get(0))?;
+            .query_row((z.kid, run.score, &run.member[..]), |r| r.get(0))?;
+        let blocks: i64 = self
+            .conn
+            .prepare_cached(
+                "SELECT coalesce(sum(n), 0) FROM relis_zrank WHERE kid = ?1 AND lvl = 0
+                 AND (score, member) >= (?2, ?3) AND (score, member) < (?4, ?5)",
+            )?
+            .query_row(
+                (
+                    z.kid,
+                    run.score,
+                    &run.member[..],
+                    block.score,
+                    &block.member[..],
+                ),
+                |r| r.get(0),
+            )?;
         let inside: i64 = self
             .conn
             .prepare_cached(
@@ -460,20 +509,22 @@ impl Reader<'_> {
                 ),
                 |r| r.get(0),
             )?;
-        Ok(before + inside)
+        Ok(runs + blocks + inside)
     }
 
-    /// The block whose run holds position `p` (the last block starting at or before it).
-    fn z_block_containing(&self, kid: i64, p: &Pos) -> Result<Pos> {
-        Ok(self
-            .conn
+    /// The level-`lvl` row whose run holds position `p` (the last starting at or before it),
+    /// with its count.
+    fn z_blk_containing(&self, kid: i64, lvl: i64, p: &Pos) -> Result<(Pos, i64)> {
+        self.conn
             .prepare_cached(
-                "SELECT score, member FROM relis_zrank WHERE kid = ?1 AND (score, member) <= (?2, ?3)
-                 ORDER BY score DESC, member DESC LIMIT 1",
+                "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+                 AND (score, member) <= (?3, ?4) ORDER BY score DESC, member DESC LIMIT 1",
             )?
-            .query_row((kid, p.score, &p.member[..]), pos_row)
+            .query_row((kid, lvl, p.score, &p.member[..]), |r| {
+                Ok((pos_row(r)?, r.get(2)?))
+            })
             .optional()?
-            .unwrap_or_else(Pos::bottom))
+            .ok_or_else(|| Error::Storage(format!("sorted set {kid} has no level-{lvl} rank row")))
     }
 
     /// The member at rank `r` (0-based, ascending).
@@ -496,39 +547,63 @@ impl Reader<'_> {
             .optional()?)
     }
 
-    /// Walks block counts from the nearer end to the block holding rank `r`: its start, and
-    /// `r`'s offset inside it.
+    /// The block holding rank `r` and `r`'s offset inside it: walks the level-1 counts from
+    /// the nearer end to `r`'s run, then the block counts inside that run.
     fn z_block_of_rank(&self, z: ZMeta, r: i64) -> Result<(Pos, i64)> {
         let from_top = r >= z.count / 2;
         let sql = if from_top {
-            "SELECT score, member, n FROM relis_zrank WHERE kid = ?1
+            "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = 1
              ORDER BY score DESC, member DESC"
         } else {
-            "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 ORDER BY score, member"
+            "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = 1
+             ORDER BY score, member"
         };
-        let mut st = self.conn.prepare_cached(sql)?;
-        let mut rows = st.query([z.kid])?;
-        // Ranks below `base` lie in blocks already passed (ascending) or, walking down, the
-        // members from `end` up are in blocks already passed.
-        let mut base = 0i64;
-        let mut end = z.count;
-        while let Some(row) = rows.next()? {
-            let n: i64 = row.get(2)?;
-            if from_top {
-                let start = end - n;
-                if r >= start {
-                    return Ok((pos_row(row)?, r - start));
+        let mut run = None;
+        {
+            let mut st = self.conn.prepare_cached(sql)?;
+            let mut rows = st.query([z.kid])?;
+            // Walking up, `base` members lie in the runs passed; walking down, the members from
+            // `end` up do.
+            let mut base = 0i64;
+            let mut end = z.count;
+            while let Some(row) = rows.next()? {
+                let n: i64 = row.get(2)?;
+                if from_top {
+                    let start = end - n;
+                    if r >= start {
+                        run = Some((pos_row(row)?, r - start));
+                        break;
+                    }
+                    end = start;
+                } else {
+                    if r < base + n {
+                        run = Some((pos_row(row)?, r - base));
+                        break;
+                    }
+                    base += n;
                 }
-                end = start;
-            } else {
-                if r < base + n {
-                    return Ok((pos_row(row)?, r - base));
-                }
-                base += n;
             }
         }
+        let Some((run, mut r)) = run else {
+            return Err(Error::Storage(format!(
+                "rank runs of sorted set {} do not cover rank {r}",
+                z.kid
+            )));
+        };
+        let mut st = self.conn.prepare_cached(
+            "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = 0
+             AND (score, member) >= (?2, ?3) ORDER BY score, member",
+        )?;
+        let mut rows = st.query((z.kid, run.score, &run.member[..]))?;
+        while let Some(row) = rows.next()? {
+            let n: i64 = row.get(2)?;
+            if r < n {
+                return Ok((pos_row(row)?, r));
+            }
+            r -= n;
+        }
         Err(Error::Storage(format!(
-            "rank blocks of sorted set {} do not cover rank {r}",
+            "rank blocks of sorted set {} do not cover its runs",
             z.kid
         )))
     }
@@ -1366,7 +1441,7 @@ struct ZW<'k> {
     /// Whether the key row exists yet (a new set's row is written when it is done).
     exists: bool,
     count: i64,
-    /// Whether rank blocks are being maintained member by member (the set was large when the
+    /// Whether rank blocks are being maintained member by member (the set had them when the
     /// write began).
     blocks: bool,
     /// Redis's skiplist encoding (the key row's `head`).
@@ -1379,6 +1454,7 @@ impl ZW<'_> {
         ZMeta {
             kid: self.kid,
             count: self.count,
+            blocks: self.blocks,
         }
     }
 }
@@ -1391,13 +1467,14 @@ impl<'c> Writer<'c> {
             return Ok(None);
         };
         let skiplist = self.z_skiplist(db, key)?;
+        let blocks = self.z_has_blocks(m.id, m.count)?;
         Ok(Some(ZW {
             db,
             key,
             kid: m.id,
             exists: true,
             count: m.count,
-            blocks: m.count > rank_threshold(),
+            blocks,
             skiplist,
             changed: false,
         }))
@@ -1436,7 +1513,7 @@ impl<'c> Writer<'c> {
             }
             return Ok(());
         }
-        if z.blocks && z.count <= t {
+        if z.blocks && z.count <= t / 2 {
             self.conn
                 .prepare_cached("DELETE FROM relis_zrank WHERE kid = ?1")?
                 .execute([z.kid])?;
@@ -1489,23 +1566,31 @@ impl<'c> Writer<'c> {
             z.skiplist = true;
         }
         if z.blocks {
-            self.z_block_adjust(z.kid, &Pos::new(score, Bytes::copy_from_slice(member)), 1)?;
+            self.z_adjust(z.kid, &Pos::new(score, Bytes::copy_from_slice(member)), 1)?;
         }
         Ok(())
     }
 
     /// Changes a member's score.
     fn z_rescore(&mut self, z: &mut ZW<'_>, member: &[u8], old: f64, new: f64) -> Result<()> {
-        self.conn
-            .prepare_cached("UPDATE relis_zset SET score = ?3 WHERE kid = ?1 AND member = ?2")?
-            .execute((z.kid, member, new))?;
         z.changed = true;
-        if z.blocks {
-            let m = Bytes::copy_from_slice(member);
-            self.z_block_adjust(z.kid, &Pos::new(old, m.clone()), -1)?;
-            self.z_block_adjust(z.kid, &Pos::new(new, m), 1)?;
+        if !z.blocks {
+            self.conn
+                .prepare_cached("UPDATE relis_zset SET score = ?3 WHERE kid = ?1 AND member = ?2")?
+                .execute((z.kid, member, new))?;
+            return Ok(());
         }
-        Ok(())
+        // Out, counted out, in, counted in: a block split or merge triggered by one count reads
+        // members that agree with every count.
+        let m = Bytes::copy_from_slice(member);
+        self.conn
+            .prepare_cached("DELETE FROM relis_zset WHERE kid = ?1 AND member = ?2")?
+            .execute((z.kid, member))?;
+        self.z_adjust(z.kid, &Pos::new(old, m.clone()), -1)?;
+        self.conn
+            .prepare_cached("INSERT INTO relis_zset (kid, member, score) VALUES (?1, ?2, ?3)")?
+            .execute((z.kid, member, new))?;
+        self.z_adjust(z.kid, &Pos::new(new, m), 1)
     }
 
     /// Removes a member; its score if it was there.
@@ -1521,7 +1606,7 @@ impl<'c> Writer<'c> {
             z.count -= 1;
             z.changed = true;
             if z.blocks {
-                self.z_block_adjust(z.kid, &Pos::new(s, Bytes::copy_from_slice(member)), -1)?;
+                self.z_adjust(z.kid, &Pos::new(s, Bytes::copy_from_slice(member)), -1)?;
             }
         }
         Ok(score)
@@ -1551,64 +1636,120 @@ impl<'c> Writer<'c> {
         z.count -= removed;
         z.changed = true;
         if z.blocks {
-            // Blocks starting inside the interval lost their first members; what is left of
-            // them now follows the block holding `lo`, which is recounted.
-            let holder = self.z_block_containing(z.kid, lo)?;
-            match &iv.hi {
-                None => self
-                    .conn
-                    .prepare_cached(
-                        "DELETE FROM relis_zrank WHERE kid = ?1 AND (score, member) > (?2, ?3)",
-                    )?
-                    .execute((z.kid, holder.score, &holder.member[..]))?,
-                Some(hi) => self
-                    .conn
-                    .prepare_cached(
-                        "DELETE FROM relis_zrank WHERE kid = ?1 AND (score, member) > (?2, ?3)
-                         AND (score, member) < (?4, ?5)",
-                    )?
-                    .execute((
-                        z.kid,
-                        holder.score,
-                        &holder.member[..],
-                        hi.score,
-                        &hi.member[..],
-                    ))?,
-            };
-            let n = self.z_block_recount(z.kid, &holder)?;
-            self.z_block_set(z.kid, &holder, n)?;
-            self.z_rebalance(z.kid, holder, n)?;
+            // Blocks (and level-1 runs) starting inside the interval lost their first members;
+            // what is left of them now follows the block (and run) holding `lo`, which are
+            // recounted: the block from its members, the run from its blocks.
+            let (block, _) = self.z_blk_containing(z.kid, 0, lo)?;
+            let (run, _) = self.z_blk_containing(z.kid, 1, lo)?;
+            self.z_blk_delete_after(z.kid, 0, &block, iv.hi.as_ref())?;
+            self.z_blk_delete_after(z.kid, 1, &run, iv.hi.as_ref())?;
+            let n = self.z_block_recount(z.kid, &block)?;
+            self.z_blk_set(z.kid, 0, &block, n)?;
+            let rn = self.z_run_recount(z.kid, &run)?;
+            self.z_blk_set(z.kid, 1, &run, rn)?;
+            self.z_rebalance_block(z.kid, block, n)?;
+            self.z_rebalance_run_at(z.kid, lo)?;
         }
         Ok(removed)
     }
 
     // --- rank blocks ---------------------------------------------------------------------
 
-    fn z_block_set(&self, kid: i64, start: &Pos, n: i64) -> Result<()> {
+    fn z_blk_set(&self, kid: i64, lvl: i64, start: &Pos, n: i64) -> Result<()> {
         self.conn
             .prepare_cached(
-                "UPDATE relis_zrank SET n = ?4 WHERE kid = ?1 AND score = ?2 AND member = ?3",
+                "UPDATE relis_zrank SET n = ?5
+                 WHERE kid = ?1 AND lvl = ?2 AND score = ?3 AND member = ?4",
             )?
-            .execute((kid, start.score, &start.member[..], n))?;
+            .execute((kid, lvl, start.score, &start.member[..], n))?;
         Ok(())
+    }
+
+    fn z_blk_insert(&self, kid: i64, lvl: i64, start: &Pos, n: i64) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO relis_zrank (kid, lvl, score, member, n) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute((kid, lvl, start.score, &start.member[..], n))?;
+        Ok(())
+    }
+
+    /// Deletes a level-`lvl` row; its count, if it was there.
+    fn z_blk_delete(&self, kid: i64, lvl: i64, start: &Pos) -> Result<Option<i64>> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "DELETE FROM relis_zrank WHERE kid = ?1 AND lvl = ?2 AND score = ?3 AND member = ?4
+                 RETURNING n",
+            )?
+            .query_row((kid, lvl, start.score, &start.member[..]), |r| r.get(0))
+            .optional()?)
+    }
+
+    /// Deletes the level-`lvl` rows after `start` and before `hi` (all after it: `None`).
+    fn z_blk_delete_after(&self, kid: i64, lvl: i64, start: &Pos, hi: Option<&Pos>) -> Result<()> {
+        match hi {
+            None => self
+                .conn
+                .prepare_cached(
+                    "DELETE FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+                     AND (score, member) > (?3, ?4)",
+                )?
+                .execute((kid, lvl, start.score, &start.member[..]))?,
+            Some(hi) => self
+                .conn
+                .prepare_cached(
+                    "DELETE FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+                     AND (score, member) > (?3, ?4) AND (score, member) < (?5, ?6)",
+                )?
+                .execute((
+                    kid,
+                    lvl,
+                    start.score,
+                    &start.member[..],
+                    hi.score,
+                    &hi.member[..],
+                ))?,
+        };
+        Ok(())
+    }
+
+    fn z_blk_next(&self, kid: i64, lvl: i64, start: &Pos) -> Result<Option<(Pos, i64)>> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+                 AND (score, member) > (?3, ?4) ORDER BY score, member LIMIT 1",
+            )?
+            .query_row((kid, lvl, start.score, &start.member[..]), |r| {
+                Ok((pos_row(r)?, r.get(2)?))
+            })
+            .optional()?)
+    }
+
+    fn z_blk_prev(&self, kid: i64, lvl: i64, start: &Pos) -> Result<Option<(Pos, i64)>> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+                 AND (score, member) < (?3, ?4) ORDER BY score DESC, member DESC LIMIT 1",
+            )?
+            .query_row((kid, lvl, start.score, &start.member[..]), |r| {
+                Ok((pos_row(r)?, r.get(2)?))
+            })
+            .optional()?)
     }
 
     /// The number of members from block `start` up to the next block.
     fn z_block_recount(&self, kid: i64, start: &Pos) -> Result<i64> {
-        let next = self.z_block_next(kid, start)?;
-        let iv = Interval {
-            lo: start.clone(),
-            hi: next.map(|(p, _)| p),
-        };
-        // Count directly (the set's blocks are what is being repaired).
-        let lo = &iv.lo;
-        Ok(match &iv.hi {
+        let next = self.z_blk_next(kid, 0, start)?.map(|(p, _)| p);
+        Ok(match next {
             None => self
                 .conn
                 .prepare_cached(
                     "SELECT count(*) FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)",
                 )?
-                .query_row((kid, lo.score, &lo.member[..]), |r| r.get(0))?,
+                .query_row((kid, start.score, &start.member[..]), |r| r.get(0))?,
             Some(hi) => self
                 .conn
                 .prepare_cached(
@@ -1616,73 +1757,92 @@ impl<'c> Writer<'c> {
                      AND (score, member) >= (?2, ?3) AND (score, member) < (?4, ?5)",
                 )?
                 .query_row(
-                    (kid, lo.score, &lo.member[..], hi.score, &hi.member[..]),
+                    (kid, start.score, &start.member[..], hi.score, &hi.member[..]),
                     |r| r.get(0),
                 )?,
         })
     }
 
-    fn z_block_next(&self, kid: i64, start: &Pos) -> Result<Option<(Pos, i64)>> {
-        Ok(self
-            .conn
-            .prepare_cached(
-                "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND (score, member) > (?2, ?3)
-                 ORDER BY score, member LIMIT 1",
-            )?
-            .query_row((kid, start.score, &start.member[..]), |r| {
-                Ok((pos_row(r)?, r.get(2)?))
-            })
-            .optional()?)
+    /// The number of members in the level-1 run `start`: the sum of its blocks.
+    fn z_run_recount(&self, kid: i64, start: &Pos) -> Result<i64> {
+        let next = self.z_blk_next(kid, 1, start)?.map(|(p, _)| p);
+        Ok(match next {
+            None => self
+                .conn
+                .prepare_cached(
+                    "SELECT coalesce(sum(n), 0) FROM relis_zrank WHERE kid = ?1 AND lvl = 0
+                     AND (score, member) >= (?2, ?3)",
+                )?
+                .query_row((kid, start.score, &start.member[..]), |r| r.get(0))?,
+            Some(hi) => self
+                .conn
+                .prepare_cached(
+                    "SELECT coalesce(sum(n), 0) FROM relis_zrank WHERE kid = ?1 AND lvl = 0
+                     AND (score, member) >= (?2, ?3) AND (score, member) < (?4, ?5)",
+                )?
+                .query_row(
+                    (
+                        kid,
+                        start.score,
+                        &start.member[..],
+                        hi.score,
+                        &hi.member[..],
+                    ),
+                    |r| r.get(0),
+                )?,
+        })
     }
 
-    fn z_block_prev(&self, kid: i64, start: &Pos) -> Result<Option<(Pos, i64)>> {
-        Ok(self
-            .conn
-            .prepare_cached(
-                "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND (score, member) < (?2, ?3)
-                 ORDER BY score DESC, member DESC LIMIT 1",
-            )?
-            .query_row((kid, start.score, &start.member[..]), |r| {
-                Ok((pos_row(r)?, r.get(2)?))
-            })
-            .optional()?)
-    }
-
-    fn z_block_delete(&self, kid: i64, start: &Pos) -> Result<()> {
+    /// Adds `delta` to the level-`lvl` row holding `p`; returns that row and its new count.
+    fn z_blk_add(&self, kid: i64, lvl: i64, p: &Pos, delta: i64) -> Result<(Pos, i64)> {
         self.conn
             .prepare_cached(
-                "DELETE FROM relis_zrank WHERE kid = ?1 AND score = ?2 AND member = ?3",
-            )?
-            .execute((kid, start.score, &start.member[..]))?;
-        Ok(())
-    }
-
-    /// Adds `delta` to the count of the block holding `p`, then keeps blocks within bounds.
-    fn z_block_adjust(&mut self, kid: i64, p: &Pos, delta: i64) -> Result<()> {
-        let (start, n): (Pos, i64) = self
-            .conn
-            .prepare_cached(
-                "UPDATE relis_zrank SET n = n + ?4 WHERE kid = ?1 AND (score, member) =
-                 (SELECT score, member FROM relis_zrank WHERE kid = ?1 AND (score, member) <= (?2, ?3)
-                  ORDER BY score DESC, member DESC LIMIT 1)
+                "UPDATE relis_zrank SET n = n + ?5 WHERE kid = ?1 AND lvl = ?2 AND (score, member) =
+                 (SELECT score, member FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+                  AND (score, member) <= (?3, ?4) ORDER BY score DESC, member DESC LIMIT 1)
                  RETURNING score, member, n",
             )?
-            .query_row((kid, p.score, &p.member[..], delta), |r| {
+            .query_row((kid, lvl, p.score, &p.member[..], delta), |r| {
                 Ok((pos_row(r)?, r.get(2)?))
             })
             .optional()?
-            .ok_or_else(|| Error::Storage(format!("sorted set {kid} has no first rank block")))?;
-        let b = block_size();
+            .ok_or_else(|| Error::Storage(format!("sorted set {kid} has no level-{lvl} rank row")))
+    }
+
+    /// A member at `p` came (`delta = 1`) or went (`-1`): its block and its run count it, and
+    /// both are kept within bounds.
+    fn z_adjust(&mut self, kid: i64, p: &Pos, delta: i64) -> Result<()> {
+        let (block, n) = self.z_blk_add(kid, 0, p, delta)?;
+        let (_, rn) = self.z_blk_add(kid, 1, p, delta)?;
+        let (b, s) = (block_size(), super_size());
         if n > 2 * b || n < b / 2 {
-            self.z_rebalance(kid, start, n)?;
+            self.z_rebalance_block(kid, block, n)?;
+        }
+        if rn > 2 * s || rn < s / 2 {
+            self.z_rebalance_run_at(kid, p)?;
         }
         Ok(())
     }
 
+    /// Deletes block `start`, whose members now belong to the block before it. If a level-1
+    /// run started there, that run joins the run before it too; that run is returned, to be
+    /// split if too large once every block count is right again.
+    fn z_block_unstart(&mut self, kid: i64, start: &Pos) -> Result<Option<(Pos, i64)>> {
+        self.z_blk_delete(kid, 0, start)?;
+        let Some(rn) = self.z_blk_delete(kid, 1, start)? else {
+            return Ok(None);
+        };
+        let (prev, pn) = self
+            .z_blk_prev(kid, 1, start)?
+            .ok_or_else(|| Error::Storage(format!("sorted set {kid}: a run without a first")))?;
+        self.z_blk_set(kid, 1, &prev, pn + rn)?;
+        Ok(Some((prev, pn + rn)))
+    }
+
     /// Splits a block grown past twice the block size; merges one fallen under half of it into
-    /// its neighbour (the earlier block survives, so the first block always starts at the
-    /// bottom).
-    fn z_rebalance(&mut self, kid: i64, start: Pos, n: i64) -> Result<()> {
+    /// the block before it (or the block after it into the first block, which always starts at
+    /// the bottom).
+    fn z_rebalance_block(&mut self, kid: i64, start: Pos, n: i64) -> Result<()> {
         let b = block_size();
         if n > 2 * b {
             return self.z_block_split(kid, &start, n);
@@ -1690,23 +1850,29 @@ impl<'c> Writer<'c> {
         if n >= b / 2 {
             return Ok(());
         }
-        if let Some((prev, pn)) = self.z_block_prev(kid, &start)? {
-            self.z_block_delete(kid, &start)?;
-            self.z_block_set(kid, &prev, pn + n)?;
-            if pn + n > 2 * b {
-                self.z_block_split(kid, &prev, pn + n)?;
-            }
-        } else if let Some((next, nn)) = self.z_block_next(kid, &start)? {
-            self.z_block_delete(kid, &next)?;
-            self.z_block_set(kid, &start, n + nn)?;
-            if n + nn > 2 * b {
-                self.z_block_split(kid, &start, n + nn)?;
+        let (kept, total, run) = if let Some((prev, pn)) = self.z_blk_prev(kid, 0, &start)? {
+            let run = self.z_block_unstart(kid, &start)?;
+            (prev, pn + n, run)
+        } else if let Some((next, nn)) = self.z_blk_next(kid, 0, &start)? {
+            let run = self.z_block_unstart(kid, &next)?;
+            (start, n + nn, run)
+        } else {
+            return Ok(());
+        };
+        self.z_blk_set(kid, 0, &kept, total)?;
+        if total > 2 * b {
+            self.z_block_split(kid, &kept, total)?;
+        }
+        if let Some((run, rn)) = run {
+            if rn > 2 * super_size() {
+                self.z_run_split(kid, &run, rn)?;
             }
         }
         Ok(())
     }
 
-    /// Cuts the `n` members of block `start` into blocks of about the block size.
+    /// Cuts the `n` members of block `start` into blocks of about the block size (they stay in
+    /// the same level-1 run).
     fn z_block_split(&mut self, kid: i64, start: &Pos, n: i64) -> Result<()> {
         let pieces = (n / block_size()).max(1);
         if pieces < 2 {
@@ -1730,31 +1896,98 @@ impl<'c> Writer<'c> {
                 i += 1;
             }
         }
-        self.z_block_set(kid, start, cut(1))?;
+        self.z_blk_set(kid, 0, start, cut(1))?;
         for (k, s) in starts.iter().enumerate() {
             let i = k as i64 + 1;
-            self.conn
-                .prepare_cached(
-                    "INSERT INTO relis_zrank (kid, score, member, n) VALUES (?1, ?2, ?3, ?4)",
-                )?
-                .execute((kid, s.score, &s.member[..], cut(i + 1) - cut(i)))?;
+            self.z_blk_insert(kid, 0, s, cut(i + 1) - cut(i))?;
         }
         Ok(())
     }
 
-    /// Cuts a whole set into rank blocks (it had none).
+    /// Keeps the level-1 run holding `p` within bounds: split at block starts when past twice
+    /// the run size, merged into the run before it (or the next
+    /// into it, for the first run) when under half of it.
+    fn z_rebalance_run_at(&mut self, kid: i64, p: &Pos) -> Result<()> {
+        let s = super_size();
+        let (start, n) = self.z_blk_containing(kid, 1, p)?;
+        if n > 2 * s {
+            return self.z_run_split(kid, &start, n);
+        }
+        if n >= s / 2 {
+            return Ok(());
+        }
+        if let Some((prev, pn)) = self.z_blk_prev(kid, 1, &start)? {
+            self.z_blk_delete(kid, 1, &start)?;
+            self.z_blk_set(kid, 1, &prev, pn + n)?;
+            if pn + n > 2 * s {
+                self.z_run_split(kid, &prev, pn + n)?;
+            }
+        } else if let Some((next, nn)) = self.z_blk_next(kid, 1, &start)? {
+            self.z_blk_delete(kid, 1, &next)?;
+            self.z_blk_set(kid, 1, &start, n + nn)?;
+            if n + nn > 2 * s {
+                self.z_run_split(kid, &start, n + nn)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Cuts the level-1 run `start` of `n` members, at block starts, into runs of about the
+    /// run size.
+    fn z_run_split(&mut self, kid: i64, start: &Pos, n: i64) -> Result<()> {
+        let blocks: Vec<(Pos, i64)> = {
+            let end = self.z_blk_next(kid, 1, start)?.map(|(p, _)| p);
+            let mut st = self.conn.prepare_cached(
+                "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = 0
+                 AND (score, member) >= (?2, ?3) ORDER BY score, member",
+            )?;
+            let mut rows = st.query((kid, start.score, &start.member[..]))?;
+            let mut out = Vec::new();
+            while let Some(row) = rows.next()? {
+                let p = pos_row(row)?;
+                if end.as_ref().is_some_and(|e| p == *e) {
+                    break;
+                }
+                out.push((p, row.get(2)?));
+            }
+            out
+        };
+        // Cut at block starts, into runs of about the run size.
+        let pieces = (n / super_size()).max(1);
+        let mut cuts: Vec<(usize, i64)> = vec![(0, 0)];
+        let mut before = 0;
+        for (i, (_, bn)) in blocks.iter().enumerate() {
+            let next = cuts.len() as i64;
+            if i > 0 && next < pieces && before >= next * n / pieces {
+                cuts.push((i, before));
+            }
+            before += bn;
+        }
+        cuts.push((blocks.len(), before));
+        for w in cuts.windows(2) {
+            let ((i, from), (_, to)) = (w[0], w[1]);
+            if i == 0 {
+                self.z_blk_set(kid, 1, start, to - from)?;
+            } else {
+                self.z_blk_insert(kid, 1, &blocks[i].0, to - from)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Cuts a whole set into rank blocks and level-1 runs (it had none).
     fn z_build_blocks(&mut self, kid: i64, count: i64) -> Result<()> {
         self.conn
             .prepare_cached("DELETE FROM relis_zrank WHERE kid = ?1")?
             .execute([kid])?;
         let bottom = Pos::bottom();
-        self.conn
-            .prepare_cached(
-                "INSERT INTO relis_zrank (kid, score, member, n) VALUES (?1, ?2, ?3, ?4)",
-            )?
-            .execute((kid, bottom.score, &bottom.member[..], count))?;
+        self.z_blk_insert(kid, 0, &bottom, count)?;
+        self.z_blk_insert(kid, 1, &bottom, count)?;
         if count > 2 * block_size() {
             self.z_block_split(kid, &bottom, count)?;
+        }
+        if count > 2 * super_size() {
+            self.z_run_split(kid, &bottom, count)?;
         }
         Ok(())
     }
@@ -2007,6 +2240,25 @@ impl<'c> Writer<'c> {
         self.z_store(db, dst, &items)
     }
 
+    /// The rank rows of the set at `key`: (level, score, member, n), in order. For tests.
+    ///
+    /// # Errors
+    /// Storage errors only.
+    #[doc(hidden)]
+    pub fn zrank_rows(&self, db: u32, key: &[u8]) -> Result<Vec<(i64, f64, Bytes, i64)>> {
+        let Some(z) = self.zmeta(db, key)? else {
+            return Ok(Vec::new());
+        };
+        let mut st = self.conn.prepare_cached(
+            "SELECT lvl, score, member, n FROM relis_zrank WHERE kid = ?1
+             ORDER BY lvl, score, member",
+        )?;
+        let rows = st.query_map([z.kid], |r| {
+            Ok((r.get(0)?, r.get(1)?, blob(r, 2)?, r.get(3)?))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Checks the rank blocks of the set at `key` against its members: every block's count,
     /// the first block's start, the block sizes and the key row's count. For tests.
     ///
@@ -2025,45 +2277,67 @@ impl<'c> Writer<'c> {
         if actual != z.count {
             return bad(format!("count {} but {actual} members", z.count));
         }
-        let blocks: Vec<(Pos, i64)> = {
+        let level = |lvl: i64| -> Result<Vec<(Pos, i64)>> {
             let mut st = self.conn.prepare_cached(
-                "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 ORDER BY score, member",
+                "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+                 ORDER BY score, member",
             )?;
-            let rows = st.query_map([z.kid], |r| Ok((pos_row(r)?, r.get(2)?)))?;
-            rows.collect::<rusqlite::Result<_>>()?
+            let rows = st.query_map((z.kid, lvl), |r| Ok((pos_row(r)?, r.get(2)?)))?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
         };
+        let (blocks, runs) = (level(0)?, level(1)?);
+        let t = rank_threshold();
         if !z.blocks() {
-            if !blocks.is_empty() {
-                return bad(format!("{} blocks below the threshold", blocks.len()));
+            if !blocks.is_empty() || !runs.is_empty() {
+                return bad(format!(
+                    "{} blocks, {} runs, none expected",
+                    blocks.len(),
+                    runs.len()
+                ));
+            }
+            if z.count > t {
+                return bad(format!("{} members and no blocks", z.count));
             }
             return Ok(());
         }
-        if blocks.first().map(|b| &b.0) != Some(&Pos::bottom()) {
-            return bad("the first block does not start at the bottom".into());
+        if z.count <= t / 2 {
+            return bad(format!("blocks kept at {} members", z.count));
         }
-        let b = block_size();
-        let mut sum = 0;
-        for (i, (start, n)) in blocks.iter().enumerate() {
-            let real = self.z_count_in(
-                ZMeta {
-                    kid: z.kid,
-                    count: 0,
-                },
-                &Interval {
-                    lo: start.clone(),
-                    hi: blocks.get(i + 1).map(|x| x.0.clone()),
-                },
-            )?;
-            if real != *n {
-                return bad(format!("block {i} says {n} but holds {real}"));
+        let direct = ZMeta {
+            kid: z.kid,
+            count: 0,
+            blocks: false,
+        };
+        let (b, sz) = (block_size(), super_size());
+        for (lvl, rows, target) in [(0, &blocks, b), (1, &runs, sz)] {
+            if rows.first().map(|r| &r.0) != Some(&Pos::bottom()) {
+                return bad(format!("level {lvl} does not start at the bottom"));
             }
-            if *n > 2 * b || (blocks.len() > 1 && *n < b / 2) {
-                return bad(format!("block {i} holds {n} (block size {b})"));
+            let mut sum = 0;
+            for (i, (start, n)) in rows.iter().enumerate() {
+                let real = self.z_count_in(
+                    direct,
+                    &Interval {
+                        lo: start.clone(),
+                        hi: rows.get(i + 1).map(|x| x.0.clone()),
+                    },
+                )?;
+                if real != *n {
+                    return bad(format!("level {lvl} row {i} says {n} but holds {real}"));
+                }
+                if *n > 2 * target || (rows.len() > 1 && *n < target / 2) {
+                    return bad(format!("level {lvl} row {i} holds {n} (target {target})"));
+                }
+                sum += n;
             }
-            sum += n;
+            if sum != z.count {
+                return bad(format!("level {lvl} sums to {sum}, count {}", z.count));
+            }
         }
-        if sum != z.count {
-            return bad(format!("blocks sum to {sum}, count {}", z.count));
+        for (start, _) in &runs {
+            if !blocks.iter().any(|(p, _)| p == start) {
+                return bad(format!("a run starts at {start:?}, where no block does"));
+            }
         }
         Ok(())
     }

@@ -2,10 +2,11 @@
 //! engine as through a plain in-memory model of Redis's semantics, and after every step each
 //! set's rank blocks agree with its members (`Writer::zcheck`).
 //!
-//! The rank-block parameters are made tiny for this test binary (blocks above 12 members, of
-//! about 4), so the sets — up to a few dozen members — cross the threshold both ways, split
-//! and merge blocks, and exercise both regimes: direct counts below the threshold, block sums
-//! above it. Scores repeat, so ties are ordered by member.
+//! The rank-block parameters are made tiny for this test binary (blocks above 12 members, kept
+//! down to 6, of about 4 members, in level-1 runs of about 3 blocks), so the sets — up to a few
+//! dozen members — cross the threshold both ways, split and merge blocks and runs, and
+//! exercise every regime: direct counts below the threshold, block and run sums above it.
+//! Scores repeat, so ties are ordered by member.
 
 use proptest::prelude::*;
 use relis::{
@@ -214,7 +215,7 @@ fn check_all(db: &Db, m: &Model) {
 }
 
 fn run(ops: Vec<Op>) {
-    relis::set_rank_blocks(12, 4);
+    relis::set_rank_blocks(12, 4, 3);
     let db = Db::open_in_memory().unwrap();
     let mut m: Model = BTreeMap::new();
     for op in ops {

@@ -41,14 +41,18 @@ CREATE TABLE relis_zset (
 -- Range and rank by score: (score, member) is Redis's order.
 CREATE INDEX relis_zset_score ON relis_zset (kid, score, member);
 
--- Rank blocks of large sorted sets: each row counts the members from its (score, member)
--- (inclusive) up to the next block's start, so a rank is a sum over blocks plus a short count.
+-- Rank blocks of large sorted sets, on two levels: a level-0 row counts the members from its
+-- (score, member) (inclusive) up to the next level-0 row's start (a few hundred); a level-1 row
+-- does the same over a run of level-0 blocks (tens of thousands of members) and starts where
+-- one of them starts. A rank is a sum over the level-1 rows before it, a sum over the blocks
+-- before it inside its level-1 run, and a short count inside its block (see zset.rs).
 CREATE TABLE relis_zrank (
     kid    INTEGER NOT NULL,
+    lvl    INTEGER NOT NULL,
     score  REAL    NOT NULL,
     member BLOB    NOT NULL,
     n      INTEGER NOT NULL,
-    PRIMARY KEY (kid, score, member)
+    PRIMARY KEY (kid, lvl, score, member)
 ) STRICT, WITHOUT ROWID;
 
 -- Collections whose key is gone but whose elements are still being deleted in the background
