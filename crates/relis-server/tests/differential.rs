@@ -2451,6 +2451,18 @@ const ZSET: &[&str] = &[
     "ZRANGE f 0 -1 WITHSCORES",
     "ZINCRBY f 0.2 a",
     "ZSCAN f 0",
+    "COMMAND GETKEYS ZUNIONSTORE d 2 a b",
+    "COMMAND GETKEYS ZINTERSTORE d 1 a WEIGHTS 2",
+    "COMMAND GETKEYS ZUNION 2 a b WITHSCORES",
+    "COMMAND GETKEYS ZDIFF 1 a",
+    "COMMAND GETKEYS ZINTERCARD 2 a b LIMIT 1",
+    "COMMAND GETKEYS ZMPOP 2 a b MIN",
+    "COMMAND GETKEYS BZMPOP 0 2 a b MAX COUNT 2",
+    "COMMAND GETKEYS BZPOPMIN a b 0",
+    "COMMAND GETKEYS ZRANGESTORE d s 0 1",
+    "COMMAND GETKEYS ZUNION 5 a b",
+    "COMMAND GETKEYS ZUNION x a b",
+    "COMMAND GETKEYS ZUNIONSTORE d 0 a",
 ];
 
 /// A command line split like redis-cli (sdssplitargs): quotes, `\xHH` and C escapes.

@@ -1463,10 +1463,41 @@ impl<'c> Writer<'c> {
     /// Opens the sorted set at `key` for writing: `None` when missing (an expired key is
     /// deleted first); [`Error::WrongType`] for another type.
     fn zopen<'k>(&mut self, db: u32, key: &'k [u8]) -> Result<Option<ZW<'k>>> {
-        let Some(m) = self.meta_for_write_of(db, key, KeyType::ZSet)? else {
+        // `meta_for_write_of` with the encoding flag read in the same lookup (writes are the
+        // hot path).
+        let row = self
+            .conn
+            .prepare_cached(
+                "SELECT id, type, expire_at, version, count, mtime, head FROM relis_keys
+                 WHERE db = ?1 AND key = ?2",
+            )?
+            .query_row((db, key), |r| {
+                Ok((
+                    KeyMeta {
+                        id: r.get(0)?,
+                        kind: KeyType::ZSet,
+                        expire_at: r.get(2)?,
+                        version: r.get(3)?,
+                        count: r.get(4)?,
+                        mtime: r.get(5)?,
+                    },
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(6)?,
+                ))
+            })
+            .optional()?;
+        let Some((mut m, code, head)) = row else {
             return Ok(None);
         };
-        let skiplist = self.z_skiplist(db, key)?;
+        m.kind = KeyType::from_code(code)?;
+        if !self.is_live(&m) {
+            self.delete_key(db, key, &m)?;
+            return Ok(None);
+        }
+        if m.kind != KeyType::ZSet {
+            return Err(Error::WrongType);
+        }
+        let skiplist = head != 0;
         let blocks = self.z_has_blocks(m.id, m.count)?;
         Ok(Some(ZW {
             db,

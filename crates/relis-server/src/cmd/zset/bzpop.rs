@@ -65,6 +65,7 @@ pub const SPEC_BZMPOP: Spec = Spec {
     complexity: "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
     parse: BZMPop::parse,
     key_flags: &["RW", "access", "delete"],
+    find_keys: Some(super::bzmpop_keys),
     ..Spec::BASE
 };
 

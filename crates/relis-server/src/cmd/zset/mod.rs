@@ -322,6 +322,38 @@ pub fn parse_timeout(arg: &[u8]) -> Result<Option<Duration>, CmdError> {
     }
 }
 
+/// The key positions of a command line whose keys follow a `numkeys` argument at `at` (Redis's
+/// `keynum` key spec), after the keys before it (`fixed`); none when numkeys is not a positive
+/// integer or runs past the line (COMMAND GETKEYS then says the arguments are invalid).
+fn numkeys_keys(argv: &[Bytes], at: usize, fixed: &[usize]) -> Vec<usize> {
+    let Some(n) = argv.get(at).and_then(|a| relis::parse_i64(a)) else {
+        return Vec::new();
+    };
+    if n < 1 || n as u64 >= (argv.len() - at) as u64 {
+        return Vec::new();
+    }
+    fixed
+        .iter()
+        .copied()
+        .chain(at + 1..=at + n as usize)
+        .collect()
+}
+
+/// Keys after `numkeys` at position 1 (ZUNION, ZINTER, ZDIFF, ZINTERCARD, ZMPOP).
+fn keys_after_numkeys(argv: &[Bytes]) -> Vec<usize> {
+    numkeys_keys(argv, 1, &[])
+}
+
+/// The destination, then keys after `numkeys` at position 2 (the STORE commands).
+fn store_keys(argv: &[Bytes]) -> Vec<usize> {
+    numkeys_keys(argv, 2, &[1])
+}
+
+/// Keys after `numkeys` at position 2, after the timeout (BZMPOP).
+fn bzmpop_keys(argv: &[Bytes]) -> Vec<usize> {
+    numkeys_keys(argv, 2, &[])
+}
+
 /// An integer that Redis reads with `getRangeLongFromObjectOrReply(.., 1, LONG_MAX, msg)`: any
 /// failure replies `msg`.
 fn parse_positive(arg: &[u8], msg: &str) -> Result<i64, CmdError> {
@@ -433,6 +465,34 @@ mod tests {
         assert_eq!(parse_score_bound(b"nan"), None);
         assert_eq!(parse_score_bound(b"((1"), None);
         assert_eq!(parse_score_bound(b"x"), None);
+    }
+
+    #[test]
+    fn keys_found_through_numkeys() {
+        let argv = |line: &str| -> Vec<Bytes> {
+            line.split_whitespace()
+                .map(|a| Bytes::copy_from_slice(a.as_bytes()))
+                .collect()
+        };
+        assert_eq!(store_keys(&argv("zunionstore d 2 a b")), vec![1, 3, 4]);
+        assert_eq!(
+            keys_after_numkeys(&argv("zunion 2 a b withscores")),
+            vec![2, 3]
+        );
+        assert_eq!(bzmpop_keys(&argv("bzmpop 0 2 a b min")), vec![3, 4]);
+        for line in [
+            "zunion 5 a b",
+            "zunion x a b",
+            "zunion 0 a",
+            "zunionstore d 3 a b",
+        ] {
+            let keys = if line.starts_with("zunionstore") {
+                store_keys(&argv(line))
+            } else {
+                keys_after_numkeys(&argv(line))
+            };
+            assert!(keys.is_empty(), "{line}");
+        }
     }
 
     #[test]

@@ -53,6 +53,7 @@ pub const SPEC_ZMPOP: Spec = Spec {
     complexity: "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
     parse: ZMPop::parse,
     key_flags: &["RW", "access", "delete"],
+    find_keys: Some(super::keys_after_numkeys),
     ..Spec::BASE
 };
 

@@ -41,6 +41,7 @@ pub const SPEC_ZUNIONSTORE: Spec = Spec {
     // access`.
     key_flags: &["OW", "update"],
     unblocks: true,
+    find_keys: Some(super::store_keys),
     ..Spec::BASE
 };
 
@@ -76,6 +77,7 @@ pub const SPEC_ZUNION: Spec = Spec {
     complexity: UNION,
     parse: |a| ZSetOpCmd::parse(a, Kind::Union, false),
     key_flags: &["RO", "access"],
+    find_keys: Some(super::keys_after_numkeys),
     ..Spec::BASE
 };
 
