@@ -174,8 +174,8 @@ mod tests {
         assert_eq!(t(-3.0, true), "-3");
         assert_eq!(t(0.5, true), "0.5");
         assert_eq!(t(f64::INFINITY, true), "inf");
-        assert_eq!(t(4.6116860184273879e18, true), "4611686018427387904");
-        assert_eq!(t(9.2233720368547758e18, true), "9.2233720368547758e+18");
+        assert_eq!(t(2f64.powi(62), true), "4611686018427387904");
+        assert_eq!(t(2f64.powi(63), true), "9.2233720368547758e+18");
     }
 
     #[test]
