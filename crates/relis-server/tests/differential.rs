@@ -2463,6 +2463,11 @@ const ZSET: &[&str] = &[
     "COMMAND GETKEYS ZUNION 5 a b",
     "COMMAND GETKEYS ZUNION x a b",
     "COMMAND GETKEYS ZUNIONSTORE d 0 a",
+    "COMMAND GETKEYSANDFLAGS ZUNIONSTORE d 2 a b",
+    "COMMAND GETKEYSANDFLAGS ZRANGESTORE d s 0 1",
+    "COMMAND GETKEYSANDFLAGS BZMPOP 0 1 a MIN",
+    "COMMAND INFO zunionstore zinterstore zdiffstore zrangestore",
+    "COMMAND INFO zunion zinter zdiff zintercard zmpop bzmpop",
 ];
 
 /// A command line split like redis-cli (sdssplitargs): quotes, `\xHH` and C escapes.

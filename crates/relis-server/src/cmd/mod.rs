@@ -154,6 +154,57 @@ pub struct Spec {
     /// cannot describe (SORT's `STORE destination`). When set, it replaces [`Spec::keys`] for
     /// COMMAND GETKEYS and for the keys an `unblocks` command feeds.
     pub find_keys: Option<FindKeysFn>,
+    /// COMMAND INFO's key specs, for commands one legacy key range cannot describe (a
+    /// destination and sources with different flags, keys found through `numkeys`); empty
+    /// derives the single spec from [`Spec::keys`] and [`Spec::key_flags`].
+    pub key_specs: &'static [KeySpec],
+}
+
+/// One key spec of COMMAND INFO.
+#[derive(Debug)]
+pub struct KeySpec {
+    /// Its flags (`RW`, `OW`, `RO`, `access`, `update`, `delete`, ...).
+    pub flags: &'static [&'static str],
+    /// `begin_search`: the index of the first key (or of `numkeys`).
+    pub index: i32,
+    /// `find_keys`.
+    pub find: FindKeys,
+}
+
+/// How a key spec finds its keys from its `begin_search` index.
+#[derive(Debug)]
+pub enum FindKeys {
+    /// `range`: lastkey (relative, negative from the end), keystep, limit.
+    Range(i32, i32, i32),
+    /// `keynum`: keynumidx, firstkey, keystep (relative to the begin index).
+    Keynum(i32, i32, i32),
+}
+
+impl KeySpec {
+    /// Whether this spec names the argument at `pos` of the command line `argv`.
+    pub fn covers(&self, argv: &[bytes::Bytes], pos: usize) -> bool {
+        let (argc, pos, begin) = (argv.len() as i64, pos as i64, i64::from(self.index));
+        match self.find {
+            FindKeys::Range(last, step, _) => {
+                let last = if last >= 0 {
+                    begin + i64::from(last)
+                } else {
+                    argc + i64::from(last)
+                };
+                pos >= begin && pos <= last && (pos - begin) % i64::from(step.max(1)) == 0
+            }
+            FindKeys::Keynum(numidx, first, step) => {
+                let Some(n) = argv
+                    .get((begin + i64::from(numidx)) as usize)
+                    .and_then(|a| relis::parse_i64(a))
+                else {
+                    return false;
+                };
+                let (first, step) = (begin + i64::from(first), i64::from(step.max(1)));
+                pos >= first && (pos - first) % step == 0 && (pos - first) / step < n
+            }
+        }
+    }
 }
 
 /// A [`Spec::find_keys`] function: the key positions in a whole command line (name included).
@@ -182,6 +233,7 @@ impl Spec {
         key_notes: "",
         unblocks: false,
         find_keys: None,
+        key_specs: &[],
     };
 
     /// Whether the spec carries `flag`.

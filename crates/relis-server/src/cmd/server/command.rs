@@ -296,7 +296,67 @@ fn simple(s: &str) -> Frame {
     Frame::Simple(Bytes::copy_from_slice(s.as_bytes()))
 }
 
+/// The key-spec flags of the key at `pos` of the command line `argv` (COMMAND
+/// GETKEYSANDFLAGS): those of the first explicit key spec naming it, else the spec's own.
+pub fn key_flags_at(spec: &Spec, argv: &[Bytes], pos: usize) -> Vec<&'static str> {
+    spec.key_specs
+        .iter()
+        .find(|k| k.covers(argv, pos))
+        .map(|k| k.flags.to_vec())
+        .unwrap_or_else(|| key_flags(spec))
+}
+
+/// An explicit key spec as COMMAND INFO shows it.
+fn explicit_key_spec(k: &crate::cmd::KeySpec) -> Frame {
+    use crate::cmd::FindKeys;
+    let int = |n: i32| Frame::Integer(n.into());
+    let (kind, spec) = match k.find {
+        FindKeys::Range(last, step, limit) => (
+            "range",
+            vec![
+                (bulk("lastkey"), int(last)),
+                (bulk("keystep"), int(step)),
+                (bulk("limit"), int(limit)),
+            ],
+        ),
+        FindKeys::Keynum(numidx, first, step) => (
+            "keynum",
+            vec![
+                (bulk("keynumidx"), int(numidx)),
+                (bulk("firstkey"), int(first)),
+                (bulk("keystep"), int(step)),
+            ],
+        ),
+    };
+    Frame::Map(vec![
+        (
+            bulk("flags"),
+            Frame::Set(k.flags.iter().map(|f| simple(f)).collect()),
+        ),
+        (
+            bulk("begin_search"),
+            Frame::Map(vec![
+                (bulk("type"), bulk("index")),
+                (
+                    bulk("spec"),
+                    Frame::Map(vec![(bulk("index"), int(k.index))]),
+                ),
+            ]),
+        ),
+        (
+            bulk("find_keys"),
+            Frame::Map(vec![
+                (bulk("type"), bulk(kind)),
+                (bulk("spec"), Frame::Map(spec)),
+            ]),
+        ),
+    ])
+}
+
 fn key_specs(spec: &Spec) -> Vec<Frame> {
+    if !spec.key_specs.is_empty() {
+        return spec.key_specs.iter().map(explicit_key_spec).collect();
+    }
     let (first, last, step) = spec.keys;
     if first <= 0 {
         return Vec::new();
@@ -484,7 +544,10 @@ impl CommandCmd {
                         .map(|i| {
                             let key = Frame::Bulk(argv[i].clone());
                             if flags {
-                                let f = key_flags(spec).into_iter().map(simple).collect();
+                                let f = key_flags_at(spec, &argv, i)
+                                    .into_iter()
+                                    .map(simple)
+                                    .collect();
                                 Frame::Array(vec![key, Frame::Set(f)])
                             } else {
                                 key

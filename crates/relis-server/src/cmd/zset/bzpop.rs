@@ -20,7 +20,7 @@ use super::zpop::ZMPop;
 use crate::args::Args;
 use crate::blocking::{Served, TryServe};
 use crate::client::Client;
-use crate::cmd::{BoxFuture, ConnCmd, Cx, Parsed, Spec, WriteCmd};
+use crate::cmd::{BoxFuture, ConnCmd, Cx, FindKeys, KeySpec, Parsed, Spec, WriteCmd};
 use crate::error::CmdError;
 use bytes::Bytes;
 use relis::Scored;
@@ -66,6 +66,11 @@ pub const SPEC_BZMPOP: Spec = Spec {
     parse: BZMPop::parse,
     key_flags: &["RW", "access", "delete"],
     find_keys: Some(super::bzmpop_keys),
+    key_specs: &[KeySpec {
+        flags: &["RW", "access", "delete"],
+        index: 2,
+        find: FindKeys::Keynum(0, 1, 1),
+    }],
     ..Spec::BASE
 };
 

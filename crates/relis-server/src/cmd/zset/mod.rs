@@ -21,7 +21,7 @@ pub mod zscan;
 pub mod zscore;
 pub mod zsetop;
 
-use crate::cmd::{Cx, Spec};
+use crate::cmd::{Cx, FindKeys, KeySpec, Spec};
 use crate::error::CmdError;
 use bytes::Bytes;
 use relis::{LexBound, Scored};
@@ -321,6 +321,28 @@ pub fn parse_timeout(arg: &[u8]) -> Result<Option<Duration>, CmdError> {
         Some(ms) => Ok(Some(Duration::from_millis(ms as u64))),
     }
 }
+
+/// A destination (`OW update`) at 1, then `numkeys` sources (`RO access`) from 2: the STORE
+/// commands' key specs.
+const STORE_KEY_SPECS: &[KeySpec] = &[
+    KeySpec {
+        flags: &["OW", "update"],
+        index: 1,
+        find: FindKeys::Range(0, 1, 0),
+    },
+    KeySpec {
+        flags: &["RO", "access"],
+        index: 2,
+        find: FindKeys::Keynum(0, 1, 1),
+    },
+];
+
+/// `numkeys` sources (`RO access`) from 1: ZUNION, ZINTER, ZDIFF, ZINTERCARD.
+const READ_KEY_SPECS: &[KeySpec] = &[KeySpec {
+    flags: &["RO", "access"],
+    index: 1,
+    find: FindKeys::Keynum(0, 1, 1),
+}];
 
 /// The key positions of a command line whose keys follow a `numkeys` argument at `at` (Redis's
 /// `keynum` key spec), after the keys before it (`fixed`); none when numkeys is not a positive

@@ -10,7 +10,7 @@
 
 use super::{pairs_reply, parse_positive};
 use crate::args::Args;
-use crate::cmd::{Cx, Parsed, Spec, WriteCmd};
+use crate::cmd::{Cx, FindKeys, KeySpec, Parsed, Spec, WriteCmd};
 use crate::error::CmdError;
 use bytes::Bytes;
 use relis::Scored;
@@ -54,6 +54,11 @@ pub const SPEC_ZMPOP: Spec = Spec {
     parse: ZMPop::parse,
     key_flags: &["RW", "access", "delete"],
     find_keys: Some(super::keys_after_numkeys),
+    key_specs: &[KeySpec {
+        flags: &["RW", "access", "delete"],
+        index: 1,
+        find: FindKeys::Keynum(0, 1, 1),
+    }],
     ..Spec::BASE
 };
 

@@ -14,7 +14,7 @@
 
 use super::{parse_lex_range, parse_score_range, scored_reply};
 use crate::args::Args;
-use crate::cmd::{Cx, Parsed, ReadCmd, Spec, WriteCmd};
+use crate::cmd::{Cx, FindKeys, KeySpec, Parsed, ReadCmd, Spec, WriteCmd};
 use crate::error::CmdError;
 use bytes::Bytes;
 use relis::{ZRange, ZRangeBy};
@@ -49,8 +49,19 @@ pub const SPEC_ZRANGESTORE: Spec = Spec {
     summary: "Store a range of members from sorted set into another key",
     complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key.",
     parse: |a| ZRangeCmd::parse(a, Form::ZRANGESTORE),
-    // Redis has two key specs: the destination `OW update`, the source `RO access`.
     key_flags: &["OW", "update"],
+    key_specs: &[
+        KeySpec {
+            flags: &["OW", "update"],
+            index: 1,
+            find: FindKeys::Range(0, 1, 0),
+        },
+        KeySpec {
+            flags: &["RO", "access"],
+            index: 2,
+            find: FindKeys::Range(0, 1, 0),
+        },
+    ],
     unblocks: true,
     ..SPEC_ZRANGE
 };
