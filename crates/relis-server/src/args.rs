@@ -44,6 +44,8 @@ impl Args {
     ///
     /// # Errors
     /// `ERR syntax error` when there is none.
+    // Not Iterator::next: a missing argument is an error reply, not the end of a sequence.
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Bytes, CmdError> {
         self.args.next().ok_or(CmdError::Syntax)
     }

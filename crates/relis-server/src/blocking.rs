@@ -85,10 +85,13 @@ impl Waiter {
     }
 }
 
+/// Waiters by (database, key), in arrival order.
+type Queues = HashMap<(u32, Bytes), VecDeque<Arc<Waiter>>>;
+
 /// The registry of blocked clients.
 #[derive(Default)]
 pub struct Blocking {
-    by_key: Mutex<HashMap<(u32, Bytes), VecDeque<Arc<Waiter>>>>,
+    by_key: Mutex<Queues>,
     by_id: Mutex<HashMap<u64, Arc<Waiter>>>,
     count: AtomicUsize,
 }

@@ -629,21 +629,22 @@ fn writer_loop(
                 WriterMsg::Shutdown => shutdown = true,
             }
         }
-        let mut w = Writer::new(&conn, clock.now_ms(), databases, &mut st);
-        if sweep_due {
-            last_sweep = Instant::now();
-            if let Err(e) = w.atomic(|w| w.empty_trash(TRASH_BATCH)) {
-                tracing::warn!("emptying the trash failed: {e}");
-            }
-            match w.atomic(|w| w.sweep(SWEEP_BATCH)) {
-                Ok(n) => {
-                    stats.expired_keys.fetch_add(n as u64, Ordering::Relaxed);
+        let persisted_before = {
+            let mut w = Writer::new(&conn, clock.now_ms(), databases, &mut st);
+            if sweep_due {
+                last_sweep = Instant::now();
+                if let Err(e) = w.atomic(|w| w.empty_trash(TRASH_BATCH)) {
+                    tracing::warn!("emptying the trash failed: {e}");
                 }
-                Err(e) => tracing::warn!("expiry sweep failed: {e}"),
+                match w.atomic(|w| w.sweep(SWEEP_BATCH)) {
+                    Ok(n) => {
+                        stats.expired_keys.fetch_add(n as u64, Ordering::Relaxed);
+                    }
+                    Err(e) => tracing::warn!("expiry sweep failed: {e}"),
+                }
             }
-        }
-        let persisted_before = w.persisted_version();
-        drop(w);
+            w.persisted_version()
+        };
         let committed = match st.poisoned.take() {
             Some(e) => Err(e),
             None => Writer::new(&conn, clock.now_ms(), databases, &mut st)

@@ -30,7 +30,7 @@ fn key(k: u8) -> Vec<u8> {
 
 fn val(v: u8) -> Vec<u8> {
     // Some values are integers so INCR has something to add to.
-    if v % 3 == 0 {
+    if v.is_multiple_of(3) {
         format!("{}", v as i64 - 100).into_bytes()
     } else {
         format!("v{v}").into_bytes()
