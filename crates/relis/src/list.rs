@@ -162,10 +162,25 @@ impl Reader<'_> {
         let mut st = self.conn.prepare_cached(
             "SELECT value FROM relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 ORDER BY pos",
         )?;
-        let rows = st.query_map((kid, from, to), |r| r.get::<_, Vec<u8>>(0))?;
-        Ok(rows
-            .map(|v| v.map(Bytes::from))
-            .collect::<rusqlite::Result<_>>()?)
+        // One buffer for every value (then sliced), not an allocation per element.
+        let rows_wanted = usize::try_from(to - from + 1).unwrap_or(0).min(1024);
+        let mut buf = bytes::BytesMut::with_capacity(rows_wanted * 32);
+        let mut ends = Vec::with_capacity(rows_wanted);
+        let mut rows = st.query((kid, from, to))?;
+        while let Some(r) = rows.next()? {
+            buf.extend_from_slice(r.get_ref(0)?.as_blob()?);
+            ends.push(buf.len());
+        }
+        let all = buf.freeze();
+        let mut start = 0;
+        Ok(ends
+            .into_iter()
+            .map(|end| {
+                let v = all.slice(start..end);
+                start = end;
+                v
+            })
+            .collect())
     }
 
     /// LLEN: the length of the list at `key`, `None` when there is none.

@@ -518,3 +518,32 @@ fn push_pop_cost_is_flat() {
     );
     assert!(ins_large < ins_small * 2.0 + 20.0, "LINSERT grew");
 }
+
+/// What one LRANGE of 100 elements costs in the engine alone (no server, no thread hop).
+#[test]
+#[ignore = "timing: run in release with --ignored"]
+fn lrange_100_engine_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("bench.db")).unwrap();
+    let vals: Vec<String> = (0..1000).map(|i| format!("element-{i}")).collect();
+    db.rpush("l", &vals).unwrap();
+    let n: usize = std::env::var("LRANGE_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
+    let us = db
+        .read(move |r| {
+            let mut best = f64::MAX;
+            for _ in 0..5 {
+                let t = Instant::now();
+                for _ in 0..n {
+                    let v = r.lrange(0, b"l", 0, 99)?.unwrap();
+                    assert_eq!(v.len(), 100);
+                }
+                best = best.min(t.elapsed().as_secs_f64() * 1e6 / n as f64);
+            }
+            Ok(best)
+        })
+        .unwrap();
+    println!("LRANGE 0 99 in the engine: {us:.2} µs (best of 5 rounds)");
+}
