@@ -548,6 +548,47 @@ async fn command_info_matches_redis() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn command_getkeys_finds_numkeys_and_destination_keys() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    check(
+        &mut c,
+        &[
+            (
+                &["COMMAND", "GETKEYS", "LMPOP", "2", "a", "b", "LEFT"],
+                bulks(&["a", "b"]),
+            ),
+            (
+                &[
+                    "COMMAND", "GETKEYS", "BLMPOP", "0", "2", "a", "b", "LEFT", "COUNT", "3",
+                ],
+                bulks(&["a", "b"]),
+            ),
+            (
+                &["COMMAND", "GETKEYS", "LMOVE", "a", "b", "LEFT", "LEFT"],
+                bulks(&["a", "b"]),
+            ),
+            (
+                &["COMMAND", "GETKEYS", "BLPOP", "a", "b", "0"],
+                bulks(&["a", "b"]),
+            ),
+        ],
+    )
+    .await;
+    // LMOVE's two key specs, as redis-server 7.0.15 lists them.
+    let Frame::Array(info) = c.cmd(&["COMMAND", "INFO", "LMOVE"]).await else {
+        panic!("COMMAND INFO is an array");
+    };
+    let Frame::Array(entry) = &info[0] else {
+        panic!("an entry");
+    };
+    let Frame::Array(specs) = &entry[8] else {
+        panic!("key specs: {:?}", entry[8]);
+    };
+    assert_eq!(specs.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_redis_crate_view() {
     let s = start().await;
     let mut con = s.client().await;

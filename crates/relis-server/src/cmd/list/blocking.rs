@@ -21,7 +21,7 @@ use super::{parse_end, parse_timeout};
 use crate::args::Args;
 use crate::blocking::{Served, TryServe};
 use crate::client::Client;
-use crate::cmd::{BoxFuture, ConnCmd, Cx, Parsed, Spec, WriteCmd};
+use crate::cmd::{BoxFuture, ConnCmd, Cx, FindKeys, KeySpec, Parsed, Spec, WriteCmd};
 use crate::error::CmdError;
 use bytes::Bytes;
 use relis::End;
@@ -66,8 +66,8 @@ pub const SPEC_BLMOVE: Spec = Spec {
     summary: "Pop an element from a list, push it to another list and return it; or block until one is available",
     complexity: "O(1)",
     parse: BMove::parse,
-    // The source's key spec (Redis also has a second, `RW insert`, for the destination).
     key_flags: &["RW", "access", "delete"],
+    key_specs: super::MOVE_KEY_SPECS,
     unblocks: true,
     ..Spec::BASE
 };
@@ -96,6 +96,12 @@ pub const SPEC_BLMPOP: Spec = Spec {
         "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
     parse: BMPop::parse,
     key_flags: &["RW", "access", "delete"],
+    find_keys: Some(|argv| super::numkeys_keys(argv, 2)),
+    key_specs: &[KeySpec {
+        flags: &["RW", "access", "delete"],
+        index: 2,
+        find: FindKeys::Keynum(0, 1, 1),
+    }],
     ..Spec::BASE
 };
 

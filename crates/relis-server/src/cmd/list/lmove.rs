@@ -27,8 +27,8 @@ pub const SPEC: Spec = Spec {
     summary: "Pop an element from a list, push it to another list and return it",
     complexity: "O(1)",
     parse: LMove::parse,
-    // The source's key spec (Redis also has a second, `RW insert`, for the destination).
     key_flags: &["RW", "access", "delete"],
+    key_specs: super::MOVE_KEY_SPECS,
     unblocks: true,
     ..Spec::BASE
 };

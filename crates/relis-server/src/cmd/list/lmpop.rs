@@ -7,7 +7,7 @@
 
 use super::{bulks, parse_end};
 use crate::args::Args;
-use crate::cmd::{Cx, Parsed, Spec, WriteCmd};
+use crate::cmd::{Cx, FindKeys, KeySpec, Parsed, Spec, WriteCmd};
 use crate::error::CmdError;
 use bytes::Bytes;
 use relis::End;
@@ -28,6 +28,12 @@ pub const SPEC: Spec = Spec {
         "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
     parse: LMPop::parse,
     key_flags: &["RW", "access", "delete"],
+    find_keys: Some(|argv| super::numkeys_keys(argv, 1)),
+    key_specs: &[KeySpec {
+        flags: &["RW", "access", "delete"],
+        index: 1,
+        find: FindKeys::Keynum(0, 1, 1),
+    }],
     ..Spec::BASE
 };
 

@@ -19,7 +19,7 @@ pub mod ltrim;
 pub mod pop;
 pub mod push;
 
-use crate::cmd::{Cx, Spec};
+use crate::cmd::{Cx, FindKeys, KeySpec, Spec};
 use crate::error::CmdError;
 use bytes::Bytes;
 use relis::End;
@@ -51,6 +51,37 @@ pub static SPECS: &[Spec] = &[
     blocking::SPEC_BRPOPLPUSH,
     blocking::SPEC_BLMPOP,
 ];
+
+/// LMOVE-style key specs: the source (`RW access delete`), then the destination (`RW insert`).
+const MOVE_KEY_SPECS: &[KeySpec] = &[
+    KeySpec {
+        flags: &["RW", "access", "delete"],
+        index: 1,
+        find: FindKeys::Range(0, 1, 0),
+    },
+    KeySpec {
+        flags: &["RW", "insert"],
+        index: 2,
+        find: FindKeys::Range(0, 1, 0),
+    },
+];
+
+/// The keys of a command line whose `numkeys` is at `at` (LMPOP: 1, BLMPOP: 2); none when it is
+/// not a positive integer or runs past the line.
+fn numkeys_keys(argv: &[Bytes], at: usize) -> Vec<usize> {
+    let Some(n) = argv
+        .get(at)
+        .and_then(|a| relis::parse_i64(a))
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|n| *n > 0)
+    else {
+        return Vec::new();
+    };
+    if at + n >= argv.len() {
+        return Vec::new();
+    }
+    (at + 1..=at + n).collect()
+}
 
 /// Counts a read lookup of one key in keyspace_hits / keyspace_misses as Redis's
 /// `lookupKeyRead` does: a key of another type is a hit (the WRONGTYPE comes after the lookup).
