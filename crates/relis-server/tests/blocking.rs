@@ -424,3 +424,29 @@ async fn rename_and_copy_onto_a_waited_key_serve_it() {
     assert_eq!(a.read().await.unwrap(), bulks(&["dst2", "b"]));
     assert_eq!(ctl.cmd(&["LRANGE", "dst", "0", "-1"]).await, bulks(&["b"]));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transaction_serves_blocked_clients_only_after_all_its_commands() {
+    let s = start().await;
+    let mut blocked = s.raw().await;
+    let mut tx = s.raw().await;
+    blocked
+        .send(&encode_command(&[b"BLPOP", b"q", b"0.5"]))
+        .await;
+    // Let the BLPOP register before the transaction runs.
+    for _ in 0..100 {
+        let info = tx.cmd(&["INFO", "clients"]).await;
+        if let resp::Frame::Bulk(b) | resp::Frame::Verbatim { data: b, .. } = &info {
+            if String::from_utf8_lossy(b).contains("blocked_clients:1") {
+                break;
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(tx.cmd(&["MULTI"]).await, ok());
+    assert_eq!(tx.cmd(&["RPUSH", "q", "a"]).await, simple("QUEUED"));
+    assert_eq!(tx.cmd(&["LPOP", "q"]).await, simple("QUEUED"));
+    // As in Redis: the LPOP inside the transaction takes the element, not the blocked client.
+    assert_eq!(tx.cmd(&["EXEC"]).await, arr(vec![int(1), bulk("a")]));
+    assert_eq!(blocked.read().await, Some(resp::Frame::NullArray));
+}

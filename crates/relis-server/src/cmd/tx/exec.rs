@@ -124,6 +124,7 @@ impl ConnCmd for Exec {
                     }
                     let mut out = Vec::with_capacity(data.len());
                     let mut served = Vec::new();
+                    let mut ready: Vec<(u32, bytes::Bytes)> = Vec::new();
                     for (cmd, idx, db) in data {
                         let cx = Cx { db, ..cx.clone() };
                         out.push(match cmd {
@@ -134,9 +135,21 @@ impl ConnCmd for Exec {
                                 res.unwrap_or_else(|e| e.to_frame())
                             }
                             Data::Write(wc, keys) => {
-                                run_write(w, &cx, &*wc, idx, &keys, &mut served)
+                                // Blocked clients are served after the whole transaction, as
+                                // Redis does: a command queued after a push sees the element.
+                                let reply = run_write(w, &cx, &*wc, idx, &[], &mut served);
+                                if !matches!(reply, Frame::Error(_)) {
+                                    ready.extend(keys.into_iter().map(|k| (db, k)));
+                                }
+                                reply
                             }
                         });
+                    }
+                    if !ready.is_empty() && !cx.server.blocking.is_empty() {
+                        for (db, key) in ready {
+                            let cx = Cx { db, ..cx.clone() };
+                            cx.server.blocking.serve(w, &cx, db, &[key], &mut served);
+                        }
                     }
                     Ok(Some((out, served)))
                 },
