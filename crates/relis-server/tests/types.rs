@@ -637,3 +637,187 @@ async fn watch_sees_writes_to_collections() {
         );
     }
 }
+
+/// Latency samples of one client looping on one command: (when it was sent, how long it took).
+type Samples = Vec<(std::time::Instant, Duration)>;
+
+/// Loops `cmd` on its own connection until `stop`, timing every call.
+fn probe(
+    addr: std::net::SocketAddr,
+    cmd: &'static [&'static str],
+    stop: Arc<std::sync::atomic::AtomicBool>,
+) -> tokio::task::JoinHandle<Samples> {
+    tokio::spawn(async move {
+        let mut c = Raw::connect(addr).await;
+        let mut out = Vec::new();
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let t = std::time::Instant::now();
+            c.cmd(cmd).await;
+            out.push((t, t.elapsed()));
+        }
+        out
+    })
+}
+
+/// Max and 99th percentile of the samples taken in `[from, to)`, and their count.
+fn window(s: &Samples, from: std::time::Instant, to: std::time::Instant) -> String {
+    let mut d: Vec<Duration> = s
+        .iter()
+        .filter(|(t, _)| *t >= from && *t < to)
+        .map(|(_, d)| *d)
+        .collect();
+    d.sort();
+    if d.is_empty() {
+        return "no samples".into();
+    }
+    let p99 = d[(d.len() * 99 / 100).min(d.len() - 1)];
+    format!(
+        "{} calls, p99 {:.2} ms, max {:.2} ms",
+        d.len(),
+        p99.as_secs_f64() * 1e3,
+        d[d.len() - 1].as_secs_f64() * 1e3
+    )
+}
+
+/// Deleting (DEL) or overwriting (SET) a collection of a million elements, while other clients
+/// GET and INCR: how long the command takes, how long the background sweep takes to empty the
+/// trash, and the latency other clients see meanwhile. The elements really go (rows counted in
+/// the SQLite file) and a new key of the same name is unaffected. Prints a report; asserts only
+/// correctness and a generous bound. `RELIS_LARGE_N` changes the size.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "a measurement: cargo test --release -p relis-server --test types -- --ignored --nocapture"]
+async fn large_collections_are_deleted_in_the_background() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Instant;
+    let n: usize = std::env::var("RELIS_LARGE_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let s = start().await;
+    let file = s.dir.path().join("relis.db");
+    let sql =
+        rusqlite::Connection::open_with_flags(&file, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let count = |sql: &rusqlite::Connection, q: &str, kid: i64| -> i64 {
+        sql.query_row(q, [kid], |r| r.get(0)).unwrap()
+    };
+    let mut c = s.raw().await;
+    c.cmd(&["SET", "probe", "v"]).await;
+    println!("\nlarge collections, {n} elements each");
+    for (kind, fill, remove, table) in [
+        ("hash", "HSET", &["DEL", "big"][..], "relis_hash"),
+        (
+            "set",
+            "SADD",
+            &["SET", "big", "now a string"][..],
+            "relis_set",
+        ),
+    ] {
+        // Build it, pipelining commands of 1000 elements.
+        let t = Instant::now();
+        let per = 1000;
+        let mut pending = 0;
+        for chunk in 0..n.div_ceil(per) {
+            let mut args: Vec<Vec<u8>> = vec![fill.into(), b"big".to_vec()];
+            for i in chunk * per..((chunk + 1) * per).min(n) {
+                args.push(format!("field:{i}").into_bytes());
+                if kind == "hash" {
+                    args.push(format!("{i}").into_bytes());
+                }
+            }
+            let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+            c.send(&encode_command(&refs)).await;
+            pending += 1;
+            if pending == 32 {
+                for _ in 0..pending {
+                    c.read().await;
+                }
+                pending = 0;
+            }
+        }
+        for _ in 0..pending {
+            c.read().await;
+        }
+        let built = t.elapsed();
+        let kid: i64 = sql
+            .query_row(
+                "SELECT id FROM relis_keys WHERE key = ?1",
+                [&b"big"[..]],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let rows_q = format!("SELECT count(*) FROM {table} WHERE kid = ?1");
+        assert_eq!(count(&sql, &rows_q, kid), n as i64);
+
+        // Other clients read and write all along.
+        let stop = Arc::new(AtomicBool::new(false));
+        let gets = probe(s.addr, &["GET", "probe"], stop.clone());
+        let incrs = probe(s.addr, &["INCR", "counter"], stop.clone());
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let t0 = Instant::now();
+        let reply = c.cmd(remove).await;
+        let took = t0.elapsed();
+        assert!(
+            matches!(reply, Frame::Integer(1) | Frame::Simple(_)),
+            "{reply:?}"
+        );
+        // A new key of the same name is independent of the old elements.
+        if kind == "hash" {
+            assert_eq!(c.cmd(&["HSET", "big", "f", "v"]).await, int(1));
+            assert_eq!(c.cmd(&["HGETALL", "big"]).await, bulks(&["f", "v"]));
+        } else {
+            assert_eq!(c.cmd(&["GET", "big"]).await, bulk("now a string"));
+        }
+        // Wait for the sweep to empty the trash.
+        loop {
+            let left = count(&sql, &rows_q, kid);
+            let trash: i64 = sql
+                .query_row("SELECT count(*) FROM relis_trash", [], |r| r.get(0))
+                .unwrap();
+            if left == 0 && trash == 0 {
+                break;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(600), "{left} rows left");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let emptied = t0.elapsed();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        stop.store(true, Ordering::Relaxed);
+        let (gets, incrs) = (gets.await.unwrap(), incrs.await.unwrap());
+        let before = t0 - Duration::from_secs(2);
+        let after = t0 + emptied;
+        println!(
+            "{kind}: built in {:.1} s; {remove:?} replied in {:.2} ms; the trash was empty \
+             {:.1} s later",
+            built.as_secs_f64(),
+            took.as_secs_f64() * 1e3,
+            emptied.as_secs_f64()
+        );
+        println!("  GET  before: {}", window(&gets, before, t0));
+        println!("  GET  during: {}", window(&gets, t0, after));
+        println!("  INCR before: {}", window(&incrs, before, t0));
+        println!("  INCR during: {}", window(&incrs, t0, after));
+        let mut slow: Vec<_> = incrs.iter().filter(|(t, _)| *t >= before).collect();
+        slow.sort_by_key(|(_, d)| std::cmp::Reverse(*d));
+        let slow: Vec<String> = slow
+            .iter()
+            .take(5)
+            .map(|(t, d)| {
+                let at = t.saturating_duration_since(t0).as_secs_f64()
+                    - t0.saturating_duration_since(*t).as_secs_f64();
+                format!("{:.0} ms at {at:+.1} s", d.as_secs_f64() * 1e3)
+            })
+            .collect();
+        println!("  slowest INCRs: {}", slow.join(", "));
+        // The new key is still intact after the old elements went.
+        if kind == "hash" {
+            assert_eq!(c.cmd(&["HLEN", "big"]).await, int(1));
+        }
+        assert_eq!(count(&sql, &rows_q, kid), 0);
+        assert!(
+            took < Duration::from_millis(500),
+            "{remove:?} took {took:?}"
+        );
+        c.cmd(&["DEL", "big"]).await;
+    }
+}
