@@ -1591,13 +1591,40 @@ impl<'c> Writer<'c> {
         self.conn
             .prepare_cached("INSERT INTO relis_zset (kid, member, score) VALUES (?1, ?2, ?3)")?
             .execute((z.kid, member, score))?;
+        self.z_inserted(z, member, score)
+    }
+
+    /// Adds the member if it is not in the set; whether it was added. (Most ZADDs add: one
+    /// statement instead of a lookup and an insert.)
+    fn z_try_insert(&mut self, z: &mut ZW<'_>, member: &[u8], score: f64) -> Result<bool> {
+        let n = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO relis_zset (kid, member, score) VALUES (?1, ?2, ?3)
+                 ON CONFLICT DO NOTHING",
+            )?
+            .execute((z.kid, member, score))?;
+        if n == 0 {
+            return Ok(false);
+        }
+        self.z_inserted(z, member, score)?;
+        Ok(true)
+    }
+
+    /// The bookkeeping of a member just added.
+    fn z_inserted(&mut self, z: &mut ZW<'_>, member: &[u8], score: f64) -> Result<()> {
         z.count += 1;
         z.changed = true;
         if z.count > LISTPACK_ENTRIES || member.len() > LISTPACK_VALUE {
             z.skiplist = true;
         }
         if z.blocks {
-            self.z_adjust(z.kid, &Pos::new(score, Bytes::copy_from_slice(member)), 1)?;
+            self.z_adjust(
+                z.kid,
+                &Pos::new(score, Bytes::copy_from_slice(member)),
+                1,
+                z.count,
+            )?;
         }
         Ok(())
     }
@@ -1617,11 +1644,11 @@ impl<'c> Writer<'c> {
         self.conn
             .prepare_cached("DELETE FROM relis_zset WHERE kid = ?1 AND member = ?2")?
             .execute((z.kid, member))?;
-        self.z_adjust(z.kid, &Pos::new(old, m.clone()), -1)?;
+        self.z_adjust(z.kid, &Pos::new(old, m.clone()), -1, z.count - 1)?;
         self.conn
             .prepare_cached("INSERT INTO relis_zset (kid, member, score) VALUES (?1, ?2, ?3)")?
             .execute((z.kid, member, new))?;
-        self.z_adjust(z.kid, &Pos::new(new, m), 1)
+        self.z_adjust(z.kid, &Pos::new(new, m), 1, z.count)
     }
 
     /// Removes a member; its score if it was there.
@@ -1637,7 +1664,12 @@ impl<'c> Writer<'c> {
             z.count -= 1;
             z.changed = true;
             if z.blocks {
-                self.z_adjust(z.kid, &Pos::new(s, Bytes::copy_from_slice(member)), -1)?;
+                self.z_adjust(
+                    z.kid,
+                    &Pos::new(s, Bytes::copy_from_slice(member)),
+                    -1,
+                    z.count,
+                )?;
             }
         }
         Ok(score)
@@ -1825,31 +1857,27 @@ impl<'c> Writer<'c> {
     }
 
     /// Adds `delta` to the level-`lvl` row holding `p`; returns that row and its new count.
+    /// Adds `delta` to the level-`lvl` row holding `p`; returns that row and its new count.
+    /// (A SELECT then an UPDATE by key: one UPDATE with the lookup as a subquery costs SQLite
+    /// a two-pass update, several times slower.)
     fn z_blk_add(&self, kid: i64, lvl: i64, p: &Pos, delta: i64) -> Result<(Pos, i64)> {
-        self.conn
-            .prepare_cached(
-                "UPDATE relis_zrank SET n = n + ?5 WHERE kid = ?1 AND lvl = ?2 AND (score, member) =
-                 (SELECT score, member FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
-                  AND (score, member) <= (?3, ?4) ORDER BY score DESC, member DESC LIMIT 1)
-                 RETURNING score, member, n",
-            )?
-            .query_row((kid, lvl, p.score, &p.member[..], delta), |r| {
-                Ok((pos_row(r)?, r.get(2)?))
-            })
-            .optional()?
-            .ok_or_else(|| Error::Storage(format!("sorted set {kid} has no level-{lvl} rank row")))
+        let (start, n) = self.z_blk_containing(kid, lvl, p)?;
+        self.z_blk_set(kid, lvl, &start, n + delta)?;
+        Ok((start, n + delta))
     }
 
     /// A member at `p` came (`delta = 1`) or went (`-1`): its block and its run count it, and
     /// both are kept within bounds.
-    fn z_adjust(&mut self, kid: i64, p: &Pos, delta: i64) -> Result<()> {
+    /// `count` is the set's size after the change: a block or run holding every member has
+    /// nothing to merge with.
+    fn z_adjust(&mut self, kid: i64, p: &Pos, delta: i64, count: i64) -> Result<()> {
         let (block, n) = self.z_blk_add(kid, 0, p, delta)?;
         let (_, rn) = self.z_blk_add(kid, 1, p, delta)?;
         let (b, s) = (block_size(), super_size());
-        if n > 2 * b || n < b / 2 {
+        if n > 2 * b || (n < b / 2 && n != count) {
             self.z_rebalance_block(kid, block, n)?;
         }
-        if rn > 2 * s || rn < s / 2 {
+        if rn > 2 * s || (rn < s / 2 && rn != count) {
             self.z_rebalance_run_at(kid, p)?;
         }
         Ok(())
@@ -2057,6 +2085,13 @@ impl<'c> Writer<'c> {
         let mut last_score = None;
         for (score, member) in pairs {
             let mut score = *score;
+            // A new member is added whatever the options but XX (with INCR its score is the
+            // increment).
+            if opts.cond != ZAddCond::Xx && self.z_try_insert(&mut z, member, score)? {
+                last_score = Some(score);
+                added += 1;
+                continue;
+            }
             match self.z_score_of(z.kid, member)? {
                 Some(cur) => {
                     if opts.cond == ZAddCond::Nx {
