@@ -13,7 +13,7 @@
 //! missing key replies an empty scan whatever options follow.
 
 use crate::args::Args;
-use crate::cmd::keys::scan::parse_cursor;
+use crate::cmd::keys::scan::{parse_cursor, ScanOptions};
 use crate::cmd::{Cx, Parsed, ReadCmd, Spec};
 use crate::error::CmdError;
 use bytes::Bytes;
@@ -35,53 +35,20 @@ pub const SPEC: Spec = Spec {
     ..Spec::BASE
 };
 
-/// Redis's default COUNT.
-const DEFAULT_COUNT: usize = 10;
-
-/// MATCH and COUNT.
-#[derive(Debug, PartialEq, Eq)]
-struct Options {
-    pattern: Option<Bytes>,
-    count: usize,
-}
-
-impl Options {
-    fn from_args(args: &mut Args) -> Result<Options, CmdError> {
-        let mut o = Options {
-            pattern: None,
-            count: DEFAULT_COUNT,
-        };
-        while !args.is_empty() {
-            if args.remaining() >= 2 && args.eat("count") {
-                let n = args.next_i64()?;
-                if n < 1 {
-                    return Err(CmdError::Syntax);
-                }
-                o.count = usize::try_from(n).unwrap_or(usize::MAX);
-            } else if args.remaining() >= 2 && args.eat("match") {
-                o.pattern = Some(args.next()?);
-            } else {
-                return Err(CmdError::Syntax);
-            }
-        }
-        Ok(o)
-    }
-}
-
 /// HSCAN key cursor [MATCH pattern] [COUNT count].
 #[derive(Debug, PartialEq, Eq)]
 pub struct HScan {
     key: Bytes,
     cursor: u64,
     /// The options, or the error they give once the key turns out to be a hash.
-    options: Result<Options, CmdError>,
+    options: Result<ScanOptions, CmdError>,
 }
 
 impl HScan {
     fn from_args(args: &mut Args) -> Result<HScan, CmdError> {
         let key = args.next()?;
         let cursor = parse_cursor(&args.next()?)?;
-        let options = Options::from_args(args);
+        let options = ScanOptions::from_args(args);
         // Whatever the options said, every argument is accounted for.
         args.rest();
         args.finish()?;
@@ -161,7 +128,7 @@ mod tests {
         let s = parse("h 0").unwrap();
         assert_eq!(
             s.options,
-            Ok(Options {
+            Ok(ScanOptions {
                 pattern: None,
                 count: 10
             })
@@ -170,7 +137,7 @@ mod tests {
         assert_eq!(s.cursor, 42);
         assert_eq!(
             s.options,
-            Ok(Options {
+            Ok(ScanOptions {
                 pattern: Some(Bytes::from("b*")),
                 count: 5
             })

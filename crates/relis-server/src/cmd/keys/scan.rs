@@ -44,6 +44,42 @@ pub struct Scan {
     kind: Option<Bytes>,
 }
 
+/// MATCH and COUNT of SSCAN, HSCAN and ZSCAN (SCAN also has TYPE and parses its own).
+#[derive(Debug, PartialEq, Eq)]
+pub struct ScanOptions {
+    /// MATCH pattern.
+    pub pattern: Option<Bytes>,
+    /// COUNT (Redis's default is 10).
+    pub count: usize,
+}
+
+impl ScanOptions {
+    /// Parses `[MATCH pattern] [COUNT count]` in any order, as Redis does.
+    ///
+    /// # Errors
+    /// `ERR syntax error`, or the integer error for a bad COUNT.
+    pub fn from_args(args: &mut Args) -> Result<ScanOptions, CmdError> {
+        let mut o = ScanOptions {
+            pattern: None,
+            count: 10,
+        };
+        while !args.is_empty() {
+            if args.remaining() >= 2 && args.eat("count") {
+                let n = args.next_i64()?;
+                if n < 1 {
+                    return Err(CmdError::Syntax);
+                }
+                o.count = usize::try_from(n).unwrap_or(usize::MAX);
+            } else if args.remaining() >= 2 && args.eat("match") {
+                o.pattern = Some(args.next()?);
+            } else {
+                return Err(CmdError::Syntax);
+            }
+        }
+        Ok(o)
+    }
+}
+
 /// Parses a cursor as Redis's `parseScanCursorOrReply`: C `strtoul` in base 10 (an optional
 /// sign, a negative value wraps, an empty string is 0), no leading space, nothing after the
 /// digits, no overflow. The argument ends at a NUL byte, as a C string does.
