@@ -435,6 +435,13 @@ impl Config {
         }
     }
 
+    /// Network threads to run: `io-threads` (read at start-up only, as in Redis).
+    pub fn io_threads(&self) -> usize {
+        self.get("io-threads")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1)
+    }
+
     /// Sets parameter `name` (any case) to `value`, as a config file line would.
     ///
     /// # Errors

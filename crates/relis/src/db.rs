@@ -72,6 +72,9 @@ pub struct Options {
     pub max_batch: usize,
     /// The clock expiry is evaluated against.
     pub clock: Arc<dyn Clock>,
+    /// WAL length in frames (pages) past which the writer checkpoints after its commits until
+    /// the WAL restarts from its beginning (see [`WAL_RESTART_FRAMES`], the default).
+    pub wal_restart_frames: i32,
 }
 
 impl Default for Options {
@@ -86,6 +89,7 @@ impl Default for Options {
                 .clamp(2, 8),
             max_batch: 1024,
             clock: Arc::new(SystemClock),
+            wal_restart_frames: WAL_RESTART_FRAMES,
         }
     }
 }
@@ -102,12 +106,53 @@ impl Options {
 
 type ReadJob = Box<dyn FnOnce(&mut Reader<'_>) + Send>;
 
+/// A thread's own read-only connection to one engine (see [`Db::read_here`]).
+struct LocalReader {
+    conn: Connection,
+    /// Tells when the engine is gone.
+    alive: std::sync::Weak<AtomicBool>,
+    /// The engine's commit count when the open read transaction began, while one is held.
+    held: Option<u64>,
+}
+
 thread_local! {
-    /// Read-only connections of [`Db::read_here`], per engine (keyed by its address), with a weak
-    /// handle that tells when that engine is gone.
-    static LOCAL_READERS: std::cell::RefCell<
-        std::collections::HashMap<usize, (Connection, std::sync::Weak<AtomicBool>)>,
-    > = std::cell::RefCell::new(std::collections::HashMap::new());
+    /// Read-only connections of [`Db::read_here`], per engine (keyed by its address).
+    static LOCAL_READERS: std::cell::RefCell<std::collections::HashMap<usize, LocalReader>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+    /// Whether [`Db::read_here`] may keep its read transaction between calls on this thread.
+    static HOLD_SNAPSHOTS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Lets [`Db::read_here`] on the calling thread keep its read transaction open from one call to
+/// the next for as long as the engine commits nothing, so a run of reads between two commits
+/// pays for one transaction (two file-lock system calls and the WAL header check) instead of
+/// one each. Every read still sees every write committed before it began: a commit makes the
+/// next read start a new transaction. The thread must call [`release_thread_snapshots`] when
+/// it goes idle, or the held transaction keeps the WAL from being checkpointed past it until
+/// its next read. The server does both from its network threads (on start, and on park).
+pub fn hold_thread_snapshots() {
+    HOLD_SNAPSHOTS.with(|h| h.set(true));
+}
+
+/// Ends the read transactions [`Db::read_here`] holds on the calling thread (see
+/// [`hold_thread_snapshots`]).
+pub fn release_thread_snapshots() {
+    let _ = LOCAL_READERS.try_with(|cell| {
+        let Ok(mut map) = cell.try_borrow_mut() else {
+            return;
+        };
+        for local in map.values_mut() {
+            if local.held.take().is_some() {
+                end_read(&local.conn);
+            }
+        }
+    });
+}
+
+fn end_read(conn: &Connection) {
+    let _ = conn
+        .prepare_cached("COMMIT")
+        .and_then(|mut s| s.execute([]));
 }
 type Deliver = Box<dyn FnOnce(Result<()>) + Send>;
 type WriteJob = Box<dyn FnOnce(&mut Writer<'_>) -> Deliver + Send>;
@@ -133,6 +178,29 @@ pub struct Stats {
     pub expired_keys: AtomicU64,
     /// Commits that failed (their writes were reported as errors).
     pub failed_commits: AtomicU64,
+    /// Whether the WAL has outgrown [`WAL_RESTART_FRAMES`] and the writer is bringing it back to
+    /// its start; [`Db::read_here`] holds no snapshot meanwhile (a held one would prevent it).
+    pub(crate) wal_over_limit: AtomicBool,
+}
+
+/// WAL frames (pages) past which the writer checkpoints by itself after each commit until the
+/// WAL restarts from its beginning. Under a steady write load the checkpointer, running beside
+/// the writer, never catches up with it, and SQLite only restarts a WAL that is fully
+/// checkpointed when a write transaction begins: without this the WAL would grow for as long as
+/// the load lasts.
+pub const WAL_RESTART_FRAMES: i32 = 16384;
+
+/// Bytes a WAL file is cut back to when it restarts (`journal_size_limit`).
+const WAL_KEEP_BYTES: i64 = 64 << 20;
+
+thread_local! {
+    /// The WAL's length in frames after the writer's last commit (set by SQLite's WAL hook).
+    static WAL_FRAMES: std::cell::Cell<i32> = const { std::cell::Cell::new(0) };
+}
+
+fn note_wal_frames(_: &rusqlite::hooks::Wal, frames: std::ffi::c_int) -> rusqlite::Result<()> {
+    WAL_FRAMES.with(|f| f.set(frames));
+    Ok(())
 }
 
 struct Shared {
@@ -229,6 +297,7 @@ impl Db {
             let clock = opts.clock.clone();
             let stats = stats.clone();
             let (databases, max_batch) = (opts.databases, opts.max_batch.max(1));
+            let wal_limit = opts.wal_restart_frames;
             threads.push(
                 std::thread::Builder::new()
                     .name("relis-writer".into())
@@ -238,7 +307,8 @@ impl Db {
                             persisted_version: next_version,
                             poisoned: None,
                         };
-                        writer_loop(conn, wrx, clock, databases, max_batch, st, stats)
+                        let limits = (max_batch, wal_limit);
+                        writer_loop(conn, wrx, clock, databases, limits, st, stats)
                     })
                     .map_err(|e| Error::Storage(e.to_string()))?,
             );
@@ -368,22 +438,54 @@ impl Db {
             let mut map = cell.borrow_mut();
             if !map.contains_key(&key) {
                 // Forget connections of engines that have shut down.
-                map.retain(|_, (_, alive)| alive.upgrade().is_some());
+                map.retain(|_, local| local.alive.upgrade().is_some());
                 match open_reader(path) {
-                    Ok(c) => {
-                        map.insert(key, (c, Arc::downgrade(&self.shared.stop)));
+                    Ok(conn) => {
+                        let alive = Arc::downgrade(&self.shared.stop);
+                        map.insert(
+                            key,
+                            LocalReader {
+                                conn,
+                                alive,
+                                held: None,
+                            },
+                        );
                     }
                     Err(e) => return Some(Err(e)),
                 }
             }
-            let (conn, _) = map.get(&key)?;
-            let began = conn.prepare_cached("BEGIN").and_then(|mut s| s.execute([]));
-            let mut r = Reader::new(conn, self.shared.clock.now_ms(), self.shared.databases);
+            let local = map.get_mut(&key)?;
+            let stats = &self.shared.stats;
+            // Read before the transaction begins: its snapshot then holds at least these commits.
+            let commits = stats.commits.load(Ordering::Acquire);
+            let hold =
+                HOLD_SNAPSHOTS.with(|h| h.get()) && !stats.wal_over_limit.load(Ordering::Relaxed);
+            match local.held.take() {
+                Some(at) if at == commits && hold => local.held = Some(at),
+                held => {
+                    if held.is_some() {
+                        end_read(&local.conn);
+                    }
+                    let began = local
+                        .conn
+                        .prepare_cached("BEGIN")
+                        .and_then(|mut s| s.execute([]));
+                    if began.is_ok() {
+                        local.held = Some(commits);
+                    }
+                }
+            }
+            let mut r = Reader::new(
+                &local.conn,
+                self.shared.clock.now_ms(),
+                self.shared.databases,
+            );
             let out = f(&mut r);
-            if began.is_ok() {
-                let _ = conn
-                    .prepare_cached("COMMIT")
-                    .and_then(|mut s| s.execute([]));
+            if local.conn.is_autocommit() {
+                local.held = None; // an error ended the transaction
+            } else if !hold {
+                local.held = None;
+                end_read(&local.conn);
             }
             Some(Ok(out))
         })
@@ -525,6 +627,9 @@ fn configure_writer(conn: &Connection, durability: Durability, file: bool) -> ru
         }
         // Checkpoints run on their own thread (checkpoint_loop), not inside the writer's commits.
         conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        conn.pragma_update(None, "journal_size_limit", WAL_KEEP_BYTES)?;
+        // After wal_autocheckpoint, which replaces the WAL hook.
+        conn.wal_hook(Some(note_wal_frames));
     }
     conn.pragma_update(None, "synchronous", durability.pragma())?;
     conn.pragma_update(None, "cache_size", -131072)?; // 128 MiB
@@ -562,7 +667,7 @@ fn writer_loop(
     rx: Receiver<WriterMsg>,
     clock: Arc<dyn Clock>,
     databases: u32,
-    max_batch: usize,
+    (max_batch, wal_limit): (usize, i32),
     mut st: WriterState,
     stats: Arc<Stats>,
 ) {
@@ -656,7 +761,20 @@ fn writer_loop(
         };
         let committed = match committed {
             Ok(()) => {
-                stats.commits.fetch_add(1, Ordering::Relaxed);
+                // Release: a reader that sees the new count also sees the commit (read_here).
+                stats.commits.fetch_add(1, Ordering::Release);
+                let over = WAL_FRAMES.with(|f| f.get()) > wal_limit;
+                if over || stats.wal_over_limit.load(Ordering::Relaxed) {
+                    stats.wal_over_limit.store(over, Ordering::Relaxed);
+                }
+                if over {
+                    // Catch up with the checkpointer's remainder now, while nothing commits, so
+                    // the next transaction can restart the WAL (see WAL_RESTART_FRAMES).
+                    if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+                    {
+                        tracing::debug!("writer checkpoint: {e}");
+                    }
+                }
                 stats.writes.fetch_add(n_writes, Ordering::Relaxed);
                 Ok(())
             }

@@ -30,7 +30,10 @@ mod zset;
 
 pub use bytes::Bytes;
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use db::{Db, Durability, Options, Stats};
+pub use db::{
+    hold_thread_snapshots, release_thread_snapshots, Db, Durability, Options, Stats,
+    WAL_RESTART_FRAMES,
+};
 pub use error::{Error, Result};
 pub use hash::{
     HashScanPage, RandomField, HASH_MAX_LISTPACK_ENTRIES, HASH_MAX_LISTPACK_VALUE,
