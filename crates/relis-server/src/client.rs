@@ -349,8 +349,11 @@ impl Client {
                 let n = cmds.len();
                 let cx = self.cx();
                 let table = Table::get();
-                if cmds.iter().all(|(_, idx)| table.specs[*idx].has("fast")) {
-                    // O(1)/O(log n) reads: a thread hop would cost more than the read.
+                if cmds
+                    .iter()
+                    .all(|(c, idx)| table.specs[*idx].has("fast") || c.inline())
+                {
+                    // O(1)/O(log n) or small bounded reads: a thread hop would cost more.
                     let done = self.server.db.read_here(|r| {
                         cmds.iter()
                             .map(|(c, idx)| {

@@ -47,7 +47,18 @@ pub trait ReadCmd: Send + 'static {
     /// # Errors
     /// The command's error reply.
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError>;
+
+    /// Whether this read is bounded well enough to run on the network thread, like the commands
+    /// flagged `fast`, although its command in general is not (LRANGE over at most
+    /// [`INLINE_READ_LIMIT`] elements, MGET of that many keys): handing it to a reader thread
+    /// would cost more than the read.
+    fn inline(&self) -> bool {
+        false
+    }
 }
+
+/// Most elements (or keys) a read may touch and still run inline (see [`ReadCmd::inline`]).
+pub const INLINE_READ_LIMIT: u64 = 128;
 
 /// A command that writes the keyspace.
 pub trait WriteCmd: Send + 'static {

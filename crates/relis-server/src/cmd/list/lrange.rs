@@ -8,7 +8,7 @@
 
 use super::{bulks, counted};
 use crate::args::{parse_i64, Args};
-use crate::cmd::{Cx, Parsed, ReadCmd, Spec};
+use crate::cmd::{Cx, Parsed, ReadCmd, Spec, INLINE_READ_LIMIT};
 use crate::error::CmdError;
 use bytes::Bytes;
 use resp::Frame;
@@ -61,6 +61,12 @@ impl ReadCmd for LRange {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let v = counted(cx, r.lrange(cx.db, &self.key, self.start, self.stop))?;
         Ok(bulks(v.unwrap_or_default()))
+    }
+
+    fn inline(&self) -> bool {
+        // Indexes of one sign bound the reply by their distance, whatever the list's length.
+        let (a, b) = (self.start, self.stop);
+        (a >= 0) == (b >= 0) && b.saturating_sub(a) < INLINE_READ_LIMIT as i64
     }
 }
 

@@ -2,7 +2,7 @@
 //! another type. <https://redis.io/commands/mget/>
 
 use crate::args::Args;
-use crate::cmd::{Cx, Parsed, ReadCmd, Spec};
+use crate::cmd::{Cx, Parsed, ReadCmd, Spec, INLINE_READ_LIMIT};
 use crate::error::CmdError;
 use bytes::Bytes;
 use relis::StringLookup;
@@ -54,5 +54,9 @@ impl ReadCmd for MGet {
                 })
                 .collect(),
         ))
+    }
+
+    fn inline(&self) -> bool {
+        self.keys.len() as u64 <= INLINE_READ_LIMIT
     }
 }
