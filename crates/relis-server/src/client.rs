@@ -54,6 +54,8 @@ pub struct ClientInfo {
     pub no_evict: AtomicBool,
     /// CLIENT NO-TOUCH.
     pub no_touch: AtomicBool,
+    /// Published messages waiting for the connection to write them, and subscription counts.
+    pub pubsub: crate::pubsub::Mailbox,
 }
 
 impl ClientInfo {
@@ -117,6 +119,12 @@ pub struct Client {
     /// The socket's read half (the connection loop reads from it; a blocked command watches it
     /// for the client going away).
     pub rd: Option<tokio::net::tcp::OwnedReadHalf>,
+    /// Pub/sub subscriptions.
+    pub subs: crate::pubsub::Subscriptions,
+    /// Frames a connection command sends ahead of its reply (SUBSCRIBE confirms each channel).
+    pub pushed: Vec<Frame>,
+    /// Whether this connection ever subscribed (its mailbox may hold messages).
+    pub mailbox_used: bool,
 }
 
 /// Resolves after `secs` seconds, or never for 0.
@@ -214,6 +222,15 @@ impl Client {
             return Step::Reply(
                 CmdError::err("Command not allowed inside a transaction").to_frame(),
             );
+        }
+        if self.proto == Protocol::Resp2 && self.subs.any() && !allowed_subscribed(spec.name) {
+            self.reject(idx);
+            self.flag_multi();
+            let e = CmdError::err(format!(
+                "Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+                spec.name
+            ));
+            return self.rejected(spec, e);
         }
         if let Some(m) = &mut self.multi {
             if !matches!(
@@ -325,6 +342,9 @@ impl Client {
                     let r = c.exec(self).await;
                     record(&self.server, idx, t, r.is_err());
                     let f = r.unwrap_or_else(|e| e.to_frame());
+                    for p in std::mem::take(&mut self.pushed) {
+                        self.emit(&p, out);
+                    }
                     self.emit_one(&f, out);
                 }
             }
@@ -334,6 +354,9 @@ impl Client {
 
     /// Emits one command's reply, honouring CLIENT REPLY SKIP for exactly one command.
     fn emit_one(&mut self, f: &Frame, out: &mut BytesMut) {
+        // Messages published to this client before the reply go out first, as in Redis (a
+        // RESP3 client that publishes to its own channel gets the message, then the count).
+        self.take_messages(out);
         self.emit(f, out);
         match self.reply_mode {
             ReplyMode::Skipping => self.reply_mode = ReplyMode::On,
@@ -440,6 +463,51 @@ impl Client {
                 }
             }
         }
+    }
+}
+
+impl Client {
+    /// Moves published messages waiting in the mailbox to `out` (dropped under CLIENT REPLY
+    /// OFF, as Redis drops them).
+    pub fn take_messages(&mut self, out: &mut BytesMut) {
+        if !self.mailbox_used {
+            return;
+        }
+        if self.reply_mode == ReplyMode::Off {
+            self.info.pubsub.discard();
+        } else {
+            self.info.pubsub.take_into(out);
+        }
+    }
+}
+
+/// The commands a RESP2 connection with subscriptions may run (Redis's list).
+fn allowed_subscribed(name: &str) -> bool {
+    matches!(
+        name,
+        "ping"
+            | "subscribe"
+            | "ssubscribe"
+            | "unsubscribe"
+            | "sunsubscribe"
+            | "psubscribe"
+            | "punsubscribe"
+            | "quit"
+            | "reset"
+    )
+}
+
+/// Writes `buf`, unless the client is killed first (a subscriber past its output-buffer limit
+/// may never read: its write must not hold the connection open). Returns whether it was killed.
+async fn write_out(
+    stream: &mut tokio::net::tcp::OwnedWriteHalf,
+    buf: &[u8],
+    info: &ClientInfo,
+) -> std::io::Result<bool> {
+    tokio::select! {
+        biased;
+        r = stream.write_all(buf) => r.map(|()| false),
+        _ = info.kill.notified() => Ok(true),
     }
 }
 
@@ -641,6 +709,7 @@ pub async fn serve(mut stream: TcpStream, peer: SocketAddr, server: Arc<Shared>)
         qbuf: AtomicU64::new(0),
         no_evict: AtomicBool::new(false),
         no_touch: AtomicBool::new(false),
+        pubsub: Default::default(),
     });
     let admitted = {
         let mut clients = server.clients.lock();
@@ -674,6 +743,9 @@ pub async fn serve(mut stream: TcpStream, peer: SocketAddr, server: Arc<Shared>)
         reply_mode: ReplyMode::On,
         quit: false,
         rd: None,
+        subs: Default::default(),
+        pushed: Vec::new(),
+        mailbox_used: false,
     };
     let (rd, mut wr) = stream.into_split();
     client.rd = Some(rd);
@@ -681,6 +753,7 @@ pub async fn serve(mut stream: TcpStream, peer: SocketAddr, server: Arc<Shared>)
     if let Err(e) = result {
         tracing::debug!("client {id} ({peer}): {e}");
     }
+    crate::pubsub::unsubscribe_all(&mut client);
     server.clients.lock().remove(&id);
 }
 
@@ -738,13 +811,23 @@ async fn connection_loop(
             stream.write_all(&out).await?;
             return Ok(());
         }
+        client.take_messages(&mut out);
         if !out.is_empty() {
             server
                 .stats
                 .net_output_bytes
                 .fetch_add(out.len() as u64, Ordering::Relaxed);
-            stream.write_all(&out).await?;
+            if write_out(stream, &out, &info).await? {
+                return Ok(());
+            }
             out.clear();
+            if client.mailbox_used {
+                info.pubsub.written();
+                // A burst of messages must not pin its buffer for the connection's life.
+                if out.capacity() > 1 << 20 {
+                    out = BytesMut::with_capacity(16 * 1024);
+                }
+            }
         }
         if client.quit || info.killed.load(Ordering::SeqCst) {
             return Ok(());
@@ -779,6 +862,8 @@ async fn connection_loop(
             }
             _ = info.kill.notified() => return Ok(()),
             _ = shutdown.changed() => return Ok(()),
+            // Published messages: written at the top of the loop.
+            _ = info.pubsub.ready(), if client.mailbox_used => {}
             // `timeout`: an idle client is closed, as Redis does (0 = never).
             _ = idle_timer(idle) => {
                 tracing::debug!("closing idle client {}", info.id);

@@ -452,7 +452,14 @@ impl Config {
             return (p.set)(self, value);
         }
         if let Some(slot) = self.passive.iter_mut().find(|(n, _)| *n == lname) {
-            slot.1 = check_passive(&lname, value)?;
+            slot.1 = match lname.as_str() {
+                // Pub/sub reads these two (crate::pubsub::PubSub::configure).
+                "notify-keyspace-events" => crate::pubsub::parse_notify_flags(value)
+                    .map(crate::pubsub::notify_flags_string)
+                    .ok_or("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")?,
+                "client-output-buffer-limit" => crate::pubsub::parse_buffer_limits(value, &slot.1)?,
+                _ => check_passive(&lname, value)?,
+            };
             return Ok(());
         }
         Err(format!(

@@ -11,6 +11,7 @@ pub mod client;
 pub mod cmd;
 pub mod config;
 pub mod error;
+pub mod pubsub;
 pub mod server;
 
 use std::sync::Arc;

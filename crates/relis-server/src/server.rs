@@ -142,6 +142,8 @@ pub struct Shared {
     pub blocking: crate::blocking::Blocking,
     /// Named SQL databases (SQL.DB), by name.
     pub sql: crate::cmd::sql::db::Databases,
+    /// Pub/sub subscriptions, and the keyspace notifications the engine hands over.
+    pub pubsub: Arc<crate::pubsub::PubSub>,
     shutdown: watch::Sender<bool>,
 }
 
@@ -158,6 +160,9 @@ impl Shared {
         let now = unix_ms() / 1000;
         // Named SQL databases recorded in the main database reopen with the server.
         let sql = crate::cmd::sql::db::Databases::open_all(&db, &config);
+        let pubsub = Arc::new(crate::pubsub::PubSub::default());
+        pubsub.configure(&config);
+        db.set_event_sink(pubsub.clone());
         let shared = Arc::new(Shared {
             db,
             config: RwLock::new(config),
@@ -179,6 +184,7 @@ impl Shared {
             sampler: Default::default(),
             blocking: Default::default(),
             sql,
+            pubsub,
             shutdown,
         });
         crate::cmd::server::info::spawn_sampler(&shared);

@@ -213,6 +213,7 @@ struct Shared {
     stats: Arc<Stats>,
     threads: Mutex<Vec<JoinHandle<()>>>,
     stop: Arc<AtomicBool>,
+    sink: crate::events::SinkSlot,
 }
 
 impl Drop for Shared {
@@ -293,7 +294,9 @@ impl Db {
         let stats = Arc::new(Stats::default());
         let mut threads = Vec::new();
         let (wtx, wrx) = unbounded();
+        let sink = crate::events::SinkSlot::default();
         {
+            let sink = sink.clone();
             let clock = opts.clock.clone();
             let stats = stats.clone();
             let (databases, max_batch) = (opts.databases, opts.max_batch.max(1));
@@ -306,6 +309,8 @@ impl Db {
                             next_version,
                             persisted_version: next_version,
                             poisoned: None,
+                            events: Vec::new(),
+                            sink,
                         };
                         let limits = (max_batch, wal_limit);
                         writer_loop(conn, wrx, clock, databases, limits, st, stats)
@@ -352,6 +357,7 @@ impl Db {
                 stats,
                 threads: Mutex::new(threads),
                 stop,
+                sink,
             }),
             index: 0,
         })
@@ -394,6 +400,12 @@ impl Db {
     /// The engine's clock.
     pub fn clock(&self) -> &Arc<dyn Clock> {
         &self.shared.clock
+    }
+
+    /// Installs the receiver of keyspace events (see [`crate::events`]); only the first call
+    /// takes effect. Until one is installed, no event is recorded.
+    pub fn set_event_sink(&self, sink: Arc<dyn crate::events::EventSink>) {
+        let _ = self.shared.sink.set(sink);
     }
 
     /// The engine's counters.
@@ -776,6 +788,14 @@ fn writer_loop(
                     }
                 }
                 stats.writes.fetch_add(n_writes, Ordering::Relaxed);
+                if !st.events.is_empty() {
+                    // Published before the writes are answered, as Redis publishes during the
+                    // command: a client that got its reply can count on the event being out.
+                    let events = std::mem::take(&mut st.events);
+                    if let Some(sink) = st.sink.get() {
+                        sink.publish(events);
+                    }
+                }
                 Ok(())
             }
             Err(e) => {
@@ -786,6 +806,7 @@ fn writer_loop(
                 stats.failed_commits.fetch_add(1, Ordering::Relaxed);
                 let _ = conn.execute_batch("ROLLBACK");
                 st.persisted_version = persisted_before;
+                st.events.clear();
                 Err(e)
             }
         };

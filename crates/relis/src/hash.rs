@@ -533,7 +533,7 @@ impl Writer<'_> {
             mtime,
         };
         if !self.is_live(&meta) {
-            self.delete_key(db, key, &meta)?;
+            self.delete_expired(db, key, &meta)?;
             return Ok(None);
         }
         if meta.kind != KeyType::Hash {
@@ -609,6 +609,7 @@ impl Writer<'_> {
                      VALUES (?1, ?2, ?3, ?4, NULL, ?3, ?5, ?6, ?7)",
                 )?
                 .execute((db, key, id, KeyType::Hash.code(), count, self.now, head))?;
+            self.note_new(db, key);
         } else if count == 0 {
             // Every field is gone already: only the row is left.
             self.conn

@@ -394,6 +394,8 @@ impl Writer<'_> {
                 "UPDATE relis_keys SET key = ?3, version = ?4, mtime = ?5 WHERE db = ?1 AND key = ?2",
             )?
             .execute((db, src, dst, version, self.now))?;
+        // Redis adds the value under its new name (`new`) before deleting the old one.
+        self.note_new(db, dst);
         Ok(true)
     }
 
@@ -431,6 +433,7 @@ impl Writer<'_> {
                  WHERE db = ?1 AND key = ?2",
             )?
             .execute((db, src, dst_db, dst, id, self.now))?;
+        self.note_new(dst_db, dst);
         self.copy_elements(&m, id)?;
         Ok(true)
     }
@@ -482,6 +485,7 @@ impl Writer<'_> {
                 "UPDATE relis_keys SET db = ?3, version = ?4, mtime = ?5 WHERE db = ?1 AND key = ?2",
             )?
             .execute((db, key, dst_db, version, self.now))?;
+        self.note_new(dst_db, key);
         Ok(true)
     }
 

@@ -16,6 +16,7 @@
 mod clock;
 mod db;
 mod error;
+pub mod events;
 pub mod glob;
 mod hash;
 mod keys;

@@ -307,7 +307,7 @@ impl Writer<'_> {
     fn list_row_for_write(&mut self, db: u32, key: &[u8]) -> Result<Option<ListRow>> {
         match self.raw_list_row(db, key)? {
             Some(r) if !self.is_live(&r.meta) => {
-                self.delete_key(db, key, &r.meta)?;
+                self.delete_expired(db, key, &r.meta)?;
                 Ok(None)
             }
             Some(r) if r.meta.kind != KeyType::List => Err(Error::WrongType),
@@ -343,6 +343,7 @@ impl Writer<'_> {
                  VALUES (?1, ?2, ?3, 2, ?3, ?4, ?5, ?6)",
             )?
             .execute((db, key, id, count, self.now, head))?;
+        self.note_new(db, key);
         Ok(id)
     }
 

@@ -714,7 +714,7 @@ impl Writer<'_> {
     fn any_row_for_write(&mut self, db: u32, key: &[u8]) -> Result<Option<AnyRow>> {
         match self.raw_any_row(db, key)? {
             Some((m, _)) if !self.is_live(&m) => {
-                self.delete_key(db, key, &m)?;
+                self.delete_expired(db, key, &m)?;
                 Ok(None)
             }
             row => Ok(row),
@@ -749,6 +749,7 @@ impl Writer<'_> {
                  VALUES (?1, ?2, ?3, 3, NULL, ?3, ?4, ?5, ?6)",
             )?
             .execute((db, key, id, count, self.now, head))?;
+        self.note_new(db, key);
         Ok(())
     }
 
@@ -864,7 +865,7 @@ impl Writer<'_> {
         match d {
             None => {
                 if let Some((expired, _)) = d_raw {
-                    self.delete_key(db, dst, &expired)?;
+                    self.delete_expired(db, dst, &expired)?;
                 }
                 let id = self.next_version();
                 self.add_member(id, member)?;

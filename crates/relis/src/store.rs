@@ -187,7 +187,6 @@ impl<'c> Reader<'c> {
 }
 
 /// State the writer thread keeps across jobs.
-#[derive(Debug)]
 pub(crate) struct WriterState {
     /// The next value of the version/id counter; persisted at each commit when it moved.
     pub next_version: i64,
@@ -195,6 +194,10 @@ pub(crate) struct WriterState {
     /// Set when work ran without a savepoint of its own and hit a storage error: the whole
     /// group transaction is rolled back and every write in it fails.
     pub poisoned: Option<Error>,
+    /// Keyspace events of the current group transaction (see [`crate::events`]).
+    pub events: Vec<crate::events::KeyEvent>,
+    /// Where committed events go, once a sink is installed.
+    pub sink: crate::events::SinkSlot,
 }
 
 /// A read-write view of the keyspace: only the writer thread makes one, inside its group
@@ -240,6 +243,7 @@ impl<'c> Writer<'c> {
         f: impl FnOnce(&mut Writer<'c>) -> std::result::Result<T, E>,
     ) -> std::result::Result<T, E> {
         self.exec_cached("SAVEPOINT cmd").map_err(E::from)?;
+        let events = self.st.events.len();
         match f(self) {
             Ok(v) => {
                 self.exec_cached("RELEASE cmd").map_err(E::from)?;
@@ -249,6 +253,8 @@ impl<'c> Writer<'c> {
                 // Leave the transaction usable whatever happened inside.
                 let _ = self.exec_cached("ROLLBACK TO cmd");
                 let _ = self.exec_cached("RELEASE cmd");
+                // What was rolled back did not happen: its events are not published.
+                self.st.events.truncate(events);
                 Err(e)
             }
         }
@@ -261,6 +267,31 @@ impl<'c> Writer<'c> {
         if self.st.poisoned.is_none() {
             self.st.poisoned = Some(e);
         }
+    }
+
+    /// Whether keyspace events of `class` (see [`crate::events::class`]) are wanted now; a
+    /// caller checks this before building an event that costs something to describe.
+    pub fn wants_events(&self, class: u32) -> bool {
+        self.st.sink.get().is_some_and(|s| s.wants(class))
+    }
+
+    /// Records the keyspace event `event` of `class` on `key` in `db`, to be published once the
+    /// group transaction commits (and dropped if the enclosing [`Writer::atomic`] fails). A
+    /// no-op unless the installed sink wants the class.
+    pub fn notify(&mut self, class: u32, event: &'static str, db: u32, key: &[u8]) {
+        if self.wants_events(class) {
+            self.st.events.push(crate::events::KeyEvent {
+                class,
+                event,
+                db,
+                key: key.to_vec(),
+            });
+        }
+    }
+
+    /// Records that `key` was just created (Redis's `new` event).
+    pub(crate) fn note_new(&mut self, db: u32, key: &[u8]) {
+        self.notify(crate::events::class::NEW, "new", db, key);
     }
 
     pub(crate) fn exec_cached(&self, sql: &str) -> Result<()> {
@@ -280,7 +311,7 @@ impl<'c> Writer<'c> {
     pub(crate) fn meta_for_write(&mut self, db: u32, key: &[u8]) -> Result<Option<KeyMeta>> {
         match self.raw_meta(db, key)? {
             Some(m) if !self.is_live(&m) => {
-                self.delete_key(db, key, &m)?;
+                self.delete_expired(db, key, &m)?;
                 Ok(None)
             }
             m => Ok(m),
@@ -298,6 +329,13 @@ impl<'c> Writer<'c> {
             Some(m) if m.kind != kind => Err(Error::WrongType),
             m => Ok(m),
         }
+    }
+
+    /// Deletes an expired key found by a write (Redis's lazy expiry), with its `expired` event.
+    pub(crate) fn delete_expired(&mut self, db: u32, key: &[u8], meta: &KeyMeta) -> Result<()> {
+        self.delete_key(db, key, meta)?;
+        self.notify(crate::events::class::EXPIRED, "expired", db, key);
+        Ok(())
     }
 
     /// Deletes a key row and its elements.
@@ -421,6 +459,7 @@ impl<'c> Writer<'c> {
         };
         for (db, key, meta) in &expired {
             self.delete_key(*db, key, meta)?;
+            self.notify(crate::events::class::EXPIRED, "expired", *db, key);
         }
         Ok(expired.len())
     }

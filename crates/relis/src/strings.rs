@@ -390,6 +390,7 @@ impl Writer<'_> {
                          VALUES (?1, ?2, ?3, 0, ?4, ?3, 0, ?5, ?6)",
                     )?
                     .execute((db, key, version, expire.flatten(), now, value))?;
+                self.note_new(db, key);
             }
         }
         Ok(())
@@ -434,6 +435,13 @@ impl Writer<'_> {
 
     /// Plain SET: one upsert into the keys table when the key is absent or a string.
     fn set_plain(&mut self, db: u32, key: &[u8], value: &[u8]) -> Result<SetOutcome> {
+        // The upsert cannot tell a new key from an overwrite: look first, only when someone
+        // listens for `new` (an expired key found here is deleted, with its `expired` event).
+        if self.wants_events(crate::events::class::NEW | crate::events::class::EXPIRED)
+            && self.meta_for_write(db, key)?.is_none()
+        {
+            self.note_new(db, key);
+        }
         let version = self.next_version();
         let n = self
             .conn

@@ -1546,7 +1546,7 @@ impl<'c> Writer<'c> {
         };
         m.kind = KeyType::from_code(code)?;
         if !self.is_live(&m) {
-            self.delete_key(db, key, &m)?;
+            self.delete_expired(db, key, &m)?;
             return Ok(None);
         }
         if m.kind != KeyType::ZSet {
@@ -1637,6 +1637,7 @@ impl<'c> Writer<'c> {
                     self.now,
                     i64::from(z.skiplist),
                 ))?;
+            self.note_new(z.db, z.key);
         }
         Ok(())
     }

@@ -12,6 +12,7 @@ pub mod conn;
 pub mod hash;
 pub mod keys;
 pub mod list;
+pub mod pubsub;
 pub mod server;
 pub mod set;
 pub mod sql;
@@ -299,6 +300,7 @@ pub fn all() -> impl Iterator<Item = &'static Spec> {
         .chain(zset::SPECS)
         .chain(sql::SPECS)
         .chain(set::SPECS)
+        .chain(pubsub::SPECS)
 }
 
 /// The table, indexed by lower-case name; each spec also has a dense index for statistics.

@@ -78,9 +78,15 @@ impl ClientType {
         })
     }
 
-    /// Whether `info` is of this type (every Relis connection is a normal client for now).
-    pub fn matches(self, _info: &ClientInfo) -> bool {
-        self == ClientType::Normal
+    /// Whether `info` is of this type: a connection with subscriptions is a pubsub client,
+    /// every other one a normal client (Relis has no replicas).
+    pub fn matches(self, info: &ClientInfo) -> bool {
+        let pubsub = info.pubsub.subscribed();
+        match self {
+            ClientType::PubSub => pubsub,
+            ClientType::Normal => !pubsub,
+            ClientType::Replica | ClientType::Master => false,
+        }
     }
 }
 
@@ -134,6 +140,9 @@ impl ClientList {
 /// Redis's `flags=` letters for a client.
 fn flags(info: &ClientInfo) -> String {
     let mut f = String::new();
+    if info.pubsub.subscribed() {
+        f.push('P');
+    }
     if info.multi.load(Ordering::Relaxed) >= 0 {
         f.push('x');
     }
@@ -167,8 +176,8 @@ pub fn write_line(out: &mut String, info: &ClientInfo) {
     let rbs = READ_BUF.max(qbuf);
     let _ = writeln!(
         out,
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 \
-         multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp={} obl=0 oll=0 omem=0 \
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} \
+         multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp={} obl=0 oll=0 omem={} \
          tot-mem={} events=r cmd={} user=default redir=-1 resp={}",
         info.id,
         info.addr,
@@ -179,11 +188,15 @@ pub fn write_line(out: &mut String, info: &ClientInfo) {
         info.idle_secs(),
         flags(info),
         info.db.load(Ordering::Relaxed),
+        info.pubsub.channels.load(Ordering::Relaxed),
+        info.pubsub.patterns.load(Ordering::Relaxed),
+        info.pubsub.shard.load(Ordering::Relaxed),
         multi,
         qbuf,
         rbs - qbuf,
         rbs,
         qbuf,
+        info.pubsub.pending(),
         rbs + CLIENT_OVERHEAD,
         info.last_cmd.lock(),
         info.resp.load(Ordering::Relaxed),

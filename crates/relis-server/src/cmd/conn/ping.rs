@@ -57,8 +57,16 @@ impl Ping {
 }
 
 impl ConnCmd for Ping {
-    fn exec<'a>(self: Box<Self>, _c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
+    fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
         Box::pin(async move {
+            // A subscribed RESP2 connection can only tell replies from messages by their
+            // shape: Redis answers PING with an array there (ECHO cannot run in that mode).
+            if c.proto == resp::Protocol::Resp2 && c.subs.any() {
+                return Ok(Frame::Array(vec![
+                    Frame::Bulk(Bytes::from_static(b"pong")),
+                    Frame::Bulk(self.message.unwrap_or_default()),
+                ]));
+            }
             Ok(match self.message {
                 None => Frame::Simple(Bytes::from_static(b"PONG")),
                 Some(m) => Frame::Bulk(m),

@@ -45,6 +45,8 @@ impl ConnCmd for Reset {
         Box::pin(async move {
             c.multi = None;
             c.info.multi.store(-1, Ordering::Relaxed);
+            // Subscriptions end silently (no unsubscribe confirmations), as in Redis.
+            crate::pubsub::unsubscribe_all(c);
             c.watched.clear();
             c.db = 0;
             c.info.db.store(0, Ordering::Relaxed);

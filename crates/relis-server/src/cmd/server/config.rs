@@ -258,6 +258,7 @@ impl ConnCmd for ConfigCmd {
                 ConfigCmd::Set(pairs) => {
                     let mut cfg = c.server.config.write();
                     *cfg = set(&cfg, &pairs)?;
+                    c.server.pubsub.configure(&cfg);
                     Ok(Frame::ok())
                 }
                 ConfigCmd::ResetStat => {

@@ -542,9 +542,10 @@ fn stats_section(server: &Shared, kv: &mut Kv<'_>) {
     kv("current_eviction_exceeded_time", "0".into());
     kv("keyspace_hits", n(&s.keyspace_hits));
     kv("keyspace_misses", n(&s.keyspace_misses));
-    kv("pubsub_channels", "0".into());
-    kv("pubsub_patterns", "0".into());
-    kv("pubsubshard_channels", "0".into());
+    let (channels, patterns, shard) = server.pubsub.counts();
+    kv("pubsub_channels", channels.to_string());
+    kv("pubsub_patterns", patterns.to_string());
+    kv("pubsubshard_channels", shard.to_string());
     kv("latest_fork_usec", "0".into());
     kv("total_forks", "0".into());
     kv("migrate_cached_sockets", "0".into());

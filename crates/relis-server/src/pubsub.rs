@@ -1,0 +1,753 @@
+//! Pub/sub: who is subscribed to what, delivery of published messages, the output-buffer limits
+//! that keep a slow subscriber from growing memory without bound, and keyspace notifications.
+//!
+//! Messages are in memory only, as in Redis. The [`PubSub`] registry maps channels, patterns
+//! and shard channels to the subscribed clients; a client's own list of subscriptions lives
+//! with its connection ([`Subscriptions`]). Publishing never waits on a subscriber: the message
+//! is encoded into the subscriber's [`Mailbox`] (a byte buffer) and its connection is woken to
+//! write it. A mailbox past `client-output-buffer-limit pubsub` (hard limit, or soft limit for
+//! longer than its seconds) is emptied and its client disconnected, as Redis does.
+//!
+//! Keyspace notifications: the engine records events during a write (see [`relis::events`])
+//! and hands them to [`PubSub`] (its [`relis::events::EventSink`]) once the group transaction
+//! has committed; they are published as `__keyspace@<db>__:<key>` / `__keyevent@<db>__:<event>`
+//! messages according to `notify-keyspace-events`.
+
+use crate::client::{Client, ClientInfo};
+use bytes::{Bytes, BytesMut};
+use parking_lot::Mutex;
+use relis::events::{class, KeyEvent};
+use resp::Frame;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::Notify;
+
+/// `K`: publish `__keyspace@<db>__:<key>` messages.
+pub const KEYSPACE: u32 = 1 << 0;
+/// `E`: publish `__keyevent@<db>__:<event>` messages.
+pub const KEYEVENT: u32 = 1 << 1;
+/// `A`: every class but `m` (key miss) and `n` (new), as in Redis.
+pub const ALL: u32 = class::GENERIC
+    | class::STRING
+    | class::LIST
+    | class::SET
+    | class::HASH
+    | class::ZSET
+    | class::EXPIRED
+    | class::EVICTED
+    | class::STREAM
+    | class::MODULE;
+
+/// Parses `notify-keyspace-events` as Redis's `keyspaceEventsStringToFlags`.
+pub fn parse_notify_flags(s: &str) -> Option<u32> {
+    let mut flags = 0;
+    for c in s.chars() {
+        flags |= match c {
+            'A' => ALL,
+            'g' => class::GENERIC,
+            '$' => class::STRING,
+            'l' => class::LIST,
+            's' => class::SET,
+            'h' => class::HASH,
+            'z' => class::ZSET,
+            'x' => class::EXPIRED,
+            'e' => class::EVICTED,
+            'K' => KEYSPACE,
+            'E' => KEYEVENT,
+            't' => class::STREAM,
+            'm' => class::KEY_MISS,
+            'd' => class::MODULE,
+            'n' => class::NEW,
+            _ => return None,
+        };
+    }
+    Some(flags)
+}
+
+/// Renders flags as CONFIG GET shows them (Redis's `keyspaceEventsFlagsToString`): `A` stands
+/// for all of its classes, and then hides `n`, as Redis's does.
+pub fn notify_flags_string(flags: u32) -> String {
+    let mut s = String::new();
+    if flags & ALL == ALL {
+        s.push('A');
+    } else {
+        for (bit, c) in [
+            (class::GENERIC, 'g'),
+            (class::STRING, '$'),
+            (class::LIST, 'l'),
+            (class::SET, 's'),
+            (class::HASH, 'h'),
+            (class::ZSET, 'z'),
+            (class::EXPIRED, 'x'),
+            (class::EVICTED, 'e'),
+            (class::STREAM, 't'),
+            (class::MODULE, 'd'),
+            (class::NEW, 'n'),
+        ] {
+            if flags & bit != 0 {
+                s.push(c);
+            }
+        }
+    }
+    for (bit, c) in [(KEYSPACE, 'K'), (KEYEVENT, 'E'), (class::KEY_MISS, 'm')] {
+        if flags & bit != 0 {
+            s.push(c);
+        }
+    }
+    s
+}
+
+/// One class's `client-output-buffer-limit`: bytes, bytes, seconds (0 = no limit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BufferLimit {
+    /// Disconnect as soon as the buffer holds this much.
+    pub hard: u64,
+    /// Disconnect when the buffer has held this much for longer than `soft_secs`.
+    pub soft: u64,
+    /// See `soft`.
+    pub soft_secs: u64,
+}
+
+/// Parses `client-output-buffer-limit` (`<class> <hard> <soft> <seconds>` groups) over `old`,
+/// returning the normalised value CONFIG GET shows (all three classes, bytes), as Redis does.
+///
+/// # Errors
+/// Redis's messages.
+pub fn parse_buffer_limits(value: &str, old: &str) -> Result<String, String> {
+    let words: Vec<&str> = value.split_whitespace().collect();
+    if !words.len().is_multiple_of(4) {
+        return Err("Wrong number of arguments in buffer limit configuration.".into());
+    }
+    let mut classes: Vec<(String, [u64; 3])> = ["normal", "slave", "pubsub"]
+        .iter()
+        .map(|c| (c.to_string(), [0u64; 3]))
+        .collect();
+    let old_words: Vec<&str> = old.split_whitespace().collect();
+    for g in old_words.chunks(4) {
+        if let [c, h, s, t] = g {
+            if let Some(slot) = classes.iter_mut().find(|(n, _)| n == c) {
+                slot.1 = [
+                    h.parse().unwrap_or(0),
+                    s.parse().unwrap_or(0),
+                    t.parse().unwrap_or(0),
+                ];
+            }
+        }
+    }
+    let mut updates = Vec::new();
+    for g in words.chunks(4) {
+        let class = match g[0].to_ascii_lowercase().as_str() {
+            "normal" => "normal",
+            "slave" | "replica" => "slave",
+            "pubsub" => "pubsub",
+            _ => {
+                return Err("Invalid client class specified in buffer limit configuration.".into())
+            }
+        };
+        let bad = || "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+        let hard = crate::config::memory(g[1]).map_err(|_| bad())? as u64;
+        let soft = crate::config::memory(g[2]).map_err(|_| bad())? as u64;
+        let secs = relis::parse_i64(g[3].as_bytes()).unwrap_or(0);
+        if secs < 0 {
+            return Err(bad().into());
+        }
+        updates.push((class, [hard, soft, secs as u64]));
+    }
+    for (class, v) in updates {
+        if let Some(slot) = classes.iter_mut().find(|(n, _)| n == class) {
+            slot.1 = v;
+        }
+    }
+    Ok(classes
+        .iter()
+        .map(|(n, [h, s, t])| format!("{n} {h} {s} {t}"))
+        .collect::<Vec<_>>()
+        .join(" "))
+}
+
+/// The `pubsub` class of a normalised `client-output-buffer-limit` value.
+fn pubsub_limit(value: &str) -> BufferLimit {
+    let words: Vec<&str> = value.split_whitespace().collect();
+    words
+        .chunks(4)
+        .find(|g| g[0] == "pubsub")
+        .and_then(|g| {
+            Some(BufferLimit {
+                hard: g.get(1)?.parse().ok()?,
+                soft: g.get(2)?.parse().ok()?,
+                soft_secs: g.get(3)?.parse().ok()?,
+            })
+        })
+        .unwrap_or(BufferLimit {
+            hard: 32 << 20,
+            soft: 8 << 20,
+            soft_secs: 60,
+        })
+}
+
+/// What a subscription is to: a channel, a pattern, or a shard channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// SUBSCRIBE.
+    Channel,
+    /// PSUBSCRIBE.
+    Pattern,
+    /// SSUBSCRIBE.
+    Shard,
+}
+
+impl Kind {
+    fn subscribe_word(self) -> &'static [u8] {
+        match self {
+            Kind::Channel => b"subscribe",
+            Kind::Pattern => b"psubscribe",
+            Kind::Shard => b"ssubscribe",
+        }
+    }
+
+    fn unsubscribe_word(self) -> &'static [u8] {
+        match self {
+            Kind::Channel => b"unsubscribe",
+            Kind::Pattern => b"punsubscribe",
+            Kind::Shard => b"sunsubscribe",
+        }
+    }
+}
+
+/// A connection's pending messages: bytes already encoded in its protocol.
+#[derive(Default)]
+struct Outbox {
+    buf: BytesMut,
+    /// Message bytes handed to the socket and not yet written.
+    in_flight: usize,
+    /// Since when the buffer has been over the soft limit.
+    soft_since: Option<Instant>,
+    /// Disconnected for its output buffer: takes nothing more.
+    closed: bool,
+}
+
+/// A client's mailbox for published messages, and its subscription counts (CLIENT LIST).
+#[derive(Default)]
+pub struct Mailbox {
+    outbox: Mutex<Outbox>,
+    ready: Notify,
+    /// Channels subscribed.
+    pub channels: AtomicUsize,
+    /// Patterns subscribed.
+    pub patterns: AtomicUsize,
+    /// Shard channels subscribed.
+    pub shard: AtomicUsize,
+}
+
+impl std::fmt::Debug for Mailbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mailbox")
+            .field("pending", &self.pending())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Mailbox {
+    /// Whether the client has any subscription (Redis's `CLIENT_PUBSUB` flag).
+    pub fn subscribed(&self) -> bool {
+        self.channels.load(Ordering::Relaxed)
+            + self.patterns.load(Ordering::Relaxed)
+            + self.shard.load(Ordering::Relaxed)
+            > 0
+    }
+
+    /// Resolves when messages may be waiting.
+    pub async fn ready(&self) {
+        self.ready.notified().await;
+    }
+
+    /// Moves the pending messages to the end of `out` (they count against the output-buffer
+    /// limit until [`Mailbox::written`]).
+    pub fn take_into(&self, out: &mut BytesMut) {
+        let mut o = self.outbox.lock();
+        if o.buf.is_empty() {
+            return;
+        }
+        o.in_flight += o.buf.len();
+        if out.is_empty() {
+            std::mem::swap(out, &mut o.buf);
+        } else {
+            out.extend_from_slice(&o.buf);
+            o.buf.clear();
+        }
+    }
+
+    /// Drops the pending messages (the client does not take replies: CLIENT REPLY OFF).
+    pub fn discard(&self) {
+        self.outbox.lock().buf.clear();
+    }
+
+    /// The bytes taken with [`Mailbox::take_into`] have been written.
+    pub fn written(&self) {
+        self.outbox.lock().in_flight = 0;
+    }
+
+    /// Bytes waiting or being written (CLIENT LIST `omem`).
+    pub fn pending(&self) -> usize {
+        let o = self.outbox.lock();
+        o.buf.len() + o.in_flight
+    }
+
+    /// Appends one message; past the limits the mailbox is emptied and the client killed.
+    fn push(&self, info: &ClientInfo, msg: &Message<'_>, limit: BufferLimit) {
+        let mut o = self.outbox.lock();
+        if o.closed {
+            return;
+        }
+        msg.encode(info.resp.load(Ordering::Relaxed) == 3, &mut o.buf);
+        let used = (o.buf.len() + o.in_flight) as u64;
+        let mut over = limit.hard > 0 && used >= limit.hard;
+        if limit.soft > 0 && used >= limit.soft {
+            match o.soft_since {
+                None => o.soft_since = Some(Instant::now()),
+                Some(t) => over |= t.elapsed().as_secs() > limit.soft_secs,
+            }
+        } else {
+            o.soft_since = None;
+        }
+        if over {
+            o.closed = true;
+            o.buf = BytesMut::new();
+            drop(o);
+            tracing::warn!(
+                "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
+                info.id,
+                info.addr
+            );
+            info.kill();
+            return;
+        }
+        drop(o);
+        self.ready.notify_one();
+    }
+}
+
+/// A message to deliver: `message`, `pmessage` or `smessage` with its parts.
+struct Message<'a> {
+    kind: &'static [u8],
+    pattern: Option<&'a [u8]>,
+    channel: &'a [u8],
+    payload: &'a [u8],
+}
+
+impl Message<'_> {
+    fn encode(&self, resp3: bool, out: &mut BytesMut) {
+        let n = if self.pattern.is_some() { 4 } else { 3 };
+        out.extend_from_slice(if resp3 { b">" } else { b"*" });
+        out.extend_from_slice(format!("{n}\r\n").as_bytes());
+        let mut bulk = |b: &[u8]| {
+            out.extend_from_slice(format!("${}\r\n", b.len()).as_bytes());
+            out.extend_from_slice(b);
+            out.extend_from_slice(b"\r\n");
+        };
+        bulk(self.kind);
+        if let Some(p) = self.pattern {
+            bulk(p);
+        }
+        bulk(self.channel);
+        bulk(self.payload);
+    }
+}
+
+type Subscribers = Vec<Arc<ClientInfo>>;
+
+#[derive(Default)]
+struct Registry {
+    channels: HashMap<Bytes, Subscribers>,
+    /// In subscription order of the patterns.
+    patterns: Vec<(Bytes, Subscribers)>,
+    shard: HashMap<Bytes, Subscribers>,
+}
+
+/// The server's pub/sub state.
+pub struct PubSub {
+    reg: Mutex<Registry>,
+    notify_flags: AtomicU32,
+    limit_hard: AtomicU64,
+    limit_soft: AtomicU64,
+    limit_secs: AtomicU64,
+}
+
+impl Default for PubSub {
+    fn default() -> Self {
+        PubSub {
+            reg: Mutex::default(),
+            notify_flags: AtomicU32::new(0),
+            limit_hard: AtomicU64::new(32 << 20),
+            limit_soft: AtomicU64::new(8 << 20),
+            limit_secs: AtomicU64::new(60),
+        }
+    }
+}
+
+impl PubSub {
+    /// Applies `notify-keyspace-events` and `client-output-buffer-limit` from the config.
+    pub fn configure(&self, config: &crate::config::Config) {
+        let flags = config
+            .get("notify-keyspace-events")
+            .and_then(|v| parse_notify_flags(&v))
+            .unwrap_or(0);
+        self.notify_flags.store(flags, Ordering::Relaxed);
+        let l = pubsub_limit(&config.get("client-output-buffer-limit").unwrap_or_default());
+        self.limit_hard.store(l.hard, Ordering::Relaxed);
+        self.limit_soft.store(l.soft, Ordering::Relaxed);
+        self.limit_secs.store(l.soft_secs, Ordering::Relaxed);
+    }
+
+    fn limit(&self) -> BufferLimit {
+        BufferLimit {
+            hard: self.limit_hard.load(Ordering::Relaxed),
+            soft: self.limit_soft.load(Ordering::Relaxed),
+            soft_secs: self.limit_secs.load(Ordering::Relaxed),
+        }
+    }
+
+    /// PUBLISH (`shard` false) or SPUBLISH: delivers `msg` to the subscribers of `channel` (and,
+    /// for PUBLISH, of every matching pattern); returns how many receive it.
+    pub fn publish(&self, channel: &[u8], msg: &[u8], shard: bool) -> usize {
+        let limit = self.limit();
+        let reg = self.reg.lock();
+        let mut n = 0;
+        let direct = if shard {
+            reg.shard.get(channel)
+        } else {
+            reg.channels.get(channel)
+        };
+        if let Some(subs) = direct {
+            let m = Message {
+                kind: if shard { b"smessage" } else { b"message" },
+                pattern: None,
+                channel,
+                payload: msg,
+            };
+            for info in subs {
+                info.pubsub.push(info, &m, limit);
+                n += 1;
+            }
+        }
+        if !shard {
+            for (pat, subs) in &reg.patterns {
+                if !relis::glob::glob_match(pat, channel, false) {
+                    continue;
+                }
+                let m = Message {
+                    kind: b"pmessage",
+                    pattern: Some(pat),
+                    channel,
+                    payload: msg,
+                };
+                for info in subs {
+                    info.pubsub.push(info, &m, limit);
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    /// Active channels (or shard channels) matching `pattern` (all without one).
+    pub fn channels(&self, pattern: Option<&[u8]>, shard: bool) -> Vec<Bytes> {
+        let reg = self.reg.lock();
+        let map = if shard { &reg.shard } else { &reg.channels };
+        map.keys()
+            .filter(|c| pattern.is_none_or(|p| relis::glob::glob_match(p, c, false)))
+            .cloned()
+            .collect()
+    }
+
+    /// Subscribers of each channel (or shard channel), pattern subscriptions not counted.
+    pub fn numsub(&self, channels: &[Bytes], shard: bool) -> Vec<usize> {
+        let reg = self.reg.lock();
+        let map = if shard { &reg.shard } else { &reg.channels };
+        channels
+            .iter()
+            .map(|c| map.get(c).map_or(0, Vec::len))
+            .collect()
+    }
+
+    /// Distinct patterns with subscribers (PUBSUB NUMPAT, INFO pubsub_patterns).
+    pub fn numpat(&self) -> usize {
+        self.reg.lock().patterns.len()
+    }
+
+    /// Active channels, patterns and shard channels (INFO).
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let reg = self.reg.lock();
+        (reg.channels.len(), reg.patterns.len(), reg.shard.len())
+    }
+
+    fn add(&self, kind: Kind, name: &Bytes, info: &Arc<ClientInfo>) {
+        let mut reg = self.reg.lock();
+        match kind {
+            Kind::Channel => reg.channels.entry(name.clone()).or_default(),
+            Kind::Shard => reg.shard.entry(name.clone()).or_default(),
+            Kind::Pattern => {
+                let i = match reg.patterns.iter().position(|(p, _)| p == name) {
+                    Some(i) => i,
+                    None => {
+                        reg.patterns.push((name.clone(), Vec::new()));
+                        reg.patterns.len() - 1
+                    }
+                };
+                &mut reg.patterns[i].1
+            }
+        }
+        .push(info.clone());
+    }
+
+    fn remove(&self, kind: Kind, name: &[u8], id: u64) {
+        let mut reg = self.reg.lock();
+        let drop_from = |subs: &mut Subscribers| {
+            subs.retain(|i| i.id != id);
+            subs.is_empty()
+        };
+        match kind {
+            Kind::Channel | Kind::Shard => {
+                let map = if kind == Kind::Channel {
+                    &mut reg.channels
+                } else {
+                    &mut reg.shard
+                };
+                if map.get_mut(name).is_some_and(drop_from) {
+                    map.remove(name);
+                }
+            }
+            Kind::Pattern => {
+                if let Some(i) = reg.patterns.iter().position(|(p, _)| p == name) {
+                    if drop_from(&mut reg.patterns[i].1) {
+                        reg.patterns.remove(i);
+                    }
+                }
+            }
+        }
+    }
+
+    fn wants_class(&self, class: u32) -> bool {
+        let f = self.notify_flags.load(Ordering::Relaxed);
+        f & class != 0 && f & (KEYSPACE | KEYEVENT) != 0
+    }
+}
+
+impl relis::events::EventSink for PubSub {
+    fn wants(&self, class: u32) -> bool {
+        self.wants_class(class)
+    }
+
+    fn publish(&self, events: Vec<KeyEvent>) {
+        let flags = self.notify_flags.load(Ordering::Relaxed);
+        for e in events {
+            // The flags may have changed since the event was recorded.
+            if flags & e.class == 0 {
+                continue;
+            }
+            if flags & KEYSPACE != 0 {
+                let mut ch = format!("__keyspace@{}__:", e.db).into_bytes();
+                ch.extend_from_slice(&e.key);
+                PubSub::publish(self, &ch, e.event.as_bytes(), false);
+            }
+            if flags & KEYEVENT != 0 {
+                let ch = format!("__keyevent@{}__:{}", e.db, e.event);
+                PubSub::publish(self, ch.as_bytes(), &e.key, false);
+            }
+        }
+    }
+}
+
+/// A connection's own subscriptions, in the order they were made.
+#[derive(Default)]
+pub struct Subscriptions {
+    channels: Ordered,
+    patterns: Ordered,
+    shard: Ordered,
+}
+
+/// Names in insertion order, with fast membership.
+#[derive(Default)]
+struct Ordered {
+    order: Vec<Bytes>,
+    set: HashSet<Bytes>,
+}
+
+impl Ordered {
+    fn insert(&mut self, b: &Bytes) -> bool {
+        if self.set.insert(b.clone()) {
+            self.order.push(b.clone());
+            true
+        } else {
+            false
+        }
+    }
+
+    fn remove(&mut self, b: &[u8]) -> bool {
+        if self.set.remove(b) {
+            self.order.retain(|x| x != b);
+            true
+        } else {
+            false
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.order.len()
+    }
+}
+
+impl Subscriptions {
+    fn of(&mut self, kind: Kind) -> &mut Ordered {
+        match kind {
+            Kind::Channel => &mut self.channels,
+            Kind::Pattern => &mut self.patterns,
+            Kind::Shard => &mut self.shard,
+        }
+    }
+
+    /// Whether there is any subscription.
+    pub fn any(&self) -> bool {
+        self.channels.len() + self.patterns.len() + self.shard.len() > 0
+    }
+
+    /// The count a (un)subscribe reply carries: channels and patterns together, or shard
+    /// channels alone (Redis's `clientSubscriptionsCount` / `clientShardSubscriptionsCount`).
+    fn count(&self, kind: Kind) -> i64 {
+        match kind {
+            Kind::Shard => self.shard.len() as i64,
+            _ => (self.channels.len() + self.patterns.len()) as i64,
+        }
+    }
+}
+
+fn confirmation(word: &'static [u8], name: Option<&Bytes>, count: i64) -> Frame {
+    Frame::Push(vec![
+        Frame::Bulk(Bytes::from_static(word)),
+        name.map_or(Frame::Null, |n| Frame::Bulk(n.clone())),
+        Frame::Integer(count),
+    ])
+}
+
+fn sync_counts(c: &Client) {
+    let m = &c.info.pubsub;
+    m.channels.store(c.subs.channels.len(), Ordering::Relaxed);
+    m.patterns.store(c.subs.patterns.len(), Ordering::Relaxed);
+    m.shard.store(c.subs.shard.len(), Ordering::Relaxed);
+}
+
+/// (P|S)SUBSCRIBE: subscribes the client to each name; one confirmation per name.
+pub fn subscribe(c: &mut Client, kind: Kind, names: Vec<Bytes>) -> Vec<Frame> {
+    let ps = c.server.pubsub.clone();
+    c.mailbox_used = true;
+    let mut out = Vec::with_capacity(names.len());
+    for name in names {
+        if c.subs.of(kind).insert(&name) {
+            ps.add(kind, &name, &c.info);
+        }
+        out.push(confirmation(
+            kind.subscribe_word(),
+            Some(&name),
+            c.subs.count(kind),
+        ));
+    }
+    sync_counts(c);
+    out
+}
+
+/// (P|S)UNSUBSCRIBE: unsubscribes from each name, or from every one of that kind when `names`
+/// is empty; one confirmation per name (one with a nil name when there was nothing to leave).
+pub fn unsubscribe(c: &mut Client, kind: Kind, names: Vec<Bytes>) -> Vec<Frame> {
+    let ps = c.server.pubsub.clone();
+    let names = if names.is_empty() {
+        c.subs.of(kind).order.clone()
+    } else {
+        names
+    };
+    let mut out = Vec::with_capacity(names.len().max(1));
+    for name in &names {
+        if c.subs.of(kind).remove(name) {
+            ps.remove(kind, name, c.info.id);
+        }
+        out.push(confirmation(
+            kind.unsubscribe_word(),
+            Some(name),
+            c.subs.count(kind),
+        ));
+    }
+    if out.is_empty() {
+        out.push(confirmation(
+            kind.unsubscribe_word(),
+            None,
+            c.subs.count(kind),
+        ));
+    }
+    sync_counts(c);
+    out
+}
+
+/// Leaves every subscription without a word to the client (RESET, disconnection).
+pub fn unsubscribe_all(c: &mut Client) {
+    if !c.subs.any() {
+        return;
+    }
+    let ps = c.server.pubsub.clone();
+    for kind in [Kind::Channel, Kind::Pattern, Kind::Shard] {
+        for name in std::mem::take(c.subs.of(kind)).order {
+            ps.remove(kind, &name, c.info.id);
+        }
+    }
+    sync_counts(c);
+    c.info.pubsub.discard();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notify_flags_as_redis_prints_them() {
+        let norm = |s: &str| parse_notify_flags(s).map(notify_flags_string);
+        assert_eq!(norm("KEA").as_deref(), Some("AKE"));
+        assert_eq!(norm("gE$lshzxetdnm").as_deref(), Some("AEm"));
+        assert_eq!(norm("Elg").as_deref(), Some("glE"));
+        assert_eq!(norm("Kn").as_deref(), Some("nK"));
+        assert_eq!(norm("").as_deref(), Some(""));
+        assert_eq!(norm("Q"), None);
+    }
+
+    #[test]
+    fn buffer_limits_normalised() {
+        let def = "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60";
+        assert_eq!(
+            parse_buffer_limits("pubsub 1mb 2k 3", def).unwrap(),
+            "normal 0 0 0 slave 268435456 67108864 60 pubsub 1048576 2000 3"
+        );
+        assert_eq!(
+            parse_buffer_limits("replica 1 2 3 normal 4 5 6", def).unwrap(),
+            "normal 4 5 6 slave 1 2 3 pubsub 33554432 8388608 60"
+        );
+        assert_eq!(
+            parse_buffer_limits("pubsub 1", def).unwrap_err(),
+            "Wrong number of arguments in buffer limit configuration."
+        );
+        assert_eq!(
+            parse_buffer_limits("foo 1 2 3", def).unwrap_err(),
+            "Invalid client class specified in buffer limit configuration."
+        );
+        assert_eq!(
+            parse_buffer_limits("pubsub 1 2 -3", def).unwrap_err(),
+            "Error in hard, soft or soft_seconds setting in buffer limit configuration."
+        );
+        assert_eq!(
+            pubsub_limit(&parse_buffer_limits("pubsub 1mb 2k 3", def).unwrap()),
+            BufferLimit {
+                hard: 1 << 20,
+                soft: 2000,
+                soft_secs: 3
+            }
+        );
+    }
+}

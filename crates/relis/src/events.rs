@@ -1,0 +1,66 @@
+//! Keyspace events: what a write did to which key (Redis's keyspace notifications), recorded by
+//! the writer while a group transaction runs and handed to an [`EventSink`] only once that
+//! transaction has committed. A write whose savepoint rolls back, or a group commit that fails,
+//! emits nothing.
+//!
+//! The engine records two kinds of event itself, because only it sees them happen: `new` when a
+//! key is created, and `expired` when an expired key is deleted (by a write that finds it, or by
+//! the background sweep). Everything else (`set`, `lpush`, `del`, ...) is recorded by the caller
+//! through [`crate::Writer::notify`].
+
+use std::sync::Arc;
+
+/// Event classes, with the bit values of Redis's `NOTIFY_*` flags.
+pub mod class {
+    /// Generic commands (DEL, EXPIRE, RENAME, ...): `g`.
+    pub const GENERIC: u32 = 1 << 2;
+    /// String commands: `$`.
+    pub const STRING: u32 = 1 << 3;
+    /// List commands: `l`.
+    pub const LIST: u32 = 1 << 4;
+    /// Set commands: `s`.
+    pub const SET: u32 = 1 << 5;
+    /// Hash commands: `h`.
+    pub const HASH: u32 = 1 << 6;
+    /// Sorted set commands: `z`.
+    pub const ZSET: u32 = 1 << 7;
+    /// Keys deleted because they expired: `x`.
+    pub const EXPIRED: u32 = 1 << 8;
+    /// Keys evicted for maxmemory: `e`.
+    pub const EVICTED: u32 = 1 << 9;
+    /// Stream commands: `t`.
+    pub const STREAM: u32 = 1 << 10;
+    /// Reads of missing keys: `m`.
+    pub const KEY_MISS: u32 = 1 << 11;
+    /// Module events: `d`.
+    pub const MODULE: u32 = 1 << 13;
+    /// Keys created: `n`.
+    pub const NEW: u32 = 1 << 14;
+}
+
+/// One event: `event` happened to `key` in logical database `db`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyEvent {
+    /// Its class (one of [`class`]).
+    pub class: u32,
+    /// Redis's event name (`set`, `lpush`, `expired`, ...).
+    pub event: &'static str,
+    /// The logical database.
+    pub db: u32,
+    /// The key.
+    pub key: Vec<u8>,
+}
+
+/// Receives the events of each committed group transaction.
+pub trait EventSink: Send + Sync {
+    /// Whether events of `class` are wanted now. Checked before an event is recorded, so an
+    /// unwanted event costs nothing (not even copying its key).
+    fn wants(&self, class: u32) -> bool;
+
+    /// Called on the writer thread right after a commit, before the writes in it are answered,
+    /// with that transaction's events in the order they happened. Must not block.
+    fn publish(&self, events: Vec<KeyEvent>);
+}
+
+/// Where the writer finds the sink: set once, after the engine is open.
+pub(crate) type SinkSlot = Arc<std::sync::OnceLock<Arc<dyn EventSink>>>;
