@@ -273,6 +273,9 @@ impl Db {
             .as_ref()
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| ":memory:".into());
+        if let Some(p) = &opts.path {
+            schema::preflight(p)?;
+        }
         let mut conn = match &opts.path {
             Some(p) => Connection::open(p),
             None => Connection::open_in_memory(),
@@ -283,12 +286,14 @@ impl Db {
             .map_err(|e| Error::NotRelis(format!("{name}: {e}")))?;
         // User SQL (SQL.*) runs on this connection: its sandbox and `relis_now()`.
         crate::sql::sandbox::install(&conn).map_err(|e| Error::NotRelis(format!("{name}: {e}")))?;
-        schema::migrate(&mut conn, version)?;
-        let next_version: i64 = conn.query_row(
-            "SELECT value FROM relis_meta WHERE name = 'next_version'",
-            [],
-            |r| r.get(0),
-        )?;
+        schema::migrate(&mut conn, version).map_err(|e| Error::NotRelis(format!("{name}: {e}")))?;
+        let next_version: i64 = conn
+            .query_row(
+                "SELECT value FROM relis_meta WHERE name = 'next_version'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| Error::NotRelis(format!("{name}: {e}")))?;
 
         let stop = Arc::new(AtomicBool::new(false));
         let stats = Arc::new(Stats::default());
