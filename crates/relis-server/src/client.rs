@@ -205,6 +205,14 @@ impl Client {
                 }
             }
         }
+        // A script past busy-reply-threshold holds the writer: Redis answers BUSY to all but
+        // a few commands (those flagged `allow_busy`) until it ends or is killed.
+        if let Some(busy) = self.server.scripting.run.busy_error() {
+            if !crate::script::ALLOW_BUSY.contains(&spec.name) {
+                self.flag_multi();
+                return Step::Reply(CmdError::text(busy).to_frame());
+            }
+        }
         // Subcommand arity counts the parent's name too, as in Redis.
         if !spec.arity_ok(argv.len()) {
             self.reject(idx);

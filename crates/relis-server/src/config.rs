@@ -460,6 +460,18 @@ impl Config {
                 "client-output-buffer-limit" => crate::pubsub::parse_buffer_limits(value, &slot.1)?,
                 _ => check_passive(&lname, value)?,
             };
+            // `lua-time-limit` is the old name of `busy-reply-threshold`: one setting.
+            let alias = match lname.as_str() {
+                "lua-time-limit" => Some("busy-reply-threshold"),
+                "busy-reply-threshold" => Some("lua-time-limit"),
+                _ => None,
+            };
+            if let Some(alias) = alias {
+                let v = slot.1.clone();
+                if let Some(other) = self.passive.iter_mut().find(|(n, _)| *n == alias) {
+                    other.1 = v;
+                }
+            }
             return Ok(());
         }
         Err(format!(

@@ -12,6 +12,7 @@ pub mod cmd;
 pub mod config;
 pub mod error;
 pub mod pubsub;
+pub mod script;
 pub mod server;
 
 use std::sync::Arc;

@@ -144,6 +144,8 @@ pub struct Shared {
     pub sql: crate::cmd::sql::db::Databases,
     /// Pub/sub subscriptions, and the keyspace notifications the engine hands over.
     pub pubsub: Arc<crate::pubsub::PubSub>,
+    /// Lua scripts and function libraries.
+    pub scripting: crate::script::Scripting,
     shutdown: watch::Sender<bool>,
 }
 
@@ -185,6 +187,7 @@ impl Shared {
             blocking: Default::default(),
             sql,
             pubsub,
+            scripting: Default::default(),
             shutdown,
         });
         crate::cmd::server::info::spawn_sampler(&shared);

@@ -13,6 +13,7 @@ pub mod hash;
 pub mod keys;
 pub mod list;
 pub mod pubsub;
+pub mod scripting;
 pub mod server;
 pub mod set;
 pub mod sql;
@@ -300,6 +301,7 @@ pub fn all() -> impl Iterator<Item = &'static Spec> {
         .chain(zset::SPECS)
         .chain(sql::SPECS)
         .chain(set::SPECS)
+        .chain(scripting::SPECS)
         .chain(pubsub::SPECS)
 }
 

@@ -1,0 +1,439 @@
+//! The `cjson` library (lua-cjson 2.1, which Redis vendors) with its default settings:
+//! `cjson.encode`, `cjson.decode`, `cjson.null`. Numbers are written `%.14g`; `/` is escaped;
+//! an empty table encodes as `{}`; a table whose keys are all positive integers is an array
+//! (holes become `null`), unless it is excessively sparse (more than twice as many slots as
+//! elements and over 10), which is an error as in lua-cjson; nesting stops at 1000.
+
+use super::engine::lua_error;
+use mlua::{Lua, Table, Value};
+
+const MAX_DEPTH: usize = 1000;
+
+/// Builds the `cjson` table.
+///
+/// # Errors
+/// Lua memory errors.
+pub fn library(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.raw_set(
+        "encode",
+        lua.create_function(|lua, v: mlua::MultiValue| {
+            if v.len() != 1 {
+                return Err(lua_error(
+                    lua,
+                    "bad argument #1 to 'encode' (expected 1 argument)",
+                ));
+            }
+            let mut out = Vec::new();
+            encode(&v[0], 0, &mut out).map_err(|e| lua_error(lua, &e))?;
+            Ok(mlua::BString::from(out))
+        })?,
+    )?;
+    t.raw_set(
+        "decode",
+        lua.create_function(|lua, s: mlua::String| {
+            let bytes = s.as_bytes();
+            let mut p = Parser {
+                s: &bytes,
+                i: 0,
+                depth: 0,
+            };
+            p.document(lua).map_err(|e| lua_error(lua, &e))
+        })?,
+    )?;
+    t.raw_set("null", Value::NULL)?;
+    t.raw_set("_NAME", "cjson")?;
+    t.raw_set("_VERSION", "2.1.0")?;
+    Ok(t)
+}
+
+/// C's `%.<prec>g`.
+pub fn fmt_g(x: f64, prec: usize) -> String {
+    if x.is_nan() {
+        return if x.is_sign_negative() { "-nan" } else { "nan" }.into();
+    }
+    if x.is_infinite() {
+        return if x < 0.0 { "-inf" } else { "inf" }.into();
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    let p = prec.max(1);
+    let e = format!("{:.*e}", p - 1, x);
+    let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let strip = |s: &str| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    if exp < -4 || exp >= p as i32 {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", strip(mant), exp.abs())
+    } else {
+        let decimals = (p as i32 - 1 - exp).max(0) as usize;
+        strip(&format!("{x:.decimals$}"))
+    }
+}
+
+fn encode_string(s: &[u8], out: &mut Vec<u8>) {
+    out.push(b'"');
+    for &c in s {
+        match c {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'/' => out.extend_from_slice(b"\\/"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            c if c < 0x20 || c == 0x7f => {
+                out.extend_from_slice(format!("\\u{c:04x}").as_bytes());
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(b'"');
+}
+
+fn encode_number(n: f64, out: &mut Vec<u8>) -> Result<(), String> {
+    if !n.is_finite() {
+        return Err("Cannot serialise number: must not be NaN or Inf".into());
+    }
+    out.extend_from_slice(fmt_g(n, 14).as_bytes());
+    Ok(())
+}
+
+fn encode(v: &Value, depth: usize, out: &mut Vec<u8>) -> Result<(), String> {
+    match v {
+        Value::Nil => out.extend_from_slice(b"null"),
+        Value::LightUserData(p) if p.0.is_null() => out.extend_from_slice(b"null"),
+        Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Value::Integer(n) => encode_number(*n as f64, out)?,
+        Value::Number(n) => encode_number(*n, out)?,
+        Value::String(s) => encode_string(&s.as_bytes(), out),
+        Value::Table(t) => {
+            let depth = depth + 1;
+            if depth > MAX_DEPTH {
+                return Err(format!("Cannot serialise, excessive nesting ({depth})"));
+            }
+            // lua-cjson's lua_array_length: all keys positive integers -> an array.
+            let mut max = 0usize;
+            let mut items = 0usize;
+            let mut array = true;
+            let mut pairs = Vec::new();
+            for pair in t.pairs::<Value, Value>() {
+                let (k, val) = pair.map_err(|e| e.to_string())?;
+                let idx = match &k {
+                    Value::Integer(n) if *n >= 1 => Some(*n as usize),
+                    Value::Number(n) if *n >= 1.0 && n.fract() == 0.0 => Some(*n as usize),
+                    _ => None,
+                };
+                match idx {
+                    Some(i) if array => {
+                        max = max.max(i);
+                        items += 1;
+                    }
+                    _ => array = false,
+                }
+                pairs.push((k, val));
+            }
+            if array && max > items * 2 && max > 10 {
+                return Err("Cannot serialise table: excessively sparse array".into());
+            }
+            if array && max > 0 {
+                out.push(b'[');
+                for i in 1..=max {
+                    if i > 1 {
+                        out.push(b',');
+                    }
+                    let v: Value = t.raw_get(i).map_err(|e| e.to_string())?;
+                    encode(&v, depth, out)?;
+                }
+                out.push(b']');
+            } else {
+                out.push(b'{');
+                for (n, (k, val)) in pairs.iter().enumerate() {
+                    if n > 0 {
+                        out.push(b',');
+                    }
+                    match k {
+                        Value::String(s) => encode_string(&s.as_bytes(), out),
+                        Value::Integer(i) => encode_string(fmt_g(*i as f64, 14).as_bytes(), out),
+                        Value::Number(f) => encode_string(fmt_g(*f, 14).as_bytes(), out),
+                        _ => {
+                            return Err(
+                                "Cannot serialise table: table key must be a number or string"
+                                    .into(),
+                            )
+                        }
+                    }
+                    out.push(b':');
+                    encode(val, depth, out)?;
+                }
+                out.push(b'}');
+            }
+        }
+        other => {
+            return Err(format!(
+                "Cannot serialise {}: type not supported",
+                other.type_name()
+            ))
+        }
+    }
+    Ok(())
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+    depth: usize,
+}
+
+/// A token as lua-cjson names it in its errors.
+fn token_name(s: &[u8], i: usize) -> &'static str {
+    match s.get(i) {
+        None => "T_END",
+        Some(b'{') => "T_OBJ_BEGIN",
+        Some(b'}') => "T_OBJ_END",
+        Some(b'[') => "T_ARR_BEGIN",
+        Some(b']') => "T_ARR_END",
+        Some(b'"') => "T_STRING",
+        Some(b':') => "T_COLON",
+        Some(b',') => "T_COMMA",
+        Some(b'-' | b'0'..=b'9') => "T_NUMBER",
+        Some(b't' | b'f') if s[i..].starts_with(b"true") || s[i..].starts_with(b"false") => {
+            "T_BOOLEAN"
+        }
+        Some(b'n') if s[i..].starts_with(b"null") => "T_NULL",
+        _ => "invalid token",
+    }
+}
+
+impl Parser<'_> {
+    fn ws(&mut self) {
+        while matches!(self.s.get(self.i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.i += 1;
+        }
+    }
+
+    fn expected(&self, what: &str) -> String {
+        format!(
+            "Expected {what} but found {} at character {}",
+            token_name(self.s, self.i),
+            self.i + 1
+        )
+    }
+
+    fn document(&mut self, lua: &Lua) -> Result<Value, String> {
+        let v = self.value(lua)?;
+        self.ws();
+        if self.i < self.s.len() {
+            return Err(self.expected("the end"));
+        }
+        Ok(v)
+    }
+
+    fn value(&mut self, lua: &Lua) -> Result<Value, String> {
+        self.ws();
+        let lerr = |e: mlua::Error| e.to_string();
+        match self.s.get(self.i) {
+            Some(b'{') => {
+                self.nest()?;
+                self.i += 1;
+                let t = lua.create_table().map_err(lerr)?;
+                self.ws();
+                if self.s.get(self.i) == Some(&b'}') {
+                    self.i += 1;
+                    self.depth -= 1;
+                    return Ok(Value::Table(t));
+                }
+                loop {
+                    self.ws();
+                    if self.s.get(self.i) != Some(&b'"') {
+                        return Err(self.expected("object key string"));
+                    }
+                    let k = self.string()?;
+                    self.ws();
+                    if self.s.get(self.i) != Some(&b':') {
+                        return Err(self.expected("colon"));
+                    }
+                    self.i += 1;
+                    let v = self.value(lua)?;
+                    t.raw_set(lua.create_string(&k).map_err(lerr)?, v)
+                        .map_err(lerr)?;
+                    self.ws();
+                    match self.s.get(self.i) {
+                        Some(b',') => self.i += 1,
+                        Some(b'}') => {
+                            self.i += 1;
+                            break;
+                        }
+                        _ => return Err(self.expected("comma or object end")),
+                    }
+                }
+                self.depth -= 1;
+                Ok(Value::Table(t))
+            }
+            Some(b'[') => {
+                self.nest()?;
+                self.i += 1;
+                let t = lua.create_table().map_err(lerr)?;
+                self.ws();
+                if self.s.get(self.i) == Some(&b']') {
+                    self.i += 1;
+                    self.depth -= 1;
+                    return Ok(Value::Table(t));
+                }
+                let mut n = 1;
+                loop {
+                    let v = self.value(lua)?;
+                    t.raw_set(n, v).map_err(lerr)?;
+                    n += 1;
+                    self.ws();
+                    match self.s.get(self.i) {
+                        Some(b',') => self.i += 1,
+                        Some(b']') => {
+                            self.i += 1;
+                            break;
+                        }
+                        _ => return Err(self.expected("comma or array end")),
+                    }
+                }
+                self.depth -= 1;
+                Ok(Value::Table(t))
+            }
+            Some(b'"') => {
+                let s = self.string()?;
+                Ok(Value::String(lua.create_string(&s).map_err(lerr)?))
+            }
+            Some(b't') if self.s[self.i..].starts_with(b"true") => {
+                self.i += 4;
+                Ok(Value::Boolean(true))
+            }
+            Some(b'f') if self.s[self.i..].starts_with(b"false") => {
+                self.i += 5;
+                Ok(Value::Boolean(false))
+            }
+            Some(b'n') if self.s[self.i..].starts_with(b"null") => {
+                self.i += 4;
+                Ok(Value::NULL)
+            }
+            Some(b'-' | b'0'..=b'9') => {
+                let start = self.i;
+                while matches!(
+                    self.s.get(self.i),
+                    Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                ) {
+                    self.i += 1;
+                }
+                let text = std::str::from_utf8(&self.s[start..self.i]).unwrap_or("");
+                match text.parse::<f64>() {
+                    Ok(n) => Ok(Value::Number(n)),
+                    Err(_) => {
+                        self.i = start;
+                        Err(format!(
+                            "Expected value but found invalid number at character {}",
+                            start + 1
+                        ))
+                    }
+                }
+            }
+            _ => Err(self.expected("value")),
+        }
+    }
+
+    fn nest(&mut self) -> Result<(), String> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(format!(
+                "Found too many nested data structures ({}) at character {}",
+                self.depth,
+                self.i + 1
+            ));
+        }
+        Ok(())
+    }
+
+    fn string(&mut self) -> Result<Vec<u8>, String> {
+        let start = self.i;
+        self.i += 1;
+        let mut out = Vec::new();
+        let invalid = |at: usize| {
+            format!(
+                "Expected value but found invalid token at character {}",
+                at + 1
+            )
+        };
+        loop {
+            let Some(&c) = self.s.get(self.i) else {
+                return Err(invalid(start));
+            };
+            self.i += 1;
+            match c {
+                b'"' => return Ok(out),
+                b'\\' => {
+                    let Some(&e) = self.s.get(self.i) else {
+                        return Err(invalid(start));
+                    };
+                    self.i += 1;
+                    match e {
+                        b'"' | b'\\' | b'/' => out.push(e),
+                        b'b' => out.push(0x08),
+                        b'f' => out.push(0x0c),
+                        b'n' => out.push(b'\n'),
+                        b'r' => out.push(b'\r'),
+                        b't' => out.push(b'\t'),
+                        b'u' => {
+                            let mut cp = self.hex4().ok_or_else(|| invalid(start))?;
+                            if (0xd800..0xdc00).contains(&cp) {
+                                if self.s.get(self.i..self.i + 2) != Some(b"\\u") {
+                                    return Err(invalid(start));
+                                }
+                                self.i += 2;
+                                let lo = self.hex4().ok_or_else(|| invalid(start))?;
+                                if !(0xdc00..0xe000).contains(&lo) {
+                                    return Err(invalid(start));
+                                }
+                                cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+                            } else if (0xdc00..0xe000).contains(&cp) {
+                                return Err(invalid(start));
+                            }
+                            let ch = char::from_u32(cp).ok_or_else(|| invalid(start))?;
+                            let mut buf = [0u8; 4];
+                            out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                        }
+                        _ => return Err(invalid(start)),
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+    }
+
+    fn hex4(&mut self) -> Option<u32> {
+        let h = self.s.get(self.i..self.i + 4)?;
+        let v = u32::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok()?;
+        self.i += 4;
+        Some(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fmt_g;
+
+    #[test]
+    fn percent_g() {
+        assert_eq!(fmt_g(1.0, 14), "1");
+        assert_eq!(fmt_g(0.1, 14), "0.1");
+        assert_eq!(fmt_g(1e20, 14), "1e+20");
+        assert_eq!(fmt_g(123456789012345.0, 14), "1.2345678901234e+14");
+        assert_eq!(fmt_g(0.00001, 14), "1e-05");
+        assert_eq!(fmt_g(1.25, 14), "1.25");
+        assert_eq!(fmt_g(-2.5, 14), "-2.5");
+    }
+}

@@ -1,0 +1,216 @@
+//! Conversions between command replies and Lua values, exactly as Redis 7.0's `script_lua.c`
+//! does them.
+//!
+//! Reply -> Lua (what `redis.call` returns): integer -> number, bulk -> string, array -> table,
+//! status -> `{ok=...}`, error -> `{err=...}`, null -> `false` (RESP2) or `nil` (RESP3); under
+//! `redis.setresp(3)` also map -> `{map={...}}`, set -> `{set={member=true}}`, double ->
+//! `{double=n}`, boolean -> boolean, big number -> `{big_number=s}`.
+//!
+//! Lua -> reply (what a script returns): number -> integer (truncated), string -> bulk, `true`
+//! -> 1 (RESP2) or `#t`, `false` / `nil` -> null (RESP2) or `#f`, a table with a string `err`
+//! -> error, `ok` -> status, `double`, `big_number`, `map`, `set` -> those types, any other table
+//! -> array of its elements up to the first nil.
+
+use crate::error::sanitize;
+use bytes::Bytes;
+use mlua::{Lua, Table, Value};
+use resp::Frame;
+
+/// A command reply as the Lua value `redis.call` returns. An error reply is `{err=...}` here;
+/// the caller decides whether to raise it.
+///
+/// # Errors
+/// Lua memory errors.
+pub fn to_lua(lua: &Lua, f: Frame, resp3: bool) -> mlua::Result<Value> {
+    Ok(match f {
+        Frame::Simple(s) => {
+            let t = lua.create_table()?;
+            t.raw_set("ok", lua.create_string(&s)?)?;
+            Value::Table(t)
+        }
+        Frame::Error(e) | Frame::BulkError(e) => Value::Table(error_table(lua, &e)?),
+        Frame::Integer(n) => Value::Number(n as f64),
+        Frame::Bulk(b) => Value::String(lua.create_string(&b)?),
+        Frame::Null | Frame::NullArray => {
+            if resp3 {
+                Value::Nil
+            } else {
+                Value::Boolean(false)
+            }
+        }
+        Frame::Array(v) | Frame::Push(v) => {
+            let t = lua.create_table_with_capacity(v.len(), 0)?;
+            for (i, f) in v.into_iter().enumerate() {
+                t.raw_set(i + 1, to_lua(lua, f, resp3)?)?;
+            }
+            Value::Table(t)
+        }
+        Frame::Map(pairs) => {
+            let inner = lua.create_table()?;
+            for (k, v) in pairs {
+                inner.raw_set(to_lua(lua, k, resp3)?, to_lua(lua, v, resp3)?)?;
+            }
+            let t = lua.create_table()?;
+            t.raw_set("map", inner)?;
+            Value::Table(t)
+        }
+        Frame::Set(members) => {
+            let inner = lua.create_table()?;
+            for m in members {
+                inner.raw_set(to_lua(lua, m, resp3)?, true)?;
+            }
+            let t = lua.create_table()?;
+            t.raw_set("set", inner)?;
+            Value::Table(t)
+        }
+        Frame::Double(d) => {
+            let t = lua.create_table()?;
+            t.raw_set("double", d)?;
+            Value::Table(t)
+        }
+        Frame::Boolean(b) => Value::Boolean(b),
+        Frame::BigNumber(s) => {
+            let t = lua.create_table()?;
+            t.raw_set("big_number", lua.create_string(&s)?)?;
+            Value::Table(t)
+        }
+        Frame::Verbatim { format, data } => {
+            let inner = lua.create_table()?;
+            inner.raw_set("format", lua.create_string(format)?)?;
+            inner.raw_set("string", lua.create_string(&data)?)?;
+            let t = lua.create_table()?;
+            t.raw_set("verbatim_string", inner)?;
+            Value::Table(t)
+        }
+        Frame::Attribute(_) => Value::Nil,
+    })
+}
+
+/// `{err="CODE message"}` as Redis's `luaPushErrorBuff` builds it from an error reply: a
+/// leading `-` is dropped, a text without a code gets `ERR`, trailing CR/LF are trimmed.
+pub fn error_table(lua: &Lua, text: &[u8]) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.raw_set("err", lua.create_string(error_text(text))?)?;
+    Ok(t)
+}
+
+/// The `err` text of [`error_table`].
+pub fn error_text(text: &[u8]) -> Vec<u8> {
+    let (code, msg): (&[u8], &[u8]) = match text.strip_prefix(b"-") {
+        Some(rest) => match rest.iter().position(|&c| c == b' ') {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (b"ERR", rest),
+        },
+        None => (b"", text),
+    };
+    fn trim(mut m: &[u8]) -> &[u8] {
+        while let [first, rest @ ..] = m {
+            if *first == b'\r' || *first == b'\n' {
+                m = rest;
+            } else {
+                break;
+            }
+        }
+        while let [rest @ .., last] = m {
+            if *last == b'\r' || *last == b'\n' {
+                m = rest;
+            } else {
+                break;
+            }
+        }
+        m
+    }
+    let mut out = Vec::with_capacity(text.len() + 4);
+    if code.is_empty() {
+        // An error reply from a command already carries its code word.
+        out.extend_from_slice(trim(msg));
+    } else {
+        out.extend_from_slice(code);
+        out.push(b' ');
+        out.extend_from_slice(trim(msg));
+    }
+    out
+}
+
+/// A script's return value as a reply; `resp3` is the script's `redis.setresp` version.
+pub fn to_frame(v: &Value, resp3: bool) -> Frame {
+    match v {
+        Value::Nil => Frame::Null,
+        Value::Boolean(b) => {
+            if resp3 {
+                Frame::Boolean(*b)
+            } else if *b {
+                Frame::Integer(1)
+            } else {
+                Frame::Null
+            }
+        }
+        Value::Integer(n) => Frame::Integer(*n),
+        // C's (long long) cast: truncation toward zero.
+        Value::Number(n) => Frame::Integer(*n as i64),
+        Value::String(s) => Frame::Bulk(Bytes::copy_from_slice(&s.as_bytes())),
+        Value::Table(t) => table_to_frame(t, resp3),
+        _ => Frame::Null,
+    }
+}
+
+fn no_newlines(b: &[u8]) -> Bytes {
+    Bytes::from(
+        b.iter()
+            .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c })
+            .collect::<Vec<u8>>(),
+    )
+}
+
+fn table_to_frame(t: &Table, resp3: bool) -> Frame {
+    if let Ok(Value::String(e)) = t.raw_get::<Value>("err") {
+        let msg = String::from_utf8_lossy(&e.as_bytes()).into_owned();
+        return Frame::Error(Bytes::from(sanitize(&msg)));
+    }
+    if let Ok(Value::String(s)) = t.raw_get::<Value>("ok") {
+        return Frame::Simple(no_newlines(&s.as_bytes()));
+    }
+    match t.raw_get::<Value>("double") {
+        Ok(Value::Number(d)) => return Frame::Double(d),
+        Ok(Value::Integer(d)) => return Frame::Double(d as f64),
+        _ => {}
+    }
+    if let Ok(Value::String(s)) = t.raw_get::<Value>("big_number") {
+        return Frame::BigNumber(no_newlines(&s.as_bytes()));
+    }
+    if let Ok(Value::Table(m)) = t.raw_get::<Value>("map") {
+        let mut out = Vec::new();
+        for (k, v) in m.pairs::<Value, Value>().flatten() {
+            out.push((to_frame(&k, resp3), to_frame(&v, resp3)));
+        }
+        return Frame::Map(out);
+    }
+    if let Ok(Value::Table(s)) = t.raw_get::<Value>("set") {
+        let mut out = Vec::new();
+        for (k, _) in s.pairs::<Value, Value>().flatten() {
+            out.push(to_frame(&k, resp3));
+        }
+        return Frame::Set(out);
+    }
+    let mut out = Vec::new();
+    for i in 1.. {
+        match t.raw_get::<Value>(i) {
+            Ok(Value::Nil) | Err(_) => break,
+            Ok(v) => out.push(to_frame(&v, resp3)),
+        }
+    }
+    Frame::Array(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_texts_as_redis_builds_them() {
+        assert_eq!(error_text(b"boo"), b"boo");
+        assert_eq!(error_text(b"-boo"), b"ERR boo");
+        assert_eq!(error_text(b"-MY boo\r\n"), b"MY boo");
+        assert_eq!(error_text(b"ERR x y"), b"ERR x y");
+    }
+}

@@ -1,0 +1,752 @@
+//! The Lua state and how a script runs.
+//!
+//! One Lua state per writer thread (a thread-local: every script runs there, inside a write
+//! job), built on first use and rebuilt after SCRIPT FLUSH. The sandbox follows Redis 7.0:
+//! the base, table, string, math and debug libraries plus `cjson` and `bit`; no `os`, `io`,
+//! `loadfile`, `dofile`, `require`; scripts see the globals through a read-only proxy, so
+//! reading an undefined global and writing any global are errors with Redis's texts; the
+//! library tables are read-only the same way.
+//!
+//! `redis.call` / `redis.pcall` are small Lua wrappers (in a chunk named `=redis`, which the
+//! error handler skips when it looks for the script's line) around one Rust function that the
+//! run binds to its writer for the duration of the script.
+
+use super::{convert, RunState};
+use crate::client::{record, run_write};
+use crate::cmd::{Cx, Parsed, Table as CmdTable};
+use crate::error::{sanitize, CmdError};
+use bytes::Bytes;
+use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, VmState};
+use resp::{Frame, Protocol};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What to run.
+pub enum Target {
+    /// EVAL: the body (cached by its SHA1 as it runs).
+    Body(Bytes),
+    /// EVALSHA: a cached script's SHA1 (any case).
+    Sha(Bytes),
+    /// FCALL: a function by name.
+    Function(Bytes),
+}
+
+/// One script run.
+pub struct Call {
+    /// The script.
+    pub target: Target,
+    /// KEYS.
+    pub keys: Vec<Bytes>,
+    /// ARGV.
+    pub args: Vec<Bytes>,
+    /// EVAL_RO / EVALSHA_RO / FCALL_RO: write commands are refused.
+    pub readonly: bool,
+}
+
+/// The per-thread Lua state.
+pub(super) struct Engine {
+    pub lua: Lua,
+    /// The `redis` table (the real one, not the scripts' read-only proxy).
+    redis: Table,
+    /// The scripts' environment (the read-only proxy of the globals).
+    pub env: Table,
+    /// The real globals.
+    globals: Table,
+    /// The error handler for `xpcall`.
+    handler: Function,
+    /// `bind(f, k, a)`: a closure calling `f(k, a)` (Lua 5.1's xpcall passes no arguments).
+    bind: Function,
+    xpcall: Function,
+    /// Compiled EVAL scripts by SHA1.
+    scripts: HashMap<String, Function>,
+    /// Which [`super::Scripting::generation`] this state belongs to.
+    generation: u64,
+    /// Which server (the address of its scripting state) this state belongs to.
+    owner: usize,
+    /// The registry version whose libraries this state has loaded.
+    #[allow(dead_code)]
+    pub functions_version: u64,
+    /// FCALL functions: name -> (function, flags).
+    pub functions: HashMap<Vec<u8>, (Function, super::functions::Flags)>,
+}
+
+thread_local! {
+    static ENGINE: RefCell<Option<Engine>> = const { RefCell::new(None) };
+}
+
+/// Lua helpers run by the engine, in a chunk named `=redis`.
+const PRELUDE: &str = r#"
+local real = ...
+local error, type, tostring, rawget = error, type, tostring, rawget
+local dbg = debug
+-- Errors raised from Rust reach Lua as mlua's wrapped values: TMARK carries a Redis error
+-- table's text (redis.call), SMARK a plain message (cjson, bit), as Redis raises them.
+local TMARK, SMARK = "\1redis-table:", "\1redis-string:"
+local function unwrap(err)
+  if type(err) == 'userdata' then
+    local s = tostring(err)
+    local i = s:find(TMARK, 1, true)
+    if i then return {err = s:sub(i + #TMARK):match('[^\n]*')} end
+    i = s:find(SMARK, 1, true)
+    if i then return s:sub(i + #SMARK):match('[^\n]*') end
+    return s
+  end
+  return err
+end
+-- Redis's __redis__err__handler: the error as a table with the script's source and line.
+local function handler(err)
+  err = unwrap(err)
+  local l = 2
+  local i = dbg.getinfo(l, 'nSl')
+  while i and (i.what == 'C' or i.source == '=redis') do
+    l = l + 1
+    i = dbg.getinfo(l, 'nSl')
+  end
+  if type(err) ~= 'table' then
+    err = {err = 'ERR ' .. tostring(err)}
+  end
+  if i then
+    err['source'] = i.source
+    err['line'] = i.currentline
+  end
+  return err
+end
+-- Redis's pcall: an error table comes back as its `err` string.
+local lua_pcall, select, unpack = pcall, select, unpack
+local function pack(...) return select('#', ...), {...} end
+real.pcall = function(...)
+  local n, r = pack(lua_pcall(...))
+  if not r[1] then
+    local e = unwrap(r[2])
+    if type(e) == 'table' and type(rawget(e, 'err')) == 'string' then e = rawget(e, 'err') end
+    r[2] = e
+  end
+  return unpack(r, 1, n)
+end
+local function readonly()
+  error("Attempt to modify a readonly table", 2)
+end
+local function protect(t)
+  local p = {}
+  setmetatable(p, {__index = t, __newindex = readonly, __metatable = false})
+  return p
+end
+local env = {}
+setmetatable(env, {
+  __index = function(_, k)
+    local v = rawget(real, k)
+    if v == nil then
+      error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+    end
+    return v
+  end,
+  __newindex = readonly,
+  __metatable = false,
+})
+local function bind(f, k, a)
+  return function() return f(k, a) end
+end
+return handler, env, protect, bind
+"#;
+
+impl Engine {
+    fn new(scripting: &super::Scripting) -> mlua::Result<Engine> {
+        let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::DEBUG;
+        // SAFETY: the debug library is what Redis loads too; scripts cannot reach C memory
+        // through it in Lua 5.1 beyond what Redis allows.
+        let lua = unsafe { Lua::unsafe_new_with(libs, LuaOptions::default()) };
+        let globals = lua.globals();
+        for name in [
+            "loadfile", "dofile", "require", "module", "os", "io", "package",
+        ] {
+            globals.raw_set(name, Value::Nil)?;
+        }
+        let redis = lua.create_table()?;
+        install_redis(&lua, &redis)?;
+        globals.raw_set("cjson", super::cjson::library(&lua)?)?;
+        globals.raw_set("bit", super::bit::library(&lua)?)?;
+        let (handler, env, protect, bind): (Function, Table, Function, Function) =
+            lua.load(PRELUDE).set_name("=redis").call(globals.clone())?;
+        for name in ["string", "table", "math", "cjson", "bit", "debug"] {
+            let t: Table = globals.raw_get(name)?;
+            globals.raw_set(name, protect.call::<Table>(t)?)?;
+        }
+        globals.raw_set("redis", protect.call::<Table>(redis.clone())?)?;
+        globals.raw_set("_G", env.clone())?;
+        let xpcall: Function = globals.raw_get("xpcall")?;
+        let run = scripting.run.clone();
+        lua.set_hook(
+            HookTriggers::new().every_nth_instruction(100_000),
+            move |_, _| {
+                if run.tick() {
+                    return Err(mlua::Error::runtime(
+                        "Script killed by user with SCRIPT KILL...",
+                    ));
+                }
+                Ok(VmState::Continue)
+            },
+        );
+        Ok(Engine {
+            lua,
+            redis,
+            env,
+            globals,
+            handler,
+            bind,
+            xpcall,
+            scripts: HashMap::new(),
+            generation: scripting.generation.load(Ordering::SeqCst),
+            owner: scripting as *const _ as usize,
+            functions_version: u64::MAX,
+            functions: HashMap::new(),
+        })
+    }
+
+    /// Compiles a script body as Redis does (chunk `@user_script`, run in the sandbox).
+    ///
+    /// # Errors
+    /// `ERR Error compiling script (new function): ...`.
+    pub fn compile(&self, body: &[u8]) -> Result<Function, CmdError> {
+        self.lua
+            .load(body)
+            .set_name("@user_script")
+            .set_environment(self.env.clone())
+            .into_function()
+            .map_err(|e| {
+                CmdError::Text(sanitize(&format!(
+                    "ERR Error compiling script (new function): {}",
+                    lua_message(&e)
+                )))
+            })
+    }
+}
+
+/// The message of a Lua error, without mlua's decorations.
+pub(super) fn lua_message(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        mlua::Error::RuntimeError(m) => m.clone(),
+        mlua::Error::CallbackError { cause, .. } => lua_message(cause),
+        other => other.to_string(),
+    }
+}
+
+/// Runs `f` with this thread's Lua state for `scripting`'s server, building it first if
+/// needed (or again after SCRIPT FLUSH).
+pub(super) fn with_engine<R>(
+    scripting: &super::Scripting,
+    f: impl FnOnce(&mut Engine) -> Result<R, CmdError>,
+) -> Result<R, CmdError> {
+    ENGINE.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let generation = scripting.generation.load(Ordering::SeqCst);
+        let owner = scripting as *const _ as usize;
+        let stale = slot
+            .as_ref()
+            .is_none_or(|e| e.generation != generation || e.owner != owner);
+        if stale {
+            *slot = None;
+            *slot = Some(
+                Engine::new(scripting)
+                    .map_err(|e| CmdError::Internal(format!("lua state: {e}")))?,
+            );
+        }
+        let engine = slot.as_mut().expect("built above");
+        f(engine)
+    })
+}
+
+/// The `redis` table's functions that need no writer.
+fn install_redis(lua: &Lua, redis: &Table) -> mlua::Result<()> {
+    redis.raw_set(
+        "sha1hex",
+        lua.create_function(|lua, mut args: MultiValue| {
+            let [Value::String(s)] = &*args.make_contiguous() else {
+                return Err(raise(lua, "wrong number of arguments"));
+            };
+            lua.create_string(super::sha1hex(&s.as_bytes()))
+        })?,
+    )?;
+    redis.raw_set(
+        "error_reply",
+        lua.create_function(|lua, mut args: MultiValue| {
+            let [Value::String(s)] = &*args.make_contiguous() else {
+                return Err(raise(lua, "wrong number or type of arguments"));
+            };
+            let s = s.as_bytes();
+            let mut text = Vec::with_capacity(s.len() + 1);
+            if s.first() != Some(&b'-') {
+                text.push(b'-');
+            }
+            text.extend_from_slice(&s);
+            convert::error_table(lua, &text)
+        })?,
+    )?;
+    redis.raw_set(
+        "status_reply",
+        lua.create_function(|lua, mut args: MultiValue| {
+            let [Value::String(s)] = &*args.make_contiguous() else {
+                return Err(raise(lua, "wrong number or type of arguments"));
+            };
+            let t = lua.create_table()?;
+            t.raw_set("ok", s.clone())?;
+            Ok(t)
+        })?,
+    )?;
+    redis.raw_set(
+        "log",
+        lua.create_function(|lua, args: MultiValue| {
+            if args.len() < 2 {
+                return Err(raise(lua, "redis.log() requires two arguments or more."));
+            }
+            let level = match &args[0] {
+                Value::Integer(n) => *n,
+                Value::Number(n) => *n as i64,
+                _ => return Err(raise(lua, "First argument must be a number (log level).")),
+            };
+            if !(0..=3).contains(&level) {
+                return Err(raise(lua, "Invalid debug level."));
+            }
+            let msg: Vec<String> = args
+                .iter()
+                .skip(1)
+                .map(|v| match v {
+                    Value::String(s) => s.to_string_lossy(),
+                    Value::Integer(n) => n.to_string(),
+                    Value::Number(n) => resp::format_double(*n),
+                    _ => String::new(),
+                })
+                .collect();
+            let msg = msg.join(" ");
+            match level {
+                0 => tracing::debug!("script: {msg}"),
+                1 | 2 => tracing::info!("script: {msg}"),
+                _ => tracing::warn!("script: {msg}"),
+            }
+            Ok(())
+        })?,
+    )?;
+    redis.raw_set(
+        "set_repl",
+        lua.create_function(|lua, mut args: MultiValue| {
+            let [v] = &*args.make_contiguous() else {
+                return Err(raise(lua, "redis.set_repl() requires one argument."));
+            };
+            let ok = match v {
+                Value::Integer(n) => (0..=3).contains(n),
+                Value::Number(n) => (0.0..=3.0).contains(n),
+                _ => false,
+            };
+            if !ok {
+                return Err(raise(
+                    lua,
+                    "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
+                ));
+            }
+            // Relis has no replication or AOF: nothing to choose.
+            Ok(())
+        })?,
+    )?;
+    redis.raw_set(
+        "replicate_commands",
+        lua.create_function(|_, _: MultiValue| Ok(true))?,
+    )?;
+    redis.raw_set(
+        "breakpoint",
+        lua.create_function(|_, _: MultiValue| Ok(false))?,
+    )?;
+    redis.raw_set("debug", lua.create_function(|_, _: MultiValue| Ok(()))?)?;
+    for (name, v) in [
+        ("LOG_DEBUG", 0),
+        ("LOG_VERBOSE", 1),
+        ("LOG_NOTICE", 2),
+        ("LOG_WARNING", 3),
+        ("REPL_NONE", 0),
+        ("REPL_AOF", 1),
+        ("REPL_SLAVE", 2),
+        ("REPL_REPLICA", 2),
+        ("REPL_ALL", 3),
+    ] {
+        redis.raw_set(name, v)?;
+    }
+    redis.raw_set("REDIS_VERSION", crate::REDIS_VERSION)?;
+    redis.raw_set("REDIS_VERSION_NUM", 0x0007000f)?;
+    Ok(())
+}
+
+/// A Lua error raised from Rust with Redis's text `ERR msg`.
+fn raise(_lua: &Lua, msg: &str) -> mlua::Error {
+    rust_error(msg)
+}
+
+/// A Lua error raised from a Rust function, carrying the complete Redis error text `ERR msg`
+/// (mlua raises errors from Rust as wrapped values; the handler turns them into strings and
+/// the error handler and `pcall` unwrap it).
+pub(super) fn rust_error(msg: &str) -> mlua::Error {
+    raw_error(&format!("ERR {msg}"))
+}
+
+/// [`rust_error`] with a complete error text (code word included).
+fn raw_error(text: &str) -> mlua::Error {
+    mlua::Error::runtime(format!("\u{1}redis-table:{text}"))
+}
+
+/// A plain error message raised from Rust, positioned as `luaL_error` does it: prefixed with
+/// the calling Lua function's `source:line: ` (nothing when called from C, as by `pcall`).
+pub(super) fn lua_error(lua: &Lua, msg: &str) -> mlua::Error {
+    let at = lua
+        .inspect_stack(1)
+        .and_then(|d| {
+            let line = d.curr_line();
+            let src = d.source().short_src.map(|s| s.into_owned());
+            (line > 0).then(|| format!("{}:{line}: ", src.unwrap_or_default()))
+        })
+        .unwrap_or_default();
+    mlua::Error::runtime(format!("\u{1}redis-string:{at}{msg}"))
+}
+
+/// The mutable part of a run that `redis.call` needs.
+struct RunCx<'a, 'w> {
+    w: &'a mut relis::Writer<'w>,
+    cx: Cx,
+    resp3: bool,
+    readonly: bool,
+    run: Arc<RunState>,
+}
+
+/// Runs a script or function on the writer, as one unit of the current group commit.
+///
+/// Writes made before a runtime error are kept, as in Redis (no rollback); a storage failure
+/// under any command fails the whole group commit (see `run_write`).
+///
+/// # Errors
+/// The script's error reply (compile errors, NOSCRIPT, runtime errors).
+pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdError> {
+    let scripting = &cx.server.scripting;
+    let threshold = busy_threshold(cx);
+    with_engine(scripting, |engine| {
+        let (func, name, function, flags_ro) = match &call.target {
+            Target::Body(body) => {
+                let sha = super::sha1hex(body);
+                let f = match engine.scripts.get(&sha) {
+                    Some(f) => f.clone(),
+                    None => {
+                        let f = engine.compile(body)?;
+                        scripting.remember(body.clone());
+                        engine.scripts.insert(sha.clone(), f.clone());
+                        f
+                    }
+                };
+                (f, sha, false, false)
+            }
+            Target::Sha(sha) => {
+                let sha = String::from_utf8_lossy(sha).to_ascii_lowercase();
+                let f = match engine.scripts.get(&sha) {
+                    Some(f) => f.clone(),
+                    None => {
+                        let body: Option<Bytes> = scripting.scripts.lock().get(&sha).cloned();
+                        let Some(body) = body else {
+                            return Err(CmdError::text(
+                                "NOSCRIPT No matching script. Please use EVAL.",
+                            ));
+                        };
+                        let f = engine.compile(&body)?;
+                        engine.scripts.insert(sha.clone(), f.clone());
+                        f
+                    }
+                };
+                (f, sha, false, false)
+            }
+            Target::Function(name) => {
+                super::functions::sync(engine, scripting)?;
+                let Some((f, flags)) = engine.functions.get(&name[..]) else {
+                    return Err(CmdError::err("Function not found"));
+                };
+                (
+                    f.clone(),
+                    String::from_utf8_lossy(name).into_owned(),
+                    true,
+                    flags.no_writes,
+                )
+            }
+        };
+        let lua = &engine.lua;
+        let keys = lua.create_sequence_from(
+            call.keys
+                .iter()
+                .map(|k| lua.create_string(k))
+                .collect::<mlua::Result<Vec<_>>>()
+                .map_err(internal)?,
+        );
+        let args = lua.create_sequence_from(
+            call.args
+                .iter()
+                .map(|k| lua.create_string(k))
+                .collect::<mlua::Result<Vec<_>>>()
+                .map_err(internal)?,
+        );
+        let (keys, args) = (keys.map_err(internal)?, args.map_err(internal)?);
+        if function {
+            // A function gets KEYS and ARGV as its two arguments.
+        } else {
+            engine.globals.raw_set("KEYS", &keys).map_err(internal)?;
+            engine.globals.raw_set("ARGV", &args).map_err(internal)?;
+        }
+        let run = scripting.run.clone();
+        let state = RefCell::new(RunCx {
+            w,
+            cx: cx.clone(),
+            resp3: false,
+            readonly: call.readonly || flags_ro,
+            run: run.clone(),
+        });
+        run.begin(function, threshold);
+        let result = lua.scope(|scope| {
+            // Rust functions, not Lua wrappers: `return redis.call(...)` must not be a Lua
+            // tail call, or the error handler would lose the script's line.
+            let call = scope.create_function(|lua, args: MultiValue| {
+                let mut st = state.borrow_mut();
+                match redis_call(lua, &mut st, args)? {
+                    Ok(v) => Ok(v),
+                    Err(text) => Err(raw_error(&String::from_utf8_lossy(&text))),
+                }
+            })?;
+            let pcall = scope.create_function(|lua, args: MultiValue| {
+                let mut st = state.borrow_mut();
+                match redis_call(lua, &mut st, args)? {
+                    Ok(v) => Ok(v),
+                    Err(text) => Ok(Value::Table(convert::error_table(lua, &text)?)),
+                }
+            })?;
+            engine.redis.raw_set("call", call)?;
+            engine.redis.raw_set("pcall", pcall)?;
+            let setresp = scope.create_function(|lua, mut args: MultiValue| {
+                let v = match &*args.make_contiguous() {
+                    [Value::Integer(n)] => *n as f64,
+                    [Value::Number(n)] => *n,
+                    [_] => -1.0,
+                    _ => return Err(raise(lua, "redis.setresp() requires one argument.")),
+                };
+                if v != 2.0 && v != 3.0 {
+                    return Err(raise(lua, "RESP version must be 2 or 3."));
+                }
+                state.borrow_mut().resp3 = v == 3.0;
+                Ok(())
+            })?;
+            engine.redis.raw_set("setresp", setresp)?;
+            let out: MultiValue = if function {
+                let bound: Function =
+                    engine
+                        .bind
+                        .call((func.clone(), keys.clone(), args.clone()))?;
+                engine.xpcall.call((bound, engine.handler.clone()))?
+            } else {
+                engine.xpcall.call((func.clone(), engine.handler.clone()))?
+            };
+            let resp3 = state.borrow().resp3;
+            let mut it = out.into_iter();
+            let ok = matches!(it.next(), Some(Value::Boolean(true)));
+            let v = it.next().unwrap_or(Value::Nil);
+            if ok {
+                Ok(Ok(convert::to_frame(&v, resp3)))
+            } else {
+                Ok(Err(error_reply(&v, &name, run.kill.load(Ordering::SeqCst))))
+            }
+        });
+        run.end();
+        let _ = engine.redis.raw_set("call", Value::Nil);
+        let _ = engine.redis.raw_set("pcall", Value::Nil);
+        let _ = engine.redis.raw_set("setresp", Value::Nil);
+        // Scripts cannot leave anything behind for the next one but garbage.
+        let _ = lua.gc_collect();
+        match result {
+            Ok(Ok(frame)) => Ok(frame),
+            Ok(Err(e)) => Err(e),
+            Err(e) => Err(CmdError::Text(sanitize(&format!(
+                "ERR Error running script {name}, {}",
+                lua_message(&e)
+            )))),
+        }
+    })
+}
+
+/// SCRIPT LOAD: compiles `body` (so a syntax error is reported now) and caches it.
+///
+/// # Errors
+/// `ERR Error compiling script ...`.
+pub fn load(cx: &Cx, body: Bytes) -> Result<String, CmdError> {
+    let scripting = &cx.server.scripting;
+    with_engine(scripting, |engine| {
+        let sha = super::sha1hex(&body);
+        if !engine.scripts.contains_key(&sha) {
+            let f = engine.compile(&body)?;
+            engine.scripts.insert(sha.clone(), f);
+        }
+        Ok(scripting.remember(body))
+    })
+}
+
+fn internal(e: mlua::Error) -> CmdError {
+    CmdError::Internal(format!("lua: {e}"))
+}
+
+/// `busy-reply-threshold` (alias `lua-time-limit`) in milliseconds.
+fn busy_threshold(cx: &Cx) -> u64 {
+    let c = cx.server.config.read();
+    c.get("busy-reply-threshold")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5000)
+}
+
+/// The reply to a script that raised `v` (the handler's table): `-<err> script: <name>, on
+/// <source>:<line>.` as Redis's `luaCallFunction` writes it.
+fn error_reply(v: &Value, name: &str, killed: bool) -> CmdError {
+    let Value::Table(t) = v else {
+        return CmdError::Text(format!(
+            "ERR Error running script {name}, execution failure"
+        ));
+    };
+    let mut msg = t
+        .raw_get::<mlua::String>("err")
+        .map(|s| s.to_string_lossy())
+        .unwrap_or_default();
+    if killed {
+        msg = "ERR Script killed by user with SCRIPT KILL...".into();
+    }
+    let source = t.raw_get::<Option<mlua::String>>("source").ok().flatten();
+    let line = t.raw_get::<Option<i64>>("line").ok().flatten();
+    if let (Some(source), Some(line)) = (source, line) {
+        msg = format!(
+            "{msg} script: {name}, on {}:{line}.",
+            source.to_string_lossy()
+        );
+    }
+    CmdError::Text(sanitize(&msg))
+}
+
+/// `redis.call` / `redis.pcall`: the command's reply as a Lua value, or its error text.
+fn redis_call(
+    lua: &Lua,
+    st: &mut RunCx<'_, '_>,
+    args: MultiValue,
+) -> mlua::Result<Result<Value, Vec<u8>>> {
+    let mut argv = Vec::with_capacity(args.len());
+    for v in args {
+        match v {
+            Value::String(s) => argv.push(Bytes::copy_from_slice(&s.as_bytes())),
+            Value::Integer(n) => argv.push(Bytes::from(resp::format_double(n as f64))),
+            Value::Number(n) => argv.push(Bytes::from(resp::format_double(n))),
+            _ => {
+                return Ok(Err(
+                    b"ERR Lua redis lib command arguments must be strings or integers".to_vec(),
+                ))
+            }
+        }
+    }
+    if argv.is_empty() {
+        return Ok(Err(
+            b"ERR Please specify at least one argument for this redis lib call".to_vec(),
+        ));
+    }
+    let reply = match dispatch(st, argv) {
+        Ok(f) => f,
+        Err(e) => return Ok(Err(e.message().into_bytes())),
+    };
+    if let Frame::Error(e) = &reply {
+        return Ok(Err(convert::error_text(e)));
+    }
+    Ok(Ok(convert::to_lua(lua, reply, st.resp3)?))
+}
+
+/// Runs one command line for a script, as Redis's `scriptCall` checks it.
+fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError> {
+    let table = CmdTable::get();
+    let unknown = || CmdError::err("Unknown Redis command called from script");
+    let arity = || CmdError::err("Wrong number of args calling Redis command from script");
+    let (mut idx, mut spec) = table.lookup(&argv[0]).ok_or_else(unknown)?;
+    let mut skip = 1;
+    if !(spec.subcommands.is_empty() || argv.len() < 2 && spec.arity_ok(argv.len())) {
+        if argv.len() < 2 {
+            return Err(arity());
+        }
+        (idx, spec) = table.lookup_sub(spec, &argv[1]).ok_or_else(unknown)?;
+        skip = 2;
+    }
+    if !spec.arity_ok(argv.len()) {
+        return Err(arity());
+    }
+    if spec.has("noscript") {
+        return Err(CmdError::err(
+            "This Redis command is not allowed from script",
+        ));
+    }
+    let write = spec.has("write");
+    if write && st.readonly {
+        return Err(CmdError::err(
+            "Write commands are not allowed from read-only scripts.",
+        ));
+    }
+    let cx = Cx {
+        db: st.cx.db,
+        proto: if st.resp3 {
+            Protocol::Resp3
+        } else {
+            Protocol::Resp2
+        },
+        server: st.cx.server.clone(),
+    };
+    let t = Instant::now();
+    let first = argv.get(1).cloned();
+    match crate::client::parse(spec, argv, skip) {
+        Err(e) => {
+            record(&cx.server, idx, t, true);
+            Err(e)
+        }
+        Ok(Parsed::Read(c)) => {
+            let r = c.exec(&*st.w, &cx);
+            record(&cx.server, idx, t, r.is_err());
+            r
+        }
+        Ok(Parsed::Write(c)) => {
+            if write {
+                st.run.wrote.store(true, Ordering::SeqCst);
+            }
+            let mut served = Vec::new();
+            Ok(run_write(st.w, &cx, &*c, idx, &[], &mut served))
+        }
+        Ok(Parsed::Conn(c)) => {
+            let r = match spec.name {
+                "select" => match c.selects() {
+                    Some(d) if d < st.w.databases() => {
+                        st.cx.db = d;
+                        Ok(Frame::Simple(Bytes::from_static(b"OK")))
+                    }
+                    _ => Err(CmdError::DbIndexOutOfRange),
+                },
+                "time" => {
+                    let now = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .unwrap_or_default();
+                    Ok(Frame::Array(vec![
+                        Frame::Bulk(Bytes::from(now.as_secs().to_string())),
+                        Frame::Bulk(Bytes::from(now.subsec_micros().to_string())),
+                    ]))
+                }
+                "ping" => Ok(match first {
+                    Some(m) => Frame::Bulk(m),
+                    None => Frame::Simple(Bytes::from_static(b"PONG")),
+                }),
+                // Connection and server commands run on the connection's task, which a
+                // script on the writer cannot reach.
+                _ => Err(CmdError::err(
+                    "This Redis command is not allowed from script",
+                )),
+            };
+            record(&cx.server, idx, t, r.is_err());
+            r
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! Lua scripting, as Redis 7.0 does it: EVAL/EVALSHA scripts and FUNCTION libraries run in one
+//! Lua 5.1 state on the writer thread, as one write job (so one SQLite transaction, and nothing
+//! else writes meanwhile: Redis's atomicity). `redis.call` runs commands through the same
+//! command table as the network does.
+//!
+//! - [`Scripting`]: what the connections share (the script cache, the running script's state
+//!   for BUSY and SCRIPT KILL, the function libraries).
+//! - `engine`: the Lua state (a thread-local of the writer thread), the sandbox, `redis.*`.
+//! - `convert`: Redis reply <-> Lua value conversions, exactly Redis's.
+//! - `cjson`, `bit`: the libraries Redis scripts rely on.
+
+mod bit;
+mod cjson;
+mod convert;
+mod engine;
+pub mod functions;
+
+pub use engine::{load, run, Call, Target};
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// `BUSY` while an EVAL script runs past `busy-reply-threshold`.
+pub const BUSY_SCRIPT: &str =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+/// `BUSY` while a function runs past `busy-reply-threshold`.
+pub const BUSY_FUNCTION: &str =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+
+/// Scripting state shared by the connections and the writer thread.
+#[derive(Default)]
+pub struct Scripting {
+    /// EVAL / SCRIPT LOAD bodies by lower-case SHA1 hex.
+    pub scripts: Mutex<HashMap<String, Bytes>>,
+    /// Bumped by SCRIPT FLUSH: the writer's Lua state is rebuilt (Redis resets it too).
+    pub generation: AtomicU64,
+    /// The script running now, if any.
+    pub run: Arc<RunState>,
+    /// Loaded function libraries.
+    pub functions: functions::Registry,
+}
+
+/// What the other connections can see of the running script.
+#[derive(Default)]
+pub struct RunState {
+    /// A script is running.
+    pub running: AtomicBool,
+    /// It is a function (FCALL), not an EVAL script.
+    pub function: AtomicBool,
+    /// It has run past `busy-reply-threshold`: other clients get BUSY.
+    pub busy: AtomicBool,
+    /// SCRIPT KILL / FUNCTION KILL asked it to stop.
+    pub kill: AtomicBool,
+    /// It has run a write command (it cannot be killed any more).
+    pub wrote: AtomicBool,
+    /// `busy-reply-threshold` in milliseconds, as it was when the script began.
+    pub threshold_ms: AtomicU64,
+    /// When it began.
+    pub started: Mutex<Option<Instant>>,
+}
+
+impl RunState {
+    fn begin(&self, function: bool, threshold_ms: u64) {
+        *self.started.lock() = Some(Instant::now());
+        self.threshold_ms.store(threshold_ms, Ordering::Relaxed);
+        self.function.store(function, Ordering::Relaxed);
+        self.kill.store(false, Ordering::Relaxed);
+        self.wrote.store(false, Ordering::Relaxed);
+        self.busy.store(false, Ordering::Relaxed);
+        self.running.store(true, Ordering::SeqCst);
+    }
+
+    fn end(&self) {
+        self.running.store(false, Ordering::SeqCst);
+        self.busy.store(false, Ordering::SeqCst);
+        self.kill.store(false, Ordering::Relaxed);
+        *self.started.lock() = None;
+    }
+
+    /// Called from the Lua hook: marks the script busy once it is past the threshold, and
+    /// says whether it must stop.
+    fn tick(&self) -> bool {
+        if !self.busy.load(Ordering::Relaxed) {
+            let past = self.started.lock().is_some_and(|t| {
+                t.elapsed().as_millis() as u64 >= self.threshold_ms.load(Ordering::Relaxed)
+            });
+            if past {
+                self.busy.store(true, Ordering::SeqCst);
+            }
+        }
+        self.kill.load(Ordering::SeqCst)
+    }
+
+    /// The BUSY error other clients get now, if the running script is past the threshold.
+    pub fn busy_error(&self) -> Option<&'static str> {
+        if !self.busy.load(Ordering::Relaxed) {
+            return None;
+        }
+        Some(if self.function.load(Ordering::Relaxed) {
+            BUSY_FUNCTION
+        } else {
+            BUSY_SCRIPT
+        })
+    }
+
+    /// SCRIPT KILL (`eval` true) or FUNCTION KILL: the reply, as Redis's `scriptKill`.
+    ///
+    /// # Errors
+    /// NOTBUSY, UNKILLABLE, or BUSY when the other kind of script is running.
+    pub fn kill(&self, eval: bool) -> Result<(), &'static str> {
+        if !self.running.load(Ordering::SeqCst) {
+            return Err("NOTBUSY No scripts in execution right now.");
+        }
+        if self.wrote.load(Ordering::SeqCst) {
+            return Err("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.");
+        }
+        let function = self.function.load(Ordering::Relaxed);
+        if eval && function {
+            return Err(BUSY_FUNCTION);
+        }
+        if !eval && !function {
+            return Err(BUSY_SCRIPT);
+        }
+        self.kill.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+/// Commands Redis still serves while a script is busy (its `allow_busy` flag).
+pub const ALLOW_BUSY: &[&str] = &[
+    "watch",
+    "unwatch",
+    "hello",
+    "shutdown",
+    "quit",
+    "auth",
+    "multi",
+    "discard",
+    "function|kill",
+    "function|stats",
+    "script|kill",
+    "reset",
+];
+
+/// The lower-case SHA1 hex of `body`.
+pub fn sha1hex(body: &[u8]) -> String {
+    sha1_smol::Sha1::from(body).digest().to_string()
+}
+
+impl Scripting {
+    /// Caches a script body (SCRIPT LOAD, EVAL) and returns its SHA1.
+    pub fn remember(&self, body: Bytes) -> String {
+        let sha = sha1hex(&body);
+        self.scripts.lock().entry(sha.clone()).or_insert(body);
+        sha
+    }
+
+    /// SCRIPT FLUSH: forgets every cached script.
+    pub fn flush(&self) {
+        self.scripts.lock().clear();
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+}

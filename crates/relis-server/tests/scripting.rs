@@ -1,0 +1,504 @@
+//! Lua scripting: EVAL and friends, conversions both ways, errors, the sandbox, BUSY and
+//! SCRIPT KILL, atomicity with SQL.EXEC, and function libraries. Every expected reply below was
+//! taken from redis-server 7.0.15 byte for byte (the differential tests compare a share of them
+//! live).
+
+mod common;
+
+use common::*;
+use std::time::{Duration, Instant};
+
+/// Sends a command and returns the exact bytes of its reply.
+async fn raw(c: &mut Raw, args: &[&str]) -> String {
+    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+    c.send(&encode_command(&args)).await;
+    String::from_utf8_lossy(&c.read_raw().await.expect("a reply")).into_owned()
+}
+
+async fn eval(c: &mut Raw, script: &str) -> String {
+    raw(c, &["EVAL", script, "0"]).await
+}
+
+fn sha1(script: &str) -> String {
+    relis_server::script::sha1hex(script.as_bytes())
+}
+
+/// (script, reply) pairs run with `EVAL script 0`.
+async fn check(c: &mut Raw, cases: &[(&str, &str)]) {
+    for (script, want) in cases {
+        let want = want.replace("{sha}", &relis_server::script::sha1hex(script.as_bytes()));
+        assert_eq!(eval(c, script).await, want, "{script}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lua_to_redis_conversions() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    check(
+        &mut c,
+        &[
+            ("return 1", ":1\r\n"),
+            // Numbers truncate toward zero; arrays stop at the first nil; false is nil.
+            (
+                "return {1,2,3.7,'a',false,nil,5}",
+                "*5\r\n:1\r\n:2\r\n:3\r\n$1\r\na\r\n$-1\r\n",
+            ),
+            (
+                "return {1,{2,{3}},'x',3.99,-3.99,true}",
+                "*6\r\n:1\r\n*2\r\n:2\r\n*1\r\n:3\r\n$1\r\nx\r\n:3\r\n:-3\r\n:1\r\n",
+            ),
+            ("return {1,nil,3}", "*1\r\n:1\r\n"),
+            ("return nil", "$-1\r\n"),
+            ("return false", "$-1\r\n"),
+            ("return true", ":1\r\n"),
+            ("return {err='x y'}", "-x y\r\n"),
+            ("return {err='ERR x y'}", "-ERR x y\r\n"),
+            ("return {ok='fine'}", "+fine\r\n"),
+            ("return redis.error_reply('boo')", "-ERR boo\r\n"),
+            ("return redis.error_reply('-boo')", "-ERR boo\r\n"),
+            ("return redis.error_reply('MY boo')", "-MY boo\r\n"),
+            ("return redis.status_reply('fine')", "+fine\r\n"),
+            // RESP3 types downgrade for a RESP2 client.
+            ("return {double=3.5}", "$3\r\n3.5\r\n"),
+            ("return {big_number='123'}", "$3\r\n123\r\n"),
+            ("return {map={a=1}}", "*2\r\n$1\r\na\r\n:1\r\n"),
+            ("return {set={a=true}}", "*1\r\n$1\r\na\r\n"),
+            ("redis.setresp(3) return {true,false}", "*2\r\n:1\r\n:0\r\n"),
+            (
+                "return redis.sha1hex('')",
+                "$40\r\nda39a3ee5e6b4b0d3255bfef95601890afd80709\r\n",
+            ),
+        ],
+    )
+    .await;
+    assert_eq!(
+        raw(
+            &mut c,
+            &[
+                "EVAL",
+                "return {KEYS[1],ARGV[1],ARGV[2]}",
+                "1",
+                "k",
+                "a",
+                "b"
+            ]
+        )
+        .await,
+        "*3\r\n$1\r\nk\r\n$1\r\na\r\n$1\r\nb\r\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_to_lua_conversions() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    check(
+        &mut c,
+        &[
+            ("return redis.call('get','nokey')", "$-1\r\n"),
+            (
+                "return type(redis.call('get','nokey'))",
+                "$7\r\nboolean\r\n",
+            ),
+            ("return redis.call('hgetall','nokey')", "*0\r\n"),
+            ("return redis.call('ping')", "+PONG\r\n"),
+            ("return type(redis.call('ping'))", "$5\r\ntable\r\n"),
+            // Numbers as arguments: %.17g.
+            (
+                "redis.call('set','x',3.1) return redis.call('get','x')",
+                "$18\r\n3.1000000000000001\r\n",
+            ),
+            (
+                "redis.call('set','x',1e20) return redis.call('get','x')",
+                "$5\r\n1e+20\r\n",
+            ),
+            (
+                "redis.setresp(3) return redis.call('hgetall','nokey')",
+                "*0\r\n",
+            ),
+        ],
+    )
+    .await;
+    // RESP3 client, RESP3 script.
+    let mut c3 = s.raw().await;
+    c3.cmd(&["HELLO", "3"]).await;
+    c3.cmd(&["HSET", "h", "f", "v"]).await;
+    c3.cmd(&["ZADD", "z", "1.5", "m"]).await;
+    check(
+        &mut c3,
+        &[
+            ("return {double=3.5}", ",3.5\r\n"),
+            ("return {map={a=1}}", "%1\r\n$1\r\na\r\n:1\r\n"),
+            ("return {set={a=true}}", "~1\r\n$1\r\na\r\n"),
+            ("return false", "_\r\n"),
+            ("redis.setresp(3) return false", "#f\r\n"),
+            ("redis.setresp(3) return redis.call('get','nokey')", "_\r\n"),
+            (
+                "redis.setresp(3) local t = redis.call('hgetall','h') return type(t.map)",
+                "$5\r\ntable\r\n",
+            ),
+            (
+                "redis.setresp(3) return redis.call('hgetall','h')",
+                "%1\r\n$1\r\nf\r\n$1\r\nv\r\n",
+            ),
+            (
+                "redis.setresp(3) return redis.call('zscore','z','m')",
+                ",1.5\r\n",
+            ),
+            (
+                "redis.setresp(3) return redis.call('zscore','nozset','a')",
+                "_\r\n",
+            ),
+            (
+                "redis.setresp(3) return redis.call('incrbyfloat','fl','1.5')",
+                "$3\r\n1.5\r\n",
+            ),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_as_redis_words_them() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    c.cmd(&["SET", "s", "foo"]).await;
+    check(
+        &mut c,
+        &[
+            ("return redis.call('nosuch')", "-ERR Unknown Redis command called from script script: {sha}, on @user_script:1.\r\n"),
+            ("return redis.call('get')", "-ERR Wrong number of args calling Redis command from script script: {sha}, on @user_script:1.\r\n"),
+            ("return redis.pcall('incr','a','b')", "-ERR Wrong number of args calling Redis command from script\r\n"),
+            ("return redis.call('incr','s')", "-ERR value is not an integer or out of range script: {sha}, on @user_script:1.\r\n"),
+            ("return redis.pcall('incr','s')", "-ERR value is not an integer or out of range\r\n"),
+            ("error('boom')", "-ERR user_script:1: boom script: {sha}, on @user_script:1.\r\n"),
+            ("error({err='MY boom'})", "-MY boom script: {sha}, on @user_script:1.\r\n"),
+            ("return redis.call('exec')", "-ERR This Redis command is not allowed from script script: {sha}, on @user_script:1.\r\n"),
+            ("return redis.call('blpop','l',0)", "-ERR This Redis command is not allowed from script script: {sha}, on @user_script:1.\r\n"),
+            ("return redis.call('set','x',{})", "-ERR Lua redis lib command arguments must be strings or integers script: {sha}, on @user_script:1.\r\n"),
+            ("return redis.call()", "-ERR Please specify at least one argument for this redis lib call script: {sha}, on @user_script:1.\r\n"),
+            ("redis.setresp(4)", "-ERR RESP version must be 2 or 3. script: {sha}, on @user_script:1.\r\n"),
+            ("return +", "-ERR Error compiling script (new function): user_script:1: unexpected symbol near '+'\r\n"),
+            ("return redis.call('set','k','v','nx','ex')", "-ERR syntax error script: {sha}, on @user_script:1.\r\n"),
+            // Redis's pcall turns error tables into their text.
+            ("local ok, e = pcall(redis.call, 'incr', 's') return {e}", "*1\r\n$43\r\nERR value is not an integer or out of range\r\n"),
+            ("local ok, e = pcall(error, {err='X y'}) return type(e)", "$6\r\nstring\r\n"),
+        ],
+    )
+    .await;
+    let ro = "return redis.call('set','a','b')";
+    assert_eq!(
+        raw(&mut c, &["EVAL_RO", ro, "0"]).await,
+        format!("-ERR Write commands are not allowed from read-only scripts. script: {}, on @user_script:1.\r\n", sha1(ro))
+    );
+    assert_eq!(
+        raw(&mut c, &["EVAL", "return 1", "-1"]).await,
+        "-ERR Number of keys can't be negative\r\n"
+    );
+    assert_eq!(
+        raw(&mut c, &["EVAL", "return 1", "2", "a"]).await,
+        "-ERR Number of keys can't be greater than number of args\r\n"
+    );
+    assert_eq!(
+        raw(&mut c, &["EVAL", "return 1", "x"]).await,
+        "-ERR value is not an integer or out of range\r\n"
+    );
+    assert_eq!(
+        raw(
+            &mut c,
+            &["EVALSHA", "0123456789012345678901234567890123456789", "0"]
+        )
+        .await,
+        "-NOSCRIPT No matching script. Please use EVAL.\r\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sandbox() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    check(
+        &mut c,
+        &[
+            ("return x", "-ERR user_script:1: Script attempted to access nonexistent global variable 'x' script: {sha}, on @user_script:1.\r\n"),
+            ("x=1", "-ERR user_script:1: Attempt to modify a readonly table script: {sha}, on @user_script:1.\r\n"),
+            ("redis.call = nil", "-ERR user_script:1: Attempt to modify a readonly table script: {sha}, on @user_script:1.\r\n"),
+            ("return os", "-ERR user_script:1: Script attempted to access nonexistent global variable 'os' script: {sha}, on @user_script:1.\r\n"),
+            ("return loadfile", "-ERR user_script:1: Script attempted to access nonexistent global variable 'loadfile' script: {sha}, on @user_script:1.\r\n"),
+            ("return require", "-ERR user_script:1: Script attempted to access nonexistent global variable 'require' script: {sha}, on @user_script:1.\r\n"),
+            ("local ok, e = pcall(function() local x = y end) return e", "$73\r\nuser_script:1: Script attempted to access nonexistent global variable 'y'\r\n"),
+            // Locals and the libraries work.
+            ("local t = {} t.x = 1 return t.x + string.len('ab') + math.floor(1.5)", ":4\r\n"),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cjson_and_bit() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    check(
+        &mut c,
+        &[
+            ("return cjson.encode({1,2,{a='x/y'}})", "$18\r\n[1,2,{\"a\":\"x\\/y\"}]\r\n"),
+            ("return cjson.decode('[1,2,{\"a\":3}]')[3].a", ":3\r\n"),
+            ("return cjson.encode({a=1.5})", "$9\r\n{\"a\":1.5}\r\n"),
+            ("return cjson.encode(cjson.decode('{\"x\":null}'))", "$10\r\n{\"x\":null}\r\n"),
+            ("return cjson.decode('[1,')", "-ERR user_script:1: Expected value but found T_END at character 4 script: {sha}, on @user_script:1.\r\n"),
+            ("local ok, e = pcall(cjson.decode, '[') return e", "$45\r\nExpected value but found T_END at character 2\r\n"),
+            ("return cjson.encode({[1]=1,[20]=2})", "-ERR user_script:1: Cannot serialise table: excessively sparse array script: {sha}, on @user_script:1.\r\n"),
+            (
+                "return {bit.band(0xff,0x0f), bit.bor(1,2), bit.bxor(3,1), bit.bnot(0), bit.lshift(1,31), bit.tohex(255), bit.tohex(-1,-4)}",
+                "*7\r\n:15\r\n:3\r\n:2\r\n:-1\r\n:-2147483648\r\n$8\r\n000000ff\r\n$4\r\nFFFF\r\n",
+            ),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn script_cache() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    let sha = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db";
+    assert_eq!(
+        raw(&mut c, &["SCRIPT", "LOAD", "return 1"]).await,
+        format!("$40\r\n{sha}\r\n")
+    );
+    assert_eq!(
+        raw(&mut c, &["SCRIPT", "LOAD", "return +"]).await,
+        "-ERR Error compiling script (new function): user_script:1: unexpected symbol near '+'\r\n"
+    );
+    assert_eq!(
+        raw(
+            &mut c,
+            &["SCRIPT", "EXISTS", sha, &sha.to_uppercase(), "nope"]
+        )
+        .await,
+        "*3\r\n:1\r\n:1\r\n:0\r\n"
+    );
+    assert_eq!(raw(&mut c, &["EVALSHA", sha, "0"]).await, ":1\r\n");
+    assert_eq!(
+        raw(&mut c, &["EVALSHA", &sha.to_uppercase(), "0"]).await,
+        ":1\r\n"
+    );
+    assert_eq!(raw(&mut c, &["EVALSHA_RO", sha, "0"]).await, ":1\r\n");
+    // EVAL caches what it runs.
+    assert_eq!(raw(&mut c, &["EVAL", "return 2", "0"]).await, ":2\r\n");
+    let sha2 = "7f923f79fe76194c868d7e1d0820de36700eb649";
+    assert_eq!(raw(&mut c, &["EVALSHA", sha2, "0"]).await, ":2\r\n");
+    assert_eq!(
+        raw(&mut c, &["SCRIPT", "FLUSH", "bogus"]).await,
+        "-ERR SCRIPT FLUSH only support SYNC|ASYNC option\r\n"
+    );
+    assert_eq!(raw(&mut c, &["SCRIPT", "FLUSH", "ASYNC"]).await, "+OK\r\n");
+    assert_eq!(
+        raw(&mut c, &["EVALSHA", sha, "0"]).await,
+        "-NOSCRIPT No matching script. Please use EVAL.\r\n"
+    );
+    assert_eq!(
+        raw(&mut c, &["SCRIPT", "EXISTS", sha]).await,
+        "*1\r\n:0\r\n"
+    );
+    assert_eq!(
+        raw(&mut c, &["SCRIPT", "KILL"]).await,
+        "-NOTBUSY No scripts in execution right now.\r\n"
+    );
+    assert_eq!(
+        raw(&mut c, &["SCRIPT", "BOGUS"]).await,
+        "-ERR unknown subcommand 'BOGUS'. Try SCRIPT HELP.\r\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn select_inside_a_script_stays_inside() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(
+        eval(
+            &mut c,
+            "redis.call('select',3) return redis.call('set','x','y')"
+        )
+        .await,
+        "+OK\r\n"
+    );
+    assert_eq!(raw(&mut c, &["GET", "x"]).await, "$-1\r\n");
+    assert_eq!(raw(&mut c, &["SELECT", "3"]).await, "+OK\r\n");
+    assert_eq!(raw(&mut c, &["GET", "x"]).await, "$1\r\ny\r\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_before_a_runtime_error_are_kept_as_in_redis() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    c.cmd(&["SET", "s", "foo"]).await;
+    let r = eval(
+        &mut c,
+        "redis.call('set','a','1') redis.call('incr','s') redis.call('set','b','1')",
+    )
+    .await;
+    assert!(r.starts_with("-ERR value is not an integer"), "{r}");
+    assert_eq!(raw(&mut c, &["GET", "a"]).await, "$1\r\n1\r\n");
+    assert_eq!(raw(&mut c, &["GET", "b"]).await, "$-1\r\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripts_in_multi_and_feeding_blocked_clients() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(raw(&mut c, &["MULTI"]).await, "+OK\r\n");
+    assert_eq!(
+        raw(
+            &mut c,
+            &["EVAL", "return redis.call('incr', KEYS[1])", "1", "n"]
+        )
+        .await,
+        "+QUEUED\r\n"
+    );
+    assert_eq!(raw(&mut c, &["INCR", "n"]).await, "+QUEUED\r\n");
+    assert_eq!(raw(&mut c, &["EXEC"]).await, "*2\r\n:1\r\n:2\r\n");
+    // A client blocked on a list is served by a script's push.
+    let addr = s.addr;
+    let blocked = tokio::spawn(async move {
+        let mut b = Raw::connect(addr).await;
+        b.cmd(&["BLPOP", "q", "5"]).await
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        raw(
+            &mut c,
+            &["EVAL", "return redis.call('rpush', KEYS[1], 'x')", "1", "q"]
+        )
+        .await,
+        ":1\r\n"
+    );
+    assert_eq!(blocked.await.unwrap(), bulks(&["q", "x"]));
+}
+
+/// Waits (bounded) until a PING from `c` is answered BUSY.
+async fn until_busy(c: &mut Raw) {
+    let t = Instant::now();
+    loop {
+        let r = raw(c, &["PING"]).await;
+        if r.starts_with("-BUSY") {
+            assert_eq!(
+                r,
+                "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
+            );
+            return;
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "never busy");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn busy_script_and_script_kill() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(
+        raw(&mut c, &["CONFIG", "SET", "busy-reply-threshold", "50"]).await,
+        "+OK\r\n"
+    );
+    assert_eq!(
+        raw(&mut c, &["CONFIG", "GET", "lua-time-limit"]).await,
+        "*2\r\n$14\r\nlua-time-limit\r\n$2\r\n50\r\n"
+    );
+    let addr = s.addr;
+    let spin = "local i = 0 while true do i = i + 1 end";
+    let runaway = tokio::spawn(async move {
+        let mut r = Raw::connect(addr).await;
+        raw(&mut r, &["EVAL", spin, "0"]).await
+    });
+    until_busy(&mut c).await;
+    assert_eq!(
+        raw(&mut c, &["GET", "x"]).await,
+        "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
+    );
+    assert_eq!(raw(&mut c, &["SCRIPT", "KILL"]).await, "+OK\r\n");
+    assert_eq!(
+        runaway.await.unwrap(),
+        format!(
+            "-ERR Script killed by user with SCRIPT KILL... script: {}, on @user_script:1.\r\n",
+            sha1(spin)
+        )
+    );
+    assert_eq!(raw(&mut c, &["PING"]).await, "+PONG\r\n");
+    assert_eq!(
+        raw(&mut c, &["SCRIPT", "KILL"]).await,
+        "-NOTBUSY No scripts in execution right now.\r\n"
+    );
+
+    // A script that has written cannot be killed: it runs to its end (here ~400 ms of clock).
+    let writer = tokio::spawn(async move {
+        let mut r = Raw::connect(addr).await;
+        let script = "redis.call('set','w','1') \
+            local t = redis.call('time') local start = t[1] * 1000000 + t[2] \
+            while true do \
+              local n = redis.call('time') \
+              if n[1] * 1000000 + n[2] - start > 400000 then break end \
+            end return 7";
+        raw(&mut r, &["EVAL", script, "0"]).await
+    });
+    until_busy(&mut c).await;
+    assert_eq!(
+        raw(&mut c, &["SCRIPT", "KILL"]).await,
+        "-UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.\r\n"
+    );
+    assert_eq!(writer.await.unwrap(), ":7\r\n");
+    assert_eq!(raw(&mut c, &["GET", "w"]).await, "$1\r\n1\r\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_mixing_hset_and_sql_exec_fails_as_one_unit() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(
+        raw(&mut c, &["SQL.EXEC", "CREATE TABLE t (i INTEGER)"]).await,
+        "+OK\r\n"
+    );
+    // Both kinds of write commit together.
+    assert_eq!(
+        eval(
+            &mut c,
+            "redis.call('HSET','h','f','v') return redis.call('SQL.EXEC','INSERT INTO t VALUES (1)')"
+        )
+        .await,
+        ":1\r\n"
+    );
+    assert_eq!(raw(&mut c, &["HGET", "h", "f"]).await, "$1\r\nv\r\n");
+    assert_eq!(
+        raw(&mut c, &["SQL.QUERY", "SELECT count(*) FROM t"]).await,
+        "*1\r\n*1\r\n:1\r\n"
+    );
+    // A statement that makes SQLite roll the transaction back (interrupted at sql-time-limit)
+    // fails the whole script: its HSET and its first INSERT are gone with it.
+    assert_eq!(
+        raw(&mut c, &["CONFIG", "SET", "sql-time-limit", "200"]).await,
+        "+OK\r\n"
+    );
+    let r = eval(
+        &mut c,
+        "redis.call('HSET','h2','f','v') \
+         redis.call('SQL.EXEC','INSERT INTO t VALUES (2)') \
+         return redis.call('SQL.EXEC','INSERT INTO t WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT i FROM n')",
+    )
+    .await;
+    assert!(r.starts_with("-ERR transaction rolled back: "), "{r}");
+    assert_eq!(raw(&mut c, &["EXISTS", "h2"]).await, ":0\r\n");
+    assert_eq!(
+        raw(&mut c, &["SQL.QUERY", "SELECT count(*) FROM t"]).await,
+        "*1\r\n*1\r\n:1\r\n"
+    );
+    // SQL.QUERY reads inside the script's transaction.
+    assert_eq!(
+        eval(
+            &mut c,
+            "redis.call('SQL.EXEC','INSERT INTO t VALUES (3)') return redis.call('SQL.QUERY','SELECT count(*) FROM t')"
+        )
+        .await,
+        "*1\r\n*1\r\n:2\r\n"
+    );
+}
