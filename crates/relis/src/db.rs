@@ -273,6 +273,7 @@ impl Db {
             .as_ref()
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| ":memory:".into());
+        crate::powercut::install_if_requested();
         if let Some(p) = &opts.path {
             schema::preflight(p)?;
         }

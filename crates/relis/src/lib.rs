@@ -21,6 +21,7 @@ pub mod glob;
 mod hash;
 mod keys;
 mod list;
+mod powercut;
 mod schema;
 mod set;
 mod sort;
