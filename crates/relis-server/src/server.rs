@@ -165,6 +165,9 @@ impl Shared {
         let pubsub = Arc::new(crate::pubsub::PubSub::default());
         pubsub.configure(&config);
         db.set_event_sink(pubsub.clone());
+        // Function libraries are stored in the database: they come back with it.
+        let scripting = crate::script::Scripting::default();
+        scripting.load_stored(&db);
         let shared = Arc::new(Shared {
             db,
             config: RwLock::new(config),
@@ -187,7 +190,7 @@ impl Shared {
             blocking: Default::default(),
             sql,
             pubsub,
-            scripting: Default::default(),
+            scripting,
             shutdown,
         });
         crate::cmd::server::info::spawn_sampler(&shared);

@@ -502,3 +502,188 @@ async fn a_script_mixing_hset_and_sql_exec_fails_as_one_unit() {
         "*1\r\n*1\r\n:2\r\n"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn function_libraries() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    let load = |code: &str| vec!["FUNCTION".to_string(), "LOAD".into(), code.into()];
+    let cases: &[(&str, &str)] = &[
+        ("return 1", "-ERR Missing library metadata\r\n"),
+        ("#!lua\nreturn 1", "-ERR Library name was not given\r\n"),
+        ("#!lua name=l1\nreturn 1", "-ERR No functions registered\r\n"),
+        ("#!lua name=l1\nredis.register_function('f1', function(k,a) return #k end)", "$2\r\nl1\r\n"),
+        ("#!lua name=l1\nredis.register_function('f1', function(k,a) return 1 end)", "-ERR Library 'l1' already exists\r\n"),
+        ("#!lua name=l2\nredis.register_function('f1', function(k,a) return 1 end)", "-ERR Function f1 already exists\r\n"),
+        ("#!lua name=l3 foo=bar\nredis.register_function('f3', function(k,a) return 1 end)", "-ERR Invalid metadata value given: foo=bar\r\n"),
+        ("#!lua name=l3\nredis.register_function('f-3', function(k,a) return 1 end)", "-ERR Error registering functions: ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long\r\n"),
+        ("#!lua name=l3\nredis.register_function{function_name='f3', callback=function(k,a) return 1 end, flags={'bogus'}}", "-ERR Error registering functions: ERR unknown flag given\r\n"),
+        ("#!lua name=l3\nredis.call('ping')", "-ERR Error registering functions: ERR user_function:2: Script attempted to access nonexistent global variable 'call'\r\n"),
+        ("#!lua name=l3\nreturn +", "-ERR Error compiling function: user_function:2: unexpected symbol near '+'\r\n"),
+        ("#!js name=l3\nx", "-ERR Engine 'js' not found\r\n"),
+        ("#!lua name=l9\nredis.register_function('g', 1)", "-ERR Error registering functions: ERR second argument to redis.register_function must be a function\r\n"),
+        ("#!lua name=l9\nredis.register_function{callback=function() end}", "-ERR Error registering functions: ERR redis.register_function must get a function name argument\r\n"),
+        ("#!lua name=l3\nredis.register_function{function_name='f3', callback=function(k,a) return redis.call('set','x','1') end, flags={'no-writes'}}", "$2\r\nl3\r\n"),
+        ("#!lua name=l4\nredis.register_function('f4', function(k,a) error('bad') end)", "$2\r\nl4\r\n"),
+    ];
+    for (code, want) in cases {
+        let args = load(code);
+        let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+        assert_eq!(raw(&mut c, &args).await, *want, "{code}");
+    }
+    assert_eq!(raw(&mut c, &["FCALL", "f1", "2", "a", "b"]).await, ":2\r\n");
+    assert_eq!(
+        raw(&mut c, &["FCALL", "nope", "0"]).await,
+        "-ERR Function not found\r\n"
+    );
+    assert_eq!(
+        raw(&mut c, &["FCALL", "f1", "x"]).await,
+        "-ERR Bad number of keys provided\r\n"
+    );
+    assert_eq!(
+        raw(&mut c, &["FCALL", "f3", "0"]).await,
+        "-ERR Write commands are not allowed from read-only scripts. script: f3, on @user_function:2.\r\n"
+    );
+    assert_eq!(
+        raw(&mut c, &["FCALL_RO", "f1", "0"]).await,
+        "-ERR Can not execute a script with write flag using *_ro command.\r\n"
+    );
+    assert_eq!(
+        raw(&mut c, &["FCALL", "f4", "0"]).await,
+        "-ERR user_function:2: bad script: f4, on @user_function:2.\r\n"
+    );
+    assert_eq!(
+        raw(&mut c, &["FUNCTION", "LIST", "LIBRARYNAME", "l1", "WITHCODE"]).await,
+        "*1\r\n*8\r\n$12\r\nlibrary_name\r\n$2\r\nl1\r\n$6\r\nengine\r\n$3\r\nLUA\r\n$9\r\nfunctions\r\n*1\r\n*6\r\n$4\r\nname\r\n$2\r\nf1\r\n$11\r\ndescription\r\n$-1\r\n$5\r\nflags\r\n*0\r\n$12\r\nlibrary_code\r\n$72\r\n#!lua name=l1\nredis.register_function('f1', function(k,a) return #k end)\r\n"
+    );
+    assert_eq!(
+        raw(&mut c, &["FUNCTION", "LOAD", "REPLACE", "#!lua name=l1\nredis.register_function{function_name='f1', callback=function(k,a) return 2 end, description='desc', flags={'allow-oom','no-writes'}}"]).await,
+        "$2\r\nl1\r\n"
+    );
+    assert_eq!(
+        raw(&mut c, &["FUNCTION", "LIST", "LIBRARYNAME", "l1"]).await,
+        "*1\r\n*6\r\n$12\r\nlibrary_name\r\n$2\r\nl1\r\n$6\r\nengine\r\n$3\r\nLUA\r\n$9\r\nfunctions\r\n*1\r\n*6\r\n$4\r\nname\r\n$2\r\nf1\r\n$11\r\ndescription\r\n$4\r\ndesc\r\n$5\r\nflags\r\n*2\r\n+no-writes\r\n+allow-oom\r\n"
+    );
+    assert_eq!(raw(&mut c, &["FCALL_RO", "f1", "0"]).await, ":2\r\n");
+    assert_eq!(
+        raw(&mut c, &["FUNCTION", "LIST", "bogus"]).await,
+        "-ERR Unknown argument bogus\r\n"
+    );
+    assert_eq!(
+        raw(&mut c, &["FUNCTION", "STATS"]).await,
+        "*4\r\n$14\r\nrunning_script\r\n$-1\r\n$7\r\nengines\r\n*2\r\n$3\r\nLUA\r\n*4\r\n$15\r\nlibraries_count\r\n:3\r\n$15\r\nfunctions_count\r\n:3\r\n"
+    );
+    // DUMP / RESTORE (Relis's own payload).
+    let Some(resp::Frame::Bulk(payload)) = c.cmd(&["FUNCTION", "DUMP"]).await.into() else {
+        panic!("no payload");
+    };
+    assert_eq!(raw(&mut c, &["FUNCTION", "DELETE", "l4"]).await, "+OK\r\n");
+    assert_eq!(
+        raw(&mut c, &["FUNCTION", "DELETE", "l4"]).await,
+        "-ERR Library not found\r\n"
+    );
+    assert_eq!(raw(&mut c, &["FUNCTION", "FLUSH"]).await, "+OK\r\n");
+    assert_eq!(
+        raw(&mut c, &["FCALL", "f1", "0"]).await,
+        "-ERR Function not found\r\n"
+    );
+    assert_eq!(
+        raw(&mut c, &["FUNCTION", "RESTORE", "xx"]).await,
+        "-ERR DUMP payload version or checksum are wrong\r\n"
+    );
+    c.send(&encode_command(&[b"FUNCTION", b"RESTORE", &payload]))
+        .await;
+    assert_eq!(c.read().await, Some(ok()));
+    assert_eq!(raw(&mut c, &["FCALL", "f1", "0"]).await, ":2\r\n");
+    c.send(&encode_command(&[b"FUNCTION", b"RESTORE", &payload]))
+        .await;
+    assert_eq!(c.read().await, Some(err("ERR Library l1 already exists")));
+    c.send(&encode_command(&[
+        b"FUNCTION",
+        b"RESTORE",
+        &payload,
+        b"REPLACE",
+    ]))
+    .await;
+    assert_eq!(c.read().await, Some(ok()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn functions_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = "#!lua name=counter\nredis.register_function('bump', function(keys, args) return redis.call('incrby', keys[1], args[1]) end)";
+    {
+        let child = spawn_binary(dir.path(), &[]);
+        let mut c = Raw::connect(child.addr()).await;
+        assert_eq!(
+            raw(&mut c, &["FUNCTION", "LOAD", lib]).await,
+            "$7\r\ncounter\r\n"
+        );
+        assert_eq!(
+            raw(&mut c, &["FCALL", "bump", "1", "n", "5"]).await,
+            ":5\r\n"
+        );
+        let mut child = child;
+        child.kill9();
+    }
+    let child = spawn_binary(dir.path(), &[]);
+    let mut c = Raw::connect(child.addr()).await;
+    assert_eq!(
+        raw(&mut c, &["FCALL", "bump", "1", "n", "2"]).await,
+        ":7\r\n"
+    );
+    assert_eq!(
+        raw(&mut c, &["FUNCTION", "LIST", "WITHCODE"]).await,
+        format!("*1\r\n*8\r\n$12\r\nlibrary_name\r\n$7\r\ncounter\r\n$6\r\nengine\r\n$3\r\nLUA\r\n$9\r\nfunctions\r\n*1\r\n*6\r\n$4\r\nname\r\n$4\r\nbump\r\n$11\r\ndescription\r\n$-1\r\n$5\r\nflags\r\n*0\r\n$12\r\nlibrary_code\r\n${}\r\n{lib}\r\n", lib.len())
+    );
+    // FUNCTION DELETE is durable too.
+    assert_eq!(
+        raw(&mut c, &["FUNCTION", "DELETE", "counter"]).await,
+        "+OK\r\n"
+    );
+    drop(c);
+    drop(child);
+    let child = spawn_binary(dir.path(), &[]);
+    let mut c = Raw::connect(child.addr()).await;
+    assert_eq!(raw(&mut c, &["FUNCTION", "LIST"]).await, "*0\r\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn busy_function_and_function_kill() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    raw(&mut c, &["CONFIG", "SET", "busy-reply-threshold", "50"]).await;
+    assert_eq!(
+        raw(&mut c, &["FUNCTION", "LOAD", "#!lua name=spin\nredis.register_function('spin', function() while true do end end)"]).await,
+        "$4\r\nspin\r\n"
+    );
+    let addr = s.addr;
+    let runaway = tokio::spawn(async move {
+        let mut r = Raw::connect(addr).await;
+        raw(&mut r, &["FCALL", "spin", "0"]).await
+    });
+    let t = Instant::now();
+    loop {
+        let r = raw(&mut c, &["PING"]).await;
+        if r.starts_with("-BUSY") {
+            assert_eq!(r, "-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n");
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "never busy");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let stats = raw(&mut c, &["FUNCTION", "STATS"]).await;
+    assert!(
+        stats.starts_with("*4\r\n$14\r\nrunning_script\r\n*6\r\n$4\r\nname\r\n$4\r\nspin\r\n$7\r\ncommand\r\n*3\r\n$5\r\nfcall\r\n$4\r\nspin\r\n$1\r\n0\r\n$11\r\nduration_ms\r\n:"),
+        "{stats}"
+    );
+    assert_eq!(
+        raw(&mut c, &["SCRIPT", "KILL"]).await,
+        "-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n"
+    );
+    assert_eq!(raw(&mut c, &["FUNCTION", "KILL"]).await, "+OK\r\n");
+    assert_eq!(
+        runaway.await.unwrap(),
+        "-ERR Script killed by user with SCRIPT KILL... script: spin, on @user_function:2.\r\n"
+    );
+}

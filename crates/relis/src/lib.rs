@@ -17,6 +17,7 @@ mod clock;
 mod db;
 mod error;
 pub mod events;
+mod functions;
 pub mod glob;
 mod hash;
 mod keys;

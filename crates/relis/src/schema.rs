@@ -11,6 +11,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema/0001_keyspace.sql"),
     include_str!("schema/0002_collections.sql"),
     include_str!("schema/0003_views.sql"),
+    include_str!("schema/0004_functions.sql"),
 ];
 
 /// The schema version this build writes.

@@ -44,6 +44,8 @@ pub struct Call {
     pub args: Vec<Bytes>,
     /// EVAL_RO / EVALSHA_RO / FCALL_RO: write commands are refused.
     pub readonly: bool,
+    /// The whole command line, for FUNCTION STATS (FCALL only; empty for EVAL).
+    pub command: Vec<Bytes>,
 }
 
 /// The per-thread Lua state.
@@ -56,10 +58,12 @@ pub(super) struct Engine {
     /// The real globals.
     globals: Table,
     /// The error handler for `xpcall`.
-    handler: Function,
+    pub handler: Function,
+    /// Installs (or removes, with nil) the load-time `redis` API of a library being loaded.
+    pub set_loading: Function,
     /// `bind(f, k, a)`: a closure calling `f(k, a)` (Lua 5.1's xpcall passes no arguments).
     bind: Function,
-    xpcall: Function,
+    pub xpcall: Function,
     /// Compiled EVAL scripts by SHA1.
     scripts: HashMap<String, Function>,
     /// Which [`super::Scripting::generation`] this state belongs to.
@@ -67,7 +71,6 @@ pub(super) struct Engine {
     /// Which server (the address of its scripting state) this state belongs to.
     owner: usize,
     /// The registry version whose libraries this state has loaded.
-    #[allow(dead_code)]
     pub functions_version: u64,
     /// FCALL functions: name -> (function, flags).
     pub functions: HashMap<Vec<u8>, (Function, super::functions::Flags)>,
@@ -80,6 +83,7 @@ thread_local! {
 /// Lua helpers run by the engine, in a chunk named `=redis`.
 const PRELUDE: &str = r#"
 local real = ...
+local loading = nil
 local error, type, tostring, rawget = error, type, tostring, rawget
 local dbg = debug
 -- Errors raised from Rust reach Lua as mlua's wrapped values: TMARK carries a Redis error
@@ -137,6 +141,7 @@ end
 local env = {}
 setmetatable(env, {
   __index = function(_, k)
+    if k == 'redis' and loading then return loading end
     local v = rawget(real, k)
     if v == nil then
       error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
@@ -149,11 +154,33 @@ setmetatable(env, {
 local function bind(f, k, a)
   return function() return f(k, a) end
 end
-return handler, env, protect, bind
+-- While a library loads, `redis` is the load-time API (register_function, log, constants);
+-- a missing field is an error, as a missing global is.
+local function set_loading(api)
+  if api == nil then loading = nil return end
+  for _, k in ipairs({'log', 'setresp', 'LOG_DEBUG', 'LOG_VERBOSE', 'LOG_NOTICE', 'LOG_WARNING',
+                      'REDIS_VERSION', 'REDIS_VERSION_NUM'}) do
+    api[k] = rawget(real, 'redis')[k]
+  end
+  local p = {}
+  setmetatable(p, {
+    __index = function(_, k)
+      local v = rawget(api, k)
+      if v == nil then
+        error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+      end
+      return v
+    end,
+    __newindex = readonly,
+    __metatable = false,
+  })
+  loading = p
+end
+return handler, env, protect, bind, set_loading
 "#;
 
 impl Engine {
-    fn new(scripting: &super::Scripting) -> mlua::Result<Engine> {
+    pub(super) fn new(scripting: &super::Scripting) -> mlua::Result<Engine> {
         let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::DEBUG;
         // SAFETY: the debug library is what Redis loads too; scripts cannot reach C memory
         // through it in Lua 5.1 beyond what Redis allows.
@@ -168,8 +195,13 @@ impl Engine {
         install_redis(&lua, &redis)?;
         globals.raw_set("cjson", super::cjson::library(&lua)?)?;
         globals.raw_set("bit", super::bit::library(&lua)?)?;
-        let (handler, env, protect, bind): (Function, Table, Function, Function) =
-            lua.load(PRELUDE).set_name("=redis").call(globals.clone())?;
+        let (handler, env, protect, bind, set_loading): (
+            Function,
+            Table,
+            Function,
+            Function,
+            Function,
+        ) = lua.load(PRELUDE).set_name("=redis").call(globals.clone())?;
         for name in ["string", "table", "math", "cjson", "bit", "debug"] {
             let t: Table = globals.raw_get(name)?;
             globals.raw_set(name, protect.call::<Table>(t)?)?;
@@ -195,6 +227,7 @@ impl Engine {
             env,
             globals,
             handler,
+            set_loading,
             bind,
             xpcall,
             scripts: HashMap::new(),
@@ -465,6 +498,11 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
                 let Some((f, flags)) = engine.functions.get(&name[..]) else {
                     return Err(CmdError::err("Function not found"));
                 };
+                if call.readonly && !flags.no_writes {
+                    return Err(CmdError::err(
+                        "Can not execute a script with write flag using *_ro command.",
+                    ));
+                }
                 (
                     f.clone(),
                     String::from_utf8_lossy(name).into_owned(),
@@ -504,6 +542,9 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
             run: run.clone(),
         });
         run.begin(function, threshold);
+        if function {
+            *run.current.lock() = Some((name.clone(), call.command.clone()));
+        }
         let result = lua.scope(|scope| {
             // Rust functions, not Lua wrappers: `return redis.call(...)` must not be a Lua
             // tail call, or the error handler would lose the script's line.

@@ -1,31 +1,450 @@
-//! Function libraries (FUNCTION LOAD / FCALL).
+//! Function libraries, as Redis 7.0's FUNCTION LOAD does them: a library is Lua code that
+//! starts with `#!lua name=<library>` and calls `redis.register_function` (positional
+//! `(name, callback)` or a table `{function_name=, callback=, flags=, description=}`) while it
+//! loads. Loading runs the code once to learn its functions and Redis's load-time errors; the
+//! writer's Lua state loads every library again (lazily, when the registry changed) to call
+//! them. The code is stored in the database (`relis_functions`) so libraries survive restarts.
 
-use super::engine::Engine;
-use crate::error::CmdError;
+use super::engine::{lua_message, Engine};
+use crate::error::{sanitize, CmdError};
+use bytes::Bytes;
+use mlua::{Function, Lua, MultiValue, Table, Value};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The flags `redis.register_function` accepts, in the order FUNCTION LIST shows them.
+pub const FLAG_NAMES: &[&str] = &[
+    "no-writes",
+    "allow-oom",
+    "allow-stale",
+    "no-cluster",
+    "allow-cross-slot-keys",
+];
 
 /// A function's flags.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Flags {
-    /// `no-writes`.
+    /// `no-writes`: write commands are refused; FCALL_RO may call it.
     pub no_writes: bool,
+    /// Bit `i` set when flag [`FLAG_NAMES`]`[i]` was given.
+    pub bits: u8,
+}
+
+impl Flags {
+    /// The flag names, in FUNCTION LIST's order.
+    pub fn names(&self) -> Vec<&'static str> {
+        FLAG_NAMES
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.bits & (1 << i) != 0)
+            .map(|(_, n)| *n)
+            .collect()
+    }
+}
+
+/// One function of a library.
+#[derive(Clone, Debug)]
+pub struct FunctionInfo {
+    /// Its name.
+    pub name: String,
+    /// Its description, if it has one.
+    pub description: Option<Bytes>,
+    /// Its flags.
+    pub flags: Flags,
+}
+
+/// A loaded library.
+#[derive(Clone, Debug)]
+pub struct Library {
+    /// Its name.
+    pub name: String,
+    /// Its whole code.
+    pub code: Bytes,
+    /// Its functions, by name.
+    pub functions: BTreeMap<String, FunctionInfo>,
 }
 
 /// The loaded libraries.
 #[derive(Default)]
 pub struct Registry {
-    /// Library name -> code.
-    pub libraries: Mutex<BTreeMap<String, bytes::Bytes>>,
-    /// Bumped on every change.
+    /// Libraries by name.
+    pub libraries: Mutex<BTreeMap<String, Library>>,
+    /// Bumped on every change (the writer's Lua state reloads when it moved).
     pub version: AtomicU64,
+}
+
+impl Registry {
+    /// The library holding function `name`, with the function.
+    pub fn function(&self, name: &str) -> Option<FunctionInfo> {
+        self.libraries
+            .lock()
+            .values()
+            .find_map(|l| l.functions.get(name).cloned())
+    }
+
+    /// Replaces the whole set of libraries.
+    pub fn replace_all(&self, libs: BTreeMap<String, Library>) {
+        *self.libraries.lock() = libs;
+        self.version.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Parses the `#!lua name=<lib>` line: (library name, code with the shebang line blanked so
+/// line numbers stay those of the text).
+///
+/// # Errors
+/// Redis's metadata errors.
+pub fn parse_shebang(code: &[u8]) -> Result<(String, Vec<u8>), CmdError> {
+    if !code.starts_with(b"#!") {
+        return Err(CmdError::err("Missing library metadata"));
+    }
+    let end = code.iter().position(|&c| c == b'\n').unwrap_or(code.len());
+    let line = String::from_utf8_lossy(&code[2..end]).into_owned();
+    let mut parts = line.split(' ').filter(|p| !p.is_empty());
+    let engine = parts.next().unwrap_or("");
+    if !engine.eq_ignore_ascii_case("lua") {
+        return Err(CmdError::err(format!("Engine '{engine}' not found")));
+    }
+    let mut name = None;
+    for p in parts {
+        match p.strip_prefix("name=") {
+            Some(n) => name = Some(n.to_string()),
+            None => return Err(CmdError::err(format!("Invalid metadata value given: {p}"))),
+        }
+    }
+    let Some(name) = name else {
+        return Err(CmdError::err("Library name was not given"));
+    };
+    if !valid_name(&name) {
+        return Err(CmdError::err("Library names can only contain letters, numbers, or underscores(_) and must be at least one character long"));
+    }
+    let mut body = code[end..].to_vec();
+    if body.is_empty() {
+        body.push(b'\n');
+    }
+    Ok((name, body))
+}
+
+fn valid_name(n: &str) -> bool {
+    !n.is_empty() && n.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+}
+
+/// What one load of a library's code registered.
+struct Registered {
+    info: FunctionInfo,
+    callback: Function,
+}
+
+/// Runs a library's body in `lua` (chunk `@user_function`, in `env`, with the load-time
+/// `redis` table installed through `set_loading`) and returns what it registered.
+fn run_library(
+    lua: &Lua,
+    env: &Table,
+    set_loading: &Function,
+    handler: &Function,
+    xpcall: &Function,
+    body: &[u8],
+) -> Result<Vec<Registered>, CmdError> {
+    let func = lua
+        .load(body)
+        .set_name("@user_function")
+        .set_environment(env.clone())
+        .into_function()
+        .map_err(|e| {
+            CmdError::Text(sanitize(&format!(
+                "ERR Error compiling function: {}",
+                lua_message(&e)
+            )))
+        })?;
+    let out = std::cell::RefCell::new(Vec::<Registered>::new());
+    let res = lua.scope(|scope| {
+        let register = scope.create_function(|lua, args: MultiValue| {
+            let r = register(lua, args)?;
+            let mut out = out.borrow_mut();
+            if out.iter().any(|x| x.info.name == r.info.name) {
+                return Err(super::engine::rust_error(
+                    "Function already exists in the library",
+                ));
+            }
+            out.push(r);
+            Ok(())
+        })?;
+        let api = lua.create_table()?;
+        api.raw_set("register_function", register)?;
+        set_loading.call::<()>(api)?;
+        let r: mlua::Result<MultiValue> = xpcall.call((func, handler.clone()));
+        set_loading.call::<()>(Value::Nil)?;
+        r
+    });
+    let res = res.map_err(|e| CmdError::Internal(format!("lua: {e}")))?;
+    let mut it = res.into_iter();
+    if !matches!(it.next(), Some(Value::Boolean(true))) {
+        let msg = match it.next() {
+            Some(Value::Table(t)) => t
+                .raw_get::<mlua::String>("err")
+                .map(|s| s.to_string_lossy())
+                .unwrap_or_default(),
+            _ => "ERR execution failure".into(),
+        };
+        return Err(CmdError::Text(sanitize(&format!(
+            "ERR Error registering functions: {msg}"
+        ))));
+    }
+    let out = out.into_inner();
+    if out.is_empty() {
+        return Err(CmdError::err("No functions registered"));
+    }
+    Ok(out)
+}
+
+/// `redis.register_function(name, callback)` or `redis.register_function{...}`.
+fn register(_lua: &Lua, mut args: MultiValue) -> mlua::Result<Registered> {
+    use super::engine::rust_error as e;
+    let (name, callback, flags, description) = match args.make_contiguous() {
+        [Value::Table(t)] => {
+            let (mut name, mut cb, mut flags, mut desc) = (None, None, None, None);
+            for pair in t.pairs::<Value, Value>() {
+                let (k, v) = pair?;
+                let key = match &k {
+                    Value::String(s) => s.to_string_lossy(),
+                    _ => return Err(e("named argument key given to redis.register_function is not a string")),
+                };
+                match key.as_str() {
+                    "function_name" => name = Some(v),
+                    "callback" => cb = Some(v),
+                    "flags" => flags = Some(v),
+                    "description" => desc = Some(v),
+                    _ => return Err(e("unknown argument given to redis.register_function")),
+                }
+            }
+            let Some(name) = name else {
+                return Err(e("redis.register_function must get a function name argument"));
+            };
+            let Some(cb) = cb else {
+                return Err(e("redis.register_function must get a callback argument"));
+            };
+            (name, cb, flags, desc)
+        }
+        [_] => return Err(e("calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).")),
+        [name, cb] => {
+            if !matches!(cb, Value::Function(_)) {
+                return Err(e(
+                    "second argument to redis.register_function must be a function",
+                ));
+            }
+            (name.clone(), cb.clone(), None, None)
+        }
+        _ => return Err(e("wrong number of arguments to redis.register_function")),
+    };
+    let name = match name {
+        Value::String(s) => s.to_string_lossy(),
+        _ => {
+            return Err(e(
+                "function_name argument given to redis.register_function must be a string",
+            ))
+        }
+    };
+    if !valid_name(&name) {
+        return Err(e("Library names can only contain letters, numbers, or underscores(_) and must be at least one character long"));
+    }
+    let Value::Function(callback) = callback else {
+        return Err(e(
+            "callback argument given to redis.register_function must be a function",
+        ));
+    };
+    let mut f = Flags::default();
+    if let Some(flags) = flags {
+        let Value::Table(flags) = flags else {
+            return Err(e("flags argument to redis.register_function must be a table representing function flags"));
+        };
+        for v in flags.sequence_values::<Value>() {
+            let Value::String(s) = v? else {
+                return Err(e("unknown flag given"));
+            };
+            let s = s.to_string_lossy();
+            let Some(i) = FLAG_NAMES.iter().position(|n| *n == s) else {
+                return Err(e("unknown flag given"));
+            };
+            f.bits |= 1 << i;
+        }
+        f.no_writes = f.bits & 1 != 0;
+    }
+    let description = match description {
+        None => None,
+        Some(Value::String(s)) => Some(Bytes::copy_from_slice(&s.as_bytes())),
+        Some(_) => {
+            return Err(e(
+                "description argument given to redis.register_function must be a string",
+            ))
+        }
+    };
+    Ok(Registered {
+        info: FunctionInfo {
+            name,
+            description,
+            flags: f,
+        },
+        callback,
+    })
+}
+
+/// Evaluates a library's code in a throwaway Lua state: its name and functions, or Redis's
+/// load-time error.
+///
+/// # Errors
+/// Metadata, compile and registration errors.
+pub fn evaluate(scripting: &super::Scripting, code: &Bytes) -> Result<Library, CmdError> {
+    let (name, body) = parse_shebang(code)?;
+    let tmp = super::Scripting::default();
+    let _ = scripting;
+    let engine = Engine::new(&tmp).map_err(|e| CmdError::Internal(format!("lua: {e}")))?;
+    let registered = engine.load_library(&body)?;
+    Ok(Library {
+        name,
+        code: code.clone(),
+        functions: registered
+            .into_iter()
+            .map(|r| (r.info.name.clone(), r.info))
+            .collect(),
+    })
+}
+
+impl Engine {
+    fn load_library(&self, body: &[u8]) -> Result<Vec<Registered>, CmdError> {
+        run_library(
+            &self.lua,
+            &self.env,
+            &self.set_loading,
+            &self.handler,
+            &self.xpcall,
+            body,
+        )
+    }
 }
 
 /// Brings the engine's functions up to date with the registry.
 ///
 /// # Errors
-/// A library that no longer loads.
-pub(super) fn sync(_engine: &mut Engine, _s: &super::Scripting) -> Result<(), CmdError> {
+/// A library that no longer loads (it loaded when it was registered).
+pub(super) fn sync(engine: &mut Engine, s: &super::Scripting) -> Result<(), CmdError> {
+    let version = s.functions.version.load(Ordering::SeqCst);
+    if engine.functions_version == version {
+        return Ok(());
+    }
+    let libs: Vec<Bytes> = s
+        .functions
+        .libraries
+        .lock()
+        .values()
+        .map(|l| l.code.clone())
+        .collect();
+    engine.functions.clear();
+    for code in libs {
+        let (_, body) = parse_shebang(&code)?;
+        for r in engine.load_library(&body)? {
+            engine
+                .functions
+                .insert(r.info.name.into_bytes(), (r.callback, r.info.flags));
+        }
+    }
+    engine.functions_version = version;
     Ok(())
+}
+
+/// FUNCTION DUMP's payload: Relis's own format (Redis's is an RDB fragment): a magic and
+/// version, then each library's code as a 4-byte big-endian length and the bytes, then a
+/// 4-byte checksum (FNV-1a) of everything before it.
+pub fn dump(libs: &BTreeMap<String, Library>) -> Vec<u8> {
+    let mut out = b"RELISFN\x01".to_vec();
+    for l in libs.values() {
+        out.extend_from_slice(&(l.code.len() as u32).to_be_bytes());
+        out.extend_from_slice(&l.code);
+    }
+    let sum = fnv(&out);
+    out.extend_from_slice(&sum.to_be_bytes());
+    out
+}
+
+/// The library codes in a [`dump`] payload.
+///
+/// # Errors
+/// `ERR DUMP payload version or checksum are wrong`.
+pub fn undump(p: &[u8]) -> Result<Vec<Bytes>, CmdError> {
+    let bad = || CmdError::err("DUMP payload version or checksum are wrong");
+    if p.len() < 12 || !p.starts_with(b"RELISFN\x01") {
+        return Err(bad());
+    }
+    let (body, sum) = p.split_at(p.len() - 4);
+    if fnv(body).to_be_bytes() != sum {
+        return Err(bad());
+    }
+    let mut rest = &body[8..];
+    let mut out = Vec::new();
+    while !rest.is_empty() {
+        if rest.len() < 4 {
+            return Err(bad());
+        }
+        let n = u32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
+        rest = &rest[4..];
+        if rest.len() < n {
+            return Err(bad());
+        }
+        out.push(Bytes::copy_from_slice(&rest[..n]));
+        rest = &rest[n..];
+    }
+    Ok(out)
+}
+
+fn fnv(b: &[u8]) -> u32 {
+    b.iter().fold(0x811c9dc5u32, |h, &c| {
+        (h ^ u32::from(c)).wrapping_mul(0x01000193)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shebang() {
+        assert_eq!(
+            parse_shebang(b"#!lua name=l1\nx").unwrap(),
+            ("l1".into(), b"\nx".to_vec())
+        );
+        assert_eq!(
+            parse_shebang(b"#!lua  name=l9  \nx").unwrap().0,
+            "l9".to_string()
+        );
+        let e = |c: &[u8]| parse_shebang(c).unwrap_err().message();
+        assert_eq!(e(b"return 1"), "ERR Missing library metadata");
+        assert_eq!(e(b"#!lua\nx"), "ERR Library name was not given");
+        assert_eq!(e(b"#!js name=x\nx"), "ERR Engine 'js' not found");
+        assert_eq!(
+            e(b"#!lua name=a foo=bar\nx"),
+            "ERR Invalid metadata value given: foo=bar"
+        );
+    }
+
+    #[test]
+    fn dump_round_trips() {
+        let mut libs = BTreeMap::new();
+        libs.insert(
+            "a".to_string(),
+            Library {
+                name: "a".into(),
+                code: Bytes::from_static(b"#!lua name=a\n"),
+                functions: BTreeMap::new(),
+            },
+        );
+        let p = dump(&libs);
+        assert_eq!(
+            undump(&p).unwrap(),
+            vec![Bytes::from_static(b"#!lua name=a\n")]
+        );
+        let mut bad = p.clone();
+        bad[9] ^= 1;
+        assert!(undump(&bad).is_err());
+        assert!(undump(b"xx").is_err());
+    }
 }

@@ -61,6 +61,8 @@ pub struct RunState {
     pub threshold_ms: AtomicU64,
     /// When it began.
     pub started: Mutex<Option<Instant>>,
+    /// The running function's name and command line (FUNCTION STATS).
+    pub current: Mutex<Option<(String, Vec<Bytes>)>>,
 }
 
 impl RunState {
@@ -79,6 +81,7 @@ impl RunState {
         self.busy.store(false, Ordering::SeqCst);
         self.kill.store(false, Ordering::Relaxed);
         *self.started.lock() = None;
+        *self.current.lock() = None;
     }
 
     /// Called from the Lua hook: marks the script busy once it is past the threshold, and
@@ -157,6 +160,28 @@ impl Scripting {
         let sha = sha1hex(&body);
         self.scripts.lock().entry(sha.clone()).or_insert(body);
         sha
+    }
+
+    /// Loads the function libraries stored in the database (at start-up). A library that no
+    /// longer loads is left out, with a warning in the log.
+    pub fn load_stored(&self, db: &relis::Db) {
+        let stored = match db.read(|r| r.function_libraries()) {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::error!("cannot read the function libraries: {e}");
+                return;
+            }
+        };
+        let mut libs = std::collections::BTreeMap::new();
+        for (name, code) in stored {
+            match functions::evaluate(self, &code) {
+                Ok(lib) => {
+                    libs.insert(lib.name.clone(), lib);
+                }
+                Err(e) => tracing::warn!("function library {name} does not load: {}", e.message()),
+            }
+        }
+        self.functions.replace_all(libs);
     }
 
     /// SCRIPT FLUSH: forgets every cached script.

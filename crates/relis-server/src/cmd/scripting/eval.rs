@@ -100,6 +100,7 @@ impl Eval {
                 keys,
                 args: argv,
                 readonly,
+                command: Vec::new(),
             })),
         })
     }

@@ -3,6 +3,8 @@
 //! (see `crate::script`).
 
 pub mod eval;
+pub mod fcall;
+pub mod function;
 pub mod script;
 
 use crate::args::Args;
@@ -17,6 +19,9 @@ pub static SPECS: &[Spec] = &[
     eval::SPEC_EVAL_RO,
     eval::SPEC_EVALSHA_RO,
     script::SPEC,
+    fcall::SPEC_FCALL,
+    fcall::SPEC_FCALL_RO,
+    function::SPEC,
 ];
 
 /// `numkeys` then keys then arguments, as EVAL and FCALL take them: (keys, args).

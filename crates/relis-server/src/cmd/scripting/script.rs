@@ -41,6 +41,7 @@ pub const SPEC_EXISTS: Spec = Spec {
     summary: "Check existence of scripts in the script cache.",
     complexity: "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).",
     parse: Script::parse_exists,
+    tips: &["request_policy:all_shards", "response_policy:agg_logical_and"],
     ..SUB
 };
 
@@ -52,6 +53,7 @@ pub const SPEC_LOAD: Spec = Spec {
     summary: "Load the specified Lua script into the script cache.",
     complexity: "O(N) with N being the length in bytes of the script body.",
     parse: Script::parse_load,
+    tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
     ..SUB
 };
 
@@ -63,6 +65,7 @@ pub const SPEC_KILL: Spec = Spec {
     summary: "Kill the script currently in execution.",
     complexity: "O(1)",
     parse: Script::parse_kill,
+    tips: &["request_policy:all_shards", "response_policy:one_succeeded"],
     ..SUB
 };
 
@@ -73,6 +76,7 @@ pub const SPEC_FLUSH: Spec = Spec {
     summary: "Remove all the scripts from the script cache.",
     complexity: "O(N) with N being the number of scripts in cache",
     parse: Script::parse_flush,
+    tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
     ..SUB
 };
 

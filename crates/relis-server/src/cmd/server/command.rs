@@ -355,7 +355,18 @@ fn explicit_key_spec(k: &crate::cmd::KeySpec) -> Frame {
 
 fn key_specs(spec: &Spec) -> Vec<Frame> {
     if !spec.key_specs.is_empty() {
-        return spec.key_specs.iter().map(explicit_key_spec).collect();
+        return spec
+            .key_specs
+            .iter()
+            .map(|k| match explicit_key_spec(k) {
+                // The notes (EVAL's "We cannot tell how the keys will be used ...") come first.
+                Frame::Map(mut m) if !spec.key_notes.is_empty() => {
+                    m.insert(0, (bulk("notes"), bulk(spec.key_notes)));
+                    Frame::Map(m)
+                }
+                f => f,
+            })
+            .collect();
     }
     let (first, last, step) = spec.keys;
     if first <= 0 {

@@ -1,0 +1,87 @@
+//! Function libraries (Redis's FUNCTION LOAD): their code, by library name, in
+//! `relis_functions`, so loaded libraries survive restarts. The server evaluates the code; the
+//! engine only keeps it.
+
+use crate::error::Result;
+use crate::store::{Reader, Writer};
+use bytes::Bytes;
+
+impl Reader<'_> {
+    /// Every stored library as (name, code), by name.
+    ///
+    /// # Errors
+    /// Storage errors.
+    pub fn function_libraries(&self) -> Result<Vec<(String, Bytes)>> {
+        let mut st = self
+            .conn
+            .prepare_cached("SELECT name, code FROM relis_functions ORDER BY name")?;
+        let rows = st.query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, Bytes::from(r.get::<_, Vec<u8>>(1)?)))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+}
+
+impl Writer<'_> {
+    /// Stores (or replaces) library `name`.
+    ///
+    /// # Errors
+    /// Storage errors.
+    pub fn function_put(&mut self, name: &str, code: &[u8]) -> Result<()> {
+        self.conn
+            .prepare_cached("INSERT OR REPLACE INTO relis_functions (name, code) VALUES (?1, ?2)")?
+            .execute((name, code))?;
+        Ok(())
+    }
+
+    /// Deletes library `name`; whether it was stored.
+    ///
+    /// # Errors
+    /// Storage errors.
+    pub fn function_delete(&mut self, name: &str) -> Result<bool> {
+        let n = self
+            .conn
+            .prepare_cached("DELETE FROM relis_functions WHERE name = ?1")?
+            .execute([name])?;
+        Ok(n > 0)
+    }
+
+    /// Deletes every library.
+    ///
+    /// # Errors
+    /// Storage errors.
+    pub fn function_clear(&mut self) -> Result<()> {
+        self.conn
+            .prepare_cached("DELETE FROM relis_functions")?
+            .execute([])?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Db;
+
+    #[test]
+    fn libraries_are_kept() {
+        let db = Db::open_in_memory().unwrap();
+        db.write(|w| {
+            w.function_put("b", b"code b")?;
+            w.function_put("a", b"code a")?;
+            w.function_put("a", b"code a2")
+        })
+        .unwrap();
+        let libs = db.read(|r| r.function_libraries()).unwrap();
+        assert_eq!(
+            libs,
+            vec![
+                ("a".into(), "code a2".into()),
+                ("b".into(), "code b".into())
+            ]
+        );
+        assert!(db.write(|w| w.function_delete("a")).unwrap());
+        assert!(!db.write(|w| w.function_delete("a")).unwrap());
+        db.write(|w| w.function_clear()).unwrap();
+        assert!(db.read(|r| r.function_libraries()).unwrap().is_empty());
+    }
+}
