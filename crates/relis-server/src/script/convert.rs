@@ -22,6 +22,32 @@ use resp::Frame;
 /// # Errors
 /// Lua memory errors.
 pub fn to_lua(lua: &Lua, f: Frame, resp3: bool) -> mlua::Result<Value> {
+    if !resp3 {
+        // Commands build RESP3 shapes and leave the downgrade to the encoder: a RESP2 script
+        // sees what a RESP2 client would.
+        match f {
+            Frame::Map(pairs) => {
+                let t = lua.create_table_with_capacity(pairs.len() * 2, 0)?;
+                for (i, (k, v)) in pairs.into_iter().enumerate() {
+                    t.raw_set(2 * i + 1, to_lua(lua, k, false)?)?;
+                    t.raw_set(2 * i + 2, to_lua(lua, v, false)?)?;
+                }
+                return Ok(Value::Table(t));
+            }
+            Frame::Set(v) => return to_lua(lua, Frame::Array(v), false),
+            Frame::Double(d) => {
+                return Ok(Value::String(lua.create_string(resp::format_double(d))?))
+            }
+            Frame::Boolean(b) => return Ok(Value::Number(if b { 1.0 } else { 0.0 })),
+            Frame::BigNumber(s) => return Ok(Value::String(lua.create_string(&s)?)),
+            Frame::Verbatim { data, .. } => return Ok(Value::String(lua.create_string(&data)?)),
+            other => return to_lua3(lua, other, false),
+        }
+    }
+    to_lua3(lua, f, resp3)
+}
+
+fn to_lua3(lua: &Lua, f: Frame, resp3: bool) -> mlua::Result<Value> {
     Ok(match f {
         Frame::Simple(s) => {
             let t = lua.create_table()?;
