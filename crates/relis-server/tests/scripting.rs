@@ -192,6 +192,29 @@ async fn errors_as_redis_words_them() {
         raw(&mut c, &["EVAL_RO", ro, "0"]).await,
         format!("-ERR Write commands are not allowed from read-only scripts. script: {}, on @user_script:1.\r\n", sha1(ro))
     );
+    // The shebang of EVAL scripts.
+    for (script, want) in [
+        ("#!lua\nreturn 1", ":1\r\n"),
+        ("#!lua name=x\nreturn 1", "-ERR Unknown lua shebang option: name=x\r\n"),
+        ("#!js\nreturn 1", "-ERR Unexpected engine in script shebang: #!js\r\n"),
+        ("#!lua flags=bogus\nreturn 1", "-ERR Unexpected flag in script shebang: bogus\r\n"),
+        ("#!lua\nreturn +", "-ERR Error compiling script (new function): user_script:2: unexpected symbol near '+'\r\n"),
+    ] {
+        assert_eq!(raw(&mut c, &["EVAL", script, "0"]).await, want, "{script}");
+    }
+    let nw = "#!lua flags=no-writes,allow-oom\nreturn redis.call('set','x','1')";
+    assert_eq!(
+        raw(&mut c, &["EVAL", nw, "0"]).await,
+        format!("-ERR Write commands are not allowed from read-only scripts. script: {}, on @user_script:2.\r\n", sha1(nw))
+    );
+    assert_eq!(
+        raw(&mut c, &["EVAL_RO", "#!lua\nreturn 2", "0"]).await,
+        "-ERR Can not execute a script with write flag using *_ro command.\r\n"
+    );
+    assert_eq!(
+        raw(&mut c, &["EVAL_RO", "#!lua flags=no-writes\nreturn 2", "0"]).await,
+        ":2\r\n"
+    );
     assert_eq!(
         raw(&mut c, &["EVAL", "return 1", "-1"]).await,
         "-ERR Number of keys can't be negative\r\n"

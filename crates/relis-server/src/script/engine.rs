@@ -64,8 +64,8 @@ pub(super) struct Engine {
     /// `bind(f, k, a)`: a closure calling `f(k, a)` (Lua 5.1's xpcall passes no arguments).
     bind: Function,
     pub xpcall: Function,
-    /// Compiled EVAL scripts by SHA1.
-    scripts: HashMap<String, Function>,
+    /// Compiled EVAL scripts by SHA1, with their shebang's `no-writes` (None: no shebang).
+    scripts: HashMap<String, (Function, Option<bool>)>,
     /// Which [`super::Scripting::generation`] this state belongs to.
     generation: u64,
     /// Which server (the address of its scripting state) this state belongs to.
@@ -242,9 +242,11 @@ impl Engine {
     ///
     /// # Errors
     /// `ERR Error compiling script (new function): ...`.
-    pub fn compile(&self, body: &[u8]) -> Result<Function, CmdError> {
-        self.lua
-            .load(body)
+    pub fn compile(&self, body: &[u8]) -> Result<(Function, Option<bool>), CmdError> {
+        let (shebang, src) = eval_shebang(body)?;
+        let f = self
+            .lua
+            .load(&*src)
             .set_name("@user_script")
             .set_environment(self.env.clone())
             .into_function()
@@ -253,8 +255,46 @@ impl Engine {
                     "ERR Error compiling script (new function): {}",
                     lua_message(&e)
                 )))
-            })
+            })?;
+        Ok((f, shebang))
     }
+}
+
+/// An EVAL script's `#!lua [flags=f1,f2]` line, as Redis 7.0 reads it: the `no-writes` flag
+/// (None without a shebang) and the code with the line blanked (line numbers stay the text's).
+///
+/// # Errors
+/// Redis's texts for another engine, an unknown option or an unknown flag.
+fn eval_shebang(body: &[u8]) -> Result<(Option<bool>, std::borrow::Cow<'_, [u8]>), CmdError> {
+    if !body.starts_with(b"#!") {
+        return Ok((None, std::borrow::Cow::Borrowed(body)));
+    }
+    let end = body.iter().position(|&c| c == b'\n').unwrap_or(body.len());
+    let line = String::from_utf8_lossy(&body[..end]).into_owned();
+    let mut parts = line[2..].split(' ').filter(|p| !p.is_empty());
+    if parts.next() != Some("lua") {
+        return Err(CmdError::err(format!(
+            "Unexpected engine in script shebang: {line}"
+        )));
+    }
+    let mut no_writes = false;
+    for p in parts {
+        let Some(flags) = p.strip_prefix("flags=") else {
+            return Err(CmdError::err(format!("Unknown lua shebang option: {p}")));
+        };
+        for f in flags.split(',').filter(|f| !f.is_empty()) {
+            if !super::functions::FLAG_NAMES.contains(&f) {
+                return Err(CmdError::err(format!(
+                    "Unexpected flag in script shebang: {f}"
+                )));
+            }
+            no_writes |= f == "no-writes";
+        }
+    }
+    Ok((
+        Some(no_writes),
+        std::borrow::Cow::Owned(body[end..].to_vec()),
+    ))
 }
 
 /// The message of a Lua error, without mlua's decorations.
@@ -464,21 +504,22 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
         let (func, name, function, flags_ro) = match &call.target {
             Target::Body(body) => {
                 let sha = super::sha1hex(body);
-                let f = match engine.scripts.get(&sha) {
-                    Some(f) => f.clone(),
+                let (f, shebang) = match engine.scripts.get(&sha) {
+                    Some(c) => c.clone(),
                     None => {
-                        let f = engine.compile(body)?;
+                        let c = engine.compile(body)?;
                         scripting.remember(body.clone());
-                        engine.scripts.insert(sha.clone(), f.clone());
-                        f
+                        engine.scripts.insert(sha.clone(), c.clone());
+                        c
                     }
                 };
-                (f, sha, false, false)
+                check_ro(call.readonly, shebang)?;
+                (f, sha, false, shebang == Some(true))
             }
             Target::Sha(sha) => {
                 let sha = String::from_utf8_lossy(sha).to_ascii_lowercase();
-                let f = match engine.scripts.get(&sha) {
-                    Some(f) => f.clone(),
+                let (f, shebang) = match engine.scripts.get(&sha) {
+                    Some(c) => c.clone(),
                     None => {
                         let body: Option<Bytes> = scripting.scripts.lock().get(&sha).cloned();
                         let Some(body) = body else {
@@ -486,12 +527,13 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
                                 "NOSCRIPT No matching script. Please use EVAL.",
                             ));
                         };
-                        let f = engine.compile(&body)?;
-                        engine.scripts.insert(sha.clone(), f.clone());
-                        f
+                        let c = engine.compile(&body)?;
+                        engine.scripts.insert(sha.clone(), c.clone());
+                        c
                     }
                 };
-                (f, sha, false, false)
+                check_ro(call.readonly, shebang)?;
+                (f, sha, false, shebang == Some(true))
             }
             Target::Function(name) => {
                 super::functions::sync(engine, scripting)?;
@@ -628,6 +670,16 @@ pub fn load(cx: &Cx, body: Bytes) -> Result<String, CmdError> {
         }
         Ok(scripting.remember(body))
     })
+}
+
+/// EVAL_RO of a script whose shebang does not say `no-writes`.
+fn check_ro(readonly: bool, shebang: Option<bool>) -> Result<(), CmdError> {
+    if readonly && shebang == Some(false) {
+        return Err(CmdError::err(
+            "Can not execute a script with write flag using *_ro command.",
+        ));
+    }
+    Ok(())
 }
 
 fn internal(e: mlua::Error) -> CmdError {
