@@ -454,8 +454,9 @@ impl Config {
         if let Some(slot) = self.passive.iter_mut().find(|(n, _)| *n == lname) {
             slot.1 = match lname.as_str() {
                 // Pub/sub reads these two (crate::pubsub::PubSub::configure).
+                // Kept letter by letter (`A` hides `n` when shown, see `pairs`).
                 "notify-keyspace-events" => crate::pubsub::parse_notify_flags(value)
-                    .map(crate::pubsub::notify_flags_string)
+                    .map(crate::pubsub::notify_flags_letters)
                     .ok_or("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")?,
                 "client-output-buffer-limit" => crate::pubsub::parse_buffer_limits(value, &slot.1)?,
                 _ => check_passive(&lname, value)?,
@@ -485,7 +486,16 @@ impl Config {
             .iter()
             .map(|p| (p.name.to_string(), (p.get)(self)))
             .collect();
-        out.extend(self.passive.iter().map(|(n, v)| (n.to_string(), v.clone())));
+        out.extend(self.passive.iter().map(|(n, v)| {
+            let v = match *n {
+                // Shown as Redis shows it.
+                "notify-keyspace-events" => crate::pubsub::parse_notify_flags(v)
+                    .map(crate::pubsub::notify_flags_string)
+                    .unwrap_or_default(),
+                _ => v.clone(),
+            };
+            (n.to_string(), v)
+        }));
         out
     }
 

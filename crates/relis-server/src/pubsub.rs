@@ -99,6 +99,33 @@ pub fn notify_flags_string(flags: u32) -> String {
     s
 }
 
+/// Every flag as its own letter, `A` never used: a lossless form of the flags (the form
+/// CONFIG GET shows, [`notify_flags_string`], drops `n` next to `A`, as Redis's does).
+pub fn notify_flags_letters(flags: u32) -> String {
+    let mut s = String::new();
+    for (bit, c) in [
+        (class::GENERIC, 'g'),
+        (class::STRING, '$'),
+        (class::LIST, 'l'),
+        (class::SET, 's'),
+        (class::HASH, 'h'),
+        (class::ZSET, 'z'),
+        (class::EXPIRED, 'x'),
+        (class::EVICTED, 'e'),
+        (class::STREAM, 't'),
+        (class::MODULE, 'd'),
+        (class::NEW, 'n'),
+        (KEYSPACE, 'K'),
+        (KEYEVENT, 'E'),
+        (class::KEY_MISS, 'm'),
+    ] {
+        if flags & bit != 0 {
+            s.push(c);
+        }
+    }
+    s
+}
+
 /// One class's `client-output-buffer-limit`: bytes, bytes, seconds (0 = no limit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BufferLimit {
@@ -390,9 +417,12 @@ impl Default for PubSub {
 impl PubSub {
     /// Applies `notify-keyspace-events` and `client-output-buffer-limit` from the config.
     pub fn configure(&self, config: &crate::config::Config) {
+        // The stored letters, not CONFIG GET's rendering (which can hide `n`).
         let flags = config
-            .get("notify-keyspace-events")
-            .and_then(|v| parse_notify_flags(&v))
+            .passive
+            .iter()
+            .find(|(n, _)| *n == "notify-keyspace-events")
+            .and_then(|(_, v)| parse_notify_flags(v))
             .unwrap_or(0);
         self.notify_flags.store(flags, Ordering::Relaxed);
         let l = pubsub_limit(&config.get("client-output-buffer-limit").unwrap_or_default());
@@ -558,6 +588,19 @@ impl relis::events::EventSink for PubSub {
             }
         }
     }
+}
+
+/// Records `del` for `key` when the command that just ran emptied it: a collection that loses
+/// its last element is deleted, which Redis reports after the command's own event. Looks only
+/// when someone listens for generic events.
+///
+/// # Errors
+/// Storage errors.
+pub fn notify_if_emptied(w: &mut relis::Writer<'_>, db: u32, key: &[u8]) -> relis::Result<()> {
+    if w.wants_events(class::GENERIC) && w.meta(db, key)?.is_none() {
+        w.notify(class::GENERIC, "del", db, key);
+    }
+    Ok(())
 }
 
 /// A connection's own subscriptions, in the order they were made.

@@ -317,6 +317,7 @@ impl Db {
                             poisoned: None,
                             events: Vec::new(),
                             sink,
+                            mute_new: false,
                         };
                         let limits = (max_batch, wal_limit);
                         writer_loop(conn, wrx, clock, databases, limits, st, stats)

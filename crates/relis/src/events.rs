@@ -64,3 +64,66 @@ pub trait EventSink: Send + Sync {
 
 /// Where the writer finds the sink: set once, after the engine is open.
 pub(crate) type SinkSlot = Arc<std::sync::OnceLock<Arc<dyn EventSink>>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Db, Error};
+    use parking_lot::Mutex;
+
+    /// One published batch: (event, key) pairs.
+    type Batch = Vec<(&'static str, Vec<u8>)>;
+
+    /// Keeps every published batch.
+    #[derive(Default)]
+    struct Keep(Mutex<Vec<Batch>>);
+
+    impl EventSink for Keep {
+        fn wants(&self, _class: u32) -> bool {
+            true
+        }
+        fn publish(&self, events: Vec<KeyEvent>) {
+            self.0
+                .lock()
+                .push(events.into_iter().map(|e| (e.event, e.key)).collect());
+        }
+    }
+
+    #[test]
+    fn only_committed_work_is_published() {
+        let db = Db::open_in_memory().unwrap();
+        let sink = Arc::new(Keep::default());
+        db.set_event_sink(sink.clone());
+        db.write(|w| {
+            w.notify(class::STRING, "set", 0, b"a");
+            w.set(0, b"a", b"1", Default::default())?;
+            Ok(())
+        })
+        .unwrap();
+        // A failing unit of work: what it recorded goes with its rollback.
+        let r: crate::Result<()> = db.write(|w| {
+            w.set(0, b"b", b"1", Default::default())?;
+            w.notify(class::STRING, "set", 0, b"b");
+            Err(Error::WrongType)
+        });
+        assert!(r.is_err());
+        // A savepoint inside a unit of work that succeeds.
+        db.write(|w| {
+            let _ = w.atomic(|w| -> crate::Result<()> {
+                w.notify(class::GENERIC, "del", 0, b"x");
+                Err(Error::WrongType)
+            });
+            w.notify(class::GENERIC, "kept", 0, b"y");
+            Ok(())
+        })
+        .unwrap();
+        let got = sink.0.lock().clone();
+        assert_eq!(
+            got,
+            vec![
+                vec![("set", b"a".to_vec()), ("new", b"a".to_vec())],
+                vec![("kept", b"y".to_vec())],
+            ]
+        );
+    }
+}

@@ -950,9 +950,13 @@ impl Writer<'_> {
         let id = self.next_version();
         // The result goes under a fresh id first, so `dst` may be one of the sources.
         let n = self.store_result(op, &rows, id)?;
-        if let Some(old) = self.meta_for_write(db, dst)? {
-            self.delete_key(db, dst, &old)?;
-        }
+        let existed = match self.meta_for_write(db, dst)? {
+            Some(old) => {
+                self.delete_key(db, dst, &old)?;
+                true
+            }
+            None => false,
+        };
         if n == 0 {
             return Ok(0);
         }
@@ -960,7 +964,7 @@ impl Writer<'_> {
         if op == Op::Diff && !hashtable {
             hashtable = self.diff_went_through_hashtable(&rows)?;
         }
-        self.insert_set_row(db, dst, id, n, hashtable)?;
+        self.replacing(existed, |w| w.insert_set_row(db, dst, id, n, hashtable))?;
         Ok(n)
     }
 

@@ -643,11 +643,17 @@ impl Writer<'_> {
             .into_iter()
             .map(Option::unwrap_or_default)
             .collect();
-        if let Some(m) = self.meta_for_write(db, dst)? {
-            self.delete_key(db, dst, &m)?;
-        }
+        let existed = match self.meta_for_write(db, dst)? {
+            Some(m) => {
+                self.delete_key(db, dst, &m)?;
+                true
+            }
+            None => false,
+        };
         if !values.is_empty() {
-            self.push(db, dst, &values, crate::list::End::Right, false)?;
+            self.replacing(existed, |w| {
+                w.push(db, dst, &values, crate::list::End::Right, false)
+            })?;
         }
         Ok(Sorted::Values(values.into_iter().map(Some).collect()))
     }

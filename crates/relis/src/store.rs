@@ -198,6 +198,9 @@ pub(crate) struct WriterState {
     pub events: Vec<crate::events::KeyEvent>,
     /// Where committed events go, once a sink is installed.
     pub sink: crate::events::SinkSlot,
+    /// Set while a key that existed is rebuilt under the same name (a STORE destination):
+    /// Redis overwrites such a value in place, so it is not `new`.
+    pub mute_new: bool,
 }
 
 /// A read-write view of the keyspace: only the writer thread makes one, inside its group
@@ -289,9 +292,48 @@ impl<'c> Writer<'c> {
         }
     }
 
+    /// How many events the current group transaction has recorded so far: a place to record
+    /// an event at later with [`Writer::notify_at`].
+    pub fn events_mark(&self) -> usize {
+        self.st.events.len()
+    }
+
+    /// Like [`Writer::notify`], but records the event at `mark` (from [`Writer::events_mark`]),
+    /// ahead of the events recorded since: for a command whose engine call records events
+    /// (`new`) that Redis emits after this one.
+    pub fn notify_at(&mut self, mark: usize, class: u32, event: &'static str, db: u32, key: &[u8]) {
+        if self.wants_events(class) {
+            let at = mark.min(self.st.events.len());
+            self.st.events.insert(
+                at,
+                crate::events::KeyEvent {
+                    class,
+                    event,
+                    db,
+                    key: key.to_vec(),
+                },
+            );
+        }
+    }
+
     /// Records that `key` was just created (Redis's `new` event).
     pub(crate) fn note_new(&mut self, db: u32, key: &[u8]) {
-        self.notify(crate::events::class::NEW, "new", db, key);
+        if !self.st.mute_new {
+            self.notify(crate::events::class::NEW, "new", db, key);
+        }
+    }
+
+    /// Runs `f`, which recreates a key that existed before (`existed`) under the same name,
+    /// without a `new` event for it: Redis replaces a STORE destination's value in place.
+    pub(crate) fn replacing<T>(
+        &mut self,
+        existed: bool,
+        f: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        let before = std::mem::replace(&mut self.st.mute_new, existed);
+        let r = f(self);
+        self.st.mute_new = before;
+        r
     }
 
     pub(crate) fn exec_cached(&self, sql: &str) -> Result<()> {

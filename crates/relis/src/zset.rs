@@ -2263,9 +2263,13 @@ impl<'c> Writer<'c> {
     /// empty); returns the new size. The encoding follows the content, as Redis's
     /// `zsetConvertToListpackIfNeeded` decides for stored results.
     fn z_store(&mut self, db: u32, dst: &[u8], items: &[Scored]) -> Result<i64> {
-        if let Some(m) = self.meta_for_write(db, dst)? {
-            self.delete_key(db, dst, &m)?;
-        }
+        let existed = match self.meta_for_write(db, dst)? {
+            Some(m) => {
+                self.delete_key(db, dst, &m)?;
+                true
+            }
+            None => false,
+        };
         if items.is_empty() {
             return Ok(0);
         }
@@ -2282,7 +2286,7 @@ impl<'c> Writer<'c> {
         z.changed = true;
         z.skiplist =
             z.count > LISTPACK_ENTRIES || items.iter().any(|(m, _)| m.len() > LISTPACK_VALUE);
-        self.zfinish(&z)?;
+        self.replacing(existed, |w| w.zfinish(&z))?;
         Ok(z.count)
     }
 

@@ -46,6 +46,11 @@ impl WriteCmd for HDel {
     }
 
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        Ok(Frame::Integer(w.hdel(cx.db, &self.key, &self.fields)?))
+        let n = w.hdel(cx.db, &self.key, &self.fields)?;
+        if n > 0 {
+            w.notify(relis::events::class::HASH, "hdel", cx.db, &self.key);
+            crate::pubsub::notify_if_emptied(w, cx.db, &self.key)?;
+        }
+        Ok(Frame::Integer(n))
     }
 }

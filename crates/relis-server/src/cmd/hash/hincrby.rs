@@ -56,7 +56,10 @@ impl WriteCmd for HIncrBy {
 
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         match w.hincrby(cx.db, &self.key, &self.field, self.delta) {
-            Ok(n) => Ok(Frame::Integer(n)),
+            Ok(n) => {
+                w.notify(relis::events::class::HASH, "hincrby", cx.db, &self.key);
+                Ok(Frame::Integer(n))
+            }
             // The increment was parsed already: this is the stored value.
             Err(relis::Error::NotInteger) => Err(CmdError::err("hash value is not an integer")),
             Err(e) => Err(e.into()),

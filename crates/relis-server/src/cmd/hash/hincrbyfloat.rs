@@ -66,7 +66,10 @@ impl WriteCmd for HIncrByFloat {
 
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         match w.hincrbyfloat(cx.db, &self.key, &self.field, &self.incr) {
-            Ok(v) => Ok(Frame::Bulk(v)),
+            Ok(v) => {
+                w.notify(relis::events::class::HASH, "hincrbyfloat", cx.db, &self.key);
+                Ok(Frame::Bulk(v))
+            }
             // The increment was checked already: this is the stored value.
             Err(relis::Error::NotFloat) => Err(CmdError::err("hash value is not a float")),
             Err(e) => Err(e.into()),

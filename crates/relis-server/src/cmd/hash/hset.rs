@@ -89,6 +89,7 @@ impl WriteCmd for HSet {
 
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let added = w.hset(cx.db, &self.key, &self.pairs)?;
+        w.notify(relis::events::class::HASH, "hset", cx.db, &self.key);
         Ok(if self.ok_reply {
             Frame::simple("OK")
         } else {

@@ -47,6 +47,9 @@ impl WriteCmd for HSetNx {
 
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let set = w.hsetnx(cx.db, &self.key, &self.field, &self.value)?;
+        if set {
+            w.notify(relis::events::class::HASH, "hset", cx.db, &self.key);
+        }
         Ok(Frame::Integer(i64::from(set)))
     }
 }

@@ -97,6 +97,9 @@ impl WriteCmd for Copy {
             cx.hit(w.meta(cx.db, &self.src)?.is_some());
         }
         let copied = w.copy(cx.db, &self.src, dst_db, &self.dst, self.replace)?;
+        if copied {
+            w.notify(relis::events::class::GENERIC, "copy_to", dst_db, &self.dst);
+        }
         Ok(Frame::Integer(copied as i64))
     }
 }

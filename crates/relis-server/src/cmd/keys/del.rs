@@ -61,6 +61,14 @@ impl WriteCmd for Del {
     }
 
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        Ok(Frame::Integer(w.del(cx.db, &self.keys)?))
+        // Key by key: each deleted key has its own `del` event.
+        let mut n = 0;
+        for k in &self.keys {
+            if w.del(cx.db, std::slice::from_ref(k))? > 0 {
+                w.notify(relis::events::class::GENERIC, "del", cx.db, k);
+                n += 1;
+            }
+        }
+        Ok(Frame::Integer(n))
     }
 }

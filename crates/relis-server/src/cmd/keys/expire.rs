@@ -192,10 +192,15 @@ impl Expire {
 
 impl WriteCmd for Expire {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let when = self.when(w.now_ms())?;
-        Ok(Frame::Integer(
-            w.expire_at(cx.db, &self.key, when, self.cond)? as i64,
-        ))
+        let now = w.now_ms();
+        let when = self.when(now)?;
+        let set = w.expire_at(cx.db, &self.key, when, self.cond)?;
+        if set {
+            // A time already past deletes the key: Redis calls that a `del`.
+            let event = if when <= now { "del" } else { "expire" };
+            w.notify(relis::events::class::GENERIC, event, cx.db, &self.key);
+        }
+        Ok(Frame::Integer(set as i64))
     }
 }
 

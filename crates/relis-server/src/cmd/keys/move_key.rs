@@ -44,6 +44,11 @@ impl Move {
 impl WriteCmd for Move {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let dst = db_index(self.db, w.databases())?;
-        Ok(Frame::Integer(w.move_key(cx.db, &self.key, dst)? as i64))
+        let moved = w.move_key(cx.db, &self.key, dst)?;
+        if moved {
+            w.notify(relis::events::class::GENERIC, "move_from", cx.db, &self.key);
+            w.notify(relis::events::class::GENERIC, "move_to", dst, &self.key);
+        }
+        Ok(Frame::Integer(moved as i64))
     }
 }

@@ -38,6 +38,10 @@ impl Persist {
 
 impl WriteCmd for Persist {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        Ok(Frame::Integer(w.persist(cx.db, &self.key)? as i64))
+        let done = w.persist(cx.db, &self.key)?;
+        if done {
+            w.notify(relis::events::class::GENERIC, "persist", cx.db, &self.key);
+        }
+        Ok(Frame::Integer(done as i64))
     }
 }

@@ -72,6 +72,15 @@ impl Rename {
 impl WriteCmd for Rename {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let renamed = w.rename(cx.db, &self.src, &self.dst, self.nx)?;
+        if renamed && self.src != self.dst {
+            w.notify(
+                relis::events::class::GENERIC,
+                "rename_from",
+                cx.db,
+                &self.src,
+            );
+            w.notify(relis::events::class::GENERIC, "rename_to", cx.db, &self.dst);
+        }
         Ok(if self.nx {
             Frame::Integer(renamed as i64)
         } else {

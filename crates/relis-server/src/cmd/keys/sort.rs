@@ -158,9 +158,18 @@ impl ReadCmd for Sort {
 impl WriteCmd for Sort {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let dst = self.store.as_deref().unwrap_or_default();
+        let existed =
+            w.wants_events(relis::events::class::GENERIC) && w.meta(cx.db, dst)?.is_some();
         let sorted = w.sort_store(cx.db, &self.key, &self.opts, dst, &mut |found| {
             cx.hit(found)
         })?;
+        if let Sorted::Values(v) = &sorted {
+            if !v.is_empty() {
+                w.notify(relis::events::class::LIST, "sortstore", cx.db, dst);
+            } else if existed {
+                w.notify(relis::events::class::GENERIC, "del", cx.db, dst);
+            }
+        }
         reply(sorted, true)
     }
 }

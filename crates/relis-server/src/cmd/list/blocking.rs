@@ -153,6 +153,9 @@ impl ConnCmd for BPop {
             let serve: TryServe = Box::new(move |w, cx: &Cx| {
                 let skip = !first.take();
                 let popped = w.lmpop_with(cx.db, &keys, end, 1, skip)?;
+                if let Some((key, _)) = &popped {
+                    super::notify_pop(w, cx.db, key, end)?;
+                }
                 Ok(BPop::reply(popped).map(|reply| Served {
                     reply,
                     touched: Vec::new(),
@@ -173,6 +176,9 @@ struct BPopNow(BPop);
 impl WriteCmd for BPopNow {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let popped = w.lmpop(cx.db, &self.0.keys, self.0.end, 1)?;
+        if let Some((key, _)) = &popped {
+            super::notify_pop(w, cx.db, key, self.0.end)?;
+        }
         Ok(BPop::reply(popped).unwrap_or(Frame::NullArray))
     }
 }
@@ -224,6 +230,9 @@ impl ConnCmd for BMove {
                 // A destination of another type fails the command, blocked or not (Redis 7.0
                 // answers the blocked client WRONGTYPE and leaves the source alone).
                 let moved = w.lmove(cx.db, &mv.src, &mv.dst, mv.from, mv.to)?;
+                if moved.is_some() {
+                    super::notify_move(w, cx.db, (&mv.src, mv.from), (&mv.dst, mv.to))?;
+                }
                 Ok(moved.map(|v| Served {
                     reply: Frame::Bulk(v),
                     touched: vec![mv.dst.clone()],
@@ -264,11 +273,14 @@ impl ConnCmd for BMPop {
             let first = FirstTry::new();
             let serve: TryServe = Box::new(move |w, cx: &Cx| {
                 let skip = !first.take();
-                Ok(w.lmpop_with(cx.db, &pop.keys, pop.end, pop.count, skip)?
-                    .map(|p| Served {
-                        reply: LMPop::reply(Some(p)),
-                        touched: Vec::new(),
-                    }))
+                let popped = w.lmpop_with(cx.db, &pop.keys, pop.end, pop.count, skip)?;
+                if let Some((key, _)) = &popped {
+                    super::notify_pop(w, cx.db, key, pop.end)?;
+                }
+                Ok(popped.map(|p| Served {
+                    reply: LMPop::reply(Some(p)),
+                    touched: Vec::new(),
+                }))
             });
             c.block_on(watched, timeout, serve, Frame::NullArray).await
         })

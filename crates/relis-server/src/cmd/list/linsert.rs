@@ -64,6 +64,9 @@ impl LInsert {
 impl WriteCmd for LInsert {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let n = w.linsert(cx.db, &self.key, self.side, &self.pivot, &self.value)?;
+        if n > 0 {
+            w.notify(relis::events::class::LIST, "linsert", cx.db, &self.key);
+        }
         Ok(Frame::Integer(n))
     }
 

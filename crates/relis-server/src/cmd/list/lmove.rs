@@ -82,6 +82,9 @@ impl LMove {
 impl WriteCmd for LMove {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let v = w.lmove(cx.db, &self.src, &self.dst, self.from, self.to)?;
+        if v.is_some() {
+            super::notify_move(w, cx.db, (&self.src, self.from), (&self.dst, self.to))?;
+        }
         Ok(v.map_or(Frame::Null, Frame::Bulk))
     }
 

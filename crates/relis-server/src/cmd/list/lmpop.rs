@@ -102,9 +102,11 @@ impl LMPop {
 
 impl WriteCmd for LMPop {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        Ok(LMPop::reply(
-            w.lmpop(cx.db, &self.keys, self.end, self.count)?,
-        ))
+        let popped = w.lmpop(cx.db, &self.keys, self.end, self.count)?;
+        if let Some((key, _)) = &popped {
+            super::notify_pop(w, cx.db, key, self.end)?;
+        }
+        Ok(LMPop::reply(popped))
     }
 
     // Every error of this command comes before its first write (see WriteCmd::needs_savepoint;

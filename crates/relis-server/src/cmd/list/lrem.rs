@@ -48,6 +48,10 @@ impl LRem {
 impl WriteCmd for LRem {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let n = w.lrem(cx.db, &self.key, self.count, &self.value)?;
+        if n > 0 {
+            w.notify(relis::events::class::LIST, "lrem", cx.db, &self.key);
+            crate::pubsub::notify_if_emptied(w, cx.db, &self.key)?;
+        }
         Ok(Frame::Integer(n))
     }
 

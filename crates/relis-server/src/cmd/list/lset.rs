@@ -56,6 +56,7 @@ impl WriteCmd for LSet {
             }
         };
         if w.lset(cx.db, &self.key, index, &self.value)? {
+            w.notify(relis::events::class::LIST, "lset", cx.db, &self.key);
             Ok(Frame::ok())
         } else {
             Err(CmdError::err("index out of range"))

@@ -45,7 +45,14 @@ impl LTrim {
 
 impl WriteCmd for LTrim {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        // Redis reports a trim of an existing list even when it removes nothing.
+        let existed =
+            w.wants_events(relis::events::class::LIST) && w.meta(cx.db, &self.key)?.is_some();
         w.ltrim(cx.db, &self.key, self.start, self.stop)?;
+        if existed {
+            w.notify(relis::events::class::LIST, "ltrim", cx.db, &self.key);
+            crate::pubsub::notify_if_emptied(w, cx.db, &self.key)?;
+        }
         Ok(Frame::ok())
     }
 

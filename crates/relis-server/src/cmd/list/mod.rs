@@ -100,6 +100,32 @@ fn counted<T>(cx: &Cx, r: Result<Option<T>, relis::Error>) -> Result<Option<T>, 
 }
 
 /// Elements as an array of bulks.
+/// Records a pop's keyspace events: `lpop` / `rpop` on `key`, then `del` if it emptied the list.
+fn notify_pop(w: &mut relis::Writer<'_>, db: u32, key: &[u8], end: End) -> relis::Result<()> {
+    let event = match end {
+        End::Left => "lpop",
+        End::Right => "rpop",
+    };
+    w.notify(relis::events::class::LIST, event, db, key);
+    crate::pubsub::notify_if_emptied(w, db, key)
+}
+
+/// Records a move's keyspace events as Redis orders them: the push on `dst`, then the pop on
+/// `src` (and `del` if it emptied `src`).
+fn notify_move(
+    w: &mut relis::Writer<'_>,
+    db: u32,
+    (src, from): (&[u8], End),
+    (dst, to): (&[u8], End),
+) -> relis::Result<()> {
+    let push = match to {
+        End::Left => "lpush",
+        End::Right => "rpush",
+    };
+    w.notify(relis::events::class::LIST, push, db, dst);
+    notify_pop(w, db, src, from)
+}
+
 fn bulks(items: Vec<Bytes>) -> Frame {
     Frame::Array(items.into_iter().map(Frame::Bulk).collect())
 }

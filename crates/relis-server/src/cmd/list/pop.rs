@@ -62,6 +62,9 @@ impl Pop {
 impl WriteCmd for Pop {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let popped = w.pop(cx.db, &self.key, self.end, self.count.unwrap_or(1))?;
+        if popped.as_ref().is_some_and(|v| !v.is_empty()) {
+            super::notify_pop(w, cx.db, &self.key, self.end)?;
+        }
         Ok(match (popped, self.count) {
             (None, None) => Frame::Null,
             (None, Some(_)) => Frame::NullArray,

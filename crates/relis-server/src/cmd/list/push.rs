@@ -84,6 +84,14 @@ impl Push {
 impl WriteCmd for Push {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let n = w.push(cx.db, &self.key, &self.values, self.end, self.only_existing)?;
+        // LPUSHX / RPUSHX on a missing key push nothing, and say nothing.
+        if n > 0 {
+            let event = match self.end {
+                End::Left => "lpush",
+                End::Right => "rpush",
+            };
+            w.notify(relis::events::class::LIST, event, cx.db, &self.key);
+        }
         Ok(Frame::Integer(n))
     }
 

@@ -175,12 +175,20 @@ impl ReadCmd for SetOp {
 impl WriteCmd for SetOp {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let dst = self.dst.as_deref().unwrap_or_default();
+        let existed =
+            w.wants_events(relis::events::class::GENERIC) && w.meta(cx.db, dst)?.is_some();
         let seen = &mut |found| cx.hit(found);
-        let n = match self.op {
-            Op::Inter => w.sinterstore(cx.db, dst, &self.keys, seen),
-            Op::Union => w.sunionstore(cx.db, dst, &self.keys, seen),
-            Op::Diff => w.sdiffstore(cx.db, dst, &self.keys, seen),
-        }?;
+        let (n, event) = match self.op {
+            Op::Inter => (w.sinterstore(cx.db, dst, &self.keys, seen)?, "sinterstore"),
+            Op::Union => (w.sunionstore(cx.db, dst, &self.keys, seen)?, "sunionstore"),
+            Op::Diff => (w.sdiffstore(cx.db, dst, &self.keys, seen)?, "sdiffstore"),
+        };
+        if n > 0 {
+            w.notify(relis::events::class::SET, event, cx.db, dst);
+        } else if existed {
+            // An empty result deletes the destination.
+            w.notify(relis::events::class::GENERIC, "del", cx.db, dst);
+        }
         Ok(Frame::Integer(n))
     }
 

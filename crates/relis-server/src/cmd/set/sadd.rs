@@ -41,7 +41,11 @@ impl SAdd {
 
 impl WriteCmd for SAdd {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        Ok(Frame::Integer(w.sadd(cx.db, &self.key, &self.members)?))
+        let n = w.sadd(cx.db, &self.key, &self.members)?;
+        if n > 0 {
+            w.notify(relis::events::class::SET, "sadd", cx.db, &self.key);
+        }
+        Ok(Frame::Integer(n))
     }
 
     // The type check comes before the first write.

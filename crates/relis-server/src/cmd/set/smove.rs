@@ -46,7 +46,35 @@ impl SMove {
 
 impl WriteCmd for SMove {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        let wanted = w.wants_events(relis::events::class::SET);
+        // Whether the destination had the member already (then Redis does not report `sadd`);
+        // a lookup error is left for SMOVE itself to report, in its own order.
+        let had = wanted
+            && self.src != self.dst
+            && w.sismember(cx.db, &self.dst, &self.member)
+                .ok()
+                .flatten()
+                .unwrap_or(false);
+        let mark = w.events_mark();
         let moved = w.smove(cx.db, &self.src, &self.dst, &self.member)?;
+        if moved && self.src != self.dst {
+            // Redis: `srem` (and `del`) on the source, then `new` and `sadd` on the destination;
+            // the engine has recorded `new` already, so these go ahead of it.
+            w.notify_at(mark, relis::events::class::SET, "srem", cx.db, &self.src);
+            if w.wants_events(relis::events::class::GENERIC) && w.meta(cx.db, &self.src)?.is_none()
+            {
+                w.notify_at(
+                    mark + 1,
+                    relis::events::class::GENERIC,
+                    "del",
+                    cx.db,
+                    &self.src,
+                );
+            }
+            if !had {
+                w.notify(relis::events::class::SET, "sadd", cx.db, &self.dst);
+            }
+        }
         Ok(Frame::Integer(i64::from(moved)))
     }
 

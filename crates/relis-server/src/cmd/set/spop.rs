@@ -60,10 +60,21 @@ impl SPop {
 
 impl WriteCmd for SPop {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        Ok(match self.count {
-            None => w.spop(cx.db, &self.key)?.map_or(Frame::Null, Frame::Bulk),
-            Some(n) => super::set_reply(w.spop_count(cx.db, &self.key, n)?),
-        })
+        let (popped, reply) = match self.count {
+            None => {
+                let v = w.spop(cx.db, &self.key)?;
+                (v.is_some(), v.map_or(Frame::Null, Frame::Bulk))
+            }
+            Some(n) => {
+                let v = w.spop_count(cx.db, &self.key, n)?;
+                (!v.is_empty(), super::set_reply(v))
+            }
+        };
+        if popped {
+            w.notify(relis::events::class::SET, "spop", cx.db, &self.key);
+            crate::pubsub::notify_if_emptied(w, cx.db, &self.key)?;
+        }
+        Ok(reply)
     }
 
     // The type check comes before the first write.

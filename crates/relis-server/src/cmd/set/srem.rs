@@ -41,7 +41,12 @@ impl SRem {
 
 impl WriteCmd for SRem {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        Ok(Frame::Integer(w.srem(cx.db, &self.key, &self.members)?))
+        let n = w.srem(cx.db, &self.key, &self.members)?;
+        if n > 0 {
+            w.notify(relis::events::class::SET, "srem", cx.db, &self.key);
+            crate::pubsub::notify_if_emptied(w, cx.db, &self.key)?;
+        }
+        Ok(Frame::Integer(n))
     }
 
     // The type check comes before the first write.

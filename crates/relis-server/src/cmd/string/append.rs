@@ -46,11 +46,8 @@ impl WriteCmd for Append {
 
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let max = super::max_bulk_len(cx);
-        Ok(Frame::Integer(w.append(
-            cx.db,
-            &self.key,
-            &self.value,
-            max,
-        )?))
+        let n = w.append(cx.db, &self.key, &self.value, max)?;
+        w.notify(relis::events::class::STRING, "append", cx.db, &self.key);
+        Ok(Frame::Integer(n))
     }
 }

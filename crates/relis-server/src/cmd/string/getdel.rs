@@ -46,6 +46,9 @@ impl WriteCmd for GetDel {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         // Redis reads the value with its GET code, so the lookup counts as a read.
         let v = super::counted(cx, w.getdel(cx.db, &self.key))?;
+        if v.is_some() {
+            w.notify(relis::events::class::GENERIC, "del", cx.db, &self.key);
+        }
         Ok(v.map_or(Frame::Null, Frame::Bulk))
     }
 }

@@ -108,16 +108,27 @@ impl WriteCmd for GetEx {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let meta = w.meta(cx.db, &self.key)?;
         cx.hit(meta.is_some());
-        match meta {
+        let had_ttl = match meta {
             None => return Ok(Frame::Null),
             Some(m) if m.kind != KeyType::String => return Err(CmdError::WrongType),
-            Some(_) => {}
-        }
+            Some(m) => m.expire_at.is_some(),
+        };
         let expiry = self.expiry()?;
+        let now = w.now_ms();
         let v = w.getex(cx.db, &self.key, expiry).map_err(|e| match e {
             relis::Error::InvalidExpire => CmdError::InvalidExpire("getex"),
             e => e.into(),
         })?;
+        let event = match expiry {
+            // A time already past deletes the key.
+            Some(Expiry::At(at)) if at <= now => Some("del"),
+            Some(Expiry::At(_) | Expiry::In(_)) => Some("expire"),
+            Some(Expiry::Clear) if had_ttl => Some("persist"),
+            _ => None,
+        };
+        if let Some(e) = event {
+            w.notify(relis::events::class::GENERIC, e, cx.db, &self.key);
+        }
         Ok(v.map_or(Frame::Null, Frame::Bulk))
     }
 }

@@ -111,7 +111,10 @@ impl WriteCmd for Incr {
     }
 
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        Ok(Frame::Integer(w.incr_by(cx.db, &self.key, self.delta)?))
+        let n = w.incr_by(cx.db, &self.key, self.delta)?;
+        // INCR, DECR, INCRBY and DECRBY are all `incrby` to Redis.
+        w.notify(relis::events::class::STRING, "incrby", cx.db, &self.key);
+        Ok(Frame::Integer(n))
     }
 }
 

@@ -49,6 +49,13 @@ impl WriteCmd for IncrByFloat {
     }
 
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        Ok(Frame::Bulk(w.incr_by_float(cx.db, &self.key, &self.incr)?))
+        let v = w.incr_by_float(cx.db, &self.key, &self.incr)?;
+        w.notify(
+            relis::events::class::STRING,
+            "incrbyfloat",
+            cx.db,
+            &self.key,
+        );
+        Ok(Frame::Bulk(v))
     }
 }

@@ -85,11 +85,22 @@ impl WriteCmd for MSet {
 
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         if self.nx {
-            Ok(Frame::Integer(w.msetnx(cx.db, &self.pairs)? as i64))
-        } else {
-            w.mset(cx.db, &self.pairs)?;
-            Ok(Frame::ok())
+            for (k, _) in &self.pairs {
+                if w.meta(cx.db, k)?.is_some() {
+                    return Ok(Frame::Integer(0));
+                }
+            }
         }
+        // One pair at a time, so each key's events come in Redis's order (`new`, `set`).
+        for pair in self.pairs.chunks(1) {
+            w.mset(cx.db, pair)?;
+            w.notify(relis::events::class::STRING, "set", cx.db, &pair[0].0);
+        }
+        Ok(if self.nx {
+            Frame::Integer(1)
+        } else {
+            Frame::ok()
+        })
     }
 }
 

@@ -246,6 +246,12 @@ impl WriteCmd for Set {
             relis::Error::InvalidExpire => CmdError::InvalidExpire(self.name),
             e => e.into(),
         })?;
+        if out.written {
+            w.notify(relis::events::class::STRING, "set", cx.db, &self.key);
+            if matches!(self.opts.expiry, Expiry::At(_) | Expiry::In(_)) {
+                w.notify(relis::events::class::GENERIC, "expire", cx.db, &self.key);
+            }
+        }
         Ok(match self.shape {
             Shape::SetNx => Frame::Integer(out.written as i64),
             Shape::Set if self.opts.get => out.old.map_or(Frame::Null, Frame::Bulk),

@@ -57,13 +57,12 @@ impl WriteCmd for SetRange {
 
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let max = super::max_bulk_len(cx);
-        Ok(Frame::Integer(w.setrange(
-            cx.db,
-            &self.key,
-            self.offset,
-            &self.value,
-            max,
-        )?))
+        let n = w.setrange(cx.db, &self.key, self.offset, &self.value, max)?;
+        // An empty value changes nothing, and Redis says nothing.
+        if !self.value.is_empty() {
+            w.notify(relis::events::class::STRING, "setrange", cx.db, &self.key);
+        }
+        Ok(Frame::Integer(n))
     }
 }
 

@@ -129,6 +129,9 @@ impl ConnCmd for BZPop {
             let serve: TryServe = Box::new(move |w, cx: &Cx| {
                 let skip = !first.take();
                 let popped = w.zmpop(cx.db, &keys, max, 1, skip)?;
+                if let Some((key, _)) = &popped {
+                    super::notify_pop(w, cx.db, key, max)?;
+                }
                 Ok(BZPop::reply(popped).map(|reply| Served {
                     reply,
                     touched: Vec::new(),
@@ -149,6 +152,9 @@ struct BZPopNow(BZPop);
 impl WriteCmd for BZPopNow {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let popped = w.zmpop(cx.db, &self.0.keys, self.0.max, 1, false)?;
+        if let Some((key, _)) = &popped {
+            super::notify_pop(w, cx.db, key, self.0.max)?;
+        }
         Ok(BZPop::reply(popped).unwrap_or(Frame::NullArray))
     }
 
@@ -185,6 +191,9 @@ impl ConnCmd for BZMPop {
             let serve: TryServe = Box::new(move |w, cx: &Cx| {
                 let skip = !first.take();
                 let popped = w.zmpop(cx.db, &pop.keys, pop.max, pop.count, skip)?;
+                if let Some((key, _)) = &popped {
+                    super::notify_pop(w, cx.db, key, pop.max)?;
+                }
                 Ok(popped.map(|p| Served {
                     reply: ZMPop::reply(Some(p)),
                     touched: Vec::new(),

@@ -67,6 +67,14 @@ pub static SPECS: &[Spec] = &[
     zrandmember::SPEC,
 ];
 
+/// Records a pop's keyspace events: `zpopmin` / `zpopmax` on `key`, then `del` if it emptied
+/// the set.
+fn notify_pop(w: &mut relis::Writer<'_>, db: u32, key: &[u8], max: bool) -> relis::Result<()> {
+    let event = if max { "zpopmax" } else { "zpopmin" };
+    w.notify(relis::events::class::ZSET, event, db, key);
+    crate::pubsub::notify_if_emptied(w, db, key)
+}
+
 /// Counts a read lookup of one key in keyspace_hits / keyspace_misses as Redis's
 /// `lookupKeyRead` does: a key of another type is a hit (the WRONGTYPE comes after the lookup).
 fn counted<T>(cx: &Cx, r: Result<Option<T>, relis::Error>) -> Result<Option<T>, CmdError> {

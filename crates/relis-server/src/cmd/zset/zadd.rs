@@ -138,7 +138,23 @@ impl ZAdd {
 
 impl WriteCmd for ZAdd {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        Ok(match w.zadd(cx.db, &self.key, self.opts, &self.pairs)? {
+        // Redis reports a ZADD that added or changed anything: the key's version says so.
+        let version = |w: &relis::Writer<'_>| -> Result<Option<i64>, CmdError> {
+            Ok(w.meta(cx.db, &self.key)?.map(|m| m.version))
+        };
+        let before = if w.wants_events(relis::events::class::ZSET) {
+            Some(version(w)?)
+        } else {
+            None
+        };
+        let outcome = w.zadd(cx.db, &self.key, self.opts, &self.pairs)?;
+        if let Some(before) = before {
+            if version(w)? != before {
+                let event = if self.opts.incr { "zincr" } else { "zadd" };
+                w.notify(relis::events::class::ZSET, event, cx.db, &self.key);
+            }
+        }
+        Ok(match outcome {
             ZAddOutcome::Count(n) => Frame::Integer(n),
             ZAddOutcome::Score(Some(s)) => Frame::Double(s),
             ZAddOutcome::Score(None) => Frame::Null,

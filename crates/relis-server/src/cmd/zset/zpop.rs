@@ -110,6 +110,9 @@ fn pop_reply(items: Vec<Scored>, nested: bool) -> Frame {
 impl WriteCmd for ZPop {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let items = w.zpop(cx.db, &self.key, self.max, self.count.unwrap_or(1))?;
+        if !items.is_empty() {
+            super::notify_pop(w, cx.db, &self.key, self.max)?;
+        }
         let nested = cx.proto != Protocol::Resp2 && self.count.is_some();
         Ok(pop_reply(items, nested))
     }
@@ -185,6 +188,9 @@ impl ZMPop {
 impl WriteCmd for ZMPop {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let popped = w.zmpop(cx.db, &self.keys, self.max, self.count, false)?;
+        if let Some((key, _)) = &popped {
+            super::notify_pop(w, cx.db, key, self.max)?;
+        }
         Ok(ZMPop::reply(popped))
     }
 

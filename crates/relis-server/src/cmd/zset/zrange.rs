@@ -261,7 +261,14 @@ impl ReadCmd for ZRangeCmd {
 impl WriteCmd for ZRangeCmd {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let dst = self.dst.as_deref().unwrap_or_default();
+        let existed =
+            w.wants_events(relis::events::class::GENERIC) && w.meta(cx.db, dst)?.is_some();
         let res = w.zrangestore(cx.db, dst, &self.key, &self.spec);
+        match &res {
+            Ok((_, n)) if *n > 0 => w.notify(relis::events::class::ZSET, "zrangestore", cx.db, dst),
+            Ok(_) if existed => w.notify(relis::events::class::GENERIC, "del", cx.db, dst),
+            _ => {}
+        }
         let found = super::counted(cx, res.map(|(found, n)| found.then_some(n)))?;
         Ok(Frame::Integer(found.unwrap_or(0)))
     }

@@ -41,7 +41,12 @@ impl ZRem {
 
 impl WriteCmd for ZRem {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        Ok(Frame::Integer(w.zrem(cx.db, &self.key, &self.members)?))
+        let n = w.zrem(cx.db, &self.key, &self.members)?;
+        if n > 0 {
+            w.notify(relis::events::class::ZSET, "zrem", cx.db, &self.key);
+            crate::pubsub::notify_if_emptied(w, cx.db, &self.key)?;
+        }
+        Ok(Frame::Integer(n))
     }
 
     // The type check comes before the first write.

@@ -83,7 +83,17 @@ impl ZRemRange {
 
 impl WriteCmd for ZRemRange {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        Ok(Frame::Integer(w.zremrange(cx.db, &self.key, &self.by)?))
+        let n = w.zremrange(cx.db, &self.key, &self.by)?;
+        if n > 0 {
+            let event = match self.by {
+                relis::ZRangeBy::Rank(..) => "zremrangebyrank",
+                relis::ZRangeBy::Score(_) => "zremrangebyscore",
+                relis::ZRangeBy::Lex(_) => "zremrangebylex",
+            };
+            w.notify(relis::events::class::ZSET, event, cx.db, &self.key);
+            crate::pubsub::notify_if_emptied(w, cx.db, &self.key)?;
+        }
+        Ok(Frame::Integer(n))
     }
 
     // The type check comes before the first write.

@@ -269,8 +269,20 @@ impl WriteCmd for ZSetOpCmd {
             Err(e) => return Err(self.options_error(w, cx, e)),
         };
         let dst = self.dst.as_deref().unwrap_or_default();
+        let existed =
+            w.wants_events(relis::events::class::GENERIC) && w.meta(cx.db, dst)?.is_some();
         let seen = &mut |found| cx.hit(found);
         let n = w.zsetop_store(cx.db, dst, self.op(), &self.keys, &o.combine, seen)?;
+        if n > 0 {
+            let event = match self.op() {
+                SetOp::Union => "zunionstore",
+                SetOp::Inter => "zinterstore",
+                SetOp::Diff => "zdiffstore",
+            };
+            w.notify(relis::events::class::ZSET, event, cx.db, dst);
+        } else if existed {
+            w.notify(relis::events::class::GENERIC, "del", cx.db, dst);
+        }
         Ok(Frame::Integer(n))
     }
 
