@@ -2555,6 +2555,19 @@ const SCRIPTING: &[&str] = &[
     "FUNCTION DELETE lib1",
     "FUNCTION DELETE lib1",
     "FUNCTION LIST",
+    "EVAL 'return cmsgpack.pack({1,2,3}, \"abc\", 1.5, -1, -200, 70000, {a=1}, true, nil, 2^40, 0.1)' 0",
+    "EVAL 'return {cmsgpack.unpack(cmsgpack.pack({1,2,{x=\"y\"}}, \"s\", 5))}' 0",
+    "EVAL 'local t = cmsgpack.unpack(cmsgpack.pack({a={1,2}})) return t.a[2]' 0",
+    "EVAL 'return cmsgpack.pack(string.rep(\"x\", 40))' 0",
+    "EVAL 'return {cmsgpack.unpack_one(cmsgpack.pack(1,2,3))}' 0",
+    "EVAL 'return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 2, 0)}' 0",
+    "EVAL 'return cmsgpack.pack()' 0",
+    "EVAL 'return struct.pack(\">I2<i4Bh\", 258, -2, 255, -3)' 0",
+    "EVAL 'return {struct.unpack(\">I2<i4Bh\", struct.pack(\">I2<i4Bh\", 258, -2, 255, -3))}' 0",
+    "EVAL 'return struct.size(\"<i4dB\")' 0",
+    "EVAL 'return struct.pack(\"d\", 1.5)' 0",
+    "EVAL 'return struct.pack(\"!4 b i4\", 1, 2)' 0",
+    "EVAL 'return struct.size(\"s\")' 0",
 ];
 
 /// A command line split like redis-cli (sdssplitargs): quotes, `\xHH` and C escapes.

@@ -2,7 +2,8 @@
 //!
 //! One Lua state per writer thread (a thread-local: every script runs there, inside a write
 //! job), built on first use and rebuilt after SCRIPT FLUSH. The sandbox follows Redis 7.0:
-//! the base, table, string, math and debug libraries plus `cjson` and `bit`; no `os`, `io`,
+//! the base, table, string, math and debug libraries plus `cjson`, `cmsgpack`, `struct` and
+//! `bit`; no `os`, `io`,
 //! `loadfile`, `dofile`, `require`; scripts see the globals through a read-only proxy, so
 //! reading an undefined global and writing any global are errors with Redis's texts; the
 //! library tables are read-only the same way.
@@ -195,6 +196,8 @@ impl Engine {
         install_redis(&lua, &redis)?;
         globals.raw_set("cjson", super::cjson::library(&lua)?)?;
         globals.raw_set("bit", super::bit::library(&lua)?)?;
+        globals.raw_set("cmsgpack", super::cmsgpack::library(&lua)?)?;
+        globals.raw_set("struct", super::lstruct::library(&lua)?)?;
         let (handler, env, protect, bind, set_loading): (
             Function,
             Table,
@@ -202,7 +205,9 @@ impl Engine {
             Function,
             Function,
         ) = lua.load(PRELUDE).set_name("=redis").call(globals.clone())?;
-        for name in ["string", "table", "math", "cjson", "bit", "debug"] {
+        for name in [
+            "string", "table", "math", "cjson", "bit", "debug", "cmsgpack", "struct",
+        ] {
             let t: Table = globals.raw_get(name)?;
             globals.raw_set(name, protect.call::<Table>(t)?)?;
         }

@@ -7,13 +7,15 @@
 //!   for BUSY and SCRIPT KILL, the function libraries).
 //! - `engine`: the Lua state (a thread-local of the writer thread), the sandbox, `redis.*`.
 //! - `convert`: Redis reply <-> Lua value conversions, exactly Redis's.
-//! - `cjson`, `bit`: the libraries Redis scripts rely on.
+//! - `cjson`, `cmsgpack`, `lstruct` (`struct`), `bit`: the libraries Redis scripts rely on.
 
 mod bit;
 mod cjson;
+mod cmsgpack;
 mod convert;
 mod engine;
 pub mod functions;
+mod lstruct;
 
 pub use engine::{load, run, Call, Target};
 
