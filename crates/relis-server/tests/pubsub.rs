@@ -202,7 +202,7 @@ async fn several_subscribers_and_patterns() {
     assert_eq!(p.cmd(&["PUBSUB", "NUMSUB"]).await, arr(vec![]));
     assert_eq!(
         p.cmd(&["PUBSUB", "CHANNELS", "a", "b"]).await,
-        err("ERR unknown subcommand or wrong number of arguments for 'channels'. Try PUBSUB HELP.")
+        err("ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. Try PUBSUB HELP.")
     );
     assert_eq!(
         p.cmd(&["PUBSUB", "NUMPAT", "x"]).await,
@@ -524,4 +524,51 @@ async fn slow_subscriber_is_disconnected_at_the_output_buffer_limit() {
             Err(_) => panic!("subscriber not disconnected"),
         }
     }
+}
+
+/// The soft limit: a subscriber over it for longer than its seconds is disconnected, one that
+/// is over it only briefly is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn soft_output_buffer_limit_needs_time() {
+    let s = start().await;
+    let mut p = s.raw().await;
+    // No hard limit; 128 KB for more than 0 whole seconds.
+    assert_eq!(
+        p.cmd(&[
+            "CONFIG",
+            "SET",
+            "client-output-buffer-limit",
+            "pubsub 0 128kb 0"
+        ])
+        .await,
+        ok()
+    );
+    let sock = tokio::net::TcpSocket::new_v4().unwrap();
+    sock.set_recv_buffer_size(4096).unwrap();
+    let mut slow = sock.connect(s.addr).await.unwrap();
+    {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        slow.write_all(&encode_command(&[b"SUBSCRIBE", b"soft"]))
+            .await
+            .unwrap();
+        let mut got = vec![0u8; b"*3\r\n$9\r\nsubscribe\r\n$4\r\nsoft\r\n:1\r\n".len()];
+        slow.read_exact(&mut got).await.unwrap();
+    }
+    let payload = "y".repeat(64 * 1024);
+    let started = Instant::now();
+    loop {
+        let n = p.cmd(&["PUBLISH", "soft", &payload]).await;
+        if n == int(0) {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "never dropped");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Dropped only after the limit had been passed for a while, not at once.
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(numsub(&mut p, "soft").await, 0);
 }

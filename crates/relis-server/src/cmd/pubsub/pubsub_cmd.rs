@@ -139,12 +139,13 @@ pub enum PubSubCmd {
 
 impl PubSubCmd {
     fn parse_channels(args: &mut Args, shard: bool) -> Result<Parsed, CmdError> {
-        // Redis checks this count itself, with its subcommand-syntax error.
+        // Redis checks this count itself, with its subcommand-syntax error (which names the
+        // subcommand as it was sent).
         if args.remaining() > 1 {
             args.rest();
-            let sub = if shard { "shardchannels" } else { "channels" };
             return Err(CmdError::err(format!(
-                "unknown subcommand or wrong number of arguments for '{sub}'. Try PUBSUB HELP."
+                "unknown subcommand or wrong number of arguments for '{}'. Try PUBSUB HELP.",
+                crate::error::SUBCOMMAND_AS_SENT
             )));
         }
         let pattern = args.rest().pop();
