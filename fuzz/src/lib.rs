@@ -1,0 +1,7 @@
+//! The fuzz targets' bodies, shared with the corpus-replay tests that `cargo test` runs
+//! (`crates/resp/tests/fuzz_corpus.rs`, `crates/relis-server/tests/fuzz_corpus.rs` include these
+//! files by path, so stable Rust replays exactly what the fuzzer ran).
+
+#[cfg(feature = "cmd")]
+pub mod cmd_targets;
+pub mod resp_targets;
