@@ -20,7 +20,7 @@ CLIENTS="${CLIENTS:-50}"
 KEYSPACE="${KEYSPACE:-100000}"
 PIPELINES="${PIPELINES:-1 16}"
 RELIS_ARGS="${RELIS_ARGS:-}"
-SCRIPT='local v = redis.call("GET", KEYS[1]) redis.call("SET", KEYS[1], ARGV[1]) return v'
+SCRIPT="local v = redis.call('GET', KEYS[1]) redis.call('SET', KEYS[1], ARGV[1]) return v"
 
 for tool in redis-server redis-benchmark redis-cli; do
     command -v "$tool" >/dev/null || { echo "$tool is not installed (apt-get install redis-server redis-tools)" >&2; exit 1; }

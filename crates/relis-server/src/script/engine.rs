@@ -52,8 +52,6 @@ pub struct Call {
 /// The per-thread Lua state.
 pub(super) struct Engine {
     pub lua: Lua,
-    /// The `redis` table (the real one, not the scripts' read-only proxy).
-    redis: Table,
     /// The scripts' environment (the read-only proxy of the globals).
     pub env: Table,
     /// The real globals.
@@ -194,6 +192,7 @@ impl Engine {
         }
         let redis = lua.create_table()?;
         install_redis(&lua, &redis)?;
+        install_run_functions(&lua, &redis)?;
         globals.raw_set("cjson", super::cjson::library(&lua)?)?;
         globals.raw_set("bit", super::bit::library(&lua)?)?;
         globals.raw_set("cmsgpack", super::cmsgpack::library(&lua)?)?;
@@ -228,7 +227,6 @@ impl Engine {
         );
         Ok(Engine {
             lua,
-            redis,
             env,
             globals,
             handler,
@@ -486,6 +484,90 @@ pub(super) fn lua_error(lua: &Lua, msg: &str) -> mlua::Error {
     mlua::Error::runtime(format!("\u{1}redis-string:{at}{msg}"))
 }
 
+thread_local! {
+    /// The run in progress on this thread (the writer's), for `redis.call` and friends, which
+    /// are created once with the Lua state. Null outside a run.
+    static CURRENT: std::cell::Cell<*mut ()> = const { std::cell::Cell::new(std::ptr::null_mut()) };
+}
+
+/// Binds a run to [`CURRENT`] for as long as it lives.
+struct Current;
+
+impl Current {
+    fn bind(st: &mut RunCx<'_, '_>) -> Current {
+        CURRENT.with(|c| c.set(st as *mut RunCx<'_, '_> as *mut ()));
+        Current
+    }
+
+    /// Runs `f` on the current run, if there is one.
+    fn with<R>(f: impl FnOnce(&mut RunCx<'_, '_>) -> R) -> Option<R> {
+        let p = CURRENT.with(|c| c.replace(std::ptr::null_mut()));
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: `p` was set by `Current::bind` from a `RunCx` that outlives the binding (the
+        // guard is dropped before it), on this thread; taking it out of the cell while `f` runs
+        // makes a nested use see no run instead of a second `&mut`.
+        let st = unsafe { &mut *(p as *mut RunCx<'_, '_>) };
+        let r = f(st);
+        CURRENT.with(|c| c.set(p));
+        Some(r)
+    }
+}
+
+impl Drop for Current {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.set(std::ptr::null_mut()));
+    }
+}
+
+/// `redis.call`, `redis.pcall` and `redis.setresp`: they act on the run in progress.
+fn install_run_functions(lua: &Lua, redis: &Table) -> mlua::Result<()> {
+    // Rust functions, not Lua wrappers: `return redis.call(...)` must not be a Lua tail call,
+    // or the error handler would lose the script's line.
+    redis.raw_set(
+        "call",
+        lua.create_function(|lua, args: MultiValue| {
+            match Current::with(|st| redis_call(lua, st, args)) {
+                Some(r) => match r? {
+                    Ok(v) => Ok(v),
+                    Err(text) => Err(raw_error(&String::from_utf8_lossy(&text))),
+                },
+                None => Err(raise(lua, "redis.call can only be used inside a script")),
+            }
+        })?,
+    )?;
+    redis.raw_set(
+        "pcall",
+        lua.create_function(|lua, args: MultiValue| {
+            match Current::with(|st| redis_call(lua, st, args)) {
+                Some(r) => match r? {
+                    Ok(v) => Ok(v),
+                    Err(text) => Ok(Value::Table(convert::error_table(lua, &text)?)),
+                },
+                None => Err(raise(lua, "redis.pcall can only be used inside a script")),
+            }
+        })?,
+    )?;
+    redis.raw_set(
+        "setresp",
+        lua.create_function(|lua, mut args: MultiValue| {
+            let v = match &*args.make_contiguous() {
+                [Value::Integer(n)] => *n as f64,
+                [Value::Number(n)] => *n,
+                [_] => -1.0,
+                _ => return Err(raise(lua, "redis.setresp() requires one argument.")),
+            };
+            if v != 2.0 && v != 3.0 {
+                return Err(raise(lua, "RESP version must be 2 or 3."));
+            }
+            Current::with(|st| st.resp3 = v == 3.0);
+            Ok(())
+        })?,
+    )?;
+    Ok(())
+}
+
 /// The mutable part of a run that `redis.call` needs.
 struct RunCx<'a, 'w> {
     w: &'a mut relis::Writer<'w>,
@@ -581,75 +663,40 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
             engine.globals.raw_set("ARGV", &args).map_err(internal)?;
         }
         let run = scripting.run.clone();
-        let state = RefCell::new(RunCx {
+        let mut state = RunCx {
             w,
             cx: cx.clone(),
             resp3: false,
             readonly: call.readonly || flags_ro,
             run: run.clone(),
-        });
+        };
         run.begin(function, threshold);
         if function {
             *run.current.lock() = Some((name.clone(), call.command.clone()));
         }
-        let result = lua.scope(|scope| {
-            // Rust functions, not Lua wrappers: `return redis.call(...)` must not be a Lua
-            // tail call, or the error handler would lose the script's line.
-            let call = scope.create_function(|lua, args: MultiValue| {
-                let mut st = state.borrow_mut();
-                match redis_call(lua, &mut st, args)? {
-                    Ok(v) => Ok(v),
-                    Err(text) => Err(raw_error(&String::from_utf8_lossy(&text))),
-                }
-            })?;
-            let pcall = scope.create_function(|lua, args: MultiValue| {
-                let mut st = state.borrow_mut();
-                match redis_call(lua, &mut st, args)? {
-                    Ok(v) => Ok(v),
-                    Err(text) => Ok(Value::Table(convert::error_table(lua, &text)?)),
-                }
-            })?;
-            engine.redis.raw_set("call", call)?;
-            engine.redis.raw_set("pcall", pcall)?;
-            let setresp = scope.create_function(|lua, mut args: MultiValue| {
-                let v = match &*args.make_contiguous() {
-                    [Value::Integer(n)] => *n as f64,
-                    [Value::Number(n)] => *n,
-                    [_] => -1.0,
-                    _ => return Err(raise(lua, "redis.setresp() requires one argument.")),
-                };
-                if v != 2.0 && v != 3.0 {
-                    return Err(raise(lua, "RESP version must be 2 or 3."));
-                }
-                state.borrow_mut().resp3 = v == 3.0;
-                Ok(())
-            })?;
-            engine.redis.raw_set("setresp", setresp)?;
-            let out: MultiValue = if function {
-                let bound: Function =
-                    engine
-                        .bind
-                        .call((func.clone(), keys.clone(), args.clone()))?;
-                engine.xpcall.call((bound, engine.handler.clone()))?
+        let result = {
+            let _bound = Current::bind(&mut state);
+            let out: mlua::Result<MultiValue> = if function {
+                engine
+                    .bind
+                    .call::<Function>((func.clone(), keys.clone(), args.clone()))
+                    .and_then(|bound| engine.xpcall.call((bound, engine.handler.clone())))
             } else {
-                engine.xpcall.call((func.clone(), engine.handler.clone()))?
+                engine.xpcall.call((func.clone(), engine.handler.clone()))
             };
-            let resp3 = state.borrow().resp3;
-            let mut it = out.into_iter();
-            let ok = matches!(it.next(), Some(Value::Boolean(true)));
-            let v = it.next().unwrap_or(Value::Nil);
-            if ok {
-                Ok(Ok(convert::to_frame(&v, resp3)))
-            } else {
-                Ok(Err(error_reply(&v, &name, run.kill.load(Ordering::SeqCst))))
-            }
-        });
+            out.map(|out| {
+                let resp3 = Current::with(|st| st.resp3).unwrap_or(false);
+                let mut it = out.into_iter();
+                let ok = matches!(it.next(), Some(Value::Boolean(true)));
+                let v = it.next().unwrap_or(Value::Nil);
+                if ok {
+                    Ok(convert::to_frame(&v, resp3))
+                } else {
+                    Err(error_reply(&v, &name, run.kill.load(Ordering::SeqCst)))
+                }
+            })
+        };
         run.end();
-        let _ = engine.redis.raw_set("call", Value::Nil);
-        let _ = engine.redis.raw_set("pcall", Value::Nil);
-        let _ = engine.redis.raw_set("setresp", Value::Nil);
-        // Scripts cannot leave anything behind for the next one but garbage.
-        let _ = lua.gc_collect();
         match result {
             Ok(Ok(frame)) => Ok(frame),
             Ok(Err(e)) => Err(e),
@@ -694,8 +741,10 @@ fn internal(e: mlua::Error) -> CmdError {
 /// `busy-reply-threshold` (alias `lua-time-limit`) in milliseconds.
 fn busy_threshold(cx: &Cx) -> u64 {
     let c = cx.server.config.read();
-    c.get("busy-reply-threshold")
-        .and_then(|v| v.parse().ok())
+    c.passive
+        .iter()
+        .find(|(n, _)| *n == "busy-reply-threshold")
+        .and_then(|(_, v)| v.parse().ok())
         .unwrap_or(5000)
 }
 
