@@ -877,8 +877,10 @@ async fn connection_loop(
             }
             _ = info.kill.notified() => return Ok(()),
             _ = shutdown.changed() => return Ok(()),
-            // Published messages: written at the top of the loop.
-            _ = info.pubsub.ready(), if client.mailbox_used => {}
+            // Published messages: written at the top of the loop, after letting the other
+            // ready connections run first, so the messages their commands publish meanwhile go
+            // out in the same write (as Redis writes once per event-loop turn).
+            _ = info.pubsub.ready(), if client.mailbox_used => tokio::task::yield_now().await,
             // `timeout`: an idle client is closed, as Redis does (0 = never).
             _ = idle_timer(idle) => {
                 tracing::debug!("closing idle client {}", info.id);
