@@ -476,7 +476,9 @@ fn get_keys(argv: &[Bytes]) -> Result<(&'static Spec, Vec<usize>), CmdError> {
     if !spec.subcommands.is_empty() && argv.len() > 1 {
         spec = table.lookup_sub(spec, &argv[1]).ok_or_else(invalid)?.1;
     }
-    if spec.keys.0 <= 0 && !spec.has("movablekeys") {
+    // Arguments declared `not_key` (shard channels) are not keys here, as in Redis's
+    // `doesCommandHaveKeys`.
+    if (spec.keys.0 <= 0 && !spec.has("movablekeys")) || spec.key_flags.contains(&"not_key") {
         return Err(CmdError::err("The command has no key arguments"));
     }
     if !spec.arity_ok(argv.len()) {
@@ -623,6 +625,14 @@ mod tests {
         };
         assert_eq!(e(&["nosuch", "a"]), "ERR Invalid command specified");
         assert_eq!(e(&["ping", "a"]), "ERR The command has no key arguments");
+        assert_eq!(
+            e(&["ssubscribe", "a", "b"]),
+            "ERR The command has no key arguments"
+        );
+        assert_eq!(
+            e(&["spublish", "a", "b"]),
+            "ERR The command has no key arguments"
+        );
         assert_eq!(
             e(&["client", "list"]),
             "ERR The command has no key arguments"
