@@ -572,3 +572,64 @@ async fn soft_output_buffer_limit_needs_time() {
     );
     assert_eq!(numsub(&mut p, "soft").await, 0);
 }
+
+/// The `redis` crate's RESP3 multiplexed connection: subscriptions and messages arrive as push
+/// frames on the same connection that keeps running ordinary commands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_crate_resp3_push_on_a_multiplexed_connection() {
+    let s = start().await;
+    let client = redis::Client::open(format!("redis://{}/?protocol=resp3", s.addr)).unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let config = redis::AsyncConnectionConfig::new().set_push_sender(tx);
+    let mut con = client
+        .get_multiplexed_async_connection_with_config(&config)
+        .await
+        .unwrap();
+    con.subscribe("news").await.unwrap();
+    con.psubscribe("w.*").await.unwrap();
+    // Ordinary commands keep working on the subscribed connection.
+    let _: () = redis::cmd("SET")
+        .arg("k")
+        .arg("v")
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    let v: String = redis::cmd("GET")
+        .arg("k")
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    assert_eq!(v, "v");
+    let mut p = s.client().await;
+    for (ch, msg) in [("news", "one"), ("w.x", "two")] {
+        let n: i64 = redis::cmd("PUBLISH")
+            .arg(ch)
+            .arg(msg)
+            .query_async(&mut p)
+            .await
+            .unwrap();
+        assert_eq!(n, 1);
+    }
+    let mut got = Vec::new();
+    while got.len() < 2 {
+        let push = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        match push.kind {
+            redis::PushKind::Message | redis::PushKind::PMessage => {
+                let payload: String = redis::from_redis_value(push.data.last().unwrap()).unwrap();
+                got.push((push.kind, payload));
+            }
+            redis::PushKind::Subscribe | redis::PushKind::PSubscribe => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(
+        got,
+        vec![
+            (redis::PushKind::Message, "one".to_string()),
+            (redis::PushKind::PMessage, "two".to_string())
+        ]
+    );
+}
