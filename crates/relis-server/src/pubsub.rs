@@ -18,7 +18,7 @@ use bytes::{Bytes, BytesMut};
 use parking_lot::Mutex;
 use relis::events::{class, KeyEvent};
 use resp::Frame;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -603,38 +603,67 @@ pub fn notify_if_emptied(w: &mut relis::Writer<'_>, db: u32, key: &[u8]) -> reli
     Ok(())
 }
 
-/// A connection's own subscriptions, in the order they were made.
-#[derive(Default)]
+/// A connection's own subscriptions.
 pub struct Subscriptions {
     channels: Ordered,
     patterns: Ordered,
     shard: Ordered,
 }
 
-/// Names in insertion order, with fast membership.
+impl Default for Subscriptions {
+    fn default() -> Self {
+        Subscriptions {
+            channels: Ordered::default(),
+            patterns: Ordered::keeping_order(),
+            shard: Ordered::default(),
+        }
+    }
+}
+
+/// A client's names of one kind, with their positions. Patterns keep their subscription order
+/// (Redis keeps a client's patterns in a list: PUNSUBSCRIBE without arguments leaves them in
+/// that order); channels are a hash in Redis, whose order nobody can rely on, so removing one
+/// moves the last in its place (constant time, for clients with many channels).
 #[derive(Default)]
 struct Ordered {
     order: Vec<Bytes>,
-    set: HashSet<Bytes>,
+    index: HashMap<Bytes, usize>,
+    keep_order: bool,
 }
 
 impl Ordered {
-    fn insert(&mut self, b: &Bytes) -> bool {
-        if self.set.insert(b.clone()) {
-            self.order.push(b.clone());
-            true
-        } else {
-            false
+    fn keeping_order() -> Ordered {
+        Ordered {
+            keep_order: true,
+            ..Ordered::default()
         }
     }
 
-    fn remove(&mut self, b: &[u8]) -> bool {
-        if self.set.remove(b) {
-            self.order.retain(|x| x != b);
-            true
-        } else {
-            false
+    fn insert(&mut self, b: &Bytes) -> bool {
+        if self.index.contains_key(b) {
+            return false;
         }
+        self.index.insert(b.clone(), self.order.len());
+        self.order.push(b.clone());
+        true
+    }
+
+    fn remove(&mut self, b: &[u8]) -> bool {
+        let Some(i) = self.index.remove(b) else {
+            return false;
+        };
+        if self.keep_order {
+            self.order.remove(i);
+            for (j, name) in self.order.iter().enumerate().skip(i) {
+                self.index.insert(name.clone(), j);
+            }
+        } else {
+            self.order.swap_remove(i);
+            if let Some(moved) = self.order.get(i) {
+                self.index.insert(moved.clone(), i);
+            }
+        }
+        true
     }
 
     fn len(&self) -> usize {
@@ -704,12 +733,26 @@ pub fn subscribe(c: &mut Client, kind: Kind, names: Vec<Bytes>) -> Vec<Frame> {
 /// is empty; one confirmation per name (one with a nil name when there was nothing to leave).
 pub fn unsubscribe(c: &mut Client, kind: Kind, names: Vec<Bytes>) -> Vec<Frame> {
     let ps = c.server.pubsub.clone();
-    let names = if names.is_empty() {
-        c.subs.of(kind).order.clone()
-    } else {
-        names
-    };
     let mut out = Vec::with_capacity(names.len().max(1));
+    if names.is_empty() {
+        // Everything of this kind, in one go.
+        let before = c.subs.count(kind);
+        let all = std::mem::replace(
+            c.subs.of(kind),
+            match kind {
+                Kind::Pattern => Ordered::keeping_order(),
+                _ => Ordered::default(),
+            },
+        );
+        for (i, name) in all.order.iter().enumerate() {
+            ps.remove(kind, name, c.info.id);
+            out.push(confirmation(
+                kind.unsubscribe_word(),
+                Some(name),
+                before - i as i64 - 1,
+            ));
+        }
+    }
     for name in &names {
         if c.subs.of(kind).remove(name) {
             ps.remove(kind, name, c.info.id);
@@ -737,8 +780,13 @@ pub fn unsubscribe_all(c: &mut Client) {
         return;
     }
     let ps = c.server.pubsub.clone();
-    for kind in [Kind::Channel, Kind::Pattern, Kind::Shard] {
-        for name in std::mem::take(c.subs.of(kind)).order {
+    let subs = std::mem::take(&mut c.subs);
+    for (kind, names) in [
+        (Kind::Channel, subs.channels),
+        (Kind::Pattern, subs.patterns),
+        (Kind::Shard, subs.shard),
+    ] {
+        for name in names.order {
             ps.remove(kind, &name, c.info.id);
         }
     }
@@ -749,6 +797,38 @@ pub fn unsubscribe_all(c: &mut Client) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ordered_names() {
+        let names = |o: &Ordered| {
+            o.order
+                .iter()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        for keep in [true, false] {
+            let mut o = if keep {
+                Ordered::keeping_order()
+            } else {
+                Ordered::default()
+            };
+            for n in ["a", "b", "c", "d"] {
+                assert!(o.insert(&Bytes::from(n)));
+            }
+            assert!(!o.insert(&Bytes::from("b")));
+            assert!(o.remove(b"b"));
+            assert!(!o.remove(b"b"));
+            assert_eq!(names(&o), if keep { "a c d" } else { "a d c" });
+            // Positions stay right after the move.
+            assert!(o.remove(b"d"));
+            assert!(o.remove(b"a"));
+            assert_eq!(names(&o), "c");
+            assert!(o.remove(b"c"));
+            assert_eq!(o.len(), 0);
+            assert!(o.index.is_empty());
+        }
+    }
 
     #[test]
     fn notify_flags_as_redis_prints_them() {
