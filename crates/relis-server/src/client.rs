@@ -862,7 +862,12 @@ async fn connection_loop(
         if inbuf.capacity() - inbuf.len() < 4096 {
             inbuf.reserve(16 * 1024);
         }
-        let idle = server.config.read().timeout;
+        // As in Redis, `timeout` does not close a subscriber: it is idle by design.
+        let idle = if client.subs.any() {
+            0
+        } else {
+            server.config.read().timeout
+        };
         let rd = client
             .rd
             .as_mut()

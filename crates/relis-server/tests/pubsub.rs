@@ -633,3 +633,28 @@ async fn redis_crate_resp3_push_on_a_multiplexed_connection() {
         ]
     );
 }
+
+/// `timeout` closes idle clients but not subscribers, as in Redis.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_timeout_spares_subscribers() {
+    let s = start().await;
+    let mut p = s.raw().await;
+    // Set first: a connection reads the setting when it starts waiting.
+    assert_eq!(p.cmd(&["CONFIG", "SET", "timeout", "1"]).await, ok());
+    let mut sub = s.raw().await;
+    let mut idle = s.raw().await;
+    assert_eq!(idle.cmd(&["PING"]).await, simple("PONG"));
+    assert_eq!(
+        sub.cmd(&["SUBSCRIBE", "ch"]).await,
+        arr(vec![bulk("subscribe"), bulk("ch"), int(1)])
+    );
+    // The idle client goes within about a second; the subscriber stays.
+    assert!(idle.closed().await);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // (`p` was idle too.)
+    let mut p = s.raw().await;
+    assert_eq!(p.cmd(&["PUBLISH", "ch", "still"]).await, int(1));
+    sub.expect_bytes(b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$5\r\nstill\r\n")
+        .await;
+    assert_eq!(p.cmd(&["CONFIG", "SET", "timeout", "0"]).await, ok());
+}
