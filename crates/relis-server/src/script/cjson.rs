@@ -2,12 +2,92 @@
 //! `cjson.encode`, `cjson.decode`, `cjson.null`. Numbers are written `%.14g`; `/` is escaped;
 //! an empty table encodes as `{}`; a table whose keys are all positive integers is an array
 //! (holes become `null`), unless it is excessively sparse (more than twice as many slots as
-//! elements and over 10), which is an error as in lua-cjson; nesting stops at 1000.
+//! elements and over 10), which is an error as in lua-cjson; nesting stops at 1000. The
+//! settings functions (`encode_max_depth`, `encode_number_precision`, `encode_sparse_array`,
+//! ...) change these for the Lua state, as in Redis. `decode_invalid_numbers` is reported but
+//! the decoder accepts only JSON numbers (no `NaN`, `Infinity` or hex).
 
 use super::engine::lua_error;
 use mlua::{Lua, Table, Value};
 
-const MAX_DEPTH: usize = 1000;
+/// lua-cjson's settings (per Lua state; a script's change stays for the next ones, as in Redis).
+#[derive(Clone, Copy)]
+struct Cfg {
+    encode_max_depth: usize,
+    decode_max_depth: usize,
+    precision: usize,
+    sparse_convert: bool,
+    sparse_ratio: usize,
+    sparse_safe: usize,
+    /// 0 off, 1 on, 2 "null".
+    encode_invalid: u8,
+    decode_invalid: bool,
+    keep_buffer: bool,
+}
+
+const DEFAULT: Cfg = Cfg {
+    encode_max_depth: 1000,
+    decode_max_depth: 1000,
+    precision: 14,
+    sparse_convert: false,
+    sparse_ratio: 2,
+    sparse_safe: 10,
+    encode_invalid: 0,
+    decode_invalid: true,
+    keep_buffer: true,
+};
+
+type Shared = std::rc::Rc<std::cell::Cell<Cfg>>;
+
+/// An optional integer argument in `lo..=hi` (lua-cjson's `json_integer_option`).
+fn int_opt(
+    lua: &Lua,
+    v: Option<&Value>,
+    pos: usize,
+    name: &str,
+    lo: i64,
+    hi: i64,
+) -> mlua::Result<Option<usize>> {
+    let n = match v {
+        None | Some(Value::Nil) => return Ok(None),
+        Some(Value::Integer(n)) => *n,
+        Some(Value::Number(n)) => *n as i64,
+        _ => i64::MIN,
+    };
+    if n < lo || n > hi {
+        return Err(lua_error(
+            lua,
+            &format!("bad argument #{pos} to '{name}' (expected integer between {lo} and {hi})"),
+        ));
+    }
+    Ok(Some(n as usize))
+}
+
+/// An optional on/off argument (booleans, "on"/"off", and "null" where allowed).
+fn enum_opt(lua: &Lua, v: Option<&Value>, name: &str, null_ok: bool) -> mlua::Result<Option<u8>> {
+    match v {
+        None | Some(Value::Nil) => Ok(None),
+        Some(Value::Boolean(b)) => Ok(Some(u8::from(*b))),
+        Some(Value::String(s)) => match s
+            .to_str()
+            .map(|s| s.to_string())
+            .unwrap_or_default()
+            .as_str()
+        {
+            "off" => Ok(Some(0)),
+            "on" => Ok(Some(1)),
+            "null" if null_ok => Ok(Some(2)),
+            _ => Err(lua_error(
+                lua,
+                &format!("bad argument #1 to '{name}' (invalid option)"),
+            )),
+        },
+        _ => Err(lua_error(
+            lua,
+            &format!("bad argument #1 to '{name}' (invalid option)"),
+        )),
+    }
+}
 
 /// Builds the `cjson` table.
 ///
@@ -15,9 +95,11 @@ const MAX_DEPTH: usize = 1000;
 /// Lua memory errors.
 pub fn library(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
+    let cfg: Shared = std::rc::Rc::new(std::cell::Cell::new(DEFAULT));
+    let c = cfg.clone();
     t.raw_set(
         "encode",
-        lua.create_function(|lua, v: mlua::MultiValue| {
+        lua.create_function(move |lua, v: mlua::MultiValue| {
             if v.len() != 1 {
                 return Err(lua_error(
                     lua,
@@ -25,20 +107,121 @@ pub fn library(lua: &Lua) -> mlua::Result<Table> {
                 ));
             }
             let mut out = Vec::new();
-            encode(&v[0], 0, &mut out).map_err(|e| lua_error(lua, &e))?;
+            encode(&v[0], 0, &c.get(), &mut out).map_err(|e| lua_error(lua, &e))?;
             Ok(mlua::BString::from(out))
         })?,
     )?;
+    let c = cfg.clone();
     t.raw_set(
         "decode",
-        lua.create_function(|lua, s: mlua::String| {
+        lua.create_function(move |lua, s: mlua::String| {
             let bytes = s.as_bytes();
             let mut p = Parser {
                 s: &bytes,
                 i: 0,
                 depth: 0,
+                max_depth: c.get().decode_max_depth,
             };
             p.document(lua).map_err(|e| lua_error(lua, &e))
+        })?,
+    )?;
+    let c = cfg.clone();
+    t.raw_set(
+        "encode_max_depth",
+        lua.create_function(move |lua, a: mlua::MultiValue| {
+            let mut v = c.get();
+            if let Some(n) = int_opt(lua, a.front(), 1, "encode_max_depth", 1, i32::MAX.into())? {
+                v.encode_max_depth = n;
+                c.set(v);
+            }
+            Ok(v.encode_max_depth as f64)
+        })?,
+    )?;
+    let c = cfg.clone();
+    t.raw_set(
+        "decode_max_depth",
+        lua.create_function(move |lua, a: mlua::MultiValue| {
+            let mut v = c.get();
+            if let Some(n) = int_opt(lua, a.front(), 1, "decode_max_depth", 1, i32::MAX.into())? {
+                v.decode_max_depth = n;
+                c.set(v);
+            }
+            Ok(v.decode_max_depth as f64)
+        })?,
+    )?;
+    let c = cfg.clone();
+    t.raw_set(
+        "encode_number_precision",
+        lua.create_function(move |lua, a: mlua::MultiValue| {
+            let mut v = c.get();
+            if let Some(n) = int_opt(lua, a.front(), 1, "encode_number_precision", 1, 14)? {
+                v.precision = n;
+                c.set(v);
+            }
+            Ok(v.precision as f64)
+        })?,
+    )?;
+    let c = cfg.clone();
+    t.raw_set(
+        "encode_sparse_array",
+        lua.create_function(move |lua, a: mlua::MultiValue| {
+            let mut v = c.get();
+            if let Some(b) = enum_opt(lua, a.front(), "encode_sparse_array", false)? {
+                v.sparse_convert = b == 1;
+            }
+            if let Some(n) = int_opt(lua, a.get(1), 2, "encode_sparse_array", 0, i32::MAX.into())? {
+                v.sparse_ratio = n;
+            }
+            if let Some(n) = int_opt(lua, a.get(2), 3, "encode_sparse_array", 0, i32::MAX.into())? {
+                v.sparse_safe = n;
+            }
+            c.set(v);
+            Ok((
+                v.sparse_convert,
+                v.sparse_ratio as f64,
+                v.sparse_safe as f64,
+            ))
+        })?,
+    )?;
+    let c = cfg.clone();
+    t.raw_set(
+        "encode_invalid_numbers",
+        lua.create_function(move |lua, a: mlua::MultiValue| {
+            let mut v = c.get();
+            if let Some(b) = enum_opt(lua, a.front(), "encode_invalid_numbers", true)? {
+                v.encode_invalid = b;
+                c.set(v);
+            }
+            Ok(match v.encode_invalid {
+                0 => Value::Boolean(false),
+                1 => Value::Boolean(true),
+                _ => Value::String(lua.create_string("null")?),
+            })
+        })?,
+    )?;
+    let c = cfg.clone();
+    t.raw_set(
+        "decode_invalid_numbers",
+        lua.create_function(move |lua, a: mlua::MultiValue| {
+            let mut v = c.get();
+            if let Some(b) = enum_opt(lua, a.front(), "decode_invalid_numbers", false)? {
+                v.decode_invalid = b == 1;
+                c.set(v);
+            }
+            Ok(v.decode_invalid)
+        })?,
+    )?;
+    let c = cfg;
+    t.raw_set(
+        "encode_keep_buffer",
+        lua.create_function(move |lua, a: mlua::MultiValue| {
+            // Only about reusing a buffer between calls in lua-cjson: nothing to observe.
+            let mut v = c.get();
+            if let Some(b) = enum_opt(lua, a.front(), "encode_keep_buffer", false)? {
+                v.keep_buffer = b == 1;
+                c.set(v);
+            }
+            Ok(v.keep_buffer)
         })?,
     )?;
     t.raw_set("null", Value::NULL)?;
@@ -99,25 +282,35 @@ fn encode_string(s: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
-fn encode_number(n: f64, out: &mut Vec<u8>) -> Result<(), String> {
+fn encode_number(n: f64, cfg: &Cfg, out: &mut Vec<u8>) -> Result<(), String> {
     if !n.is_finite() {
-        return Err("Cannot serialise number: must not be NaN or Inf".into());
+        match cfg.encode_invalid {
+            0 => return Err("Cannot serialise number: must not be NaN or Inf".into()),
+            1 => {
+                out.extend_from_slice(fmt_g(n, 14).as_bytes());
+                return Ok(());
+            }
+            _ => {
+                out.extend_from_slice(b"null");
+                return Ok(());
+            }
+        }
     }
-    out.extend_from_slice(fmt_g(n, 14).as_bytes());
+    out.extend_from_slice(fmt_g(n, cfg.precision).as_bytes());
     Ok(())
 }
 
-fn encode(v: &Value, depth: usize, out: &mut Vec<u8>) -> Result<(), String> {
+fn encode(v: &Value, depth: usize, cfg: &Cfg, out: &mut Vec<u8>) -> Result<(), String> {
     match v {
         Value::Nil => out.extend_from_slice(b"null"),
         Value::LightUserData(p) if p.0.is_null() => out.extend_from_slice(b"null"),
         Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-        Value::Integer(n) => encode_number(*n as f64, out)?,
-        Value::Number(n) => encode_number(*n, out)?,
+        Value::Integer(n) => encode_number(*n as f64, cfg, out)?,
+        Value::Number(n) => encode_number(*n, cfg, out)?,
         Value::String(s) => encode_string(&s.as_bytes(), out),
         Value::Table(t) => {
             let depth = depth + 1;
-            if depth > MAX_DEPTH {
+            if depth > cfg.encode_max_depth {
                 return Err(format!("Cannot serialise, excessive nesting ({depth})"));
             }
             // lua-cjson's lua_array_length: all keys positive integers -> an array.
@@ -141,8 +334,15 @@ fn encode(v: &Value, depth: usize, out: &mut Vec<u8>) -> Result<(), String> {
                 }
                 pairs.push((k, val));
             }
-            if array && max > items * 2 && max > 10 {
-                return Err("Cannot serialise table: excessively sparse array".into());
+            if array
+                && cfg.sparse_ratio > 0
+                && max > items * cfg.sparse_ratio
+                && max > cfg.sparse_safe
+            {
+                if !cfg.sparse_convert {
+                    return Err("Cannot serialise table: excessively sparse array".into());
+                }
+                array = false;
             }
             if array && max > 0 {
                 out.push(b'[');
@@ -151,7 +351,7 @@ fn encode(v: &Value, depth: usize, out: &mut Vec<u8>) -> Result<(), String> {
                         out.push(b',');
                     }
                     let v: Value = t.raw_get(i).map_err(|e| e.to_string())?;
-                    encode(&v, depth, out)?;
+                    encode(&v, depth, cfg, out)?;
                 }
                 out.push(b']');
             } else {
@@ -162,8 +362,10 @@ fn encode(v: &Value, depth: usize, out: &mut Vec<u8>) -> Result<(), String> {
                     }
                     match k {
                         Value::String(s) => encode_string(&s.as_bytes(), out),
-                        Value::Integer(i) => encode_string(fmt_g(*i as f64, 14).as_bytes(), out),
-                        Value::Number(f) => encode_string(fmt_g(*f, 14).as_bytes(), out),
+                        Value::Integer(i) => {
+                            encode_string(fmt_g(*i as f64, cfg.precision).as_bytes(), out)
+                        }
+                        Value::Number(f) => encode_string(fmt_g(*f, cfg.precision).as_bytes(), out),
                         _ => {
                             return Err(
                                 "Cannot serialise table: table key must be a number or string"
@@ -172,7 +374,7 @@ fn encode(v: &Value, depth: usize, out: &mut Vec<u8>) -> Result<(), String> {
                         }
                     }
                     out.push(b':');
-                    encode(val, depth, out)?;
+                    encode(val, depth, cfg, out)?;
                 }
                 out.push(b'}');
             }
@@ -191,6 +393,7 @@ struct Parser<'a> {
     s: &'a [u8],
     i: usize,
     depth: usize,
+    max_depth: usize,
 }
 
 /// A token as lua-cjson names it in its errors.
@@ -348,7 +551,7 @@ impl Parser<'_> {
 
     fn nest(&mut self) -> Result<(), String> {
         self.depth += 1;
-        if self.depth > MAX_DEPTH {
+        if self.depth > self.max_depth {
             return Err(format!(
                 "Found too many nested data structures ({}) at character {}",
                 self.depth,

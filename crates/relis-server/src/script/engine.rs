@@ -2,15 +2,15 @@
 //!
 //! One Lua state per writer thread (a thread-local: every script runs there, inside a write
 //! job), built on first use and rebuilt after SCRIPT FLUSH. The sandbox follows Redis 7.0:
-//! the base, table, string, math and debug libraries plus `cjson`, `cmsgpack`, `struct` and
-//! `bit`; no `os`, `io`,
-//! `loadfile`, `dofile`, `require`; scripts see the globals through a read-only proxy, so
+//! the base, table, string and math libraries plus `cjson`, `cmsgpack`, `struct` and `bit`; no
+//! `os`, `io`, `debug`, `print`, `getfenv`/`setfenv`, `loadfile`, `dofile`, `require`; scripts see the globals through a read-only proxy, so
 //! reading an undefined global and writing any global are errors with Redis's texts; the
 //! library tables are read-only the same way.
 //!
-//! `redis.call` / `redis.pcall` are small Lua wrappers (in a chunk named `=redis`, which the
-//! error handler skips when it looks for the script's line) around one Rust function that the
-//! run binds to its writer for the duration of the script.
+//! `redis.call` / `redis.pcall` are Rust functions created once with the state; they reach the
+//! run in progress (its writer, database, RESP version) through a thread-local the run binds
+//! for its duration. Lua helpers (the error handler, the globals proxy) live in a chunk named
+//! `=redis`, which the error handler skips when it looks for the script's line.
 
 use super::{convert, RunState};
 use crate::client::{record, run_write};
@@ -190,6 +190,9 @@ impl Engine {
         ] {
             globals.raw_set(name, Value::Nil)?;
         }
+        // Redis 7.0's allow list leaves these out too (the error handler keeps its own
+        // reference to `debug`, taken by the prelude).
+        let hidden = ["print", "getfenv", "setfenv", "newproxy", "debug"];
         let redis = lua.create_table()?;
         install_redis(&lua, &redis)?;
         install_run_functions(&lua, &redis)?;
@@ -205,12 +208,15 @@ impl Engine {
             Function,
         ) = lua.load(PRELUDE).set_name("=redis").call(globals.clone())?;
         for name in [
-            "string", "table", "math", "cjson", "bit", "debug", "cmsgpack", "struct",
+            "string", "table", "math", "cjson", "bit", "cmsgpack", "struct",
         ] {
             let t: Table = globals.raw_get(name)?;
             globals.raw_set(name, protect.call::<Table>(t)?)?;
         }
         globals.raw_set("redis", protect.call::<Table>(redis.clone())?)?;
+        for name in hidden {
+            globals.raw_set(name, Value::Nil)?;
+        }
         globals.raw_set("_G", env.clone())?;
         let xpcall: Function = globals.raw_get("xpcall")?;
         let run = scripting.run.clone();
@@ -424,6 +430,25 @@ fn install_redis(lua: &Lua, redis: &Table) -> mlua::Result<()> {
             }
             // Relis has no replication or AOF: nothing to choose.
             Ok(())
+        })?,
+    )?;
+    redis.raw_set(
+        "acl_check_cmd",
+        lua.create_function(|lua, args: MultiValue| {
+            let Some(Value::String(name)) = args.front() else {
+                return Err(raise(
+                    lua,
+                    "Please specify at least one argument for this redis lib call",
+                ));
+            };
+            // Relis has the default user only, and it may run every command.
+            if CmdTable::get().lookup(&name.as_bytes()).is_none() {
+                return Err(raise(
+                    lua,
+                    "Invalid command passed to redis.acl_check_cmd()",
+                ));
+            }
+            Ok(true)
         })?,
     )?;
     redis.raw_set(
