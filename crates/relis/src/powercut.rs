@@ -6,6 +6,10 @@
 //! unsynced writes, in any order; losing all of them is the case a "synced before acknowledged"
 //! guarantee must survive. Directory entries are not simulated: a created file survives.)
 //!
+//! With `RELIS_SIMULATE_POWER_CUT=writeback`, half of the blocks written (chosen at random) also
+//! reach the real file at once, unsynced, as a page cache's early write-back would: a cut then
+//! leaves a random subset of the unsynced writes, out of order, rather than none.
+//!
 //! Enabled only when the environment variable `RELIS_SIMULATE_POWER_CUT` is set (to anything)
 //! when the first database opens; it then becomes the process's default VFS, so every
 //! connection — writer, readers, checkpointer — sees the same unsynced writes, as processes
@@ -17,6 +21,7 @@ use parking_lot::Mutex;
 use rusqlite::ffi;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{c_char, c_int, c_void, CStr};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// The environment variable that turns the simulation on.
@@ -51,9 +56,10 @@ struct File {
 pub fn install_if_requested() {
     static DONE: OnceLock<bool> = OnceLock::new();
     DONE.get_or_init(|| {
-        if std::env::var_os(ENV).is_none() {
+        let Some(mode) = std::env::var_os(ENV) else {
             return false;
-        }
+        };
+        WRITEBACK.store(mode == "writeback", Ordering::Relaxed);
         // SAFETY: plain FFI on SQLite's VFS list; the structs we register live for the rest of
         // the process (leaked on purpose).
         unsafe {
@@ -284,7 +290,44 @@ unsafe extern "C" fn x_write(
         pos += n as u64;
     }
     p.size = p.size.max(end);
+    if WRITEBACK.load(Ordering::Relaxed) {
+        // The page cache may write any dirty page back before a sync, in any order: half of the
+        // blocks written reach the real file at once (still pending, so a sync writes them again).
+        let m = methods(f.real);
+        for b in off / BLOCK..end.div_ceil(BLOCK) {
+            if coin() {
+                let start = b * BLOCK;
+                let n = p.size.saturating_sub(start).min(BLOCK) as usize;
+                let blk = &p.blocks[&b];
+                let rc = (m.xWrite.unwrap())(f.real, blk.as_ptr().cast(), n as c_int, start as i64);
+                if rc != ffi::SQLITE_OK {
+                    return rc;
+                }
+            }
+        }
+    }
     ffi::SQLITE_OK
+}
+
+/// Whether early write-back is simulated (`RELIS_SIMULATE_POWER_CUT=writeback`).
+static WRITEBACK: AtomicBool = AtomicBool::new(false);
+
+/// A fair coin (xorshift; quality is irrelevant, only that it is not always the same side).
+fn coin() -> bool {
+    static STATE: AtomicU64 = AtomicU64::new(0);
+    let mut x = STATE.load(Ordering::Relaxed);
+    if x == 0 {
+        x = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1)
+            | 1;
+    }
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    STATE.store(x, Ordering::Relaxed);
+    x & 1 == 1
 }
 
 unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3_int64) -> c_int {
