@@ -725,3 +725,45 @@ async fn busy_function_and_function_kill() {
         "-ERR Script killed by user with SCRIPT KILL... script: spin, on @user_function:2.\r\n"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_nosave_stops_a_busy_script_without_its_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = spawn_binary(dir.path(), &["--busy-reply-threshold", "50"]);
+    let addr = child.addr();
+    let mut c = Raw::connect(addr).await;
+    assert_eq!(raw(&mut c, &["SET", "before", "1"]).await, "+OK\r\n");
+    let runaway = tokio::spawn(async move {
+        let mut r = Raw::connect(addr).await;
+        r.send(&encode_command(&[
+            b"EVAL",
+            b"redis.call('set','w','1') while true do end",
+            b"0",
+        ]))
+        .await;
+        r.read().await
+    });
+    until_busy(&mut c).await;
+    assert_eq!(
+        raw(&mut c, &["SHUTDOWN"]).await,
+        "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
+    );
+    c.send(&encode_command(&[b"SHUTDOWN", b"NOSAVE"])).await;
+    assert!(
+        c.read().await.is_none(),
+        "SHUTDOWN NOSAVE closes the connection"
+    );
+    let _ = runaway.await;
+    let t = Instant::now();
+    while child.proc.try_wait().unwrap().is_none() {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the server did not exit"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let child = spawn_binary(dir.path(), &[]);
+    let mut c = Raw::connect(child.addr()).await;
+    assert_eq!(raw(&mut c, &["GET", "before"]).await, "$1\r\n1\r\n");
+    assert_eq!(raw(&mut c, &["EXISTS", "w"]).await, ":0\r\n");
+}

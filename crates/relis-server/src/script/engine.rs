@@ -721,7 +721,12 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
                 }
             })
         };
+        let aborted = run.aborted.load(Ordering::SeqCst);
         run.end();
+        if aborted {
+            // A storage-class error: the writer abandons the whole group commit.
+            return Err(CmdError::Storage(relis::Error::Closed));
+        }
         match result {
             Ok(Ok(frame)) => Ok(frame),
             Ok(Err(e)) => Err(e),

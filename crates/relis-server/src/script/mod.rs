@@ -63,6 +63,8 @@ pub struct RunState {
     pub threshold_ms: AtomicU64,
     /// When it began.
     pub started: Mutex<Option<Instant>>,
+    /// SHUTDOWN NOSAVE stopped it: its writes must not commit.
+    pub aborted: AtomicBool,
     /// The running function's name and command line (FUNCTION STATS).
     pub current: Mutex<Option<(String, Vec<Bytes>)>>,
 }
@@ -73,6 +75,7 @@ impl RunState {
         self.threshold_ms.store(threshold_ms, Ordering::Relaxed);
         self.function.store(function, Ordering::Relaxed);
         self.kill.store(false, Ordering::Relaxed);
+        self.aborted.store(false, Ordering::Relaxed);
         self.wrote.store(false, Ordering::Relaxed);
         self.busy.store(false, Ordering::Relaxed);
         self.running.store(true, Ordering::SeqCst);
@@ -98,6 +101,15 @@ impl RunState {
             }
         }
         self.kill.load(Ordering::SeqCst)
+    }
+
+    /// SHUTDOWN NOSAVE: stops the running script whether or not it has written; the run then
+    /// fails the group commit so none of its writes stay.
+    pub fn abort(&self) {
+        if self.running.load(Ordering::SeqCst) {
+            self.aborted.store(true, Ordering::SeqCst);
+            self.kill.store(true, Ordering::SeqCst);
+        }
     }
 
     /// The BUSY error other clients get now, if the running script is past the threshold.
