@@ -767,3 +767,31 @@ async fn shutdown_nosave_stops_a_busy_script_without_its_writes() {
     assert_eq!(raw(&mut c, &["GET", "before"]).await, "$1\r\n1\r\n");
     assert_eq!(raw(&mut c, &["EXISTS", "w"]).await, ":0\r\n");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_and_server_commands_a_script_may_call() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    let mut sub = s.raw().await;
+    assert_eq!(
+        raw(&mut sub, &["SUBSCRIBE", "news"]).await,
+        "*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n"
+    );
+    check(
+        &mut c,
+        &[
+            ("return redis.call('echo','x')", "$1\r\nx\r\n"),
+            ("return redis.call('publish','news','hi')", ":1\r\n"),
+            ("return type(redis.call('lastsave'))", "$6\r\nnumber\r\n"),
+            ("return string.sub(redis.call('info','server'), 1, 8)", "$8\r\n# Server\r\n"),
+            ("return #redis.call('time')", ":2\r\n"),
+            ("return redis.call('ping', 'p')", "$1\r\np\r\n"),
+            ("return redis.call('client', 'list')", "-ERR This Redis command is not allowed from script script: {sha}, on @user_script:1.\r\n"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        sub.read().await,
+        Some(arr(vec![bulk("message"), bulk("news"), bulk("hi")]))
+    );
+}

@@ -877,6 +877,10 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
     };
     let t = Instant::now();
     let first = argv.get(1).cloned();
+    let rest: Vec<Bytes> = match spec.name {
+        "publish" | "spublish" | "info" => argv[1..].to_vec(),
+        _ => Vec::new(),
+    };
     match crate::client::parse(spec, argv, skip) {
         Err(e) => {
             record(&cx.server, idx, t, true);
@@ -912,6 +916,22 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
                         Frame::Bulk(Bytes::from(now.subsec_micros().to_string())),
                     ]))
                 }
+                "echo" => Ok(Frame::Bulk(first.unwrap_or_default())),
+                "lastsave" => Ok(Frame::Integer(cx.server.lastsave.load(Ordering::Relaxed))),
+                // Messages go out at once, as Redis publishes them from a script.
+                "publish" | "spublish" => {
+                    let n = cx
+                        .server
+                        .pubsub
+                        .publish(&rest[0], &rest[1], spec.name == "spublish");
+                    Ok(Frame::Integer(n as i64))
+                }
+                "info" => crate::cmd::server::info::text_for(&cx.server, st.w, rest)
+                    .map(|text| Frame::Verbatim {
+                        format: *b"txt",
+                        data: Bytes::from(text),
+                    })
+                    .map_err(CmdError::from),
                 "ping" => Ok(match first {
                     Some(m) => Frame::Bulk(m),
                     None => Frame::Simple(Bytes::from_static(b"PONG")),

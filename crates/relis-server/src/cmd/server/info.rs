@@ -103,6 +103,21 @@ impl Info {
     }
 }
 
+/// INFO's text for the arguments `args` (after the name), with the keyspace section from `r`:
+/// what a script's `redis.call('INFO', ...)` gets (it runs on the writer, not on a connection).
+///
+/// # Errors
+/// Storage errors reading the keyspace.
+pub fn text_for(server: &Shared, r: &relis::Reader<'_>, args: Vec<Bytes>) -> relis::Result<String> {
+    let info = Info::parse_args(&mut Args::new("info", args));
+    let keyspace = if info.sections.contains(&"keyspace") {
+        r.keyspace_info()?
+    } else {
+        Vec::new()
+    };
+    Ok(render(server, &info.sections, &keyspace))
+}
+
 impl ConnCmd for Info {
     fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
         Box::pin(async move {
