@@ -569,6 +569,15 @@ async fn function_libraries() {
         let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
         assert_eq!(raw(&mut c, &args).await, *want, "{code}");
     }
+    // A library's top level gets 500 ms.
+    assert_eq!(
+        raw(
+            &mut c,
+            &["FUNCTION", "LOAD", "#!lua name=inf\nwhile true do end"]
+        )
+        .await,
+        "-ERR Error registering functions: ERR FUNCTION LOAD timeout\r\n"
+    );
     assert_eq!(raw(&mut c, &["FCALL", "f1", "2", "a", "b"]).await, ":2\r\n");
     assert_eq!(
         raw(&mut c, &["FCALL", "nope", "0"]).await,

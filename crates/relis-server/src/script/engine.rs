@@ -222,13 +222,12 @@ impl Engine {
         let run = scripting.run.clone();
         lua.set_hook(
             HookTriggers::new().every_nth_instruction(100_000),
-            move |_, _| {
-                if run.tick() {
-                    return Err(mlua::Error::runtime(
-                        "Script killed by user with SCRIPT KILL...",
-                    ));
-                }
-                Ok(VmState::Continue)
+            move |_, _| match run.tick() {
+                super::Tick::Go => Ok(VmState::Continue),
+                super::Tick::Kill => Err(mlua::Error::runtime(
+                    "Script killed by user with SCRIPT KILL...",
+                )),
+                super::Tick::LoadTimeout => Err(raw_error("ERR FUNCTION LOAD timeout")),
             },
         );
         Ok(Engine {

@@ -299,6 +299,8 @@ pub fn evaluate(scripting: &super::Scripting, code: &Bytes) -> Result<Library, C
     let tmp = super::Scripting::default();
     let _ = scripting;
     let engine = Engine::new(&tmp).map_err(|e| CmdError::Internal(format!("lua: {e}")))?;
+    *tmp.run.started.lock() = Some(std::time::Instant::now());
+    tmp.run.loading.store(true, Ordering::SeqCst);
     let registered = engine.load_library(&body)?;
     Ok(Library {
         name,

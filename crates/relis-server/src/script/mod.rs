@@ -65,6 +65,8 @@ pub struct RunState {
     pub started: Mutex<Option<Instant>>,
     /// SHUTDOWN NOSAVE stopped it: its writes must not commit.
     pub aborted: AtomicBool,
+    /// A library's code is loading (FUNCTION LOAD), under its own time limit.
+    pub loading: AtomicBool,
     /// The running function's name and command line (FUNCTION STATS).
     pub current: Mutex<Option<(String, Vec<Bytes>)>>,
 }
@@ -90,8 +92,16 @@ impl RunState {
     }
 
     /// Called from the Lua hook: marks the script busy once it is past the threshold, and
-    /// says whether it must stop.
-    fn tick(&self) -> bool {
+    /// says whether it must stop (and why).
+    fn tick(&self) -> Tick {
+        if self.loading.load(Ordering::Relaxed) {
+            // FUNCTION LOAD gives a library's top level 500 ms, as Redis does.
+            let late = self
+                .started
+                .lock()
+                .is_some_and(|t| t.elapsed().as_millis() >= 500);
+            return if late { Tick::LoadTimeout } else { Tick::Go };
+        }
         if !self.busy.load(Ordering::Relaxed) {
             let past = self.started.lock().is_some_and(|t| {
                 t.elapsed().as_millis() as u64 >= self.threshold_ms.load(Ordering::Relaxed)
@@ -100,7 +110,11 @@ impl RunState {
                 self.busy.store(true, Ordering::SeqCst);
             }
         }
-        self.kill.load(Ordering::SeqCst)
+        if self.kill.load(Ordering::SeqCst) {
+            Tick::Kill
+        } else {
+            Tick::Go
+        }
     }
 
     /// SHUTDOWN NOSAVE: stops the running script whether or not it has written; the run then
@@ -145,6 +159,13 @@ impl RunState {
         self.kill.store(true, Ordering::SeqCst);
         Ok(())
     }
+}
+
+/// What the Lua hook does next.
+enum Tick {
+    Go,
+    Kill,
+    LoadTimeout,
 }
 
 /// Commands Redis still serves while a script is busy (its `allow_busy` flag).
