@@ -72,6 +72,9 @@ pub struct Registry {
     pub libraries: Mutex<BTreeMap<String, Library>>,
     /// Bumped on every change (the writer's Lua state reloads when it moved).
     pub version: AtomicU64,
+    /// The libraries as the writer's uncommitted FUNCTION changes leave them (None when
+    /// nothing is pending): later changes in the same group commit build on them.
+    pub pending: Mutex<Option<BTreeMap<String, Library>>>,
 }
 
 impl Registry {

@@ -3,19 +3,20 @@
 //! STATS | KILL | HELP — manage function libraries.
 //! <https://redis.io/commands/function-load/> and the other FUNCTION pages.
 //!
-//! LOAD, DELETE, FLUSH and RESTORE run on the writer: the libraries' code is stored in the
-//! database in the same transaction (they survive restarts). DUMP's payload is Relis's own
+//! LOAD, DELETE, FLUSH and RESTORE run as write jobs: the libraries' code is stored in the
+//! database (they survive restarts), and the running set changes once that has committed. DUMP's payload is Relis's own
 //! format (Redis's is an RDB fragment), so payloads move between Relis servers only. STATS and
 //! KILL run on the connection's task, so they are served while a function holds the writer.
 
 use crate::args::Args;
 use crate::client::Client;
-use crate::cmd::{BoxFuture, ConnCmd, Cx, Parsed, ReadCmd, Spec, WriteCmd};
+use crate::cmd::{BoxFuture, ConnCmd, Cx, Parsed, ReadCmd, Spec};
 use crate::error::CmdError;
 use crate::script::functions::{self, Library};
 use bytes::Bytes;
 use resp::Frame;
 use std::collections::BTreeMap;
+use tokio::sync::oneshot;
 
 /// FUNCTION's declaration.
 pub const SPEC: Spec = Spec {
@@ -258,12 +259,12 @@ impl Function {
         }
         let code = args.next()?;
         args.finish()?;
-        Parsed::write(Function::Load { replace, code })
+        Parsed::conn(Function::Load { replace, code })
     }
     fn parse_delete(args: &mut Args) -> Result<Parsed, CmdError> {
         let name = args.next()?;
         args.finish()?;
-        Parsed::write(Function::Delete(name))
+        Parsed::conn(Function::Delete(name))
     }
     fn parse_flush(args: &mut Args) -> Result<Parsed, CmdError> {
         let mode = args.rest();
@@ -277,7 +278,7 @@ impl Function {
                 ))
             }
         }
-        Parsed::write(Function::Flush)
+        Parsed::conn(Function::Flush)
     }
     fn parse_list(args: &mut Args) -> Result<Parsed, CmdError> {
         let (mut pattern, mut code) = (None, false);
@@ -318,7 +319,7 @@ impl Function {
                 _ => return Err(CmdError::Syntax),
             };
         args.finish()?;
-        Parsed::write(Function::Restore(payload, policy))
+        Parsed::conn(Function::Restore(payload, policy))
     }
     fn parse_stats(args: &mut Args) -> Result<Parsed, CmdError> {
         args.finish()?;
@@ -361,60 +362,102 @@ fn join(
     Ok(())
 }
 
-impl WriteCmd for Function {
-    fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let s = &cx.server.scripting;
-        let reg = &s.functions;
+impl Function {
+    /// Runs a changing subcommand on the writer: `libs` is the set of libraries it changes
+    /// (the registry as the writer sees it, pending commits included).
+    fn apply(
+        &self,
+        w: &mut relis::Writer<'_>,
+        s: &crate::script::Scripting,
+        libs: &mut BTreeMap<String, Library>,
+    ) -> Result<Frame, CmdError> {
         match self {
             Function::Load { replace, code } => {
                 // Redis checks the name before it compiles anything.
                 let (name, _) = functions::parse_shebang(code)?;
-                if !replace && reg.libraries.lock().contains_key(&name) {
+                if !replace && libs.contains_key(&name) {
                     return Err(CmdError::err(format!("Library '{name}' already exists")));
                 }
                 let lib = functions::evaluate(s, code)?;
-                let mut libs = reg.libraries.lock().clone();
-                join(&mut libs, lib, *replace, false)?;
+                join(libs, lib, *replace, false)?;
                 w.function_put(&name, code)?;
-                reg.replace_all(libs);
                 Ok(Frame::Bulk(Bytes::from(name)))
             }
             Function::Delete(name) => {
                 let name = String::from_utf8_lossy(name).into_owned();
-                let mut libs = reg.libraries.lock().clone();
                 if libs.remove(&name).is_none() {
                     return Err(CmdError::err("Library not found"));
                 }
                 w.function_delete(&name)?;
-                reg.replace_all(libs);
                 Ok(ok())
             }
             Function::Flush => {
                 w.function_clear()?;
-                reg.replace_all(BTreeMap::new());
+                libs.clear();
                 Ok(ok())
             }
             Function::Restore(payload, policy) => {
                 let codes = functions::undump(payload)?;
-                let mut libs = if *policy == Policy::Flush {
+                let mut new = if *policy == Policy::Flush {
                     BTreeMap::new()
                 } else {
-                    reg.libraries.lock().clone()
+                    libs.clone()
                 };
                 for code in codes {
                     let lib = functions::evaluate(s, &code)?;
-                    join(&mut libs, lib, *policy == Policy::Replace, true)?;
+                    join(&mut new, lib, *policy == Policy::Replace, true)?;
                 }
                 w.function_clear()?;
-                for l in libs.values() {
+                for l in new.values() {
                     w.function_put(&l.name, &l.code)?;
                 }
-                reg.replace_all(libs);
+                *libs = new;
                 Ok(ok())
             }
-            _ => Err(CmdError::Internal("FUNCTION: not a write".into())),
+            _ => Err(CmdError::Internal("FUNCTION: not a change".into())),
         }
     }
+}
+
+/// Runs a changing subcommand as a write job; the registry takes the new libraries only once
+/// the transaction has committed (a failed commit leaves it as the database has it).
+async fn change(c: &mut Client, f: Function) -> Result<Frame, CmdError> {
+    let (tx, rx) = oneshot::channel();
+    let (server, done_server) = (c.server.clone(), c.server.clone());
+    c.server.db.write_async(
+        move |w| {
+            let reg = &server.scripting.functions;
+            let mut libs = reg
+                .pending
+                .lock()
+                .clone()
+                .unwrap_or_else(|| reg.libraries.lock().clone());
+            let r = w.atomic(|w| f.apply(w, &server.scripting, &mut libs));
+            if let Err(CmdError::Storage(e)) = &r {
+                w.poison(e.clone());
+            }
+            if r.is_ok() {
+                // Later jobs of the same group commit build on this.
+                *reg.pending.lock() = Some(libs.clone());
+            }
+            (r, libs)
+        },
+        // On the writer thread, right after the commit, before the next group.
+        move |res| {
+            let reg = &done_server.scripting.functions;
+            *reg.pending.lock() = None;
+            let out = match res {
+                Ok((Ok(frame), libs)) => {
+                    reg.replace_all(libs);
+                    Ok(frame)
+                }
+                Ok((Err(e), _)) => Err(e),
+                Err(e) => Err(CmdError::from(e)),
+            };
+            let _ = tx.send(out);
+        },
+    );
+    rx.await.map_err(|_| CmdError::from(relis::Error::Closed))?
 }
 
 fn bulk(s: &str) -> Frame {
@@ -526,6 +569,10 @@ impl ConnCmd for Function {
                     ]))
                 }
                 Function::Help => Ok(crate::cmd::server::help("FUNCTION", HELP)),
+                f @ (Function::Load { .. }
+                | Function::Delete(_)
+                | Function::Flush
+                | Function::Restore(..)) => change(c, f).await,
                 _ => Err(CmdError::Internal(
                     "FUNCTION: not a connection command".into(),
                 )),
