@@ -804,3 +804,20 @@ async fn connection_and_server_commands_a_script_may_call() {
         Some(arr(vec![bulk("message"), bulk("news"), bulk("hi")]))
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_that_contains_itself_ends_with_the_stack_limit_error() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    c.send(&encode_command(&[
+        b"EVAL",
+        b"local t = {} t[1] = t return t",
+        b"0",
+    ]))
+    .await;
+    // Redis ends at 7995 levels (its Lua stack); Relis at 1000, with the same error. (Read as
+    // bytes: the test decoder refuses replies nested that deep.)
+    let want = format!("{}-ERR reached lua stack limit\r\n", "*1\r\n".repeat(1000));
+    assert_eq!(c.read_bytes(want.len()).await, want.as_bytes());
+    assert_eq!(raw(&mut c, &["PING"]).await, "+PONG\r\n");
+}

@@ -158,8 +158,77 @@ pub fn error_text(text: &[u8]) -> Vec<u8> {
     out
 }
 
+/// How deep a script's reply may nest. Redis runs out of Lua stack (`lua_checkstack`) at 7995
+/// levels and ends the reply there with `-ERR reached lua stack limit`; Relis stops at 1000
+/// with the same error (the reply's encoder recurses, and a table that contains itself would
+/// otherwise never end).
+const MAX_REPLY_DEPTH: usize = 1000;
+
 /// A script's return value as a reply; `resp3` is the script's `redis.setresp` version.
+///
+/// Iterative (a work stack, not recursion): a script can return tables nested as deep as the
+/// limit, and the writer thread's stack is not the place to find out.
 pub fn to_frame(v: &Value, resp3: bool) -> Frame {
+    enum Task {
+        Visit(Value, usize),
+        Array(usize),
+        Map(usize),
+        Set(usize),
+    }
+    let mut tasks = vec![Task::Visit(v.clone(), 0)];
+    let mut out: Vec<Frame> = Vec::new();
+    while let Some(task) = tasks.pop() {
+        match task {
+            Task::Visit(v, depth) => match v {
+                Value::Table(t) if depth >= MAX_REPLY_DEPTH => {
+                    let _ = t;
+                    out.push(Frame::Error(Bytes::from_static(
+                        b"ERR reached lua stack limit",
+                    )));
+                }
+                Value::Table(t) => match table_shape(&t) {
+                    Shape::Done(f) => out.push(f),
+                    Shape::Array(items) => {
+                        tasks.push(Task::Array(items.len()));
+                        tasks.extend(items.into_iter().rev().map(|v| Task::Visit(v, depth + 1)));
+                    }
+                    Shape::Map(pairs) => {
+                        tasks.push(Task::Map(pairs.len()));
+                        for (k, v) in pairs.into_iter().rev() {
+                            tasks.push(Task::Visit(v, depth + 1));
+                            tasks.push(Task::Visit(k, depth + 1));
+                        }
+                    }
+                    Shape::Set(members) => {
+                        tasks.push(Task::Set(members.len()));
+                        tasks.extend(members.into_iter().rev().map(|v| Task::Visit(v, depth + 1)));
+                    }
+                },
+                other => out.push(scalar_to_frame(&other, resp3)),
+            },
+            Task::Array(n) => {
+                let items = out.split_off(out.len() - n);
+                out.push(Frame::Array(items));
+            }
+            Task::Set(n) => {
+                let items = out.split_off(out.len() - n);
+                out.push(Frame::Set(items));
+            }
+            Task::Map(n) => {
+                let flat = out.split_off(out.len() - 2 * n);
+                let mut it = flat.into_iter();
+                let mut pairs = Vec::with_capacity(n);
+                while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                    pairs.push((k, v));
+                }
+                out.push(Frame::Map(pairs));
+            }
+        }
+    }
+    out.pop().unwrap_or(Frame::Null)
+}
+
+fn scalar_to_frame(v: &Value, resp3: bool) -> Frame {
     match v {
         Value::Nil => Frame::Null,
         Value::Boolean(b) => {
@@ -175,7 +244,6 @@ pub fn to_frame(v: &Value, resp3: bool) -> Frame {
         // C's (long long) cast: truncation toward zero.
         Value::Number(n) => Frame::Integer(*n as i64),
         Value::String(s) => Frame::Bulk(Bytes::copy_from_slice(&s.as_bytes())),
-        Value::Table(t) => table_to_frame(t, resp3),
         _ => Frame::Null,
     }
 }
@@ -188,44 +256,49 @@ fn no_newlines(b: &[u8]) -> Bytes {
     )
 }
 
-fn table_to_frame(t: &Table, resp3: bool) -> Frame {
+/// What a returned table stands for, in Redis's order of checks.
+enum Shape {
+    Done(Frame),
+    Array(Vec<Value>),
+    Map(Vec<(Value, Value)>),
+    Set(Vec<Value>),
+}
+
+fn table_shape(t: &Table) -> Shape {
     if let Ok(Value::String(e)) = t.raw_get::<Value>("err") {
         let msg = String::from_utf8_lossy(&e.as_bytes()).into_owned();
-        return Frame::Error(Bytes::from(sanitize(&msg)));
+        return Shape::Done(Frame::Error(Bytes::from(sanitize(&msg))));
     }
     if let Ok(Value::String(s)) = t.raw_get::<Value>("ok") {
-        return Frame::Simple(no_newlines(&s.as_bytes()));
+        return Shape::Done(Frame::Simple(no_newlines(&s.as_bytes())));
     }
     match t.raw_get::<Value>("double") {
-        Ok(Value::Number(d)) => return Frame::Double(d),
-        Ok(Value::Integer(d)) => return Frame::Double(d as f64),
+        Ok(Value::Number(d)) => return Shape::Done(Frame::Double(d)),
+        Ok(Value::Integer(d)) => return Shape::Done(Frame::Double(d as f64)),
         _ => {}
     }
     if let Ok(Value::String(s)) = t.raw_get::<Value>("big_number") {
-        return Frame::BigNumber(no_newlines(&s.as_bytes()));
+        return Shape::Done(Frame::BigNumber(no_newlines(&s.as_bytes())));
     }
     if let Ok(Value::Table(m)) = t.raw_get::<Value>("map") {
-        let mut out = Vec::new();
-        for (k, v) in m.pairs::<Value, Value>().flatten() {
-            out.push((to_frame(&k, resp3), to_frame(&v, resp3)));
-        }
-        return Frame::Map(out);
+        return Shape::Map(m.pairs::<Value, Value>().flatten().collect());
     }
     if let Ok(Value::Table(s)) = t.raw_get::<Value>("set") {
-        let mut out = Vec::new();
-        for (k, _) in s.pairs::<Value, Value>().flatten() {
-            out.push(to_frame(&k, resp3));
-        }
-        return Frame::Set(out);
+        return Shape::Set(
+            s.pairs::<Value, Value>()
+                .flatten()
+                .map(|(k, _)| k)
+                .collect(),
+        );
     }
-    let mut out = Vec::new();
+    let mut items = Vec::new();
     for i in 1.. {
         match t.raw_get::<Value>(i) {
             Ok(Value::Nil) | Err(_) => break,
-            Ok(v) => out.push(to_frame(&v, resp3)),
+            Ok(v) => items.push(v),
         }
     }
-    Frame::Array(out)
+    Shape::Array(items)
 }
 
 #[cfg(test)]
