@@ -2569,6 +2569,10 @@ const SCRIPTING: &[&str] = &[
     "EVAL 'return struct.pack(\"d\", 1.5)' 0",
     "EVAL 'return struct.pack(\"!4 b i4\", 1, 2)' 0",
     "EVAL 'return struct.size(\"s\")' 0",
+    "EVAL 'local t = {} t[1] = t return cjson.encode(t)' 0",
+    "EVAL 'return type(cjson.decode(string.rep(\"[\", 1000) .. string.rep(\"]\", 1000)))' 0",
+    "EVAL 'return cjson.decode(string.rep(\"[\", 1001) .. string.rep(\"]\", 1001))' 0",
+    "EVAL 'local t = {} t[1] = t return #cmsgpack.pack(t)' 0",
 ];
 
 /// A command line split like redis-cli (sdssplitargs): quotes, `\xHH` and C escapes.

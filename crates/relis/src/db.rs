@@ -310,6 +310,10 @@ impl Db {
             threads.push(
                 std::thread::Builder::new()
                     .name("relis-writer".into())
+                    // Lua scripts run on the writer (relis-server): deep but bounded recursion
+                    // (cjson nesting up to 1000) needs more than the default 2 MiB. Only the
+                    // pages used are committed.
+                    .stack_size(64 << 20)
                     .spawn(move || {
                         let st = WriterState {
                             next_version,
