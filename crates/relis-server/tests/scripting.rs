@@ -318,6 +318,13 @@ async fn script_cache() {
         "*3\r\n:1\r\n:1\r\n:0\r\n"
     );
     assert_eq!(raw(&mut c, &["EVALSHA", sha, "0"]).await, ":1\r\n");
+    let info = raw(&mut c, &["INFO", "memory"]).await;
+    assert!(
+        info.contains("\r\nnumber_of_cached_scripts:1\r\n"),
+        "{info}"
+    );
+    assert!(info.contains("\r\nused_memory_scripts:8\r\n"), "{info}");
+    assert!(!info.contains("\r\nused_memory_lua:0\r\n"), "{info}");
     assert_eq!(
         raw(&mut c, &["EVALSHA", &sha.to_uppercase(), "0"]).await,
         ":1\r\n"

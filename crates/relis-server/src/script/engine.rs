@@ -722,6 +722,9 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
         };
         let aborted = run.aborted.load(Ordering::SeqCst);
         run.end();
+        scripting
+            .lua_memory
+            .store(lua.used_memory() as u64, Ordering::Relaxed);
         if aborted {
             // A storage-class error: the writer abandons the whole group commit.
             return Err(CmdError::Storage(relis::Error::Closed));

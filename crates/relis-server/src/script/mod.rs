@@ -44,6 +44,8 @@ pub struct Scripting {
     pub run: Arc<RunState>,
     /// Loaded function libraries.
     pub functions: functions::Registry,
+    /// Bytes the writer's Lua state used after the last script (INFO used_memory_lua).
+    pub lua_memory: AtomicU64,
 }
 
 /// What the other connections can see of the running script.
@@ -217,6 +219,18 @@ impl Scripting {
             }
         }
         self.functions.replace_all(libs);
+    }
+
+    /// INFO memory's scripting figures: (Lua state bytes, script bodies' bytes, cached
+    /// scripts).
+    pub fn memory(&self) -> (u64, u64, u64) {
+        let scripts = self.scripts.lock();
+        let bytes = scripts.values().map(|b| b.len() as u64).sum();
+        (
+            self.lua_memory.load(Ordering::Relaxed),
+            bytes,
+            scripts.len() as u64,
+        )
     }
 
     /// SCRIPT FLUSH: forgets every cached script.

@@ -422,11 +422,12 @@ fn memory_section(server: &Shared, kv: &mut Kv<'_>) {
     );
     kv("total_system_memory", total.to_string());
     kv("total_system_memory_human", human(total));
-    kv("used_memory_lua", "0".into());
-    kv("used_memory_lua_human", "0B".into());
-    kv("used_memory_scripts", "0".into());
-    kv("used_memory_scripts_human", "0B".into());
-    kv("number_of_cached_scripts", "0".into());
+    let (lua, scripts, cached) = server.scripting.memory();
+    kv("used_memory_lua", lua.to_string());
+    kv("used_memory_lua_human", human(lua));
+    kv("used_memory_scripts", scripts.to_string());
+    kv("used_memory_scripts_human", human(scripts));
+    kv("number_of_cached_scripts", cached.to_string());
     kv("maxmemory", maxmemory.to_string());
     kv("maxmemory_human", human(maxmemory));
     kv("maxmemory_policy", policy);
