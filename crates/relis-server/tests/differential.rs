@@ -2573,6 +2573,12 @@ const SCRIPTING: &[&str] = &[
     "EVAL 'return type(cjson.decode(string.rep(\"[\", 1000) .. string.rep(\"]\", 1000)))' 0",
     "EVAL 'return cjson.decode(string.rep(\"[\", 1001) .. string.rep(\"]\", 1001))' 0",
     "EVAL 'local t = {} t[1] = t return #cmsgpack.pack(t)' 0",
+    "COMMAND GETKEYS EVAL 'return 1' 2 a b c",
+    "COMMAND GETKEYS EVAL 'return 1' 0",
+    "COMMAND GETKEYS FCALL f 1 k a",
+    "COMMAND GETKEYSANDFLAGS EVAL_RO 'return 1' 1 k",
+    "COMMAND GETKEYS EVALSHA abc 5 a",
+    "COMMAND INFO EVAL EVALSHA EVAL_RO EVALSHA_RO FCALL FCALL_RO",
 ];
 
 /// A command line split like redis-cli (sdssplitargs): quotes, `\xHH` and C escapes.

@@ -487,7 +487,8 @@ fn get_keys(argv: &[Bytes]) -> Result<(&'static Spec, Vec<usize>), CmdError> {
         ));
     }
     let keys = spec.keys_of(argv);
-    if keys.is_empty() {
+    // A command that may have no keys at all (EVAL with numkeys 0) answers an empty list.
+    if keys.is_empty() && !spec.has("no_mandatory_keys") {
         return Err(CmdError::err("Invalid arguments specified for command"));
     }
     Ok((spec, keys))
