@@ -22,47 +22,8 @@ ROUNDS="${ROUNDS:-2}"
 CLIENTS="${CLIENTS:-50}"
 PIPELINES="${PIPELINES:-1 16}"
 PAYLOAD="${PAYLOAD:-hello}"
-RELIS_ARGS="${RELIS_ARGS:-}"
 
-for tool in redis-server redis-benchmark redis-cli; do
-    command -v "$tool" >/dev/null || { echo "$tool is not installed (apt-get install redis-server redis-tools)" >&2; exit 1; }
-done
-
-if [ -z "${RELIS_BIN:-}" ]; then
-    echo "building relis-server (release)..." >&2
-    cargo build --release -q -p relis-server
-    RELIS_BIN="$PWD/target/release/relis-server"
-fi
-
-TMP="$(mktemp -d)"
-PIDS=()
-cleanup() {
-    for pid in "${PIDS[@]}"; do
-        kill "$pid" 2>/dev/null || true
-    done
-    for pid in "${PIDS[@]}"; do
-        wait "$pid" 2>/dev/null || true
-    done
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
-
-wait_ready() {
-    local port=$1
-    for _ in $(seq 1 200); do
-        if [ "$(redis-cli -p "$port" ping 2>/dev/null)" = "PONG" ]; then
-            return 0
-        fi
-        sleep 0.05
-    done
-    echo "nothing answers PING on port $port" >&2
-    exit 1
-}
+. bench/common.sh
 
 # One subscriber on `ch`, reading (and discarding) every message; waits until it is counted.
 subscribe() {
@@ -79,18 +40,7 @@ subscribe() {
     exit 1
 }
 
-mkdir -p "$TMP/redis" "$TMP/relis"
-REDIS_PORT="$(free_port)"
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$TMP/redis" \
-    --appendonly yes --appendfsync everysec --save '' --daemonize no \
-    --logfile "$TMP/redis.log" &
-PIDS+=($!)
-RELIS_PORT="$(free_port)"
-# shellcheck disable=SC2086  # RELIS_ARGS is a list of words on purpose
-"$RELIS_BIN" --port "$RELIS_PORT" --dir "$TMP/relis" --logfile "$TMP/relis.log" $RELIS_ARGS &
-PIDS+=($!)
-wait_ready "$REDIS_PORT"
-wait_ready "$RELIS_PORT"
+start_servers
 subscribe "$REDIS_PORT"
 subscribe "$RELIS_PORT"
 
@@ -103,10 +53,7 @@ run() {
         rps="$(cut -d'"' -f4 <<<"$line")"
         [ "$(cut -d'"' -f2 <<<"$line")" = "test" ] && continue
         [ -z "$rps" ] && continue
-        local key="$target|$pipeline"
-        if [ -z "${best[$key]:-}" ] || awk -v a="$rps" -v b="${best[$key]}" 'BEGIN { exit !(a > b) }'; then
-            best[$key]="$rps"
-        fi
+        keep_best "$target|$pipeline" "$rps"
     done < <(redis-benchmark -p "$port" -c "$CLIENTS" -n "$N" -P "$pipeline" --csv \
         PUBLISH ch "$PAYLOAD" 2>/dev/null)
 }
@@ -130,13 +77,12 @@ done
 
 echo
 echo "redis-benchmark -c $CLIENTS -n $N PUBLISH ch $PAYLOAD, one subscriber, best of $ROUNDS interleaved rounds; $(nproc) CPUs"
-echo "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') vs relis-server ${RELIS_ARGS:-(defaults)}"
+echo "redis-server $(redis_version) vs relis-server ${RELIS_ARGS:-(defaults)}"
 echo
 printf '| %-8s | %8s | %12s | %12s | %11s |\n' test pipeline "redis rps" "relis rps" "relis/redis"
 printf '|%s|%s|%s|%s|%s|\n' ---------- ---------- -------------- -------------- -------------
 for pipeline in $PIPELINES; do
     r="${best[redis|$pipeline]:-0}"
     l="${best[relis|$pipeline]:-0}"
-    ratio="$(awk -v a="$l" -v b="$r" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')"
-    printf '| %-8s | %8s | %12.0f | %12.0f | %11s |\n' PUBLISH "$pipeline" "$r" "$l" "$ratio"
+    printf '| %-8s | %8s | %12.0f | %12.0f | %11s |\n' PUBLISH "$pipeline" "$r" "$l" "$(ratio "$l" "$r")"
 done

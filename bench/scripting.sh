@@ -19,61 +19,10 @@ ROUNDS="${ROUNDS:-2}"
 CLIENTS="${CLIENTS:-50}"
 KEYSPACE="${KEYSPACE:-100000}"
 PIPELINES="${PIPELINES:-1 16}"
-RELIS_ARGS="${RELIS_ARGS:-}"
 SCRIPT="local v = redis.call('GET', KEYS[1]) redis.call('SET', KEYS[1], ARGV[1]) return v"
 
-for tool in redis-server redis-benchmark redis-cli; do
-    command -v "$tool" >/dev/null || { echo "$tool is not installed (apt-get install redis-server redis-tools)" >&2; exit 1; }
-done
-
-if [ -z "${RELIS_BIN:-}" ]; then
-    echo "building relis-server (release)..." >&2
-    cargo build --release -q -p relis-server
-    RELIS_BIN="$PWD/target/release/relis-server"
-fi
-
-TMP="$(mktemp -d)"
-PIDS=()
-cleanup() {
-    for pid in "${PIDS[@]}"; do
-        kill "$pid" 2>/dev/null || true
-    done
-    for pid in "${PIDS[@]}"; do
-        wait "$pid" 2>/dev/null || true
-    done
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
-
-wait_ready() {
-    local port=$1
-    for _ in $(seq 1 200); do
-        if [ "$(redis-cli -p "$port" ping 2>/dev/null)" = "PONG" ]; then
-            return 0
-        fi
-        sleep 0.05
-    done
-    echo "nothing answers PING on port $port" >&2
-    exit 1
-}
-
-mkdir -p "$TMP/redis" "$TMP/relis"
-REDIS_PORT="$(free_port)"
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$TMP/redis" \
-    --appendonly yes --appendfsync everysec --save '' --daemonize no \
-    --logfile "$TMP/redis.log" &
-PIDS+=($!)
-RELIS_PORT="$(free_port)"
-# shellcheck disable=SC2086  # RELIS_ARGS is a list of words on purpose
-"$RELIS_BIN" --port "$RELIS_PORT" --dir "$TMP/relis" --logfile "$TMP/relis.log" $RELIS_ARGS &
-PIDS+=($!)
-wait_ready "$REDIS_PORT"
-wait_ready "$RELIS_PORT"
+. bench/common.sh
+start_servers
 
 SHA="$(redis-cli -p "$REDIS_PORT" SCRIPT LOAD "$SCRIPT")"
 SHA2="$(redis-cli -p "$RELIS_PORT" SCRIPT LOAD "$SCRIPT")"
@@ -98,10 +47,7 @@ run() {
             eval) rps="$(rps_of "$port" "$pipeline" EVAL "$SCRIPT" 1 'key:__rand_int__' v)" ;;
             set) rps="$(rps_of "$port" "$pipeline" SET 'key:__rand_int__' v)" ;;
         esac
-        local key="$target|$pipeline|$name"
-        if [ -z "${best[$key]:-}" ] || awk -v a="$rps" -v b="${best[$key]}" 'BEGIN { exit !(a > b) }'; then
-            best[$key]="$rps"
-        fi
+        keep_best "$target|$pipeline|$name" "$rps"
     done
 }
 
@@ -117,7 +63,7 @@ done
 echo
 echo "redis-benchmark -c $CLIENTS -n $N -r $KEYSPACE, best of $ROUNDS interleaved rounds; $(nproc) CPUs"
 echo "script: $SCRIPT"
-echo "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') (appendonly yes, appendfsync everysec) vs relis-server ${RELIS_ARGS:-(defaults)}"
+echo "redis-server $(redis_version) (appendonly yes, appendfsync everysec) vs relis-server ${RELIS_ARGS:-(defaults)}"
 echo
 printf '| %-8s | %8s | %12s | %12s | %11s |\n' command pipeline "redis rps" "relis rps" "relis/redis"
 printf '|%s|%s|%s|%s|%s|\n' ---------- ---------- -------------- -------------- -------------
@@ -125,7 +71,6 @@ for pipeline in $PIPELINES; do
     for name in "${ORDER[@]}"; do
         r="${best[redis|$pipeline|$name]:-0}"
         l="${best[relis|$pipeline|$name]:-0}"
-        ratio="$(awk -v a="$l" -v b="$r" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')"
-        printf '| %-8s | %8s | %12.0f | %12.0f | %11s |\n' "$name" "$pipeline" "$r" "$l" "$ratio"
+        printf '| %-8s | %8s | %12.0f | %12.0f | %11s |\n' "$name" "$pipeline" "$r" "$l" "$(ratio "$l" "$r")"
     done
 done
