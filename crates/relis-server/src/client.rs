@@ -13,7 +13,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{oneshot, Notify};
 
@@ -116,9 +116,12 @@ pub struct Client {
     pub reply_mode: ReplyMode,
     /// Close after this batch's replies are written (QUIT).
     pub quit: bool,
-    /// The socket's read half (the connection loop reads from it; a blocked command watches it
-    /// for the client going away).
-    pub rd: Option<tokio::net::tcp::OwnedReadHalf>,
+    /// The stream's read half, plain TCP or TLS (the connection loop reads from it; a blocked
+    /// command watches it for the client going away).
+    pub rd: Option<Box<dyn ConnRead>>,
+    /// What the client sent while a blocked command watched the stream: the connection loop
+    /// decodes it next.
+    pub unread: BytesMut,
     /// Pub/sub subscriptions.
     pub subs: crate::pubsub::Subscriptions,
     /// Frames a connection command sends ahead of its reply (SUBSCRIBE confirms each channel).
@@ -126,6 +129,12 @@ pub struct Client {
     /// Whether this connection ever subscribed (its mailbox may hold messages).
     pub mailbox_used: bool,
 }
+
+/// The read half of a connection's stream: a TCP socket's, or a TLS session's over one. Only
+/// the read is dynamic (one indirect call per read); the write half stays a concrete type.
+pub trait ConnRead: AsyncRead + Send + Unpin {}
+
+impl<T: AsyncRead + Send + Unpin> ConnRead for T {}
 
 /// Resolves after `secs` seconds, or never for 0.
 async fn idle_timer(secs: u64) {
@@ -516,16 +525,23 @@ fn allowed_subscribed(name: &str) -> bool {
 
 /// Writes `buf`, unless the client is killed first (a subscriber past its output-buffer limit
 /// may never read: its write must not hold the connection open). Returns whether it was killed.
-async fn write_out(
-    stream: &mut tokio::net::tcp::OwnedWriteHalf,
+async fn write_out<W: AsyncWrite + Unpin>(
+    stream: &mut W,
     buf: &[u8],
     info: &ClientInfo,
 ) -> std::io::Result<bool> {
     tokio::select! {
         biased;
-        r = stream.write_all(buf) => r.map(|()| false),
+        r = write_flush(stream, buf) => r.map(|()| false),
         _ = info.kill.notified() => Ok(true),
     }
+}
+
+/// Writes `buf` and flushes: a TLS session may hold back what it could not write yet (for a
+/// TCP socket the flush does nothing).
+async fn write_flush<W: AsyncWrite + Unpin>(stream: &mut W, buf: &[u8]) -> std::io::Result<()> {
+    stream.write_all(buf).await?;
+    stream.flush().await
 }
 
 /// Parses a checked command line with its spec.
@@ -544,14 +560,18 @@ pub fn parse(spec: &'static Spec, mut argv: Vec<Bytes>, skip: usize) -> Result<P
 
 impl Client {
     /// Resolves when the peer has closed the connection (EOF with nothing left to read). If the
-    /// client has sent more data, that data waits for the current command to finish and this
-    /// never resolves: a blocked command uses it to notice a client that went away.
+    /// client has sent more data, that data waits in `unread` for the current command to
+    /// finish and this never resolves: a blocked command uses it to notice a client that went
+    /// away. (It reads rather than peeks: a TLS stream cannot peek at decrypted data.)
     pub async fn peer_closed(&mut self) {
         let Some(rd) = self.rd.as_mut() else {
             return std::future::pending().await;
         };
-        let mut byte = [0u8; 1];
-        match rd.peek(&mut byte).await {
+        if !self.unread.is_empty() {
+            return std::future::pending().await;
+        }
+        self.unread.reserve(4096);
+        match rd.read_buf(&mut self.unread).await {
             Ok(0) | Err(_) => {}
             Ok(_) => std::future::pending().await,
         }
@@ -706,20 +726,69 @@ pub fn record(server: &Shared, idx: usize, started: Instant, failed: bool) {
     }
 }
 
-/// Serves one connection until it closes, is killed, or the server shuts down.
-pub async fn serve(mut stream: TcpStream, peer: SocketAddr, server: Arc<Shared>) {
+/// Serves one plain TCP connection until it closes, is killed, or the server shuts down.
+pub async fn serve(stream: TcpStream, peer: SocketAddr, server: Arc<Shared>) {
     let _ = stream.set_nodelay(true);
     let laddr = stream.local_addr().unwrap_or(server.addr);
-    let (maxclients, requirepass) = {
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&stream);
+    // The halves of a TCP socket need no lock between them (tokio::io::split would add one).
+    let (rd, wr) = stream.into_split();
+    serve_stream(Box::new(rd), wr, peer, laddr, fd, server).await;
+}
+
+/// Serves one TLS connection: the handshake first (in the connection's own task, so a slow
+/// client holds up nobody), then exactly what a plain connection runs.
+pub async fn serve_tls(
+    stream: TcpStream,
+    peer: SocketAddr,
+    server: Arc<Shared>,
+    acceptor: crate::tls::TlsAcceptor,
+) {
+    let _ = stream.set_nodelay(true);
+    let laddr = stream.local_addr().unwrap_or(server.addr);
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&stream);
+    let tls = match acceptor.accept(stream).await {
+        Ok(tls) => tls,
+        Err(e) => {
+            // Redis logs a failed handshake at verbose level and drops the connection.
+            tracing::info!("Error accepting a client connection: {e} (addr={peer} laddr={laddr})");
+            return;
+        }
+    };
+    let (rd, wr) = tokio::io::split(tls);
+    serve_stream(Box::new(rd), wr, peer, laddr, fd, server).await;
+}
+
+/// Whether Redis 7.0's protected mode counts `ip` as local: only 127.0.0.1 and ::1 (the rest
+/// of 127/8 is not). An IPv4-mapped 127.0.0.1 counts too: Redis's IPv6 sockets are IPv6-only,
+/// so there it arrives as plain IPv4.
+pub fn is_loopback_client(ip: std::net::IpAddr) -> bool {
+    match ip.to_canonical() {
+        std::net::IpAddr::V4(v4) => v4 == std::net::Ipv4Addr::LOCALHOST,
+        std::net::IpAddr::V6(v6) => v6 == std::net::Ipv6Addr::LOCALHOST,
+    }
+}
+
+/// Serves one connection, whatever its stream, until it closes, is killed, or the server
+/// shuts down.
+async fn serve_stream<W: AsyncWrite + Unpin>(
+    rd: Box<dyn ConnRead>,
+    mut wr: W,
+    peer: SocketAddr,
+    laddr: SocketAddr,
+    fd: i32,
+    server: Arc<Shared>,
+) {
+    let (maxclients, requirepass, protected) = {
         let c = server.config.read();
-        (c.maxclients, c.requirepass.clone())
+        (c.maxclients, c.requirepass.clone(), c.protected_mode)
     };
     let id = server.next_client_id();
     let info = Arc::new(ClientInfo {
         id,
         addr: peer,
         laddr,
-        fd: std::os::fd::AsRawFd::as_raw_fd(&stream),
+        fd,
         created: Instant::now(),
         name: Mutex::new(None),
         lib: Mutex::new((String::new(), String::new())),
@@ -743,17 +812,24 @@ pub async fn serve(mut stream: TcpStream, peer: SocketAddr, server: Arc<Shared>)
         }
         ok
     };
-    {
-        if !admitted {
-            server
-                .stats
-                .rejected_connections
-                .fetch_add(1, Ordering::Relaxed);
-            let _ = stream
-                .write_all(b"-ERR max number of clients reached\r\n")
-                .await;
-            return;
-        }
+    if !admitted {
+        server
+            .stats
+            .rejected_connections
+            .fetch_add(1, Ordering::Relaxed);
+        let _ = write_flush(&mut wr, crate::error::MAX_CLIENTS).await;
+        return;
+    }
+    // Protected mode, checked as Redis does once the connection is set up (after the TLS
+    // handshake): without a password, only the loopback interface may connect.
+    if protected && requirepass.is_empty() && !is_loopback_client(peer.ip()) {
+        server.clients.lock().remove(&id);
+        server
+            .stats
+            .rejected_connections
+            .fetch_add(1, Ordering::Relaxed);
+        let _ = write_flush(&mut wr, crate::error::PROTECTED_MODE).await;
+        return;
     }
     let mut client = Client {
         server: server.clone(),
@@ -766,13 +842,12 @@ pub async fn serve(mut stream: TcpStream, peer: SocketAddr, server: Arc<Shared>)
         watched: Vec::new(),
         reply_mode: ReplyMode::On,
         quit: false,
-        rd: None,
+        rd: Some(rd),
+        unread: BytesMut::new(),
         subs: Default::default(),
         pushed: Vec::new(),
         mailbox_used: false,
     };
-    let (rd, mut wr) = stream.into_split();
-    client.rd = Some(rd);
     let result = connection_loop(&mut wr, &mut client).await;
     if let Err(e) = result {
         tracing::debug!("client {id} ({peer}): {e}");
@@ -781,8 +856,8 @@ pub async fn serve(mut stream: TcpStream, peer: SocketAddr, server: Arc<Shared>)
     server.clients.lock().remove(&id);
 }
 
-async fn connection_loop(
-    stream: &mut tokio::net::tcp::OwnedWriteHalf,
+async fn connection_loop<W: AsyncWrite + Unpin>(
+    stream: &mut W,
     client: &mut Client,
 ) -> std::io::Result<()> {
     let server = client.server.clone();
@@ -827,12 +902,18 @@ async fn connection_loop(
         }
         if !reqs.is_empty() {
             client.run_batch(reqs, &mut out).await;
+            // What arrived while a command was blocked follows what was already buffered.
+            if !client.unread.is_empty() {
+                inbuf.extend_from_slice(&client.unread);
+                client.unread.clear();
+                more = true;
+            }
         }
         if let Some(e) = protocol_error {
             // Replies to the commands before the bad frame go out first, then the error.
             // `to_frame` echoes a non-ASCII byte raw, as Redis does (`got '\xe9'`).
             resp::encode(&e.to_frame(), client.proto, &mut out);
-            stream.write_all(&out).await?;
+            write_flush(stream, &out).await?;
             return Ok(());
         }
         client.take_messages(&mut out);

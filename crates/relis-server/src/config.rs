@@ -45,6 +45,28 @@ pub struct Config {
     pub sql_time_limit: u64,
     /// Most rows a SQL result may have; a larger one is refused (0 = no limit).
     pub sql_max_result_rows: usize,
+    /// Refuse clients from other hosts while the default user has no password.
+    pub protected_mode: bool,
+    /// TLS port (0 = no TLS listener).
+    pub tls_port: u16,
+    /// The server's certificate chain (PEM).
+    pub tls_cert_file: String,
+    /// The server's private key (PEM).
+    pub tls_key_file: String,
+    /// The private key's passphrase (encrypted keys are refused: see `crate::tls`).
+    pub tls_key_file_pass: String,
+    /// CA certificates (PEM) that sign client certificates.
+    pub tls_ca_cert_file: String,
+    /// A directory of CA certificates (PEM files).
+    pub tls_ca_cert_dir: String,
+    /// Whether TLS clients must present a certificate.
+    pub tls_auth_clients: TlsAuthClients,
+    /// TLS versions to offer, e.g. `TLSv1.2 TLSv1.3` (empty = both).
+    pub tls_protocols: String,
+    /// TLS 1.2 ciphers in OpenSSL's syntax (accepted and reported, not applied).
+    pub tls_ciphers: String,
+    /// TLS 1.3 cipher suites, `:` separated (empty = all that rustls offers).
+    pub tls_ciphersuites: String,
     /// Parameters Redis has that Relis accepts and reports but does not act on
     /// (clients and tools read them): name -> value.
     pub passive: Vec<(&'static str, String)>,
@@ -71,10 +93,42 @@ impl Default for Config {
             max_batch: 1024,
             sql_time_limit: 5000,
             sql_max_result_rows: 1_000_000,
+            protected_mode: true,
+            tls_port: 0,
+            tls_cert_file: String::new(),
+            tls_key_file: String::new(),
+            tls_key_file_pass: String::new(),
+            tls_ca_cert_file: String::new(),
+            tls_ca_cert_dir: String::new(),
+            tls_auth_clients: TlsAuthClients::Yes,
+            tls_protocols: String::new(),
+            tls_ciphers: String::new(),
+            tls_ciphersuites: String::new(),
             passive: PASSIVE
                 .iter()
                 .map(|(n, v)| (*n, (*v).to_string()))
                 .collect(),
+        }
+    }
+}
+
+/// `tls-auth-clients`: whether a TLS client must present a certificate signed by the CA.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TlsAuthClients {
+    /// No certificate is asked for.
+    No,
+    /// A certificate is required (Redis's default).
+    Yes,
+    /// A certificate is asked for; a client without one is accepted, one with a bad one is not.
+    Optional,
+}
+
+impl TlsAuthClients {
+    fn name(self) -> &'static str {
+        match self {
+            TlsAuthClients::No => "no",
+            TlsAuthClients::Yes => "yes",
+            TlsAuthClients::Optional => "optional",
         }
     }
 }
@@ -95,7 +149,6 @@ const PASSIVE: &[(&str, &str)] = &[
     ("slowlog-log-slower-than", "10000"),
     ("slowlog-max-len", "128"),
     ("latency-tracking", "yes"),
-    ("protected-mode", "yes"),
     ("daemonize", "no"),
     ("supervised", "no"),
     ("pidfile", ""),
@@ -121,6 +174,17 @@ const PASSIVE: &[(&str, &str)] = &[
     ("stop-writes-on-bgsave-error", "yes"),
     ("rdbcompression", "yes"),
     ("lazyfree-lazy-user-del", "no"),
+    // TLS for replication and cluster links, and OpenSSL tuning rustls has no knob for.
+    ("tls-replication", "no"),
+    ("tls-cluster", "no"),
+    ("tls-client-cert-file", ""),
+    ("tls-client-key-file", ""),
+    ("tls-client-key-file-pass", ""),
+    ("tls-dh-params-file", ""),
+    ("tls-prefer-server-ciphers", "no"),
+    ("tls-session-caching", "yes"),
+    ("tls-session-cache-size", "20480"),
+    ("tls-session-cache-timeout", "300"),
 ];
 
 /// How a parameter is read and written.
@@ -169,7 +233,10 @@ fn check_passive(name: &str, value: &str) -> Result<String, String> {
     const BOOLS: &[&str] = &[
         "appendonly",
         "latency-tracking",
-        "protected-mode",
+        "tls-replication",
+        "tls-cluster",
+        "tls-prefer-server-ciphers",
+        "tls-session-caching",
         "daemonize",
         "cluster-enabled",
         "replica-read-only",
@@ -195,6 +262,8 @@ fn check_passive(name: &str, value: &str) -> Result<String, String> {
         ("list-compress-depth", 0, i32::MAX as i64),
         ("tcp-backlog", 0, i32::MAX as i64),
         ("io-threads", 1, 128),
+        ("tls-session-cache-size", 0, i32::MAX as i64),
+        ("tls-session-cache-timeout", 0, i32::MAX as i64),
     ];
     const POLICIES: &[&str] = &[
         "volatile-lru",
@@ -241,6 +310,19 @@ fn check_passive(name: &str, value: &str) -> Result<String, String> {
             }
         }
         _ => Ok(value.to_string()),
+    }
+}
+
+fn yes_no(b: bool) -> String {
+    if b { "yes" } else { "no" }.into()
+}
+
+/// A Redis boolean: `yes` or `no`, any case.
+fn bool_arg(v: &str) -> Result<bool, String> {
+    match v.to_ascii_lowercase().as_str() {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err("argument must be 'yes' or 'no'".into()),
     }
 }
 
@@ -416,6 +498,108 @@ pub const PARAMS: &[Param] = &[
         mutable: true,
         get: |c| c.sql_max_result_rows.to_string(),
         set: |c, v| int_in(v, 0, i64::MAX).map(|n| c.sql_max_result_rows = n as usize),
+    },
+    // Mutable as in Redis 7.0: a client on the loopback interface may turn it off.
+    Param {
+        name: "protected-mode",
+        mutable: true,
+        get: |c| yes_no(c.protected_mode),
+        set: |c, v| bool_arg(v).map(|b| c.protected_mode = b),
+    },
+    // Redis moves its TLS listener on CONFIG SET tls-port; Relis binds at start-up only.
+    Param {
+        name: "tls-port",
+        mutable: false,
+        get: |c| c.tls_port.to_string(),
+        set: |c, v| int_in(v, 0, 65535).map(|p| c.tls_port = p as u16),
+    },
+    // The other tls-* settings rebuild the TLS configuration on CONFIG SET, as in Redis.
+    Param {
+        name: "tls-cert-file",
+        mutable: true,
+        get: |c| c.tls_cert_file.clone(),
+        set: |c, v| {
+            c.tls_cert_file = v.into();
+            Ok(())
+        },
+    },
+    Param {
+        name: "tls-key-file",
+        mutable: true,
+        get: |c| c.tls_key_file.clone(),
+        set: |c, v| {
+            c.tls_key_file = v.into();
+            Ok(())
+        },
+    },
+    Param {
+        name: "tls-key-file-pass",
+        mutable: true,
+        get: |c| c.tls_key_file_pass.clone(),
+        set: |c, v| {
+            c.tls_key_file_pass = v.into();
+            Ok(())
+        },
+    },
+    Param {
+        name: "tls-ca-cert-file",
+        mutable: true,
+        get: |c| c.tls_ca_cert_file.clone(),
+        set: |c, v| {
+            c.tls_ca_cert_file = v.into();
+            Ok(())
+        },
+    },
+    Param {
+        name: "tls-ca-cert-dir",
+        mutable: true,
+        get: |c| c.tls_ca_cert_dir.clone(),
+        set: |c, v| {
+            c.tls_ca_cert_dir = v.into();
+            Ok(())
+        },
+    },
+    Param {
+        name: "tls-auth-clients",
+        mutable: true,
+        get: |c| c.tls_auth_clients.name().into(),
+        set: |c, v| {
+            c.tls_auth_clients = match v.to_ascii_lowercase().as_str() {
+                "no" => TlsAuthClients::No,
+                "yes" => TlsAuthClients::Yes,
+                "optional" => TlsAuthClients::Optional,
+                _ => return Err("argument(s) must be one of the following: no, yes, optional".into()),
+            };
+            Ok(())
+        },
+    },
+    // Checked when the TLS configuration is built, as in Redis.
+    Param {
+        name: "tls-protocols",
+        mutable: true,
+        get: |c| c.tls_protocols.clone(),
+        set: |c, v| {
+            c.tls_protocols = v.into();
+            Ok(())
+        },
+    },
+    Param {
+        name: "tls-ciphers",
+        mutable: true,
+        get: |c| c.tls_ciphers.clone(),
+        set: |c, v| {
+            c.tls_ciphers = v.into();
+            Ok(())
+        },
+    },
+    Param {
+        name: "tls-ciphersuites",
+        mutable: true,
+        get: |c| c.tls_ciphersuites.clone(),
+        set: |c, v| {
+            c.tls_ciphersuites = v.into();
+            Ok(())
+        },
     },
     Param {
         name: "max-batch",

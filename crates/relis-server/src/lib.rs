@@ -14,6 +14,7 @@ pub mod error;
 pub mod pubsub;
 pub mod script;
 pub mod server;
+pub mod tls;
 
 use std::sync::Arc;
 
@@ -50,6 +51,8 @@ pub fn open_engine(config: &config::Config) -> Result<relis::Db, relis::Error> {
 pub struct Running {
     /// The address it listens on.
     pub addr: std::net::SocketAddr,
+    /// The address its TLS listener listens on, if it has one.
+    pub tls_addr: Option<std::net::SocketAddr>,
     /// Its shared state.
     pub shared: Arc<server::Shared>,
     handle: tokio::task::JoinHandle<()>,
@@ -64,18 +67,43 @@ impl Running {
 }
 
 /// Opens the engine and starts serving on `config.bind[0]:config.port` (port 0 picks a free
-/// port) on the current tokio runtime.
+/// port) on the current tokio runtime. With `tls-cert-file` set it also serves TLS on
+/// `config.bind[0]:config.tls_port`, where port 0 picks a free port too (unlike the binary,
+/// where `tls-port 0` means no TLS): tests find it in [`Running::tls_addr`].
 ///
 /// # Errors
-/// The engine cannot be opened or the address cannot be bound.
+/// The TLS files are bad, the engine cannot be opened or an address cannot be bound.
 pub async fn start(config: config::Config) -> Result<Running, String> {
+    let tls = if config.tls_port != 0 || !config.tls_cert_file.is_empty() {
+        Some(tls::acceptor(&config)?)
+    } else {
+        None
+    };
     let db = open_engine(&config).map_err(|e| e.to_string())?;
-    let bind = format!("{}:{}", config.bind[0], config.port);
-    let listener = tokio::net::TcpListener::bind(&bind)
-        .await
-        .map_err(|e| format!("cannot listen on {bind}: {e}"))?;
+    let listen = |port: u16| {
+        let bind = format!("{}:{port}", config.bind[0]);
+        async move {
+            tokio::net::TcpListener::bind(&bind)
+                .await
+                .map_err(|e| format!("cannot listen on {bind}: {e}"))
+        }
+    };
+    let listener = listen(config.port).await?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let tls_listener = match tls {
+        Some(_) => Some(listen(config.tls_port).await?),
+        None => None,
+    };
+    let tls_addr = match &tls_listener {
+        Some(l) => Some(l.local_addr().map_err(|e| e.to_string())?),
+        None => None,
+    };
     let shared = server::Shared::new(db, config, None, addr);
+    *shared.tls.write() = tls;
+    if let Some(l) = tls_listener {
+        // Stops with the plain loop: both watch the shutdown signal.
+        tokio::spawn(server::run_tls(l, shared.clone(), std::future::pending()));
+    }
     let handle = tokio::spawn(server::run(
         listener,
         shared.clone(),
@@ -83,6 +111,7 @@ pub async fn start(config: config::Config) -> Result<Running, String> {
     ));
     Ok(Running {
         addr,
+        tls_addr,
         shared,
         handle,
     })

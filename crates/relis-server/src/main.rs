@@ -17,9 +17,11 @@ Examples:
        relis-server --port 6380 --dir /data --durability full
        relis-server relis.conf --loglevel verbose
 
-Settings: port bind dir dbfilename databases requirepass maxclients
+Settings: port bind dir dbfilename databases requirepass maxclients protected-mode
           durability (normal|full|off) loglevel logfile timeout tcp-keepalive
-          proto-max-bulk-len client-query-buffer-limit readers max-batch";
+          proto-max-bulk-len client-query-buffer-limit readers max-batch
+          tls-port tls-cert-file tls-key-file tls-ca-cert-file tls-ca-cert-dir
+          tls-auth-clients (yes|optional|no) tls-protocols tls-ciphersuites";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -65,38 +67,87 @@ fn main() {
         .build()
         .unwrap_or_else(|e| fail(&format!("cannot start the runtime: {e}")));
     runtime.block_on(async move {
+        // TLS first: bad certificate or key files stop start-up before anything is opened.
+        let tls = (config.tls_port != 0).then(|| {
+            relis_server::tls::acceptor(&config).unwrap_or_else(|e| {
+                fail(&format!("{e}\nFailed to configure TLS. Check logs for more info."))
+            })
+        });
         let db = open_engine(&config).unwrap_or_else(|e| fail(&e.to_string()));
-        let mut listeners = Vec::new();
-        for addr in &config.bind {
-            let bind = if addr.contains(':') {
-                format!("[{addr}]:{}", config.port)
-            } else {
-                format!("{addr}:{}", config.port)
-            };
-            match tokio::net::TcpListener::bind(&bind).await {
-                Ok(l) => listeners.push(l),
-                Err(e) => fail(&format!("Could not create server TCP listening socket {bind}: {e}")),
-            }
-        }
-        let listener = listeners.remove(0);
-        let addr = listener.local_addr().unwrap_or_else(|e| fail(&e.to_string()));
+        // As in Redis, `port 0` with a `tls-port` serves TLS only. With no `tls-port`, port 0
+        // picks a free port (a Relis extension; Redis would refuse to start).
+        let plain = if config.port != 0 || config.tls_port == 0 {
+            bind_all(&config.bind, config.port, "TCP").await
+        } else {
+            Vec::new()
+        };
+        let tls_listeners = if tls.is_some() {
+            bind_all(&config.bind, config.tls_port, "TLS").await
+        } else {
+            Vec::new()
+        };
+        let local = |l: &tokio::net::TcpListener| l.local_addr().unwrap_or_else(|e| fail(&e.to_string()));
+        let plain_addr = plain.first().map(local);
+        let tls_addr = tls_listeners.first().map(local);
+        // INFO's tcp_port: the plain port, or the TLS port when there is none (as Redis).
+        let addr = plain_addr.or(tls_addr).expect("a listener");
         let path = config
             .db_path()
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| ":memory:".into());
         let shared = server::Shared::new(db, config, config_file, addr);
-        // Further bind addresses share the same state.
-        for extra in listeners {
-            let shared = shared.clone();
-            tokio::spawn(async move { server::run(extra, shared, std::future::pending()).await });
+        *shared.tls.write() = tls;
+        // Every listener shares the same state; the first one's loop runs the shutdown.
+        let mut loops = Vec::new();
+        for l in plain {
+            loops.push((l, false));
         }
+        for l in tls_listeners {
+            loops.push((l, true));
+        }
+        let (first, first_tls) = loops.remove(0);
+        for (l, is_tls) in loops {
+            let shared = shared.clone();
+            if is_tls {
+                tokio::spawn(async move { server::run_tls(l, shared, std::future::pending()).await });
+            } else {
+                tokio::spawn(async move { server::run(l, shared, std::future::pending()).await });
+            }
+        }
+        let on = match (plain_addr, tls_addr) {
+            (Some(p), Some(t)) => format!("{p} and TLS on {t}"),
+            (Some(p), None) => p.to_string(),
+            (None, Some(t)) => format!("TLS on {t}"),
+            (None, None) => unreachable!("at least one listener"),
+        };
         tracing::info!(
-            "Relis {VERSION} (Redis {REDIS_VERSION} compatible) ready to accept connections on {addr}, data in {path}"
+            "Relis {VERSION} (Redis {REDIS_VERSION} compatible) ready to accept connections on {on}, data in {path}"
         );
-        server::run(listener, shared.clone(), shutdown_signal()).await;
+        if first_tls {
+            server::run_tls(first, shared.clone(), shutdown_signal()).await;
+        } else {
+            server::run(first, shared.clone(), shutdown_signal()).await;
+        }
         tracing::info!("Relis is now ready to exit, bye bye...");
         drop(shared);
     });
+}
+
+/// Binds `port` on every address of `bind`, or stops start-up naming the address.
+async fn bind_all(bind: &[String], port: u16, what: &str) -> Vec<tokio::net::TcpListener> {
+    let mut listeners = Vec::new();
+    for addr in bind {
+        let at = if addr.contains(':') {
+            format!("[{addr}]:{port}")
+        } else {
+            format!("{addr}:{port}")
+        };
+        match tokio::net::TcpListener::bind(&at).await {
+            Ok(l) => listeners.push(l),
+            Err(e) => fail(&format!("Could not create server {what} listening socket {at}: {e}")),
+        }
+    }
+    listeners
 }
 
 async fn shutdown_signal() {

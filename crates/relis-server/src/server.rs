@@ -146,6 +146,9 @@ pub struct Shared {
     pub pubsub: Arc<crate::pubsub::PubSub>,
     /// Lua scripts and function libraries.
     pub scripting: crate::script::Scripting,
+    /// The TLS configuration new TLS connections get (None without a TLS listener); CONFIG
+    /// SET of a `tls-*` setting replaces it.
+    pub tls: RwLock<Option<crate::tls::TlsAcceptor>>,
     shutdown: watch::Sender<bool>,
 }
 
@@ -191,6 +194,7 @@ impl Shared {
             sql,
             pubsub,
             scripting,
+            tls: RwLock::new(None),
             shutdown,
         });
         crate::cmd::server::info::spawn_sampler(&shared);
@@ -239,6 +243,25 @@ pub fn unix_ms() -> i64 {
 
 /// Accepts connections until `shutdown` resolves or SHUTDOWN is requested, then closes them.
 pub async fn run(listener: TcpListener, shared: Arc<Shared>, shutdown: impl Future<Output = ()>) {
+    accept_loop(listener, shared, shutdown, false).await;
+}
+
+/// [`run`] for a TLS listener: each connection does a TLS handshake with the configuration in
+/// [`Shared::tls`] at the time it connects, then runs the same command path as a plain one.
+pub async fn run_tls(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    shutdown: impl Future<Output = ()>,
+) {
+    accept_loop(listener, shared, shutdown, true).await;
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    shutdown: impl Future<Output = ()>,
+    tls: bool,
+) {
     let mut stop = shared.shutdown_signal();
     tokio::pin!(shutdown);
     let mut tasks = tokio::task::JoinSet::new();
@@ -257,7 +280,11 @@ pub async fn run(listener: TcpListener, shared: Arc<Shared>, shutdown: impl Futu
                 };
                 shared.stats.total_connections_received.fetch_add(1, Ordering::Relaxed);
                 let shared = shared.clone();
-                tasks.spawn(async move { client::serve(stream, peer, shared).await });
+                if !tls {
+                    tasks.spawn(async move { client::serve(stream, peer, shared).await });
+                } else if let Some(acceptor) = shared.tls.read().clone() {
+                    tasks.spawn(client::serve_tls(stream, peer, shared.clone(), acceptor));
+                }
                 while tasks.try_join_next().is_some() {}
             }
         }

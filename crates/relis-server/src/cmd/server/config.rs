@@ -208,6 +208,46 @@ pub fn set(config: &Config, pairs: &[(String, String)]) -> Result<Config, CmdErr
     Ok(next)
 }
 
+/// As in Redis, a CONFIG SET of a `tls-*` setting rebuilds the TLS configuration that new TLS
+/// connections get (connections already open keep theirs). If it cannot be built, the CONFIG
+/// SET fails and nothing changes; the reason goes to the log.
+///
+/// # Errors
+/// Redis's text naming the setting.
+fn reconfigure_tls(
+    server: &Shared,
+    next: &Config,
+    pairs: &[(String, String)],
+) -> Result<(), CmdError> {
+    let Some((name, _)) = pairs
+        .iter()
+        .rev()
+        .find(|(n, _)| crate::tls::is_tls_setting(n))
+    else {
+        return Ok(());
+    };
+    let mut tls = server.tls.write();
+    if tls.is_none() {
+        // No TLS listener: the settings wait for a restart, as Redis's do without tls-port.
+        return Ok(());
+    }
+    match crate::tls::acceptor(next) {
+        Ok(a) => {
+            *tls = Some(a);
+            Ok(())
+        }
+        Err(e) => {
+            tracing::warn!("{e}");
+            tracing::warn!(
+                "Failed applying new configuration. Possibly related to new {name} setting. Restoring previous settings."
+            );
+            Err(CmdError::err(format!(
+                "CONFIG SET failed (possibly related to argument '{name}') - Unable to update TLS configuration. Check server logs."
+            )))
+        }
+    }
+}
+
 /// Zeroes the counters INFO reports (CONFIG RESETSTAT).
 pub fn reset_stats(server: &Shared) {
     let s = &server.stats;
@@ -257,7 +297,9 @@ impl ConnCmd for ConfigCmd {
                 }
                 ConfigCmd::Set(pairs) => {
                     let mut cfg = c.server.config.write();
-                    *cfg = set(&cfg, &pairs)?;
+                    let next = set(&cfg, &pairs)?;
+                    reconfigure_tls(&c.server, &next, &pairs)?;
+                    *cfg = next;
                     c.server.pubsub.configure(&cfg);
                     Ok(Frame::ok())
                 }
