@@ -583,3 +583,109 @@ async fn idle_clients_are_closed_after_timeout() {
     let mut fresh = s.raw().await;
     assert_eq!(fresh.cmd(&["PING"]).await, simple("PONG"));
 }
+
+/// Redis 7.0.15's reply to a client from another host in protected mode, as it sends it
+/// before closing (captured from redis-server bound to 127.0.0.1, client bound to 127.0.0.2).
+const DENIED: &str = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";
+
+/// 127.0.0.2 is on the loopback interface but, for Redis 7.0, not local: only 127.0.0.1 and
+/// ::1 are. A client bound to it stands for a remote client without any machine setup.
+const ELSEWHERE: std::net::IpAddr = std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 2));
+
+/// What a client from 127.0.0.2 gets for PING: everything up to the server's close, or
+/// `None` (with the reason printed) when this machine cannot bind 127.0.0.2.
+async fn ping_from_elsewhere(addr: std::net::SocketAddr) -> Option<String> {
+    let mut stream = match connect_from(ELSEWHERE, addr).await {
+        Ok(s) => s,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return None;
+        }
+    };
+    use tokio::io::AsyncWriteExt;
+    // The server may have closed already: the write can fail, the reply is what counts.
+    let _ = stream.write_all(b"PING\r\nQUIT\r\n").await;
+    Some(show(&read_to_close(&mut stream).await))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protected_mode_refuses_other_hosts_without_a_password() {
+    let s = start().await;
+    let Some(got) = ping_from_elsewhere(s.addr).await else {
+        return;
+    };
+    assert_eq!(got, show(DENIED.as_bytes()));
+    // The loopback address itself is served, and the refusal counts as a rejected connection.
+    let mut local = s.raw().await;
+    assert_eq!(raw(&mut local, &["PING"]).await, "+PONG\\r\\n");
+    let info = match local.cmd(&["INFO", "stats"]).await {
+        Frame::Bulk(b) => String::from_utf8(b.to_vec()).unwrap(),
+        f => panic!("INFO replied {f:?}"),
+    };
+    assert!(info.contains("rejected_connections:1\r\n"), "{info}");
+    assert_eq!(
+        raw(&mut local, &["CONFIG", "GET", "protected-mode"]).await,
+        "*2\\r\\n$14\\r\\nprotected-mode\\r\\n$3\\r\\nyes\\r\\n"
+    );
+
+    // A password lifts it (the client must then AUTH like anyone else).
+    assert_eq!(
+        raw(&mut local, &["CONFIG", "SET", "requirepass", "s3cret"]).await,
+        "+OK\\r\\n"
+    );
+    assert_eq!(
+        ping_from_elsewhere(s.addr).await.unwrap(),
+        "-NOAUTH Authentication required.\\r\\n+OK\\r\\n"
+    );
+    assert_eq!(raw(&mut local, &["AUTH", "s3cret"]).await, "+OK\\r\\n");
+    assert_eq!(
+        raw(&mut local, &["CONFIG", "SET", "requirepass", ""]).await,
+        "+OK\\r\\n"
+    );
+    assert_eq!(ping_from_elsewhere(s.addr).await.unwrap(), show(DENIED.as_bytes()));
+
+    // Protected mode is mutable in Redis 7.0: a local client may turn it off, and back on.
+    assert_eq!(
+        raw(&mut local, &["CONFIG", "SET", "protected-mode", "no"]).await,
+        "+OK\\r\\n"
+    );
+    assert_eq!(
+        ping_from_elsewhere(s.addr).await.unwrap(),
+        "+PONG\\r\\n+OK\\r\\n"
+    );
+    assert_eq!(
+        raw(&mut local, &["CONFIG", "SET", "protected-mode", "maybe"]).await,
+        "-ERR CONFIG SET failed (possibly related to argument \\'protected-mode\\') - argument must be \\'yes\\' or \\'no\\'\\r\\n"
+    );
+    assert_eq!(
+        raw(&mut local, &["CONFIG", "SET", "protected-mode", "yes"]).await,
+        "+OK\\r\\n"
+    );
+    assert_eq!(ping_from_elsewhere(s.addr).await.unwrap(), show(DENIED.as_bytes()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protected_mode_off_from_the_start() {
+    let s = start_with(|c| c.protected_mode = false).await;
+    if let Some(got) = ping_from_elsewhere(s.addr).await {
+        assert_eq!(got, "+PONG\\r\\n+OK\\r\\n");
+    }
+    let s = start_with(|c| c.requirepass = "pw".into()).await;
+    if let Some(got) = ping_from_elsewhere(s.addr).await {
+        assert_eq!(got, "-NOAUTH Authentication required.\\r\\n+OK\\r\\n");
+    }
+}
+
+/// The reference: redis-server sends the same bytes to a client from 127.0.0.2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protected_mode_matches_redis() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(redis) = spawn_redis(tmp.path()) else {
+        eprintln!("skipped: redis-server is not installed");
+        return;
+    };
+    let Some(got) = ping_from_elsewhere(redis.addr()).await else {
+        return;
+    };
+    assert_eq!(got, show(DENIED.as_bytes()));
+}

@@ -9,12 +9,14 @@ use resp::Frame;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// A server running inside the test process.
 pub struct TestServer {
     pub addr: SocketAddr,
+    /// The TLS listener's address (servers started with TLS settings).
+    pub tls_addr: Option<SocketAddr>,
     pub running: Option<relis_server::Running>,
     pub dir: tempfile::TempDir,
 }
@@ -37,6 +39,7 @@ pub async fn start_with(tweak: impl FnOnce(&mut Config)) -> TestServer {
     let running = relis_server::start(cfg).await.expect("server starts");
     TestServer {
         addr: running.addr,
+        tls_addr: running.tls_addr,
         running: Some(running),
         dir,
     }
@@ -66,15 +69,23 @@ impl TestServer {
 }
 
 /// A raw RESP connection: sends commands as multibulk arrays, reads exactly one frame per reply.
-pub struct Raw {
-    pub stream: TcpStream,
+/// Over TCP by default; over TLS with [`Raw::new`] on a TLS stream.
+pub struct Raw<S = TcpStream> {
+    pub stream: S,
     buf: BytesMut,
 }
 
-impl Raw {
+impl Raw<TcpStream> {
     pub async fn connect(addr: SocketAddr) -> Raw {
+        Raw::new(TcpStream::connect(addr).await.expect("connect"))
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Raw<S> {
+    /// A raw connection over an already connected stream.
+    pub fn new(stream: S) -> Raw<S> {
         Raw {
-            stream: TcpStream::connect(addr).await.expect("connect"),
+            stream,
             buf: BytesMut::new(),
         }
     }
@@ -94,6 +105,8 @@ impl Raw {
     /// Writes raw bytes.
     pub async fn send(&mut self, bytes: &[u8]) {
         self.stream.write_all(bytes).await.expect("write");
+        // A TLS stream may hold back what it has not written yet.
+        self.stream.flush().await.expect("flush");
     }
 
     /// Reads one frame; `None` when the server closed the connection.
@@ -319,4 +332,154 @@ pub fn redis_server() -> Option<PathBuf> {
         panic!("CI must have redis-server installed (see .ci/run)");
     }
     found
+}
+
+/// A TCP connection to `addr` from the local address `from` (port chosen by the system), or
+/// `None` with the reason when this machine cannot bind `from` (Linux routes all of 127/8 to
+/// the loopback interface; other systems may not).
+pub async fn connect_from(from: std::net::IpAddr, addr: SocketAddr) -> Result<TcpStream, String> {
+    let socket = if from.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()
+    } else {
+        tokio::net::TcpSocket::new_v6()
+    }
+    .map_err(|e| e.to_string())?;
+    socket
+        .bind(SocketAddr::new(from, 0))
+        .map_err(|e| format!("cannot bind {from}: {e}"))?;
+    socket
+        .connect(addr)
+        .await
+        .map_err(|e| format!("cannot connect from {from} to {addr}: {e}"))
+}
+
+/// Reads everything until the peer closes (at most 10s).
+pub async fn read_to_close<S: AsyncRead + Unpin>(stream: &mut S) -> Vec<u8> {
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut out))
+        .await
+        .expect("closed within 10s")
+        .ok();
+    out
+}
+
+/// A test PKI made with rcgen: a CA, a server certificate for 127.0.0.1 and localhost signed
+/// by it, a client certificate signed by it, and a client certificate signed by another CA;
+/// all written as PEM files in a temporary directory.
+pub struct Pki {
+    pub dir: tempfile::TempDir,
+    pub ca_cert: PathBuf,
+    pub server_cert: PathBuf,
+    pub server_key: PathBuf,
+    pub client_cert: PathBuf,
+    pub client_key: PathBuf,
+    pub stranger_cert: PathBuf,
+    pub stranger_key: PathBuf,
+}
+
+impl Pki {
+    /// Generates the certificates and keys.
+    pub fn generate() -> Pki {
+        use rcgen::{
+            BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
+            KeyPair, KeyUsagePurpose,
+        };
+        let dir = tempfile::tempdir().expect("temp dir");
+        let write = |name: &str, pem: String| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, pem).expect("write pem");
+            path
+        };
+        let ca = |cn: &str| {
+            let key = KeyPair::generate().expect("ca key");
+            let mut params = CertificateParams::new(Vec::<String>::new()).expect("ca params");
+            params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+            params.distinguished_name.push(DnType::CommonName, cn);
+            params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+            let cert = params.self_signed(&key).expect("ca cert");
+            (cert, Issuer::new(params, key))
+        };
+        let leaf = |names: Vec<String>, usage: ExtendedKeyUsagePurpose, issuer: &Issuer<KeyPair>| {
+            let key = KeyPair::generate().expect("leaf key");
+            let mut params = CertificateParams::new(names).expect("leaf params");
+            params.distinguished_name.push(DnType::CommonName, "relis test");
+            params.extended_key_usages = vec![usage];
+            let cert = params.signed_by(&key, issuer).expect("leaf cert");
+            (cert.pem(), key.serialize_pem())
+        };
+        let (ca_cert, issuer) = ca("Relis test CA");
+        let (server_cert, server_key) = leaf(
+            vec!["localhost".into(), "127.0.0.1".into()],
+            ExtendedKeyUsagePurpose::ServerAuth,
+            &issuer,
+        );
+        let (client_cert, client_key) =
+            leaf(vec![], ExtendedKeyUsagePurpose::ClientAuth, &issuer);
+        let (_, other) = ca("Another CA");
+        let (stranger_cert, stranger_key) =
+            leaf(vec![], ExtendedKeyUsagePurpose::ClientAuth, &other);
+        Pki {
+            ca_cert: write("ca.crt", ca_cert.pem()),
+            server_cert: write("server.crt", server_cert),
+            server_key: write("server.key", server_key),
+            client_cert: write("client.crt", client_cert),
+            client_key: write("client.key", client_key),
+            stranger_cert: write("stranger.crt", stranger_cert),
+            stranger_key: write("stranger.key", stranger_key),
+            dir,
+        }
+    }
+
+    /// Points `cfg`'s TLS settings at these files (TLS on a free port in the test server).
+    pub fn configure(&self, cfg: &mut Config) {
+        cfg.tls_port = 0;
+        cfg.tls_cert_file = self.server_cert.display().to_string();
+        cfg.tls_key_file = self.server_key.display().to_string();
+        cfg.tls_ca_cert_file = self.ca_cert.display().to_string();
+    }
+
+    /// A TLS client configuration that trusts the test CA and presents `identity` (a
+    /// certificate and key file pair), if any.
+    pub fn client_config(&self, identity: Option<(&Path, &Path)>) -> rustls::ClientConfig {
+        use rustls::pki_types::pem::PemObject;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        let mut roots = rustls::RootCertStore::empty();
+        roots
+            .add(CertificateDer::from_pem_file(&self.ca_cert).expect("ca pem"))
+            .expect("add ca");
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let builder = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("versions")
+            .with_root_certificates(roots);
+        match identity {
+            None => builder.with_no_client_auth(),
+            Some((cert, key)) => builder
+                .with_client_auth_cert(
+                    vec![CertificateDer::from_pem_file(cert).expect("cert pem")],
+                    PrivateKeyDer::from_pem_file(key).expect("key pem"),
+                )
+                .expect("client cert"),
+        }
+    }
+
+    /// A TLS connection to `addr` with `config`: the handshake's result (a TLS 1.3 client
+    /// learns that the server refused its certificate only at its first read).
+    pub async fn connect(
+        &self,
+        addr: SocketAddr,
+        config: rustls::ClientConfig,
+    ) -> std::io::Result<tokio_rustls::client::TlsStream<TcpStream>> {
+        let tcp = TcpStream::connect(addr).await?;
+        let name = rustls::pki_types::ServerName::try_from("localhost").expect("name");
+        tokio_rustls::TlsConnector::from(std::sync::Arc::new(config))
+            .connect(name, tcp)
+            .await
+    }
+
+    /// A raw TLS connection with the client certificate signed by the test CA.
+    pub async fn raw(&self, addr: SocketAddr) -> Raw<tokio_rustls::client::TlsStream<TcpStream>> {
+        let config = self.client_config(Some((&self.client_cert, &self.client_key)));
+        Raw::new(self.connect(addr, config).await.expect("TLS connect"))
+    }
 }
