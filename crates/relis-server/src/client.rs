@@ -750,8 +750,9 @@ pub async fn serve_tls(
     let tls = match acceptor.accept(stream).await {
         Ok(tls) => tls,
         Err(e) => {
-            // Redis logs a failed handshake at verbose level and drops the connection.
-            tracing::info!("Error accepting a client connection: {e} (addr={peer} laddr={laddr})");
+            // Redis logs a failed handshake at verbose level (below the default) and drops
+            // the connection; Relis's verbose is its default, so this goes to debug.
+            tracing::debug!("Error accepting a client connection: {e} (addr={peer} laddr={laddr})");
             return;
         }
     };

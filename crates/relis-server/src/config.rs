@@ -568,7 +568,11 @@ pub const PARAMS: &[Param] = &[
                 "no" => TlsAuthClients::No,
                 "yes" => TlsAuthClients::Yes,
                 "optional" => TlsAuthClients::Optional,
-                _ => return Err("argument(s) must be one of the following: no, yes, optional".into()),
+                _ => {
+                    return Err(
+                        "argument(s) must be one of the following: no, yes, optional".into(),
+                    )
+                }
             };
             Ok(())
         },

@@ -115,9 +115,9 @@ fn main() {
             }
         }
         let on = match (plain_addr, tls_addr) {
-            (Some(p), Some(t)) => format!("{p} and TLS on {t}"),
+            (Some(p), Some(t)) => format!("{p} and {t} (TLS)"),
             (Some(p), None) => p.to_string(),
-            (None, Some(t)) => format!("TLS on {t}"),
+            (None, Some(t)) => format!("{t} (TLS)"),
             (None, None) => unreachable!("at least one listener"),
         };
         tracing::info!(
@@ -144,7 +144,9 @@ async fn bind_all(bind: &[String], port: u16, what: &str) -> Vec<tokio::net::Tcp
         };
         match tokio::net::TcpListener::bind(&at).await {
             Ok(l) => listeners.push(l),
-            Err(e) => fail(&format!("Could not create server {what} listening socket {at}: {e}")),
+            Err(e) => fail(&format!(
+                "Could not create server {what} listening socket {at}: {e}"
+            )),
         }
     }
     listeners

@@ -81,11 +81,18 @@ pub fn acceptor(config: &Config) -> Result<TlsAcceptor, String> {
             builder.with_client_cert_verifier(verifier)
         }
     };
-    let server = builder.with_single_cert(certs, key).map_err(|e| {
-        format!(
-            "Failed to load private key: {}: {e} (does it belong to {}?)",
+    let server = builder.with_single_cert(certs, key).map_err(|e| match e {
+        rustls::Error::InconsistentKeys(_) => format!(
+            "Failed to load private key: {}: it is not the key of the certificate in {}",
             config.tls_key_file, config.tls_cert_file
-        )
+        ),
+        // webpki refuses X.509 v1 certificates (`openssl x509 -req` without extensions
+        // makes them); OpenSSL takes them.
+        e if format!("{e:?}").contains("UnsupportedCertVersion") => format!(
+            "Failed to load certificate: {}: an X.509 v1 certificate; rustls needs v3 (give openssl x509 -req an -extfile, e.g. with subjectAltName)",
+            config.tls_cert_file
+        ),
+        e => format!("Failed to load certificate: {}: {e}", config.tls_cert_file),
     })?;
     Ok(TlsAcceptor::from(Arc::new(server)))
 }
@@ -157,10 +164,7 @@ fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
 fn load_key(config: &Config) -> Result<PrivateKeyDer<'static>, String> {
     let path = Path::new(&config.tls_key_file);
     let text = std::fs::read(path).map_err(|e| e.to_string())?;
-    if text
-        .windows(b"ENCRYPTED".len())
-        .any(|w| w == b"ENCRYPTED")
-    {
+    if text.windows(b"ENCRYPTED".len()).any(|w| w == b"ENCRYPTED") {
         return Err(if config.tls_key_file_pass.is_empty() {
             "the key is encrypted and tls-key-file-pass is not set".into()
         } else {
@@ -239,14 +243,20 @@ mod tests {
             protocols("TLSv9").unwrap_err(),
             "Invalid tls-protocols specified. Use a combination of 'TLSv1', 'TLSv1.1', 'TLSv1.2' and 'TLSv1.3'."
         );
-        assert!(protocols("TLSv1 TLSv1.1").unwrap_err().contains("only TLSv1.2"));
+        assert!(protocols("TLSv1 TLSv1.1")
+            .unwrap_err()
+            .contains("only TLSv1.2"));
     }
 
     #[test]
     fn ciphersuites_by_openssl_name() {
         let p = rustls::crypto::ring::default_provider();
         let all = p.cipher_suites.len();
-        let tls12 = p.cipher_suites.iter().filter(|s| s.tls13().is_none()).count();
+        let tls12 = p
+            .cipher_suites
+            .iter()
+            .filter(|s| s.tls13().is_none())
+            .count();
         let got = ciphersuites(&p, "TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256").unwrap();
         assert_eq!(got.len(), tls12 + 2);
         assert!(got.len() < all);
@@ -269,6 +279,9 @@ mod tests {
             "{e}"
         );
         c.tls_protocols = "TLSv1.4".into();
-        assert!(acceptor(&c).err().unwrap().starts_with("Invalid tls-protocols"));
+        assert!(acceptor(&c)
+            .err()
+            .unwrap()
+            .starts_with("Invalid tls-protocols"));
     }
 }

@@ -642,7 +642,10 @@ async fn protected_mode_refuses_other_hosts_without_a_password() {
         raw(&mut local, &["CONFIG", "SET", "requirepass", ""]).await,
         "+OK\\r\\n"
     );
-    assert_eq!(ping_from_elsewhere(s.addr).await.unwrap(), show(DENIED.as_bytes()));
+    assert_eq!(
+        ping_from_elsewhere(s.addr).await.unwrap(),
+        show(DENIED.as_bytes())
+    );
 
     // Protected mode is mutable in Redis 7.0: a local client may turn it off, and back on.
     assert_eq!(
@@ -661,7 +664,10 @@ async fn protected_mode_refuses_other_hosts_without_a_password() {
         raw(&mut local, &["CONFIG", "SET", "protected-mode", "yes"]).await,
         "+OK\\r\\n"
     );
-    assert_eq!(ping_from_elsewhere(s.addr).await.unwrap(), show(DENIED.as_bytes()));
+    assert_eq!(
+        ping_from_elsewhere(s.addr).await.unwrap(),
+        show(DENIED.as_bytes())
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -79,7 +79,10 @@ async fn commands_over_tls_and_plain_side_by_side() {
 
     // RESP3 over TLS.
     let hello = cmd(&mut t, &["HELLO", "3"]).await;
-    assert!(hello.starts_with("%7\\r\\n$6\\r\\nserver\\r\\n$5\\r\\nredis\\r\\n"), "{hello}");
+    assert!(
+        hello.starts_with("%7\\r\\n$6\\r\\nserver\\r\\n$5\\r\\nredis\\r\\n"),
+        "{hello}"
+    );
     assert_eq!(cmd(&mut t, &["HGETALL", "nope"]).await, "%0\\r\\n");
 
     // A large value crosses many TLS records.
@@ -342,16 +345,27 @@ async fn bad_files_stop_start_up_naming_the_file() {
     let key = pki.server_key.display().to_string();
     // A certificate file that holds a key, and a key that is not the certificate's.
     let e = start_err(&|c| c.tls_cert_file = key.clone()).await;
-    assert!(e.starts_with(&format!("Failed to load certificate: {key}: ")), "{e}");
+    assert!(
+        e.starts_with(&format!("Failed to load certificate: {key}: ")),
+        "{e}"
+    );
     let other = pki.client_key.display().to_string();
     let e = start_err(&|c| c.tls_key_file = other.clone()).await;
-    assert!(e.starts_with(&format!("Failed to load private key: {other}: ")), "{e}");
+    assert!(
+        e.starts_with(&format!("Failed to load private key: {other}: ")),
+        "{e}"
+    );
     let cert = pki.server_cert.display().to_string();
     let e = start_err(&|c| c.tls_key_file = cert.clone()).await;
-    assert!(e.starts_with(&format!("Failed to load private key: {cert}: ")), "{e}");
+    assert!(
+        e.starts_with(&format!("Failed to load private key: {cert}: ")),
+        "{e}"
+    );
     let e = start_err(&|c| c.tls_ca_cert_file = "/nonexistent/ca.crt".into()).await;
     assert!(
-        e.starts_with("Failed to configure CA certificate(s) file/directory: /nonexistent/ca.crt: "),
+        e.starts_with(
+            "Failed to configure CA certificate(s) file/directory: /nonexistent/ca.crt: "
+        ),
         "{e}"
     );
     let e = start_err(&|c| c.tls_ca_cert_file.clear()).await;

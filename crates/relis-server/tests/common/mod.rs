@@ -399,22 +399,24 @@ impl Pki {
             let cert = params.self_signed(&key).expect("ca cert");
             (cert, Issuer::new(params, key))
         };
-        let leaf = |names: Vec<String>, usage: ExtendedKeyUsagePurpose, issuer: &Issuer<KeyPair>| {
-            let key = KeyPair::generate().expect("leaf key");
-            let mut params = CertificateParams::new(names).expect("leaf params");
-            params.distinguished_name.push(DnType::CommonName, "relis test");
-            params.extended_key_usages = vec![usage];
-            let cert = params.signed_by(&key, issuer).expect("leaf cert");
-            (cert.pem(), key.serialize_pem())
-        };
+        let leaf =
+            |names: Vec<String>, usage: ExtendedKeyUsagePurpose, issuer: &Issuer<KeyPair>| {
+                let key = KeyPair::generate().expect("leaf key");
+                let mut params = CertificateParams::new(names).expect("leaf params");
+                params
+                    .distinguished_name
+                    .push(DnType::CommonName, "relis test");
+                params.extended_key_usages = vec![usage];
+                let cert = params.signed_by(&key, issuer).expect("leaf cert");
+                (cert.pem(), key.serialize_pem())
+            };
         let (ca_cert, issuer) = ca("Relis test CA");
         let (server_cert, server_key) = leaf(
             vec!["localhost".into(), "127.0.0.1".into()],
             ExtendedKeyUsagePurpose::ServerAuth,
             &issuer,
         );
-        let (client_cert, client_key) =
-            leaf(vec![], ExtendedKeyUsagePurpose::ClientAuth, &issuer);
+        let (client_cert, client_key) = leaf(vec![], ExtendedKeyUsagePurpose::ClientAuth, &issuer);
         let (_, other) = ca("Another CA");
         let (stranger_cert, stranger_key) =
             leaf(vec![], ExtendedKeyUsagePurpose::ClientAuth, &other);
