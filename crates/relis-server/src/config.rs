@@ -53,7 +53,7 @@ pub struct Config {
     pub tls_cert_file: String,
     /// The server's private key (PEM).
     pub tls_key_file: String,
-    /// The private key's passphrase (encrypted keys are refused: see `crate::tls`).
+    /// The passphrase of an encrypted (PKCS#8) private key.
     pub tls_key_file_pass: String,
     /// CA certificates (PEM) that sign client certificates.
     pub tls_ca_cert_file: String,

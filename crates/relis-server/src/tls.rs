@@ -4,8 +4,8 @@
 //! `tls-auth-clients` (yes / optional / no), `tls-protocols` (TLSv1.2 and TLSv1.3; rustls has
 //! no older versions) and `tls-ciphersuites` (TLS 1.3 suite names as OpenSSL spells them).
 //! Accepted and reported only: `tls-ciphers` (OpenSSL's TLS 1.2 cipher-list language) and the
-//! OpenSSL tuning knobs. An encrypted private key (`tls-key-file-pass`) is refused at start-up
-//! with a message saying so: rustls reads only unencrypted keys.
+//! OpenSSL tuning knobs. An encrypted PKCS#8 private key is decrypted with `tls-key-file-pass`;
+//! OpenSSL 1.x's traditional encrypted PEM is refused with how to convert it.
 //!
 //! Messages name the file and the problem, in Redis's words where Redis has them
 //! (`Failed to load certificate: <file>: ...`).
@@ -164,14 +164,36 @@ fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
 fn load_key(config: &Config) -> Result<PrivateKeyDer<'static>, String> {
     let path = Path::new(&config.tls_key_file);
     let text = std::fs::read(path).map_err(|e| e.to_string())?;
-    if text.windows(b"ENCRYPTED".len()).any(|w| w == b"ENCRYPTED") {
-        return Err(if config.tls_key_file_pass.is_empty() {
-            "the key is encrypted and tls-key-file-pass is not set".into()
-        } else {
-            "encrypted keys (tls-key-file-pass) are not supported by Relis; decrypt it first (openssl pkey -in <key> -out <plain key>)".into()
-        });
+    if text
+        .windows(b"-----BEGIN ENCRYPTED PRIVATE KEY-----".len())
+        .any(|w| w == b"-----BEGIN ENCRYPTED PRIVATE KEY-----")
+    {
+        return decrypt_key(&text, &config.tls_key_file_pass);
+    }
+    if text
+        .windows(b"Proc-Type: 4,ENCRYPTED".len())
+        .any(|w| w == b"Proc-Type: 4,ENCRYPTED")
+    {
+        // OpenSSL 1.x's "traditional" encryption (DEK-Info): not supported, say how to convert.
+        return Err("a key encrypted in OpenSSL's traditional format; convert it to PKCS#8 (openssl pkcs8 -topk8 -in <key> -out <new key>)".into());
     }
     PrivateKeyDer::from_pem_slice(&text).map_err(pem_error)
+}
+
+/// An encrypted PKCS#8 key (`-----BEGIN ENCRYPTED PRIVATE KEY-----`, what OpenSSL 3 writes
+/// with a passphrase), decrypted with `tls-key-file-pass`.
+fn decrypt_key(text: &[u8], pass: &str) -> Result<PrivateKeyDer<'static>, String> {
+    if pass.is_empty() {
+        return Err("the key is encrypted and tls-key-file-pass is not set".into());
+    }
+    let text = std::str::from_utf8(text).map_err(|_| "not a PEM file".to_string())?;
+    let (_, doc) = pkcs8::SecretDocument::from_pem(text).map_err(|e| e.to_string())?;
+    let info =
+        pkcs8::EncryptedPrivateKeyInfo::try_from(doc.as_bytes()).map_err(|e| e.to_string())?;
+    let plain = info
+        .decrypt(pass)
+        .map_err(|e| format!("cannot decrypt it with tls-key-file-pass: {e}"))?;
+    Ok(PrivateKeyDer::Pkcs8(plain.as_bytes().to_vec().into()))
 }
 
 /// The CA certificates client certificates must chain to: `None` when neither

@@ -370,20 +370,33 @@ async fn bad_files_stop_start_up_naming_the_file() {
     );
     let e = start_err(&|c| c.tls_ca_cert_file.clear()).await;
     assert_eq!(e, "Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or tls-auth-clients are enabled!");
-    // An encrypted key is refused with the reason.
-    let enc = pki.dir.path().join("enc.key");
-    std::fs::write(
-        &enc,
-        "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIB\n-----END ENCRYPTED PRIVATE KEY-----\n",
-    )
-    .unwrap();
-    let enc = enc.display().to_string();
+    // An encrypted PKCS#8 key needs its passphrase.
+    let e = start_err(&|c| c.tls_key_file = pki.server_key_encrypted.display().to_string()).await;
+    assert!(
+        e.ends_with(": the key is encrypted and tls-key-file-pass is not set"),
+        "{e}"
+    );
     let e = start_err(&|c| {
-        c.tls_key_file = enc.clone();
-        c.tls_key_file_pass = "pw".into();
+        c.tls_key_file = pki.server_key_encrypted.display().to_string();
+        c.tls_key_file_pass = "wrong".into();
     })
     .await;
-    assert!(e.contains("tls-key-file-pass") && e.contains(&enc), "{e}");
+    assert!(
+        e.contains(": cannot decrypt it with tls-key-file-pass"),
+        "{e}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn encrypted_key_with_its_passphrase() {
+    let pki = Pki::generate();
+    let s = start_tls(&pki, |c| {
+        c.tls_key_file = pki.server_key_encrypted.display().to_string();
+        c.tls_key_file_pass = Pki::PASSPHRASE.into();
+    })
+    .await;
+    let mut t = pki.raw(s.tls_addr.unwrap()).await;
+    assert_eq!(cmd(&mut t, &["PING"]).await, "+PONG\\r\\n");
 }
 
 /// The binary: `port 0` with a `tls-port` serves TLS only (as Redis), and INFO's tcp_port is

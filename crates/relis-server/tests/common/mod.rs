@@ -371,6 +371,8 @@ pub struct Pki {
     pub ca_cert: PathBuf,
     pub server_cert: PathBuf,
     pub server_key: PathBuf,
+    /// The server key encrypted (PKCS#8, PBES2) with [`Pki::PASSPHRASE`].
+    pub server_key_encrypted: PathBuf,
     pub client_cert: PathBuf,
     pub client_key: PathBuf,
     pub stranger_cert: PathBuf,
@@ -378,6 +380,8 @@ pub struct Pki {
 }
 
 impl Pki {
+    pub const PASSPHRASE: &'static str = "open sesame";
+
     /// Generates the certificates and keys.
     pub fn generate() -> Pki {
         use rcgen::{
@@ -420,7 +424,27 @@ impl Pki {
         let (_, other) = ca("Another CA");
         let (stranger_cert, stranger_key) =
             leaf(vec![], ExtendedKeyUsagePurpose::ClientAuth, &other);
+        // PBKDF2-SHA256 + AES-256-CBC: what `openssl pkcs8 -topk8` writes by default.
+        let encrypted = {
+            use pkcs8::der::Decode;
+            let der = rustls::pki_types::pem::PemObject::from_pem_slice(server_key.as_bytes())
+                .map(|k: rustls::pki_types::PrivatePkcs8KeyDer| k.secret_pkcs8_der().to_vec())
+                .expect("server key der");
+            let info = pkcs8::PrivateKeyInfo::from_der(&der).expect("pkcs8");
+            let params = pkcs8::pkcs5::pbes2::Parameters::pbkdf2_sha256_aes256cbc(
+                2048,
+                b"saltsalt",
+                &[7; 16],
+            )
+            .expect("pbes2");
+            info.encrypt_with_params(params, Self::PASSPHRASE)
+                .expect("encrypt")
+                .to_pem("ENCRYPTED PRIVATE KEY", pkcs8::LineEnding::LF)
+                .expect("pem")
+                .to_string()
+        };
         Pki {
+            server_key_encrypted: write("server-enc.key", encrypted),
             ca_cert: write("ca.crt", ca_cert.pem()),
             server_cert: write("server.crt", server_cert),
             server_key: write("server.key", server_key),
