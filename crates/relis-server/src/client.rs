@@ -747,7 +747,18 @@ pub async fn serve_tls(
     let _ = stream.set_nodelay(true);
     let laddr = stream.local_addr().unwrap_or(server.addr);
     let fd = std::os::fd::AsRawFd::as_raw_fd(&stream);
-    let tls = match acceptor.accept(stream).await {
+    // A client that never finishes its handshake is an idle client: `timeout` closes it.
+    let idle = server.config.read().timeout;
+    let handshake = async {
+        tokio::select! {
+            r = acceptor.accept(stream) => r,
+            _ = idle_timer(idle) => Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "no TLS handshake within the idle timeout",
+            )),
+        }
+    };
+    let tls = match handshake.await {
         Ok(tls) => tls,
         Err(e) => {
             // Redis logs a failed handshake at verbose level (below the default) and drops

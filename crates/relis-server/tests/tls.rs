@@ -451,3 +451,27 @@ async fn binary_tls_only_and_bad_files() {
     );
     child.kill9();
 }
+
+/// A client that connects to the TLS port and never says hello is an idle client: `timeout`
+/// closes it (as the plain idle test, on real time: the idle timer is the runtime's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_timeout_covers_the_handshake() {
+    let pki = Pki::generate();
+    let s = start_tls(&pki, |c| c.timeout = 1).await;
+    let mut silent = tokio::net::TcpStream::connect(s.tls_addr.unwrap())
+        .await
+        .unwrap();
+    assert!(read_to_close(&mut silent).await.is_empty());
+    // Without a timeout it stays open.
+    let s = start_tls(&pki, |_| {}).await;
+    let mut silent = tokio::net::TcpStream::connect(s.tls_addr.unwrap())
+        .await
+        .unwrap();
+    let mut byte = [0u8; 1];
+    assert!(
+        tokio::time::timeout(Duration::from_millis(1500), silent.read(&mut byte))
+            .await
+            .is_err(),
+        "closed without a timeout"
+    );
+}
