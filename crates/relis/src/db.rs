@@ -581,6 +581,23 @@ impl Db {
         Ok(n)
     }
 
+    /// Deletes `key` of logical database `db` if it has expired, recording its `expired` event,
+    /// as Redis's lazy expiry does when a read finds an expired key. Reads here run on
+    /// read-only snapshots and only hide expired keys; a caller that wants the deletion (and
+    /// the event) to happen as soon as a read saw the key missing hands it here. Does not wait:
+    /// the deletion commits with the writer's next group transaction.
+    pub fn expire_if_needed(&self, db: u32, key: Vec<u8>) {
+        self.write_async(
+            move |w| {
+                let r = w.atomic(|w| w.meta_for_write(db, &key).map(drop));
+                if let Err(e) = r {
+                    tracing::debug!("lazy expiry of a key found by a read: {e}");
+                }
+            },
+            |_| {},
+        );
+    }
+
     /// Writes a consistent copy of the whole database to `dest` through SQLite's online backup
     /// API, without stopping writes (the copy is the state at one committed instant).
     ///

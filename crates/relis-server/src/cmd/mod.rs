@@ -361,8 +361,9 @@ pub fn top_level() -> Vec<&'static Spec> {
 }
 
 impl Cx {
-    /// Counts a read lookup in INFO's keyspace_hits / keyspace_misses.
-    pub fn hit(&self, found: bool) {
+    /// A read lookup of `key` (Redis's `lookupKeyRead`): counted in INFO's keyspace_hits /
+    /// keyspace_misses, and a miss is a `keymiss` event (see [`crate::pubsub::PubSub::key_missed`]).
+    pub fn hit(&self, key: &[u8], found: bool) {
         let s = &self.server.stats;
         if found {
             s.keyspace_hits
@@ -370,6 +371,36 @@ impl Cx {
         } else {
             s.keyspace_misses
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.server.pubsub.key_missed(&self.server.db, self.db, key);
         }
+    }
+
+    /// Whether a miss would publish anything (a command that counts its lookups in bulk must
+    /// then look its keys up one by one).
+    pub fn misses_notify(&self) -> bool {
+        self.server.pubsub.notifies_misses()
+    }
+}
+
+/// Counts a read lookup of `key` as Redis's `lookupKeyRead` does ([`Cx::hit`]): a key of
+/// another type is a hit (the WRONGTYPE comes after the lookup). Storage errors count nothing.
+///
+/// # Errors
+/// The lookup's error, as a command error.
+pub fn counted<T>(
+    cx: &Cx,
+    key: &[u8],
+    r: Result<Option<T>, relis::Error>,
+) -> Result<Option<T>, CmdError> {
+    match r {
+        Ok(v) => {
+            cx.hit(key, v.is_some());
+            Ok(v)
+        }
+        Err(relis::Error::WrongType) => {
+            cx.hit(key, true);
+            Err(CmdError::WrongType)
+        }
+        Err(e) => Err(e.into()),
     }
 }

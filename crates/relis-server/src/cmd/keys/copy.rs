@@ -94,7 +94,7 @@ impl WriteCmd for Copy {
         if dst_db != cx.db || self.src != self.dst {
             // Redis looks the source up for reading (a keyspace hit or miss) once the options
             // have passed.
-            cx.hit(w.meta(cx.db, &self.src)?.is_some());
+            cx.hit(&self.src, w.meta(cx.db, &self.src)?.is_some());
         }
         let copied = w.copy(cx.db, &self.src, dst_db, &self.dst, self.replace)?;
         if copied {
