@@ -385,8 +385,7 @@ impl Client {
     async fn run_group(&mut self, group: &mut Group, out: &mut BytesMut) {
         match std::mem::replace(group, Group::None) {
             Group::None => {}
-            Group::Reads(cmds) => {
-                let n = cmds.len();
+            Group::Reads(mut cmds) => {
                 let cx = self.cx();
                 let table = Table::get();
                 if cmds
@@ -395,20 +394,36 @@ impl Client {
                 {
                     // O(1)/O(log n) or small bounded reads: a thread hop would cost more.
                     let done = self.server.db.read_here(|r| {
-                        cmds.iter()
-                            .map(|(c, idx)| {
-                                let t = Instant::now();
-                                let res = c.exec(r, &cx);
-                                record(&cx.server, *idx, t, res.is_err());
-                                res.unwrap_or_else(|e| e.to_frame())
-                            })
-                            .collect::<Vec<Frame>>()
+                        let mut frames = Vec::with_capacity(cmds.len());
+                        for (c, idx) in &cmds {
+                            let t = Instant::now();
+                            let res = c.exec(r, &cx);
+                            if let Err(CmdError::Deferred) = res {
+                                // Too long to run here: it and the rest go to a reader.
+                                break;
+                            }
+                            record(&cx.server, *idx, t, res.is_err());
+                            frames.push(res.unwrap_or_else(|e| e.to_frame()));
+                        }
+                        frames
                     });
-                    if let Some(res) = done {
-                        self.deliver(n, Ok(res), out);
-                        return;
+                    match done {
+                        Some(Ok(frames)) if frames.len() == cmds.len() => {
+                            self.deliver(frames.len(), Ok(Ok(frames)), out);
+                            return;
+                        }
+                        Some(Ok(frames)) => {
+                            cmds.drain(..frames.len());
+                            self.deliver(frames.len(), Ok(Ok(frames)), out);
+                        }
+                        Some(Err(e)) => {
+                            self.deliver(cmds.len(), Ok(Err(e)), out);
+                            return;
+                        }
+                        None => {}
                     }
                 }
+                let n = cmds.len();
                 let (tx, rx) = oneshot::channel();
                 self.server.db.read_async(
                     move |r| {

@@ -450,7 +450,9 @@ impl Db {
     /// Runs `f` right here, on a read-only connection owned by the calling thread (opened on
     /// first use and kept in a thread-local), for short bounded reads where handing the work to
     /// a reader thread would cost more than the read itself. `None` in memory (there is only
-    /// the writer's connection): use [`Db::read_async`] then.
+    /// the writer's connection): use [`Db::read_async`] then. User SQL run here may take a few
+    /// thousand virtual-machine steps; a statement that takes more stops with
+    /// [`crate::SqlError::Deferred`], having done nothing, for the caller to run on a reader.
     ///
     /// # Errors
     /// The connection cannot be opened.
@@ -503,7 +505,7 @@ impl Db {
                 self.shared.clock.now_ms(),
                 self.shared.databases,
             );
-            let out = f(&mut r);
+            let out = crate::sql::sandbox::inline_reads(|| f(&mut r));
             if local.conn.is_autocommit() {
                 local.held = None; // an error ended the transaction
             } else if !hold {
