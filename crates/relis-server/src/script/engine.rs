@@ -200,6 +200,7 @@ impl Engine {
         globals.raw_set("bit", super::bit::library(&lua)?)?;
         globals.raw_set("cmsgpack", super::cmsgpack::library(&lua)?)?;
         globals.raw_set("struct", super::lstruct::library(&lua)?)?;
+        super::random::install(&lua, &globals.raw_get::<Table>("math")?)?;
         let (handler, env, protect, bind, set_loading): (
             Function,
             Table,
