@@ -54,6 +54,8 @@ pub struct ClientInfo {
     pub no_evict: AtomicBool,
     /// CLIENT NO-TOUCH.
     pub no_touch: AtomicBool,
+    /// Waiting in a blocking command (CLIENT LIST's `b` flag).
+    pub blocked: AtomicBool,
     /// Published messages waiting for the connection to write them, and subscription counts.
     pub pubsub: crate::pubsub::Mailbox,
 }
@@ -648,7 +650,8 @@ impl Client {
             }
         };
         tokio::pin!(rx);
-        tokio::select! {
+        info.blocked.store(true, Ordering::Relaxed);
+        let reply = tokio::select! {
             r = &mut rx => r.unwrap_or_else(closed),
             _ = deadline => {
                 if blocking.blocking.remove(id) {
@@ -677,12 +680,17 @@ impl Client {
                 self.reply_mode = ReplyMode::Off;
                 Ok(Frame::Null)
             }
-        }
+        };
+        info.blocked.store(false, Ordering::Relaxed);
+        reply
     }
 }
 
 /// Runs one write command on the writer inside its savepoint, then serves the clients blocked
-/// on the keys it may have fed (their replies are collected in `served`, for after the commit).
+/// on the keys it may have fed (their replies are collected in `served`, for after the commit):
+/// `keys`, its spec's keys in the connection's database, and every key it created in any
+/// database (Redis signals a key ready in `dbAdd`: pushes, STORE destinations, MOVE, COPY,
+/// RENAME, the SQL morph commands, ...).
 pub fn run_write(
     w: &mut relis::Writer<'_>,
     cx: &Cx,
@@ -691,6 +699,42 @@ pub fn run_write(
     keys: &[Bytes],
     served: &mut Vec<crate::blocking::Delivery>,
 ) -> Frame {
+    if cx.server.blocking.is_empty() {
+        return run_write_feeding(w, cx, cmd, idx, None);
+    }
+    let mut ready: Vec<(u32, Bytes)> = keys.iter().map(|k| (cx.db, k.clone())).collect();
+    let reply = run_write_feeding(w, cx, cmd, idx, Some(&mut ready));
+    if !matches!(reply, Frame::Error(_)) {
+        serve_ready(w, cx, ready, served);
+    }
+    reply
+}
+
+/// Serves the clients blocked on `ready` keys, in order (see [`crate::blocking::Blocking::serve`]).
+pub fn serve_ready(
+    w: &mut relis::Writer<'_>,
+    cx: &Cx,
+    ready: Vec<(u32, Bytes)>,
+    served: &mut Vec<crate::blocking::Delivery>,
+) {
+    for (db, key) in ready {
+        let cx = Cx { db, ..cx.clone() };
+        cx.server.blocking.serve(w, &cx, db, &[key], served);
+    }
+}
+
+/// Runs one write command on the writer (inside its savepoint if it needs one); with `ready`,
+/// adds the keys it created to it (on success), for the caller to serve blocked clients from.
+pub fn run_write_feeding(
+    w: &mut relis::Writer<'_>,
+    cx: &Cx,
+    cmd: &dyn WriteCmd,
+    idx: usize,
+    ready: Option<&mut Vec<(u32, Bytes)>>,
+) -> Frame {
+    if ready.is_some() {
+        w.watch_new_keys(true);
+    }
     let t = Instant::now();
     let res = if cmd.needs_savepoint() {
         w.atomic(|w| cmd.exec(w, cx))
@@ -704,8 +748,12 @@ pub fn run_write(
         w.poison(e.clone());
     }
     record(&cx.server, idx, t, res.is_err());
-    if res.is_ok() && !keys.is_empty() && !cx.server.blocking.is_empty() {
-        cx.server.blocking.serve(w, cx, cx.db, keys, served);
+    if let Some(ready) = ready {
+        let created = w.take_new_keys();
+        w.watch_new_keys(false);
+        if res.is_ok() {
+            ready.extend(created.into_iter().map(|(db, k)| (db, Bytes::from(k))));
+        }
     }
     res.unwrap_or_else(|e| e.to_frame())
 }
@@ -748,6 +796,7 @@ pub async fn serve(mut stream: TcpStream, peer: SocketAddr, server: Arc<Shared>)
         qbuf: AtomicU64::new(0),
         no_evict: AtomicBool::new(false),
         no_touch: AtomicBool::new(false),
+        blocked: AtomicBool::new(false),
         pubsub: Default::default(),
     });
     let admitted = {

@@ -322,6 +322,7 @@ impl Db {
                             events: Vec::new(),
                             sink,
                             mute_new: false,
+                            new_keys: None,
                         };
                         let limits = (max_batch, wal_limit);
                         writer_loop(conn, wrx, clock, databases, limits, st, stats)

@@ -13,7 +13,7 @@
 //! `=redis`, which the error handler skips when it looks for the script's line.
 
 use super::{convert, RunState};
-use crate::client::{record, run_write};
+use crate::client::{record, run_write_feeding};
 use crate::cmd::{Cx, Parsed, Table as CmdTable};
 use crate::error::{sanitize, CmdError};
 use bytes::Bytes;
@@ -605,7 +605,7 @@ struct RunCx<'a, 'w> {
 /// Runs a script or function on the writer, as one unit of the current group commit.
 ///
 /// Writes made before a runtime error are kept, as in Redis (no rollback); a storage failure
-/// under any command fails the whole group commit (see `run_write`).
+/// under any command fails the whole group commit (see `run_write_feeding`).
 ///
 /// # Errors
 /// The script's error reply (compile errors, NOSCRIPT, runtime errors).
@@ -898,8 +898,9 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
             if write {
                 st.run.wrote.store(true, Ordering::SeqCst);
             }
-            let mut served = Vec::new();
-            Ok(run_write(st.w, &cx, &*c, idx, &[], &mut served))
+            // Blocked clients are served after the script, from the keys it created (the
+            // EVAL or FCALL around it watches them; see client::run_write).
+            Ok(run_write_feeding(st.w, &cx, &*c, idx, None))
         }
         Ok(Parsed::Conn(c)) => {
             let r = match spec.name {

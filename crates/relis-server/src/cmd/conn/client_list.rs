@@ -146,6 +146,9 @@ fn flags(info: &ClientInfo) -> String {
     if info.multi.load(Ordering::Relaxed) >= 0 {
         f.push('x');
     }
+    if info.blocked.load(Ordering::Relaxed) {
+        f.push('b');
+    }
     if info.no_evict.load(Ordering::Relaxed) {
         f.push('e');
     }
