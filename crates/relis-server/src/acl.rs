@@ -1231,8 +1231,12 @@ mod tests {
             "off resetchannels -@all +@string +@hash"
         );
         assert_eq!(
-            user(&["+@all", "-@write", "+set"]).describe(),
-            "off resetchannels +@all -@write +set"
+            user(&["+@all", "-@dangerous"]).describe(),
+            "off resetchannels +@all -@dangerous"
+        );
+        assert_eq!(
+            user(&["+@all", "-@hash", "-@string"]).describe(),
+            "off resetchannels +@all -@string -@hash"
         );
         assert_eq!(
             user(&["nocommands", "+select|0", "+select|1"]).describe(),
@@ -1272,6 +1276,31 @@ mod tests {
             sha256_hex(b"pw"),
             "30c952fab122c3f9759f02a6d95c3758b246b4fee239957b2d4fee46e26170c4"
         );
+    }
+
+    #[test]
+    fn sql_commands_carry_the_sql_category() {
+        let mut n = 0;
+        for s in &Table::get().specs {
+            if !(s.name.starts_with("sql.") || s.name.starts_with("redisql.")) {
+                continue;
+            }
+            n += 1;
+            assert!(s.acl.contains(&"sql"), "{} lacks @sql", s.name);
+            if s.has("write") {
+                assert!(s.acl.contains(&"write"), "{} writes without @write", s.name);
+            }
+            if s.has("readonly") {
+                assert!(s.acl.contains(&"read"), "{} reads without @read", s.name);
+            }
+        }
+        assert!(n > 30);
+        // Every category a spec names is one ACL knows.
+        for s in &Table::get().specs {
+            for c in s.acl {
+                assert!(CATEGORIES.contains(c), "{}: unknown category {c}", s.name);
+            }
+        }
     }
 
     #[test]
