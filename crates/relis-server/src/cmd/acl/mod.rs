@@ -211,9 +211,11 @@ impl AclCmd {
 
     fn parse_log(args: &mut Args) -> Result<Parsed, CmdError> {
         if args.remaining() > 1 {
-            return Err(CmdError::err(
-                "unknown subcommand or wrong number of arguments for 'log'. Try ACL HELP.",
-            ));
+            // Redis echoes the subcommand as the client spelled it.
+            return Err(CmdError::err(format!(
+                "unknown subcommand or wrong number of arguments for '{}'. Try ACL HELP.",
+                crate::error::SUBCOMMAND_AS_SENT
+            )));
         }
         let n = match args.peek() {
             None => Some(10),
@@ -535,7 +537,10 @@ mod tests {
         assert_eq!(parse(l, &["x"]).err(), Some(CmdError::NotInteger));
         assert_eq!(
             parse(l, &["a", "b"]).err().unwrap().message(),
-            "ERR unknown subcommand or wrong number of arguments for 'log'. Try ACL HELP."
+            format!(
+                "ERR unknown subcommand or wrong number of arguments for '{}'. Try ACL HELP.",
+                crate::error::SUBCOMMAND_AS_SENT
+            )
         );
     }
 }
