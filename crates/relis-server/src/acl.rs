@@ -204,7 +204,8 @@ impl Selector {
         self.set_bit(idx, on);
         let spec = table.specs[idx];
         for (i, s) in table.specs.iter().enumerate().skip(idx + 1) {
-            if !s.name.starts_with(spec.name) || s.name.as_bytes().get(spec.name.len()) != Some(&b'|')
+            if !s.name.starts_with(spec.name)
+                || s.name.as_bytes().get(spec.name.len()) != Some(&b'|')
             {
                 break;
             }
@@ -392,9 +393,9 @@ impl Selector {
     }
 
     fn key_ok(&self, key: &[u8], need: u8) -> bool {
-        self.keys.iter().any(|(p, f)| {
-            f & need == need && relis::glob::glob_match(p.as_bytes(), key, false)
-        })
+        self.keys
+            .iter()
+            .any(|(p, f)| f & need == need && relis::glob::glob_match(p.as_bytes(), key, false))
     }
 
     /// Whether the channel (or, for PSUBSCRIBE, the pattern) is allowed: a channel matches a
@@ -1225,7 +1226,10 @@ mod tests {
             user(&["+@all", "-get", "~k*", "%R~r*", "&ch*"]).describe(),
             "off ~k* %R~r* resetchannels &ch* +@all -get"
         );
-        assert_eq!(user(&["+@read"]).describe(), "off resetchannels -@all +@read");
+        assert_eq!(
+            user(&["+@read"]).describe(),
+            "off resetchannels -@all +@read"
+        );
         assert_eq!(
             user(&["+@hash", "+@string"]).describe(),
             "off resetchannels -@all +@string +@hash"
@@ -1242,9 +1246,15 @@ mod tests {
             user(&["nocommands", "+select|0", "+select|1"]).describe(),
             "off resetchannels -@all +select|0 +select|1"
         );
-        assert_eq!(user(&["+@all", "+select|0"]).describe(), "off resetchannels +@all");
+        assert_eq!(
+            user(&["+@all", "+select|0"]).describe(),
+            "off resetchannels +@all"
+        );
         assert_eq!(user(&["~a", "~a"]).describe(), "off ~a resetchannels -@all");
-        assert_eq!(user(&["reset"]).describe(), "off sanitize-payload resetchannels -@all");
+        assert_eq!(
+            user(&["reset"]).describe(),
+            "off sanitize-payload resetchannels -@all"
+        );
     }
 
     #[test]

@@ -254,7 +254,14 @@ impl Client {
                     "toplevel"
                 };
                 let object = d.object(spec, &argv);
-                acl_log(&self.server, &self.info, d.reason(), context, object, &self.user.name);
+                acl_log(
+                    &self.server,
+                    &self.info,
+                    d.reason(),
+                    context,
+                    object,
+                    &self.user.name,
+                );
                 self.flag_multi();
                 return self.rejected(spec, CmdError::text(d.noperm(spec)));
             }

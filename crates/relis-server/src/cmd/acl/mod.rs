@@ -201,7 +201,11 @@ impl AclCmd {
     }
 
     fn parse_genpass(args: &mut Args) -> Result<Parsed, CmdError> {
-        let bits = if args.is_empty() { 256 } else { args.next_i64()? };
+        let bits = if args.is_empty() {
+            256
+        } else {
+            args.next_i64()?
+        };
         args.finish()?;
         if bits <= 0 || bits > 4096 {
             return Err(CmdError::err(GENPASS_ERR));
@@ -352,10 +356,7 @@ impl ConnCmd for AclCmd {
                 AclCmd::Cat(Some(cat)) => {
                     let name = text(&cat).to_ascii_lowercase();
                     if !acl::CATEGORIES.contains(&name.as_str()) {
-                        return Err(CmdError::err(format!(
-                            "Unknown category '{}'",
-                            text(&cat)
-                        )));
+                        return Err(CmdError::err(format!("Unknown category '{}'", text(&cat))));
                     }
                     Ok(Frame::Array(
                         Table::get()

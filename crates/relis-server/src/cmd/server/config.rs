@@ -260,7 +260,10 @@ impl ConnCmd for ConfigCmd {
                     *cfg = set(&cfg, &pairs)?;
                     c.server.pubsub.configure(&cfg);
                     // As in Redis, `requirepass` is the default user's password.
-                    if pairs.iter().any(|(n, _)| n.eq_ignore_ascii_case("requirepass")) {
+                    if pairs
+                        .iter()
+                        .any(|(n, _)| n.eq_ignore_ascii_case("requirepass"))
+                    {
                         c.server.acl.set_requirepass(&cfg.requirepass);
                     }
                     Ok(Frame::ok())
