@@ -382,8 +382,8 @@ impl Selector {
         }
         if !self.allchannels {
             if let Some((from, to, pattern)) = channels_of(spec.name, argv.len()) {
-                for pos in from..to {
-                    if !self.channel_ok(&argv[pos], pattern) {
+                for (pos, ch) in argv.iter().enumerate().take(to).skip(from) {
+                    if !self.channel_ok(ch, pattern) {
                         return Err(Denied::Channel(pos));
                     }
                 }
