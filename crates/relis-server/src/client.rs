@@ -42,6 +42,8 @@ pub struct ClientInfo {
     pub last_cmd: Mutex<&'static str>,
     /// Milliseconds since `created` at the last command.
     pub last_active_ms: AtomicU64,
+    /// The authenticated user's name (CLIENT LIST `user=`).
+    pub user: Mutex<String>,
     /// Commands queued in MULTI, or -1 outside MULTI.
     pub multi: AtomicI64,
     /// Set when the client must close (CLIENT KILL).
@@ -108,8 +110,8 @@ pub struct Client {
     pub proto: Protocol,
     /// Whether AUTH succeeded (or no password is needed).
     pub authed: bool,
-    /// The authenticated user.
-    pub user: String,
+    /// The authenticated user (its rules apply to every command).
+    pub user: Arc<crate::acl::User>,
     /// MULTI in progress.
     pub multi: Option<Multi>,
     /// WATCHed keys: (db, key, version when watched; None = absent).
@@ -163,6 +165,8 @@ impl Client {
             db: self.db,
             proto: self.proto,
             server: self.server.clone(),
+            user: self.user.clone(),
+            client_id: self.info.id,
         }
     }
 
@@ -241,6 +245,28 @@ impl Client {
             return Step::Reply(
                 CmdError::err("Command not allowed inside a transaction").to_frame(),
             );
+        }
+        // ACL: one atomic load for a user that may run anything (the default user).
+        if !self.user.unrestricted() {
+            if let Err(d) = self.user.check(idx, spec, &argv) {
+                self.reject(idx);
+                let context = if self.multi.is_some() {
+                    "multi"
+                } else {
+                    "toplevel"
+                };
+                let object = d.object(spec, &argv);
+                acl_log(
+                    &self.server,
+                    &self.info,
+                    d.reason(),
+                    context,
+                    object,
+                    &self.user.name,
+                );
+                self.flag_multi();
+                return self.rejected(spec, CmdError::text(d.noperm(spec)));
+            }
         }
         if self.proto == Protocol::Resp2 && self.subs.any() && !allowed_subscribed(spec.name) {
             self.reject(idx);
@@ -515,6 +541,29 @@ impl Client {
     }
 }
 
+/// Records a denial in ACL LOG with the client's CLIENT LIST line.
+pub fn acl_log(
+    server: &Shared,
+    info: &ClientInfo,
+    reason: &'static str,
+    context: &'static str,
+    object: String,
+    username: &str,
+) {
+    let mut line = String::new();
+    crate::cmd::conn::client_list::write_line(&mut line, info);
+    line.pop();
+    server.acl.log(crate::acl::LogEntry {
+        count: 1,
+        reason,
+        context,
+        object,
+        username: username.to_string(),
+        ctime_ms: crate::server::unix_ms(),
+        client_info: line,
+    });
+}
+
 /// The commands a RESP2 connection with subscriptions may run (Redis's list).
 fn allowed_subscribed(name: &str) -> bool {
     matches!(
@@ -773,10 +822,8 @@ pub fn record(server: &Shared, idx: usize, started: Instant, failed: bool) {
 pub async fn serve(mut stream: TcpStream, peer: SocketAddr, server: Arc<Shared>) {
     let _ = stream.set_nodelay(true);
     let laddr = stream.local_addr().unwrap_or(server.addr);
-    let (maxclients, requirepass) = {
-        let c = server.config.read();
-        (c.maxclients, c.requirepass.clone())
-    };
+    let maxclients = server.config.read().maxclients;
+    let user = server.acl.default_user();
     let id = server.next_client_id();
     let info = Arc::new(ClientInfo {
         id,
@@ -789,6 +836,7 @@ pub async fn serve(mut stream: TcpStream, peer: SocketAddr, server: Arc<Shared>)
         db: AtomicU32::new(0),
         resp: AtomicU8::new(2),
         last_cmd: Mutex::new("NULL"),
+        user: Mutex::new("default".into()),
         last_active_ms: AtomicU64::new(0),
         multi: AtomicI64::new(-1),
         killed: AtomicBool::new(false),
@@ -824,8 +872,9 @@ pub async fn serve(mut stream: TcpStream, peer: SocketAddr, server: Arc<Shared>)
         info: info.clone(),
         db: 0,
         proto: Protocol::Resp2,
-        authed: requirepass.is_empty(),
-        user: "default".into(),
+        // As Redis's clientSetDefaultAuth: authenticated if the default user needs no password.
+        authed: user.needs_no_auth(),
+        user,
         multi: None,
         watched: Vec::new(),
         reply_mode: ReplyMode::On,

@@ -21,6 +21,11 @@ pub struct Config {
     pub databases: u32,
     /// Password for the default user (empty = none).
     pub requirepass: String,
+    /// The ACL file (`aclfile`): users loaded at start-up, by ACL LOAD, written by ACL SAVE
+    /// ("" = none).
+    pub aclfile: String,
+    /// `user` directives of the config file, each the words after `user`.
+    pub users: Vec<Vec<String>>,
     /// Most simultaneous clients.
     pub maxclients: usize,
     /// Commit durability.
@@ -59,6 +64,8 @@ impl Default for Config {
             dbfilename: "relis.db".into(),
             databases: 16,
             requirepass: String::new(),
+            aclfile: String::new(),
+            users: Vec::new(),
             maxclients: 10000,
             durability: Durability::Normal,
             loglevel: "notice".into(),
@@ -335,6 +342,15 @@ pub const PARAMS: &[Param] = &[
         },
     },
     Param {
+        name: "aclfile",
+        mutable: false,
+        get: |c| c.aclfile.clone(),
+        set: |c, v| {
+            c.aclfile = v.into();
+            Ok(())
+        },
+    },
+    Param {
         name: "maxclients",
         mutable: true,
         get: |c| c.maxclients.to_string(),
@@ -532,6 +548,14 @@ impl Config {
             let (name, rest) = words.split_first().expect("non-empty line");
             if name.eq_ignore_ascii_case("include") {
                 return Err(fatal(i + 1, line, "include is not supported by Relis"));
+            }
+            // `user <name> <rules...>`: an ACL user, created at start-up (see crate::acl).
+            if name.eq_ignore_ascii_case("user") {
+                if rest.is_empty() {
+                    return Err(fatal(i + 1, line, "wrong number of arguments"));
+                }
+                self.users.push(rest.to_vec());
+                continue;
             }
             if rest.is_empty() && !name.eq_ignore_ascii_case("save") {
                 return Err(fatal(i + 1, line, "wrong number of arguments"));

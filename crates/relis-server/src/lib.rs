@@ -5,6 +5,7 @@
 //! with a listener on port 0 through [`start`].
 #![warn(missing_docs)]
 
+pub mod acl;
 pub mod args;
 pub mod blocking;
 pub mod client;
@@ -76,6 +77,10 @@ pub async fn start(config: config::Config) -> Result<Running, String> {
         .map_err(|e| format!("cannot listen on {bind}: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let shared = server::Shared::new(db, config, None, addr);
+    {
+        let cfg = shared.config.read().clone();
+        cmd::acl::load_at_startup(&shared.acl, &cfg)?;
+    }
     let handle = tokio::spawn(server::run(
         listener,
         shared.clone(),

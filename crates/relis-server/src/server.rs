@@ -146,6 +146,8 @@ pub struct Shared {
     pub pubsub: Arc<crate::pubsub::PubSub>,
     /// Lua scripts and function libraries.
     pub scripting: crate::script::Scripting,
+    /// ACL users and the ACL log.
+    pub acl: crate::acl::Acl,
     shutdown: watch::Sender<bool>,
 }
 
@@ -168,6 +170,7 @@ impl Shared {
         // Function libraries are stored in the database: they come back with it.
         let scripting = crate::script::Scripting::default();
         scripting.load_stored(&db);
+        let acl = crate::acl::Acl::new(&config.requirepass);
         let shared = Arc::new(Shared {
             db,
             config: RwLock::new(config),
@@ -191,6 +194,7 @@ impl Shared {
             sql,
             pubsub,
             scripting,
+            acl,
             shutdown,
         });
         crate::cmd::server::info::spawn_sampler(&shared);

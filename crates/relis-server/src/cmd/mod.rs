@@ -8,6 +8,7 @@
 //! - [`WriteCmd`] on the writer thread inside a savepoint of the group commit,
 //! - [`ConnCmd`] on the connection's task (connection state, server state, MULTI, ...).
 
+pub mod acl;
 pub mod conn;
 pub mod hash;
 pub mod keys;
@@ -40,6 +41,10 @@ pub struct Cx {
     pub proto: Protocol,
     /// Server-wide state.
     pub server: Arc<Shared>,
+    /// The connection's user (scripts check `redis.call` against it).
+    pub user: Arc<crate::acl::User>,
+    /// The connection's client id (ACL LOG finds its CLIENT LIST line by it).
+    pub client_id: u64,
 }
 
 /// A command that only reads the keyspace.
@@ -303,6 +308,7 @@ pub fn all() -> impl Iterator<Item = &'static Spec> {
         .chain(set::SPECS)
         .chain(scripting::SPECS)
         .chain(pubsub::SPECS)
+        .chain(acl::SPECS)
 }
 
 /// The table, indexed by lower-case name; each spec also has a dense index for statistics.
