@@ -118,6 +118,20 @@ impl Denied {
         }
     }
 
+    /// The `-NOPERM` error of a queued command that EXEC finds no longer allowed (the user's
+    /// rules changed after it was queued).
+    pub fn exec_noperm(self) -> String {
+        let reason = match self {
+            Denied::Cmd => "no permission to execute the command or subcommand",
+            Denied::Key(_) => "no permission to touch the specified keys",
+            Denied::Channel(_) => "no permission to access one of the channels used as arguments",
+        };
+        format!(
+            "NOPERM ACLs rules changed between the moment the transaction was accumulated and \
+             the EXEC call. This command is no longer allowed for the following reason: {reason}"
+        )
+    }
+
     /// The error of a command refused inside a script (`scriptVerifyACL`).
     pub fn script_error(self) -> &'static str {
         match self {
@@ -870,7 +884,7 @@ pub struct LogEntry {
     pub client_info: String,
 }
 
-/// Most entries ACL LOG keeps (Redis's `acllog-max-len` default).
+/// Most entries ACL LOG keeps by default (Redis's `acllog-max-len`).
 pub const LOG_MAX: usize = 128;
 /// Occurrences closer than this are counted in one entry (Redis's grouping window).
 const LOG_GROUPING_MS: i64 = 60_000;
@@ -880,6 +894,8 @@ const LOG_GROUPING_MS: i64 = 60_000;
 pub struct Acl {
     users: RwLock<BTreeMap<String, Arc<User>>>,
     log: Mutex<VecDeque<LogEntry>>,
+    /// Most entries ACL LOG keeps (`acllog-max-len`): older ones go as new ones come.
+    pub log_max: std::sync::atomic::AtomicUsize,
 }
 
 /// The error of a bad ACL SETUSER.
@@ -923,6 +939,7 @@ impl Acl {
         let acl = Acl {
             users: RwLock::new(BTreeMap::new()),
             log: Mutex::new(VecDeque::new()),
+            log_max: std::sync::atomic::AtomicUsize::new(LOG_MAX),
         };
         acl.users
             .write()
@@ -1054,7 +1071,7 @@ impl Acl {
             return;
         }
         log.push_front(e);
-        log.truncate(LOG_MAX);
+        log.truncate(self.log_max.load(std::sync::atomic::Ordering::Relaxed));
     }
 
     /// The newest `n` log entries.

@@ -38,6 +38,8 @@ pub struct Config {
     pub timeout: u64,
     /// TCP keepalive in seconds.
     pub tcp_keepalive: u64,
+    /// Most entries ACL LOG keeps.
+    pub acllog_max_len: usize,
     /// Largest bulk string accepted.
     pub proto_max_bulk_len: usize,
     /// Largest query buffer per client.
@@ -72,6 +74,7 @@ impl Default for Config {
             logfile: String::new(),
             timeout: 0,
             tcp_keepalive: 300,
+            acllog_max_len: crate::acl::LOG_MAX,
             proto_max_bulk_len: 512 * 1024 * 1024,
             client_query_buffer_limit: 1024 * 1024 * 1024,
             readers: relis::Options::default().readers,
@@ -396,6 +399,12 @@ pub const PARAMS: &[Param] = &[
         mutable: true,
         get: |c| c.timeout.to_string(),
         set: |c, v| int_in(v, 0, i32::MAX as i64).map(|n| c.timeout = n as u64),
+    },
+    Param {
+        name: "acllog-max-len",
+        mutable: true,
+        get: |c| c.acllog_max_len.to_string(),
+        set: |c, v| int_in(v, 0, i64::MAX).map(|n| c.acllog_max_len = n as usize),
     },
     Param {
         name: "tcp-keepalive",

@@ -580,6 +580,26 @@ impl PubSub {
         }
     }
 
+    /// The channels (shard channels included) and the patterns client `id` is subscribed to.
+    pub fn subscriptions_of(&self, id: u64) -> (Vec<Bytes>, Vec<Bytes>) {
+        let reg = self.reg.lock();
+        let has = |subs: &Subscribers| subs.iter().any(|c| c.id == id);
+        let channels = reg
+            .channels
+            .iter()
+            .chain(reg.shard.iter())
+            .filter(|(_, subs)| has(subs))
+            .map(|(ch, _)| ch.clone())
+            .collect();
+        let patterns = reg
+            .patterns
+            .iter()
+            .filter(|(_, subs)| has(subs))
+            .map(|(p, _)| p.clone())
+            .collect();
+        (channels, patterns)
+    }
+
     /// Whether [`PubSub::key_missed`] would publish or expire anything.
     pub fn notifies_misses(&self) -> bool {
         self.wants_class(class::KEY_MISS | class::EXPIRED)

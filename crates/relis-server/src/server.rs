@@ -171,6 +171,8 @@ impl Shared {
         let scripting = crate::script::Scripting::default();
         scripting.load_stored(&db);
         let acl = crate::acl::Acl::new(&config.requirepass);
+        acl.log_max
+            .store(config.acllog_max_len, std::sync::atomic::Ordering::Relaxed);
         let shared = Arc::new(Shared {
             db,
             config: RwLock::new(config),

@@ -459,3 +459,159 @@ async fn selectors_grant_alternatives() {
         .await;
     assert_eq!(c.cmd(&["SET", "b1", "v"]).await, noperm_cmd("set"));
 }
+
+/// Rules that change between MULTI and EXEC: each queued command is checked again when EXEC
+/// runs it, and one no longer allowed replies redis-server 7.0.15's NOPERM (the others run).
+#[tokio::test]
+async fn exec_checks_queued_commands_again() {
+    let s = start().await;
+    let mut admin = s.raw().await;
+    let mut u = s.raw().await;
+    assert_eq!(
+        admin
+            .cmd(&["ACL", "SETUSER", "u1", "on", ">p", "+@all", "~*", "&*"])
+            .await,
+        ok()
+    );
+    assert_eq!(u.cmd(&["AUTH", "u1", "p"]).await, ok());
+    let changed = "NOPERM ACLs rules changed between the moment the transaction was accumulated \
+                   and the EXEC call. This command is no longer allowed for the following reason: ";
+    assert_eq!(u.cmd(&["MULTI"]).await, ok());
+    for line in [
+        &["SET", "k", "v"][..],
+        &["GET", "k"],
+        &["PUBLISH", "ch", "x"],
+    ] {
+        assert_eq!(u.cmd(line).await, simple("QUEUED"));
+    }
+    assert_eq!(
+        admin
+            .cmd(&["ACL", "SETUSER", "u1", "-set", "resetchannels"])
+            .await,
+        ok()
+    );
+    assert_eq!(
+        u.cmd(&["EXEC"]).await,
+        arr(vec![
+            err(&format!(
+                "{changed}no permission to execute the command or subcommand"
+            )),
+            Frame::Null,
+            err(&format!(
+                "{changed}no permission to access one of the channels used as arguments"
+            )),
+        ])
+    );
+    assert_eq!(
+        admin
+            .cmd(&["ACL", "SETUSER", "u1", "+set", "resetkeys", "~k*"])
+            .await,
+        ok()
+    );
+    assert_eq!(u.cmd(&["MULTI"]).await, ok());
+    assert_eq!(u.cmd(&["SET", "k", "v"]).await, simple("QUEUED"));
+    assert_eq!(u.cmd(&["GET", "k"]).await, simple("QUEUED"));
+    assert_eq!(
+        admin
+            .cmd(&["ACL", "SETUSER", "u1", "resetkeys", "~y*"])
+            .await,
+        ok()
+    );
+    let keys = err(&format!(
+        "{changed}no permission to touch the specified keys"
+    ));
+    assert_eq!(u.cmd(&["EXEC"]).await, arr(vec![keys.clone(), keys]));
+    let log = pairs(match admin.cmd(&["ACL", "LOG", "1"]).await {
+        Frame::Array(mut v) => v.remove(0),
+        other => panic!("{other:?}"),
+    });
+    assert_eq!(log[1], ("reason".to_string(), bulk("key")));
+    assert_eq!(log[2], ("context".to_string(), bulk("multi")));
+    assert_eq!(log[3], ("object".to_string(), bulk("k")));
+    assert_eq!(admin.cmd(&["EXISTS", "k"]).await, int(0));
+}
+
+/// CLIENT KILL USER ends the clients authenticated as that user (and names a missing user).
+#[tokio::test]
+async fn client_kill_user() {
+    let s = start().await;
+    let mut admin = s.raw().await;
+    assert_eq!(
+        admin
+            .cmd(&["ACL", "SETUSER", "u2", "on", ">p", "+@all", "~*"])
+            .await,
+        ok()
+    );
+    let mut a = s.raw().await;
+    let mut b = s.raw().await;
+    assert_eq!(a.cmd(&["AUTH", "u2", "p"]).await, ok());
+    assert_eq!(b.cmd(&["AUTH", "u2", "p"]).await, ok());
+    assert_eq!(
+        admin.cmd(&["CLIENT", "KILL", "USER", "nosuch"]).await,
+        err("ERR No such user 'nosuch'")
+    );
+    assert_eq!(admin.cmd(&["CLIENT", "KILL", "USER", "u2"]).await, int(2));
+    a.expect_closed().await;
+    b.expect_closed().await;
+    assert_eq!(admin.cmd(&["PING"]).await, simple("PONG"));
+}
+
+/// `acllog-max-len` bounds ACL LOG (CONFIG SET at run time, Redis's default 128).
+#[tokio::test]
+async fn acllog_max_len_bounds_the_log() {
+    let s = start().await;
+    let mut admin = s.raw().await;
+    assert_eq!(
+        admin.cmd(&["CONFIG", "GET", "acllog-max-len"]).await,
+        bulks(&["acllog-max-len", "128"])
+    );
+    assert_eq!(
+        admin.cmd(&["CONFIG", "SET", "acllog-max-len", "2"]).await,
+        ok()
+    );
+    assert_eq!(
+        admin
+            .cmd(&["ACL", "SETUSER", "u3", "on", ">p", "+get", "~a"])
+            .await,
+        ok()
+    );
+    let mut u = s.raw().await;
+    assert_eq!(u.cmd(&["AUTH", "u3", "p"]).await, ok());
+    for key in ["b", "c", "d"] {
+        assert_eq!(u.cmd(&["GET", key]).await, err(NOPERM_KEYS));
+    }
+    let Frame::Array(log) = admin.cmd(&["ACL", "LOG"]).await else {
+        panic!("ACL LOG is an array")
+    };
+    let objects: Vec<Frame> = log.into_iter().map(|e| pairs(e)[3].1.clone()).collect();
+    assert_eq!(objects, vec![bulk("d"), bulk("c")]);
+}
+
+/// ACL SETUSER that takes a channel or pattern away from a subscribed client disconnects it
+/// (one still allowed everything it listens to stays), as redis-server 7.0.15 does.
+#[tokio::test]
+async fn losing_a_channel_disconnects_its_subscriber() {
+    let s = start().await;
+    let mut admin = s.raw().await;
+    assert_eq!(
+        admin
+            .cmd(&["ACL", "SETUSER", "u4", "on", ">p", "+@all", "~*", "&*"])
+            .await,
+        ok()
+    );
+    let mut a = s.raw().await;
+    let mut b = s.raw().await;
+    assert_eq!(a.cmd(&["AUTH", "u4", "p"]).await, ok());
+    assert_eq!(b.cmd(&["AUTH", "u4", "p"]).await, ok());
+    a.cmd(&["SUBSCRIBE", "news.1"]).await;
+    b.cmd(&["PSUBSCRIBE", "news.*"]).await;
+    assert_eq!(
+        admin
+            .cmd(&["ACL", "SETUSER", "u4", "resetchannels", "&news.1"])
+            .await,
+        ok()
+    );
+    b.expect_closed().await;
+    assert_eq!(admin.cmd(&["PUBLISH", "news.1", "hi"]).await, int(1));
+    assert_eq!(a.read().await, Some(bulks(&["message", "news.1", "hi"])));
+}

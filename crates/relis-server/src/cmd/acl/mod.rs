@@ -257,6 +257,27 @@ fn disconnect(c: &mut Client, users: &[Arc<acl::User>]) {
     }
 }
 
+/// Disconnects the clients of `user` subscribed to a channel or pattern its rules no longer
+/// allow, as Redis's `ACLKillPubsubClientsIfNeeded` does after ACL SETUSER.
+fn disconnect_lost_subscribers(c: &mut Client, user: &acl::User) {
+    let clients: Vec<_> = c.server.clients.lock().values().cloned().collect();
+    for info in clients {
+        if !info.pubsub.subscribed() || *info.user.lock() != user.name {
+            continue;
+        }
+        let (channels, patterns) = c.server.pubsub.subscriptions_of(info.id);
+        let lost = channels.iter().any(|ch| !user.channel_ok(ch, false))
+            || patterns.iter().any(|p| !user.channel_ok(p, true));
+        if lost {
+            if info.id == c.info.id {
+                c.quit = true;
+            } else {
+                info.kill();
+            }
+        }
+    }
+}
+
 /// Reads and parses the ACL file, then replaces the users.
 ///
 /// # Errors
@@ -307,6 +328,9 @@ impl ConnCmd for AclCmd {
                 AclCmd::SetUser(name, rules) => {
                     let rules: Vec<String> = rules.iter().map(|r| text(r)).collect();
                     acl.setuser(&text(&name), &rules).map_err(CmdError::err)?;
+                    if let Some(user) = acl.user(&name) {
+                        disconnect_lost_subscribers(c, &user);
+                    }
                     Ok(Frame::ok())
                 }
                 AclCmd::GetUser(name) => {

@@ -259,6 +259,10 @@ impl ConnCmd for ConfigCmd {
                     let mut cfg = c.server.config.write();
                     *cfg = set(&cfg, &pairs)?;
                     c.server.pubsub.configure(&cfg);
+                    c.server
+                        .acl
+                        .log_max
+                        .store(cfg.acllog_max_len, std::sync::atomic::Ordering::Relaxed);
                     // As in Redis, `requirepass` is the default user's password.
                     if pairs
                         .iter()

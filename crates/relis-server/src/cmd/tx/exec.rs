@@ -79,6 +79,22 @@ impl ConnCmd for Exec {
                         (idx, spec, skip) = (i, s, 2);
                     }
                 }
+                // The user's rules may have changed since the command was queued: Redis checks
+                // again, and a command no longer allowed is that command's error.
+                if !c.user.unrestricted() {
+                    if let Err(d) = c.user.check(idx, spec, &argv) {
+                        crate::client::acl_log(
+                            &c.server,
+                            &c.info,
+                            d.reason(),
+                            "multi",
+                            d.object(spec, &argv),
+                            &c.user.name,
+                        );
+                        slots.push(Slot::Reply(CmdError::text(d.exec_noperm()).to_frame()));
+                        continue;
+                    }
+                }
                 let keys: Vec<bytes::Bytes> = if spec.unblocks {
                     spec.keys_of(&argv)
                         .into_iter()
