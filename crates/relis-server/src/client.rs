@@ -185,6 +185,17 @@ impl Client {
         }
     }
 
+    /// The command of `argv`, if CLIENT PAUSE could hold it: one that would not be rejected
+    /// first (unknown, wrong arity, not authenticated), as Redis checks those before the pause.
+    fn pausable(&self, argv: &[Bytes]) -> Option<&'static Spec> {
+        let table = Table::get();
+        let (_, mut spec) = table.lookup(&argv[0])?;
+        if !spec.subcommands.is_empty() && argv.len() > 1 {
+            spec = table.lookup_sub(spec, &argv[1])?.1;
+        }
+        (spec.arity_ok(argv.len()) && (self.authed || spec.has("no_auth"))).then_some(spec)
+    }
+
     /// Looks up, checks and parses one command line (or queues it inside MULTI).
     fn prepare(&mut self, argv: Vec<Bytes>) -> Step {
         let table = Table::get();
@@ -353,6 +364,14 @@ impl Client {
         for argv in reqs {
             if self.quit {
                 break;
+            }
+            if self.server.pause.active() {
+                if let Some(spec) = self.pausable(&argv) {
+                    // What came before runs first; this one waits for the pause to end.
+                    self.run_group(&mut group, out).await;
+                    let server = self.server.clone();
+                    server.pause.wait(spec).await;
+                }
             }
             self.server
                 .stats

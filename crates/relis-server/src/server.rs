@@ -144,6 +144,8 @@ pub struct Shared {
     pub sql: crate::cmd::sql::db::Databases,
     /// Pub/sub subscriptions, and the keyspace notifications the engine hands over.
     pub pubsub: Arc<crate::pubsub::PubSub>,
+    /// CLIENT PAUSE.
+    pub pause: crate::pause::Pause,
     /// Lua scripts and function libraries.
     pub scripting: crate::script::Scripting,
     /// ACL users and the ACL log.
@@ -195,6 +197,7 @@ impl Shared {
             blocking: Default::default(),
             sql,
             pubsub,
+            pause: crate::pause::Pause::default(),
             scripting,
             acl,
             shutdown,

@@ -702,6 +702,18 @@ const OBJECT: &[&str] = &[
 ];
 
 const CONNECTION: &[&str] = &[
+    "CLIENT PAUSE x foo",
+    "CLIENT PAUSE -5 foo",
+    "CLIENT PAUSE -5",
+    "CLIENT PAUSE 1.5",
+    "CLIENT PAUSE 10 WRITE extra",
+    "CLIENT PAUSE",
+    "CLIENT UNPAUSE extra",
+    "CLIENT PAUSE 0",
+    "CLIENT PAUSE 0 write",
+    "CLIENT PAUSE 0 ALL",
+    "CLIENT UNPAUSE",
+    "COMMAND INFO client|pause client|unpause",
     "CLIENT GETNAME",
     "CLIENT SETNAME conn-1",
     "CLIENT GETNAME",
