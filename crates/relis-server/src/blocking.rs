@@ -141,6 +141,16 @@ impl Blocking {
         true
     }
 
+    /// The keys clients are blocked on in the databases `dbs`, as (database, key).
+    pub fn keys_in(&self, dbs: &[u32]) -> Vec<(u32, Bytes)> {
+        self.by_key
+            .lock()
+            .keys()
+            .filter(|(db, _)| dbs.contains(db))
+            .cloned()
+            .collect()
+    }
+
     /// The waiter of a blocked client, if it is blocked.
     pub fn of_client(&self, client_id: u64) -> Option<Arc<Waiter>> {
         self.by_id

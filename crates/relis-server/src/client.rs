@@ -42,6 +42,8 @@ pub struct ClientInfo {
     pub last_cmd: Mutex<&'static str>,
     /// Milliseconds since `created` at the last command.
     pub last_active_ms: AtomicU64,
+    /// The authenticated user's name (CLIENT LIST `user=`).
+    pub user: Mutex<String>,
     /// Commands queued in MULTI, or -1 outside MULTI.
     pub multi: AtomicI64,
     /// Set when the client must close (CLIENT KILL).
@@ -54,6 +56,8 @@ pub struct ClientInfo {
     pub no_evict: AtomicBool,
     /// CLIENT NO-TOUCH.
     pub no_touch: AtomicBool,
+    /// Waiting in a blocking command (CLIENT LIST's `b` flag).
+    pub blocked: AtomicBool,
     /// Published messages waiting for the connection to write them, and subscription counts.
     pub pubsub: crate::pubsub::Mailbox,
 }
@@ -106,8 +110,8 @@ pub struct Client {
     pub proto: Protocol,
     /// Whether AUTH succeeded (or no password is needed).
     pub authed: bool,
-    /// The authenticated user.
-    pub user: String,
+    /// The authenticated user (its rules apply to every command).
+    pub user: Arc<crate::acl::User>,
     /// MULTI in progress.
     pub multi: Option<Multi>,
     /// WATCHed keys: (db, key, version when watched; None = absent).
@@ -170,6 +174,8 @@ impl Client {
             db: self.db,
             proto: self.proto,
             server: self.server.clone(),
+            user: self.user.clone(),
+            client_id: self.info.id,
         }
     }
 
@@ -186,6 +192,17 @@ impl Client {
             ReplyMode::Off | ReplyMode::Skipping => {}
             ReplyMode::Skip => {}
         }
+    }
+
+    /// The command of `argv`, if CLIENT PAUSE could hold it: one that would not be rejected
+    /// first (unknown, wrong arity, not authenticated), as Redis checks those before the pause.
+    fn pausable(&self, argv: &[Bytes]) -> Option<&'static Spec> {
+        let table = Table::get();
+        let (_, mut spec) = table.lookup(&argv[0])?;
+        if !spec.subcommands.is_empty() && argv.len() > 1 {
+            spec = table.lookup_sub(spec, &argv[1])?.1;
+        }
+        (spec.arity_ok(argv.len()) && (self.authed || spec.has("no_auth"))).then_some(spec)
     }
 
     /// Looks up, checks and parses one command line (or queues it inside MULTI).
@@ -248,6 +265,28 @@ impl Client {
             return Step::Reply(
                 CmdError::err("Command not allowed inside a transaction").to_frame(),
             );
+        }
+        // ACL: one atomic load for a user that may run anything (the default user).
+        if !self.user.unrestricted() {
+            if let Err(d) = self.user.check(idx, spec, &argv) {
+                self.reject(idx);
+                let context = if self.multi.is_some() {
+                    "multi"
+                } else {
+                    "toplevel"
+                };
+                let object = d.object(spec, &argv);
+                acl_log(
+                    &self.server,
+                    &self.info,
+                    d.reason(),
+                    context,
+                    object,
+                    &self.user.name,
+                );
+                self.flag_multi();
+                return self.rejected(spec, CmdError::text(d.noperm(spec)));
+            }
         }
         if self.proto == Protocol::Resp2 && self.subs.any() && !allowed_subscribed(spec.name) {
             self.reject(idx);
@@ -335,6 +374,14 @@ impl Client {
             if self.quit {
                 break;
             }
+            if self.server.pause.active() {
+                if let Some(spec) = self.pausable(&argv) {
+                    // What came before runs first; this one waits for the pause to end.
+                    self.run_group(&mut group, out).await;
+                    let server = self.server.clone();
+                    server.pause.wait(spec).await;
+                }
+            }
             self.server
                 .stats
                 .total_commands_processed
@@ -394,8 +441,7 @@ impl Client {
     async fn run_group(&mut self, group: &mut Group, out: &mut BytesMut) {
         match std::mem::replace(group, Group::None) {
             Group::None => {}
-            Group::Reads(cmds) => {
-                let n = cmds.len();
+            Group::Reads(mut cmds) => {
                 let cx = self.cx();
                 let table = Table::get();
                 if cmds
@@ -404,20 +450,36 @@ impl Client {
                 {
                     // O(1)/O(log n) or small bounded reads: a thread hop would cost more.
                     let done = self.server.db.read_here(|r| {
-                        cmds.iter()
-                            .map(|(c, idx)| {
-                                let t = Instant::now();
-                                let res = c.exec(r, &cx);
-                                record(&cx.server, *idx, t, res.is_err());
-                                res.unwrap_or_else(|e| e.to_frame())
-                            })
-                            .collect::<Vec<Frame>>()
+                        let mut frames = Vec::with_capacity(cmds.len());
+                        for (c, idx) in &cmds {
+                            let t = Instant::now();
+                            let res = c.exec(r, &cx);
+                            if let Err(CmdError::Deferred) = res {
+                                // Too long to run here: it and the rest go to a reader.
+                                break;
+                            }
+                            record(&cx.server, *idx, t, res.is_err());
+                            frames.push(res.unwrap_or_else(|e| e.to_frame()));
+                        }
+                        frames
                     });
-                    if let Some(res) = done {
-                        self.deliver(n, Ok(res), out);
-                        return;
+                    match done {
+                        Some(Ok(frames)) if frames.len() == cmds.len() => {
+                            self.deliver(frames.len(), Ok(Ok(frames)), out);
+                            return;
+                        }
+                        Some(Ok(frames)) => {
+                            cmds.drain(..frames.len());
+                            self.deliver(frames.len(), Ok(Ok(frames)), out);
+                        }
+                        Some(Err(e)) => {
+                            self.deliver(cmds.len(), Ok(Err(e)), out);
+                            return;
+                        }
+                        None => {}
                     }
                 }
+                let n = cmds.len();
                 let (tx, rx) = oneshot::channel();
                 self.server.db.read_async(
                     move |r| {
@@ -505,6 +567,29 @@ impl Client {
             self.info.pubsub.take_into(out);
         }
     }
+}
+
+/// Records a denial in ACL LOG with the client's CLIENT LIST line.
+pub fn acl_log(
+    server: &Shared,
+    info: &ClientInfo,
+    reason: &'static str,
+    context: &'static str,
+    object: String,
+    username: &str,
+) {
+    let mut line = String::new();
+    crate::cmd::conn::client_list::write_line(&mut line, info);
+    line.pop();
+    server.acl.log(crate::acl::LogEntry {
+        count: 1,
+        reason,
+        context,
+        object,
+        username: username.to_string(),
+        ctime_ms: crate::server::unix_ms(),
+        client_info: line,
+    });
 }
 
 /// The commands a RESP2 connection with subscriptions may run (Redis's list).
@@ -653,7 +738,8 @@ impl Client {
             }
         };
         tokio::pin!(rx);
-        tokio::select! {
+        info.blocked.store(true, Ordering::Relaxed);
+        let reply = tokio::select! {
             r = &mut rx => r.unwrap_or_else(closed),
             _ = deadline => {
                 if blocking.blocking.remove(id) {
@@ -682,12 +768,17 @@ impl Client {
                 self.reply_mode = ReplyMode::Off;
                 Ok(Frame::Null)
             }
-        }
+        };
+        info.blocked.store(false, Ordering::Relaxed);
+        reply
     }
 }
 
 /// Runs one write command on the writer inside its savepoint, then serves the clients blocked
-/// on the keys it may have fed (their replies are collected in `served`, for after the commit).
+/// on the keys it may have fed (their replies are collected in `served`, for after the commit):
+/// `keys`, its spec's keys in the connection's database, and every key it created in any
+/// database (Redis signals a key ready in `dbAdd`: pushes, STORE destinations, MOVE, COPY,
+/// RENAME, the SQL morph commands, ...).
 pub fn run_write(
     w: &mut relis::Writer<'_>,
     cx: &Cx,
@@ -696,6 +787,42 @@ pub fn run_write(
     keys: &[Bytes],
     served: &mut Vec<crate::blocking::Delivery>,
 ) -> Frame {
+    if cx.server.blocking.is_empty() {
+        return run_write_feeding(w, cx, cmd, idx, None);
+    }
+    let mut ready: Vec<(u32, Bytes)> = keys.iter().map(|k| (cx.db, k.clone())).collect();
+    let reply = run_write_feeding(w, cx, cmd, idx, Some(&mut ready));
+    if !matches!(reply, Frame::Error(_)) {
+        serve_ready(w, cx, ready, served);
+    }
+    reply
+}
+
+/// Serves the clients blocked on `ready` keys, in order (see [`crate::blocking::Blocking::serve`]).
+pub fn serve_ready(
+    w: &mut relis::Writer<'_>,
+    cx: &Cx,
+    ready: Vec<(u32, Bytes)>,
+    served: &mut Vec<crate::blocking::Delivery>,
+) {
+    for (db, key) in ready {
+        let cx = Cx { db, ..cx.clone() };
+        cx.server.blocking.serve(w, &cx, db, &[key], served);
+    }
+}
+
+/// Runs one write command on the writer (inside its savepoint if it needs one); with `ready`,
+/// adds the keys it created to it (on success), for the caller to serve blocked clients from.
+pub fn run_write_feeding(
+    w: &mut relis::Writer<'_>,
+    cx: &Cx,
+    cmd: &dyn WriteCmd,
+    idx: usize,
+    ready: Option<&mut Vec<(u32, Bytes)>>,
+) -> Frame {
+    if ready.is_some() {
+        w.watch_new_keys(true);
+    }
     let t = Instant::now();
     let res = if cmd.needs_savepoint() {
         w.atomic(|w| cmd.exec(w, cx))
@@ -709,8 +836,12 @@ pub fn run_write(
         w.poison(e.clone());
     }
     record(&cx.server, idx, t, res.is_err());
-    if res.is_ok() && !keys.is_empty() && !cx.server.blocking.is_empty() {
-        cx.server.blocking.serve(w, cx, cx.db, keys, served);
+    if let Some(ready) = ready {
+        let created = w.take_new_keys();
+        w.watch_new_keys(false);
+        if res.is_ok() {
+            ready.extend(created.into_iter().map(|(db, k)| (db, Bytes::from(k))));
+        }
     }
     res.unwrap_or_else(|e| e.to_frame())
 }
@@ -791,10 +922,11 @@ async fn serve_stream<W: AsyncWrite + Unpin>(
     fd: i32,
     server: Arc<Shared>,
 ) {
-    let (maxclients, requirepass, protected) = {
+    let (maxclients, protected) = {
         let c = server.config.read();
-        (c.maxclients, c.requirepass.clone(), c.protected_mode)
+        (c.maxclients, c.protected_mode)
     };
+    let user = server.acl.default_user();
     let id = server.next_client_id();
     let info = Arc::new(ClientInfo {
         id,
@@ -807,6 +939,7 @@ async fn serve_stream<W: AsyncWrite + Unpin>(
         db: AtomicU32::new(0),
         resp: AtomicU8::new(2),
         last_cmd: Mutex::new("NULL"),
+        user: Mutex::new("default".into()),
         last_active_ms: AtomicU64::new(0),
         multi: AtomicI64::new(-1),
         killed: AtomicBool::new(false),
@@ -814,6 +947,7 @@ async fn serve_stream<W: AsyncWrite + Unpin>(
         qbuf: AtomicU64::new(0),
         no_evict: AtomicBool::new(false),
         no_touch: AtomicBool::new(false),
+        blocked: AtomicBool::new(false),
         pubsub: Default::default(),
     });
     let admitted = {
@@ -833,8 +967,9 @@ async fn serve_stream<W: AsyncWrite + Unpin>(
         return;
     }
     // Protected mode, checked as Redis does once the connection is set up (after the TLS
-    // handshake): without a password, only the loopback interface may connect.
-    if protected && requirepass.is_empty() && !is_loopback_client(peer.ip()) {
+    // handshake): while the default user is `nopass` (no `requirepass`, no ACL password),
+    // only the loopback interface may connect.
+    if protected && user.nopass() && !is_loopback_client(peer.ip()) {
         server.clients.lock().remove(&id);
         server
             .stats
@@ -848,8 +983,9 @@ async fn serve_stream<W: AsyncWrite + Unpin>(
         info: info.clone(),
         db: 0,
         proto: Protocol::Resp2,
-        authed: requirepass.is_empty(),
-        user: "default".into(),
+        // As Redis's clientSetDefaultAuth: authenticated if the default user needs no password.
+        authed: user.needs_no_auth(),
+        user,
         multi: None,
         watched: Vec::new(),
         reply_mode: ReplyMode::On,

@@ -21,6 +21,11 @@ pub struct Config {
     pub databases: u32,
     /// Password for the default user (empty = none).
     pub requirepass: String,
+    /// The ACL file (`aclfile`): users loaded at start-up, by ACL LOAD, written by ACL SAVE
+    /// ("" = none).
+    pub aclfile: String,
+    /// `user` directives of the config file, each the words after `user`.
+    pub users: Vec<Vec<String>>,
     /// Most simultaneous clients.
     pub maxclients: usize,
     /// Commit durability.
@@ -33,6 +38,8 @@ pub struct Config {
     pub timeout: u64,
     /// TCP keepalive in seconds.
     pub tcp_keepalive: u64,
+    /// Most entries ACL LOG keeps.
+    pub acllog_max_len: usize,
     /// Largest bulk string accepted.
     pub proto_max_bulk_len: usize,
     /// Largest query buffer per client.
@@ -81,12 +88,15 @@ impl Default for Config {
             dbfilename: "relis.db".into(),
             databases: 16,
             requirepass: String::new(),
+            aclfile: String::new(),
+            users: Vec::new(),
             maxclients: 10000,
             durability: Durability::Normal,
             loglevel: "notice".into(),
             logfile: String::new(),
             timeout: 0,
             tcp_keepalive: 300,
+            acllog_max_len: crate::acl::LOG_MAX,
             proto_max_bulk_len: 512 * 1024 * 1024,
             client_query_buffer_limit: 1024 * 1024 * 1024,
             readers: relis::Options::default().readers,
@@ -417,6 +427,15 @@ pub const PARAMS: &[Param] = &[
         },
     },
     Param {
+        name: "aclfile",
+        mutable: false,
+        get: |c| c.aclfile.clone(),
+        set: |c, v| {
+            c.aclfile = v.into();
+            Ok(())
+        },
+    },
+    Param {
         name: "maxclients",
         mutable: true,
         get: |c| c.maxclients.to_string(),
@@ -462,6 +481,12 @@ pub const PARAMS: &[Param] = &[
         mutable: true,
         get: |c| c.timeout.to_string(),
         set: |c, v| int_in(v, 0, i32::MAX as i64).map(|n| c.timeout = n as u64),
+    },
+    Param {
+        name: "acllog-max-len",
+        mutable: true,
+        get: |c| c.acllog_max_len.to_string(),
+        set: |c, v| int_in(v, 0, i64::MAX).map(|n| c.acllog_max_len = n as usize),
     },
     Param {
         name: "tcp-keepalive",
@@ -720,6 +745,14 @@ impl Config {
             let (name, rest) = words.split_first().expect("non-empty line");
             if name.eq_ignore_ascii_case("include") {
                 return Err(fatal(i + 1, line, "include is not supported by Relis"));
+            }
+            // `user <name> <rules...>`: an ACL user, created at start-up (see crate::acl).
+            if name.eq_ignore_ascii_case("user") {
+                if rest.is_empty() {
+                    return Err(fatal(i + 1, line, "wrong number of arguments"));
+                }
+                self.users.push(rest.to_vec());
+                continue;
             }
             if rest.is_empty() && !name.eq_ignore_ascii_case("save") {
                 return Err(fatal(i + 1, line, "wrong number of arguments"));

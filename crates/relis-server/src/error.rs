@@ -45,6 +45,10 @@ pub enum CmdError {
     /// The storage failed (disk full, I/O error, shut down): the engine's error, kept so the
     /// writer can tell a storage failure from a command's own error.
     Storage(relis::Error),
+    /// A read tried inline on the network thread needs more work than an inline read may do:
+    /// it did nothing and runs again on a reader ([`crate::cmd::ReadCmd::inline`]). Never a
+    /// reply.
+    Deferred,
 }
 
 impl CmdError {
@@ -89,6 +93,10 @@ impl CmdError {
             CmdError::Text(s) => s.clone(),
             CmdError::Internal(detail) => {
                 tracing::error!("internal error: {detail}");
+                "ERR internal error".into()
+            }
+            CmdError::Deferred => {
+                tracing::error!("internal error: a deferred inline read reached a client");
                 "ERR internal error".into()
             }
             CmdError::Storage(relis::Error::DiskFull) => "MISCONF Relis cannot commit to its SQLite file: the disk is full. Writes are refused until space is freed; reads keep working.".into(),

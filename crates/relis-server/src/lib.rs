@@ -5,12 +5,14 @@
 //! with a listener on port 0 through [`start`].
 #![warn(missing_docs)]
 
+pub mod acl;
 pub mod args;
 pub mod blocking;
 pub mod client;
 pub mod cmd;
 pub mod config;
 pub mod error;
+pub mod pause;
 pub mod pubsub;
 pub mod script;
 pub mod server;
@@ -99,6 +101,10 @@ pub async fn start(config: config::Config) -> Result<Running, String> {
         None => None,
     };
     let shared = server::Shared::new(db, config, None, addr);
+    {
+        let cfg = shared.config.read().clone();
+        cmd::acl::load_at_startup(&shared.acl, &cfg)?;
+    }
     *shared.tls.write() = tls;
     if let Some(l) = tls_listener {
         // Stops with the plain loop: both watch the shutdown signal.

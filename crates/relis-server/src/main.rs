@@ -17,7 +17,7 @@ Examples:
        relis-server --port 6380 --dir /data --durability full
        relis-server relis.conf --loglevel verbose
 
-Settings: port bind dir dbfilename databases requirepass maxclients protected-mode
+Settings: port bind dir dbfilename databases requirepass aclfile maxclients protected-mode
           durability (normal|full|off) loglevel logfile timeout tcp-keepalive
           proto-max-bulk-len client-query-buffer-limit readers max-batch
           tls-port tls-cert-file tls-key-file tls-ca-cert-file tls-ca-cert-dir
@@ -96,6 +96,13 @@ fn main() {
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| ":memory:".into());
         let shared = server::Shared::new(db, config, config_file, addr);
+        // Users from `user` directives and the ACL file: a bad one stops the start.
+        {
+            let cfg = shared.config.read().clone();
+            if let Err(e) = relis_server::cmd::acl::load_at_startup(&shared.acl, &cfg) {
+                fail(&e);
+            }
+        }
         *shared.tls.write() = tls;
         // Every listener shares the same state; the first one's loop runs the shutdown.
         let mut loops = Vec::new();

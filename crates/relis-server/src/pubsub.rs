@@ -559,6 +559,52 @@ impl PubSub {
         }
     }
 
+    /// A read looked `key` up in `db` and did not find it: Redis's `keymiss` event, published at
+    /// once (a read has no transaction to wait for). If someone listens for `expired` events,
+    /// the key may be one that has just expired: the writer then deletes it and emits
+    /// `expired`, as Redis's lazy expiry does on a read (Relis's reads only hide expired keys).
+    pub fn key_missed(&self, engine: &relis::Db, db: u32, key: &[u8]) {
+        if self.wants_class(class::KEY_MISS) {
+            relis::events::EventSink::publish(
+                self,
+                vec![KeyEvent {
+                    class: class::KEY_MISS,
+                    event: "keymiss",
+                    db,
+                    key: key.to_vec(),
+                }],
+            );
+        }
+        if self.wants_class(class::EXPIRED) {
+            engine.expire_if_needed(db, key.to_vec());
+        }
+    }
+
+    /// The channels (shard channels included) and the patterns client `id` is subscribed to.
+    pub fn subscriptions_of(&self, id: u64) -> (Vec<Bytes>, Vec<Bytes>) {
+        let reg = self.reg.lock();
+        let has = |subs: &Subscribers| subs.iter().any(|c| c.id == id);
+        let channels = reg
+            .channels
+            .iter()
+            .chain(reg.shard.iter())
+            .filter(|(_, subs)| has(subs))
+            .map(|(ch, _)| ch.clone())
+            .collect();
+        let patterns = reg
+            .patterns
+            .iter()
+            .filter(|(_, subs)| has(subs))
+            .map(|(p, _)| p.clone())
+            .collect();
+        (channels, patterns)
+    }
+
+    /// Whether [`PubSub::key_missed`] would publish or expire anything.
+    pub fn notifies_misses(&self) -> bool {
+        self.wants_class(class::KEY_MISS | class::EXPIRED)
+    }
+
     fn wants_class(&self, class: u32) -> bool {
         let f = self.notify_flags.load(Ordering::Relaxed);
         f & class != 0 && f & (KEYSPACE | KEYEVENT) != 0

@@ -144,11 +144,15 @@ pub struct Shared {
     pub sql: crate::cmd::sql::db::Databases,
     /// Pub/sub subscriptions, and the keyspace notifications the engine hands over.
     pub pubsub: Arc<crate::pubsub::PubSub>,
+    /// CLIENT PAUSE.
+    pub pause: crate::pause::Pause,
     /// Lua scripts and function libraries.
     pub scripting: crate::script::Scripting,
     /// The TLS configuration new TLS connections get (None without a TLS listener); CONFIG
     /// SET of a `tls-*` setting replaces it.
     pub tls: RwLock<Option<crate::tls::TlsAcceptor>>,
+    /// ACL users and the ACL log.
+    pub acl: crate::acl::Acl,
     shutdown: watch::Sender<bool>,
 }
 
@@ -171,6 +175,9 @@ impl Shared {
         // Function libraries are stored in the database: they come back with it.
         let scripting = crate::script::Scripting::default();
         scripting.load_stored(&db);
+        let acl = crate::acl::Acl::new(&config.requirepass);
+        acl.log_max
+            .store(config.acllog_max_len, std::sync::atomic::Ordering::Relaxed);
         let shared = Arc::new(Shared {
             db,
             config: RwLock::new(config),
@@ -193,8 +200,10 @@ impl Shared {
             blocking: Default::default(),
             sql,
             pubsub,
+            pause: crate::pause::Pause::default(),
             scripting,
             tls: RwLock::new(None),
+            acl,
             shutdown,
         });
         crate::cmd::server::info::spawn_sampler(&shared);

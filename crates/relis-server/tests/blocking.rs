@@ -319,8 +319,26 @@ async fn info_counts_blocked_clients() {
     let mut a = s.raw().await;
     let mut b = s.raw().await;
     assert_eq!(blocked(&mut ctl).await, 0);
+    assert_eq!(a.cmd(&["CLIENT", "SETNAME", "waiter"]).await, ok());
     send(&mut a, &["BLPOP", "q", "0"]).await;
     wait_blocked(&mut ctl, 1).await;
+    // CLIENT LIST flags a blocked client `b`, as Redis does.
+    let flags_of_waiter = |list: Frame| {
+        let Frame::Bulk(list) = list else {
+            panic!("CLIENT LIST is a bulk string")
+        };
+        let list = String::from_utf8_lossy(&list).into_owned();
+        let line = list.lines().find(|l| l.contains(" name=waiter ")).unwrap();
+        let flags = line
+            .split(' ')
+            .find_map(|f| f.strip_prefix("flags="))
+            .unwrap();
+        (flags.to_string(), line.contains(" cmd=blpop "))
+    };
+    assert_eq!(
+        flags_of_waiter(ctl.cmd(&["CLIENT", "LIST"]).await),
+        ("b".to_string(), true)
+    );
     send(&mut b, &["BLMPOP", "0", "1", "other", "RIGHT"]).await;
     wait_blocked(&mut ctl, 2).await;
     ctl.cmd(&["RPUSH", "other", "x"]).await;
@@ -332,6 +350,7 @@ async fn info_counts_blocked_clients() {
     ctl.cmd(&["RPUSH", "q", "x"]).await;
     assert_eq!(a.read().await.unwrap(), bulks(&["q", "x"]));
     assert_eq!(blocked(&mut ctl).await, 0);
+    assert_eq!(flags_of_waiter(ctl.cmd(&["CLIENT", "LIST"]).await).0, "N");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -449,4 +468,78 @@ async fn a_transaction_serves_blocked_clients_only_after_all_its_commands() {
     // As in Redis: the LPOP inside the transaction takes the element, not the blocked client.
     assert_eq!(tx.cmd(&["EXEC"]).await, arr(vec![int(1), bulk("a")]));
     assert_eq!(blocked.read().await, Some(resp::Frame::NullArray));
+}
+
+/// A blocked client is served whenever a key it waits on is created, whatever creates it (as
+/// Redis's `dbAdd` signals the key ready): MOVE and COPY ... DB from another database, SWAPDB,
+/// a script pushing to a key it did not declare, SORT ... STORE, ZUNIONSTORE, and the SQL
+/// morph commands. (redis-server 7.0.15 serves the first four the same way.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_way_of_creating_a_waited_key_serves_it() {
+    let s = start().await;
+    let mut ctl = s.raw().await;
+    let mut a = s.raw().await;
+    assert_eq!(a.cmd(&["SELECT", "1"]).await, ok());
+    // (The pushes below are in database 0, the waits in database 1.)
+    let cases: &[(&str, &[&[&str]])] = &[
+        ("w1", &[&["RPUSH", "w1", "moved"], &["MOVE", "w1", "1"]]),
+        (
+            "w2",
+            &[&["RPUSH", "w2", "copied"], &["COPY", "w2", "w2", "DB", "1"]],
+        ),
+        ("w3", &[&["RPUSH", "w3", "swapped"], &["SWAPDB", "0", "1"]]),
+        (
+            "w4",
+            &[
+                &["SELECT", "1"],
+                &[
+                    "EVAL",
+                    "redis.call('rpush', 'w4', 'scripted') return 1",
+                    "0",
+                ],
+                &["SELECT", "0"],
+            ],
+        ),
+        (
+            "w5",
+            &[
+                &["SELECT", "1"],
+                &["RPUSH", "src", "sorted"],
+                &["SORT", "src", "ALPHA", "STORE", "w5"],
+                &["SELECT", "0"],
+            ],
+        ),
+        (
+            "w6",
+            &[
+                &["SELECT", "1"],
+                &["SQL.TOLIST", "w6", "SELECT 'from sql'"],
+                &["SELECT", "0"],
+            ],
+        ),
+    ];
+    for (key, steps) in cases {
+        send(&mut a, &["BLPOP", key, "0"]).await;
+        wait_blocked(&mut ctl, 1).await;
+        for step in *steps {
+            let reply = ctl.cmd(step).await;
+            assert!(!matches!(reply, Frame::Error(_)), "{step:?}: {reply:?}");
+        }
+        let Some(Frame::Array(got)) = a.read().await else {
+            panic!("{key}: not served");
+        };
+        assert_eq!(got[0], bulk(key));
+        if *key == "w3" {
+            // Swap back: database 1 holds what database 0 had.
+            assert_eq!(ctl.cmd(&["SWAPDB", "0", "1"]).await, ok());
+        }
+    }
+    // Sorted sets too: ZUNIONSTORE into a key a BZPOPMIN waits on.
+    send(&mut a, &["BZPOPMIN", "z", "0"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    assert_eq!(ctl.cmd(&["SELECT", "1"]).await, ok());
+    assert_eq!(ctl.cmd(&["ZADD", "zsrc", "2", "m"]).await, int(1));
+    assert_eq!(ctl.cmd(&["ZUNIONSTORE", "z", "1", "zsrc"]).await, int(1));
+    assert_eq!(a.read().await.unwrap(), bulks(&["z", "m", "2"]));
+    assert_eq!(blocked(&mut ctl).await, 0);
 }

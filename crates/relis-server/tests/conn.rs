@@ -646,6 +646,24 @@ async fn protected_mode_refuses_other_hosts_without_a_password() {
         ping_from_elsewhere(s.addr).await.unwrap(),
         show(DENIED.as_bytes())
     );
+    // So does a password given to the default user through ACL (protected mode looks at the
+    // user's nopass flag, as Redis does).
+    assert_eq!(
+        raw(&mut local, &["ACL", "SETUSER", "default", ">pw"]).await,
+        "+OK\\r\\n"
+    );
+    assert_eq!(
+        ping_from_elsewhere(s.addr).await.unwrap(),
+        "-NOAUTH Authentication required.\\r\\n+OK\\r\\n"
+    );
+    assert_eq!(
+        raw(&mut local, &["ACL", "SETUSER", "default", "nopass"]).await,
+        "+OK\\r\\n"
+    );
+    assert_eq!(
+        ping_from_elsewhere(s.addr).await.unwrap(),
+        show(DENIED.as_bytes())
+    );
 
     // Protected mode is mutable in Redis 7.0: a local client may turn it off, and back on.
     assert_eq!(
@@ -694,4 +712,67 @@ async fn protected_mode_matches_redis() {
         return;
     };
     assert_eq!(got, show(DENIED.as_bytes()));
+}
+/// CLIENT PAUSE WRITE holds writes (and EVAL, PUBLISH) until it ends or CLIENT UNPAUSE, while
+/// reads run; CLIENT PAUSE ALL holds everything. Real, short waits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_pause_holds_writes_or_everything() {
+    use std::time::{Duration, Instant};
+    let s = start().await;
+    let mut ctl = s.raw().await;
+    let mut c = s.raw().await;
+    assert_eq!(c.cmd(&["SET", "k", "1"]).await, ok());
+    assert_eq!(ctl.cmd(&["CLIENT", "PAUSE", "400", "WRITE"]).await, ok());
+    let t = Instant::now();
+    assert_eq!(c.cmd(&["GET", "k"]).await, bulk("1"));
+    assert!(
+        t.elapsed() < Duration::from_millis(300),
+        "{:?}",
+        t.elapsed()
+    );
+    assert_eq!(c.cmd(&["SET", "k", "2"]).await, ok());
+    assert!(
+        t.elapsed() >= Duration::from_millis(350),
+        "{:?}",
+        t.elapsed()
+    );
+
+    // UNPAUSE (not a write) lifts a long WRITE pause for a held client at once.
+    assert_eq!(ctl.cmd(&["CLIENT", "PAUSE", "60000", "WRITE"]).await, ok());
+    let t = Instant::now();
+    c.send(&encode_command(&[
+        b"EVAL",
+        b"return redis.call('incr', 'n')",
+        b"0",
+    ]))
+    .await;
+    let early = tokio::time::timeout(Duration::from_millis(200), c.read()).await;
+    assert!(early.is_err(), "EVAL ran during the pause: {early:?}");
+    assert_eq!(ctl.cmd(&["CLIENT", "UNPAUSE"]).await, ok());
+    assert_eq!(c.read().await, Some(int(1)));
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+
+    // ALL holds reads too. Pauses combine: the longer time and the stronger mode, so a short
+    // ALL after a long WRITE holds everything for the long time (as redis-server 7.0.15).
+    assert_eq!(ctl.cmd(&["CLIENT", "PAUSE", "400", "WRITE"]).await, ok());
+    assert_eq!(ctl.cmd(&["CLIENT", "PAUSE", "10", "ALL"]).await, ok());
+    let t = Instant::now();
+    assert_eq!(c.cmd(&["GET", "k"]).await, bulk("2"));
+    assert!(
+        t.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        t.elapsed()
+    );
+    // Rejected commands are answered at once.
+    assert_eq!(ctl.cmd(&["CLIENT", "PAUSE", "400"]).await, ok());
+    let t = Instant::now();
+    assert_eq!(
+        c.cmd(&["GET"]).await,
+        err("ERR wrong number of arguments for 'get' command")
+    );
+    assert!(
+        t.elapsed() < Duration::from_millis(300),
+        "{:?}",
+        t.elapsed()
+    );
 }

@@ -241,6 +241,93 @@ async fn expired_by_the_sweep_and_by_a_write() {
     );
 }
 
+/// `keymiss` (flag `m`): one event per read lookup that finds nothing, as redis-server 7.0.15
+/// emits them (recorded with `notify-keyspace-events Em`): reads, the GET of SET, GETEX,
+/// GETDEL, COPY's source; never the lookups of writes (INCR, LPUSH, RPOPLPUSH, LMOVE).
+const KEYMISS: &[(&str, &[&str])] = &[
+    ("get a", &["E0:keymiss:a"]),
+    ("mget a b", &["E0:keymiss:a", "E0:keymiss:b"]),
+    ("exists c", &["E0:keymiss:c"]),
+    ("touch d", &["E0:keymiss:d"]),
+    ("hget h f", &["E0:keymiss:h"]),
+    ("set e v get", &["E0:keymiss:e"]),
+    ("type f", &["E0:keymiss:f"]),
+    ("ttl g", &["E0:keymiss:g"]),
+    ("sinter s1 s2", &["E0:keymiss:s1", "E0:keymiss:s2"]),
+    ("sort l1", &["E0:keymiss:l1"]),
+    ("lrange l2 0 -1", &["E0:keymiss:l2"]),
+    ("smembers s3", &["E0:keymiss:s3"]),
+    ("zscore z m", &["E0:keymiss:z"]),
+    ("object encoding o", &["E0:keymiss:o"]),
+    ("getex x1", &["E0:keymiss:x1"]),
+    ("getdel x2", &["E0:keymiss:x2"]),
+    ("copy x3 x4", &["E0:keymiss:x3"]),
+    ("strlen x5", &["E0:keymiss:x5"]),
+    ("lcs x6 x7", &["E0:keymiss:x6", "E0:keymiss:x7"]),
+    ("sintercard 2 x8 x9", &["E0:keymiss:x8", "E0:keymiss:x9"]),
+    ("zunion 2 y1 y2", &["E0:keymiss:y1", "E0:keymiss:y2"]),
+    ("hgetall y4", &["E0:keymiss:y4"]),
+    ("llen y5", &["E0:keymiss:y5"]),
+    ("exists e e y5 e", &["E0:keymiss:y5"]),
+    ("srandmember y6", &["E0:keymiss:y6"]),
+    ("incr y7", &[]),
+    ("lpush y8 a", &[]),
+    ("rpoplpush y9 y10", &[]),
+    ("lmove z1 z2 left left", &[]),
+    ("get y7", &[]),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keymiss_for_every_read_lookup_that_finds_nothing() {
+    let s = start().await;
+    let mut w = Watch::new(&s, "Em").await;
+    for (line, want) in KEYMISS {
+        assert_eq!(w.run(line).await, *want, "{line}");
+    }
+    // Without `m`, nothing (keyspace_misses still counts).
+    let mut w = Watch::new(&s, "E$").await;
+    assert_eq!(w.run("get a").await, Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expired_when_a_read_finds_the_key() {
+    let s = start().await;
+    let mut w = Watch::new(&s, "Ex").await;
+    // Many keys that expired long ago, which the background sweep takes 64 at a time, oldest
+    // first, every 100 ms: it reaches `t`, which expired after all of them, only after ~5 s.
+    const OLD: usize = 3000;
+    let mut pipeline = Vec::new();
+    for i in 0..OLD {
+        let k = format!("old{i}");
+        pipeline.extend(encode_command(&[
+            b"SET",
+            k.as_bytes(),
+            b"v",
+            b"PXAT",
+            b"1000",
+        ]));
+    }
+    w.cmd.send(&pipeline).await;
+    for _ in 0..OLD {
+        assert_eq!(w.cmd.read().await, Some(ok()));
+    }
+    assert_eq!(w.cmd.cmd(&["SET", "t", "v", "PXAT", "2000"]).await, ok());
+    // A read that finds `t` expired deletes it at once, as Redis's lazy expiry does.
+    assert_eq!(w.cmd.cmd(&["GET", "t"]).await, Frame::Null);
+    let mut swept = 0;
+    loop {
+        match w.next_event().await.as_str() {
+            "__keyevent@0__:expired=t" => break,
+            e if e.starts_with("__keyevent@0__:expired=old") => swept += 1,
+            other => panic!("{other}"),
+        }
+    }
+    assert!(
+        swept < OLD,
+        "`t` was expired by the sweep, after all {OLD} older keys"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn blocked_client_served_by_a_push() {
     let s = start().await;

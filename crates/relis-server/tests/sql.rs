@@ -308,6 +308,40 @@ async fn a_runaway_query_is_interrupted_while_others_are_served() {
     assert_eq!(c.cmd(&["GET", "after"]).await, bulk("1"));
 }
 
+/// SQL.QUERY is tried on the network thread; a query past the inline step budget stops there
+/// and runs again on a reader. Either way the replies are whole, right, and in order, and the
+/// commands after a deferred one in a pipeline are answered after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn short_and_long_queries_pipelined_answer_in_order() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(c.cmd(&["SET", "k", "v"]).await, ok());
+    let long = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000) SELECT count(*), sum(i) FROM n";
+    let mut pipeline = Vec::new();
+    for args in [
+        &["SQL.QUERY", "SELECT ?1 + 1", "41"][..],
+        &["SQL.QUERY", long],
+        &["GET", "k"],
+        &["SQL.QUERY", "SELECT key FROM redis_keys WHERE key = ?", "k"],
+        &["SQL.QUERY", long],
+        &["SQL.QUERY", "SELECT nosuchcolumn"],
+    ] {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        pipeline.extend(encode_command(&args));
+    }
+    c.send(&pipeline).await;
+    let long_reply = arr(vec![row(vec![int(100000), int(5000050000)])]);
+    assert_eq!(c.read().await, Some(arr(vec![row(vec![int(42)])])));
+    assert_eq!(c.read().await, Some(long_reply.clone()));
+    assert_eq!(c.read().await, Some(bulk("v")));
+    assert_eq!(c.read().await, Some(arr(vec![row(vec![bulk("k")])])));
+    assert_eq!(c.read().await, Some(long_reply));
+    assert_eq!(
+        c.read().await,
+        Some(err("ERR no such column: nosuchcolumn (at offset 7)"))
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversized_results_are_refused() {
     let s = start().await;

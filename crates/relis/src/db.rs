@@ -322,6 +322,7 @@ impl Db {
                             events: Vec::new(),
                             sink,
                             mute_new: false,
+                            new_keys: None,
                         };
                         let limits = (max_batch, wal_limit);
                         writer_loop(conn, wrx, clock, databases, limits, st, stats)
@@ -450,7 +451,9 @@ impl Db {
     /// Runs `f` right here, on a read-only connection owned by the calling thread (opened on
     /// first use and kept in a thread-local), for short bounded reads where handing the work to
     /// a reader thread would cost more than the read itself. `None` in memory (there is only
-    /// the writer's connection): use [`Db::read_async`] then.
+    /// the writer's connection): use [`Db::read_async`] then. User SQL run here may take a few
+    /// thousand virtual-machine steps; a statement that takes more stops with
+    /// [`crate::SqlError::Deferred`], having done nothing, for the caller to run on a reader.
     ///
     /// # Errors
     /// The connection cannot be opened.
@@ -503,7 +506,7 @@ impl Db {
                 self.shared.clock.now_ms(),
                 self.shared.databases,
             );
-            let out = f(&mut r);
+            let out = crate::sql::sandbox::inline_reads(|| f(&mut r));
             if local.conn.is_autocommit() {
                 local.held = None; // an error ended the transaction
             } else if !hold {
@@ -579,6 +582,23 @@ impl Db {
         let n = self.write(move |w| w.sweep(limit))?;
         stats.expired_keys.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
+    }
+
+    /// Deletes `key` of logical database `db` if it has expired, recording its `expired` event,
+    /// as Redis's lazy expiry does when a read finds an expired key. Reads here run on
+    /// read-only snapshots and only hide expired keys; a caller that wants the deletion (and
+    /// the event) to happen as soon as a read saw the key missing hands it here. Does not wait:
+    /// the deletion commits with the writer's next group transaction.
+    pub fn expire_if_needed(&self, db: u32, key: Vec<u8>) {
+        self.write_async(
+            move |w| {
+                let r = w.atomic(|w| w.meta_for_write(db, &key).map(drop));
+                if let Err(e) = r {
+                    tracing::debug!("lazy expiry of a key found by a read: {e}");
+                }
+            },
+            |_| {},
+        );
     }
 
     /// Writes a consistent copy of the whole database to `dest` through SQLite's online backup

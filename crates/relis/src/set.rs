@@ -117,9 +117,9 @@ fn distinct_positions(n: u64, k: u64) -> Vec<u64> {
 }
 
 /// The error a multi-key command reports for a key of another type, after counting its lookup.
-fn lookup_error(e: Error, seen: &mut dyn FnMut(bool)) -> Error {
+fn lookup_error(e: Error, key: &[u8], seen: &mut dyn FnMut(&[u8], bool)) -> Error {
     if e == Error::WrongType {
-        seen(true);
+        seen(key, true);
     }
     e
 }
@@ -193,12 +193,12 @@ impl Reader<'_> {
         &self,
         db: u32,
         keys: &[Bytes],
-        seen: &mut dyn FnMut(bool),
+        seen: &mut dyn FnMut(&[u8], bool),
     ) -> Result<Vec<Option<SetRow>>> {
         let mut out = Vec::with_capacity(keys.len());
         for k in keys {
-            let row = self.set_row(db, k).map_err(|e| lookup_error(e, seen))?;
-            seen(row.is_some());
+            let row = self.set_row(db, k).map_err(|e| lookup_error(e, k, seen))?;
+            seen(k, row.is_some());
             out.push(row);
         }
         Ok(out)
@@ -635,7 +635,7 @@ impl Reader<'_> {
         op: Op,
         db: u32,
         keys: &[Bytes],
-        seen: &mut dyn FnMut(bool),
+        seen: &mut dyn FnMut(&[u8], bool),
     ) -> Result<Vec<Bytes>> {
         let rows = self.set_rows(db, keys, seen)?;
         let mut out = self.combine(op, &rows)?;
@@ -652,7 +652,7 @@ impl Reader<'_> {
         &self,
         db: u32,
         keys: &[Bytes],
-        seen: &mut dyn FnMut(bool),
+        seen: &mut dyn FnMut(&[u8], bool),
     ) -> Result<Vec<Bytes>> {
         self.set_op(Op::Inter, db, keys, seen)
     }
@@ -665,7 +665,7 @@ impl Reader<'_> {
         &self,
         db: u32,
         keys: &[Bytes],
-        seen: &mut dyn FnMut(bool),
+        seen: &mut dyn FnMut(&[u8], bool),
     ) -> Result<Vec<Bytes>> {
         self.set_op(Op::Union, db, keys, seen)
     }
@@ -675,7 +675,12 @@ impl Reader<'_> {
     ///
     /// # Errors
     /// [`Error::WrongType`] for the first key of another type.
-    pub fn sdiff(&self, db: u32, keys: &[Bytes], seen: &mut dyn FnMut(bool)) -> Result<Vec<Bytes>> {
+    pub fn sdiff(
+        &self,
+        db: u32,
+        keys: &[Bytes],
+        seen: &mut dyn FnMut(&[u8], bool),
+    ) -> Result<Vec<Bytes>> {
         self.set_op(Op::Diff, db, keys, seen)
     }
 
@@ -689,7 +694,7 @@ impl Reader<'_> {
         db: u32,
         keys: &[Bytes],
         limit: u64,
-        seen: &mut dyn FnMut(bool),
+        seen: &mut dyn FnMut(&[u8], bool),
     ) -> Result<i64> {
         let rows = self.set_rows(db, keys, seen)?;
         let Some(ids) = Self::probe_plan(Op::Inter, &rows) else {
@@ -944,7 +949,7 @@ impl Writer<'_> {
         db: u32,
         dst: &[u8],
         keys: &[Bytes],
-        seen: &mut dyn FnMut(bool),
+        seen: &mut dyn FnMut(&[u8], bool),
     ) -> Result<i64> {
         let rows = self.set_rows(db, keys, seen)?;
         let id = self.next_version();
@@ -1038,7 +1043,7 @@ impl Writer<'_> {
         db: u32,
         dst: &[u8],
         keys: &[Bytes],
-        seen: &mut dyn FnMut(bool),
+        seen: &mut dyn FnMut(&[u8], bool),
     ) -> Result<i64> {
         self.set_op_store(Op::Inter, db, dst, keys, seen)
     }
@@ -1052,7 +1057,7 @@ impl Writer<'_> {
         db: u32,
         dst: &[u8],
         keys: &[Bytes],
-        seen: &mut dyn FnMut(bool),
+        seen: &mut dyn FnMut(&[u8], bool),
     ) -> Result<i64> {
         self.set_op_store(Op::Union, db, dst, keys, seen)
     }
@@ -1066,7 +1071,7 @@ impl Writer<'_> {
         db: u32,
         dst: &[u8],
         keys: &[Bytes],
-        seen: &mut dyn FnMut(bool),
+        seen: &mut dyn FnMut(&[u8], bool),
     ) -> Result<i64> {
         self.set_op_store(Op::Diff, db, dst, keys, seen)
     }
@@ -1206,7 +1211,7 @@ impl Db {
     /// [`Error::WrongType`].
     pub fn sinter<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Bytes>> {
         let (db, keys) = (self.index(), owned(keys));
-        self.read(move |r| r.sinter(db, &keys, &mut |_| {}))
+        self.read(move |r| r.sinter(db, &keys, &mut |_, _| {}))
     }
 
     /// SINTERCARD (`limit` 0 = no limit).
@@ -1215,7 +1220,7 @@ impl Db {
     /// [`Error::WrongType`].
     pub fn sintercard<K: AsRef<[u8]>>(&self, keys: &[K], limit: u64) -> Result<i64> {
         let (db, keys) = (self.index(), owned(keys));
-        self.read(move |r| r.sintercard(db, &keys, limit, &mut |_| {}))
+        self.read(move |r| r.sintercard(db, &keys, limit, &mut |_, _| {}))
     }
 
     /// SUNION.
@@ -1224,7 +1229,7 @@ impl Db {
     /// [`Error::WrongType`].
     pub fn sunion<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Bytes>> {
         let (db, keys) = (self.index(), owned(keys));
-        self.read(move |r| r.sunion(db, &keys, &mut |_| {}))
+        self.read(move |r| r.sunion(db, &keys, &mut |_, _| {}))
     }
 
     /// SDIFF.
@@ -1233,7 +1238,7 @@ impl Db {
     /// [`Error::WrongType`].
     pub fn sdiff<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Bytes>> {
         let (db, keys) = (self.index(), owned(keys));
-        self.read(move |r| r.sdiff(db, &keys, &mut |_| {}))
+        self.read(move |r| r.sdiff(db, &keys, &mut |_, _| {}))
     }
 
     /// SINTERSTORE.
@@ -1242,7 +1247,7 @@ impl Db {
     /// [`Error::WrongType`].
     pub fn sinterstore<K: AsRef<[u8]>>(&self, dst: impl AsRef<[u8]>, keys: &[K]) -> Result<i64> {
         let (db, dst, keys) = (self.index(), dst.as_ref().to_vec(), owned(keys));
-        self.write(move |w| w.sinterstore(db, &dst, &keys, &mut |_| {}))
+        self.write(move |w| w.sinterstore(db, &dst, &keys, &mut |_, _| {}))
     }
 
     /// SUNIONSTORE.
@@ -1251,7 +1256,7 @@ impl Db {
     /// [`Error::WrongType`].
     pub fn sunionstore<K: AsRef<[u8]>>(&self, dst: impl AsRef<[u8]>, keys: &[K]) -> Result<i64> {
         let (db, dst, keys) = (self.index(), dst.as_ref().to_vec(), owned(keys));
-        self.write(move |w| w.sunionstore(db, &dst, &keys, &mut |_| {}))
+        self.write(move |w| w.sunionstore(db, &dst, &keys, &mut |_, _| {}))
     }
 
     /// SDIFFSTORE.
@@ -1260,7 +1265,7 @@ impl Db {
     /// [`Error::WrongType`].
     pub fn sdiffstore<K: AsRef<[u8]>>(&self, dst: impl AsRef<[u8]>, keys: &[K]) -> Result<i64> {
         let (db, dst, keys) = (self.index(), dst.as_ref().to_vec(), owned(keys));
-        self.write(move |w| w.sdiffstore(db, &dst, &keys, &mut |_| {}))
+        self.write(move |w| w.sdiffstore(db, &dst, &keys, &mut |_, _| {}))
     }
 
     /// SSCAN: one page after `after`; see [`Reader::sscan`] (an empty page for a missing key).
@@ -1383,14 +1388,26 @@ mod tests {
                     .iter()
                     .map(|k| Bytes::from_static(k.as_bytes()))
                     .collect();
-                let res = r.sinter(0, &keys, &mut |f| log.push(f));
+                let res = r.sinter(0, &keys, &mut |k, f| log.push((k.to_vec(), f)));
                 Ok((res.is_ok(), log))
             })
             .unwrap()
         };
-        assert_eq!(seen(&["s", "missing"]), (true, vec![true, false]));
-        assert_eq!(seen(&["missing", "s"]), (true, vec![false, true]));
-        assert_eq!(seen(&["s", "str", "missing"]), (false, vec![true, true]));
+        let log = |l: &[(&str, bool)]| -> Vec<(Vec<u8>, bool)> {
+            l.iter().map(|&(k, f)| (k.as_bytes().to_vec(), f)).collect()
+        };
+        assert_eq!(
+            seen(&["s", "missing"]),
+            (true, log(&[("s", true), ("missing", false)]))
+        );
+        assert_eq!(
+            seen(&["missing", "s"]),
+            (true, log(&[("missing", false), ("s", true)]))
+        );
+        assert_eq!(
+            seen(&["s", "str", "missing"]),
+            (false, log(&[("s", true), ("str", true)]))
+        );
     }
 
     #[test]

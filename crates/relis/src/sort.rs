@@ -372,7 +372,7 @@ impl Reader<'_> {
         db: u32,
         pattern: &[u8],
         elem: &Bytes,
-        seen: &mut dyn FnMut(bool),
+        seen: &mut dyn FnMut(&[u8], bool),
     ) -> Result<Option<Bytes>> {
         if pattern.first() == Some(&b'#') && pattern.get(1).is_none_or(|&b| b == 0) {
             return Ok(Some(elem.clone()));
@@ -396,21 +396,21 @@ impl Reader<'_> {
         match field {
             None => Ok(match self.lookup_string(db, &key)? {
                 StringLookup::Missing => {
-                    seen(false);
+                    seen(&key, false);
                     None
                 }
                 StringLookup::OtherType => {
-                    seen(true);
+                    seen(&key, true);
                     None
                 }
                 StringLookup::Value(v) => {
-                    seen(true);
+                    seen(&key, true);
                     Some(v)
                 }
             }),
             Some(field) => {
                 let meta = self.meta(db, &key)?;
-                seen(meta.is_some());
+                seen(&key, meta.is_some());
                 match meta {
                     Some(m) if m.kind == KeyType::Hash => Ok(self.hget(db, &key, field)?.flatten()),
                     _ => Ok(None),
@@ -428,10 +428,10 @@ impl Reader<'_> {
         key: &[u8],
         opts: &SortOptions,
         store: bool,
-        seen: &mut dyn FnMut(bool),
+        seen: &mut dyn FnMut(&[u8], bool),
     ) -> Result<Option<Vec<Bytes>>> {
         let meta = self.meta(db, key)?;
-        seen(meta.is_some());
+        seen(key, meta.is_some());
         let (kind, len) = match meta {
             None => (KeyType::List, 0),
             Some(m) if matches!(m.kind, KeyType::List | KeyType::Set | KeyType::ZSet) => {
@@ -586,7 +586,7 @@ impl Reader<'_> {
         db: u32,
         selected: Vec<Bytes>,
         get: &[Bytes],
-        seen: &mut dyn FnMut(bool),
+        seen: &mut dyn FnMut(&[u8], bool),
     ) -> Result<Vec<Option<Bytes>>> {
         if get.is_empty() {
             return Ok(selected.into_iter().map(Some).collect());
@@ -611,7 +611,7 @@ impl Reader<'_> {
         db: u32,
         key: &[u8],
         opts: &SortOptions,
-        seen: &mut dyn FnMut(bool),
+        seen: &mut dyn FnMut(&[u8], bool),
     ) -> Result<Sorted> {
         match self.sort_values(db, key, opts, false, seen)? {
             None => Ok(Sorted::NotANumber),
@@ -633,7 +633,7 @@ impl Writer<'_> {
         key: &[u8],
         opts: &SortOptions,
         dst: &[u8],
-        seen: &mut dyn FnMut(bool),
+        seen: &mut dyn FnMut(&[u8], bool),
     ) -> Result<Sorted> {
         let Some(sel) = self.sort_values(db, key, opts, true, seen)? else {
             return Ok(Sorted::NotANumber);
@@ -666,7 +666,7 @@ impl Db {
     /// [`Error::WrongType`] when `key` holds a string or a hash.
     pub fn sort(&self, key: impl AsRef<[u8]>, opts: SortOptions) -> Result<Sorted> {
         let (db, key) = (self.index(), key.as_ref().to_vec());
-        self.read(move |r| r.sort(db, &key, &opts, &mut |_| {}))
+        self.read(move |r| r.sort(db, &key, &opts, &mut |_, _| {}))
     }
 
     /// SORT `key` with `opts` ... STORE `dst`: `dst` becomes a list of the output (or is deleted
@@ -682,7 +682,7 @@ impl Db {
         dst: impl AsRef<[u8]>,
     ) -> Result<Option<usize>> {
         let (db, key, dst) = (self.index(), key.as_ref().to_vec(), dst.as_ref().to_vec());
-        let sorted = self.write(move |w| w.sort_store(db, &key, &opts, &dst, &mut |_| {}))?;
+        let sorted = self.write(move |w| w.sort_store(db, &key, &opts, &dst, &mut |_, _| {}))?;
         Ok(match sorted {
             Sorted::Values(v) => Some(v.len()),
             Sorted::NotANumber => None,

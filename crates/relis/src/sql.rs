@@ -326,6 +326,9 @@ pub enum SqlError {
     NoSuchTable(String),
     /// The engine failed (storage, shutdown).
     Engine(Error),
+    /// A read running inline ([`crate::Db::read_here`]) took more steps than an inline read
+    /// may: nothing happened; run it again on a reader ([`crate::Db::read_async`]).
+    Deferred,
 }
 
 impl fmt::Display for SqlError {
@@ -358,6 +361,7 @@ impl fmt::Display for SqlError {
             }
             SqlError::NoSuchTable(t) => write!(f, "no such table: {t}"),
             SqlError::Engine(e) => write!(f, "{e}"),
+            SqlError::Deferred => f.write_str("statement too long for an inline read"),
         }
     }
 }
@@ -383,6 +387,9 @@ fn user_error(e: rusqlite::Error, limits: &SqlLimits) -> SqlError {
         return SqlError::Denied(reason);
     }
     match e.sqlite_error_code() {
+        Some(C::OperationInterrupted) if sandbox::over_budget_stopped() => {
+            return SqlError::Deferred
+        }
         Some(C::OperationInterrupted) if sandbox::timed_out() => {
             return SqlError::TimedOut(limits.time_limit.map_or(0, |d| d.as_millis() as u64))
         }

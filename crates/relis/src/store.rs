@@ -201,6 +201,9 @@ pub(crate) struct WriterState {
     /// Set while a key that existed is rebuilt under the same name (a STORE destination):
     /// Redis overwrites such a value in place, so it is not `new`.
     pub mute_new: bool,
+    /// While someone watches ([`Writer::watch_new_keys`]): the keys created since, as
+    /// (database, key).
+    pub new_keys: Option<Vec<(u32, Vec<u8>)>>,
 }
 
 /// A read-write view of the keyspace: only the writer thread makes one, inside its group
@@ -316,10 +319,38 @@ impl<'c> Writer<'c> {
         }
     }
 
-    /// Records that `key` was just created (Redis's `new` event).
+    /// Records that `key` was just created (Redis's `new` event, sent where Redis's `dbAdd`
+    /// sends it).
     pub(crate) fn note_new(&mut self, db: u32, key: &[u8]) {
         if !self.st.mute_new {
             self.notify(crate::events::class::NEW, "new", db, key);
+            self.note_ready(db, key);
+        }
+    }
+
+    /// Starts (`true`) or stops keeping the keys created from now on, for
+    /// [`Writer::take_new_keys`]: the keys a blocked client may now be served from, as Redis's
+    /// `dbAdd` signals them ready.
+    pub fn watch_new_keys(&mut self, on: bool) {
+        self.st.new_keys = on.then(Vec::new);
+    }
+
+    /// The keys created (or marked with [`Writer::note_ready`]) since the last call, while
+    /// [`Writer::watch_new_keys`] is on.
+    pub fn take_new_keys(&mut self) -> Vec<(u32, Vec<u8>)> {
+        self.st
+            .new_keys
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Counts `key` among the new keys while they are watched (a key that changed under a
+    /// blocked client without being created, such as every key of the two databases SWAPDB
+    /// exchanges).
+    pub fn note_ready(&mut self, db: u32, key: &[u8]) {
+        if let Some(keys) = self.st.new_keys.as_mut() {
+            keys.push((db, key.to_vec()));
         }
     }
 

@@ -1333,7 +1333,7 @@ impl Reader<'_> {
         op: SetOp,
         keys: &[Bytes],
         combine: &Combine,
-        seen: &mut dyn FnMut(bool),
+        seen: &mut dyn FnMut(&[u8], bool),
     ) -> Result<Vec<Scored>> {
         Ok(self.z_setop(db, op, keys, combine, None, seen)?.0)
     }
@@ -1347,7 +1347,7 @@ impl Reader<'_> {
         db: u32,
         keys: &[Bytes],
         limit: u64,
-        seen: &mut dyn FnMut(bool),
+        seen: &mut dyn FnMut(&[u8], bool),
     ) -> Result<i64> {
         Ok(self
             .z_setop(
@@ -1368,19 +1368,19 @@ impl Reader<'_> {
         keys: &[Bytes],
         combine: &Combine,
         card_limit: Option<u64>,
-        seen: &mut dyn FnMut(bool),
+        seen: &mut dyn FnMut(&[u8], bool),
     ) -> Result<(Vec<Scored>, i64)> {
         // Every key is looked up (and type-checked) first, as Redis does.
         let mut srcs: Vec<(Option<KeyMeta>, i64, f64)> = Vec::with_capacity(keys.len());
         for (i, k) in keys.iter().enumerate() {
             let found = match self.z_input(db, k) {
                 Err(Error::WrongType) => {
-                    seen(true);
+                    seen(k, true);
                     return Err(Error::WrongType);
                 }
                 r => r?,
             };
-            seen(found.is_some());
+            seen(k, found.is_some());
             let w = combine.weights.get(i).copied().unwrap_or(1.0);
             srcs.push(match found {
                 Some((m, n)) => (Some(m), n, w),
@@ -2319,7 +2319,7 @@ impl<'c> Writer<'c> {
         op: SetOp,
         keys: &[Bytes],
         combine: &Combine,
-        seen: &mut dyn FnMut(bool),
+        seen: &mut dyn FnMut(&[u8], bool),
     ) -> Result<i64> {
         let items = self.zsetop(db, op, keys, combine, seen)?;
         self.z_store(db, dst, &items)

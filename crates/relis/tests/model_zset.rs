@@ -594,7 +594,7 @@ fn run(ops: Vec<Op>) {
                 let combine = Combine { weights, agg };
                 let got = db
                     .write(move |wr| {
-                        wr.zsetop_store(0, d.as_bytes(), op, &keys, &combine, &mut |_| {})
+                        wr.zsetop_store(0, d.as_bytes(), op, &keys, &combine, &mut |_, _| {})
                     })
                     .unwrap();
                 assert_eq!(got, want, "{op:?} {a} {b} into {d}");

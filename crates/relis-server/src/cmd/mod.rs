@@ -8,6 +8,7 @@
 //! - [`WriteCmd`] on the writer thread inside a savepoint of the group commit,
 //! - [`ConnCmd`] on the connection's task (connection state, server state, MULTI, ...).
 
+pub mod acl;
 pub mod conn;
 pub mod hash;
 pub mod keys;
@@ -40,6 +41,10 @@ pub struct Cx {
     pub proto: Protocol,
     /// Server-wide state.
     pub server: Arc<Shared>,
+    /// The connection's user (scripts check `redis.call` against it).
+    pub user: Arc<crate::acl::User>,
+    /// The connection's client id (ACL LOG finds its CLIENT LIST line by it).
+    pub client_id: u64,
 }
 
 /// A command that only reads the keyspace.
@@ -303,6 +308,7 @@ pub fn all() -> impl Iterator<Item = &'static Spec> {
         .chain(set::SPECS)
         .chain(scripting::SPECS)
         .chain(pubsub::SPECS)
+        .chain(acl::SPECS)
 }
 
 /// The table, indexed by lower-case name; each spec also has a dense index for statistics.
@@ -361,8 +367,9 @@ pub fn top_level() -> Vec<&'static Spec> {
 }
 
 impl Cx {
-    /// Counts a read lookup in INFO's keyspace_hits / keyspace_misses.
-    pub fn hit(&self, found: bool) {
+    /// A read lookup of `key` (Redis's `lookupKeyRead`): counted in INFO's keyspace_hits /
+    /// keyspace_misses, and a miss is a `keymiss` event (see [`crate::pubsub::PubSub::key_missed`]).
+    pub fn hit(&self, key: &[u8], found: bool) {
         let s = &self.server.stats;
         if found {
             s.keyspace_hits
@@ -370,6 +377,36 @@ impl Cx {
         } else {
             s.keyspace_misses
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.server.pubsub.key_missed(&self.server.db, self.db, key);
         }
+    }
+
+    /// Whether a miss would publish anything (a command that counts its lookups in bulk must
+    /// then look its keys up one by one).
+    pub fn misses_notify(&self) -> bool {
+        self.server.pubsub.notifies_misses()
+    }
+}
+
+/// Counts a read lookup of `key` as Redis's `lookupKeyRead` does ([`Cx::hit`]): a key of
+/// another type is a hit (the WRONGTYPE comes after the lookup). Storage errors count nothing.
+///
+/// # Errors
+/// The lookup's error, as a command error.
+pub fn counted<T>(
+    cx: &Cx,
+    key: &[u8],
+    r: Result<Option<T>, relis::Error>,
+) -> Result<Option<T>, CmdError> {
+    match r {
+        Ok(v) => {
+            cx.hit(key, v.is_some());
+            Ok(v)
+        }
+        Err(relis::Error::WrongType) => {
+            cx.hit(key, true);
+            Err(CmdError::WrongType)
+        }
+        Err(e) => Err(e.into()),
     }
 }

@@ -13,7 +13,7 @@
 //! `=redis`, which the error handler skips when it looks for the script's line.
 
 use super::{convert, RunState};
-use crate::client::{record, run_write};
+use crate::client::{record, run_write_feeding};
 use crate::cmd::{Cx, Parsed, Table as CmdTable};
 use crate::error::{sanitize, CmdError};
 use bytes::Bytes;
@@ -200,6 +200,7 @@ impl Engine {
         globals.raw_set("bit", super::bit::library(&lua)?)?;
         globals.raw_set("cmsgpack", super::cmsgpack::library(&lua)?)?;
         globals.raw_set("struct", super::lstruct::library(&lua)?)?;
+        super::random::install(&lua, &globals.raw_get::<Table>("math")?)?;
         let (handler, env, protect, bind, set_loading): (
             Function,
             Table,
@@ -434,20 +435,40 @@ fn install_redis(lua: &Lua, redis: &Table) -> mlua::Result<()> {
     redis.raw_set(
         "acl_check_cmd",
         lua.create_function(|lua, args: MultiValue| {
-            let Some(Value::String(name)) = args.front() else {
+            let Some(Value::String(_)) = args.front() else {
                 return Err(raise(
                     lua,
                     "Please specify at least one argument for this redis lib call",
                 ));
             };
-            // Relis has the default user only, and it may run every command.
-            if CmdTable::get().lookup(&name.as_bytes()).is_none() {
-                return Err(raise(
-                    lua,
-                    "Invalid command passed to redis.acl_check_cmd()",
-                ));
+            let mut argv = Vec::with_capacity(args.len());
+            for v in args.iter() {
+                match v {
+                    Value::String(s) => argv.push(Bytes::copy_from_slice(&s.as_bytes())),
+                    Value::Integer(n) => argv.push(Bytes::from(n.to_string())),
+                    Value::Number(n) => argv.push(Bytes::from(resp::format_double(*n))),
+                    _ => {
+                        return Err(raise(
+                            lua,
+                            "Lua redis lib command arguments must be strings or integers",
+                        ))
+                    }
+                }
             }
-            Ok(true)
+            let table = CmdTable::get();
+            let invalid = || raise(lua, "Invalid command passed to redis.acl_check_cmd()");
+            let (mut idx, mut spec) = table.lookup(&argv[0]).ok_or_else(invalid)?;
+            if !spec.subcommands.is_empty() && argv.len() > 1 {
+                if let Some((i, s)) = table.lookup_sub(spec, &argv[1]) {
+                    (idx, spec) = (i, s);
+                }
+            }
+            if !spec.arity_ok(argv.len()) {
+                return Err(invalid());
+            }
+            // The script's user, as Redis's luaRedisAclCheckCmdPermissionsCommand checks it.
+            let allowed = Current::with(|st| st.cx.user.check(idx, spec, &argv).is_ok());
+            Ok(allowed.unwrap_or(true))
         })?,
     )?;
     redis.raw_set(
@@ -604,7 +625,7 @@ struct RunCx<'a, 'w> {
 /// Runs a script or function on the writer, as one unit of the current group commit.
 ///
 /// Writes made before a runtime error are kept, as in Redis (no rollback); a storage failure
-/// under any command fails the whole group commit (see `run_write`).
+/// under any command fails the whole group commit (see `run_write_feeding`).
 ///
 /// # Errors
 /// The script's error reply (compile errors, NOSCRIPT, runtime errors).
@@ -840,6 +861,32 @@ fn redis_call(
     Ok(Ok(convert::to_lua(lua, reply, st.resp3)?))
 }
 
+/// Records a script's denied command in ACL LOG (context `lua`).
+fn log_denial(st: &RunCx<'_, '_>, d: crate::acl::Denied, spec: &crate::cmd::Spec, argv: &[Bytes]) {
+    let server = &st.cx.server;
+    let user = &st.cx.user;
+    let info = server.clients.lock().get(&st.cx.client_id).cloned();
+    match info {
+        Some(info) => crate::client::acl_log(
+            server,
+            &info,
+            d.reason(),
+            "lua",
+            d.object(spec, argv),
+            &user.name,
+        ),
+        None => server.acl.log(crate::acl::LogEntry {
+            count: 1,
+            reason: d.reason(),
+            context: "lua",
+            object: d.object(spec, argv),
+            username: user.name.clone(),
+            ctime_ms: crate::server::unix_ms(),
+            client_info: String::new(),
+        }),
+    }
+}
+
 /// Runs one command line for a script, as Redis's `scriptCall` checks it.
 fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError> {
     let table = CmdTable::get();
@@ -862,6 +909,14 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
             "This Redis command is not allowed from script",
         ));
     }
+    // As Redis's scriptVerifyACL: the script's user must be allowed the command, its keys and
+    // channels; a denial is logged with context `lua`.
+    if !st.cx.user.unrestricted() {
+        if let Err(d) = st.cx.user.check(idx, spec, &argv) {
+            log_denial(st, d, spec, &argv);
+            return Err(CmdError::err(d.script_error()));
+        }
+    }
     let write = spec.has("write");
     if write && st.readonly {
         return Err(CmdError::err(
@@ -876,6 +931,8 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
             Protocol::Resp2
         },
         server: st.cx.server.clone(),
+        user: st.cx.user.clone(),
+        client_id: st.cx.client_id,
     };
     let t = Instant::now();
     let first = argv.get(1).cloned();
@@ -897,8 +954,9 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
             if write {
                 st.run.wrote.store(true, Ordering::SeqCst);
             }
-            let mut served = Vec::new();
-            Ok(run_write(st.w, &cx, &*c, idx, &[], &mut served))
+            // Blocked clients are served after the script, from the keys it created (the
+            // EVAL or FCALL around it watches them; see client::run_write).
+            Ok(run_write_feeding(st.w, &cx, &*c, idx, None))
         }
         Ok(Parsed::Conn(c)) => {
             let r = match spec.name {

@@ -16,6 +16,7 @@ mod convert;
 mod engine;
 pub mod functions;
 mod lstruct;
+mod random;
 
 pub use engine::{load, run, Call, Target};
 

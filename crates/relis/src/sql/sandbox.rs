@@ -27,6 +27,28 @@ thread_local! {
     static NOW: Cell<Option<i64>> = const { Cell::new(None) };
     /// Set when SQLite rolled back the whole transaction under user SQL: why.
     static TX_LOST: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// Whether user SQL running now is an inline read (see [`inline_reads`]).
+    static INLINE: Cell<bool> = const { Cell::new(false) };
+    /// Set when an inline read's statement ran past [`INLINE_STEPS`].
+    static OVER_BUDGET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Virtual-machine steps a user statement may take in an inline read (on the caller's thread,
+/// [`crate::Db::read_here`]) before it is stopped with [`crate::SqlError::Deferred`], to run
+/// again on a reader thread. A primary-key lookup takes a few dozen; this is a few tens of
+/// microseconds of work, less than a hop to a reader thread and back costs.
+pub(crate) const INLINE_STEPS: i32 = 4000;
+
+/// Runs `f` with user SQL counted as inline reads: each statement may take [`INLINE_STEPS`].
+pub(crate) fn inline_reads<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            INLINE.set(self.0);
+        }
+    }
+    let _reset = Reset(INLINE.replace(true));
+    f()
 }
 
 /// Records that SQLite rolled back the running transaction (an interrupted write does that:
@@ -87,8 +109,13 @@ impl<'c> Sandbox<'c> {
         DENIED.with(|d| d.borrow_mut().take());
         TIMED_OUT.set(false);
         NOW.set(Some(now));
-        let timed = limit.is_some();
-        if let Some(limit) = limit {
+        OVER_BUDGET.set(false);
+        let inline = INLINE.get();
+        let timed = limit.is_some() || inline;
+        if inline {
+            // The step budget is far inside any time limit: no deadline needed.
+            conn.progress_handler(INLINE_STEPS, Some(over_budget));
+        } else if let Some(limit) = limit {
             DEADLINE.set(Some(Instant::now() + limit));
             // Installed per call (cheap: no statement is expired) so the engine's own statements
             // never run under a progress handler.
@@ -117,6 +144,16 @@ fn past_deadline() -> bool {
         }
         _ => false,
     }
+}
+
+fn over_budget() -> bool {
+    OVER_BUDGET.set(true);
+    true
+}
+
+/// Whether the last statement was stopped for running past an inline read's step budget.
+pub(crate) fn over_budget_stopped() -> bool {
+    OVER_BUDGET.get()
 }
 
 /// Whether the last statement was interrupted for its deadline.

@@ -825,3 +825,32 @@ fn morph_to_strings_lists_sets_and_sorted_sets() {
     assert_eq!(db.get("s:1").unwrap(), None);
     assert!(db.get("wrong").unwrap().is_some());
 }
+
+#[test]
+fn an_inline_read_defers_a_long_statement_and_runs_a_short_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("i.db")).unwrap();
+    let limits = SqlLimits::default();
+    let long = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000) \
+                SELECT count(*) FROM n";
+    let here = |sql: &'static str| {
+        db.read_here(|r| r.sql_query(sql, (), &limits))
+            .unwrap()
+            .unwrap()
+    };
+    assert_eq!(
+        here("SELECT 1 + 1").unwrap().rows,
+        vec![vec![SqlValue::Integer(2)]]
+    );
+    assert_eq!(here(long), Err(SqlError::Deferred));
+    // The budget is only for inline reads: on a reader thread it runs to the end.
+    let out = db
+        .read(move |r| Ok(r.sql_query(long, (), &limits)))
+        .unwrap();
+    assert_eq!(out.unwrap().rows, vec![vec![SqlValue::Integer(100000)]]);
+    // And the thread's next inline read starts with a fresh budget.
+    assert_eq!(
+        here("SELECT 3").unwrap().rows,
+        vec![vec![SqlValue::Integer(3)]]
+    );
+}

@@ -1,8 +1,8 @@
 //! AUTH [username] password — authenticate the connection.
 //! <https://redis.io/commands/auth/>
 //!
-//! Relis has one user, `default`, whose password is `requirepass` (none when empty, and then
-//! any password is accepted for `AUTH default <anything>`, as for Redis's `nopass` user).
+//! The one-argument form authenticates the `default` user, whose password `requirepass` sets
+//! (see [`crate::acl`]). A failure is recorded in ACL LOG (reason `auth`).
 
 use crate::args::Args;
 use crate::client::Client;
@@ -69,24 +69,33 @@ pub fn wrongpass() -> CmdError {
     CmdError::text("WRONGPASS invalid username-password pair or user is disabled.")
 }
 
-/// Checks `user`/`pass` against the default user and marks the client authenticated.
+/// Checks `user`/`pass` against the ACL users and, if they match an enabled user, makes it the
+/// connection's user. `cmd` (`AUTH` or `HELLO`) names the attempt in ACL LOG.
 ///
 /// # Errors
 /// WRONGPASS when they do not match (the client keeps its previous state, as in Redis).
-pub fn authenticate(c: &mut Client, user: &[u8], pass: &[u8]) -> Result<(), CmdError> {
-    let required = c.server.config.read().requirepass.clone();
-    let ok = user == b"default" && (required.is_empty() || same(required.as_bytes(), pass));
-    if !ok {
+pub fn authenticate(c: &mut Client, user: &[u8], pass: &[u8], cmd: &str) -> Result<(), CmdError> {
+    let found = c.server.acl.user(user).filter(|u| u.password_ok(pass));
+    let Some(u) = found else {
+        let context = if c.multi.is_some() {
+            "multi"
+        } else {
+            "toplevel"
+        };
+        crate::client::acl_log(
+            &c.server,
+            &c.info,
+            "auth",
+            context,
+            cmd.to_string(),
+            &String::from_utf8_lossy(user),
+        );
         return Err(wrongpass());
-    }
+    };
+    *c.info.user.lock() = u.name.clone();
+    c.user = u;
     c.authed = true;
-    c.user = "default".into();
     Ok(())
-}
-
-/// Compares secrets without stopping at the first difference.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 impl ConnCmd for Auth {
@@ -95,7 +104,7 @@ impl ConnCmd for Auth {
             let user = match &self.user {
                 Some(u) => u.clone(),
                 None => {
-                    if c.server.config.read().requirepass.is_empty() {
+                    if c.server.acl.default_user().state().nopass {
                         return Err(CmdError::err(
                             "AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?",
                         ));
@@ -103,7 +112,7 @@ impl ConnCmd for Auth {
                     Bytes::from_static(b"default")
                 }
             };
-            authenticate(c, &user, &self.pass)?;
+            authenticate(c, &user, &self.pass, "AUTH")?;
             Ok(Frame::ok())
         })
     }
@@ -135,12 +144,5 @@ mod tests {
             }
         );
         assert_eq!(parse(&["a", "b", "c"]), Err(CmdError::Syntax));
-    }
-
-    #[test]
-    fn constant_time_compare() {
-        assert!(same(b"abc", b"abc"));
-        assert!(!same(b"abc", b"abd"));
-        assert!(!same(b"abc", b"ab"));
     }
 }

@@ -1,5 +1,5 @@
 //! CLIENT subcommand — inspect and control connections: ID, GETNAME, SETNAME, SETINFO, INFO,
-//! LIST, KILL, REPLY, NO-EVICT, NO-TOUCH, HELP. <https://redis.io/commands/client/>
+//! LIST, KILL, PAUSE, UNPAUSE, REPLY, NO-EVICT, NO-TOUCH, HELP. <https://redis.io/commands/client/>
 //!
 //! LIST and INFO are in `client_list.rs`, KILL in `client_kill.rs`. SETINFO and NO-TOUCH
 //! arrived in Redis 7.2; Relis accepts them as 7.2 does (CLIENT LIST keeps the 7.0 fields).
@@ -68,6 +68,29 @@ pub const SUBCOMMANDS: &[Spec] = &[
     client_list::SPEC_INFO,
     client_list::SPEC_LIST,
     client_kill::SPEC,
+    Spec {
+        name: "client|pause",
+        arity: -3,
+        flags: ADMIN_FLAGS,
+        acl: ADMIN_ACL,
+        group: "connection",
+        since: "2.9.50",
+        summary: "Stop processing commands from clients for some time",
+        parse: ClientCmd::parse_pause,
+        ..Spec::BASE
+    },
+    Spec {
+        name: "client|unpause",
+        arity: 2,
+        flags: ADMIN_FLAGS,
+        acl: ADMIN_ACL,
+        group: "connection",
+        since: "6.2.0",
+        summary: "Resume processing of clients that were paused",
+        complexity: "O(N) Where N is the number of paused clients",
+        parse: |a| ClientCmd::parse(a, ClientCmd::Unpause),
+        ..Spec::BASE
+    },
     Spec {
         name: "client|reply",
         arity: 3,
@@ -168,6 +191,15 @@ pub enum ClientCmd {
         /// ERROR (true) or TIMEOUT (false, the default).
         error: bool,
     },
+    /// CLIENT PAUSE timeout [WRITE|ALL]: holds clients' commands for `ms` milliseconds.
+    Pause {
+        /// How long.
+        ms: u64,
+        /// What it holds.
+        mode: crate::pause::PauseMode,
+    },
+    /// CLIENT UNPAUSE.
+    Unpause,
     /// CLIENT HELP.
     Help,
 }
@@ -260,6 +292,35 @@ impl ClientCmd {
         Parsed::conn(ClientCmd::Unblock { id, error })
     }
 
+    fn parse_pause(args: &mut Args) -> Result<Parsed, CmdError> {
+        use crate::pause::PauseMode;
+        if args.remaining() > 2 {
+            // As for UNBLOCK: Redis names the subcommand as typed.
+            return Err(CmdError::err(
+                "unknown subcommand or wrong number of arguments for 'PAUSE'. Try CLIENT HELP.",
+            ));
+        }
+        let timeout = args.next()?;
+        let mode = if args.is_empty() || args.eat("all") {
+            PauseMode::All
+        } else if args.eat("write") {
+            PauseMode::Write
+        } else {
+            return Err(CmdError::err("CLIENT PAUSE mode must be WRITE or ALL"));
+        };
+        args.finish()?;
+        // The mode is checked before the timeout, as in Redis.
+        let ms = crate::args::parse_i64(&timeout)
+            .map_err(|_| CmdError::err("timeout is not an integer or out of range"))?;
+        if ms < 0 {
+            return Err(CmdError::err("timeout is negative"));
+        }
+        Parsed::conn(ClientCmd::Pause {
+            ms: ms as u64,
+            mode,
+        })
+    }
+
     fn parse_on_off(args: &mut Args, make: fn(bool) -> ClientCmd) -> Result<Parsed, CmdError> {
         let on = if args.eat("on") {
             true
@@ -300,6 +361,10 @@ const HELP: &[&str] = &[
     "    Return information about client connections. Options:",
     "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
     "      Return clients of specified type.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
     "REPLY (ON|OFF|SKIP)",
     "    Control the replies sent to the current connection.",
     "SETNAME <name>",
@@ -373,6 +438,19 @@ impl ConnCmd for ClientCmd {
                         }
                         _ => Frame::Integer(0),
                     }
+                }
+                ClientCmd::Pause { ms, mode } => {
+                    let now = tokio::time::Instant::now();
+                    // A timeout past what the clock can count is "until UNPAUSE".
+                    let until = now
+                        .checked_add(std::time::Duration::from_millis(ms))
+                        .unwrap_or_else(|| now + std::time::Duration::from_secs(1 << 32));
+                    c.server.pause.pause(until, mode);
+                    Frame::ok()
+                }
+                ClientCmd::Unpause => {
+                    c.server.pause.unpause();
+                    Frame::ok()
                 }
                 ClientCmd::Help => crate::cmd::server::help("CLIENT", HELP),
             })

@@ -33,8 +33,8 @@ pub struct ClientKill {
     kind: Option<ClientType>,
     addr: Option<String>,
     laddr: Option<String>,
-    /// USER filter (only `default` exists, so it names every client).
-    user: bool,
+    /// USER filter: the clients authenticated as this user (checked to exist when it runs).
+    user: Option<String>,
     /// Whether to spare the calling connection (default for the filter form).
     skipme: bool,
 }
@@ -75,15 +75,7 @@ impl ClientKill {
                 b"type" => k.kind = Some(ClientType::parse(&val)?),
                 b"addr" => k.addr = Some(text(val)),
                 b"laddr" => k.laddr = Some(text(val)),
-                b"user" => {
-                    if val.as_ref() != b"default" {
-                        return Err(CmdError::err(format!(
-                            "No such user '{}'",
-                            String::from_utf8_lossy(&val)
-                        )));
-                    }
-                    k.user = true;
-                }
+                b"user" => k.user = Some(text(val)),
                 b"skipme" => {
                     k.skipme = if val.eq_ignore_ascii_case(b"yes") {
                         true
@@ -111,6 +103,7 @@ impl ClientKill {
                 .laddr
                 .as_ref()
                 .is_none_or(|a| *a == info.laddr.to_string())
+            && self.user.as_ref().is_none_or(|u| *u == *info.user.lock())
             && !(self.skipme && info.id == me)
     }
 }
@@ -118,6 +111,11 @@ impl ClientKill {
 impl ConnCmd for ClientKill {
     fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
         Box::pin(async move {
+            if let Some(user) = &self.user {
+                if c.server.acl.user(user.as_bytes()).is_none() {
+                    return Err(CmdError::err(format!("No such user '{user}'")));
+                }
+            }
             let me = c.info.id;
             let victims: Vec<_> = c
                 .server
@@ -175,7 +173,6 @@ mod tests {
         assert_eq!(e(&["id", "1", "skipme"]), "ERR syntax error");
         assert_eq!(e(&["skipme", "x"]), "ERR syntax error");
         assert_eq!(e(&["type", "x"]), "ERR Unknown client type 'x'");
-        assert_eq!(e(&["user", "nosuch"]), "ERR No such user 'nosuch'");
         assert_eq!(e(&["maxage", "1"]), "ERR syntax error");
     }
 }

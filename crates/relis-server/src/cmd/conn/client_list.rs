@@ -146,6 +146,9 @@ fn flags(info: &ClientInfo) -> String {
     if info.multi.load(Ordering::Relaxed) >= 0 {
         f.push('x');
     }
+    if info.blocked.load(Ordering::Relaxed) {
+        f.push('b');
+    }
     if info.no_evict.load(Ordering::Relaxed) {
         f.push('e');
     }
@@ -178,7 +181,7 @@ pub fn write_line(out: &mut String, info: &ClientInfo) {
         out,
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} \
          multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp={} obl=0 oll=0 omem={} \
-         tot-mem={} events=r cmd={} user=default redir=-1 resp={}",
+         tot-mem={} events=r cmd={} user={} redir=-1 resp={}",
         info.id,
         info.addr,
         info.laddr,
@@ -199,6 +202,7 @@ pub fn write_line(out: &mut String, info: &ClientInfo) {
         info.pubsub.pending(),
         rbs + CLIENT_OVERHEAD,
         info.last_cmd.lock(),
+        info.user.lock(),
         info.resp.load(Ordering::Relaxed),
     );
 }

@@ -83,7 +83,7 @@ impl ConnCmd for Hello {
     fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
         Box::pin(async move {
             if let Some((user, pass)) = &self.auth {
-                authenticate(c, user, pass)?;
+                authenticate(c, user, pass, "HELLO")?;
             }
             if !c.authed {
                 return Err(CmdError::text(

@@ -55,8 +55,9 @@ impl ConnCmd for Reset {
             c.reply_mode = ReplyMode::On;
             // Like Redis's clientSetDefaultAuth: authenticated only if the default user needs
             // no password.
-            c.authed = c.server.config.read().requirepass.is_empty();
-            c.user = "default".into();
+            c.user = c.server.acl.default_user();
+            c.authed = c.user.needs_no_auth();
+            *c.info.user.lock() = "default".into();
             *c.info.name.lock() = None;
             c.info.no_evict.store(false, Ordering::Relaxed);
             c.info.no_touch.store(false, Ordering::Relaxed);

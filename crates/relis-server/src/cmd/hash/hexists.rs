@@ -40,7 +40,7 @@ impl HExists {
 
 impl ReadCmd for HExists {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let found = super::counted(cx, r.hexists(cx.db, &self.key, &self.field))?;
+        let found = crate::cmd::counted(cx, &self.key, r.hexists(cx.db, &self.key, &self.field))?;
         Ok(Frame::Integer(i64::from(found.unwrap_or(false))))
     }
 }

@@ -39,7 +39,7 @@ impl HGet {
 
 impl ReadCmd for HGet {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let v = super::counted(cx, r.hget(cx.db, &self.key, &self.field))?;
+        let v = crate::cmd::counted(cx, &self.key, r.hget(cx.db, &self.key, &self.field))?;
         Ok(v.flatten().map_or(Frame::Null, Frame::Bulk))
     }
 }

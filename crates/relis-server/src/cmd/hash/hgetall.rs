@@ -86,10 +86,14 @@ impl ReadCmd for HGetAll {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let (db, key) = (cx.db, &self.key[..]);
         Ok(match self.part {
-            Part::Keys => super::array(super::counted(cx, r.hkeys(db, key))?.unwrap_or_default()),
-            Part::Values => super::array(super::counted(cx, r.hvals(db, key))?.unwrap_or_default()),
+            Part::Keys => {
+                super::array(crate::cmd::counted(cx, key, r.hkeys(db, key))?.unwrap_or_default())
+            }
+            Part::Values => {
+                super::array(crate::cmd::counted(cx, key, r.hvals(db, key))?.unwrap_or_default())
+            }
             Part::Both => Frame::Map(
-                super::counted(cx, r.hgetall(db, key))?
+                crate::cmd::counted(cx, key, r.hgetall(db, key))?
                     .unwrap_or_default()
                     .into_iter()
                     .map(|(f, v)| (Frame::Bulk(f), Frame::Bulk(v)))

@@ -40,7 +40,7 @@ impl HMGet {
 
 impl ReadCmd for HMGet {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let values = super::counted(cx, r.hmget(cx.db, &self.key, &self.fields))?
+        let values = crate::cmd::counted(cx, &self.key, r.hmget(cx.db, &self.key, &self.fields))?
             .unwrap_or_else(|| vec![None; self.fields.len()]);
         Ok(Frame::Array(
             values

@@ -84,16 +84,16 @@ impl HRandField {
 impl ReadCmd for HRandField {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let Some((count, with_values)) = self.count else {
-            let f = super::counted(cx, r.hrandfield(cx.db, &self.key))?;
+            let f = crate::cmd::counted(cx, &self.key, r.hrandfield(cx.db, &self.key))?;
             return Ok(f.map_or(Frame::Null, Frame::Bulk));
         };
         let found = match r.hrandfield_count(cx.db, &self.key, count, with_values) {
             // Too many repeats to answer (the key exists).
             Err(relis::Error::NotInteger) => {
-                cx.hit(true);
+                cx.hit(&self.key, true);
                 return Err(out_of_range());
             }
-            found => super::counted(cx, found)?.unwrap_or_default(),
+            found => crate::cmd::counted(cx, &self.key, found)?.unwrap_or_default(),
         };
         let reply = if !with_values {
             found.into_iter().map(|(f, _)| Frame::Bulk(f)).collect()

@@ -82,7 +82,7 @@ impl ReadCmd for HScan {
             Ok(o) => o,
             // Bad options matter only for a hash: look the key up as HSCAN would first.
             Err(e) => {
-                return match super::counted(cx, r.hlen(cx.db, &self.key))? {
+                return match crate::cmd::counted(cx, &self.key, r.hlen(cx.db, &self.key))? {
                     None => Ok(reply(0, Vec::new())),
                     Some(_) => Err(e.clone()),
                 }
@@ -99,7 +99,7 @@ impl ReadCmd for HScan {
             o.count,
             o.pattern.as_deref(),
         );
-        let Some(page) = super::counted(cx, page)? else {
+        let Some(page) = crate::cmd::counted(cx, &self.key, page)? else {
             return Ok(reply(0, Vec::new()));
         };
         let cursor = match page.next {

@@ -40,7 +40,7 @@ impl HStrLen {
 
 impl ReadCmd for HStrLen {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let n = super::counted(cx, r.hstrlen(cx.db, &self.key, &self.field))?;
+        let n = crate::cmd::counted(cx, &self.key, r.hstrlen(cx.db, &self.key, &self.field))?;
         Ok(Frame::Integer(n.unwrap_or(0)))
     }
 }

@@ -17,8 +17,7 @@ pub mod hset;
 pub mod hsetnx;
 pub mod hstrlen;
 
-use crate::cmd::{Cx, Spec};
-use crate::error::CmdError;
+use crate::cmd::Spec;
 use bytes::Bytes;
 use resp::Frame;
 
@@ -41,22 +40,6 @@ pub static SPECS: &[Spec] = &[
     hrandfield::SPEC,
     hscan::SPEC,
 ];
-
-/// Counts a read lookup of one key in keyspace_hits / keyspace_misses as Redis's
-/// `lookupKeyRead` does: a key of another type is a hit (the WRONGTYPE comes after the lookup).
-fn counted<T>(cx: &Cx, r: Result<Option<T>, relis::Error>) -> Result<Option<T>, CmdError> {
-    match r {
-        Ok(v) => {
-            cx.hit(v.is_some());
-            Ok(v)
-        }
-        Err(relis::Error::WrongType) => {
-            cx.hit(true);
-            Err(CmdError::WrongType)
-        }
-        Err(e) => Err(e.into()),
-    }
-}
 
 /// Bulk strings as an array.
 fn array(items: Vec<Bytes>) -> Frame {

@@ -9,7 +9,7 @@
 
 use crate::args::Args;
 use crate::cmd::keys::{db_index, parse_int};
-use crate::cmd::{Cx, Parsed, Spec, WriteCmd};
+use crate::cmd::{Cx, FindKeys, KeySpec, Parsed, Spec, WriteCmd};
 use crate::error::CmdError;
 use bytes::Bytes;
 use resp::Frame;
@@ -28,6 +28,20 @@ pub const SPEC: Spec = Spec {
     parse: Copy::parse,
     // A list or sorted set landing on the destination serves the clients blocked there.
     unblocks: true,
+    // The source is only read, the destination only written: ACL `%R~` / `%W~` patterns
+    // check each against its own flags, as in Redis.
+    key_specs: &[
+        KeySpec {
+            flags: &["RO", "access"],
+            index: 1,
+            find: FindKeys::Range(0, 1, 0),
+        },
+        KeySpec {
+            flags: &["OW", "update"],
+            index: 2,
+            find: FindKeys::Range(0, 1, 0),
+        },
+    ],
     ..Spec::BASE
 };
 
@@ -94,7 +108,7 @@ impl WriteCmd for Copy {
         if dst_db != cx.db || self.src != self.dst {
             // Redis looks the source up for reading (a keyspace hit or miss) once the options
             // have passed.
-            cx.hit(w.meta(cx.db, &self.src)?.is_some());
+            cx.hit(&self.src, w.meta(cx.db, &self.src)?.is_some());
         }
         let copied = w.copy(cx.db, &self.src, dst_db, &self.dst, self.replace)?;
         if copied {

@@ -40,7 +40,7 @@ impl Exists {
 impl ReadCmd for Exists {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let n = r.exists(cx.db, &self.keys)?;
-        count_lookups(cx, n, self.keys.len());
+        count_lookups(cx, r, n, &self.keys)?;
         Ok(Frame::Integer(n))
     }
 }

@@ -39,7 +39,7 @@ impl Type {
 impl ReadCmd for Type {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let t = r.key_type(cx.db, &self.key)?;
-        cx.hit(t.is_some());
+        cx.hit(&self.key, t.is_some());
         let name = t.map_or("none", |t| t.name());
         Ok(Frame::Simple(Bytes::from_static(name.as_bytes())))
     }

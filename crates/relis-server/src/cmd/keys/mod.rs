@@ -90,11 +90,27 @@ pub fn db_index(index: i32, databases: u32) -> Result<u32, CmdError> {
         .ok_or(CmdError::DbIndexOutOfRange)
 }
 
-/// Counts `found` of `total` lookups in INFO's keyspace hits and misses, one per key as Redis's
-/// `lookupKeyRead` does.
-pub fn count_lookups(cx: &Cx, found: i64, total: usize) {
-    let found = found.max(0) as usize;
-    for i in 0..total {
-        cx.hit(i < found);
+/// Counts the lookups of `keys`, of which `found` were found, one per key as Redis's
+/// `lookupKeyRead` does. Only the count is known, which is enough for INFO's hits and misses;
+/// when misses are published (`keymiss`), each key is looked up again to name the missing ones.
+///
+/// # Errors
+/// Storage errors.
+pub fn count_lookups(
+    cx: &Cx,
+    r: &relis::Reader<'_>,
+    found: i64,
+    keys: &[bytes::Bytes],
+) -> Result<(), CmdError> {
+    if cx.misses_notify() {
+        for k in keys {
+            cx.hit(k, r.meta(cx.db, k)?.is_some());
+        }
+        return Ok(());
     }
+    let found = found.max(0) as usize;
+    for (i, k) in keys.iter().enumerate() {
+        cx.hit(k, i < found);
+    }
+    Ok(())
 }

@@ -223,7 +223,7 @@ impl ReadCmd for Object {
             ));
         }
         let info = r.object(cx.db, &self.key)?;
-        cx.hit(info.is_some());
+        cx.hit(&self.key, info.is_some());
         let Some(info) = info else {
             return Ok(Frame::Null);
         };

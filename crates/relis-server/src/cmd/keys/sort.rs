@@ -150,7 +150,9 @@ fn reply(sorted: Sorted, store: bool) -> Result<Frame, CmdError> {
 
 impl ReadCmd for Sort {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let sorted = r.sort(cx.db, &self.key, &self.opts, &mut |found| cx.hit(found))?;
+        let sorted = r.sort(cx.db, &self.key, &self.opts, &mut |k, found| {
+            cx.hit(k, found)
+        })?;
         reply(sorted, false)
     }
 }
@@ -160,8 +162,8 @@ impl WriteCmd for Sort {
         let dst = self.store.as_deref().unwrap_or_default();
         let existed =
             w.wants_events(relis::events::class::GENERIC) && w.meta(cx.db, dst)?.is_some();
-        let sorted = w.sort_store(cx.db, &self.key, &self.opts, dst, &mut |found| {
-            cx.hit(found)
+        let sorted = w.sort_store(cx.db, &self.key, &self.opts, dst, &mut |k, found| {
+            cx.hit(k, found)
         })?;
         if let Sorted::Values(v) = &sorted {
             if !v.is_empty() {

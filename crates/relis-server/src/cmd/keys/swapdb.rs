@@ -42,10 +42,15 @@ impl SwapDb {
 }
 
 impl WriteCmd for SwapDb {
-    fn exec(&self, w: &mut relis::Writer<'_>, _cx: &Cx) -> Result<Frame, CmdError> {
+    fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let n = w.databases();
         let (a, b) = (db_index(self.a, n)?, db_index(self.b, n)?);
         w.swapdb(a, b)?;
+        // Every key of both databases may now hold what a client blocked there waits for, as
+        // Redis's scanDatabaseForReadyKeys finds after a swap.
+        for (db, key) in cx.server.blocking.keys_in(&[a, b]) {
+            w.note_ready(db, &key);
+        }
         Ok(Frame::ok())
     }
 }

@@ -44,7 +44,7 @@ impl Touch {
 impl ReadCmd for Touch {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let n = r.exists(cx.db, &self.keys)?;
-        count_lookups(cx, n, self.keys.len());
+        count_lookups(cx, r, n, &self.keys)?;
         Ok(Frame::Integer(n))
     }
 }

@@ -132,7 +132,7 @@ impl Ttl {
 impl ReadCmd for Ttl {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let state = r.ttl(cx.db, &self.key)?;
-        cx.hit(state != State::Missing);
+        cx.hit(&self.key, state != State::Missing);
         Ok(Frame::Integer(self.reply(state, r.now_ms())))
     }
 }

@@ -1,8 +1,8 @@
 //! LLEN key — the length of the list at `key` (0 when there is none). O(1): the count is kept in
 //! the key row. <https://redis.io/commands/llen/>
 
-use super::counted;
 use crate::args::Args;
+use crate::cmd::counted;
 use crate::cmd::{Cx, Parsed, ReadCmd, Spec};
 use crate::error::CmdError;
 use bytes::Bytes;
@@ -40,7 +40,7 @@ impl LLen {
 
 impl ReadCmd for LLen {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let n = counted(cx, r.llen(cx.db, &self.key))?;
+        let n = counted(cx, &self.key, r.llen(cx.db, &self.key))?;
         Ok(Frame::Integer(n.unwrap_or(0)))
     }
 }

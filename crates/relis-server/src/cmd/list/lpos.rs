@@ -6,8 +6,8 @@
 //! Options are checked before the key, each error with Redis's own text; a repeated option
 //! keeps its last value.
 
-use super::counted;
 use crate::args::Args;
+use crate::cmd::counted;
 use crate::cmd::{Cx, Parsed, ReadCmd, Spec};
 use crate::error::CmdError;
 use bytes::Bytes;
@@ -78,7 +78,11 @@ impl LPos {
 
 impl ReadCmd for LPos {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let found = counted(cx, r.lpos(cx.db, &self.key, &self.element, self.opts))?;
+        let found = counted(
+            cx,
+            &self.key,
+            r.lpos(cx.db, &self.key, &self.element, self.opts),
+        )?;
         let found = found.unwrap_or_default();
         Ok(match self.opts.count {
             Some(_) => Frame::Array(found.into_iter().map(Frame::Integer).collect()),

@@ -6,8 +6,9 @@
 //! integers before the key; LINDEX, as Redis, looks the key up first (a missing key is nil
 //! even with a bad index).
 
-use super::{bulks, counted};
+use super::bulks;
 use crate::args::{parse_i64, Args};
+use crate::cmd::counted;
 use crate::cmd::{Cx, Parsed, ReadCmd, Spec, INLINE_READ_LIMIT};
 use crate::error::CmdError;
 use bytes::Bytes;
@@ -59,7 +60,11 @@ impl LRange {
 
 impl ReadCmd for LRange {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let v = counted(cx, r.lrange(cx.db, &self.key, self.start, self.stop))?;
+        let v = counted(
+            cx,
+            &self.key,
+            r.lrange(cx.db, &self.key, self.start, self.stop),
+        )?;
         Ok(bulks(v.unwrap_or_default()))
     }
 
@@ -92,13 +97,13 @@ impl ReadCmd for LIndex {
             Ok(i) => *i,
             Err(e) => {
                 // Missing key: nil; another type: WRONGTYPE; a list: the index error.
-                return match counted(cx, r.llen(cx.db, &self.key))? {
+                return match counted(cx, &self.key, r.llen(cx.db, &self.key))? {
                     None => Ok(Frame::Null),
                     Some(_) => Err(e.clone()),
                 };
             }
         };
-        let v = counted(cx, r.lindex(cx.db, &self.key, index))?;
+        let v = counted(cx, &self.key, r.lindex(cx.db, &self.key, index))?;
         Ok(v.flatten().map_or(Frame::Null, Frame::Bulk))
     }
 }

@@ -19,7 +19,7 @@ pub mod ltrim;
 pub mod pop;
 pub mod push;
 
-use crate::cmd::{Cx, FindKeys, KeySpec, Spec};
+use crate::cmd::{FindKeys, KeySpec, Spec};
 use crate::error::CmdError;
 use bytes::Bytes;
 use relis::End;
@@ -81,22 +81,6 @@ fn numkeys_keys(argv: &[Bytes], at: usize) -> Vec<usize> {
         return Vec::new();
     }
     (at + 1..=at + n).collect()
-}
-
-/// Counts a read lookup of one key in keyspace_hits / keyspace_misses as Redis's
-/// `lookupKeyRead` does: a key of another type is a hit (the WRONGTYPE comes after the lookup).
-fn counted<T>(cx: &Cx, r: Result<Option<T>, relis::Error>) -> Result<Option<T>, CmdError> {
-    match r {
-        Ok(v) => {
-            cx.hit(v.is_some());
-            Ok(v)
-        }
-        Err(relis::Error::WrongType) => {
-            cx.hit(true);
-            Err(CmdError::WrongType)
-        }
-        Err(e) => Err(e.into()),
-    }
 }
 
 /// Elements as an array of bulks.

@@ -301,6 +301,17 @@ impl ConnCmd for ConfigCmd {
                     reconfigure_tls(&c.server, &next, &pairs)?;
                     *cfg = next;
                     c.server.pubsub.configure(&cfg);
+                    c.server
+                        .acl
+                        .log_max
+                        .store(cfg.acllog_max_len, std::sync::atomic::Ordering::Relaxed);
+                    // As in Redis, `requirepass` is the default user's password.
+                    if pairs
+                        .iter()
+                        .any(|(n, _)| n.eq_ignore_ascii_case("requirepass"))
+                    {
+                        c.server.acl.set_requirepass(&cfg.requirepass);
+                    }
                     Ok(Frame::ok())
                 }
                 ConfigCmd::ResetStat => {
@@ -311,7 +322,14 @@ impl ConnCmd for ConfigCmd {
                     let Some(path) = c.server.config_file.clone() else {
                         return Err(CmdError::err("The server is running without a config file"));
                     };
-                    let text = c.server.config.read().render();
+                    let mut text = c.server.config.read().render();
+                    // Without an ACL file, users live in the config file, as in Redis.
+                    if c.server.config.read().aclfile.is_empty() {
+                        for line in crate::acl::render_file(&c.server.acl).lines() {
+                            text.push_str(line);
+                            text.push('\n');
+                        }
+                    }
                     let res = tokio::task::spawn_blocking(move || write_atomically(&path, &text))
                         .await
                         .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
@@ -333,7 +351,11 @@ impl ConnCmd for ConfigCmd {
 }
 
 /// Writes `text` to a temporary file next to `path`, syncs it, and renames it over `path`.
-fn write_atomically(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+/// Writes `text` to `path` through a temporary file and a rename (CONFIG REWRITE, ACL SAVE).
+///
+/// # Errors
+/// The I/O failure.
+pub fn write_atomically(path: &std::path::Path, text: &str) -> std::io::Result<()> {
     use std::io::Write as _;
     let tmp = path.with_extension("rewrite-tmp");
     let mut f = std::fs::File::create(&tmp)?;

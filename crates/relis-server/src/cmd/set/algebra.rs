@@ -162,7 +162,7 @@ impl SetOp {
 
 impl ReadCmd for SetOp {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let seen = &mut |found| cx.hit(found);
+        let seen = &mut |k: &[u8], found| cx.hit(k, found);
         let members = match self.op {
             Op::Inter => r.sinter(cx.db, &self.keys, seen),
             Op::Union => r.sunion(cx.db, &self.keys, seen),
@@ -177,7 +177,7 @@ impl WriteCmd for SetOp {
         let dst = self.dst.as_deref().unwrap_or_default();
         let existed =
             w.wants_events(relis::events::class::GENERIC) && w.meta(cx.db, dst)?.is_some();
-        let seen = &mut |found| cx.hit(found);
+        let seen = &mut |k: &[u8], found| cx.hit(k, found);
         let (n, event) = match self.op {
             Op::Inter => (w.sinterstore(cx.db, dst, &self.keys, seen)?, "sinterstore"),
             Op::Union => (w.sunionstore(cx.db, dst, &self.keys, seen)?, "sunionstore"),

@@ -14,8 +14,7 @@ pub mod srandmember;
 pub mod srem;
 pub mod sscan;
 
-use crate::cmd::{Cx, Spec};
-use crate::error::CmdError;
+use crate::cmd::Spec;
 use bytes::Bytes;
 use resp::Frame;
 
@@ -39,22 +38,6 @@ pub static SPECS: &[Spec] = &[
     algebra::SPEC_SDIFFSTORE,
     sscan::SPEC,
 ];
-
-/// Counts a read lookup of one key in keyspace_hits / keyspace_misses as Redis's
-/// `lookupKeyRead` does: a key of another type is a hit (the WRONGTYPE comes after the lookup).
-fn counted<T>(cx: &Cx, r: Result<Option<T>, relis::Error>) -> Result<Option<T>, CmdError> {
-    match r {
-        Ok(v) => {
-            cx.hit(v.is_some());
-            Ok(v)
-        }
-        Err(relis::Error::WrongType) => {
-            cx.hit(true);
-            Err(CmdError::WrongType)
-        }
-        Err(e) => Err(e.into()),
-    }
-}
 
 /// Members as a RESP3 set (an array under RESP2).
 fn set_reply(members: Vec<Bytes>) -> Frame {

@@ -39,7 +39,7 @@ impl SCard {
 
 impl ReadCmd for SCard {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let n = super::counted(cx, r.scard(cx.db, &self.key))?;
+        let n = crate::cmd::counted(cx, &self.key, r.scard(cx.db, &self.key))?;
         Ok(Frame::Integer(n.unwrap_or(0)))
     }
 }

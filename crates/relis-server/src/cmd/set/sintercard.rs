@@ -64,7 +64,9 @@ impl SInterCard {
 
 impl ReadCmd for SInterCard {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let n = r.sintercard(cx.db, &self.keys, self.limit, &mut |found| cx.hit(found))?;
+        let n = r.sintercard(cx.db, &self.keys, self.limit, &mut |k, found| {
+            cx.hit(k, found)
+        })?;
         Ok(Frame::Integer(n))
     }
 }

@@ -77,8 +77,9 @@ impl SIsMember {
 
 impl ReadCmd for SIsMember {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let found = super::counted(cx, r.smismember(cx.db, &self.key, &self.members))?
-            .unwrap_or_else(|| vec![false; self.members.len()]);
+        let found =
+            crate::cmd::counted(cx, &self.key, r.smismember(cx.db, &self.key, &self.members))?
+                .unwrap_or_else(|| vec![false; self.members.len()]);
         let mut ints = found.into_iter().map(|f| Frame::Integer(i64::from(f)));
         Ok(if self.many {
             Frame::Array(ints.collect())

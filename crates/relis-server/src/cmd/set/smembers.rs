@@ -39,7 +39,8 @@ impl SMembers {
 
 impl ReadCmd for SMembers {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let members = super::counted(cx, r.smembers(cx.db, &self.key))?.unwrap_or_default();
+        let members =
+            crate::cmd::counted(cx, &self.key, r.smembers(cx.db, &self.key))?.unwrap_or_default();
         Ok(super::set_reply(members))
     }
 }

@@ -65,15 +65,15 @@ impl SRandMember {
 impl ReadCmd for SRandMember {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         Ok(match self.count {
-            None => super::counted(cx, r.srandmember(cx.db, &self.key))?
+            None => crate::cmd::counted(cx, &self.key, r.srandmember(cx.db, &self.key))?
                 .map_or(Frame::Null, Frame::Bulk),
             Some(n) => {
                 let found = r.srandmember_count(cx.db, &self.key, n);
                 if found == Err(relis::Error::NotInteger) {
                     // Too many repeats asked of an existing set: the lookup was a hit.
-                    cx.hit(true);
+                    cx.hit(&self.key, true);
                 }
-                super::array_reply(super::counted(cx, found)?.unwrap_or_default())
+                super::array_reply(crate::cmd::counted(cx, &self.key, found)?.unwrap_or_default())
             }
         })
     }

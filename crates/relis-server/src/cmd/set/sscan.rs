@@ -75,7 +75,7 @@ impl ReadCmd for SScan {
             Ok(o) => o,
             // Bad options matter only for a set: look the key up as SSCAN would first.
             Err(e) => {
-                return match super::counted(cx, r.scard(cx.db, &self.key))? {
+                return match crate::cmd::counted(cx, &self.key, r.scard(cx.db, &self.key))? {
                     None => Ok(reply(0, Vec::new())),
                     Some(_) => Err(e.clone()),
                 }
@@ -92,7 +92,7 @@ impl ReadCmd for SScan {
             o.count,
             o.pattern.as_deref(),
         );
-        let Some(page) = super::counted(cx, page)? else {
+        let Some(page) = crate::cmd::counted(cx, &self.key, page)? else {
             return Ok(reply(0, Vec::new()));
         };
         let cursor = match page.next {

@@ -17,7 +17,7 @@ pub const SPEC: Spec = Spec {
     name: "sql.desc",
     arity: -2,
     flags: &["readonly"],
-    acl: &["read", "slow"],
+    acl: &["read", "slow", "sql"],
     group: "sql",
     since: "0.1.0",
     summary: "Describe a SQL table: columns, rows, bytes of the table and its indexes",

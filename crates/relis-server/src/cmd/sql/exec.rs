@@ -18,7 +18,7 @@ pub const SPEC: Spec = Spec {
     name: "sql.exec",
     arity: -2,
     flags: &["write", "denyoom"],
-    acl: &["write", "slow"],
+    acl: &["write", "slow", "sql"],
     group: "sql",
     since: "0.1.0",
     summary: "Run SQL statements with bound parameters",

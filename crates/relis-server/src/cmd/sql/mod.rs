@@ -79,6 +79,7 @@ impl From<SqlError> for CmdError {
     fn from(e: SqlError) -> Self {
         match e {
             SqlError::Engine(e) => CmdError::from(e),
+            SqlError::Deferred => CmdError::Deferred,
             other => CmdError::err(other.to_string()),
         }
     }
@@ -383,6 +384,13 @@ impl ReadCmd for OnMain {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let limits = cx.server.config.read().sql_limits();
         self.op.apply(&mut r.sql(), &limits, self.shape)
+    }
+
+    /// A query is tried on the network thread: most are point lookups, cheaper than the hop
+    /// to a reader. One that runs past the engine's step budget for inline reads stops there
+    /// ([`CmdError::Deferred`]) and runs again on a reader.
+    fn inline(&self) -> bool {
+        true
     }
 }
 

@@ -39,7 +39,7 @@ macro_rules! spec {
             name: $name,
             arity: -3,
             flags: &["write", "denyoom"],
-            acl: &["write", "slow"],
+            acl: &["write", "slow", "sql"],
             group: "sql",
             since: "0.1.0",
             summary: $summary,

@@ -14,7 +14,7 @@ pub const SPEC: Spec = Spec {
     name: "sql.prepare",
     arity: -3,
     flags: &["write"],
-    acl: &["write", "slow"],
+    acl: &["write", "slow", "sql"],
     group: "sql",
     since: "0.1.0",
     summary: "Store a prepared SQL statement",

@@ -12,7 +12,7 @@ pub const SPEC: Spec = Spec {
     name: "sql.query",
     arity: -2,
     flags: &["readonly"],
-    acl: &["read", "slow"],
+    acl: &["read", "slow", "sql"],
     group: "sql",
     since: "0.1.0",
     summary: "Run a read-only SQL statement on a reader",

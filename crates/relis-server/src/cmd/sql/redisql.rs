@@ -43,7 +43,13 @@ macro_rules! spec {
             name: $name,
             arity: $arity,
             flags: $flags,
-            acl: &["slow"],
+            // Writing forms are @write, the others @read (a `+@read` user cannot write
+            // through SQL); the flags list starts with `write` or `readonly`.
+            acl: if $flags[0].as_bytes()[0] == b'w' {
+                &["write", "slow", "sql"]
+            } else {
+                &["read", "slow", "sql"]
+            },
             group: "sql",
             since: "0.1.0",
             summary: $summary,

@@ -11,7 +11,7 @@ pub const SPEC: Spec = Spec {
     name: "sql.run",
     arity: -2,
     flags: &["write", "denyoom"],
-    acl: &["write", "slow"],
+    acl: &["write", "slow", "sql"],
     group: "sql",
     since: "0.1.0",
     summary: "Run a prepared SQL statement",

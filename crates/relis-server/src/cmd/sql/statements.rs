@@ -11,7 +11,7 @@ pub const SPEC: Spec = Spec {
     name: "sql.statements",
     arity: -1,
     flags: &["readonly"],
-    acl: &["read", "slow"],
+    acl: &["read", "slow", "sql"],
     group: "sql",
     since: "0.1.0",
     summary: "List the prepared SQL statements",

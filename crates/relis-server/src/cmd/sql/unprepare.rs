@@ -11,7 +11,7 @@ pub const SPEC: Spec = Spec {
     name: "sql.unprepare",
     arity: -2,
     flags: &["write"],
-    acl: &["write", "slow"],
+    acl: &["write", "slow", "sql"],
     group: "sql",
     since: "0.1.0",
     summary: "Forget a prepared SQL statement",

@@ -37,7 +37,7 @@ impl Get {
 
 impl ReadCmd for Get {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let v = super::counted(cx, r.get(cx.db, &self.key))?;
+        let v = crate::cmd::counted(cx, &self.key, r.get(cx.db, &self.key))?;
         Ok(v.map_or(Frame::Null, Frame::Bulk))
     }
 }

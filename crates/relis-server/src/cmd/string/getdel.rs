@@ -45,7 +45,7 @@ impl WriteCmd for GetDel {
 
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         // Redis reads the value with its GET code, so the lookup counts as a read.
-        let v = super::counted(cx, w.getdel(cx.db, &self.key))?;
+        let v = crate::cmd::counted(cx, &self.key, w.getdel(cx.db, &self.key))?;
         if v.is_some() {
             w.notify(relis::events::class::GENERIC, "del", cx.db, &self.key);
         }

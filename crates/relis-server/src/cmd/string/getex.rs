@@ -107,7 +107,7 @@ impl WriteCmd for GetEx {
 
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let meta = w.meta(cx.db, &self.key)?;
-        cx.hit(meta.is_some());
+        cx.hit(&self.key, meta.is_some());
         let had_ttl = match meta {
             None => return Ok(Frame::Null),
             Some(m) if m.kind != KeyType::String => return Err(CmdError::WrongType),

@@ -58,7 +58,11 @@ impl GetRange {
 
 impl ReadCmd for GetRange {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let v = super::counted(cx, r.getrange(cx.db, &self.key, self.start, self.end))?;
+        let v = crate::cmd::counted(
+            cx,
+            &self.key,
+            r.getrange(cx.db, &self.key, self.start, self.end),
+        )?;
         Ok(Frame::Bulk(v.unwrap_or_default()))
     }
 }

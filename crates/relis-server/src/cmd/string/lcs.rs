@@ -99,8 +99,8 @@ impl Lcs {
 impl ReadCmd for Lcs {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let (a, b) = r.lcs_values(cx.db, &self.a, &self.b)?;
-        cx.hit(a.found());
-        cx.hit(b.found());
+        cx.hit(&self.a, a.found());
+        cx.hit(&self.b, b.found());
         if a == StringLookup::OtherType || b == StringLookup::OtherType {
             return Err(CmdError::err(
                 "The specified keys must contain string values",

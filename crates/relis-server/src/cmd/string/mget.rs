@@ -44,9 +44,10 @@ impl ReadCmd for MGet {
         Ok(Frame::Array(
             found
                 .into_iter()
-                .map(|f| {
+                .zip(&self.keys)
+                .map(|(f, k)| {
                     // Each key is a lookup of its own; one of another type is a hit.
-                    cx.hit(f.found());
+                    cx.hit(k, f.found());
                     match f {
                         StringLookup::Value(v) => Frame::Bulk(v),
                         _ => Frame::Null,

@@ -15,7 +15,6 @@ pub mod setrange;
 pub mod strlen;
 
 use crate::cmd::{Cx, Spec};
-use crate::error::CmdError;
 
 /// The string commands.
 pub static SPECS: &[Spec] = &[
@@ -42,23 +41,6 @@ pub static SPECS: &[Spec] = &[
     setrange::SPEC,
     lcs::SPEC,
 ];
-
-/// Counts a read lookup of one key in keyspace_hits / keyspace_misses as Redis's
-/// `lookupKeyRead` does: a key of another type is a hit (the WRONGTYPE comes after the lookup).
-/// Storage errors count nothing.
-fn counted<T>(cx: &Cx, r: Result<Option<T>, relis::Error>) -> Result<Option<T>, CmdError> {
-    match r {
-        Ok(v) => {
-            cx.hit(v.is_some());
-            Ok(v)
-        }
-        Err(relis::Error::WrongType) => {
-            cx.hit(true);
-            Err(CmdError::WrongType)
-        }
-        Err(e) => Err(e.into()),
-    }
-}
 
 /// The server's proto-max-bulk-len: the longest string APPEND and SETRANGE may build, and the
 /// largest transient table LCS may allocate.

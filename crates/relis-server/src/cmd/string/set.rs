@@ -237,8 +237,8 @@ impl WriteCmd for Set {
         if self.opts.get {
             // GET reads the old value the way GET does, and counts as GET does.
             match &out {
-                Ok(o) => cx.hit(o.old.is_some()),
-                Err(relis::Error::WrongType) => cx.hit(true),
+                Ok(o) => cx.hit(&self.key, o.old.is_some()),
+                Err(relis::Error::WrongType) => cx.hit(&self.key, true),
                 Err(_) => {}
             }
         }

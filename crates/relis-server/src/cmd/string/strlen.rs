@@ -39,7 +39,7 @@ impl StrLen {
 
 impl ReadCmd for StrLen {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let n = super::counted(cx, r.strlen(cx.db, &self.key))?;
+        let n = crate::cmd::counted(cx, &self.key, r.strlen(cx.db, &self.key))?;
         Ok(Frame::Integer(n.unwrap_or(0)))
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::args::Args;
 use crate::blocking::Delivery;
-use crate::client::{parse, record, run_write, Client};
+use crate::client::{parse, record, run_write_feeding, serve_ready, Client};
 use crate::cmd::{BoxFuture, ConnCmd, Cx, Parsed, ReadCmd, Spec, Table, WriteCmd};
 use crate::error::CmdError;
 use resp::Frame;
@@ -79,6 +79,22 @@ impl ConnCmd for Exec {
                         (idx, spec, skip) = (i, s, 2);
                     }
                 }
+                // The user's rules may have changed since the command was queued: Redis checks
+                // again, and a command no longer allowed is that command's error.
+                if !c.user.unrestricted() {
+                    if let Err(d) = c.user.check(idx, spec, &argv) {
+                        crate::client::acl_log(
+                            &c.server,
+                            &c.info,
+                            d.reason(),
+                            "multi",
+                            d.object(spec, &argv),
+                            &c.user.name,
+                        );
+                        slots.push(Slot::Reply(CmdError::text(d.exec_noperm()).to_frame()));
+                        continue;
+                    }
+                }
                 let keys: Vec<bytes::Bytes> = if spec.unblocks {
                     spec.keys_of(&argv)
                         .into_iter()
@@ -137,19 +153,22 @@ impl ConnCmd for Exec {
                             Data::Write(wc, keys) => {
                                 // Blocked clients are served after the whole transaction, as
                                 // Redis does: a command queued after a push sees the element.
-                                let reply = run_write(w, &cx, &*wc, idx, &[], &mut served);
-                                if !matches!(reply, Frame::Error(_)) {
-                                    ready.extend(keys.into_iter().map(|k| (db, k)));
+                                if cx.server.blocking.is_empty() {
+                                    run_write_feeding(w, &cx, &*wc, idx, None)
+                                } else {
+                                    let mut fed = keys.into_iter().map(|k| (db, k)).collect();
+                                    let reply =
+                                        run_write_feeding(w, &cx, &*wc, idx, Some(&mut fed));
+                                    if !matches!(reply, Frame::Error(_)) {
+                                        ready.extend(fed);
+                                    }
+                                    reply
                                 }
-                                reply
                             }
                         });
                     }
-                    if !ready.is_empty() && !cx.server.blocking.is_empty() {
-                        for (db, key) in ready {
-                            let cx = Cx { db, ..cx.clone() };
-                            cx.server.blocking.serve(w, &cx, db, &[key], &mut served);
-                        }
+                    if !ready.is_empty() {
+                        serve_ready(w, &cx, ready, &mut served);
                     }
                     Ok(Some((out, served)))
                 },

@@ -21,7 +21,7 @@ pub mod zscan;
 pub mod zscore;
 pub mod zsetop;
 
-use crate::cmd::{Cx, FindKeys, KeySpec, Spec};
+use crate::cmd::{FindKeys, KeySpec, Spec};
 use crate::error::CmdError;
 use bytes::Bytes;
 use relis::{LexBound, Scored};
@@ -73,22 +73,6 @@ fn notify_pop(w: &mut relis::Writer<'_>, db: u32, key: &[u8], max: bool) -> reli
     let event = if max { "zpopmax" } else { "zpopmin" };
     w.notify(relis::events::class::ZSET, event, db, key);
     crate::pubsub::notify_if_emptied(w, db, key)
-}
-
-/// Counts a read lookup of one key in keyspace_hits / keyspace_misses as Redis's
-/// `lookupKeyRead` does: a key of another type is a hit (the WRONGTYPE comes after the lookup).
-fn counted<T>(cx: &Cx, r: Result<Option<T>, relis::Error>) -> Result<Option<T>, CmdError> {
-    match r {
-        Ok(v) => {
-            cx.hit(v.is_some());
-            Ok(v)
-        }
-        Err(relis::Error::WrongType) => {
-            cx.hit(true);
-            Err(CmdError::WrongType)
-        }
-        Err(e) => Err(e.into()),
-    }
 }
 
 /// What C's `strtod` makes of the start of `s`: the value, how many bytes it used (0: no

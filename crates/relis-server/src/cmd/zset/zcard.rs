@@ -38,7 +38,7 @@ impl ZCard {
 
 impl ReadCmd for ZCard {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let n = super::counted(cx, r.zcard(cx.db, &self.key))?;
+        let n = crate::cmd::counted(cx, &self.key, r.zcard(cx.db, &self.key))?;
         Ok(Frame::Integer(n.unwrap_or(0)))
     }
 }

@@ -80,6 +80,8 @@ impl ReadCmd for ZCount {
             Range::Score(range) => r.zcount(cx.db, &self.key, range),
             Range::Lex(range) => r.zlexcount(cx.db, &self.key, range),
         };
-        Ok(Frame::Integer(super::counted(cx, n)?.unwrap_or(0)))
+        Ok(Frame::Integer(
+            crate::cmd::counted(cx, &self.key, n)?.unwrap_or(0),
+        ))
     }
 }

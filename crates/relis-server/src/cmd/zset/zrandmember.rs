@@ -78,7 +78,8 @@ impl ZRandMember {
 
 impl ReadCmd for ZRandMember {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let picked = super::counted(cx, r.zrandmember(cx.db, &self.key, self.count))?;
+        let picked =
+            crate::cmd::counted(cx, &self.key, r.zrandmember(cx.db, &self.key, self.count))?;
         Ok(match (self.count, picked) {
             (None, None) => Frame::Null,
             (None, Some(mut v)) => v.pop().map_or(Frame::Null, |(m, _)| Frame::Bulk(m)),

@@ -249,7 +249,7 @@ impl ZRangeCmd {
 
 impl ReadCmd for ZRangeCmd {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let items = super::counted(cx, r.zrange(cx.db, &self.key, &self.spec))?;
+        let items = crate::cmd::counted(cx, &self.key, r.zrange(cx.db, &self.key, &self.spec))?;
         Ok(scored_reply(
             items.unwrap_or_default(),
             self.withscores,
@@ -269,7 +269,7 @@ impl WriteCmd for ZRangeCmd {
             Ok(_) if existed => w.notify(relis::events::class::GENERIC, "del", cx.db, dst),
             _ => {}
         }
-        let found = super::counted(cx, res.map(|(found, n)| found.then_some(n)))?;
+        let found = crate::cmd::counted(cx, &self.key, res.map(|(found, n)| found.then_some(n)))?;
         Ok(Frame::Integer(found.unwrap_or(0)))
     }
 

@@ -54,7 +54,11 @@ impl ZRank {
 
 impl ReadCmd for ZRank {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let rank = super::counted(cx, r.zrank(cx.db, &self.key, &self.member, self.rev))?;
+        let rank = crate::cmd::counted(
+            cx,
+            &self.key,
+            r.zrank(cx.db, &self.key, &self.member, self.rev),
+        )?;
         Ok(rank.flatten().map_or(Frame::Null, Frame::Integer))
     }
 }

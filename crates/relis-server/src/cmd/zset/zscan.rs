@@ -92,7 +92,7 @@ impl ReadCmd for ZScan {
             Ok(o) => o,
             // Bad options matter only for a sorted set: look the key up as ZSCAN would first.
             Err(e) => {
-                return match super::counted(cx, r.zcard(cx.db, &self.key))? {
+                return match crate::cmd::counted(cx, &self.key, r.zcard(cx.db, &self.key))? {
                     None => Ok(reply(0, Vec::new(), true)),
                     Some(_) => Err(e.clone()),
                 }
@@ -109,7 +109,7 @@ impl ReadCmd for ZScan {
             o.count,
             o.pattern.as_deref(),
         );
-        let Some(page) = super::counted(cx, page)? else {
+        let Some(page) = crate::cmd::counted(cx, &self.key, page)? else {
             return Ok(reply(0, Vec::new(), true));
         };
         let cursor = match page.next {

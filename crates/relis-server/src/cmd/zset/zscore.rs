@@ -52,7 +52,7 @@ impl ZScore {
 
 impl ReadCmd for ZScore {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let s = super::counted(cx, r.zscore(cx.db, &self.key, &self.member))?;
+        let s = crate::cmd::counted(cx, &self.key, r.zscore(cx.db, &self.key, &self.member))?;
         Ok(s.flatten().map_or(Frame::Null, Frame::Double))
     }
 }
@@ -75,8 +75,9 @@ impl ZMScore {
 
 impl ReadCmd for ZMScore {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let scores = super::counted(cx, r.zmscore(cx.db, &self.key, &self.members))?
-            .unwrap_or_else(|| vec![None; self.members.len()]);
+        let scores =
+            crate::cmd::counted(cx, &self.key, r.zmscore(cx.db, &self.key, &self.members))?
+                .unwrap_or_else(|| vec![None; self.members.len()]);
         Ok(Frame::Array(
             scores
                 .into_iter()

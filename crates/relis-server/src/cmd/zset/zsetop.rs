@@ -231,7 +231,7 @@ impl ZSetOpCmd {
         for k in &self.keys {
             match r.meta(cx.db, k) {
                 Ok(m) => {
-                    cx.hit(m.is_some());
+                    cx.hit(k, m.is_some());
                     if m.is_some_and(|m| {
                         m.kind != relis::KeyType::ZSet && m.kind != relis::KeyType::Set
                     }) {
@@ -251,7 +251,7 @@ impl ReadCmd for ZSetOpCmd {
             Ok(o) => o,
             Err(e) => return Err(self.options_error(r, cx, e)),
         };
-        let seen = &mut |found| cx.hit(found);
+        let seen = &mut |k: &[u8], found| cx.hit(k, found);
         if self.kind == Kind::Card {
             return Ok(Frame::Integer(
                 r.zintercard(cx.db, &self.keys, o.limit, seen)?,
@@ -271,7 +271,7 @@ impl WriteCmd for ZSetOpCmd {
         let dst = self.dst.as_deref().unwrap_or_default();
         let existed =
             w.wants_events(relis::events::class::GENERIC) && w.meta(cx.db, dst)?.is_some();
-        let seen = &mut |found| cx.hit(found);
+        let seen = &mut |k: &[u8], found| cx.hit(k, found);
         let n = w.zsetop_store(cx.db, dst, self.op(), &self.keys, &o.combine, seen)?;
         if n > 0 {
             let event = match self.op() {
