@@ -9,11 +9,12 @@ use crate::server::Shared;
 use bytes::{Bytes, BytesMut};
 use parking_lot::Mutex;
 use resp::{Frame, Limits, Protocol, RequestDecoder};
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::{oneshot, Notify};
 
@@ -50,6 +51,9 @@ pub struct ClientInfo {
     pub kill: Notify,
     /// Bytes in the query buffer.
     pub qbuf: AtomicU64,
+    /// Reply bytes produced and not yet taken by the socket (CLIENT LIST `omem`, with the
+    /// pub/sub mailbox).
+    pub omem: AtomicU64,
     /// CLIENT NO-EVICT / NO-TOUCH flags.
     pub no_evict: AtomicBool,
     /// CLIENT NO-TOUCH.
@@ -146,6 +150,11 @@ enum Step {
 /// A write command in a group: the command, its statistics index, and the keys whose blocked
 /// clients it may feed (empty unless its spec `unblocks`).
 pub type QueuedWrite = (Box<dyn WriteCmd>, usize, Vec<Bytes>);
+
+/// Reply bytes past which a pipelined batch stops to write them before running the rest.
+pub const OUT_CHUNK: usize = 64 * 1024;
+/// Most reads run as one engine job (their replies are produced together).
+const READ_GROUP_MAX: usize = 64;
 
 /// Commands queued together for one engine job.
 enum Group {
@@ -319,11 +328,18 @@ impl Client {
             .fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Runs a batch of command lines, appending every reply to `out`.
-    pub async fn run_batch(&mut self, reqs: Vec<Vec<Bytes>>, out: &mut BytesMut) {
+    /// Runs command lines from the front of `reqs`, appending every reply to `out`, until
+    /// `reqs` is empty or [`OUT_CHUNK`] bytes of replies are waiting (the caller writes them,
+    /// then calls again for the rest: a pipeline of large replies never sits in memory whole).
+    pub async fn run_batch(&mut self, reqs: &mut VecDeque<Vec<Bytes>>, out: &mut BytesMut) {
         let mut group = Group::None;
-        for argv in reqs {
+        while let Some(argv) = reqs.pop_front() {
             if self.quit {
+                reqs.clear();
+                break;
+            }
+            if out.len() >= OUT_CHUNK {
+                reqs.push_front(argv);
                 break;
             }
             self.server
@@ -336,7 +352,9 @@ impl Client {
                     self.emit_one(&f, out);
                 }
                 Step::Read(c, idx) => {
-                    if !matches!(group, Group::Reads(_)) {
+                    // A group's replies are produced at once: a bounded group bounds them.
+                    let full = matches!(&group, Group::Reads(v) if v.len() >= READ_GROUP_MAX);
+                    if full || !matches!(group, Group::Reads(_)) {
                         self.run_group(&mut group, out).await;
                         group = Group::Reads(Vec::new());
                     }
@@ -367,6 +385,9 @@ impl Client {
             }
         }
         self.run_group(&mut group, out).await;
+        if self.quit {
+            reqs.clear();
+        }
     }
 
     /// Emits one command's reply, honouring CLIENT REPLY SKIP for exactly one command.
@@ -514,18 +535,139 @@ fn allowed_subscribed(name: &str) -> bool {
     )
 }
 
+/// How a reply write ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Written {
+    /// Every byte went to the socket.
+    All,
+    /// The client was killed meanwhile.
+    Killed,
+    /// The unsent bytes stayed over `client-output-buffer-limit`'s soft limit for its seconds.
+    OverSoftLimit,
+    /// The socket took nothing for `timeout` seconds.
+    Idle,
+}
+
 /// Writes `buf`, unless the client is killed first (a subscriber past its output-buffer limit
-/// may never read: its write must not hold the connection open). Returns whether it was killed.
+/// may never read: its write must not hold the connection open) or, with a soft output limit,
+/// the unsent part stays over it for longer than the limit's seconds. While it writes, the
+/// connection reads nothing more from the client: a client that does not read its replies
+/// stops being served (backpressure) instead of making the server buffer them.
 async fn write_out(
     stream: &mut tokio::net::tcp::OwnedWriteHalf,
     buf: &[u8],
     info: &ClientInfo,
-) -> std::io::Result<bool> {
-    tokio::select! {
-        biased;
-        r = stream.write_all(buf) => r.map(|()| false),
-        _ = info.kill.notified() => Ok(true),
+    limit: crate::pubsub::BufferLimit,
+    idle_secs: u64,
+) -> std::io::Result<Written> {
+    let mut pos = 0;
+    // `timeout` also ends a client that stops taking its replies (Redis counts a write as
+    // interaction, so a client whose socket takes nothing for that long is idle).
+    let idle_for = (idle_secs > 0).then(|| std::time::Duration::from_secs(idle_secs));
+    let mut idle_at = idle_for.map(|d| tokio::time::Instant::now() + d);
+    let soft_over = |pos: usize| limit.soft > 0 && (buf.len() - pos) as u64 >= limit.soft;
+    let mut deadline = soft_over(0)
+        .then(|| tokio::time::Instant::now() + std::time::Duration::from_secs(limit.soft_secs));
+    while pos < buf.len() {
+        info.omem.store((buf.len() - pos) as u64, Ordering::Relaxed);
+        let soft = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        let idle = async {
+            match idle_at {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            r = stream.write(&buf[pos..]) => {
+                match r? {
+                    0 => return Err(std::io::ErrorKind::WriteZero.into()),
+                    n => pos += n,
+                }
+                if !soft_over(pos) {
+                    deadline = None;
+                }
+                idle_at = idle_for.map(|d| tokio::time::Instant::now() + d);
+            }
+            _ = info.kill.notified() => return Ok(Written::Killed),
+            _ = soft => return Ok(Written::OverSoftLimit),
+            _ = idle => return Ok(Written::Idle),
+        }
     }
+    info.omem.store(0, Ordering::Relaxed);
+    Ok(Written::All)
+}
+
+/// Writes the replies in `out` (and empties it) under `client-output-buffer-limit normal`;
+/// returns `false` when the connection must close (over a limit, killed, or idle past
+/// `timeout` while the client does not read).
+async fn flush(
+    stream: &mut tokio::net::tcp::OwnedWriteHalf,
+    client: &mut Client,
+    out: &mut BytesMut,
+) -> std::io::Result<bool> {
+    if out.is_empty() {
+        return Ok(true);
+    }
+    let server = &client.server;
+    let info = &client.info;
+    // The normal class (none by default, as in Redis) applies to clients without
+    // subscriptions; the pubsub class is enforced by their mailbox.
+    let limit = if client.subs.any() {
+        crate::pubsub::BufferLimit {
+            hard: 0,
+            soft: 0,
+            soft_secs: 0,
+        }
+    } else {
+        server.pubsub.normal_limit.load()
+    };
+    // Redis checks the limit as replies pile up, before writing them: replies produced at once
+    // over the hard limit close the client without any of them being sent.
+    if limit.hard > 0 && out.len() as u64 >= limit.hard {
+        log_over_limit(info);
+        return Ok(false);
+    }
+    server
+        .stats
+        .net_output_bytes
+        .fetch_add(out.len() as u64, Ordering::Relaxed);
+    let idle = server.config.read().timeout;
+    match write_out(stream, out, info, limit, idle).await? {
+        Written::All => {}
+        Written::Killed => return Ok(false),
+        Written::OverSoftLimit => {
+            log_over_limit(info);
+            return Ok(false);
+        }
+        Written::Idle => {
+            tracing::debug!("closing idle client {} (not reading its replies)", info.id);
+            return Ok(false);
+        }
+    }
+    out.clear();
+    if client.mailbox_used {
+        info.pubsub.written();
+    }
+    // A burst of large replies or messages must not pin its buffer for the connection's life.
+    if out.capacity() > 1 << 20 {
+        *out = BytesMut::new();
+    }
+    Ok(true)
+}
+
+/// Logs (as Redis does) that a client goes for overcoming its output buffer limit.
+fn log_over_limit(info: &ClientInfo) {
+    tracing::warn!(
+        "Client id={} addr={} closed for overcoming of output buffer limits.",
+        info.id,
+        info.addr
+    );
 }
 
 /// Parses a checked command line with its spec.
@@ -753,6 +895,7 @@ pub async fn serve(mut stream: TcpStream, peer: SocketAddr, server: Arc<Shared>)
         killed: AtomicBool::new(false),
         kill: Notify::new(),
         qbuf: AtomicU64::new(0),
+        omem: AtomicU64::new(0),
         no_evict: AtomicBool::new(false),
         no_touch: AtomicBool::new(false),
         pubsub: Default::default(),
@@ -810,8 +953,10 @@ async fn connection_loop(
     let server = client.server.clone();
     let info = client.info.clone();
     let mut shutdown = server.shutdown_signal();
-    let mut inbuf = BytesMut::with_capacity(16 * 1024);
-    let mut out = BytesMut::with_capacity(16 * 1024);
+    // The buffers are allocated when the client sends something and given back when it goes
+    // quiet (below), so an idle connection holds no buffer at all.
+    let mut inbuf = BytesMut::new();
+    let mut out = BytesMut::new();
     let mut decoder = RequestDecoder::new(Limits::default());
     loop {
         let qlimit = {
@@ -848,7 +993,15 @@ async fn connection_loop(
             }
         }
         if !reqs.is_empty() {
-            client.run_batch(reqs, &mut out).await;
+            let mut reqs = VecDeque::from(reqs);
+            client.run_batch(&mut reqs, &mut out).await;
+            while !reqs.is_empty() {
+                // A chunk of replies is ready and more commands wait: it goes out first.
+                if !flush(stream, client, &mut out).await? {
+                    return Ok(());
+                }
+                client.run_batch(&mut reqs, &mut out).await;
+            }
         }
         if let Some(e) = protocol_error {
             // Replies to the commands before the bad frame go out first, then the error.
@@ -858,22 +1011,8 @@ async fn connection_loop(
             return Ok(());
         }
         client.take_messages(&mut out);
-        if !out.is_empty() {
-            server
-                .stats
-                .net_output_bytes
-                .fetch_add(out.len() as u64, Ordering::Relaxed);
-            if write_out(stream, &out, &info).await? {
-                return Ok(());
-            }
-            out.clear();
-            if client.mailbox_used {
-                info.pubsub.written();
-                // A burst of messages must not pin its buffer for the connection's life.
-                if out.capacity() > 1 << 20 {
-                    out = BytesMut::with_capacity(16 * 1024);
-                }
-            }
+        if !flush(stream, client, &mut out).await? {
+            return Ok(());
         }
         if client.quit || info.killed.load(Ordering::SeqCst) {
             return Ok(());
@@ -890,8 +1029,39 @@ async fn connection_loop(
             continue;
         }
         info.qbuf.store(inbuf.len() as u64, Ordering::Relaxed);
+        let rd = client
+            .rd
+            .as_mut()
+            .expect("the read half lives in the client");
+        // What the client has already sent is read without waiting (no system call when the
+        // socket is known not to be readable).
         if inbuf.capacity() - inbuf.len() < 4096 {
             inbuf.reserve(16 * 1024);
+        }
+        match rd.try_read_buf(&mut inbuf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => {
+                server
+                    .stats
+                    .net_input_bytes
+                    .fetch_add(n as u64, Ordering::Relaxed);
+                // A client that never stops sending never waits below: notice a shutdown here.
+                if *shutdown.borrow() {
+                    return Ok(());
+                }
+                continue;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+        // Nothing to read: the client is quiet for now. Its empty buffers go back to the
+        // allocator while it waits (Redis frees an idle client's query buffer too), so ten
+        // thousand idle connections cost their sockets and little else.
+        if inbuf.is_empty() {
+            inbuf = BytesMut::new();
+        }
+        if out.capacity() > 0 {
+            out = BytesMut::new();
         }
         // As in Redis, `timeout` does not close a subscriber: it is idle by design.
         let idle = if client.subs.any() {
@@ -904,13 +1074,8 @@ async fn connection_loop(
             .as_mut()
             .expect("the read half lives in the client");
         tokio::select! {
-            n = rd.read_buf(&mut inbuf) => {
-                let n = n?;
-                if n == 0 {
-                    return Ok(());
-                }
-                server.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);
-            }
+            // Readable: the next turn of the loop reads (into a fresh buffer if need be).
+            r = rd.readable() => r?,
             _ = info.kill.notified() => return Ok(()),
             _ = shutdown.changed() => return Ok(()),
             // Published messages: written at the top of the loop, after letting the other
@@ -950,7 +1115,10 @@ mod tests {
         configure_socket(&s, 300).unwrap();
         assert!(r.keepalive().unwrap());
         assert_eq!(r.tcp_keepalive_time().unwrap(), Duration::from_secs(300));
-        assert_eq!(r.tcp_keepalive_interval().unwrap(), Duration::from_secs(100));
+        assert_eq!(
+            r.tcp_keepalive_interval().unwrap(),
+            Duration::from_secs(100)
+        );
         assert_eq!(r.tcp_keepalive_retries().unwrap(), 3);
         assert!(s.nodelay().unwrap());
 
