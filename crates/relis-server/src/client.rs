@@ -154,7 +154,7 @@ pub type QueuedWrite = (Box<dyn WriteCmd>, usize, Vec<Bytes>);
 /// Reply bytes past which a pipelined batch stops to write them before running the rest.
 pub const OUT_CHUNK: usize = 64 * 1024;
 /// Most reads run as one engine job (their replies are produced together).
-const READ_GROUP_MAX: usize = 64;
+const READ_GROUP_MAX: usize = 16;
 
 /// Commands queued together for one engine job.
 enum Group {
