@@ -565,7 +565,7 @@ async fn write_out(
     // interaction, so a client whose socket takes nothing for that long is idle).
     let idle_for = (idle_secs > 0).then(|| std::time::Duration::from_secs(idle_secs));
     let mut idle_at = idle_for.map(|d| tokio::time::Instant::now() + d);
-    let soft_over = |pos: usize| limit.soft > 0 && (buf.len() - pos) as u64 >= limit.soft;
+    let soft_over = |pos: usize| limit.soft > 0 && counted(buf.len() - pos) >= limit.soft;
     let mut deadline = soft_over(0)
         .then(|| tokio::time::Instant::now() + std::time::Duration::from_secs(limit.soft_secs));
     while pos < buf.len() {
@@ -629,7 +629,7 @@ async fn flush(
     };
     // Redis checks the limit as replies pile up, before writing them: replies produced at once
     // over the hard limit close the client without any of them being sent.
-    if limit.hard > 0 && out.len() as u64 >= limit.hard {
+    if limit.hard > 0 && counted(out.len()) >= limit.hard {
         log_over_limit(info);
         return Ok(false);
     }
@@ -659,6 +659,15 @@ async fn flush(
         *out = BytesMut::new();
     }
     Ok(true)
+}
+
+/// Redis's per-client reply buffer (16 KiB): replies that fit in it are not counted by
+/// `client-output-buffer-limit`, only what overflows into its reply list.
+const REPLY_BUF: usize = 16 * 1024;
+
+/// The unsent reply bytes `client-output-buffer-limit` counts, as Redis counts them.
+fn counted(unsent: usize) -> u64 {
+    unsent.saturating_sub(REPLY_BUF) as u64
 }
 
 /// Logs (as Redis does) that a client goes for overcoming its output buffer limit.

@@ -218,6 +218,26 @@ async fn output_buffer_hard_limit_closes_before_sending() {
     d.send(&encode_command(&[b"GET", b"big"])).await;
     d.expect_closed().await;
     assert_eq!(c.cmd(&["PING"]).await, simple("PONG"));
+    // Like Redis, replies that fit its 16 KiB per-client buffer are not counted: under a
+    // 100-byte limit a 10 KB reply is served, a 20 KB one closes (checked on redis-server).
+    let v10 = vec![b'x'; 10_000];
+    let v20 = vec![b'x'; 20_000];
+    assert_eq!(c.cmd_bytes(&[b"SET", b"v10", &v10]).await, ok());
+    assert_eq!(c.cmd_bytes(&[b"SET", b"v20", &v20]).await, ok());
+    assert_eq!(
+        c.cmd(&[
+            "CONFIG",
+            "SET",
+            "client-output-buffer-limit",
+            "normal 100 0 0"
+        ])
+        .await,
+        ok()
+    );
+    let mut e = s.raw().await;
+    assert_eq!(e.cmd(&["GET", "v10"]).await, Frame::Bulk(v10.into()));
+    e.send(&encode_command(&[b"GET", b"v20"])).await;
+    e.expect_closed().await;
     assert_eq!(
         c.cmd(&["CONFIG", "SET", "client-output-buffer-limit", "normal 1"])
             .await,
