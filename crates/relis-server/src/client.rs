@@ -9,6 +9,7 @@ use crate::server::Shared;
 use bytes::{Bytes, BytesMut};
 use parking_lot::Mutex;
 use resp::{Frame, Limits, Protocol, RequestDecoder};
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -52,6 +53,9 @@ pub struct ClientInfo {
     pub kill: Notify,
     /// Bytes in the query buffer.
     pub qbuf: AtomicU64,
+    /// Reply bytes produced and not yet taken by the socket (CLIENT LIST `omem`, with the
+    /// pub/sub mailbox).
+    pub omem: AtomicU64,
     /// CLIENT NO-EVICT / NO-TOUCH flags.
     pub no_evict: AtomicBool,
     /// CLIENT NO-TOUCH.
@@ -140,6 +144,9 @@ pub trait ConnRead: AsyncRead + Send + Unpin {}
 
 impl<T: AsyncRead + Send + Unpin> ConnRead for T {}
 
+/// How long a quiet connection keeps its (empty) buffers before giving them back.
+const BUFFERS_KEPT: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// Resolves after `secs` seconds, or never for 0.
 async fn idle_timer(secs: u64) {
     if secs == 0 {
@@ -159,6 +166,11 @@ enum Step {
 /// A write command in a group: the command, its statistics index, and the keys whose blocked
 /// clients it may feed (empty unless its spec `unblocks`).
 pub type QueuedWrite = (Box<dyn WriteCmd>, usize, Vec<Bytes>);
+
+/// Reply bytes past which a pipelined batch stops to write them before running the rest.
+pub const OUT_CHUNK: usize = 64 * 1024;
+/// Most reads run as one engine job (their replies are produced together).
+const READ_GROUP_MAX: usize = 16;
 
 /// Commands queued together for one engine job.
 enum Group {
@@ -367,11 +379,18 @@ impl Client {
             .fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Runs a batch of command lines, appending every reply to `out`.
-    pub async fn run_batch(&mut self, reqs: Vec<Vec<Bytes>>, out: &mut BytesMut) {
+    /// Runs command lines from the front of `reqs`, appending every reply to `out`, until
+    /// `reqs` is empty or [`OUT_CHUNK`] bytes of replies are waiting (the caller writes them,
+    /// then calls again for the rest: a pipeline of large replies never sits in memory whole).
+    pub async fn run_batch(&mut self, reqs: &mut VecDeque<Vec<Bytes>>, out: &mut BytesMut) {
         let mut group = Group::None;
-        for argv in reqs {
+        while let Some(argv) = reqs.pop_front() {
             if self.quit {
+                reqs.clear();
+                break;
+            }
+            if out.len() >= OUT_CHUNK {
+                reqs.push_front(argv);
                 break;
             }
             if self.server.pause.active() {
@@ -392,7 +411,9 @@ impl Client {
                     self.emit_one(&f, out);
                 }
                 Step::Read(c, idx) => {
-                    if !matches!(group, Group::Reads(_)) {
+                    // A group's replies are produced at once: a bounded group bounds them.
+                    let full = matches!(&group, Group::Reads(v) if v.len() >= READ_GROUP_MAX);
+                    if full || !matches!(group, Group::Reads(_)) {
                         self.run_group(&mut group, out).await;
                         group = Group::Reads(Vec::new());
                     }
@@ -423,6 +444,9 @@ impl Client {
             }
         }
         self.run_group(&mut group, out).await;
+        if self.quit {
+            reqs.clear();
+        }
     }
 
     /// Emits one command's reply, honouring CLIENT REPLY SKIP for exactly one command.
@@ -608,18 +632,150 @@ fn allowed_subscribed(name: &str) -> bool {
     )
 }
 
+/// How a reply write ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Written {
+    /// Every byte went to the socket.
+    All,
+    /// The client was killed meanwhile.
+    Killed,
+    /// The unsent bytes stayed over `client-output-buffer-limit`'s soft limit for its seconds.
+    OverSoftLimit,
+    /// The socket took nothing for `timeout` seconds.
+    Idle,
+}
+
 /// Writes `buf`, unless the client is killed first (a subscriber past its output-buffer limit
-/// may never read: its write must not hold the connection open). Returns whether it was killed.
+/// may never read: its write must not hold the connection open) or, with a soft output limit,
+/// the unsent part stays over it for longer than the limit's seconds. While it writes, the
+/// connection reads nothing more from the client: a client that does not read its replies
+/// stops being served (backpressure) instead of making the server buffer them.
 async fn write_out<W: AsyncWrite + Unpin>(
     stream: &mut W,
     buf: &[u8],
     info: &ClientInfo,
-) -> std::io::Result<bool> {
-    tokio::select! {
-        biased;
-        r = write_flush(stream, buf) => r.map(|()| false),
-        _ = info.kill.notified() => Ok(true),
+    limit: crate::pubsub::BufferLimit,
+    idle_secs: u64,
+) -> std::io::Result<Written> {
+    let mut pos = 0;
+    // `timeout` also ends a client that stops taking its replies (Redis counts a write as
+    // interaction, so a client whose socket takes nothing for that long is idle).
+    let idle_for = (idle_secs > 0).then(|| std::time::Duration::from_secs(idle_secs));
+    let mut idle_at = idle_for.map(|d| tokio::time::Instant::now() + d);
+    let soft_over = |pos: usize| limit.soft > 0 && counted(buf.len() - pos) >= limit.soft;
+    let mut deadline = soft_over(0)
+        .then(|| tokio::time::Instant::now() + std::time::Duration::from_secs(limit.soft_secs));
+    while pos < buf.len() {
+        info.omem.store((buf.len() - pos) as u64, Ordering::Relaxed);
+        let soft = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        let idle = async {
+            match idle_at {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            r = stream.write(&buf[pos..]) => {
+                match r? {
+                    0 => return Err(std::io::ErrorKind::WriteZero.into()),
+                    n => pos += n,
+                }
+                if !soft_over(pos) {
+                    deadline = None;
+                }
+                idle_at = idle_for.map(|d| tokio::time::Instant::now() + d);
+            }
+            _ = info.kill.notified() => return Ok(Written::Killed),
+            _ = soft => return Ok(Written::OverSoftLimit),
+            _ = idle => return Ok(Written::Idle),
+        }
     }
+    // A TLS session may hold back what it could not write yet (for TCP this does nothing).
+    stream.flush().await?;
+    info.omem.store(0, Ordering::Relaxed);
+    Ok(Written::All)
+}
+
+/// Writes the replies in `out` (and empties it) under `client-output-buffer-limit normal`;
+/// returns `false` when the connection must close (over a limit, killed, or idle past
+/// `timeout` while the client does not read).
+async fn flush<W: AsyncWrite + Unpin>(
+    stream: &mut W,
+    client: &mut Client,
+    out: &mut BytesMut,
+) -> std::io::Result<bool> {
+    if out.is_empty() {
+        return Ok(true);
+    }
+    let server = &client.server;
+    let info = &client.info;
+    // The normal class (none by default, as in Redis) applies to clients without
+    // subscriptions; the pubsub class is enforced by their mailbox.
+    let limit = if client.subs.any() {
+        crate::pubsub::BufferLimit {
+            hard: 0,
+            soft: 0,
+            soft_secs: 0,
+        }
+    } else {
+        server.pubsub.normal_limit.load()
+    };
+    // Redis checks the limit as replies pile up, before writing them: replies produced at once
+    // over the hard limit close the client without any of them being sent.
+    if limit.hard > 0 && counted(out.len()) >= limit.hard {
+        log_over_limit(info);
+        return Ok(false);
+    }
+    server
+        .stats
+        .net_output_bytes
+        .fetch_add(out.len() as u64, Ordering::Relaxed);
+    let idle = server.config.read().timeout;
+    match write_out(stream, out, info, limit, idle).await? {
+        Written::All => {}
+        Written::Killed => return Ok(false),
+        Written::OverSoftLimit => {
+            log_over_limit(info);
+            return Ok(false);
+        }
+        Written::Idle => {
+            tracing::debug!("closing idle client {} (not reading its replies)", info.id);
+            return Ok(false);
+        }
+    }
+    out.clear();
+    if client.mailbox_used {
+        info.pubsub.written();
+    }
+    // A burst of large replies or messages must not pin its buffer for the connection's life.
+    if out.capacity() > 1 << 20 {
+        *out = BytesMut::new();
+    }
+    Ok(true)
+}
+
+/// Redis's per-client reply buffer (16 KiB): replies that fit in it are not counted by
+/// `client-output-buffer-limit`, only what overflows into its reply list.
+const REPLY_BUF: usize = 16 * 1024;
+
+/// The unsent reply bytes `client-output-buffer-limit` counts, as Redis counts them.
+fn counted(unsent: usize) -> u64 {
+    unsent.saturating_sub(REPLY_BUF) as u64
+}
+
+/// Logs (as Redis does) that a client goes for overcoming its output buffer limit.
+fn log_over_limit(info: &ClientInfo) {
+    tracing::warn!(
+        "Client id={} addr={} closed for overcoming of output buffer limits.",
+        info.id,
+        info.addr
+    );
 }
 
 /// Writes `buf` and flushes: a TLS session may hold back what it could not write yet (for a
@@ -857,9 +1013,37 @@ pub fn record(server: &Shared, idx: usize, started: Instant, failed: bool) {
     }
 }
 
+/// Sets up an accepted socket as Redis does: no Nagle delay, and with `keepalive` seconds (0 =
+/// off) TCP keepalive probing after that much idle time, every third of it, three probes
+/// (Redis's `anetKeepAlive`), so a peer that vanished without a FIN is noticed and closed.
+///
+/// # Errors
+/// A `setsockopt` failure.
+pub fn configure_socket(stream: &TcpStream, keepalive: u64) -> std::io::Result<()> {
+    stream.set_nodelay(true)?;
+    if keepalive > 0 {
+        let idle = std::time::Duration::from_secs(keepalive);
+        let every = std::time::Duration::from_secs((keepalive / 3).max(1));
+        let params = socket2::TcpKeepalive::new()
+            .with_time(idle)
+            .with_interval(every)
+            .with_retries(3);
+        socket2::SockRef::from(stream).set_tcp_keepalive(&params)?;
+    }
+    Ok(())
+}
+
+/// [`configure_socket`] with the server's `tcp-keepalive`, logging a failure.
+fn setup_socket(stream: &TcpStream, peer: &SocketAddr, server: &Shared) {
+    let keepalive = server.config.read().tcp_keepalive;
+    if let Err(e) = configure_socket(stream, keepalive) {
+        tracing::debug!("configuring the socket of {peer}: {e}");
+    }
+}
+
 /// Serves one plain TCP connection until it closes, is killed, or the server shuts down.
 pub async fn serve(stream: TcpStream, peer: SocketAddr, server: Arc<Shared>) {
-    let _ = stream.set_nodelay(true);
+    setup_socket(&stream, &peer, &server);
     let laddr = stream.local_addr().unwrap_or(server.addr);
     let fd = std::os::fd::AsRawFd::as_raw_fd(&stream);
     // The halves of a TCP socket need no lock between them (tokio::io::split would add one).
@@ -875,7 +1059,7 @@ pub async fn serve_tls(
     server: Arc<Shared>,
     acceptor: crate::tls::TlsAcceptor,
 ) {
-    let _ = stream.set_nodelay(true);
+    setup_socket(&stream, &peer, &server);
     let laddr = stream.local_addr().unwrap_or(server.addr);
     let fd = std::os::fd::AsRawFd::as_raw_fd(&stream);
     // A client that never finishes its handshake is an idle client: `timeout` closes it.
@@ -945,6 +1129,7 @@ async fn serve_stream<W: AsyncWrite + Unpin>(
         killed: AtomicBool::new(false),
         kill: Notify::new(),
         qbuf: AtomicU64::new(0),
+        omem: AtomicU64::new(0),
         no_evict: AtomicBool::new(false),
         no_touch: AtomicBool::new(false),
         blocked: AtomicBool::new(false),
@@ -1011,8 +1196,13 @@ async fn connection_loop<W: AsyncWrite + Unpin>(
     let server = client.server.clone();
     let info = client.info.clone();
     let mut shutdown = server.shutdown_signal();
-    let mut inbuf = BytesMut::with_capacity(16 * 1024);
-    let mut out = BytesMut::with_capacity(16 * 1024);
+    // The buffers grow when the client sends something and are given back once it has been
+    // quiet for a while (below), so an idle connection holds no buffer at all.
+    let mut inbuf = BytesMut::new();
+    let mut out = BytesMut::new();
+    // Set while the buffers are given back: the next read takes what arrived into a small
+    // buffer, then the usual 16 KiB come back.
+    let mut parked = false;
     let mut decoder = RequestDecoder::new(Limits::default());
     loop {
         let qlimit = {
@@ -1049,7 +1239,15 @@ async fn connection_loop<W: AsyncWrite + Unpin>(
             }
         }
         if !reqs.is_empty() {
-            client.run_batch(reqs, &mut out).await;
+            let mut reqs = VecDeque::from(reqs);
+            client.run_batch(&mut reqs, &mut out).await;
+            while !reqs.is_empty() {
+                // A chunk of replies is ready and more commands wait: it goes out first.
+                if !flush(stream, client, &mut out).await? {
+                    return Ok(());
+                }
+                client.run_batch(&mut reqs, &mut out).await;
+            }
             // What arrived while a command was blocked follows what was already buffered.
             if !client.unread.is_empty() {
                 inbuf.extend_from_slice(&client.unread);
@@ -1065,22 +1263,8 @@ async fn connection_loop<W: AsyncWrite + Unpin>(
             return Ok(());
         }
         client.take_messages(&mut out);
-        if !out.is_empty() {
-            server
-                .stats
-                .net_output_bytes
-                .fetch_add(out.len() as u64, Ordering::Relaxed);
-            if write_out(stream, &out, &info).await? {
-                return Ok(());
-            }
-            out.clear();
-            if client.mailbox_used {
-                info.pubsub.written();
-                // A burst of messages must not pin its buffer for the connection's life.
-                if out.capacity() > 1 << 20 {
-                    out = BytesMut::with_capacity(16 * 1024);
-                }
-            }
+        if !flush(stream, client, &mut out).await? {
+            return Ok(());
         }
         if client.quit || info.killed.load(Ordering::SeqCst) {
             return Ok(());
@@ -1097,9 +1281,10 @@ async fn connection_loop<W: AsyncWrite + Unpin>(
             continue;
         }
         info.qbuf.store(inbuf.len() as u64, Ordering::Relaxed);
-        if inbuf.capacity() - inbuf.len() < 4096 {
+        if !parked && inbuf.capacity() - inbuf.len() < 4096 {
             inbuf.reserve(16 * 1024);
         }
+        let holding = !parked && inbuf.is_empty() && out.is_empty();
         // As in Redis, `timeout` does not close a subscriber: it is idle by design.
         let idle = if client.subs.any() {
             0
@@ -1116,7 +1301,17 @@ async fn connection_loop<W: AsyncWrite + Unpin>(
                 if n == 0 {
                     return Ok(());
                 }
+                parked = false;
                 server.stats.net_input_bytes.fetch_add(n as u64, Ordering::Relaxed);
+            }
+            // Quiet for a while: the empty buffers go back to the allocator (Redis frees an
+            // idle client's query buffer too), so ten thousand idle connections cost their
+            // sockets and little else.
+            // (An async block: the timer is only made when the branch is enabled.)
+            _ = async { tokio::time::sleep(BUFFERS_KEPT).await }, if holding => {
+                inbuf = BytesMut::new();
+                out = BytesMut::new();
+                parked = true;
             }
             _ = info.kill.notified() => return Ok(()),
             _ = shutdown.changed() => return Ok(()),
@@ -1130,5 +1325,53 @@ async fn connection_loop<W: AsyncWrite + Unpin>(
                 return Ok(());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::configure_socket;
+    use std::time::Duration;
+
+    /// An accepted socket and its SockRef view, for reading options back.
+    async fn accepted() -> (tokio::net::TcpStream, tokio::net::TcpStream) {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let c = tokio::net::TcpStream::connect(l.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (s, _) = l.accept().await.unwrap();
+        (s, c)
+    }
+
+    #[tokio::test]
+    async fn keepalive_as_redis_sets_it() {
+        let (s, _c) = accepted().await;
+        let r = socket2::SockRef::from(&s);
+        // The operating system's default is off: the call below is what turns it on.
+        assert!(!r.keepalive().unwrap());
+        configure_socket(&s, 300).unwrap();
+        assert!(r.keepalive().unwrap());
+        assert_eq!(r.tcp_keepalive_time().unwrap(), Duration::from_secs(300));
+        assert_eq!(
+            r.tcp_keepalive_interval().unwrap(),
+            Duration::from_secs(100)
+        );
+        assert_eq!(r.tcp_keepalive_retries().unwrap(), 3);
+        assert!(s.nodelay().unwrap());
+
+        // A short setting still probes at least every second.
+        let (s, _c) = accepted().await;
+        configure_socket(&s, 2).unwrap();
+        let r = socket2::SockRef::from(&s);
+        assert_eq!(r.tcp_keepalive_time().unwrap(), Duration::from_secs(2));
+        assert_eq!(r.tcp_keepalive_interval().unwrap(), Duration::from_secs(1));
+    }
+
+    #[tokio::test]
+    async fn keepalive_zero_leaves_it_off() {
+        let (s, _c) = accepted().await;
+        configure_socket(&s, 0).unwrap();
+        assert!(!socket2::SockRef::from(&s).keepalive().unwrap());
+        assert!(s.nodelay().unwrap());
     }
 }

@@ -100,6 +100,10 @@ impl CmdError {
                 "ERR internal error".into()
             }
             CmdError::Storage(relis::Error::DiskFull) => "MISCONF Relis cannot commit to its SQLite file: the disk is full. Writes are refused until space is freed; reads keep working.".into(),
+            CmdError::Storage(relis::Error::Io(e)) => {
+                tracing::error!("storage I/O error: {e}");
+                "MISCONF Relis cannot commit to its SQLite file: the disk reported an I/O error (see the server log). Writes fail until it is fixed; reads keep working.".into()
+            }
             CmdError::Storage(relis::Error::Closed) => "ERR the server is shutting down".into(),
             CmdError::Storage(relis::Error::RolledBack(why)) => {
                 sanitize(&format!("ERR transaction rolled back: {why}"))
@@ -127,9 +131,12 @@ impl From<relis::Error> for CmdError {
             E::SameObject => CmdError::SameObject,
             // Commands that can hit this map it to their own name before it gets here.
             E::InvalidExpire => CmdError::err("invalid expire time"),
-            e @ (E::DiskFull | E::Closed | E::Storage(_) | E::NotRelis(_) | E::RolledBack(_)) => {
-                CmdError::Storage(e)
-            }
+            e @ (E::DiskFull
+            | E::Io(_)
+            | E::Closed
+            | E::Storage(_)
+            | E::NotRelis(_)
+            | E::RolledBack(_)) => CmdError::Storage(e),
         }
     }
 }

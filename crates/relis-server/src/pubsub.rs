@@ -194,12 +194,30 @@ pub fn parse_buffer_limits(value: &str, old: &str) -> Result<String, String> {
         .join(" "))
 }
 
-/// The `pubsub` class of a normalised `client-output-buffer-limit` value.
-fn pubsub_limit(value: &str) -> BufferLimit {
+/// One class (`normal`, `slave`, `pubsub`) of a normalised `client-output-buffer-limit` value;
+/// Redis's default for the class if the value does not name it.
+pub fn class_limit(value: &str, class: &str) -> BufferLimit {
     let words: Vec<&str> = value.split_whitespace().collect();
+    let default = match class {
+        "pubsub" => BufferLimit {
+            hard: 32 << 20,
+            soft: 8 << 20,
+            soft_secs: 60,
+        },
+        "slave" => BufferLimit {
+            hard: 256 << 20,
+            soft: 64 << 20,
+            soft_secs: 60,
+        },
+        _ => BufferLimit {
+            hard: 0,
+            soft: 0,
+            soft_secs: 0,
+        },
+    };
     words
         .chunks(4)
-        .find(|g| g[0] == "pubsub")
+        .find(|g| g[0] == class)
         .and_then(|g| {
             Some(BufferLimit {
                 hard: g.get(1)?.parse().ok()?,
@@ -207,11 +225,33 @@ fn pubsub_limit(value: &str) -> BufferLimit {
                 soft_secs: g.get(3)?.parse().ok()?,
             })
         })
-        .unwrap_or(BufferLimit {
-            hard: 32 << 20,
-            soft: 8 << 20,
-            soft_secs: 60,
-        })
+        .unwrap_or(default)
+}
+
+/// A [`BufferLimit`] that CONFIG SET changes while connections read it.
+#[derive(Debug, Default)]
+pub struct LimitCell {
+    hard: AtomicU64,
+    soft: AtomicU64,
+    soft_secs: AtomicU64,
+}
+
+impl LimitCell {
+    /// Replaces the limit.
+    pub fn store(&self, l: BufferLimit) {
+        self.hard.store(l.hard, Ordering::Relaxed);
+        self.soft.store(l.soft, Ordering::Relaxed);
+        self.soft_secs.store(l.soft_secs, Ordering::Relaxed);
+    }
+
+    /// The limit now.
+    pub fn load(&self) -> BufferLimit {
+        BufferLimit {
+            hard: self.hard.load(Ordering::Relaxed),
+            soft: self.soft.load(Ordering::Relaxed),
+            soft_secs: self.soft_secs.load(Ordering::Relaxed),
+        }
+    }
 }
 
 /// What a subscription is to: a channel, a pattern, or a shard channel.
@@ -397,9 +437,11 @@ struct Registry {
 pub struct PubSub {
     reg: Mutex<Registry>,
     notify_flags: AtomicU32,
-    limit_hard: AtomicU64,
-    limit_soft: AtomicU64,
-    limit_secs: AtomicU64,
+    /// `client-output-buffer-limit pubsub`, for the mailboxes.
+    limit: LimitCell,
+    /// `client-output-buffer-limit normal`: the connections apply it to their replies (kept
+    /// here, beside the pubsub class, so one CONFIG SET updates both).
+    pub normal_limit: LimitCell,
 }
 
 impl Default for PubSub {
@@ -407,9 +449,12 @@ impl Default for PubSub {
         PubSub {
             reg: Mutex::default(),
             notify_flags: AtomicU32::new(0),
-            limit_hard: AtomicU64::new(32 << 20),
-            limit_soft: AtomicU64::new(8 << 20),
-            limit_secs: AtomicU64::new(60),
+            limit: {
+                let l = LimitCell::default();
+                l.store(class_limit("", "pubsub"));
+                l
+            },
+            normal_limit: LimitCell::default(),
         }
     }
 }
@@ -425,18 +470,13 @@ impl PubSub {
             .and_then(|(_, v)| parse_notify_flags(v))
             .unwrap_or(0);
         self.notify_flags.store(flags, Ordering::Relaxed);
-        let l = pubsub_limit(&config.get("client-output-buffer-limit").unwrap_or_default());
-        self.limit_hard.store(l.hard, Ordering::Relaxed);
-        self.limit_soft.store(l.soft, Ordering::Relaxed);
-        self.limit_secs.store(l.soft_secs, Ordering::Relaxed);
+        let limits = config.get("client-output-buffer-limit").unwrap_or_default();
+        self.limit.store(class_limit(&limits, "pubsub"));
+        self.normal_limit.store(class_limit(&limits, "normal"));
     }
 
     fn limit(&self) -> BufferLimit {
-        BufferLimit {
-            hard: self.limit_hard.load(Ordering::Relaxed),
-            soft: self.limit_soft.load(Ordering::Relaxed),
-            soft_secs: self.limit_secs.load(Ordering::Relaxed),
-        }
+        self.limit.load()
     }
 
     /// PUBLISH (`shard` false) or SPUBLISH: delivers `msg` to the subscribers of `channel` (and,
@@ -911,12 +951,38 @@ mod tests {
             "Error in hard, soft or soft_seconds setting in buffer limit configuration."
         );
         assert_eq!(
-            pubsub_limit(&parse_buffer_limits("pubsub 1mb 2k 3", def).unwrap()),
+            class_limit(
+                &parse_buffer_limits("pubsub 1mb 2k 3", def).unwrap(),
+                "pubsub"
+            ),
             BufferLimit {
                 hard: 1 << 20,
                 soft: 2000,
                 soft_secs: 3
             }
         );
+        // Redis's defaults: no limit for normal clients.
+        assert_eq!(
+            class_limit(def, "normal"),
+            BufferLimit {
+                hard: 0,
+                soft: 0,
+                soft_secs: 0
+            }
+        );
+        let set = parse_buffer_limits("normal 1mb 512kb 10", def).unwrap();
+        assert_eq!(
+            set,
+            "normal 1048576 524288 10 slave 268435456 67108864 60 pubsub 33554432 8388608 60"
+        );
+        assert_eq!(
+            class_limit(&set, "normal"),
+            BufferLimit {
+                hard: 1 << 20,
+                soft: 512 << 10,
+                soft_secs: 10
+            }
+        );
+        assert_eq!(class_limit(&set, "pubsub"), class_limit(def, "pubsub"));
     }
 }

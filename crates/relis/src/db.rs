@@ -560,7 +560,7 @@ impl Db {
         self.write_async(
             move |w| {
                 let r = w.atomic(f);
-                if let Err(e @ (Error::Storage(_) | Error::DiskFull)) = &r {
+                if let Err(e @ (Error::Storage(_) | Error::DiskFull | Error::Io(_))) = &r {
                     w.poison(e.clone());
                 }
                 r

@@ -30,6 +30,9 @@ pub enum Error {
     Storage(String),
     /// The disk is full: the write was not committed.
     DiskFull,
+    /// The device failed a read, write or sync (SQLite's `SQLITE_IOERR`): the write was not
+    /// committed. The message is for the log.
+    Io(String),
     /// The database file is not a Relis database or is from a newer Relis.
     NotRelis(String),
     /// The engine has shut down.
@@ -58,6 +61,7 @@ impl fmt::Display for Error {
             Error::SameObject => f.write_str("source and destination objects are the same"),
             Error::Storage(m) => write!(f, "storage error: {m}"),
             Error::DiskFull => f.write_str("disk full"),
+            Error::Io(m) => write!(f, "I/O error: {m}"),
             Error::NotRelis(m) => f.write_str(m),
             Error::Closed => f.write_str("the database is closed"),
             Error::RolledBack(m) => write!(f, "transaction rolled back: {m}"),
@@ -77,6 +81,7 @@ impl From<rusqlite::Error> for Error {
     fn from(e: rusqlite::Error) -> Self {
         match e.sqlite_error_code() {
             Some(rusqlite::ErrorCode::DiskFull) => Error::DiskFull,
+            Some(rusqlite::ErrorCode::SystemIoFailure) => Error::Io(e.to_string()),
             _ => Error::Storage(e.to_string()),
         }
     }

@@ -17,6 +17,7 @@ mod clock;
 mod db;
 mod error;
 pub mod events;
+pub mod faults;
 mod functions;
 pub mod glob;
 mod hash;

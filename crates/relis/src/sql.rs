@@ -394,6 +394,7 @@ fn user_error(e: rusqlite::Error, limits: &SqlLimits) -> SqlError {
             return SqlError::TimedOut(limits.time_limit.map_or(0, |d| d.as_millis() as u64))
         }
         Some(C::DiskFull) => return SqlError::Engine(Error::DiskFull),
+        Some(C::SystemIoFailure) => return SqlError::Engine(Error::Io(e.to_string())),
         _ => {}
     }
     match e {

@@ -177,6 +177,7 @@ pub fn write_line(out: &mut String, info: &ClientInfo) {
     let multi = info.multi.load(Ordering::Relaxed);
     let qbuf = info.qbuf.load(Ordering::Relaxed);
     let rbs = READ_BUF.max(qbuf);
+    let omem = info.pubsub.pending() as u64 + info.omem.load(Ordering::Relaxed);
     let _ = writeln!(
         out,
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} \
@@ -199,8 +200,8 @@ pub fn write_line(out: &mut String, info: &ClientInfo) {
         rbs - qbuf,
         rbs,
         qbuf,
-        info.pubsub.pending(),
-        rbs + CLIENT_OVERHEAD,
+        omem,
+        rbs + omem + CLIENT_OVERHEAD,
         info.last_cmd.lock(),
         info.user.lock(),
         info.resp.load(Ordering::Relaxed),

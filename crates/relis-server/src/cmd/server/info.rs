@@ -377,20 +377,25 @@ fn server_section(server: &Shared, kv: &mut Kv<'_>) {
 }
 
 fn clients_section(server: &Shared, kv: &mut Kv<'_>) {
-    let (n, max_qbuf) = {
+    let (n, max_qbuf, max_obuf) = {
         let clients = server.clients.lock();
         let q = clients
             .values()
             .map(|c| c.qbuf.load(Ordering::Relaxed))
             .max()
             .unwrap_or(0);
-        (clients.len(), q)
+        let o = clients
+            .values()
+            .map(|c| c.omem.load(Ordering::Relaxed) + c.pubsub.pending() as u64)
+            .max()
+            .unwrap_or(0);
+        (clients.len(), q, o)
     };
     kv("connected_clients", n.to_string());
     kv("cluster_connections", "0".into());
     kv("maxclients", server.config.read().maxclients.to_string());
     kv("client_recent_max_input_buffer", max_qbuf.to_string());
-    kv("client_recent_max_output_buffer", "0".into());
+    kv("client_recent_max_output_buffer", max_obuf.to_string());
     let blocked = server.blocking.len().to_string();
     kv("blocked_clients", blocked.clone());
     kv("tracking_clients", "0".into());

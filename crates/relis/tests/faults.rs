@@ -1,0 +1,161 @@
+//! Disk full and I/O errors during a commit, injected by `relis::faults` (a VFS shim): the
+//! affected writes fail with the storage error and nothing else, every write of a failed group
+//! commit fails (none is half applied), reads keep working, writes work again once the fault is
+//! cleared, and after a reopen everything acknowledged is there and the file is sound.
+
+use relis::faults::{self, Fault};
+use relis::{Db, Durability, Error, Options, SetOptions};
+use std::path::Path;
+use std::sync::mpsc;
+
+fn open(dir: &Path, durability: Durability) -> Db {
+    faults::install();
+    Db::open_with(Options {
+        durability,
+        readers: 2,
+        ..Options::file(dir.join("relis.db"))
+    })
+    .expect("open")
+}
+
+/// Queues `n` SETs `<prefix><i>` so that they land in one group commit: a first job holds the
+/// writer (its own group already drained from the queue) until all of them are queued. `arm_at` arms `fault` from inside the group, on the
+/// writer, just before write number `arm_at` runs (so the earlier writes of the group ran
+/// fine and only the commit can fail). Returns each write's result, in order.
+fn group_of_sets(
+    db: &Db,
+    dir: &Path,
+    prefix: &str,
+    n: usize,
+    arm_at: Option<(usize, Fault)>,
+) -> Vec<Result<(), Error>> {
+    let (hold_tx, hold_rx) = mpsc::channel::<()>();
+    let (first_tx, first_rx) = mpsc::channel();
+    let (running_tx, running_rx) = mpsc::channel::<()>();
+    db.write_async(
+        move |_| {
+            let _ = running_tx.send(());
+            let _ = hold_rx.recv();
+        },
+        move |r| {
+            let _ = first_tx.send(r);
+        },
+    );
+    running_rx.recv().unwrap();
+    let (tx, rx) = mpsc::channel();
+    for i in 0..n {
+        let tx = tx.clone();
+        let key = format!("{prefix}{i}");
+        let dir = dir.to_path_buf();
+        let arm = arm_at.filter(|(at, _)| *at == i).map(|(_, f)| f);
+        db.write_async(
+            move |w| {
+                if let Some(f) = arm {
+                    faults::set(&dir, Some(f));
+                }
+                w.atomic(|w| w.set(0, key.as_bytes(), b"v", SetOptions::default()))
+            },
+            move |r| {
+                let _ = tx.send((i, r.and_then(|r| r.map(|_| ()))));
+            },
+        );
+    }
+    drop(tx);
+    hold_tx.send(()).unwrap();
+    first_rx.recv().unwrap().expect("the holding job commits");
+    let mut out: Vec<_> = rx.iter().collect();
+    out.sort_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, r)| r).collect()
+}
+
+fn integrity_ok(path: &Path) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let v: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, "ok");
+}
+
+/// Runs the whole scenario for one fault; `expect` tells the error the writes must get.
+fn scenario(fault: Fault, durability: Durability, expect: fn(&Error) -> bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), durability);
+    db.set("before", "1").unwrap();
+    let injected = faults::injected();
+
+    // The fault strikes in the middle of a group: the ten writes that ran before it and the
+    // ten after all fail with the storage error, and none of them is applied.
+    let results = group_of_sets(&db, dir.path(), "g", 20, Some((10, fault)));
+    assert_eq!(results.len(), 20);
+    for (i, r) in results.iter().enumerate() {
+        match r {
+            Err(e) if expect(e) => {}
+            other => panic!("write {i} of the failed group: {other:?}"),
+        }
+    }
+    assert!(faults::injected() > injected, "the fault was hit");
+    // Single writes keep failing while the fault lasts; the engine keeps running.
+    for _ in 0..3 {
+        let e = db.set("during", "x").unwrap_err();
+        assert!(expect(&e), "{e:?}");
+    }
+    // Reads keep working, and see only what was committed.
+    assert_eq!(db.get("before").unwrap().as_deref(), Some(&b"1"[..]));
+    for i in 0..20 {
+        assert_eq!(
+            db.get(format!("g{i}")).unwrap(),
+            None,
+            "g{i} was not applied"
+        );
+    }
+    assert_eq!(db.get("during").unwrap(), None);
+    assert_eq!(db.dbsize().unwrap(), 1);
+
+    // Space comes back: writes work again, in groups too.
+    faults::set(dir.path(), None);
+    db.set("after", "2").unwrap();
+    let results = group_of_sets(&db, dir.path(), "h", 20, None);
+    assert!(results.iter().all(|r| r.is_ok()), "{results:?}");
+    assert_eq!(db.dbsize().unwrap(), 22);
+    drop(db);
+
+    // Reopened: every acknowledged write is there, nothing that failed is, the file is sound.
+    integrity_ok(&dir.path().join("relis.db"));
+    let db = open(dir.path(), durability);
+    assert_eq!(db.get("before").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(db.get("after").unwrap().as_deref(), Some(&b"2"[..]));
+    for i in 0..20 {
+        assert_eq!(db.get(format!("h{i}")).unwrap().as_deref(), Some(&b"v"[..]));
+        assert_eq!(db.get(format!("g{i}")).unwrap(), None);
+    }
+    assert_eq!(db.get("during").unwrap(), None);
+    assert_eq!(db.dbsize().unwrap(), 22);
+}
+
+#[test]
+fn disk_full_during_a_group_commit() {
+    scenario(Fault::DiskFull, Durability::Normal, |e| {
+        *e == Error::DiskFull
+    });
+}
+
+#[test]
+fn disk_full_with_durability_full() {
+    scenario(Fault::DiskFull, Durability::Full, |e| *e == Error::DiskFull);
+}
+
+#[test]
+fn write_error_during_a_group_commit() {
+    scenario(Fault::WriteError, Durability::Normal, |e| {
+        matches!(e, Error::Io(_))
+    });
+}
+
+/// A failed fsync (`durability full` syncs at every commit): the writes are answered with the
+/// error, never acknowledged.
+#[test]
+fn sync_error_with_durability_full() {
+    scenario(Fault::SyncError, Durability::Full, |e| {
+        matches!(e, Error::Io(_))
+    });
+}
