@@ -137,26 +137,37 @@ local function protect(t)
   setmetatable(p, {__index = t, __newindex = readonly, __metatable = false})
   return p
 end
+-- A script's globals: reads fall through to the real globals table (a table __index, so
+-- reading `redis`, `KEYS` or `ARGV` calls no Lua function), and only a missing one reaches the
+-- real table's own __index, the error. While a library loads, `redis` is the load-time API:
+-- then a function decides.
+local function missing(_, k)
+  error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+end
+setmetatable(real, {__index = missing, __metatable = false})
+local env_meta = {__index = real, __newindex = readonly, __metatable = false}
+local function loading_index(_, k)
+  if k == 'redis' then return loading end
+  local v = rawget(real, k)
+  if v == nil then
+    error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+  end
+  return v
+end
 local env = {}
-setmetatable(env, {
-  __index = function(_, k)
-    if k == 'redis' and loading then return loading end
-    local v = rawget(real, k)
-    if v == nil then
-      error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-    end
-    return v
-  end,
-  __newindex = readonly,
-  __metatable = false,
-})
+setmetatable(env, env_meta)
 local function bind(f, k, a)
   return function() return f(k, a) end
 end
 -- While a library loads, `redis` is the load-time API (register_function, log, constants);
 -- a missing field is an error, as a missing global is.
 local function set_loading(api)
-  if api == nil then loading = nil return end
+  if api == nil then
+    loading = nil
+    env_meta.__index = real
+    return
+  end
+  env_meta.__index = loading_index
   for _, k in ipairs({'log', 'setresp', 'LOG_DEBUG', 'LOG_VERBOSE', 'LOG_NOTICE', 'LOG_WARNING',
                       'REDIS_VERSION', 'REDIS_VERSION_NUM'}) do
     api[k] = rawget(real, 'redis')[k]
