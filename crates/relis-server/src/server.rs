@@ -174,6 +174,7 @@ impl Shared {
         db.set_event_sink(pubsub.clone());
         // Function libraries are stored in the database: they come back with it.
         let scripting = crate::script::Scripting::default();
+        scripting.configure(&config);
         scripting.load_stored(&db);
         let acl = crate::acl::Acl::new(&config.requirepass);
         acl.log_max

@@ -644,58 +644,64 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
     let scripting = &cx.server.scripting;
     let threshold = busy_threshold(cx);
     with_engine(scripting, |engine| {
-        let (func, name, function, flags_ro) = match &call.target {
-            Target::Body(body) => {
-                let sha = super::sha1hex(body);
-                let (f, shebang) = match engine.scripts.get(&sha) {
-                    Some(c) => c.clone(),
-                    None => {
-                        let c = engine.compile(body)?;
-                        scripting.remember(body.clone());
-                        engine.scripts.insert(sha.clone(), c.clone());
-                        c
-                    }
-                };
-                check_ro(call.readonly, shebang)?;
-                (f, sha, false, shebang == Some(true))
-            }
-            Target::Sha(sha) => {
-                let sha = String::from_utf8_lossy(sha).to_ascii_lowercase();
-                let (f, shebang) = match engine.scripts.get(&sha) {
-                    Some(c) => c.clone(),
-                    None => {
-                        let body: Option<Bytes> = scripting.scripts.lock().get(&sha).cloned();
-                        let Some(body) = body else {
-                            return Err(CmdError::text(
-                                "NOSCRIPT No matching script. Please use EVAL.",
-                            ));
-                        };
-                        let c = engine.compile(&body)?;
-                        engine.scripts.insert(sha.clone(), c.clone());
-                        c
-                    }
-                };
-                check_ro(call.readonly, shebang)?;
-                (f, sha, false, shebang == Some(true))
-            }
-            Target::Function(name) => {
-                super::functions::sync(engine, scripting)?;
-                let Some((f, flags)) = engine.functions.get(&name[..]) else {
-                    return Err(CmdError::err("Function not found"));
-                };
-                if call.readonly && !flags.no_writes {
-                    return Err(CmdError::err(
-                        "Can not execute a script with write flag using *_ro command.",
-                    ));
+        let (func, name, function, flags_ro): (_, std::borrow::Cow<'_, str>, _, _) =
+            match &call.target {
+                Target::Body(body) => {
+                    let sha = super::sha1hex(body);
+                    let (f, shebang) = match engine.scripts.get(&sha) {
+                        Some(c) => c.clone(),
+                        None => {
+                            let c = engine.compile(body)?;
+                            scripting.remember(body.clone());
+                            engine.scripts.insert(sha.clone(), c.clone());
+                            c
+                        }
+                    };
+                    check_ro(call.readonly, shebang)?;
+                    (f, sha.into(), false, shebang == Some(true))
                 }
-                (
-                    f.clone(),
-                    String::from_utf8_lossy(name).into_owned(),
-                    true,
-                    flags.no_writes,
-                )
-            }
-        };
+                Target::Sha(sha) => {
+                    // Clients send SHA1s in lower case: only another case costs a copy.
+                    let sha: std::borrow::Cow<'_, str> = match std::str::from_utf8(sha) {
+                        Ok(s) if !s.bytes().any(|b| b.is_ascii_uppercase()) => s.into(),
+                        _ => String::from_utf8_lossy(sha).to_ascii_lowercase().into(),
+                    };
+                    let (f, shebang) = match engine.scripts.get(sha.as_ref()) {
+                        Some(c) => c.clone(),
+                        None => {
+                            let body: Option<Bytes> =
+                                scripting.scripts.lock().get(sha.as_ref()).cloned();
+                            let Some(body) = body else {
+                                return Err(CmdError::text(
+                                    "NOSCRIPT No matching script. Please use EVAL.",
+                                ));
+                            };
+                            let c = engine.compile(&body)?;
+                            engine.scripts.insert(sha.to_string(), c.clone());
+                            c
+                        }
+                    };
+                    check_ro(call.readonly, shebang)?;
+                    (f, sha, false, shebang == Some(true))
+                }
+                Target::Function(name) => {
+                    super::functions::sync(engine, scripting)?;
+                    let Some((f, flags)) = engine.functions.get(&name[..]) else {
+                        return Err(CmdError::err("Function not found"));
+                    };
+                    if call.readonly && !flags.no_writes {
+                        return Err(CmdError::err(
+                            "Can not execute a script with write flag using *_ro command.",
+                        ));
+                    }
+                    (
+                        f.clone(),
+                        String::from_utf8_lossy(name).into_owned().into(),
+                        true,
+                        flags.no_writes,
+                    )
+                }
+            };
         let lua = &engine.lua;
         let keys = lua.create_sequence_from(
             call.keys
@@ -728,7 +734,7 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
         };
         run.begin(function, threshold);
         if function {
-            *run.current.lock() = Some((name.clone(), call.command.clone()));
+            *run.current.lock() = Some((name.to_string(), call.command.clone()));
         }
         let result = {
             let _bound = Current::bind(&mut state);
@@ -804,12 +810,7 @@ fn internal(e: mlua::Error) -> CmdError {
 
 /// `busy-reply-threshold` (alias `lua-time-limit`) in milliseconds.
 fn busy_threshold(cx: &Cx) -> u64 {
-    let c = cx.server.config.read();
-    c.passive
-        .iter()
-        .find(|(n, _)| *n == "busy-reply-threshold")
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(5000)
+    cx.server.scripting.busy_ms.load(Ordering::Relaxed)
 }
 
 /// The reply to a script that raised `v` (the handler's table): `-<err> script: <name>, on
@@ -844,19 +845,40 @@ fn redis_call(
     st: &mut RunCx<'_, '_>,
     args: MultiValue,
 ) -> mlua::Result<Result<Value, Vec<u8>>> {
-    let mut argv = Vec::with_capacity(args.len());
-    for v in args {
+    // Every argument is copied into one buffer and sliced from it: one allocation per call,
+    // not one per argument.
+    let size = args
+        .iter()
+        .map(|v| match v {
+            Value::String(s) => s.as_bytes().len(),
+            _ => resp::DOUBLE_BUF_LEN,
+        })
+        .sum();
+    let mut buf = bytes::BytesMut::with_capacity(size);
+    let mut ends = Vec::with_capacity(args.len());
+    for v in &args {
         match v {
-            Value::String(s) => argv.push(Bytes::copy_from_slice(&s.as_bytes())),
-            Value::Integer(n) => argv.push(Bytes::from(resp::format_double(n as f64))),
-            Value::Number(n) => argv.push(Bytes::from(resp::format_double(n))),
+            Value::String(s) => buf.extend_from_slice(&s.as_bytes()),
+            Value::Integer(n) => buf.extend_from_slice(resp::format_double(*n as f64).as_bytes()),
+            Value::Number(n) => buf.extend_from_slice(resp::format_double(*n).as_bytes()),
             _ => {
                 return Ok(Err(
                     b"ERR Lua redis lib command arguments must be strings or integers".to_vec(),
                 ))
             }
         }
+        ends.push(buf.len());
     }
+    let all = buf.freeze();
+    let mut start = 0;
+    let argv: Vec<Bytes> = ends
+        .into_iter()
+        .map(|end| {
+            let a = all.slice(start..end);
+            start = end;
+            a
+        })
+        .collect();
     if argv.is_empty() {
         return Ok(Err(
             b"ERR Please specify at least one argument for this redis lib call".to_vec(),

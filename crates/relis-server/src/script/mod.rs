@@ -47,6 +47,22 @@ pub struct Scripting {
     pub functions: functions::Registry,
     /// Bytes the writer's Lua state used after the last script (INFO used_memory_lua).
     pub lua_memory: AtomicU64,
+    /// `busy-reply-threshold` in milliseconds, kept here so a script start does not search
+    /// the configuration ([`Scripting::configure`]).
+    pub busy_ms: AtomicU64,
+}
+
+impl Scripting {
+    /// Takes `busy-reply-threshold` from the configuration (at start-up and after CONFIG SET).
+    pub fn configure(&self, config: &crate::config::Config) {
+        let ms = config
+            .passive
+            .iter()
+            .find(|(n, _)| *n == "busy-reply-threshold")
+            .and_then(|(_, v)| v.parse().ok())
+            .unwrap_or(5000);
+        self.busy_ms.store(ms, Ordering::Relaxed);
+    }
 }
 
 /// What the other connections can see of the running script.

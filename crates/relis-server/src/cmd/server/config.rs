@@ -301,6 +301,7 @@ impl ConnCmd for ConfigCmd {
                     reconfigure_tls(&c.server, &next, &pairs)?;
                     *cfg = next;
                     c.server.pubsub.configure(&cfg);
+                    c.server.scripting.configure(&cfg);
                     c.server
                         .acl
                         .log_max
