@@ -1115,7 +1115,7 @@ pub fn parse_file(text: &str, source: &str) -> Result<Vec<(String, UserState)>, 
             continue;
         }
         let n = i + 1;
-        let Some(words) = split_args(line) else {
+        let Some(words) = crate::config::split_config_line(line) else {
             errors.push_str(&format!("{source}:{n}: unbalanced quotes in acl line. "));
             continue;
         };
@@ -1172,52 +1172,6 @@ pub fn io_error_text(e: &std::io::Error) -> String {
         Some(i) => s[..i].to_string(),
         None => s,
     }
-}
-
-/// Splits a line into words with "double" and 'single' quotes (Redis's `sdssplitargs`).
-pub fn split_args(s: &str) -> Option<Vec<String>> {
-    let mut out = Vec::new();
-    let mut chars = s.chars().peekable();
-    loop {
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-        let Some(&c) = chars.peek() else { break };
-        let mut word = String::new();
-        if c == '"' || c == '\'' {
-            chars.next();
-            let mut closed = false;
-            while let Some(ch) = chars.next() {
-                if ch == c {
-                    closed = true;
-                    break;
-                }
-                if ch == '\\' && c == '"' {
-                    match chars.next()? {
-                        'n' => word.push('\n'),
-                        't' => word.push('\t'),
-                        'r' => word.push('\r'),
-                        o => word.push(o),
-                    }
-                } else {
-                    word.push(ch);
-                }
-            }
-            if !closed {
-                return None;
-            }
-        } else {
-            while let Some(&ch) = chars.peek() {
-                if ch.is_whitespace() {
-                    break;
-                }
-                word.push(ch);
-                chars.next();
-            }
-        }
-        out.push(word);
-    }
-    Some(out)
 }
 
 /// The ACL file's text: one `user` line per user, as ACL LIST prints them.

@@ -822,8 +822,9 @@ fn fatal(line_no: usize, line: &str, msg: &str) -> String {
     )
 }
 
-/// Splits a config line into words, honouring "double" and 'single' quotes.
-fn split_config_line(s: &str) -> Option<Vec<String>> {
+/// Splits a config (or ACL file) line into words, honouring "double" and 'single' quotes
+/// (Redis's `sdssplitargs`).
+pub fn split_config_line(s: &str) -> Option<Vec<String>> {
     let mut out = Vec::new();
     let mut chars = s.chars().peekable();
     loop {

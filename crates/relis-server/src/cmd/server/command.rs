@@ -228,31 +228,6 @@ const FLAG_ORDER: &[&str] = &[
     "allow_busy",
 ];
 
-/// ACL categories in Redis's order.
-pub const ACL_CATEGORIES: &[&str] = &[
-    "keyspace",
-    "read",
-    "write",
-    "set",
-    "sortedset",
-    "list",
-    "hash",
-    "string",
-    "bitmap",
-    "hyperloglog",
-    "geo",
-    "stream",
-    "pubsub",
-    "admin",
-    "fast",
-    "slow",
-    "blocking",
-    "dangerous",
-    "connection",
-    "transaction",
-    "scripting",
-];
-
 /// The flags COMMAND INFO shows for `spec`, in Redis's order.
 pub fn flags(spec: &Spec) -> Vec<&'static str> {
     FLAG_ORDER.iter().copied().filter(|f| spec.has(f)).collect()
@@ -274,7 +249,11 @@ pub fn acl_categories(spec: &Spec) -> Vec<&'static str> {
                 _ => false,
             }
     };
-    ACL_CATEGORIES.iter().copied().filter(|c| has(c)).collect()
+    crate::acl::CATEGORIES
+        .iter()
+        .copied()
+        .filter(|c| has(c))
+        .collect()
 }
 
 /// The key-spec flags of a spec's keys.
