@@ -12,6 +12,7 @@ pub mod client;
 pub mod cmd;
 pub mod config;
 pub mod error;
+pub mod logging;
 pub mod pause;
 pub mod pubsub;
 pub mod script;

@@ -169,27 +169,35 @@ async fn shutdown_signal() {
 }
 
 fn init_logging(config: &Config) {
-    let level = match config.loglevel.as_str() {
-        "debug" => "debug",
-        "verbose" => "info",
-        "notice" => "info",
-        "warning" => "warn",
-        _ => "error",
-    };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::EnvFilter;
+    let level = relis_server::logging::tracing_level(&config.loglevel);
+    // RUST_LOG, when set, wins over `loglevel` (and CONFIG SET loglevel leaves it alone).
+    let from_env = EnvFilter::try_from_default_env().ok();
+    let fixed = from_env.is_some();
+    let (filter, handle) =
+        tracing_subscriber::reload::Layer::new(from_env.unwrap_or_else(|| EnvFilter::new(level)));
+    if !fixed {
+        relis_server::logging::set_reloader(move |level| {
+            let _ = handle.modify(|f| *f = EnvFilter::new(level));
+        });
+    }
+    let registry = tracing_subscriber::registry().with(filter);
     if config.logfile.is_empty() {
-        tracing_subscriber::fmt().with_env_filter(filter).init();
+        registry.with(tracing_subscriber::fmt::layer()).init();
     } else {
         match std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&config.logfile)
         {
-            Ok(f) => tracing_subscriber::fmt()
-                .with_env_filter(filter)
-                .with_ansi(false)
-                .with_writer(std::sync::Mutex::new(f))
+            Ok(f) => registry
+                .with(
+                    tracing_subscriber::fmt::layer()
+                        .with_ansi(false)
+                        .with_writer(std::sync::Mutex::new(f)),
+                )
                 .init(),
             Err(e) => fail(&format!("Can't open the log file: {e}")),
         }

@@ -767,3 +767,34 @@ async fn shutdown_save_takes_a_snapshot() {
     let copy = relis::Db::open(s.dir.path().join("relis.db.save")).unwrap();
     assert_eq!(copy.get("k").unwrap().as_deref(), Some(&b"last"[..]));
 }
+
+/// `CONFIG SET loglevel` changes what the running binary logs: at `warning`, SAVE's notice
+/// ("DB saved on disk") is not written; after `CONFIG SET loglevel notice` it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_set_loglevel_changes_the_running_logger() {
+    if std::env::var_os("RUST_LOG").is_some() {
+        // The binary would inherit it, and RUST_LOG wins over `loglevel`.
+        eprintln!("RUST_LOG is set: skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("relis.log");
+    let log_arg = log.to_str().unwrap();
+    let child = spawn_binary(dir.path(), &["--loglevel", "warning", "--logfile", log_arg]);
+    let addr: std::net::SocketAddr = ([127, 0, 0, 1], child.port).into();
+    let mut c = Raw::connect(addr).await;
+    let saves = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .matches("DB saved on disk")
+            .count()
+    };
+    assert_eq!(c.cmd(&["SAVE"]).await, ok());
+    assert_eq!(saves(), 0);
+    assert_eq!(c.cmd(&["CONFIG", "SET", "loglevel", "notice"]).await, ok());
+    assert_eq!(c.cmd(&["SAVE"]).await, ok());
+    assert_eq!(saves(), 1);
+    assert_eq!(c.cmd(&["CONFIG", "SET", "loglevel", "warning"]).await, ok());
+    assert_eq!(c.cmd(&["SAVE"]).await, ok());
+    assert_eq!(saves(), 1);
+}

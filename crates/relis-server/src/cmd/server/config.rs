@@ -302,6 +302,12 @@ impl ConnCmd for ConfigCmd {
                     *cfg = next;
                     c.server.pubsub.configure(&cfg);
                     c.server.scripting.configure(&cfg);
+                    if pairs
+                        .iter()
+                        .any(|(n, _)| n.eq_ignore_ascii_case("loglevel"))
+                    {
+                        crate::logging::apply(&cfg.loglevel);
+                    }
                     c.server
                         .acl
                         .log_max
