@@ -178,7 +178,8 @@ pub struct Stats {
     pub commits: AtomicU64,
     /// Write jobs committed.
     pub writes: AtomicU64,
-    /// Keys deleted by the expiry sweep.
+    /// Keys deleted because they expired: by the sweep, or by a write (or a read, through
+    /// [`Db::expire_if_needed`]) that found them expired (INFO expired_keys).
     pub expired_keys: AtomicU64,
     /// Commits that failed (their writes were reported as errors).
     pub failed_commits: AtomicU64,
@@ -328,6 +329,7 @@ impl Db {
                             sink,
                             mute_new: false,
                             new_keys: None,
+                            lazily_expired: 0,
                         };
                         let limits = (max_batch, wal_limit, spin);
                         writer_loop(conn, wrx, clock, databases, limits, st, stats)
@@ -838,6 +840,10 @@ fn writer_loop(
                     }
                 }
                 stats.writes.fetch_add(n_writes, Ordering::Relaxed);
+                let lazily = std::mem::take(&mut st.lazily_expired);
+                if lazily > 0 {
+                    stats.expired_keys.fetch_add(lazily, Ordering::Relaxed);
+                }
                 if !st.events.is_empty() {
                     // Published before the writes are answered, as Redis publishes during the
                     // command: a client that got its reply can count on the event being out.
@@ -857,6 +863,7 @@ fn writer_loop(
                 let _ = conn.execute_batch("ROLLBACK");
                 st.persisted_version = persisted_before;
                 st.events.clear();
+                st.lazily_expired = 0;
                 Err(e)
             }
         };

@@ -204,6 +204,9 @@ pub(crate) struct WriterState {
     /// While someone watches ([`Writer::watch_new_keys`]): the keys created since, as
     /// (database, key).
     pub new_keys: Option<Vec<(u32, Vec<u8>)>>,
+    /// Expired keys deleted by writes that found them (lazy expiry) in the current group
+    /// transaction, added to [`crate::Stats::expired_keys`] once it commits.
+    pub lazily_expired: u64,
 }
 
 /// A read-write view of the keyspace: only the writer thread makes one, inside its group
@@ -408,6 +411,7 @@ impl<'c> Writer<'c> {
     pub(crate) fn delete_expired(&mut self, db: u32, key: &[u8], meta: &KeyMeta) -> Result<()> {
         self.delete_key(db, key, meta)?;
         self.notify(crate::events::class::EXPIRED, "expired", db, key);
+        self.st.lazily_expired += 1;
         Ok(())
     }
 
