@@ -115,6 +115,8 @@ pub struct Shared {
     pub config_file: Option<std::path::PathBuf>,
     /// Connected clients by id.
     pub clients: Mutex<BTreeMap<u64, Arc<ClientInfo>>>,
+    /// How many clients `clients` holds (read without its lock on the connection path).
+    pub connected: std::sync::atomic::AtomicUsize,
     next_client_id: AtomicU64,
     /// Counters.
     pub stats: Stats,
@@ -157,6 +159,14 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// Removes client `id` from `clients` (it has gone).
+    pub fn forget_client(&self, id: u64) {
+        let mut clients = self.clients.lock();
+        clients.remove(&id);
+        self.connected
+            .store(clients.len(), std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Builds the shared state around an open engine.
     pub fn new(
         db: relis::Db,
@@ -184,6 +194,7 @@ impl Shared {
             config: RwLock::new(config),
             config_file,
             clients: Mutex::new(BTreeMap::new()),
+            connected: std::sync::atomic::AtomicUsize::new(0),
             next_client_id: AtomicU64::new(1),
             stats: Stats::default(),
             cmd_stats: (0..n).map(|_| CmdStat::default()).collect(),
