@@ -4,6 +4,12 @@ use relis_server::config::Config;
 use relis_server::{open_engine, server, REDIS_VERSION, VERSION};
 use std::path::PathBuf;
 
+// The network thread allocates each command and the writer thread frees it: glibc's allocator
+// serves that pattern from its locked arena on every allocation (a quarter of the network
+// thread's instructions under callgrind); mimalloc's per-thread free lists do not.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const HELP: &str = "Usage: relis-server [/path/to/relis.conf] [options]
        relis-server --version
        relis-server --help

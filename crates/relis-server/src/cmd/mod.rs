@@ -27,7 +27,6 @@ use crate::client::Client;
 use crate::error::CmdError;
 use crate::server::Shared;
 use resp::{Frame, Protocol};
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
@@ -313,7 +312,7 @@ pub fn all() -> impl Iterator<Item = &'static Spec> {
 
 /// The table, indexed by lower-case name; each spec also has a dense index for statistics.
 pub struct Table {
-    by_name: HashMap<&'static str, (usize, &'static Spec)>,
+    by_name: rustc_hash::FxHashMap<&'static str, (usize, &'static Spec)>,
     /// Every spec and subcommand spec, in index order.
     pub specs: Vec<&'static Spec>,
 }
@@ -324,7 +323,7 @@ impl Table {
         static TABLE: OnceLock<Table> = OnceLock::new();
         TABLE.get_or_init(|| {
             let mut t = Table {
-                by_name: HashMap::new(),
+                by_name: rustc_hash::FxHashMap::default(),
                 specs: Vec::new(),
             };
             for s in all() {
