@@ -399,8 +399,13 @@ impl Client {
             }
             if self.server.pause.active() {
                 if let Some(spec) = self.pausable(&argv) {
-                    // What came before runs first; this one waits for the pause to end.
+                    // What came before runs first, and its replies go out (the caller writes
+                    // them and calls again); then this one waits for the pause to end.
                     self.run_group(&mut group, out).await;
+                    if !out.is_empty() && self.server.pause.holds_now(spec) {
+                        reqs.push_front(argv);
+                        break;
+                    }
                     let server = self.server.clone();
                     server.pause.wait(spec).await;
                 }

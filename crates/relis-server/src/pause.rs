@@ -1,7 +1,8 @@
 //! CLIENT PAUSE: the server-wide pause that holds clients' commands back for a while, as Redis
 //! 7.0 does it. `ALL` holds every command; `WRITE` holds the commands that may change data
 //! (flagged `write`, and those Redis flags `may_replicate`: EVAL, EVALSHA, FCALL, PUBLISH,
-//! SPUBLISH). A held command runs once the pause ends (its time passes or CLIENT UNPAUSE).
+//! SPUBLISH). A held command runs once the pause ends (its time passes or CLIENT UNPAUSE); the
+//! replies to the commands before it in a pipeline go out meanwhile, as Redis sends them.
 //! Commands rejected before they would run (unknown, wrong arity, no authentication) are
 //! answered at once, as in Redis. The check on the command path is one atomic load.
 
@@ -68,6 +69,11 @@ impl Pause {
         }
         let writes = spec.has("write") || MAY_REPLICATE.contains(&spec.name);
         (mode == PauseMode::All || writes).then_some(end)
+    }
+
+    /// Whether a pause in force holds `spec` now.
+    pub fn holds_now(&self, spec: &Spec) -> bool {
+        self.holds(spec).is_some()
     }
 
     /// Whether a pause may be in force (the cheap check before [`Pause::wait`]).
