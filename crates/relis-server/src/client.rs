@@ -718,6 +718,7 @@ async fn flush<W: AsyncWrite + Unpin>(
     stream: &mut W,
     client: &mut Client,
     out: &mut BytesMut,
+    idle: u64,
 ) -> std::io::Result<bool> {
     if out.is_empty() {
         return Ok(true);
@@ -745,7 +746,6 @@ async fn flush<W: AsyncWrite + Unpin>(
         .stats
         .net_output_bytes
         .fetch_add(out.len() as u64, Ordering::Relaxed);
-    let idle = server.config.read().timeout;
     match write_out(stream, out, info, limit, idle).await? {
         Written::All => {}
         Written::Killed => return Ok(false),
@@ -1215,13 +1215,14 @@ async fn connection_loop<W: AsyncWrite + Unpin>(
     let mut parked = false;
     let mut decoder = RequestDecoder::new(Limits::default());
     loop {
-        let qlimit = {
+        // The settings this turn needs, under one read of the configuration.
+        let (qlimit, timeout) = {
             let c = server.config.read();
             decoder.set_limits(Limits {
                 proto_max_bulk_len: c.proto_max_bulk_len,
                 ..Limits::default()
             });
-            c.client_query_buffer_limit
+            (c.client_query_buffer_limit, c.timeout)
         };
         // Like Redis, a client that has not authenticated may only send small requests.
         decoder.set_auth_required(!client.authed);
@@ -1253,7 +1254,7 @@ async fn connection_loop<W: AsyncWrite + Unpin>(
             client.run_batch(&mut reqs, &mut out).await;
             while !reqs.is_empty() {
                 // A chunk of replies is ready and more commands wait: it goes out first.
-                if !flush(stream, client, &mut out).await? {
+                if !flush(stream, client, &mut out, timeout).await? {
                     return Ok(());
                 }
                 client.run_batch(&mut reqs, &mut out).await;
@@ -1273,7 +1274,7 @@ async fn connection_loop<W: AsyncWrite + Unpin>(
             return Ok(());
         }
         client.take_messages(&mut out);
-        if !flush(stream, client, &mut out).await? {
+        if !flush(stream, client, &mut out, timeout).await? {
             return Ok(());
         }
         if client.quit || info.killed.load(Ordering::SeqCst) {
@@ -1300,11 +1301,7 @@ async fn connection_loop<W: AsyncWrite + Unpin>(
             && out.is_empty()
             && server.connected.load(Ordering::Relaxed) > MANY_CLIENTS;
         // As in Redis, `timeout` does not close a subscriber: it is idle by design.
-        let idle = if client.subs.any() {
-            0
-        } else {
-            server.config.read().timeout
-        };
+        let idle = if client.subs.any() { 0 } else { timeout };
         let rd = client
             .rd
             .as_mut()
