@@ -136,6 +136,9 @@ pub struct Client {
     pub pushed: Vec<Frame>,
     /// Whether this connection ever subscribed (its mailbox may hold messages).
     pub mailbox_used: bool,
+    /// Whether this turn's replies include reads run on the network thread (see the connection
+    /// loop: they go out after the other ready connections had their turn).
+    pub read_here: bool,
 }
 
 /// The read half of a connection's stream: a TCP socket's, or a TLS session's over one. Only
@@ -496,6 +499,7 @@ impl Client {
                         }
                         frames
                     });
+                    self.read_here = true;
                     match done {
                         Some(Ok(frames)) if frames.len() == cmds.len() => {
                             self.deliver(frames.len(), Ok(Ok(frames)), out);
@@ -1190,6 +1194,7 @@ async fn serve_stream<W: AsyncWrite + Unpin>(
         subs: Default::default(),
         pushed: Vec::new(),
         mailbox_used: false,
+        read_here: false,
     };
     let result = connection_loop(&mut wr, &mut client).await;
     if let Err(e) = result {
@@ -1274,6 +1279,16 @@ async fn connection_loop<W: AsyncWrite + Unpin>(
             return Ok(());
         }
         client.take_messages(&mut out);
+        // Replies to reads this thread ran itself wait until the other connections that are
+        // ready have run theirs, then go out together, as Redis writes every reply of an event
+        // loop turn before it sleeps: a client woken by one reply then finds the next already
+        // there, instead of going back to sleep and being woken for each (a wake-up on another
+        // core costs more than a short read). Replies to writes come back from the writer
+        // together already.
+        if client.read_here && !out.is_empty() {
+            tokio::task::yield_now().await;
+        }
+        client.read_here = false;
         if !flush(stream, client, &mut out, timeout).await? {
             return Ok(());
         }
