@@ -279,6 +279,7 @@ impl Db {
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| ":memory:".into());
         crate::powercut::install_if_requested();
+        crate::walwrite::install();
         if let Some(p) = &opts.path {
             schema::preflight(p)?;
         }

@@ -30,6 +30,7 @@ mod sort;
 pub mod sql;
 mod store;
 mod strings;
+mod walwrite;
 mod zset;
 
 pub use bytes::Bytes;

@@ -1,0 +1,491 @@
+//! A commit's WAL frames in one write: an SQLite VFS shim that gathers the frames a transaction
+//! appends to its WAL file and hands them to the real file in one `pwrite` once the commit frame
+//! is complete.
+//!
+//! SQLite writes each WAL frame as two calls, its 24-byte header then its page, at offsets that
+//! straddle the file's 4 KiB pages (a frame is 4120 bytes). Under random-key writes a group
+//! commit appends one frame per write or more, and perf put the kernel's side of those calls
+//! (ext4's per-page write begin/end and `mark_buffer_dirty`, twice or three times per frame)
+//! at a third of the writer thread. One write per commit does the same page-cache work once per
+//! page.
+//!
+//! What is gathered is never what another connection may read: only a transaction's frames are
+//! held, and the write that completes its commit frame (the frame whose header carries the
+//! database size) flushes them before SQLite publishes the commit in the WAL index, and returns
+//! the real write's error if that fails, so a commit that cannot reach the file fails as it
+//! would without the shim. Everything written after a commit frame and before the next
+//! transaction's first frame (SQLite's padding frames, when it pads to a sector) goes straight
+//! through. The writer's own reads, syncs, truncations and size queries flush first. A flush that
+//! fails drops what it holds and returns the error to the transaction those frames belong to.
+//!
+//! Only WAL files are gathered; every other file, and every other call, passes through.
+//! [`install`] makes the shim the process's default VFS, over whatever was the default (the
+//! test shims of [`crate::faults`] and [`crate::powercut`] included, whichever order they come
+//! in); [`crate::Db`] installs it when it opens its first database.
+
+use rusqlite::ffi;
+use std::ffi::{c_int, c_void};
+use std::sync::OnceLock;
+
+/// The WAL file's header: frames start after it.
+const WAL_HEADER: i64 = 32;
+/// A frame's header; its bytes 4..8 are the database's size in pages after a commit frame, 0 in
+/// any other frame.
+const FRAME_HEADER: c_int = 24;
+/// Past this many gathered bytes (a large transaction spilling pages before it commits), the
+/// gathered frames are written out and gathering starts again.
+const MAX_GATHERED: usize = 4 << 20;
+/// The most the unix VFS writes in one call: it masks a write's length to 17 bits (it never
+/// expects more than a 64 KiB page), so a longer one would come back short.
+const MAX_WRITE: usize = 64 << 10;
+
+/// Makes the shim the process's default SQLite VFS; idempotent. Databases opened afterwards go
+/// through it.
+pub fn install() {
+    static DONE: OnceLock<bool> = OnceLock::new();
+    DONE.get_or_init(|| {
+        // SAFETY: plain FFI on SQLite's VFS list; the structs registered live for the rest of
+        // the process (leaked on purpose).
+        unsafe {
+            let real = ffi::sqlite3_vfs_find(std::ptr::null());
+            if real.is_null() {
+                return false;
+            }
+            let mut vfs: ffi::sqlite3_vfs = *real;
+            vfs.zName = c"relis-walwrite".as_ptr();
+            vfs.pAppData = real.cast();
+            vfs.szOsFile = std::mem::size_of::<File>() as c_int;
+            vfs.pNext = std::ptr::null_mut();
+            vfs.xOpen = Some(x_open);
+            let vfs = Box::into_raw(Box::new(vfs));
+            ffi::sqlite3_vfs_register(vfs, 1) == ffi::SQLITE_OK
+        }
+    });
+}
+
+/// Where a WAL file is in SQLite's sequence of frame writes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Frames of a transaction: gathered.
+    Gather,
+    /// A commit frame's header was gathered: the next write (its page) completes the commit.
+    CommitPage,
+    /// After a commit frame, until the next frame header: written through.
+    Through,
+}
+
+/// Our file: SQLite's base struct first, then the real file and, for a WAL file, what is
+/// gathered and where it goes.
+#[repr(C)]
+struct File {
+    base: ffi::sqlite3_file,
+    real: *mut ffi::sqlite3_file,
+    wal: bool,
+    stage: Stage,
+    gathered: Vec<u8>,
+    /// The file offset of `gathered[0]`.
+    at: i64,
+}
+
+static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
+    iVersion: 3,
+    xClose: Some(x_close),
+    xRead: Some(x_read),
+    xWrite: Some(x_write),
+    xTruncate: Some(x_truncate),
+    xSync: Some(x_sync),
+    xFileSize: Some(x_file_size),
+    xLock: Some(x_lock),
+    xUnlock: Some(x_unlock),
+    xCheckReservedLock: Some(x_check_reserved_lock),
+    xFileControl: Some(x_file_control),
+    xSectorSize: Some(x_sector_size),
+    xDeviceCharacteristics: Some(x_device_characteristics),
+    xShmMap: Some(x_shm_map),
+    xShmLock: Some(x_shm_lock),
+    xShmBarrier: Some(x_shm_barrier),
+    xShmUnmap: Some(x_shm_unmap),
+    xFetch: Some(x_fetch),
+    xUnfetch: Some(x_unfetch),
+};
+
+unsafe extern "C" fn x_open(
+    vfs: *mut ffi::sqlite3_vfs,
+    name: ffi::sqlite3_filename,
+    file: *mut ffi::sqlite3_file,
+    flags: c_int,
+    out_flags: *mut c_int,
+) -> c_int {
+    let real_vfs: *mut ffi::sqlite3_vfs = (*vfs).pAppData.cast();
+    let f = file.cast::<File>();
+    let real = ffi::sqlite3_malloc((*real_vfs).szOsFile).cast::<ffi::sqlite3_file>();
+    if real.is_null() {
+        return ffi::SQLITE_NOMEM;
+    }
+    std::ptr::write_bytes(real.cast::<u8>(), 0, (*real_vfs).szOsFile as usize);
+    let rc = ((*real_vfs).xOpen.unwrap())(real_vfs, name, real, flags, out_flags);
+    if rc != ffi::SQLITE_OK {
+        ffi::sqlite3_free(real.cast());
+        (*f).base.pMethods = std::ptr::null();
+        return rc;
+    }
+    std::ptr::write(
+        f,
+        File {
+            base: ffi::sqlite3_file { pMethods: &METHODS },
+            real,
+            wal: flags & ffi::SQLITE_OPEN_WAL != 0,
+            stage: Stage::Gather,
+            gathered: Vec::new(),
+            at: 0,
+        },
+    );
+    ffi::SQLITE_OK
+}
+
+unsafe fn file<'a>(file: *mut ffi::sqlite3_file) -> &'a mut File {
+    &mut *file.cast::<File>()
+}
+
+unsafe fn methods(real: *mut ffi::sqlite3_file) -> &'static ffi::sqlite3_io_methods {
+    &*(*real).pMethods
+}
+
+impl File {
+    /// Writes `data` at `off` in the real file.
+    unsafe fn write_real(&self, data: &[u8], off: i64) -> c_int {
+        (methods(self.real).xWrite.unwrap())(
+            self.real,
+            data.as_ptr().cast(),
+            data.len() as c_int,
+            off,
+        )
+    }
+
+    /// Writes out what is gathered, in pieces of at most [`MAX_WRITE`] bytes. On an error it is
+    /// dropped and the error returned: what is gathered always belongs to the transaction that
+    /// is writing, which the error fails (kept, a failed commit's frames could reach the file
+    /// later, whole, and come back to life at the next recovery).
+    unsafe fn flush(&mut self) -> c_int {
+        let mut rc = ffi::SQLITE_OK;
+        let mut off = self.at;
+        for piece in self.gathered.chunks(MAX_WRITE) {
+            rc = self.write_real(piece, off);
+            if rc != ffi::SQLITE_OK {
+                break;
+            }
+            off += piece.len() as i64;
+        }
+        self.gathered.clear();
+        if self.gathered.capacity() > MAX_GATHERED {
+            self.gathered.shrink_to(MAX_GATHERED);
+        }
+        rc
+    }
+
+    /// Adds `data`, bound for `off`, to what is gathered (writing that out first when `data`
+    /// does not follow it or it is full).
+    unsafe fn gather(&mut self, data: &[u8], off: i64) -> c_int {
+        let end = self.at + self.gathered.len() as i64;
+        if !self.gathered.is_empty()
+            && (off != end || self.gathered.len() + data.len() > MAX_GATHERED)
+        {
+            let rc = self.flush();
+            if rc != ffi::SQLITE_OK {
+                return rc;
+            }
+        }
+        if self.gathered.is_empty() {
+            self.at = off;
+        }
+        self.gathered.extend_from_slice(data);
+        ffi::SQLITE_OK
+    }
+
+    /// One write SQLite makes to the WAL.
+    unsafe fn wal_write(&mut self, data: &[u8], off: i64) -> c_int {
+        if data.len() == FRAME_HEADER as usize && off >= WAL_HEADER {
+            let commit = data[4..8] != [0; 4];
+            match (commit, self.stage) {
+                // A padding frame after a commit frame: through, as that commit's.
+                (true, Stage::Through) => return self.through(data, off),
+                (true, _) => self.stage = Stage::CommitPage,
+                (false, _) => self.stage = Stage::Gather,
+            }
+            return self.gather(data, off);
+        }
+        match self.stage {
+            Stage::Gather => self.gather(data, off),
+            Stage::CommitPage => {
+                self.stage = Stage::Through;
+                let rc = self.gather(data, off);
+                if rc != ffi::SQLITE_OK {
+                    return rc;
+                }
+                self.flush()
+            }
+            Stage::Through => self.through(data, off),
+        }
+    }
+
+    unsafe fn through(&mut self, data: &[u8], off: i64) -> c_int {
+        let rc = self.flush();
+        if rc != ffi::SQLITE_OK {
+            return rc;
+        }
+        self.write_real(data, off)
+    }
+}
+
+unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
+    let f = file.cast::<File>();
+    let flushed = (*f).flush();
+    let real = (*f).real;
+    let rc = (methods(real).xClose.unwrap())(real);
+    ffi::sqlite3_free(real.cast());
+    std::ptr::drop_in_place(&mut (*f).gathered);
+    if flushed != ffi::SQLITE_OK {
+        return flushed;
+    }
+    rc
+}
+
+unsafe extern "C" fn x_read(
+    f: *mut ffi::sqlite3_file,
+    buf: *mut c_void,
+    amt: c_int,
+    off: ffi::sqlite3_int64,
+) -> c_int {
+    let f = file(f);
+    let rc = f.flush();
+    if rc != ffi::SQLITE_OK {
+        return ffi::SQLITE_IOERR_READ;
+    }
+    (methods(f.real).xRead.unwrap())(f.real, buf, amt, off)
+}
+
+unsafe extern "C" fn x_write(
+    f: *mut ffi::sqlite3_file,
+    buf: *const c_void,
+    amt: c_int,
+    off: ffi::sqlite3_int64,
+) -> c_int {
+    let f = file(f);
+    if !f.wal || amt <= 0 {
+        return (methods(f.real).xWrite.unwrap())(f.real, buf, amt, off);
+    }
+    let data = std::slice::from_raw_parts(buf.cast::<u8>(), amt as usize);
+    f.wal_write(data, off)
+}
+
+unsafe extern "C" fn x_truncate(f: *mut ffi::sqlite3_file, size: ffi::sqlite3_int64) -> c_int {
+    let f = file(f);
+    let rc = f.flush();
+    if rc != ffi::SQLITE_OK {
+        return rc;
+    }
+    (methods(f.real).xTruncate.unwrap())(f.real, size)
+}
+
+unsafe extern "C" fn x_sync(f: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
+    let f = file(f);
+    let rc = f.flush();
+    if rc != ffi::SQLITE_OK {
+        return rc;
+    }
+    (methods(f.real).xSync.unwrap())(f.real, flags)
+}
+
+unsafe extern "C" fn x_file_size(f: *mut ffi::sqlite3_file, out: *mut ffi::sqlite3_int64) -> c_int {
+    let f = file(f);
+    let rc = f.flush();
+    if rc != ffi::SQLITE_OK {
+        return rc;
+    }
+    (methods(f.real).xFileSize.unwrap())(f.real, out)
+}
+
+unsafe extern "C" fn x_lock(f: *mut ffi::sqlite3_file, l: c_int) -> c_int {
+    let r = file(f).real;
+    (methods(r).xLock.unwrap())(r, l)
+}
+
+unsafe extern "C" fn x_unlock(f: *mut ffi::sqlite3_file, l: c_int) -> c_int {
+    let r = file(f).real;
+    (methods(r).xUnlock.unwrap())(r, l)
+}
+
+unsafe extern "C" fn x_check_reserved_lock(f: *mut ffi::sqlite3_file, out: *mut c_int) -> c_int {
+    let r = file(f).real;
+    (methods(r).xCheckReservedLock.unwrap())(r, out)
+}
+
+unsafe extern "C" fn x_file_control(
+    f: *mut ffi::sqlite3_file,
+    op: c_int,
+    arg: *mut c_void,
+) -> c_int {
+    let r = file(f).real;
+    (methods(r).xFileControl.unwrap())(r, op, arg)
+}
+
+unsafe extern "C" fn x_sector_size(f: *mut ffi::sqlite3_file) -> c_int {
+    let r = file(f).real;
+    (methods(r).xSectorSize.unwrap())(r)
+}
+
+unsafe extern "C" fn x_device_characteristics(f: *mut ffi::sqlite3_file) -> c_int {
+    let r = file(f).real;
+    (methods(r).xDeviceCharacteristics.unwrap())(r)
+}
+
+unsafe extern "C" fn x_shm_map(
+    f: *mut ffi::sqlite3_file,
+    pg: c_int,
+    sz: c_int,
+    extend: c_int,
+    pp: *mut *mut c_void,
+) -> c_int {
+    let r = file(f).real;
+    (methods(r).xShmMap.unwrap())(r, pg, sz, extend, pp)
+}
+
+unsafe extern "C" fn x_shm_lock(
+    f: *mut ffi::sqlite3_file,
+    off: c_int,
+    n: c_int,
+    flags: c_int,
+) -> c_int {
+    let r = file(f).real;
+    (methods(r).xShmLock.unwrap())(r, off, n, flags)
+}
+
+unsafe extern "C" fn x_shm_barrier(f: *mut ffi::sqlite3_file) {
+    let r = file(f).real;
+    (methods(r).xShmBarrier.unwrap())(r)
+}
+
+unsafe extern "C" fn x_shm_unmap(f: *mut ffi::sqlite3_file, delete: c_int) -> c_int {
+    let r = file(f).real;
+    (methods(r).xShmUnmap.unwrap())(r, delete)
+}
+
+unsafe extern "C" fn x_fetch(
+    f: *mut ffi::sqlite3_file,
+    off: ffi::sqlite3_int64,
+    amt: c_int,
+    pp: *mut *mut c_void,
+) -> c_int {
+    let r = file(f).real;
+    let m = methods(r);
+    match m.xFetch {
+        Some(fetch) if m.iVersion >= 3 => fetch(r, off, amt, pp),
+        _ => {
+            *pp = std::ptr::null_mut();
+            ffi::SQLITE_OK
+        }
+    }
+}
+
+unsafe extern "C" fn x_unfetch(
+    f: *mut ffi::sqlite3_file,
+    off: ffi::sqlite3_int64,
+    p: *mut c_void,
+) -> c_int {
+    let r = file(f).real;
+    let m = methods(r);
+    match m.xUnfetch {
+        Some(unfetch) if m.iVersion >= 3 => unfetch(r, off, p),
+        _ => ffi::SQLITE_OK,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::{Connection, OpenFlags};
+
+    fn open(uri: &str) -> Connection {
+        super::install();
+        let c = Connection::open_with_flags(
+            uri,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_URI,
+        )
+        .unwrap();
+        c.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+            .unwrap();
+        c.execute_batch("PRAGMA wal_autocheckpoint=0").unwrap();
+        c
+    }
+
+    fn count(c: &Connection) -> i64 {
+        c.query_row("SELECT count(*), sum(length(v)) FROM t", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    fn intact(c: &Connection) {
+        let ok: String = c
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(ok, "ok");
+    }
+
+    /// Another connection sees each commit as soon as it returns: small ones, one larger than
+    /// the unix VFS writes in a call, one larger than what is gathered at once, and one that
+    /// spilled pages before rolling back; the file is whole when opened again.
+    fn commits_reach_the_file(uri: &str, sync: &str) {
+        let w = open(uri);
+        w.execute_batch(&format!(
+            "PRAGMA synchronous={sync}; CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)"
+        ))
+        .unwrap();
+        let r = open(uri);
+        let mut expected = 0;
+        for (rows, size) in [(1, 10), (3, 5000), (200, 1000), (3000, 2000)] {
+            w.execute_batch("BEGIN").unwrap();
+            for _ in 0..rows {
+                w.execute("INSERT INTO t (v) VALUES (randomblob(?1))", [size])
+                    .unwrap();
+            }
+            w.execute_batch("COMMIT").unwrap();
+            expected += rows;
+            assert_eq!(count(&r), expected);
+        }
+        // A transaction too large for the page cache writes frames before it commits; rolled
+        // back, they must not count.
+        w.execute_batch("PRAGMA cache_size=20; BEGIN").unwrap();
+        for _ in 0..500 {
+            w.execute("INSERT INTO t (v) VALUES (randomblob(3000))", [])
+                .unwrap();
+        }
+        w.execute_batch("ROLLBACK").unwrap();
+        w.execute("INSERT INTO t (v) VALUES (randomblob(3000))", [])
+            .unwrap();
+        expected += 1;
+        assert_eq!(count(&r), expected);
+        assert_eq!(count(&w), expected);
+        intact(&r);
+        drop(r);
+        drop(w);
+        let again = open(uri);
+        assert_eq!(count(&again), expected);
+        intact(&again);
+    }
+
+    #[test]
+    fn commits_reach_the_file_when_gathered() {
+        let dir = tempfile::tempdir().unwrap();
+        let uri = format!("file:{}", dir.path().join("g.db").display());
+        commits_reach_the_file(&uri, "NORMAL");
+    }
+
+    /// Without power-safe overwrites SQLite pads a synced commit to a sector with copies of its
+    /// commit frame: those go through too.
+    #[test]
+    fn commits_reach_the_file_when_padded_to_a_sector() {
+        let dir = tempfile::tempdir().unwrap();
+        let uri = format!("file:{}?psow=0", dir.path().join("p.db").display());
+        commits_reach_the_file(&uri, "FULL");
+    }
+}
