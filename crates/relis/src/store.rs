@@ -186,10 +186,16 @@ impl<'c> Reader<'c> {
     }
 }
 
+/// How far ahead of the version counter its stored value is moved when the counter catches up
+/// with it.
+pub(crate) const VERSION_LEASE: i64 = 1 << 16;
+
 /// State the writer thread keeps across jobs.
 pub(crate) struct WriterState {
-    /// The next value of the version/id counter; persisted at each commit when it moved.
+    /// The next value of the version/id counter.
     pub next_version: i64,
+    /// The counter's value in the file: an upper bound of every value handed out, moved
+    /// [`VERSION_LEASE`] ahead when the counter reaches it (see [`Writer::persist_counter`]).
     pub persisted_version: i64,
     /// Set when work ran without a savepoint of its own and hit a storage error: the whole
     /// group transaction is rolled back and every write in it fails.
@@ -545,13 +551,18 @@ impl<'c> Writer<'c> {
         self.st.persisted_version
     }
 
-    /// Writes the version counter if it moved since the last commit.
+    /// Keeps the counter in the file ahead of every value handed out: when the counter has
+    /// reached the stored value, stores one [`VERSION_LEASE`] further. Values only need to be
+    /// unique and increasing across restarts, not dense, so a restart skips what was leased and
+    /// not used, and most commits write no counter at all (writing it each time dirtied one
+    /// more page per group commit).
     pub(crate) fn persist_counter(&mut self) -> Result<()> {
-        if self.st.next_version != self.st.persisted_version {
+        if self.st.next_version > self.st.persisted_version {
+            let to = self.st.next_version + VERSION_LEASE;
             self.conn
                 .prepare_cached("UPDATE relis_meta SET value = ?1 WHERE name = 'next_version'")?
-                .execute([self.st.next_version])?;
-            self.st.persisted_version = self.st.next_version;
+                .execute([to])?;
+            self.st.persisted_version = to;
         }
         Ok(())
     }
