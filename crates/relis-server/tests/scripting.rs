@@ -117,6 +117,17 @@ async fn redis_to_lua_conversions() {
                 "redis.setresp(3) return redis.call('hgetall','nokey')",
                 "*0\r\n",
             ),
+            // LRANGE's reply is encoded as its rows are read; a script gets a table.
+            (
+                "redis.call('rpush','l','a','','b\\r\\nc') local t = redis.call('lrange','l',0,-1) \
+                 return {#t, t[1], t[2], t[3], type(t)}",
+                "*5\r\n:3\r\n$1\r\na\r\n$0\r\n\r\n$4\r\nb\r\nc\r\n$5\r\ntable\r\n",
+            ),
+            (
+                "return redis.call('lrange','l',1,-1)",
+                "*2\r\n$0\r\n\r\n$4\r\nb\r\nc\r\n",
+            ),
+            ("return redis.call('lrange','nolist',0,-1)", "*0\r\n"),
         ],
     )
     .await;

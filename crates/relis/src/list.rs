@@ -221,6 +221,37 @@ impl Reader<'_> {
         }))
     }
 
+    /// LRANGE without collecting: `each` gets every element of the range in order; the number
+    /// of elements, `None` when there is no list. (The server encodes them as they come.)
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    pub fn lrange_each(
+        &self,
+        db: u32,
+        key: &[u8],
+        start: i64,
+        end: i64,
+        mut each: impl FnMut(&[u8]),
+    ) -> Result<Option<usize>> {
+        let Some(row) = self.list_row(db, key)? else {
+            return Ok(None);
+        };
+        let Some((a, b)) = range(row.len(), start, end) else {
+            return Ok(Some(0));
+        };
+        let mut st = self.conn.prepare_cached(
+            "SELECT value FROM relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 ORDER BY pos",
+        )?;
+        let mut rows = st.query((row.id(), row.head + a, row.head + b))?;
+        let mut n = 0;
+        while let Some(r) = rows.next()? {
+            each(r.get_ref(0)?.as_blob()?);
+            n += 1;
+        }
+        Ok(Some(n))
+    }
+
     /// LPOS: the indexes of the matches of `element` that `opts` select (at most one unless
     /// `opts.count` is given); `None` when there is no list.
     ///

@@ -25,6 +25,10 @@ pub fn encode(frame: &Frame, proto: Protocol, out: &mut BytesMut) {
         Frame::Null => out.put_slice(if resp3 { b"_\r\n" } else { b"$-1\r\n" }),
         Frame::NullArray => out.put_slice(if resp3 { b"_\r\n" } else { b"*-1\r\n" }),
         Frame::Array(items) => put_aggregate(out, b'*', items, proto),
+        Frame::Bulks { len, items } => {
+            put_len(out, b'*', *len as u64);
+            out.extend_from_slice(items);
+        }
         Frame::Double(d) => {
             let mut buf = [0u8; DOUBLE_BUF_LEN];
             let text = format_double_into(*d, &mut buf).as_bytes();
@@ -147,6 +151,12 @@ fn put_line(out: &mut BytesMut, prefix: u8, text: &[u8]) {
 }
 
 /// `<prefix><len>\r\n<data>\r\n` for length-prefixed types.
+/// Appends `data` as a RESP bulk string (`$<len>`, the bytes, CRLF): the elements of a
+/// [`Frame::Bulks`] array.
+pub fn put_bulk(out: &mut BytesMut, data: &[u8]) {
+    put_blob(out, b'$', data);
+}
+
 fn put_blob(out: &mut BytesMut, prefix: u8, data: &[u8]) {
     put_len(out, prefix, data.len() as u64);
     out.reserve(data.len() + 2);
@@ -353,6 +363,42 @@ mod tests {
                 "%1\r\n$1\r\nm\r\n%1\r\n,2\r\n_\r\n",
             ),
         ]
+    }
+
+    /// A pre-encoded array of bulk strings is written as the array of bulk frames would be,
+    /// under both protocols, and turns back into that array.
+    #[test]
+    fn bulks_encode_as_their_array() {
+        for values in [
+            vec![],
+            vec![&b""[..]],
+            vec![
+                &b"a"[..],
+                b"",
+                b"with\r\ninside",
+                &[0u8, 255, 13, 10][..],
+                &[b'x'; 300][..],
+            ],
+        ] {
+            let mut items = BytesMut::new();
+            for v in &values {
+                put_bulk(&mut items, v);
+            }
+            let bulks = Frame::Bulks {
+                len: values.len(),
+                items: items.freeze(),
+            };
+            let array = Frame::Array(
+                values
+                    .iter()
+                    .map(|v| Frame::Bulk(Bytes::copy_from_slice(v)))
+                    .collect(),
+            );
+            for proto in [Protocol::Resp2, Protocol::Resp3] {
+                assert_eq!(enc(&bulks, proto), enc(&array, proto));
+            }
+            assert_eq!(bulks.into_plain(), array);
+        }
     }
 
     #[test]

@@ -64,6 +64,17 @@ pub enum Frame {
     /// (at the top level, the next frame; in an aggregate, the next element, and it does not
     /// count as an element). RESP2 has no equivalent, so nothing at all is encoded.
     Attribute(Vec<(Frame, Frame)>),
+    /// An array of `len` bulk strings already encoded one after the other in `items` (with
+    /// [`put_bulk`](crate::put_bulk)): a bulk string is the same in RESP2 and RESP3, so the
+    /// encoder writes `*<len>` and copies `items`. Made by commands whose replies are long
+    /// arrays read straight from storage (LRANGE), which skips a frame and a reference count
+    /// per element. [`Frame::into_plain`] turns it back into an [`Array`](Frame::Array).
+    Bulks {
+        /// How many bulk strings `items` holds.
+        len: usize,
+        /// The bulk strings, encoded.
+        items: Bytes,
+    },
 }
 
 impl Frame {
@@ -88,6 +99,28 @@ impl Frame {
     /// The `+OK` reply.
     pub fn ok() -> Frame {
         Frame::Simple(Bytes::from_static(b"OK"))
+    }
+
+    /// The frame with a [`Bulks`](Frame::Bulks) array turned into an [`Array`](Frame::Array) of
+    /// [`Bulk`](Frame::Bulk) frames, for code that walks replies (scripts); any other frame as
+    /// it is.
+    pub fn into_plain(self) -> Frame {
+        let Frame::Bulks { len, items } = self else {
+            return self;
+        };
+        let mut out = Vec::with_capacity(len);
+        let mut rest = &items[..];
+        while let Some(body) = rest.strip_prefix(b"$") {
+            let digits = body.iter().position(|&c| c == b'\r').unwrap_or(body.len());
+            let n: usize = std::str::from_utf8(&body[..digits])
+                .ok()
+                .and_then(|d| d.parse().ok())
+                .unwrap_or(0);
+            let start = items.len() - body.len() + digits + 2;
+            out.push(Frame::Bulk(items.slice(start..start + n)));
+            rest = &items[start + n + 2..];
+        }
+        Frame::Array(out)
     }
 }
 

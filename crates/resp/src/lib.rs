@@ -25,7 +25,7 @@ mod resp3;
 mod scan;
 
 pub use double::{format_double, format_double_into, DOUBLE_BUF_LEN};
-pub use encode::encode;
+pub use encode::{encode, put_bulk};
 pub use error::ProtocolError;
 pub use frame::{Frame, Protocol};
 pub use request::{decode_request, Limits, RequestDecoder};

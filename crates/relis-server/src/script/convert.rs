@@ -49,6 +49,7 @@ pub fn to_lua(lua: &Lua, f: Frame, resp3: bool) -> mlua::Result<Value> {
 
 fn to_lua3(lua: &Lua, f: Frame, resp3: bool) -> mlua::Result<Value> {
     Ok(match f {
+        f @ Frame::Bulks { .. } => return to_lua3(lua, f.into_plain(), resp3),
         Frame::Simple(s) => {
             let t = lua.create_table()?;
             t.raw_set("ok", lua.create_string(&s)?)?;

@@ -6,12 +6,11 @@
 //! integers before the key; LINDEX, as Redis, looks the key up first (a missing key is nil
 //! even with a bad index).
 
-use super::bulks;
 use crate::args::{parse_i64, Args};
 use crate::cmd::counted;
 use crate::cmd::{Cx, Parsed, ReadCmd, Spec, INLINE_READ_LIMIT};
 use crate::error::CmdError;
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use resp::Frame;
 
 /// LRANGE's declaration.
@@ -60,12 +59,19 @@ impl LRange {
 
 impl ReadCmd for LRange {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let v = counted(
+        // Encoded as the rows come: no frame or reference count per element.
+        let mut items = BytesMut::with_capacity(512);
+        let len = counted(
             cx,
             &self.key,
-            r.lrange(cx.db, &self.key, self.start, self.stop),
+            r.lrange_each(cx.db, &self.key, self.start, self.stop, |v| {
+                resp::put_bulk(&mut items, v)
+            }),
         )?;
-        Ok(bulks(v.unwrap_or_default()))
+        Ok(Frame::Bulks {
+            len: len.unwrap_or(0),
+            items: items.freeze(),
+        })
     }
 
     fn inline(&self) -> bool {
