@@ -10,6 +10,7 @@
 //! whatever was the default); it must run before the databases to be tested open. Nothing in
 //! the engine installs it by itself.
 
+use crate::shim::{self, Head};
 use parking_lot::Mutex;
 use rusqlite::ffi;
 use std::ffi::{c_int, c_void, CStr};
@@ -68,55 +69,40 @@ fn fault_for(name: &str) -> Option<Fault> {
 /// go through it.
 pub fn install() {
     static DONE: OnceLock<bool> = OnceLock::new();
-    DONE.get_or_init(|| {
-        // SAFETY: plain FFI on SQLite's VFS list; the structs registered live for the rest of
-        // the process (leaked on purpose).
-        unsafe {
-            let real = ffi::sqlite3_vfs_find(std::ptr::null());
-            if real.is_null() {
-                return false;
-            }
-            let mut vfs: ffi::sqlite3_vfs = *real;
-            vfs.zName = c"relis-faults".as_ptr();
-            vfs.pAppData = real.cast();
-            vfs.szOsFile = std::mem::size_of::<File>() as c_int;
-            vfs.pNext = std::ptr::null_mut();
-            vfs.xOpen = Some(x_open);
-            let vfs = Box::into_raw(Box::new(vfs));
-            ffi::sqlite3_vfs_register(vfs, 1) == ffi::SQLITE_OK
-        }
+    // SAFETY: x_open makes `File`s, which start with a Head.
+    DONE.get_or_init(|| unsafe {
+        shim::register(c"relis-faults", std::mem::size_of::<File>(), x_open, None)
     });
 }
 
-/// Our file: SQLite's base struct first, then the real file and its name (for the prefix test;
-/// `None` for files faults never apply to, such as temporary files).
+/// Our file: the shim head, then the file's name (for the prefix test; `None` for files
+/// faults never apply to, such as temporary files).
 #[repr(C)]
 struct File {
-    base: ffi::sqlite3_file,
-    real: *mut ffi::sqlite3_file,
+    head: Head,
     name: Option<String>,
 }
 
 static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
     iVersion: 3,
     xClose: Some(x_close),
-    xRead: Some(x_read),
+    xRead: Some(shim::x_read),
     xWrite: Some(x_write),
-    xTruncate: Some(x_truncate),
+    xTruncate: Some(shim::x_truncate),
     xSync: Some(x_sync),
-    xFileSize: Some(x_file_size),
-    xLock: Some(x_lock),
-    xUnlock: Some(x_unlock),
-    xCheckReservedLock: Some(x_check_reserved_lock),
-    xFileControl: Some(x_file_control),
-    xSectorSize: Some(x_sector_size),
-    xDeviceCharacteristics: Some(x_device_characteristics),
-    xShmMap: Some(x_shm_map),
-    xShmLock: Some(x_shm_lock),
-    xShmBarrier: Some(x_shm_barrier),
-    xShmUnmap: Some(x_shm_unmap),
-    xFetch: Some(x_fetch),
-    xUnfetch: Some(x_unfetch),
+    xFileSize: Some(shim::x_file_size),
+    xLock: Some(shim::x_lock),
+    xUnlock: Some(shim::x_unlock),
+    xCheckReservedLock: Some(shim::x_check_reserved_lock),
+    xFileControl: Some(shim::x_file_control),
+    xSectorSize: Some(shim::x_sector_size),
+    xDeviceCharacteristics: Some(shim::x_device_characteristics),
+    xShmMap: Some(shim::x_shm_map),
+    xShmLock: Some(shim::x_shm_lock),
+    xShmBarrier: Some(shim::x_shm_barrier),
+    xShmUnmap: Some(shim::x_shm_unmap),
+    xFetch: Some(shim::x_fetch),
+    xUnfetch: Some(shim::x_unfetch),
 };
 
 unsafe extern "C" fn x_open(
@@ -126,41 +112,23 @@ unsafe extern "C" fn x_open(
     flags: c_int,
     out_flags: *mut c_int,
 ) -> c_int {
-    let real_vfs: *mut ffi::sqlite3_vfs = (*vfs).pAppData.cast();
-    let f = file.cast::<File>();
-    let real = ffi::sqlite3_malloc((*real_vfs).szOsFile).cast::<ffi::sqlite3_file>();
-    if real.is_null() {
-        return ffi::SQLITE_NOMEM;
-    }
-    std::ptr::write_bytes(real.cast::<u8>(), 0, (*real_vfs).szOsFile as usize);
-    let rc = ((*real_vfs).xOpen.unwrap())(real_vfs, name, real, flags, out_flags);
-    if rc != ffi::SQLITE_OK {
-        ffi::sqlite3_free(real.cast());
-        (*f).base.pMethods = std::ptr::null();
-        return rc;
-    }
+    let real = match shim::open_real(vfs, name, file, flags, out_flags) {
+        Ok(real) => real,
+        Err(rc) => return rc,
+    };
     let durable = flags
         & (ffi::SQLITE_OPEN_MAIN_DB | ffi::SQLITE_OPEN_WAL | ffi::SQLITE_OPEN_MAIN_JOURNAL)
         != 0;
     let name =
         (durable && !name.is_null()).then(|| CStr::from_ptr(name).to_string_lossy().into_owned());
     std::ptr::write(
-        f,
+        file.cast::<File>(),
         File {
-            base: ffi::sqlite3_file { pMethods: &METHODS },
-            real,
+            head: Head::new(&METHODS, real),
             name,
         },
     );
     ffi::SQLITE_OK
-}
-
-unsafe fn file<'a>(file: *mut ffi::sqlite3_file) -> &'a File {
-    &*file.cast::<File>()
-}
-
-unsafe fn methods(real: *mut ffi::sqlite3_file) -> &'static ffi::sqlite3_io_methods {
-    &*(*real).pMethods
 }
 
 /// The error to return instead of running `op` on `f`, if a fault applies.
@@ -175,23 +143,15 @@ fn injected_error(f: &File, sync: bool) -> Option<c_int> {
     Some(rc)
 }
 
-unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
-    let f = file.cast::<File>();
-    let real = (*f).real;
-    let rc = (methods(real).xClose.unwrap())(real);
-    ffi::sqlite3_free(real.cast());
-    std::ptr::drop_in_place(&mut (*f).name);
-    rc
+unsafe fn file<'a>(file: *mut ffi::sqlite3_file) -> &'a File {
+    &*file.cast::<File>()
 }
 
-unsafe extern "C" fn x_read(
-    f: *mut ffi::sqlite3_file,
-    buf: *mut c_void,
-    amt: c_int,
-    off: ffi::sqlite3_int64,
-) -> c_int {
-    let r = file(f).real;
-    (methods(r).xRead.unwrap())(r, buf, amt, off)
+unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
+    let f = file.cast::<File>();
+    let rc = shim::close_real((*f).head.real);
+    std::ptr::drop_in_place(&mut (*f).name);
+    rc
 }
 
 unsafe extern "C" fn x_write(
@@ -200,122 +160,15 @@ unsafe extern "C" fn x_write(
     amt: c_int,
     off: ffi::sqlite3_int64,
 ) -> c_int {
-    if let Some(rc) = injected_error(file(f), false) {
-        return rc;
+    match injected_error(file(f), false) {
+        Some(rc) => rc,
+        None => shim::x_write(f, buf, amt, off),
     }
-    let r = file(f).real;
-    (methods(r).xWrite.unwrap())(r, buf, amt, off)
-}
-
-unsafe extern "C" fn x_truncate(f: *mut ffi::sqlite3_file, size: ffi::sqlite3_int64) -> c_int {
-    let r = file(f).real;
-    (methods(r).xTruncate.unwrap())(r, size)
 }
 
 unsafe extern "C" fn x_sync(f: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
-    if let Some(rc) = injected_error(file(f), true) {
-        return rc;
-    }
-    let r = file(f).real;
-    (methods(r).xSync.unwrap())(r, flags)
-}
-
-unsafe extern "C" fn x_file_size(f: *mut ffi::sqlite3_file, out: *mut ffi::sqlite3_int64) -> c_int {
-    let r = file(f).real;
-    (methods(r).xFileSize.unwrap())(r, out)
-}
-
-unsafe extern "C" fn x_lock(f: *mut ffi::sqlite3_file, l: c_int) -> c_int {
-    let r = file(f).real;
-    (methods(r).xLock.unwrap())(r, l)
-}
-
-unsafe extern "C" fn x_unlock(f: *mut ffi::sqlite3_file, l: c_int) -> c_int {
-    let r = file(f).real;
-    (methods(r).xUnlock.unwrap())(r, l)
-}
-
-unsafe extern "C" fn x_check_reserved_lock(f: *mut ffi::sqlite3_file, out: *mut c_int) -> c_int {
-    let r = file(f).real;
-    (methods(r).xCheckReservedLock.unwrap())(r, out)
-}
-
-unsafe extern "C" fn x_file_control(
-    f: *mut ffi::sqlite3_file,
-    op: c_int,
-    arg: *mut c_void,
-) -> c_int {
-    let r = file(f).real;
-    (methods(r).xFileControl.unwrap())(r, op, arg)
-}
-
-unsafe extern "C" fn x_sector_size(f: *mut ffi::sqlite3_file) -> c_int {
-    let r = file(f).real;
-    (methods(r).xSectorSize.unwrap())(r)
-}
-
-unsafe extern "C" fn x_device_characteristics(f: *mut ffi::sqlite3_file) -> c_int {
-    let r = file(f).real;
-    (methods(r).xDeviceCharacteristics.unwrap())(r)
-}
-
-unsafe extern "C" fn x_shm_map(
-    f: *mut ffi::sqlite3_file,
-    pg: c_int,
-    sz: c_int,
-    extend: c_int,
-    pp: *mut *mut c_void,
-) -> c_int {
-    let r = file(f).real;
-    (methods(r).xShmMap.unwrap())(r, pg, sz, extend, pp)
-}
-
-unsafe extern "C" fn x_shm_lock(
-    f: *mut ffi::sqlite3_file,
-    off: c_int,
-    n: c_int,
-    flags: c_int,
-) -> c_int {
-    let r = file(f).real;
-    (methods(r).xShmLock.unwrap())(r, off, n, flags)
-}
-
-unsafe extern "C" fn x_shm_barrier(f: *mut ffi::sqlite3_file) {
-    let r = file(f).real;
-    (methods(r).xShmBarrier.unwrap())(r)
-}
-
-unsafe extern "C" fn x_shm_unmap(f: *mut ffi::sqlite3_file, delete: c_int) -> c_int {
-    let r = file(f).real;
-    (methods(r).xShmUnmap.unwrap())(r, delete)
-}
-
-unsafe extern "C" fn x_fetch(
-    f: *mut ffi::sqlite3_file,
-    off: ffi::sqlite3_int64,
-    amt: c_int,
-    pp: *mut *mut c_void,
-) -> c_int {
-    let r = file(f).real;
-    let m = methods(r);
-    match m.xFetch {
-        Some(fetch) if m.iVersion >= 3 => fetch(r, off, amt, pp),
-        _ => {
-            *pp = std::ptr::null_mut();
-            ffi::SQLITE_OK
-        }
-    }
-}
-
-unsafe extern "C" fn x_unfetch(
-    f: *mut ffi::sqlite3_file,
-    off: ffi::sqlite3_int64,
-    p: *mut c_void,
-) -> c_int {
-    let r = file(f).real;
-    let m = methods(r);
-    match m.xUnfetch {
-        Some(unfetch) if m.iVersion >= 3 => unfetch(r, off, p),
-        _ => ffi::SQLITE_OK,
+    match injected_error(file(f), true) {
+        Some(rc) => rc,
+        None => shim::x_sync(f, flags),
     }
 }

@@ -26,6 +26,7 @@ mod list;
 mod powercut;
 mod schema;
 mod set;
+mod shim;
 mod sort;
 pub mod sql;
 mod store;

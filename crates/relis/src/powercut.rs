@@ -17,6 +17,7 @@
 //! reads are turned off (the map would bypass them). Never use it outside tests: nothing is
 //! durable until SQLite syncs, and pending writes are held in memory.
 
+use crate::shim::{self, Head};
 use parking_lot::Mutex;
 use rusqlite::ffi;
 use std::collections::{BTreeMap, HashMap};
@@ -44,11 +45,10 @@ fn registry() -> &'static Mutex<HashMap<String, Arc<Mutex<Pending>>>> {
     FILES.get_or_init(Default::default)
 }
 
-/// Our file: SQLite's base struct first, then the real file's state and what is pending.
+/// Our file: the shim head, then what is pending.
 #[repr(C)]
 struct File {
-    base: ffi::sqlite3_file,
-    real: *mut ffi::sqlite3_file,
+    head: Head,
     pending: Option<Arc<Mutex<Pending>>>,
 }
 
@@ -60,32 +60,16 @@ pub fn install_if_requested() {
             return false;
         };
         WRITEBACK.store(mode == "writeback", Ordering::Relaxed);
-        // SAFETY: plain FFI on SQLite's VFS list; the structs we register live for the rest of
-        // the process (leaked on purpose).
+        // SAFETY: x_open makes `File`s, which start with a Head.
         unsafe {
-            let real = ffi::sqlite3_vfs_find(std::ptr::null());
-            if real.is_null() {
-                return false;
-            }
-            let mut vfs: ffi::sqlite3_vfs = *real;
-            vfs.zName = c"relis-powercut".as_ptr();
-            vfs.pAppData = real.cast();
-            vfs.szOsFile = std::mem::size_of::<File>() as c_int;
-            vfs.pNext = std::ptr::null_mut();
-            vfs.xOpen = Some(x_open);
-            vfs.xDelete = Some(x_delete);
-            let vfs = Box::into_raw(Box::new(vfs));
-            if ffi::sqlite3_vfs_register(vfs, 1) != ffi::SQLITE_OK {
+            let size = std::mem::size_of::<File>();
+            if !shim::register(c"relis-powercut", size, x_open, Some(x_delete)) {
                 return false;
             }
             tracing::warn!("{ENV} is set: unsynced writes are kept in memory (test only)");
             true
         }
     });
-}
-
-unsafe fn real_vfs(vfs: *mut ffi::sqlite3_vfs) -> *mut ffi::sqlite3_vfs {
-    (*vfs).pAppData.cast()
 }
 
 static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
@@ -97,16 +81,16 @@ static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
     xTruncate: Some(x_truncate),
     xSync: Some(x_sync),
     xFileSize: Some(x_file_size),
-    xLock: Some(x_lock),
-    xUnlock: Some(x_unlock),
-    xCheckReservedLock: Some(x_check_reserved_lock),
+    xLock: Some(shim::x_lock),
+    xUnlock: Some(shim::x_unlock),
+    xCheckReservedLock: Some(shim::x_check_reserved_lock),
     xFileControl: Some(x_file_control),
-    xSectorSize: Some(x_sector_size),
-    xDeviceCharacteristics: Some(x_device_characteristics),
-    xShmMap: Some(x_shm_map),
-    xShmLock: Some(x_shm_lock),
-    xShmBarrier: Some(x_shm_barrier),
-    xShmUnmap: Some(x_shm_unmap),
+    xSectorSize: Some(shim::x_sector_size),
+    xDeviceCharacteristics: Some(shim::x_device_characteristics),
+    xShmMap: Some(shim::x_shm_map),
+    xShmLock: Some(shim::x_shm_lock),
+    xShmBarrier: Some(shim::x_shm_barrier),
+    xShmUnmap: Some(shim::x_shm_unmap),
     xFetch: None,
     xUnfetch: None,
 };
@@ -118,19 +102,10 @@ unsafe extern "C" fn x_open(
     flags: c_int,
     out_flags: *mut c_int,
 ) -> c_int {
-    let real_vfs = real_vfs(vfs);
-    let f = file.cast::<File>();
-    let real = ffi::sqlite3_malloc((*real_vfs).szOsFile).cast::<ffi::sqlite3_file>();
-    if real.is_null() {
-        return ffi::SQLITE_NOMEM;
-    }
-    std::ptr::write_bytes(real.cast::<u8>(), 0, (*real_vfs).szOsFile as usize);
-    let rc = ((*real_vfs).xOpen.unwrap())(real_vfs, name, real, flags, out_flags);
-    if rc != ffi::SQLITE_OK {
-        ffi::sqlite3_free(real.cast());
-        (*f).base.pMethods = std::ptr::null();
-        return rc;
-    }
+    let real = match shim::open_real(vfs, name, file, flags, out_flags) {
+        Ok(real) => real,
+        Err(rc) => return rc,
+    };
     let durable = flags
         & (ffi::SQLITE_OPEN_MAIN_DB | ffi::SQLITE_OPEN_WAL | ffi::SQLITE_OPEN_MAIN_JOURNAL)
         != 0;
@@ -154,10 +129,9 @@ unsafe extern "C" fn x_open(
         None
     };
     std::ptr::write(
-        f,
+        file.cast::<File>(),
         File {
-            base: ffi::sqlite3_file { pMethods: &METHODS },
-            real,
+            head: Head::new(&METHODS, real),
             pending,
         },
     );
@@ -173,23 +147,13 @@ unsafe extern "C" fn x_delete(
         let key = CStr::from_ptr(name).to_string_lossy().into_owned();
         registry().lock().remove(&key);
     }
-    let real_vfs = real_vfs(vfs);
+    let real_vfs = shim::real_vfs(vfs);
     ((*real_vfs).xDelete.unwrap())(real_vfs, name, sync_dir)
-}
-
-unsafe fn real_of(file: *mut ffi::sqlite3_file) -> *mut ffi::sqlite3_file {
-    (*file.cast::<File>()).real
-}
-
-unsafe fn methods(real: *mut ffi::sqlite3_file) -> &'static ffi::sqlite3_io_methods {
-    &*(*real).pMethods
 }
 
 unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
     let f = file.cast::<File>();
-    let real = (*f).real;
-    let rc = (methods(real).xClose.unwrap())(real);
-    ffi::sqlite3_free(real.cast());
+    let rc = shim::close_real((*f).head.real);
     // Drops our Arc; what is pending stays with the other connections (or for the next open).
     std::ptr::drop_in_place(&mut (*f).pending);
     rc
@@ -197,7 +161,7 @@ unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
 
 /// Reads `buf.len()` real bytes at `off`, zero-filling past the real end.
 unsafe fn read_real(real: *mut ffi::sqlite3_file, buf: &mut [u8], off: u64) -> c_int {
-    let rc = (methods(real).xRead.unwrap())(
+    let rc = (shim::methods(real).xRead.unwrap())(
         real,
         buf.as_mut_ptr().cast(),
         buf.len() as c_int,
@@ -233,7 +197,7 @@ unsafe extern "C" fn x_read(
 ) -> c_int {
     let f = &*file.cast::<File>();
     let Some(p) = &f.pending else {
-        return (methods(f.real).xRead.unwrap())(f.real, buf, amt, off);
+        return shim::x_read(file, buf, amt, off);
     };
     let p = p.lock();
     let out = std::slice::from_raw_parts_mut(buf.cast::<u8>(), amt as usize);
@@ -242,7 +206,7 @@ unsafe extern "C" fn x_read(
     let mut pos = off;
     while pos < end {
         let b = pos / BLOCK;
-        let rc = block(f.real, &p, b, &mut tmp);
+        let rc = block(f.head.real, &p, b, &mut tmp);
         if rc != ffi::SQLITE_OK {
             return rc;
         }
@@ -267,7 +231,7 @@ unsafe extern "C" fn x_write(
 ) -> c_int {
     let f = &*file.cast::<File>();
     let Some(p) = &f.pending else {
-        return (methods(f.real).xWrite.unwrap())(f.real, buf, amt, off);
+        return shim::x_write(file, buf, amt, off);
     };
     let mut p = p.lock();
     let data = std::slice::from_raw_parts(buf.cast::<u8>(), amt as usize);
@@ -277,7 +241,7 @@ unsafe extern "C" fn x_write(
         let b = pos / BLOCK;
         if !p.blocks.contains_key(&b) {
             let mut tmp = vec![0u8; BLOCK as usize].into_boxed_slice();
-            let rc = block(f.real, &p, b, &mut tmp);
+            let rc = block(f.head.real, &p, b, &mut tmp);
             if rc != ffi::SQLITE_OK {
                 return rc;
             }
@@ -293,13 +257,14 @@ unsafe extern "C" fn x_write(
     if WRITEBACK.load(Ordering::Relaxed) {
         // The page cache may write any dirty page back before a sync, in any order: half of the
         // blocks written reach the real file at once (still pending, so a sync writes them again).
-        let m = methods(f.real);
+        let m = shim::methods(f.head.real);
         for b in off / BLOCK..end.div_ceil(BLOCK) {
             if coin() {
                 let start = b * BLOCK;
                 let n = p.size.saturating_sub(start).min(BLOCK) as usize;
                 let blk = &p.blocks[&b];
-                let rc = (m.xWrite.unwrap())(f.real, blk.as_ptr().cast(), n as c_int, start as i64);
+                let rc =
+                    (m.xWrite.unwrap())(f.head.real, blk.as_ptr().cast(), n as c_int, start as i64);
                 if rc != ffi::SQLITE_OK {
                     return rc;
                 }
@@ -333,7 +298,7 @@ fn coin() -> bool {
 unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3_int64) -> c_int {
     let f = &*file.cast::<File>();
     let Some(p) = &f.pending else {
-        return (methods(f.real).xTruncate.unwrap())(f.real, size);
+        return shim::x_truncate(file, size);
     };
     let mut p = p.lock();
     let size = size as u64;
@@ -351,10 +316,10 @@ unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3
 
 unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
     let f = &*file.cast::<File>();
-    let real = f.real;
+    let real = f.head.real;
     if let Some(p) = &f.pending {
         let mut p = p.lock();
-        let m = methods(real);
+        let m = shim::methods(real);
         if p.floor < p.size || !p.blocks.is_empty() {
             let rc = (m.xTruncate.unwrap())(real, p.floor as i64);
             if rc != ffi::SQLITE_OK {
@@ -384,7 +349,7 @@ unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int
         p.blocks.clear();
         p.floor = size;
     }
-    (methods(real).xSync.unwrap())(real, flags)
+    (shim::methods(real).xSync.unwrap())(real, flags)
 }
 
 unsafe extern "C" fn x_file_size(
@@ -397,66 +362,18 @@ unsafe extern "C" fn x_file_size(
             *out = p.lock().size as i64;
             ffi::SQLITE_OK
         }
-        None => (methods(f.real).xFileSize.unwrap())(f.real, out),
+        None => shim::x_file_size(file, out),
     }
 }
 
-unsafe extern "C" fn x_lock(file: *mut ffi::sqlite3_file, l: c_int) -> c_int {
-    let r = real_of(file);
-    (methods(r).xLock.unwrap())(r, l)
-}
-unsafe extern "C" fn x_unlock(file: *mut ffi::sqlite3_file, l: c_int) -> c_int {
-    let r = real_of(file);
-    (methods(r).xUnlock.unwrap())(r, l)
-}
-unsafe extern "C" fn x_check_reserved_lock(file: *mut ffi::sqlite3_file, out: *mut c_int) -> c_int {
-    let r = real_of(file);
-    (methods(r).xCheckReservedLock.unwrap())(r, out)
-}
 unsafe extern "C" fn x_file_control(
     file: *mut ffi::sqlite3_file,
     op: c_int,
     arg: *mut c_void,
 ) -> c_int {
-    let r = real_of(file);
     // Size hints would grow the real file behind the pending writes' back; none are needed.
     if op == ffi::SQLITE_FCNTL_SIZE_HINT && (*file.cast::<File>()).pending.is_some() {
         return ffi::SQLITE_OK;
     }
-    (methods(r).xFileControl.unwrap())(r, op, arg)
-}
-unsafe extern "C" fn x_sector_size(file: *mut ffi::sqlite3_file) -> c_int {
-    let r = real_of(file);
-    (methods(r).xSectorSize.unwrap())(r)
-}
-unsafe extern "C" fn x_device_characteristics(file: *mut ffi::sqlite3_file) -> c_int {
-    let r = real_of(file);
-    (methods(r).xDeviceCharacteristics.unwrap())(r)
-}
-unsafe extern "C" fn x_shm_map(
-    file: *mut ffi::sqlite3_file,
-    pg: c_int,
-    sz: c_int,
-    extend: c_int,
-    pp: *mut *mut c_void,
-) -> c_int {
-    let r = real_of(file);
-    (methods(r).xShmMap.unwrap())(r, pg, sz, extend, pp)
-}
-unsafe extern "C" fn x_shm_lock(
-    file: *mut ffi::sqlite3_file,
-    off: c_int,
-    n: c_int,
-    flags: c_int,
-) -> c_int {
-    let r = real_of(file);
-    (methods(r).xShmLock.unwrap())(r, off, n, flags)
-}
-unsafe extern "C" fn x_shm_barrier(file: *mut ffi::sqlite3_file) {
-    let r = real_of(file);
-    (methods(r).xShmBarrier.unwrap())(r)
-}
-unsafe extern "C" fn x_shm_unmap(file: *mut ffi::sqlite3_file, delete: c_int) -> c_int {
-    let r = real_of(file);
-    (methods(r).xShmUnmap.unwrap())(r, delete)
+    shim::x_file_control(file, op, arg)
 }

@@ -23,6 +23,7 @@
 //! test shims of [`crate::faults`] and [`crate::powercut`] included, whichever order they come
 //! in); [`crate::Db`] installs it when it opens its first database.
 
+use crate::shim::{self, Head};
 use rusqlite::ffi;
 use std::ffi::{c_int, c_void};
 use std::sync::OnceLock;
@@ -43,23 +44,9 @@ const MAX_WRITE: usize = 64 << 10;
 /// through it.
 pub fn install() {
     static DONE: OnceLock<bool> = OnceLock::new();
-    DONE.get_or_init(|| {
-        // SAFETY: plain FFI on SQLite's VFS list; the structs registered live for the rest of
-        // the process (leaked on purpose).
-        unsafe {
-            let real = ffi::sqlite3_vfs_find(std::ptr::null());
-            if real.is_null() {
-                return false;
-            }
-            let mut vfs: ffi::sqlite3_vfs = *real;
-            vfs.zName = c"relis-walwrite".as_ptr();
-            vfs.pAppData = real.cast();
-            vfs.szOsFile = std::mem::size_of::<File>() as c_int;
-            vfs.pNext = std::ptr::null_mut();
-            vfs.xOpen = Some(x_open);
-            let vfs = Box::into_raw(Box::new(vfs));
-            ffi::sqlite3_vfs_register(vfs, 1) == ffi::SQLITE_OK
-        }
+    // SAFETY: x_open makes `File`s, which start with a Head.
+    DONE.get_or_init(|| unsafe {
+        shim::register(c"relis-walwrite", std::mem::size_of::<File>(), x_open, None)
     });
 }
 
@@ -74,12 +61,10 @@ enum Stage {
     Through,
 }
 
-/// Our file: SQLite's base struct first, then the real file and, for a WAL file, what is
-/// gathered and where it goes.
+/// Our file: the shim head, then, for a WAL file, what is gathered and where it goes.
 #[repr(C)]
 struct File {
-    base: ffi::sqlite3_file,
-    real: *mut ffi::sqlite3_file,
+    head: Head,
     wal: bool,
     stage: Stage,
     gathered: Vec<u8>,
@@ -95,18 +80,18 @@ static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
     xTruncate: Some(x_truncate),
     xSync: Some(x_sync),
     xFileSize: Some(x_file_size),
-    xLock: Some(x_lock),
-    xUnlock: Some(x_unlock),
-    xCheckReservedLock: Some(x_check_reserved_lock),
-    xFileControl: Some(x_file_control),
-    xSectorSize: Some(x_sector_size),
-    xDeviceCharacteristics: Some(x_device_characteristics),
-    xShmMap: Some(x_shm_map),
-    xShmLock: Some(x_shm_lock),
-    xShmBarrier: Some(x_shm_barrier),
-    xShmUnmap: Some(x_shm_unmap),
-    xFetch: Some(x_fetch),
-    xUnfetch: Some(x_unfetch),
+    xLock: Some(shim::x_lock),
+    xUnlock: Some(shim::x_unlock),
+    xCheckReservedLock: Some(shim::x_check_reserved_lock),
+    xFileControl: Some(shim::x_file_control),
+    xSectorSize: Some(shim::x_sector_size),
+    xDeviceCharacteristics: Some(shim::x_device_characteristics),
+    xShmMap: Some(shim::x_shm_map),
+    xShmLock: Some(shim::x_shm_lock),
+    xShmBarrier: Some(shim::x_shm_barrier),
+    xShmUnmap: Some(shim::x_shm_unmap),
+    xFetch: Some(shim::x_fetch),
+    xUnfetch: Some(shim::x_unfetch),
 };
 
 unsafe extern "C" fn x_open(
@@ -116,24 +101,14 @@ unsafe extern "C" fn x_open(
     flags: c_int,
     out_flags: *mut c_int,
 ) -> c_int {
-    let real_vfs: *mut ffi::sqlite3_vfs = (*vfs).pAppData.cast();
-    let f = file.cast::<File>();
-    let real = ffi::sqlite3_malloc((*real_vfs).szOsFile).cast::<ffi::sqlite3_file>();
-    if real.is_null() {
-        return ffi::SQLITE_NOMEM;
-    }
-    std::ptr::write_bytes(real.cast::<u8>(), 0, (*real_vfs).szOsFile as usize);
-    let rc = ((*real_vfs).xOpen.unwrap())(real_vfs, name, real, flags, out_flags);
-    if rc != ffi::SQLITE_OK {
-        ffi::sqlite3_free(real.cast());
-        (*f).base.pMethods = std::ptr::null();
-        return rc;
-    }
+    let real = match shim::open_real(vfs, name, file, flags, out_flags) {
+        Ok(real) => real,
+        Err(rc) => return rc,
+    };
     std::ptr::write(
-        f,
+        file.cast::<File>(),
         File {
-            base: ffi::sqlite3_file { pMethods: &METHODS },
-            real,
+            head: Head::new(&METHODS, real),
             wal: flags & ffi::SQLITE_OPEN_WAL != 0,
             stage: Stage::Gather,
             gathered: Vec::new(),
@@ -147,19 +122,11 @@ unsafe fn file<'a>(file: *mut ffi::sqlite3_file) -> &'a mut File {
     &mut *file.cast::<File>()
 }
 
-unsafe fn methods(real: *mut ffi::sqlite3_file) -> &'static ffi::sqlite3_io_methods {
-    &*(*real).pMethods
-}
-
 impl File {
     /// Writes `data` at `off` in the real file.
     unsafe fn write_real(&self, data: &[u8], off: i64) -> c_int {
-        (methods(self.real).xWrite.unwrap())(
-            self.real,
-            data.as_ptr().cast(),
-            data.len() as c_int,
-            off,
-        )
+        let real = self.head.real;
+        (shim::methods(real).xWrite.unwrap())(real, data.as_ptr().cast(), data.len() as c_int, off)
     }
 
     /// Writes out what is gathered, in pieces of at most [`MAX_WRITE`] bytes. On an error it is
@@ -240,9 +207,7 @@ impl File {
 unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
     let f = file.cast::<File>();
     let flushed = (*f).flush();
-    let real = (*f).real;
-    let rc = (methods(real).xClose.unwrap())(real);
-    ffi::sqlite3_free(real.cast());
+    let rc = shim::close_real((*f).head.real);
     std::ptr::drop_in_place(&mut (*f).gathered);
     if flushed != ffi::SQLITE_OK {
         return flushed;
@@ -256,12 +221,10 @@ unsafe extern "C" fn x_read(
     amt: c_int,
     off: ffi::sqlite3_int64,
 ) -> c_int {
-    let f = file(f);
-    let rc = f.flush();
-    if rc != ffi::SQLITE_OK {
+    if file(f).flush() != ffi::SQLITE_OK {
         return ffi::SQLITE_IOERR_READ;
     }
-    (methods(f.real).xRead.unwrap())(f.real, buf, amt, off)
+    shim::x_read(f, buf, amt, off)
 }
 
 unsafe extern "C" fn x_write(
@@ -270,133 +233,32 @@ unsafe extern "C" fn x_write(
     amt: c_int,
     off: ffi::sqlite3_int64,
 ) -> c_int {
-    let f = file(f);
-    if !f.wal || amt <= 0 {
-        return (methods(f.real).xWrite.unwrap())(f.real, buf, amt, off);
+    let file = file(f);
+    if !file.wal || amt <= 0 {
+        return shim::x_write(f, buf, amt, off);
     }
     let data = std::slice::from_raw_parts(buf.cast::<u8>(), amt as usize);
-    f.wal_write(data, off)
+    file.wal_write(data, off)
 }
 
 unsafe extern "C" fn x_truncate(f: *mut ffi::sqlite3_file, size: ffi::sqlite3_int64) -> c_int {
-    let f = file(f);
-    let rc = f.flush();
-    if rc != ffi::SQLITE_OK {
-        return rc;
+    match file(f).flush() {
+        ffi::SQLITE_OK => shim::x_truncate(f, size),
+        rc => rc,
     }
-    (methods(f.real).xTruncate.unwrap())(f.real, size)
 }
 
 unsafe extern "C" fn x_sync(f: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
-    let f = file(f);
-    let rc = f.flush();
-    if rc != ffi::SQLITE_OK {
-        return rc;
+    match file(f).flush() {
+        ffi::SQLITE_OK => shim::x_sync(f, flags),
+        rc => rc,
     }
-    (methods(f.real).xSync.unwrap())(f.real, flags)
 }
 
 unsafe extern "C" fn x_file_size(f: *mut ffi::sqlite3_file, out: *mut ffi::sqlite3_int64) -> c_int {
-    let f = file(f);
-    let rc = f.flush();
-    if rc != ffi::SQLITE_OK {
-        return rc;
-    }
-    (methods(f.real).xFileSize.unwrap())(f.real, out)
-}
-
-unsafe extern "C" fn x_lock(f: *mut ffi::sqlite3_file, l: c_int) -> c_int {
-    let r = file(f).real;
-    (methods(r).xLock.unwrap())(r, l)
-}
-
-unsafe extern "C" fn x_unlock(f: *mut ffi::sqlite3_file, l: c_int) -> c_int {
-    let r = file(f).real;
-    (methods(r).xUnlock.unwrap())(r, l)
-}
-
-unsafe extern "C" fn x_check_reserved_lock(f: *mut ffi::sqlite3_file, out: *mut c_int) -> c_int {
-    let r = file(f).real;
-    (methods(r).xCheckReservedLock.unwrap())(r, out)
-}
-
-unsafe extern "C" fn x_file_control(
-    f: *mut ffi::sqlite3_file,
-    op: c_int,
-    arg: *mut c_void,
-) -> c_int {
-    let r = file(f).real;
-    (methods(r).xFileControl.unwrap())(r, op, arg)
-}
-
-unsafe extern "C" fn x_sector_size(f: *mut ffi::sqlite3_file) -> c_int {
-    let r = file(f).real;
-    (methods(r).xSectorSize.unwrap())(r)
-}
-
-unsafe extern "C" fn x_device_characteristics(f: *mut ffi::sqlite3_file) -> c_int {
-    let r = file(f).real;
-    (methods(r).xDeviceCharacteristics.unwrap())(r)
-}
-
-unsafe extern "C" fn x_shm_map(
-    f: *mut ffi::sqlite3_file,
-    pg: c_int,
-    sz: c_int,
-    extend: c_int,
-    pp: *mut *mut c_void,
-) -> c_int {
-    let r = file(f).real;
-    (methods(r).xShmMap.unwrap())(r, pg, sz, extend, pp)
-}
-
-unsafe extern "C" fn x_shm_lock(
-    f: *mut ffi::sqlite3_file,
-    off: c_int,
-    n: c_int,
-    flags: c_int,
-) -> c_int {
-    let r = file(f).real;
-    (methods(r).xShmLock.unwrap())(r, off, n, flags)
-}
-
-unsafe extern "C" fn x_shm_barrier(f: *mut ffi::sqlite3_file) {
-    let r = file(f).real;
-    (methods(r).xShmBarrier.unwrap())(r)
-}
-
-unsafe extern "C" fn x_shm_unmap(f: *mut ffi::sqlite3_file, delete: c_int) -> c_int {
-    let r = file(f).real;
-    (methods(r).xShmUnmap.unwrap())(r, delete)
-}
-
-unsafe extern "C" fn x_fetch(
-    f: *mut ffi::sqlite3_file,
-    off: ffi::sqlite3_int64,
-    amt: c_int,
-    pp: *mut *mut c_void,
-) -> c_int {
-    let r = file(f).real;
-    let m = methods(r);
-    match m.xFetch {
-        Some(fetch) if m.iVersion >= 3 => fetch(r, off, amt, pp),
-        _ => {
-            *pp = std::ptr::null_mut();
-            ffi::SQLITE_OK
-        }
-    }
-}
-
-unsafe extern "C" fn x_unfetch(
-    f: *mut ffi::sqlite3_file,
-    off: ffi::sqlite3_int64,
-    p: *mut c_void,
-) -> c_int {
-    let r = file(f).real;
-    let m = methods(r);
-    match m.xUnfetch {
-        Some(unfetch) if m.iVersion >= 3 => unfetch(r, off, p),
-        _ => ffi::SQLITE_OK,
+    match file(f).flush() {
+        ffi::SQLITE_OK => shim::x_file_size(f, out),
+        rc => rc,
     }
 }
 
