@@ -81,18 +81,10 @@ static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
     xTruncate: Some(x_truncate),
     xSync: Some(x_sync),
     xFileSize: Some(x_file_size),
-    xLock: Some(shim::x_lock),
-    xUnlock: Some(shim::x_unlock),
-    xCheckReservedLock: Some(shim::x_check_reserved_lock),
     xFileControl: Some(x_file_control),
-    xSectorSize: Some(shim::x_sector_size),
-    xDeviceCharacteristics: Some(shim::x_device_characteristics),
-    xShmMap: Some(shim::x_shm_map),
-    xShmLock: Some(shim::x_shm_lock),
-    xShmBarrier: Some(shim::x_shm_barrier),
-    xShmUnmap: Some(shim::x_shm_unmap),
     xFetch: None,
     xUnfetch: None,
+    ..shim::PASS
 };
 
 unsafe extern "C" fn x_open(

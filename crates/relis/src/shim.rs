@@ -127,6 +127,35 @@ pub(crate) unsafe fn methods(real: *mut ffi::sqlite3_file) -> &'static ffi::sqli
     &*(*real).pMethods
 }
 
+/// Every call passed through: a shim's table is this with its own calls put in
+/// (`sqlite3_io_methods { xWrite: Some(x_write), ..shim::PASS }`). Its `xClose` frees only
+/// the real file, so a shim with fields to drop has its own.
+pub(crate) const PASS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
+    iVersion: 3,
+    xClose: Some(x_close),
+    xRead: Some(x_read),
+    xWrite: Some(x_write),
+    xTruncate: Some(x_truncate),
+    xSync: Some(x_sync),
+    xFileSize: Some(x_file_size),
+    xLock: Some(x_lock),
+    xUnlock: Some(x_unlock),
+    xCheckReservedLock: Some(x_check_reserved_lock),
+    xFileControl: Some(x_file_control),
+    xSectorSize: Some(x_sector_size),
+    xDeviceCharacteristics: Some(x_device_characteristics),
+    xShmMap: Some(x_shm_map),
+    xShmLock: Some(x_shm_lock),
+    xShmBarrier: Some(x_shm_barrier),
+    xShmUnmap: Some(x_shm_unmap),
+    xFetch: Some(x_fetch),
+    xUnfetch: Some(x_unfetch),
+};
+
+pub(crate) unsafe extern "C" fn x_close(f: *mut ffi::sqlite3_file) -> c_int {
+    close_real(real(f))
+}
+
 pub(crate) unsafe extern "C" fn x_read(
     f: *mut ffi::sqlite3_file,
     buf: *mut c_void,

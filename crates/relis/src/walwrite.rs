@@ -73,25 +73,13 @@ struct File {
 }
 
 static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
-    iVersion: 3,
     xClose: Some(x_close),
     xRead: Some(x_read),
     xWrite: Some(x_write),
     xTruncate: Some(x_truncate),
     xSync: Some(x_sync),
     xFileSize: Some(x_file_size),
-    xLock: Some(shim::x_lock),
-    xUnlock: Some(shim::x_unlock),
-    xCheckReservedLock: Some(shim::x_check_reserved_lock),
-    xFileControl: Some(shim::x_file_control),
-    xSectorSize: Some(shim::x_sector_size),
-    xDeviceCharacteristics: Some(shim::x_device_characteristics),
-    xShmMap: Some(shim::x_shm_map),
-    xShmLock: Some(shim::x_shm_lock),
-    xShmBarrier: Some(shim::x_shm_barrier),
-    xShmUnmap: Some(shim::x_shm_unmap),
-    xFetch: Some(shim::x_fetch),
-    xUnfetch: Some(shim::x_unfetch),
+    ..shim::PASS
 };
 
 unsafe extern "C" fn x_open(
