@@ -19,7 +19,8 @@
 //! that grows past twice its size is cut at member / block boundaries, one that falls under
 //! half is merged into its neighbour (the earlier row survives, so both levels keep starting at
 //! the bottom). Range removals delete the rows inside the range and recount the block (from its
-//! members) and run (from its blocks) that straddle its start.
+//! members) and run (from its blocks) that straddle its start. The writer finds the rows to
+//! adjust in its own in-memory copy of them (see "The writer's copy of the rank rows" below).
 //!
 //! Sets at or below [`rank_threshold`] members (1024) keep no rank rows: a count over at most
 //! that many index entries is as fast as the arithmetic, and small sets, the common case, then
@@ -285,7 +286,12 @@ fn blob(r: &Row<'_>, i: usize) -> rusqlite::Result<Bytes> {
 }
 
 fn pos_row(r: &Row<'_>) -> rusqlite::Result<Pos> {
-    Ok(Pos::new(r.get(0)?, blob(r, 1)?))
+    pos_row_at(r, 0)
+}
+
+/// The position in columns `i` (score) and `i + 1` (member).
+fn pos_row_at(r: &Row<'_>, i: usize) -> rusqlite::Result<Pos> {
+    Ok(Pos::new(r.get(i)?, blob(r, i + 1)?))
 }
 
 fn scored_row(r: &Row<'_>) -> rusqlite::Result<Scored> {
@@ -1488,6 +1494,134 @@ impl Reader<'_> {
 // Writes
 // ---------------------------------------------------------------------------------------------
 
+// The writer's copy of the rank rows. Every rank row a write adjusts is first found by a
+// "last row at or before p" lookup; as an SQL SELECT that is a B-tree seek plus a statement,
+// a third of a score update's cost. Only the writer writes the rows, so it keeps a copy of each
+// large set's rows in memory, written through with every change (SQL first), and answers those
+// lookups from it. SQL stays the truth: readers, splits and merges read it.
+//
+// A copy is only trusted while the set's key row still has the version the writer gave it when
+// it last finished a write to the set. A write that changes rank rows ends by giving the key
+// row a fresh version (the counter never goes back, not even when a transaction is rolled
+// back), and a copy is marked unverified before its set's rows change and stamped only once its
+// write has rewritten the key row. So whatever undid a write (a savepoint rolled back, a failed group commit, SQLite
+// rolling back by itself) left the key row at a version the copy does not have: the copy is
+// dropped when the next write opens the set, and read again from SQL when next needed. User
+// SQL cannot write `relis_zrank` (the sandbox's authorizer); the other writers of rank rows
+// delete them with the key (kids are never reused) or copy them to a new kid.
+
+/// A rank row's start as a map key, in Redis's order: the score (`-0` as `0`) as bits that
+/// sort like the number, then the member's bytes.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct RankKey(u64, Bytes);
+
+impl RankKey {
+    fn of(p: &Pos) -> RankKey {
+        let score = if p.score == 0.0 { 0.0 } else { p.score };
+        let bits = score.to_bits();
+        RankKey(
+            if bits >> 63 == 1 {
+                !bits
+            } else {
+                bits | 1 << 63
+            },
+            p.member.clone(),
+        )
+    }
+
+    fn pos(&self) -> Pos {
+        let bits = if self.0 >> 63 == 1 {
+            self.0 & !(1 << 63)
+        } else {
+            !self.0
+        };
+        Pos::new(f64::from_bits(bits), self.1.clone())
+    }
+}
+
+/// The rank rows of one sorted set, both levels.
+#[derive(Debug, Default)]
+struct RankCopy {
+    /// The key row's version this copy is known to match; `None` while a write changes it.
+    version: Option<i64>,
+    levels: [std::collections::BTreeMap<RankKey, i64>; 2],
+}
+
+impl RankCopy {
+    fn rows(&self) -> usize {
+        self.levels[0].len() + self.levels[1].len()
+    }
+}
+
+/// The copies the writer thread keeps, for the one connection it writes with.
+#[derive(Default)]
+struct RankCopies {
+    /// The connection the copies describe (its address: the writer's lives as long as its
+    /// thread).
+    conn: usize,
+    sets: HashMap<i64, RankCopy>,
+}
+
+/// At most this many rank rows are kept in copies (a few MB); loading a set past it drops the
+/// others.
+const COPY_ROWS: usize = 1 << 17;
+
+thread_local! {
+    static RANK_COPIES: std::cell::RefCell<RankCopies> = Default::default();
+}
+
+/// Runs `f` on the writer's copies for `conn` (forgetting copies made for another connection).
+fn with_copies<R>(conn: &rusqlite::Connection, f: impl FnOnce(&mut RankCopies) -> R) -> R {
+    RANK_COPIES.with(|c| {
+        let mut c = c.borrow_mut();
+        let addr = conn as *const rusqlite::Connection as usize;
+        if c.conn != addr {
+            c.sets.clear();
+            c.conn = addr;
+        }
+        f(&mut c)
+    })
+}
+
+impl Reader<'_> {
+    /// Checks the writer's copy of the set `kid`'s rank rows, if this connection has one that
+    /// claims to be current at `version`, against the rows themselves. For [`Reader::zcheck`].
+    fn z_copy_check(&self, kid: i64, version: i64) -> Result<()> {
+        let copy = with_copies(self.conn, |c| {
+            c.sets
+                .get(&kid)
+                .filter(|s| s.version == Some(version))
+                .map(|s| s.levels.clone())
+        });
+        let Some(levels) = copy else {
+            return Ok(());
+        };
+        let mut st = self.conn.prepare_cached(
+            "SELECT lvl, score, member, n FROM relis_zrank WHERE kid = ?1 ORDER BY lvl, score, member",
+        )?;
+        let rows = st.query_map([kid], |r| {
+            Ok((r.get::<_, i64>(0)?, pos_row_at(r, 1)?, r.get(3)?))
+        })?;
+        let mut sql: [Vec<(Pos, i64)>; 2] = Default::default();
+        for row in rows {
+            let (lvl, p, n) = row?;
+            if let Some(level) = sql.get_mut(lvl as usize) {
+                level.push((p, n));
+            }
+        }
+        for lvl in 0..2 {
+            let copy: Vec<(Pos, i64)> = levels[lvl].iter().map(|(k, n)| (k.pos(), *n)).collect();
+            if copy != sql[lvl] {
+                return Err(Error::Storage(format!(
+                    "the writer's copy of level {lvl} of sorted set {kid} is {copy:?}, the rows are {:?}",
+                    sql[lvl]
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A sorted set being written: its key row's state, kept up to date as members change.
 struct ZW<'k> {
     db: u32,
@@ -1511,6 +1645,98 @@ impl ZW<'_> {
             count: self.count,
             blocks: self.blocks,
         }
+    }
+}
+
+impl Writer<'_> {
+    /// Keeps the writer's copy of set `kid`'s rank rows only if it is current: made for the key
+    /// row's `version`, and its level-1 runs add up to the set's `count`.
+    fn z_copy_open(&self, kid: i64, version: i64, count: i64) {
+        with_copies(self.conn, |c| {
+            if c.sets.get(&kid).is_some_and(|s| {
+                s.version != Some(version) || s.levels[1].values().sum::<i64>() != count
+            }) {
+                c.sets.remove(&kid);
+            }
+        });
+    }
+
+    /// Reads set `kid`'s rank rows into a copy (there is none).
+    fn z_copy_load(&self, kid: i64) -> Result<()> {
+        let mut copy = RankCopy::default();
+        {
+            let mut st = self
+                .conn
+                .prepare_cached("SELECT lvl, score, member, n FROM relis_zrank WHERE kid = ?1")?;
+            let mut rows = st.query([kid])?;
+            while let Some(r) = rows.next()? {
+                let lvl: i64 = r.get(0)?;
+                let level = copy.levels.get_mut(lvl as usize).ok_or_else(|| {
+                    Error::Storage(format!("sorted set {kid} has a rank row of level {lvl}"))
+                })?;
+                level.insert(RankKey::of(&pos_row_at(r, 1)?), r.get(3)?);
+            }
+        }
+        with_copies(self.conn, |c| {
+            let held: usize = c.sets.values().map(RankCopy::rows).sum();
+            if held + copy.rows() > COPY_ROWS {
+                c.sets.clear();
+            }
+            c.sets.insert(kid, copy);
+        });
+        Ok(())
+    }
+
+    /// The level-`lvl` row holding `p` (the last starting at or before it), with its count: a
+    /// [`Reader::z_blk_containing`] answered from the writer's copy. Only for a set opened for
+    /// writing with rank blocks (whose copy [`Writer::z_copy_open`] checked).
+    fn z_blk_at(&self, kid: i64, lvl: i64, p: &Pos) -> Result<(Pos, i64)> {
+        let find = |c: &mut RankCopies| {
+            c.sets.get(&kid).map(|s| {
+                s.levels[lvl as usize]
+                    .range(..=RankKey::of(p))
+                    .next_back()
+                    .map(|(k, n)| (k.pos(), *n))
+            })
+        };
+        let found = match with_copies(self.conn, find) {
+            Some(found) => found,
+            None => {
+                self.z_copy_load(kid)?;
+                with_copies(self.conn, find).flatten()
+            }
+        };
+        found.ok_or_else(|| Error::Storage(format!("sorted set {kid} has no level-{lvl} rank row")))
+    }
+
+    /// Applies a change just made to set `kid`'s level-`lvl` rows to the writer's copy, if it
+    /// has one, which stays unverified until the write is done ([`Writer::z_copy_stamp`]).
+    fn z_copy_edit(
+        &self,
+        kid: i64,
+        lvl: i64,
+        f: impl FnOnce(&mut std::collections::BTreeMap<RankKey, i64>),
+    ) {
+        with_copies(self.conn, |c| {
+            if let Some(s) = c.sets.get_mut(&kid) {
+                s.version = None;
+                f(&mut s.levels[lvl as usize]);
+            }
+        });
+    }
+
+    /// Forgets the writer's copy of set `kid`'s rank rows (they are gone or rebuilt).
+    fn z_copy_drop(&self, kid: i64) {
+        with_copies(self.conn, |c| c.sets.remove(&kid));
+    }
+
+    /// A write to set `kid` is done and its key row now has `version`: the copy matches it.
+    fn z_copy_stamp(&self, kid: i64, version: i64) {
+        with_copies(self.conn, |c| {
+            if let Some(s) = c.sets.get_mut(&kid) {
+                s.version = Some(version);
+            }
+        });
     }
 }
 
@@ -1554,6 +1780,9 @@ impl<'c> Writer<'c> {
         }
         let skiplist = head != 0;
         let blocks = self.z_has_blocks(m.id, m.count)?;
+        if blocks {
+            self.z_copy_open(m.id, m.version, m.count);
+        }
         Ok(Some(ZW {
             db,
             key,
@@ -1589,6 +1818,7 @@ impl<'c> Writer<'c> {
         }
         let t = rank_threshold();
         if z.count == 0 {
+            self.z_copy_drop(z.kid);
             self.conn
                 .prepare_cached("DELETE FROM relis_zrank WHERE kid = ?1")?
                 .execute([z.kid])?;
@@ -1600,6 +1830,7 @@ impl<'c> Writer<'c> {
             return Ok(());
         }
         if z.blocks && z.count <= t / 2 {
+            self.z_copy_drop(z.kid);
             self.conn
                 .prepare_cached("DELETE FROM relis_zrank WHERE kid = ?1")?
                 .execute([z.kid])?;
@@ -1621,6 +1852,7 @@ impl<'c> Writer<'c> {
                     self.now,
                     i64::from(z.skiplist),
                 ))?;
+            self.z_copy_stamp(z.kid, version);
         } else {
             self.conn
                 .prepare_cached(
@@ -1758,8 +1990,8 @@ impl<'c> Writer<'c> {
             // Blocks (and level-1 runs) starting inside the interval lost their first members;
             // what is left of them now follows the block (and run) holding `lo`, which are
             // recounted: the block from its members, the run from its blocks.
-            let (block, _) = self.z_blk_containing(z.kid, 0, lo)?;
-            let (run, _) = self.z_blk_containing(z.kid, 1, lo)?;
+            let (block, _) = self.z_blk_at(z.kid, 0, lo)?;
+            let (run, _) = self.z_blk_at(z.kid, 1, lo)?;
             self.z_blk_delete_after(z.kid, 0, &block, iv.hi.as_ref())?;
             self.z_blk_delete_after(z.kid, 1, &run, iv.hi.as_ref())?;
             let n = self.z_block_recount(z.kid, &block)?;
@@ -1781,6 +2013,11 @@ impl<'c> Writer<'c> {
                  WHERE kid = ?1 AND lvl = ?2 AND score = ?3 AND member = ?4",
             )?
             .execute((kid, lvl, start.score, &start.member[..], n))?;
+        self.z_copy_edit(kid, lvl, |rows| {
+            if let Some(c) = rows.get_mut(&RankKey::of(start)) {
+                *c = n;
+            }
+        });
         Ok(())
     }
 
@@ -1790,19 +2027,26 @@ impl<'c> Writer<'c> {
                 "INSERT INTO relis_zrank (kid, lvl, score, member, n) VALUES (?1, ?2, ?3, ?4, ?5)",
             )?
             .execute((kid, lvl, start.score, &start.member[..], n))?;
+        self.z_copy_edit(kid, lvl, |rows| {
+            rows.insert(RankKey::of(start), n);
+        });
         Ok(())
     }
 
     /// Deletes a level-`lvl` row; its count, if it was there.
     fn z_blk_delete(&self, kid: i64, lvl: i64, start: &Pos) -> Result<Option<i64>> {
-        Ok(self
+        let n = self
             .conn
             .prepare_cached(
                 "DELETE FROM relis_zrank WHERE kid = ?1 AND lvl = ?2 AND score = ?3 AND member = ?4
                  RETURNING n",
             )?
             .query_row((kid, lvl, start.score, &start.member[..]), |r| r.get(0))
-            .optional()?)
+            .optional()?;
+        self.z_copy_edit(kid, lvl, |rows| {
+            rows.remove(&RankKey::of(start));
+        });
+        Ok(n)
     }
 
     /// Deletes the level-`lvl` rows after `start` and before `hi` (all after it: `None`).
@@ -1830,6 +2074,17 @@ impl<'c> Writer<'c> {
                     &hi.member[..],
                 ))?,
         };
+        self.z_copy_edit(kid, lvl, |rows| {
+            use std::ops::Bound::{Excluded, Unbounded};
+            let hi = hi.map_or(Unbounded, |h| Excluded(RankKey::of(h)));
+            let gone: Vec<RankKey> = rows
+                .range((Excluded(RankKey::of(start)), hi))
+                .map(|(k, _)| k.clone())
+                .collect();
+            for k in gone {
+                rows.remove(&k);
+            }
+        });
         Ok(())
     }
 
@@ -1876,7 +2131,7 @@ impl<'c> Writer<'c> {
     /// (A SELECT then an UPDATE by key: one UPDATE with the lookup as a subquery costs SQLite
     /// a two-pass update, several times slower.)
     fn z_blk_add(&self, kid: i64, lvl: i64, p: &Pos, delta: i64) -> Result<(Pos, i64)> {
-        let (start, n) = self.z_blk_containing(kid, lvl, p)?;
+        let (start, n) = self.z_blk_at(kid, lvl, p)?;
         self.z_blk_set(kid, lvl, &start, n + delta)?;
         Ok((start, n + delta))
     }
@@ -1983,7 +2238,7 @@ impl<'c> Writer<'c> {
     /// into it, for the first run) when under half of it.
     fn z_rebalance_run_at(&mut self, kid: i64, p: &Pos) -> Result<()> {
         let s = super_size();
-        let (start, n) = self.z_blk_containing(kid, 1, p)?;
+        let (start, n) = self.z_blk_at(kid, 1, p)?;
         if n > 2 * s {
             return self.z_run_split(kid, &start, n);
         }
@@ -2051,6 +2306,7 @@ impl<'c> Writer<'c> {
 
     /// Cuts a whole set into rank blocks and level-1 runs (it had none).
     fn z_build_blocks(&mut self, kid: i64, count: i64) -> Result<()> {
+        self.z_copy_drop(kid);
         self.conn
             .prepare_cached("DELETE FROM relis_zrank WHERE kid = ?1")?
             .execute([kid])?;
@@ -2345,7 +2601,8 @@ impl<'c> Writer<'c> {
     }
 
     /// Checks the rank blocks of the set at `key` against its members: every block's count,
-    /// the first block's start, the block sizes and the key row's count. For tests.
+    /// the first block's start, the block sizes and the key row's count; and, on the writer's
+    /// connection, the writer's copy of them. For tests.
     ///
     /// # Errors
     /// [`Error::Storage`] describing the first inconsistency.
@@ -2423,6 +2680,10 @@ impl<'c> Writer<'c> {
             if !blocks.iter().any(|(p, _)| p == start) {
                 return bad(format!("a run starts at {start:?}, where no block does"));
             }
+        }
+        // On the writer's own connection: its copy of the rows, if it trusts one, is exact.
+        if let Some(m) = self.meta(db, key)? {
+            self.z_copy_check(z.kid, m.version)?;
         }
         Ok(())
     }
@@ -2718,6 +2979,55 @@ mod tests {
         db.zremrange("big", ZRangeBy::Rank(0, card - 11)).unwrap();
         assert_eq!(db.zcard("big").unwrap(), 10);
         check(&db, "big");
+    }
+
+    /// The writer answers rank-row lookups from its copy of the rows: a write that is rolled
+    /// back (a command's savepoint, a whole group commit) must not leave the copy stale.
+    #[test]
+    fn rolled_back_writes_do_not_fool_the_writers_copy() {
+        let db = Db::open_in_memory().unwrap();
+        let m = |i: usize| Bytes::from(format!("m{i:05}"));
+        let n = 3000;
+        let all: Vec<(f64, Bytes)> = (0..n).map(|i| (i as f64, m(i))).collect();
+        db.zadd_with("big", ZAddOptions::default(), all).unwrap();
+        // One write that loads the copy and moves members, committed.
+        db.zincrby("big", 0.5, m(10)).unwrap();
+        check(&db, "big");
+        // Members moved to the top by a command that then fails: its savepoint is undone.
+        let up: Vec<(f64, Bytes)> = (0..600).map(|i| (1e6 + i as f64, m(i))).collect();
+        let failed = db.write(move |w| {
+            w.zadd(0, b"big", ZAddOptions::default(), &up)?;
+            Err::<(), _>(Error::WrongType)
+        });
+        assert_eq!(failed, Err(Error::WrongType));
+        check(&db, "big");
+        // Members moved to the bottom in a group commit that fails as a whole.
+        let down: Vec<(f64, Bytes)> = (2000..2600).map(|i| (-1e6 - i as f64, m(i))).collect();
+        let (tx, rx) = std::sync::mpsc::channel();
+        db.write_async(
+            move |w| {
+                w.zadd(0, b"big", ZAddOptions::default(), &down).unwrap();
+                w.poison(Error::Storage("injected".into()));
+            },
+            move |r| tx.send(r.is_err()).unwrap(),
+        );
+        assert!(rx.recv().unwrap(), "the group commit failed");
+        check(&db, "big");
+        // Later writes start from the rows as they are: ranks stay right.
+        for i in (0..n).step_by(3) {
+            db.zincrby("big", 5000.0, m(i)).unwrap();
+        }
+        check(&db, "big");
+        let mut model: Vec<Scored> = (0..n)
+            .map(|i| {
+                let s = i as f64 + if i == 10 { 0.5 } else { 0.0 };
+                (m(i), if i % 3 == 0 { s + 5000.0 } else { s })
+            })
+            .collect();
+        model.sort_by(order);
+        for r in [0, 1, 599, 1000, 2000, 2599, 2999] {
+            assert_eq!(db.zrank("big", &model[r].0, false).unwrap(), Some(r as i64));
+        }
     }
 
     #[test]
