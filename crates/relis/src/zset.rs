@@ -1691,22 +1691,40 @@ impl Writer<'_> {
     /// [`Reader::z_blk_containing`] answered from the writer's copy. Only for a set opened for
     /// writing with rank blocks (whose copy [`Writer::z_copy_open`] checked).
     fn z_blk_at(&self, kid: i64, lvl: i64, p: &Pos) -> Result<(Pos, i64)> {
+        let [found] = self.z_blks_at(kid, [(lvl, p)])?;
+        Ok(found)
+    }
+
+    /// [`Writer::z_blk_at`] for several (level, position) pairs at once.
+    fn z_blks_at<const N: usize>(&self, kid: i64, at: [(i64, &Pos); N]) -> Result<[(Pos, i64); N]> {
         let find = |c: &mut RankCopies| {
             c.sets.get(&kid).map(|s| {
-                s.levels[lvl as usize]
-                    .range(..=RankKey::of(p))
-                    .next_back()
-                    .map(|(k, n)| (k.pos(), *n))
+                at.map(|(lvl, p)| {
+                    s.levels[lvl as usize]
+                        .range(..=RankKey::of(p))
+                        .next_back()
+                        .map(|(k, n)| (k.pos(), *n))
+                        .ok_or(lvl)
+                })
             })
         };
         let found = match with_copies(self.conn, find) {
             Some(found) => found,
             None => {
                 self.z_copy_load(kid)?;
-                with_copies(self.conn, find).flatten()
+                with_copies(self.conn, find).ok_or_else(|| {
+                    Error::Storage(format!("sorted set {kid}: no copy of its rank rows"))
+                })?
             }
         };
-        found.ok_or_else(|| Error::Storage(format!("sorted set {kid} has no level-{lvl} rank row")))
+        let mut out = Vec::with_capacity(N);
+        for f in found {
+            out.push(f.map_err(|lvl| {
+                Error::Storage(format!("sorted set {kid} has no level-{lvl} rank row"))
+            })?);
+        }
+        out.try_into()
+            .map_err(|_| Error::Storage("rank row lookups lost".into()))
     }
 
     /// Applies a change just made to set `kid`'s level-`lvl` rows to the writer's copy, if it
@@ -1920,23 +1938,32 @@ impl<'c> Writer<'c> {
     /// Changes a member's score.
     fn z_rescore(&mut self, z: &mut ZW<'_>, member: &[u8], old: f64, new: f64) -> Result<()> {
         z.changed = true;
+        // One UPDATE: the score index's entry moves with the row.
+        self.conn
+            .prepare_cached("UPDATE relis_zset SET score = ?3 WHERE kid = ?1 AND member = ?2")?
+            .execute((z.kid, member, new))?;
         if !z.blocks {
-            self.conn
-                .prepare_cached("UPDATE relis_zset SET score = ?3 WHERE kid = ?1 AND member = ?2")?
-                .execute((z.kid, member, new))?;
             return Ok(());
         }
-        // Out, counted out, in, counted in: a block split or merge triggered by one count reads
-        // members that agree with every count.
+        // The member left the block and the run holding `from` and joined those holding `to`;
+        // inside one block (or run) the two changes cancel. Every count is right before any
+        // block or run is split or merged: a split reads the members.
         let m = Bytes::copy_from_slice(member);
-        self.conn
-            .prepare_cached("DELETE FROM relis_zset WHERE kid = ?1 AND member = ?2")?
-            .execute((z.kid, member))?;
-        self.z_adjust(z.kid, &Pos::new(old, m.clone()), -1, z.count - 1)?;
-        self.conn
-            .prepare_cached("INSERT INTO relis_zset (kid, member, score) VALUES (?1, ?2, ?3)")?
-            .execute((z.kid, member, new))?;
-        self.z_adjust(z.kid, &Pos::new(new, m), 1, z.count)
+        let (from, to) = (Pos::new(old, m.clone()), Pos::new(new, m));
+        let [(a0, mut an0), (b0, mut bn0), (a1, mut an1), (b1, mut bn1)] =
+            self.z_blks_at(z.kid, [(0, &from), (0, &to), (1, &from), (1, &to)])?;
+        if a0 != b0 {
+            (an0, bn0) = (an0 - 1, bn0 + 1);
+            self.z_blk_set(z.kid, 0, &a0, an0)?;
+            self.z_blk_set(z.kid, 0, &b0, bn0)?;
+        }
+        if a1 != b1 {
+            (an1, bn1) = (an1 - 1, bn1 + 1);
+            self.z_blk_set(z.kid, 1, &a1, an1)?;
+            self.z_blk_set(z.kid, 1, &b1, bn1)?;
+        }
+        self.z_rebalance_at(z.kid, &from, an0, an1, z.count)?;
+        self.z_rebalance_at(z.kid, &to, bn0, bn1, z.count)
     }
 
     /// Removes a member; its score if it was there.
@@ -2126,25 +2153,23 @@ impl<'c> Writer<'c> {
         self.z_rows_between(kid, 0, Some(start), next.as_ref())
     }
 
-    /// Adds `delta` to the level-`lvl` row holding `p`; returns that row and its new count.
-    /// Adds `delta` to the level-`lvl` row holding `p`; returns that row and its new count.
-    /// (A SELECT then an UPDATE by key: one UPDATE with the lookup as a subquery costs SQLite
-    /// a two-pass update, several times slower.)
-    fn z_blk_add(&self, kid: i64, lvl: i64, p: &Pos, delta: i64) -> Result<(Pos, i64)> {
-        let (start, n) = self.z_blk_at(kid, lvl, p)?;
-        self.z_blk_set(kid, lvl, &start, n + delta)?;
-        Ok((start, n + delta))
+    /// A member at `p` came (`delta = 1`) or went (`-1`): its block and its run count it, and
+    /// both are kept within bounds. `count` is the set's size after the change.
+    fn z_adjust(&mut self, kid: i64, p: &Pos, delta: i64, count: i64) -> Result<()> {
+        let [(block, n), (run, rn)] = self.z_blks_at(kid, [(0, p), (1, p)])?;
+        self.z_blk_set(kid, 0, &block, n + delta)?;
+        self.z_blk_set(kid, 1, &run, rn + delta)?;
+        self.z_rebalance_at(kid, p, n + delta, rn + delta, count)
     }
 
-    /// A member at `p` came (`delta = 1`) or went (`-1`): its block and its run count it, and
-    /// both are kept within bounds.
-    /// `count` is the set's size after the change: a block or run holding every member has
-    /// nothing to merge with.
-    fn z_adjust(&mut self, kid: i64, p: &Pos, delta: i64, count: i64) -> Result<()> {
-        let (block, n) = self.z_blk_add(kid, 0, p, delta)?;
-        let (_, rn) = self.z_blk_add(kid, 1, p, delta)?;
+    /// Keeps the block and the run holding `p` within bounds now that they count `n` and `rn`
+    /// (counts read before an earlier rebalancing may be stale, but one that moved them left
+    /// them within bounds). A block or run holding every member (`count`) has nothing to merge
+    /// with.
+    fn z_rebalance_at(&mut self, kid: i64, p: &Pos, n: i64, rn: i64, count: i64) -> Result<()> {
         let (b, s) = (block_size(), super_size());
         if n > 2 * b || (n < b / 2 && n != count) {
+            let (block, n) = self.z_blk_at(kid, 0, p)?;
             self.z_rebalance_block(kid, block, n)?;
         }
         if rn > 2 * s || (rn < s / 2 && rn != count) {
