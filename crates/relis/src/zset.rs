@@ -1494,6 +1494,29 @@ impl Reader<'_> {
 // Writes
 // ---------------------------------------------------------------------------------------------
 
+thread_local! {
+    /// How often ZADD's recent members on this writer were already in their set: a saturating
+    /// count, up for each found, down for each added.
+    static ZADD_FOUND: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether ZADD should look a member up before adding it: yes when recent members were mostly
+/// there already (score updates: a failed INSERT would be a wasted seek), no when they were
+/// mostly new (an INSERT that succeeds spares the lookup).
+fn zadd_finds_members() -> bool {
+    ZADD_FOUND.get() >= 2
+}
+
+/// Records whether ZADD found a member already in its set.
+fn zadd_found(found: bool) {
+    let n = ZADD_FOUND.get();
+    ZADD_FOUND.set(if found {
+        (n + 1).min(3)
+    } else {
+        n.saturating_sub(1)
+    });
+}
+
 // The writer's copy of the rank rows. Every rank row a write adjusts is first found by a
 // "last row at or before p" lookup; as an SQL SELECT that is a B-tree seek plus a statement,
 // a third of a score update's cost. Only the writer writes the rows, so it keeps a copy of each
@@ -2382,13 +2405,19 @@ impl<'c> Writer<'c> {
         for (score, member) in pairs {
             let mut score = *score;
             // A new member is added whatever the options but XX (with INCR its score is the
-            // increment).
-            if opts.cond != ZAddCond::Xx && self.z_try_insert(&mut z, member, score)? {
+            // increment): when members have mostly been new, by trying to insert first.
+            if opts.cond != ZAddCond::Xx
+                && !(z.exists && zadd_finds_members())
+                && self.z_try_insert(&mut z, member, score)?
+            {
+                zadd_found(false);
                 last_score = Some(score);
                 added += 1;
                 continue;
             }
-            match self.z_score_of(z.kid, member)? {
+            let cur = self.z_score_of(z.kid, member)?;
+            zadd_found(cur.is_some());
+            match cur {
                 Some(cur) => {
                     if opts.cond == ZAddCond::Nx {
                         continue;
