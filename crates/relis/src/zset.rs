@@ -1973,18 +1973,27 @@ impl<'c> Writer<'c> {
         // block or run is split or merged: a split reads the members.
         let m = Bytes::copy_from_slice(member);
         let (from, to) = (Pos::new(old, m.clone()), Pos::new(new, m));
-        let [(a0, mut an0), (b0, mut bn0), (a1, mut an1), (b1, mut bn1)] =
+        let [(a0, an0), (b0, bn0), (a1, an1), (b1, bn1)] =
             self.z_blks_at(z.kid, [(0, &from), (0, &to), (1, &from), (1, &to)])?;
-        if a0 != b0 {
-            (an0, bn0) = (an0 - 1, bn0 + 1);
-            self.z_blk_set(z.kid, 0, &a0, an0)?;
-            self.z_blk_set(z.kid, 0, &b0, bn0)?;
+        let (moved0, moved1) = (a0 != b0, a1 != b1);
+        let (an0, bn0) = if moved0 {
+            (an0 - 1, bn0 + 1)
+        } else {
+            (an0, bn0)
+        };
+        let (an1, bn1) = if moved1 {
+            (an1 - 1, bn1 + 1)
+        } else {
+            (an1, bn1)
+        };
+        let mut rows = Vec::with_capacity(4);
+        if moved0 {
+            rows.extend([(0, &a0, an0), (0, &b0, bn0)]);
         }
-        if a1 != b1 {
-            (an1, bn1) = (an1 - 1, bn1 + 1);
-            self.z_blk_set(z.kid, 1, &a1, an1)?;
-            self.z_blk_set(z.kid, 1, &b1, bn1)?;
+        if moved1 {
+            rows.extend([(1, &a1, an1), (1, &b1, bn1)]);
         }
+        self.z_blk_set_all(z.kid, &rows)?;
         self.z_rebalance_at(z.kid, &from, an0, an1, z.count)?;
         self.z_rebalance_at(z.kid, &to, bn0, bn1, z.count)
     }
@@ -2057,17 +2066,26 @@ impl<'c> Writer<'c> {
     // --- rank blocks ---------------------------------------------------------------------
 
     fn z_blk_set(&self, kid: i64, lvl: i64, start: &Pos, n: i64) -> Result<()> {
-        self.conn
-            .prepare_cached(
-                "UPDATE relis_zrank SET n = ?5
-                 WHERE kid = ?1 AND lvl = ?2 AND score = ?3 AND member = ?4",
-            )?
-            .execute((kid, lvl, start.score, &start.member[..], n))?;
-        self.z_copy_edit(kid, lvl, |rows| {
-            if let Some(c) = rows.get_mut(&RankKey::of(start)) {
-                *c = n;
-            }
-        });
+        self.z_blk_set_all(kid, &[(lvl, start, n)])
+    }
+
+    /// Sets the counts of several rank rows, (level, start, count), with one prepared
+    /// statement.
+    fn z_blk_set_all(&self, kid: i64, rows: &[(i64, &Pos, i64)]) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut st = self.conn.prepare_cached(
+            "UPDATE relis_zrank SET n = ?5 WHERE kid = ?1 AND lvl = ?2 AND score = ?3 AND member = ?4",
+        )?;
+        for &(lvl, start, n) in rows {
+            st.execute((kid, lvl, start.score, &start.member[..], n))?;
+            self.z_copy_edit(kid, lvl, |rows| {
+                if let Some(c) = rows.get_mut(&RankKey::of(start)) {
+                    *c = n;
+                }
+            });
+        }
         Ok(())
     }
 
@@ -2180,8 +2198,7 @@ impl<'c> Writer<'c> {
     /// both are kept within bounds. `count` is the set's size after the change.
     fn z_adjust(&mut self, kid: i64, p: &Pos, delta: i64, count: i64) -> Result<()> {
         let [(block, n), (run, rn)] = self.z_blks_at(kid, [(0, p), (1, p)])?;
-        self.z_blk_set(kid, 0, &block, n + delta)?;
-        self.z_blk_set(kid, 1, &run, rn + delta)?;
+        self.z_blk_set_all(kid, &[(0, &block, n + delta), (1, &run, rn + delta)])?;
         self.z_rebalance_at(kid, p, n + delta, rn + delta, count)
     }
 
