@@ -1589,6 +1589,10 @@ struct RankCopies {
 /// others.
 const COPY_ROWS: usize = 1 << 17;
 
+/// At most about this many copies are kept; past it, those recording that a set has no rank
+/// rows are dropped.
+const COPY_SETS: usize = 4096;
+
 thread_local! {
     static RANK_COPIES: std::cell::RefCell<RankCopies> = Default::default();
 }
@@ -1673,14 +1677,34 @@ impl ZW<'_> {
 
 impl Writer<'_> {
     /// Keeps the writer's copy of set `kid`'s rank rows only if it is current: made for the key
-    /// row's `version`, and its level-1 runs add up to the set's `count`.
-    fn z_copy_open(&self, kid: i64, version: i64, count: i64) {
+    /// row's `version`, and (unless it records that there are none) its level-1 runs add up to
+    /// the set's `count`. Whether the set has rank rows, when a current copy knows.
+    fn z_copy_open(&self, kid: i64, version: i64, count: i64) -> Option<bool> {
         with_copies(self.conn, |c| {
-            if c.sets.get(&kid).is_some_and(|s| {
-                s.version != Some(version) || s.levels[1].values().sum::<i64>() != count
-            }) {
-                c.sets.remove(&kid);
+            let s = c.sets.get(&kid)?;
+            let rows = !s.levels[0].is_empty();
+            if s.version == Some(version) && (!rows || s.levels[1].values().sum::<i64>() == count) {
+                return Some(rows);
             }
+            c.sets.remove(&kid);
+            None
+        })
+    }
+
+    /// Records that set `kid`, whose key row now has `version`, has no rank rows: for a set
+    /// between half the threshold and the threshold, where only a probe of the rows would tell.
+    fn z_copy_none(&self, kid: i64, version: i64) {
+        with_copies(self.conn, |c| {
+            if c.sets.len() >= COPY_SETS {
+                c.sets.retain(|_, s| s.rows() > 0);
+            }
+            c.sets.insert(
+                kid,
+                RankCopy {
+                    version: Some(version),
+                    ..RankCopy::default()
+                },
+            );
         });
     }
 
@@ -1820,10 +1844,16 @@ impl<'c> Writer<'c> {
             return Err(Error::WrongType);
         }
         let skiplist = head != 0;
-        let blocks = self.z_has_blocks(m.id, m.count)?;
-        if blocks {
-            self.z_copy_open(m.id, m.version, m.count);
-        }
+        // Up to half the threshold a set has no rank rows, and no copy is trusted.
+        let copy = if m.count > rank_threshold() / 2 {
+            self.z_copy_open(m.id, m.version, m.count)
+        } else {
+            None
+        };
+        let blocks = match copy {
+            Some(blocks) => blocks,
+            None => self.z_has_blocks(m.id, m.count)?,
+        };
         Ok(Some(ZW {
             db,
             key,
@@ -1870,13 +1900,16 @@ impl<'c> Writer<'c> {
             }
             return Ok(());
         }
+        let mut blocks = z.blocks;
         if z.blocks && z.count <= t / 2 {
             self.z_copy_drop(z.kid);
             self.conn
                 .prepare_cached("DELETE FROM relis_zrank WHERE kid = ?1")?
                 .execute([z.kid])?;
+            blocks = false;
         } else if !z.blocks && z.count > t {
             self.z_build_blocks(z.kid, z.count)?;
+            blocks = true;
         }
         let version = self.next_version();
         if z.exists {
@@ -1893,7 +1926,6 @@ impl<'c> Writer<'c> {
                     self.now,
                     i64::from(z.skiplist),
                 ))?;
-            self.z_copy_stamp(z.kid, version);
         } else {
             self.conn
                 .prepare_cached(
@@ -1911,6 +1943,11 @@ impl<'c> Writer<'c> {
                     i64::from(z.skiplist),
                 ))?;
             self.note_new(z.db, z.key);
+        }
+        if blocks {
+            self.z_copy_stamp(z.kid, version);
+        } else if z.count > t / 2 {
+            self.z_copy_none(z.kid, version);
         }
         Ok(())
     }
@@ -2700,6 +2737,10 @@ impl<'c> Writer<'c> {
         };
         let (blocks, runs) = (level(0)?, level(1)?);
         let t = rank_threshold();
+        if let Some(m) = self.meta(db, key)? {
+            // On the writer's own connection: its copy of the rows, if it trusts one, is exact.
+            self.z_copy_check(z.kid, m.version)?;
+        }
         if !z.blocks() {
             if !blocks.is_empty() || !runs.is_empty() {
                 return bad(format!(
@@ -2751,10 +2792,6 @@ impl<'c> Writer<'c> {
             if !blocks.iter().any(|(p, _)| p == start) {
                 return bad(format!("a run starts at {start:?}, where no block does"));
             }
-        }
-        // On the writer's own connection: its copy of the rows, if it trusts one, is exact.
-        if let Some(m) = self.meta(db, key)? {
-            self.z_copy_check(z.kid, m.version)?;
         }
         Ok(())
     }
@@ -3057,7 +3094,9 @@ mod tests {
     #[test]
     fn rolled_back_writes_do_not_fool_the_writers_copy() {
         let db = Db::open_in_memory().unwrap();
-        let m = |i: usize| Bytes::from(format!("m{i:05}"));
+        fn m(i: usize) -> Bytes {
+            Bytes::from(format!("m{i:05}"))
+        }
         let n = 3000;
         let all: Vec<(f64, Bytes)> = (0..n).map(|i| (i as f64, m(i))).collect();
         db.zadd_with("big", ZAddOptions::default(), all).unwrap();
@@ -3099,6 +3138,60 @@ mod tests {
         for r in [0, 1, 599, 1000, 2000, 2599, 2999] {
             assert_eq!(db.zrank("big", &model[r].0, false).unwrap(), Some(r as i64));
         }
+
+        // Between half the threshold and the threshold the copy also records that a set has no
+        // rank rows; writes that build or drop the rows and are then undone must not fool it.
+        let pairs = |from: usize, to: usize| -> Vec<(f64, Bytes)> {
+            (from..to).map(|i| (i as f64, m(i))).collect()
+        };
+        let fail = |key: &'static str, f: fn(&mut Writer<'_>, &[u8]) -> Result<()>| {
+            let r = db.write(move |w| {
+                f(w, key.as_bytes())?;
+                Err::<(), _>(Error::WrongType)
+            });
+            assert_eq!(r, Err(Error::WrongType));
+        };
+        db.zadd_with("mid", ZAddOptions::default(), pairs(0, 700))
+            .unwrap();
+        db.zincrby("mid", 0.5, m(1)).unwrap();
+        check(&db, "mid");
+        fail("mid", |w, k| {
+            let more: Vec<(f64, Bytes)> = (700..1100).map(|i| (i as f64, m(i))).collect();
+            w.zadd(0, k, ZAddOptions::default(), &more).map(drop)
+        });
+        check(&db, "mid");
+        db.zincrby("mid", 0.5, m(2)).unwrap();
+        check(&db, "mid");
+        // A set that keeps its rows below the threshold (it came down from above it).
+        db.zadd_with("top", ZAddOptions::default(), pairs(0, 1100))
+            .unwrap();
+        let first: Vec<Bytes> = (1000..1100).map(m).collect();
+        db.write(move |w| w.zrem(0, b"top", &first)).unwrap();
+        fail("top", |w, k| {
+            let gone: Vec<Bytes> = (0..600).map(m).collect();
+            w.zrem(0, k, &gone).map(drop)
+        });
+        check(&db, "top");
+        // Its rows dropped (600 members removed), then the set back above half the threshold
+        // without them, in a group commit that fails.
+        let (tx, rx) = std::sync::mpsc::channel();
+        db.write_async(
+            move |w| {
+                let gone: Vec<Bytes> = (0..600).map(m).collect();
+                w.zrem(0, b"top", &gone).unwrap();
+                let back: Vec<(f64, Bytes)> = (2000..2300).map(|i| (i as f64, m(i))).collect();
+                w.zadd(0, b"top", ZAddOptions::default(), &back).unwrap();
+                w.poison(Error::Storage("injected".into()));
+            },
+            move |r| tx.send(r.is_err()).unwrap(),
+        );
+        assert!(rx.recv().unwrap(), "the group commit failed");
+        check(&db, "top");
+        db.zrem("top", &[b"m00005"]).unwrap();
+        db.zincrby("top", 5000.0, m(7)).unwrap();
+        check(&db, "top");
+        assert_eq!(db.zcard("top").unwrap(), 999);
+        assert_eq!(db.zrank("top", m(999), false).unwrap(), Some(997));
     }
 
     #[test]
