@@ -1809,30 +1809,54 @@ impl<'c> Writer<'c> {
     /// Opens the sorted set at `key` for writing: `None` when missing (an expired key is
     /// deleted first); [`Error::WrongType`] for another type.
     fn zopen<'k>(&mut self, db: u32, key: &'k [u8]) -> Result<Option<ZW<'k>>> {
+        Ok(self.zopen_probing(db, key, None)?.map(|(z, _)| z))
+    }
+
+    /// [`Writer::zopen`], and with `member` that member's score, read in the same statement.
+    fn zopen_probing<'k>(
+        &mut self,
+        db: u32,
+        key: &'k [u8],
+        member: Option<&[u8]>,
+    ) -> Result<Option<(ZW<'k>, Option<f64>)>> {
         // `meta_for_write_of` with the encoding flag read in the same lookup (writes are the
         // hot path).
-        let row = self
-            .conn
-            .prepare_cached(
-                "SELECT id, type, expire_at, version, count, mtime, head FROM relis_keys
-                 WHERE db = ?1 AND key = ?2",
-            )?
-            .query_row((db, key), |r| {
-                Ok((
-                    KeyMeta {
-                        id: r.get(0)?,
-                        kind: KeyType::ZSet,
-                        expire_at: r.get(2)?,
-                        version: r.get(3)?,
-                        count: r.get(4)?,
-                        mtime: r.get(5)?,
-                    },
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, i64>(6)?,
-                ))
-            })
-            .optional()?;
-        let Some((mut m, code, head)) = row else {
+        let row = |r: &Row<'_>| {
+            Ok((
+                KeyMeta {
+                    id: r.get(0)?,
+                    kind: KeyType::ZSet,
+                    expire_at: r.get(2)?,
+                    version: r.get(3)?,
+                    count: r.get(4)?,
+                    mtime: r.get(5)?,
+                },
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(6)?,
+                r.get::<_, Option<f64>>(7)?,
+            ))
+        };
+        let row = match member {
+            None => self
+                .conn
+                .prepare_cached(
+                    "SELECT id, type, expire_at, version, count, mtime, head, NULL FROM relis_keys
+                     WHERE db = ?1 AND key = ?2",
+                )?
+                .query_row((db, key), row)
+                .optional()?,
+            Some(member) => self
+                .conn
+                .prepare_cached(
+                    "SELECT k.id, k.type, k.expire_at, k.version, k.count, k.mtime, k.head, z.score
+                     FROM relis_keys AS k
+                     LEFT JOIN relis_zset AS z ON z.kid = k.id AND z.member = ?3
+                     WHERE k.db = ?1 AND k.key = ?2",
+                )?
+                .query_row((db, key, member), row)
+                .optional()?,
+        };
+        let Some((mut m, code, head, score)) = row else {
             return Ok(None);
         };
         m.kind = KeyType::from_code(code)?;
@@ -1854,7 +1878,7 @@ impl<'c> Writer<'c> {
             Some(blocks) => blocks,
             None => self.z_has_blocks(m.id, m.count)?,
         };
-        Ok(Some(ZW {
+        let z = ZW {
             db,
             key,
             kid: m.id,
@@ -1863,7 +1887,8 @@ impl<'c> Writer<'c> {
             blocks,
             skiplist,
             changed: false,
-        }))
+        };
+        Ok(Some((z, score)))
     }
 
     /// A new, empty sorted set at `key` (whose key row does not exist).
@@ -2437,8 +2462,14 @@ impl<'c> Writer<'c> {
         opts: ZAddOptions,
         pairs: &[(f64, Bytes)],
     ) -> Result<ZAddOutcome> {
-        let mut z = match self.zopen(db, key)? {
-            Some(z) => z,
+        // When members are mostly found (score updates), the first one's score is read with the
+        // key row.
+        let probe = pairs
+            .first()
+            .filter(|_| zadd_finds_members())
+            .map(|(_, m)| &m[..]);
+        let (mut z, mut first) = match self.zopen_probing(db, key, probe)? {
+            Some((z, score)) => (z, probe.map(|_| score)),
             None if opts.cond == ZAddCond::Xx => {
                 return Ok(if opts.incr {
                     ZAddOutcome::Score(None)
@@ -2451,16 +2482,19 @@ impl<'c> Writer<'c> {
                 // Redis sizes a new set by the command's pairs.
                 z.skiplist = pairs.len() as i64 > LISTPACK_ENTRIES
                     || pairs.iter().any(|(_, m)| m.len() > LISTPACK_VALUE);
-                z
+                (z, None)
             }
         };
         let (mut added, mut updated) = (0i64, 0i64);
         let mut last_score = None;
         for (score, member) in pairs {
             let mut score = *score;
+            // The first member's score if it was read already.
+            let known = first.take();
             // A new member is added whatever the options but XX (with INCR its score is the
             // increment): when members have mostly been new, by trying to insert first.
             if opts.cond != ZAddCond::Xx
+                && known.is_none()
                 && !(z.exists && zadd_finds_members())
                 && self.z_try_insert(&mut z, member, score)?
             {
@@ -2469,7 +2503,10 @@ impl<'c> Writer<'c> {
                 added += 1;
                 continue;
             }
-            let cur = self.z_score_of(z.kid, member)?;
+            let cur = match known {
+                Some(cur) => cur,
+                None => self.z_score_of(z.kid, member)?,
+            };
             zadd_found(cur.is_some());
             match cur {
                 Some(cur) => {
@@ -3192,6 +3229,114 @@ mod tests {
         check(&db, "top");
         assert_eq!(db.zcard("top").unwrap(), 999);
         assert_eq!(db.zrank("top", m(999), false).unwrap(), Some(997));
+    }
+
+    fn zadd_finds_members_on_writer(db: &Db) -> bool {
+        db.write(|_| Ok(zadd_finds_members())).unwrap()
+    }
+
+    /// ZADD looks members up first (reading the first one's score with the key row) when
+    /// recent members were mostly there already, and tries to insert first otherwise: both give
+    /// the same answers.
+    #[test]
+    fn zadd_answers_whichever_comes_first() {
+        let opts = |cond, cmp, ch, incr| ZAddOptions {
+            cond,
+            cmp,
+            ch,
+            incr,
+        };
+        use ZAddCmp::{Any, Gt, Lt};
+        use ZAddCond::{Always, Nx, Xx};
+        // (options, pairs, outcome, then the scores of a, b, c)
+        #[allow(clippy::type_complexity)]
+        let cases: Vec<(ZAddOptions, Vec<(f64, &str)>, ZAddOutcome, [Option<f64>; 3])> = vec![
+            (
+                ZAddOptions::default(),
+                vec![(5.0, "a"), (1.0, "c")],
+                ZAddOutcome::Count(1),
+                [Some(5.0), Some(2.0), Some(1.0)],
+            ),
+            (
+                opts(Always, Any, true, false),
+                vec![(1.0, "a"), (3.0, "b")],
+                ZAddOutcome::Count(1),
+                [Some(1.0), Some(3.0), None],
+            ),
+            (
+                opts(Nx, Any, false, false),
+                vec![(9.0, "a"), (9.0, "c")],
+                ZAddOutcome::Count(1),
+                [Some(1.0), Some(2.0), Some(9.0)],
+            ),
+            (
+                opts(Xx, Any, true, false),
+                vec![(9.0, "a"), (9.0, "c")],
+                ZAddOutcome::Count(1),
+                [Some(9.0), Some(2.0), None],
+            ),
+            (
+                opts(Always, Gt, true, false),
+                vec![(0.0, "a"), (7.0, "b")],
+                ZAddOutcome::Count(1),
+                [Some(1.0), Some(7.0), None],
+            ),
+            (
+                opts(Always, Lt, true, false),
+                vec![(0.0, "a"), (7.0, "b")],
+                ZAddOutcome::Count(1),
+                [Some(0.0), Some(2.0), None],
+            ),
+            (
+                opts(Always, Any, false, true),
+                vec![(2.5, "a")],
+                ZAddOutcome::Score(Some(3.5)),
+                [Some(3.5), Some(2.0), None],
+            ),
+            (
+                opts(Xx, Any, false, true),
+                vec![(2.5, "c")],
+                ZAddOutcome::Score(None),
+                [Some(1.0), Some(2.0), None],
+            ),
+            (
+                opts(Nx, Any, false, true),
+                vec![(2.5, "a")],
+                ZAddOutcome::Score(None),
+                [Some(1.0), Some(2.0), None],
+            ),
+            (
+                opts(Always, Any, false, false),
+                vec![(4.0, "a"), (6.0, "a")],
+                ZAddOutcome::Count(0),
+                [Some(6.0), Some(2.0), None],
+            ),
+        ];
+        let db = Db::open_in_memory().unwrap();
+        for (i, (o, pairs, outcome, scores)) in cases.into_iter().enumerate() {
+            for warm in ["updates", "adds"] {
+                let key = format!("k{i}{warm}");
+                db.zadd(&key, &[(1.0, b"a"), (2.0, b"b")]).unwrap();
+                // Teach the writer which kind of member to expect.
+                for j in 0..4 {
+                    let m = if warm == "updates" {
+                        "w".to_string()
+                    } else {
+                        format!("w{i}{j}")
+                    };
+                    db.zadd("warm", &[(j as f64, m.as_bytes())]).unwrap();
+                }
+                assert_eq!(zadd_finds_members_on_writer(&db), warm == "updates");
+                let pairs = pairs.iter().map(|(s, m)| (*s, b(m))).collect();
+                assert_eq!(
+                    db.zadd_with(&key, o, pairs).unwrap(),
+                    outcome,
+                    "case {i} after {warm}"
+                );
+                let got = ["a", "b", "c"].map(|m| db.zscore(&key, m).unwrap());
+                assert_eq!(got, scores, "case {i} after {warm}");
+            }
+        }
     }
 
     #[test]
