@@ -1519,19 +1519,25 @@ fn zadd_found(found: bool) {
 
 // The writer's copy of the rank rows. Every rank row a write adjusts is first found by a
 // "last row at or before p" lookup; as an SQL SELECT that is a B-tree seek plus a statement,
-// a third of a score update's cost. Only the writer writes the rows, so it keeps a copy of each
+// a fifth of a score update's cost. Only the writer writes the rows, so it keeps a copy of each
 // large set's rows in memory, written through with every change (SQL first), and answers those
-// lookups from it. SQL stays the truth: readers, splits and merges read it.
+// lookups from it. SQL stays the truth: readers, splits and merges read it. For a set between
+// half the threshold and the threshold a copy may also record that the set has no rows (which
+// would otherwise take a probe of `relis_zrank` per write).
 //
 // A copy is only trusted while the set's key row still has the version the writer gave it when
 // it last finished a write to the set. A write that changes rank rows ends by giving the key
 // row a fresh version (the counter never goes back, not even when a transaction is rolled
-// back), and a copy is marked unverified before its set's rows change and stamped only once its
-// write has rewritten the key row. So whatever undid a write (a savepoint rolled back, a failed group commit, SQLite
-// rolling back by itself) left the key row at a version the copy does not have: the copy is
-// dropped when the next write opens the set, and read again from SQL when next needed. User
-// SQL cannot write `relis_zrank` (the sandbox's authorizer); the other writers of rank rows
-// delete them with the key (kids are never reused) or copy them to a new kid.
+// back); a copy is marked unverified before its set's rows change and stamped only once its
+// write has rewritten the key row. So whatever undid a write (a savepoint rolled back, a failed
+// group commit, SQLite rolling back by itself) left the key row at a version the copy does not
+// have: the copy is dropped when the next write opens the set, and read again from SQL when
+// next needed. No hook into the rollbacks is needed. User SQL cannot write `relis_zrank` (the
+// sandbox's authorizer); the other writers of rank rows delete them with the key (kids are
+// never reused) or copy them to a new kid.
+//
+// The copies live in a thread-local: the writer thread keeps its one connection for its whole
+// life, and each copy is tagged with that connection all the same.
 
 /// A rank row's start as a map key, in Redis's order: the score (`-0` as `0`) as bits that
 /// sort like the number, then the member's bytes.
@@ -1579,15 +1585,14 @@ impl RankCopy {
 /// The copies the writer thread keeps, for the one connection it writes with.
 #[derive(Default)]
 struct RankCopies {
-    /// The connection the copies describe (its address: the writer's lives as long as its
-    /// thread).
+    /// The connection the copies describe (its address).
     conn: usize,
     sets: HashMap<i64, RankCopy>,
 }
 
-/// At most this many rank rows are kept in copies (a few MB); loading a set past it drops the
-/// others.
-const COPY_ROWS: usize = 1 << 17;
+/// At most this many rank rows are kept in copies (about 10 MB: the rows of a 16M-member set);
+/// loading a set past it drops the others.
+const COPY_ROWS: usize = 1 << 16;
 
 /// At most about this many copies are kept; past it, those recording that a set has no rank
 /// rows are dropped.
