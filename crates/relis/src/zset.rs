@@ -19,7 +19,8 @@
 //! that grows past twice its size is cut at member / block boundaries, one that falls under
 //! half is merged into its neighbour (the earlier row survives, so both levels keep starting at
 //! the bottom). Range removals delete the rows inside the range and recount the block (from its
-//! members) and run (from its blocks) that straddle its start.
+//! members) and run (from its blocks) that straddle its start. The writer finds the rows to
+//! adjust in its own in-memory copy of them (see "The writer's copy of the rank rows" below).
 //!
 //! Sets at or below [`rank_threshold`] members (1024) keep no rank rows: a count over at most
 //! that many index entries is as fast as the arithmetic, and small sets, the common case, then
@@ -285,7 +286,12 @@ fn blob(r: &Row<'_>, i: usize) -> rusqlite::Result<Bytes> {
 }
 
 fn pos_row(r: &Row<'_>) -> rusqlite::Result<Pos> {
-    Ok(Pos::new(r.get(0)?, blob(r, 1)?))
+    pos_row_at(r, 0)
+}
+
+/// The position in columns `i` (score) and `i + 1` (member).
+fn pos_row_at(r: &Row<'_>, i: usize) -> rusqlite::Result<Pos> {
+    Ok(Pos::new(r.get(i)?, blob(r, i + 1)?))
 }
 
 fn scored_row(r: &Row<'_>) -> rusqlite::Result<Scored> {
@@ -1488,6 +1494,166 @@ impl Reader<'_> {
 // Writes
 // ---------------------------------------------------------------------------------------------
 
+thread_local! {
+    /// How often ZADD's recent members on this writer were already in their set: a saturating
+    /// count, up for each found, down for each added.
+    static ZADD_FOUND: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether ZADD should look a member up before adding it: yes when recent members were mostly
+/// there already (score updates: a failed INSERT would be a wasted seek), no when they were
+/// mostly new (an INSERT that succeeds spares the lookup).
+fn zadd_finds_members() -> bool {
+    ZADD_FOUND.get() >= 2
+}
+
+/// Records whether ZADD found a member already in its set.
+fn zadd_found(found: bool) {
+    let n = ZADD_FOUND.get();
+    ZADD_FOUND.set(if found {
+        (n + 1).min(3)
+    } else {
+        n.saturating_sub(1)
+    });
+}
+
+// The writer's copy of the rank rows. Every rank row a write adjusts is first found by a
+// "last row at or before p" lookup; as an SQL SELECT that is a B-tree seek plus a statement,
+// a fifth of a score update's cost. Only the writer writes the rows, so it keeps a copy of each
+// large set's rows in memory, written through with every change (SQL first), and answers those
+// lookups from it. SQL stays the truth: readers, splits and merges read it. For a set between
+// half the threshold and the threshold a copy may also record that the set has no rows (which
+// would otherwise take a probe of `relis_zrank` per write).
+//
+// A copy is only trusted while the set's key row still has the version the writer gave it when
+// it last finished a write to the set. A write that changes rank rows ends by giving the key
+// row a fresh version (the counter never goes back, not even when a transaction is rolled
+// back); a copy is marked unverified before its set's rows change and stamped only once its
+// write has rewritten the key row. So whatever undid a write (a savepoint rolled back, a failed
+// group commit, SQLite rolling back by itself) left the key row at a version the copy does not
+// have: the copy is dropped when the next write opens the set, and read again from SQL when
+// next needed. No hook into the rollbacks is needed. User SQL cannot write `relis_zrank` (the
+// sandbox's authorizer); the other writers of rank rows delete them with the key (kids are
+// never reused) or copy them to a new kid.
+//
+// The copies live in a thread-local: the writer thread keeps its one connection for its whole
+// life, and each copy is tagged with that connection all the same.
+
+/// A rank row's start as a map key, in Redis's order: the score (`-0` as `0`) as bits that
+/// sort like the number, then the member's bytes.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct RankKey(u64, Bytes);
+
+impl RankKey {
+    fn of(p: &Pos) -> RankKey {
+        let score = if p.score == 0.0 { 0.0 } else { p.score };
+        let bits = score.to_bits();
+        RankKey(
+            if bits >> 63 == 1 {
+                !bits
+            } else {
+                bits | 1 << 63
+            },
+            p.member.clone(),
+        )
+    }
+
+    fn pos(&self) -> Pos {
+        let bits = if self.0 >> 63 == 1 {
+            self.0 & !(1 << 63)
+        } else {
+            !self.0
+        };
+        Pos::new(f64::from_bits(bits), self.1.clone())
+    }
+}
+
+/// The rank rows of one sorted set, both levels.
+#[derive(Debug, Default)]
+struct RankCopy {
+    /// The key row's version this copy is known to match; `None` while a write changes it.
+    version: Option<i64>,
+    levels: [std::collections::BTreeMap<RankKey, i64>; 2],
+}
+
+impl RankCopy {
+    fn rows(&self) -> usize {
+        self.levels[0].len() + self.levels[1].len()
+    }
+}
+
+/// The copies the writer thread keeps, for the one connection it writes with.
+#[derive(Default)]
+struct RankCopies {
+    /// The connection the copies describe (its address).
+    conn: usize,
+    sets: HashMap<i64, RankCopy>,
+}
+
+/// At most this many rank rows are kept in copies (about 10 MB: the rows of a 16M-member set);
+/// loading a set past it drops the others.
+const COPY_ROWS: usize = 1 << 16;
+
+/// At most about this many copies are kept; past it, those recording that a set has no rank
+/// rows are dropped.
+const COPY_SETS: usize = 4096;
+
+thread_local! {
+    static RANK_COPIES: std::cell::RefCell<RankCopies> = Default::default();
+}
+
+/// Runs `f` on the writer's copies for `conn` (forgetting copies made for another connection).
+fn with_copies<R>(conn: &rusqlite::Connection, f: impl FnOnce(&mut RankCopies) -> R) -> R {
+    RANK_COPIES.with(|c| {
+        let mut c = c.borrow_mut();
+        let addr = conn as *const rusqlite::Connection as usize;
+        if c.conn != addr {
+            c.sets.clear();
+            c.conn = addr;
+        }
+        f(&mut c)
+    })
+}
+
+impl Reader<'_> {
+    /// Checks the writer's copy of the set `kid`'s rank rows, if this connection has one that
+    /// claims to be current at `version`, against the rows themselves. For [`Reader::zcheck`].
+    fn z_copy_check(&self, kid: i64, version: i64) -> Result<()> {
+        let copy = with_copies(self.conn, |c| {
+            c.sets
+                .get(&kid)
+                .filter(|s| s.version == Some(version))
+                .map(|s| s.levels.clone())
+        });
+        let Some(levels) = copy else {
+            return Ok(());
+        };
+        let mut st = self.conn.prepare_cached(
+            "SELECT lvl, score, member, n FROM relis_zrank WHERE kid = ?1 ORDER BY lvl, score, member",
+        )?;
+        let rows = st.query_map([kid], |r| {
+            Ok((r.get::<_, i64>(0)?, pos_row_at(r, 1)?, r.get(3)?))
+        })?;
+        let mut sql: [Vec<(Pos, i64)>; 2] = Default::default();
+        for row in rows {
+            let (lvl, p, n) = row?;
+            if let Some(level) = sql.get_mut(lvl as usize) {
+                level.push((p, n));
+            }
+        }
+        for lvl in 0..2 {
+            let copy: Vec<(Pos, i64)> = levels[lvl].iter().map(|(k, n)| (k.pos(), *n)).collect();
+            if copy != sql[lvl] {
+                return Err(Error::Storage(format!(
+                    "the writer's copy of level {lvl} of sorted set {kid} is {copy:?}, the rows are {:?}",
+                    sql[lvl]
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A sorted set being written: its key row's state, kept up to date as members change.
 struct ZW<'k> {
     db: u32,
@@ -1514,34 +1680,188 @@ impl ZW<'_> {
     }
 }
 
+impl Writer<'_> {
+    /// Keeps the writer's copy of set `kid`'s rank rows only if it is current: made for the key
+    /// row's `version`, and (unless it records that there are none) its level-1 runs add up to
+    /// the set's `count`. Whether the set has rank rows, when a current copy knows.
+    fn z_copy_open(&self, kid: i64, version: i64, count: i64) -> Option<bool> {
+        with_copies(self.conn, |c| {
+            let s = c.sets.get(&kid)?;
+            let rows = !s.levels[0].is_empty();
+            if s.version == Some(version) && (!rows || s.levels[1].values().sum::<i64>() == count) {
+                return Some(rows);
+            }
+            c.sets.remove(&kid);
+            None
+        })
+    }
+
+    /// Records that set `kid`, whose key row now has `version`, has no rank rows: for a set
+    /// between half the threshold and the threshold, where only a probe of the rows would tell.
+    fn z_copy_none(&self, kid: i64, version: i64) {
+        with_copies(self.conn, |c| {
+            if c.sets.len() >= COPY_SETS {
+                c.sets.retain(|_, s| s.rows() > 0);
+            }
+            c.sets.insert(
+                kid,
+                RankCopy {
+                    version: Some(version),
+                    ..RankCopy::default()
+                },
+            );
+        });
+    }
+
+    /// Reads set `kid`'s rank rows into a copy (there is none).
+    fn z_copy_load(&self, kid: i64) -> Result<()> {
+        let mut copy = RankCopy::default();
+        {
+            let mut st = self
+                .conn
+                .prepare_cached("SELECT lvl, score, member, n FROM relis_zrank WHERE kid = ?1")?;
+            let mut rows = st.query([kid])?;
+            while let Some(r) = rows.next()? {
+                let lvl: i64 = r.get(0)?;
+                let level = copy.levels.get_mut(lvl as usize).ok_or_else(|| {
+                    Error::Storage(format!("sorted set {kid} has a rank row of level {lvl}"))
+                })?;
+                level.insert(RankKey::of(&pos_row_at(r, 1)?), r.get(3)?);
+            }
+        }
+        with_copies(self.conn, |c| {
+            let held: usize = c.sets.values().map(RankCopy::rows).sum();
+            if held + copy.rows() > COPY_ROWS {
+                c.sets.clear();
+            }
+            c.sets.insert(kid, copy);
+        });
+        Ok(())
+    }
+
+    /// The level-`lvl` row holding `p` (the last starting at or before it), with its count: a
+    /// [`Reader::z_blk_containing`] answered from the writer's copy. Only for a set opened for
+    /// writing with rank blocks (whose copy [`Writer::z_copy_open`] checked).
+    fn z_blk_at(&self, kid: i64, lvl: i64, p: &Pos) -> Result<(Pos, i64)> {
+        let [found] = self.z_blks_at(kid, [(lvl, p)])?;
+        Ok(found)
+    }
+
+    /// [`Writer::z_blk_at`] for several (level, position) pairs at once.
+    fn z_blks_at<const N: usize>(&self, kid: i64, at: [(i64, &Pos); N]) -> Result<[(Pos, i64); N]> {
+        let find = |c: &mut RankCopies| {
+            c.sets.get(&kid).map(|s| {
+                at.map(|(lvl, p)| {
+                    s.levels[lvl as usize]
+                        .range(..=RankKey::of(p))
+                        .next_back()
+                        .map(|(k, n)| (k.pos(), *n))
+                        .ok_or(lvl)
+                })
+            })
+        };
+        let found = match with_copies(self.conn, find) {
+            Some(found) => found,
+            None => {
+                self.z_copy_load(kid)?;
+                with_copies(self.conn, find).ok_or_else(|| {
+                    Error::Storage(format!("sorted set {kid}: no copy of its rank rows"))
+                })?
+            }
+        };
+        let mut out = Vec::with_capacity(N);
+        for f in found {
+            out.push(f.map_err(|lvl| {
+                Error::Storage(format!("sorted set {kid} has no level-{lvl} rank row"))
+            })?);
+        }
+        out.try_into()
+            .map_err(|_| Error::Storage("rank row lookups lost".into()))
+    }
+
+    /// Applies a change just made to set `kid`'s level-`lvl` rows to the writer's copy, if it
+    /// has one, which stays unverified until the write is done ([`Writer::z_copy_stamp`]).
+    fn z_copy_edit(
+        &self,
+        kid: i64,
+        lvl: i64,
+        f: impl FnOnce(&mut std::collections::BTreeMap<RankKey, i64>),
+    ) {
+        with_copies(self.conn, |c| {
+            if let Some(s) = c.sets.get_mut(&kid) {
+                s.version = None;
+                f(&mut s.levels[lvl as usize]);
+            }
+        });
+    }
+
+    /// Forgets the writer's copy of set `kid`'s rank rows (they are gone or rebuilt).
+    fn z_copy_drop(&self, kid: i64) {
+        with_copies(self.conn, |c| c.sets.remove(&kid));
+    }
+
+    /// A write to set `kid` is done and its key row now has `version`: the copy matches it.
+    fn z_copy_stamp(&self, kid: i64, version: i64) {
+        with_copies(self.conn, |c| {
+            if let Some(s) = c.sets.get_mut(&kid) {
+                s.version = Some(version);
+            }
+        });
+    }
+}
+
 impl<'c> Writer<'c> {
     /// Opens the sorted set at `key` for writing: `None` when missing (an expired key is
     /// deleted first); [`Error::WrongType`] for another type.
     fn zopen<'k>(&mut self, db: u32, key: &'k [u8]) -> Result<Option<ZW<'k>>> {
+        Ok(self.zopen_probing(db, key, None)?.map(|(z, _)| z))
+    }
+
+    /// [`Writer::zopen`], and with `member` that member's score, read in the same statement.
+    fn zopen_probing<'k>(
+        &mut self,
+        db: u32,
+        key: &'k [u8],
+        member: Option<&[u8]>,
+    ) -> Result<Option<(ZW<'k>, Option<f64>)>> {
         // `meta_for_write_of` with the encoding flag read in the same lookup (writes are the
         // hot path).
-        let row = self
-            .conn
-            .prepare_cached(
-                "SELECT id, type, expire_at, version, count, mtime, head FROM relis_keys
-                 WHERE db = ?1 AND key = ?2",
-            )?
-            .query_row((db, key), |r| {
-                Ok((
-                    KeyMeta {
-                        id: r.get(0)?,
-                        kind: KeyType::ZSet,
-                        expire_at: r.get(2)?,
-                        version: r.get(3)?,
-                        count: r.get(4)?,
-                        mtime: r.get(5)?,
-                    },
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, i64>(6)?,
-                ))
-            })
-            .optional()?;
-        let Some((mut m, code, head)) = row else {
+        let row = |r: &Row<'_>| {
+            Ok((
+                KeyMeta {
+                    id: r.get(0)?,
+                    kind: KeyType::ZSet,
+                    expire_at: r.get(2)?,
+                    version: r.get(3)?,
+                    count: r.get(4)?,
+                    mtime: r.get(5)?,
+                },
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(6)?,
+                r.get::<_, Option<f64>>(7)?,
+            ))
+        };
+        let row = match member {
+            None => self
+                .conn
+                .prepare_cached(
+                    "SELECT id, type, expire_at, version, count, mtime, head, NULL FROM relis_keys
+                     WHERE db = ?1 AND key = ?2",
+                )?
+                .query_row((db, key), row)
+                .optional()?,
+            Some(member) => self
+                .conn
+                .prepare_cached(
+                    "SELECT k.id, k.type, k.expire_at, k.version, k.count, k.mtime, k.head, z.score
+                     FROM relis_keys AS k
+                     LEFT JOIN relis_zset AS z ON z.kid = k.id AND z.member = ?3
+                     WHERE k.db = ?1 AND k.key = ?2",
+                )?
+                .query_row((db, key, member), row)
+                .optional()?,
+        };
+        let Some((mut m, code, head, score)) = row else {
             return Ok(None);
         };
         m.kind = KeyType::from_code(code)?;
@@ -1553,8 +1873,17 @@ impl<'c> Writer<'c> {
             return Err(Error::WrongType);
         }
         let skiplist = head != 0;
-        let blocks = self.z_has_blocks(m.id, m.count)?;
-        Ok(Some(ZW {
+        // Up to half the threshold a set has no rank rows, and no copy is trusted.
+        let copy = if m.count > rank_threshold() / 2 {
+            self.z_copy_open(m.id, m.version, m.count)
+        } else {
+            None
+        };
+        let blocks = match copy {
+            Some(blocks) => blocks,
+            None => self.z_has_blocks(m.id, m.count)?,
+        };
+        let z = ZW {
             db,
             key,
             kid: m.id,
@@ -1563,7 +1892,8 @@ impl<'c> Writer<'c> {
             blocks,
             skiplist,
             changed: false,
-        }))
+        };
+        Ok(Some((z, score)))
     }
 
     /// A new, empty sorted set at `key` (whose key row does not exist).
@@ -1589,6 +1919,7 @@ impl<'c> Writer<'c> {
         }
         let t = rank_threshold();
         if z.count == 0 {
+            self.z_copy_drop(z.kid);
             self.conn
                 .prepare_cached("DELETE FROM relis_zrank WHERE kid = ?1")?
                 .execute([z.kid])?;
@@ -1599,12 +1930,16 @@ impl<'c> Writer<'c> {
             }
             return Ok(());
         }
+        let mut blocks = z.blocks;
         if z.blocks && z.count <= t / 2 {
+            self.z_copy_drop(z.kid);
             self.conn
                 .prepare_cached("DELETE FROM relis_zrank WHERE kid = ?1")?
                 .execute([z.kid])?;
+            blocks = false;
         } else if !z.blocks && z.count > t {
             self.z_build_blocks(z.kid, z.count)?;
+            blocks = true;
         }
         let version = self.next_version();
         if z.exists {
@@ -1638,6 +1973,11 @@ impl<'c> Writer<'c> {
                     i64::from(z.skiplist),
                 ))?;
             self.note_new(z.db, z.key);
+        }
+        if blocks {
+            self.z_copy_stamp(z.kid, version);
+        } else if z.count > t / 2 {
+            self.z_copy_none(z.kid, version);
         }
         Ok(())
     }
@@ -1688,23 +2028,41 @@ impl<'c> Writer<'c> {
     /// Changes a member's score.
     fn z_rescore(&mut self, z: &mut ZW<'_>, member: &[u8], old: f64, new: f64) -> Result<()> {
         z.changed = true;
+        // One UPDATE: the score index's entry moves with the row.
+        self.conn
+            .prepare_cached("UPDATE relis_zset SET score = ?3 WHERE kid = ?1 AND member = ?2")?
+            .execute((z.kid, member, new))?;
         if !z.blocks {
-            self.conn
-                .prepare_cached("UPDATE relis_zset SET score = ?3 WHERE kid = ?1 AND member = ?2")?
-                .execute((z.kid, member, new))?;
             return Ok(());
         }
-        // Out, counted out, in, counted in: a block split or merge triggered by one count reads
-        // members that agree with every count.
+        // The member left the block and the run holding `from` and joined those holding `to`;
+        // inside one block (or run) the two changes cancel. Every count is right before any
+        // block or run is split or merged: a split reads the members.
         let m = Bytes::copy_from_slice(member);
-        self.conn
-            .prepare_cached("DELETE FROM relis_zset WHERE kid = ?1 AND member = ?2")?
-            .execute((z.kid, member))?;
-        self.z_adjust(z.kid, &Pos::new(old, m.clone()), -1, z.count - 1)?;
-        self.conn
-            .prepare_cached("INSERT INTO relis_zset (kid, member, score) VALUES (?1, ?2, ?3)")?
-            .execute((z.kid, member, new))?;
-        self.z_adjust(z.kid, &Pos::new(new, m), 1, z.count)
+        let (from, to) = (Pos::new(old, m.clone()), Pos::new(new, m));
+        let [(a0, an0), (b0, bn0), (a1, an1), (b1, bn1)] =
+            self.z_blks_at(z.kid, [(0, &from), (0, &to), (1, &from), (1, &to)])?;
+        let (moved0, moved1) = (a0 != b0, a1 != b1);
+        let (an0, bn0) = if moved0 {
+            (an0 - 1, bn0 + 1)
+        } else {
+            (an0, bn0)
+        };
+        let (an1, bn1) = if moved1 {
+            (an1 - 1, bn1 + 1)
+        } else {
+            (an1, bn1)
+        };
+        let mut rows = Vec::with_capacity(4);
+        if moved0 {
+            rows.extend([(0, &a0, an0), (0, &b0, bn0)]);
+        }
+        if moved1 {
+            rows.extend([(1, &a1, an1), (1, &b1, bn1)]);
+        }
+        self.z_blk_set_all(z.kid, &rows)?;
+        self.z_rebalance_at(z.kid, &from, an0, an1, z.count)?;
+        self.z_rebalance_at(z.kid, &to, bn0, bn1, z.count)
     }
 
     /// Removes a member; its score if it was there.
@@ -1758,8 +2116,8 @@ impl<'c> Writer<'c> {
             // Blocks (and level-1 runs) starting inside the interval lost their first members;
             // what is left of them now follows the block (and run) holding `lo`, which are
             // recounted: the block from its members, the run from its blocks.
-            let (block, _) = self.z_blk_containing(z.kid, 0, lo)?;
-            let (run, _) = self.z_blk_containing(z.kid, 1, lo)?;
+            let (block, _) = self.z_blk_at(z.kid, 0, lo)?;
+            let (run, _) = self.z_blk_at(z.kid, 1, lo)?;
             self.z_blk_delete_after(z.kid, 0, &block, iv.hi.as_ref())?;
             self.z_blk_delete_after(z.kid, 1, &run, iv.hi.as_ref())?;
             let n = self.z_block_recount(z.kid, &block)?;
@@ -1775,12 +2133,26 @@ impl<'c> Writer<'c> {
     // --- rank blocks ---------------------------------------------------------------------
 
     fn z_blk_set(&self, kid: i64, lvl: i64, start: &Pos, n: i64) -> Result<()> {
-        self.conn
-            .prepare_cached(
-                "UPDATE relis_zrank SET n = ?5
-                 WHERE kid = ?1 AND lvl = ?2 AND score = ?3 AND member = ?4",
-            )?
-            .execute((kid, lvl, start.score, &start.member[..], n))?;
+        self.z_blk_set_all(kid, &[(lvl, start, n)])
+    }
+
+    /// Sets the counts of several rank rows, (level, start, count), with one prepared
+    /// statement.
+    fn z_blk_set_all(&self, kid: i64, rows: &[(i64, &Pos, i64)]) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut st = self.conn.prepare_cached(
+            "UPDATE relis_zrank SET n = ?5 WHERE kid = ?1 AND lvl = ?2 AND score = ?3 AND member = ?4",
+        )?;
+        for &(lvl, start, n) in rows {
+            st.execute((kid, lvl, start.score, &start.member[..], n))?;
+            self.z_copy_edit(kid, lvl, |rows| {
+                if let Some(c) = rows.get_mut(&RankKey::of(start)) {
+                    *c = n;
+                }
+            });
+        }
         Ok(())
     }
 
@@ -1790,19 +2162,26 @@ impl<'c> Writer<'c> {
                 "INSERT INTO relis_zrank (kid, lvl, score, member, n) VALUES (?1, ?2, ?3, ?4, ?5)",
             )?
             .execute((kid, lvl, start.score, &start.member[..], n))?;
+        self.z_copy_edit(kid, lvl, |rows| {
+            rows.insert(RankKey::of(start), n);
+        });
         Ok(())
     }
 
     /// Deletes a level-`lvl` row; its count, if it was there.
     fn z_blk_delete(&self, kid: i64, lvl: i64, start: &Pos) -> Result<Option<i64>> {
-        Ok(self
+        let n = self
             .conn
             .prepare_cached(
                 "DELETE FROM relis_zrank WHERE kid = ?1 AND lvl = ?2 AND score = ?3 AND member = ?4
                  RETURNING n",
             )?
             .query_row((kid, lvl, start.score, &start.member[..]), |r| r.get(0))
-            .optional()?)
+            .optional()?;
+        self.z_copy_edit(kid, lvl, |rows| {
+            rows.remove(&RankKey::of(start));
+        });
+        Ok(n)
     }
 
     /// Deletes the level-`lvl` rows after `start` and before `hi` (all after it: `None`).
@@ -1830,6 +2209,17 @@ impl<'c> Writer<'c> {
                     &hi.member[..],
                 ))?,
         };
+        self.z_copy_edit(kid, lvl, |rows| {
+            use std::ops::Bound::{Excluded, Unbounded};
+            let hi = hi.map_or(Unbounded, |h| Excluded(RankKey::of(h)));
+            let gone: Vec<RankKey> = rows
+                .range((Excluded(RankKey::of(start)), hi))
+                .map(|(k, _)| k.clone())
+                .collect();
+            for k in gone {
+                rows.remove(&k);
+            }
+        });
         Ok(())
     }
 
@@ -1871,25 +2261,22 @@ impl<'c> Writer<'c> {
         self.z_rows_between(kid, 0, Some(start), next.as_ref())
     }
 
-    /// Adds `delta` to the level-`lvl` row holding `p`; returns that row and its new count.
-    /// Adds `delta` to the level-`lvl` row holding `p`; returns that row and its new count.
-    /// (A SELECT then an UPDATE by key: one UPDATE with the lookup as a subquery costs SQLite
-    /// a two-pass update, several times slower.)
-    fn z_blk_add(&self, kid: i64, lvl: i64, p: &Pos, delta: i64) -> Result<(Pos, i64)> {
-        let (start, n) = self.z_blk_containing(kid, lvl, p)?;
-        self.z_blk_set(kid, lvl, &start, n + delta)?;
-        Ok((start, n + delta))
+    /// A member at `p` came (`delta = 1`) or went (`-1`): its block and its run count it, and
+    /// both are kept within bounds. `count` is the set's size after the change.
+    fn z_adjust(&mut self, kid: i64, p: &Pos, delta: i64, count: i64) -> Result<()> {
+        let [(block, n), (run, rn)] = self.z_blks_at(kid, [(0, p), (1, p)])?;
+        self.z_blk_set_all(kid, &[(0, &block, n + delta), (1, &run, rn + delta)])?;
+        self.z_rebalance_at(kid, p, n + delta, rn + delta, count)
     }
 
-    /// A member at `p` came (`delta = 1`) or went (`-1`): its block and its run count it, and
-    /// both are kept within bounds.
-    /// `count` is the set's size after the change: a block or run holding every member has
-    /// nothing to merge with.
-    fn z_adjust(&mut self, kid: i64, p: &Pos, delta: i64, count: i64) -> Result<()> {
-        let (block, n) = self.z_blk_add(kid, 0, p, delta)?;
-        let (_, rn) = self.z_blk_add(kid, 1, p, delta)?;
+    /// Keeps the block and the run holding `p` within bounds now that they count `n` and `rn`
+    /// (counts read before an earlier rebalancing may be stale, but one that moved them left
+    /// them within bounds). A block or run holding every member (`count`) has nothing to merge
+    /// with.
+    fn z_rebalance_at(&mut self, kid: i64, p: &Pos, n: i64, rn: i64, count: i64) -> Result<()> {
         let (b, s) = (block_size(), super_size());
         if n > 2 * b || (n < b / 2 && n != count) {
+            let (block, n) = self.z_blk_at(kid, 0, p)?;
             self.z_rebalance_block(kid, block, n)?;
         }
         if rn > 2 * s || (rn < s / 2 && rn != count) {
@@ -1983,7 +2370,7 @@ impl<'c> Writer<'c> {
     /// into it, for the first run) when under half of it.
     fn z_rebalance_run_at(&mut self, kid: i64, p: &Pos) -> Result<()> {
         let s = super_size();
-        let (start, n) = self.z_blk_containing(kid, 1, p)?;
+        let (start, n) = self.z_blk_at(kid, 1, p)?;
         if n > 2 * s {
             return self.z_run_split(kid, &start, n);
         }
@@ -2051,6 +2438,7 @@ impl<'c> Writer<'c> {
 
     /// Cuts a whole set into rank blocks and level-1 runs (it had none).
     fn z_build_blocks(&mut self, kid: i64, count: i64) -> Result<()> {
+        self.z_copy_drop(kid);
         self.conn
             .prepare_cached("DELETE FROM relis_zrank WHERE kid = ?1")?
             .execute([kid])?;
@@ -2079,8 +2467,14 @@ impl<'c> Writer<'c> {
         opts: ZAddOptions,
         pairs: &[(f64, Bytes)],
     ) -> Result<ZAddOutcome> {
-        let mut z = match self.zopen(db, key)? {
-            Some(z) => z,
+        // When members are mostly found (score updates), the first one's score is read with the
+        // key row.
+        let probe = pairs
+            .first()
+            .filter(|_| zadd_finds_members())
+            .map(|(_, m)| &m[..]);
+        let (mut z, mut first) = match self.zopen_probing(db, key, probe)? {
+            Some((z, score)) => (z, probe.map(|_| score)),
             None if opts.cond == ZAddCond::Xx => {
                 return Ok(if opts.incr {
                     ZAddOutcome::Score(None)
@@ -2093,21 +2487,33 @@ impl<'c> Writer<'c> {
                 // Redis sizes a new set by the command's pairs.
                 z.skiplist = pairs.len() as i64 > LISTPACK_ENTRIES
                     || pairs.iter().any(|(_, m)| m.len() > LISTPACK_VALUE);
-                z
+                (z, None)
             }
         };
         let (mut added, mut updated) = (0i64, 0i64);
         let mut last_score = None;
         for (score, member) in pairs {
             let mut score = *score;
+            // The first member's score if it was read already.
+            let known = first.take();
             // A new member is added whatever the options but XX (with INCR its score is the
-            // increment).
-            if opts.cond != ZAddCond::Xx && self.z_try_insert(&mut z, member, score)? {
+            // increment): when members have mostly been new, by trying to insert first.
+            if opts.cond != ZAddCond::Xx
+                && known.is_none()
+                && !(z.exists && zadd_finds_members())
+                && self.z_try_insert(&mut z, member, score)?
+            {
+                zadd_found(false);
                 last_score = Some(score);
                 added += 1;
                 continue;
             }
-            match self.z_score_of(z.kid, member)? {
+            let cur = match known {
+                Some(cur) => cur,
+                None => self.z_score_of(z.kid, member)?,
+            };
+            zadd_found(cur.is_some());
+            match cur {
                 Some(cur) => {
                     if opts.cond == ZAddCond::Nx {
                         continue;
@@ -2345,7 +2751,8 @@ impl<'c> Writer<'c> {
     }
 
     /// Checks the rank blocks of the set at `key` against its members: every block's count,
-    /// the first block's start, the block sizes and the key row's count. For tests.
+    /// the first block's start, the block sizes and the key row's count; and, on the writer's
+    /// connection, the writer's copy of them. For tests.
     ///
     /// # Errors
     /// [`Error::Storage`] describing the first inconsistency.
@@ -2372,6 +2779,10 @@ impl<'c> Writer<'c> {
         };
         let (blocks, runs) = (level(0)?, level(1)?);
         let t = rank_threshold();
+        if let Some(m) = self.meta(db, key)? {
+            // On the writer's own connection: its copy of the rows, if it trusts one, is exact.
+            self.z_copy_check(z.kid, m.version)?;
+        }
         if !z.blocks() {
             if !blocks.is_empty() || !runs.is_empty() {
                 return bad(format!(
@@ -2718,6 +3129,219 @@ mod tests {
         db.zremrange("big", ZRangeBy::Rank(0, card - 11)).unwrap();
         assert_eq!(db.zcard("big").unwrap(), 10);
         check(&db, "big");
+    }
+
+    /// The writer answers rank-row lookups from its copy of the rows: a write that is rolled
+    /// back (a command's savepoint, a whole group commit) must not leave the copy stale.
+    #[test]
+    fn rolled_back_writes_do_not_fool_the_writers_copy() {
+        let db = Db::open_in_memory().unwrap();
+        fn m(i: usize) -> Bytes {
+            Bytes::from(format!("m{i:05}"))
+        }
+        let n = 3000;
+        let all: Vec<(f64, Bytes)> = (0..n).map(|i| (i as f64, m(i))).collect();
+        db.zadd_with("big", ZAddOptions::default(), all).unwrap();
+        // One write that loads the copy and moves members, committed.
+        db.zincrby("big", 0.5, m(10)).unwrap();
+        check(&db, "big");
+        // Members moved to the top by a command that then fails: its savepoint is undone.
+        let up: Vec<(f64, Bytes)> = (0..600).map(|i| (1e6 + i as f64, m(i))).collect();
+        let failed = db.write(move |w| {
+            w.zadd(0, b"big", ZAddOptions::default(), &up)?;
+            Err::<(), _>(Error::WrongType)
+        });
+        assert_eq!(failed, Err(Error::WrongType));
+        check(&db, "big");
+        // Members moved to the bottom in a group commit that fails as a whole.
+        let down: Vec<(f64, Bytes)> = (2000..2600).map(|i| (-1e6 - i as f64, m(i))).collect();
+        let (tx, rx) = std::sync::mpsc::channel();
+        db.write_async(
+            move |w| {
+                w.zadd(0, b"big", ZAddOptions::default(), &down).unwrap();
+                w.poison(Error::Storage("injected".into()));
+            },
+            move |r| tx.send(r.is_err()).unwrap(),
+        );
+        assert!(rx.recv().unwrap(), "the group commit failed");
+        check(&db, "big");
+        // Later writes start from the rows as they are: ranks stay right.
+        for i in (0..n).step_by(3) {
+            db.zincrby("big", 5000.0, m(i)).unwrap();
+        }
+        check(&db, "big");
+        let mut model: Vec<Scored> = (0..n)
+            .map(|i| {
+                let s = i as f64 + if i == 10 { 0.5 } else { 0.0 };
+                (m(i), if i % 3 == 0 { s + 5000.0 } else { s })
+            })
+            .collect();
+        model.sort_by(order);
+        for r in [0, 1, 599, 1000, 2000, 2599, 2999] {
+            assert_eq!(db.zrank("big", &model[r].0, false).unwrap(), Some(r as i64));
+        }
+
+        // Between half the threshold and the threshold the copy also records that a set has no
+        // rank rows; writes that build or drop the rows and are then undone must not fool it.
+        let pairs = |from: usize, to: usize| -> Vec<(f64, Bytes)> {
+            (from..to).map(|i| (i as f64, m(i))).collect()
+        };
+        let fail = |key: &'static str, f: fn(&mut Writer<'_>, &[u8]) -> Result<()>| {
+            let r = db.write(move |w| {
+                f(w, key.as_bytes())?;
+                Err::<(), _>(Error::WrongType)
+            });
+            assert_eq!(r, Err(Error::WrongType));
+        };
+        db.zadd_with("mid", ZAddOptions::default(), pairs(0, 700))
+            .unwrap();
+        db.zincrby("mid", 0.5, m(1)).unwrap();
+        check(&db, "mid");
+        fail("mid", |w, k| {
+            let more: Vec<(f64, Bytes)> = (700..1100).map(|i| (i as f64, m(i))).collect();
+            w.zadd(0, k, ZAddOptions::default(), &more).map(drop)
+        });
+        check(&db, "mid");
+        db.zincrby("mid", 0.5, m(2)).unwrap();
+        check(&db, "mid");
+        // A set that keeps its rows below the threshold (it came down from above it).
+        db.zadd_with("top", ZAddOptions::default(), pairs(0, 1100))
+            .unwrap();
+        let first: Vec<Bytes> = (1000..1100).map(m).collect();
+        db.write(move |w| w.zrem(0, b"top", &first)).unwrap();
+        fail("top", |w, k| {
+            let gone: Vec<Bytes> = (0..600).map(m).collect();
+            w.zrem(0, k, &gone).map(drop)
+        });
+        check(&db, "top");
+        // Its rows dropped (600 members removed), then the set back above half the threshold
+        // without them, in a group commit that fails.
+        let (tx, rx) = std::sync::mpsc::channel();
+        db.write_async(
+            move |w| {
+                let gone: Vec<Bytes> = (0..600).map(m).collect();
+                w.zrem(0, b"top", &gone).unwrap();
+                let back: Vec<(f64, Bytes)> = (2000..2300).map(|i| (i as f64, m(i))).collect();
+                w.zadd(0, b"top", ZAddOptions::default(), &back).unwrap();
+                w.poison(Error::Storage("injected".into()));
+            },
+            move |r| tx.send(r.is_err()).unwrap(),
+        );
+        assert!(rx.recv().unwrap(), "the group commit failed");
+        check(&db, "top");
+        db.zrem("top", &[b"m00005"]).unwrap();
+        db.zincrby("top", 5000.0, m(7)).unwrap();
+        check(&db, "top");
+        assert_eq!(db.zcard("top").unwrap(), 999);
+        assert_eq!(db.zrank("top", m(999), false).unwrap(), Some(997));
+    }
+
+    fn zadd_finds_members_on_writer(db: &Db) -> bool {
+        db.write(|_| Ok(zadd_finds_members())).unwrap()
+    }
+
+    /// ZADD looks members up first (reading the first one's score with the key row) when
+    /// recent members were mostly there already, and tries to insert first otherwise: both give
+    /// the same answers.
+    #[test]
+    fn zadd_answers_whichever_comes_first() {
+        let opts = |cond, cmp, ch, incr| ZAddOptions {
+            cond,
+            cmp,
+            ch,
+            incr,
+        };
+        use ZAddCmp::{Any, Gt, Lt};
+        use ZAddCond::{Always, Nx, Xx};
+        // (options, pairs, outcome, then the scores of a, b, c)
+        #[allow(clippy::type_complexity)]
+        let cases: Vec<(ZAddOptions, Vec<(f64, &str)>, ZAddOutcome, [Option<f64>; 3])> = vec![
+            (
+                ZAddOptions::default(),
+                vec![(5.0, "a"), (1.0, "c")],
+                ZAddOutcome::Count(1),
+                [Some(5.0), Some(2.0), Some(1.0)],
+            ),
+            (
+                opts(Always, Any, true, false),
+                vec![(1.0, "a"), (3.0, "b")],
+                ZAddOutcome::Count(1),
+                [Some(1.0), Some(3.0), None],
+            ),
+            (
+                opts(Nx, Any, false, false),
+                vec![(9.0, "a"), (9.0, "c")],
+                ZAddOutcome::Count(1),
+                [Some(1.0), Some(2.0), Some(9.0)],
+            ),
+            (
+                opts(Xx, Any, true, false),
+                vec![(9.0, "a"), (9.0, "c")],
+                ZAddOutcome::Count(1),
+                [Some(9.0), Some(2.0), None],
+            ),
+            (
+                opts(Always, Gt, true, false),
+                vec![(0.0, "a"), (7.0, "b")],
+                ZAddOutcome::Count(1),
+                [Some(1.0), Some(7.0), None],
+            ),
+            (
+                opts(Always, Lt, true, false),
+                vec![(0.0, "a"), (7.0, "b")],
+                ZAddOutcome::Count(1),
+                [Some(0.0), Some(2.0), None],
+            ),
+            (
+                opts(Always, Any, false, true),
+                vec![(2.5, "a")],
+                ZAddOutcome::Score(Some(3.5)),
+                [Some(3.5), Some(2.0), None],
+            ),
+            (
+                opts(Xx, Any, false, true),
+                vec![(2.5, "c")],
+                ZAddOutcome::Score(None),
+                [Some(1.0), Some(2.0), None],
+            ),
+            (
+                opts(Nx, Any, false, true),
+                vec![(2.5, "a")],
+                ZAddOutcome::Score(None),
+                [Some(1.0), Some(2.0), None],
+            ),
+            (
+                opts(Always, Any, false, false),
+                vec![(4.0, "a"), (6.0, "a")],
+                ZAddOutcome::Count(0),
+                [Some(6.0), Some(2.0), None],
+            ),
+        ];
+        let db = Db::open_in_memory().unwrap();
+        for (i, (o, pairs, outcome, scores)) in cases.into_iter().enumerate() {
+            for warm in ["updates", "adds"] {
+                let key = format!("k{i}{warm}");
+                db.zadd(&key, &[(1.0, b"a"), (2.0, b"b")]).unwrap();
+                // Teach the writer which kind of member to expect.
+                for j in 0..4 {
+                    let m = if warm == "updates" {
+                        "w".to_string()
+                    } else {
+                        format!("w{i}{j}")
+                    };
+                    db.zadd("warm", &[(j as f64, m.as_bytes())]).unwrap();
+                }
+                assert_eq!(zadd_finds_members_on_writer(&db), warm == "updates");
+                let pairs = pairs.iter().map(|(s, m)| (*s, b(m))).collect();
+                assert_eq!(
+                    db.zadd_with(&key, o, pairs).unwrap(),
+                    outcome,
+                    "case {i} after {warm}"
+                );
+                let got = ["a", "b", "c"].map(|m| db.zscore(&key, m).unwrap());
+                assert_eq!(got, scores, "case {i} after {warm}");
+            }
+        }
     }
 
     #[test]
