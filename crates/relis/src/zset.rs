@@ -1585,7 +1585,7 @@ impl RankLevel {
         self.0.binary_search_by(|(k, _)| k.cmp_to(bits, &p.member))
     }
 
-    /// The number of rows starting at or before `p` (`None`: after `p`).
+    /// The number of rows starting before `p`, or at it too if `inclusive` (`None`: all rows).
     fn upto(&self, p: Option<&Pos>, inclusive: bool) -> usize {
         match p {
             None => self.0.len(),
