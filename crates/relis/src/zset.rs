@@ -1539,23 +1539,24 @@ fn zadd_found(found: bool) {
 // The copies live in a thread-local: the writer thread keeps its one connection for its whole
 // life, and each copy is tagged with that connection all the same.
 
-/// A rank row's start as a map key, in Redis's order: the score (`-0` as `0`) as bits that
+/// A rank row's start as a sort key, in Redis's order: the score (`-0` as `0`) as bits that
 /// sort like the number, then the member's bytes.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct RankKey(u64, Bytes);
+
+/// `score`'s bits, flipped so that they sort like the numbers (`-0` as `0`; never NaN).
+fn score_bits(score: f64) -> u64 {
+    let bits = if score == 0.0 { 0 } else { score.to_bits() };
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | 1 << 63
+    }
+}
 
 impl RankKey {
     fn of(p: &Pos) -> RankKey {
-        let score = if p.score == 0.0 { 0.0 } else { p.score };
-        let bits = score.to_bits();
-        RankKey(
-            if bits >> 63 == 1 {
-                !bits
-            } else {
-                bits | 1 << 63
-            },
-            p.member.clone(),
-        )
+        RankKey(score_bits(p.score), p.member.clone())
     }
 
     fn pos(&self) -> Pos {
@@ -1566,6 +1567,79 @@ impl RankKey {
         };
         Pos::new(f64::from_bits(bits), self.1.clone())
     }
+
+    fn cmp_to(&self, bits: u64, member: &[u8]) -> std::cmp::Ordering {
+        self.0.cmp(&bits).then_with(|| self.1[..].cmp(member))
+    }
+}
+
+/// One level of a set's rank rows, sorted by start (a few hundred rows for a million members:
+/// binary searches, and a rare insertion or removal moves the rest).
+#[derive(Clone, Debug, Default)]
+struct RankLevel(Vec<(RankKey, i64)>);
+
+impl RankLevel {
+    /// Where a row starting at `p` is, or would go.
+    fn find(&self, p: &Pos) -> std::result::Result<usize, usize> {
+        let bits = score_bits(p.score);
+        self.0.binary_search_by(|(k, _)| k.cmp_to(bits, &p.member))
+    }
+
+    /// The number of rows starting before `p`, or at it too if `inclusive` (`None`: all rows).
+    fn upto(&self, p: Option<&Pos>, inclusive: bool) -> usize {
+        match p {
+            None => self.0.len(),
+            Some(p) => match self.find(p) {
+                Ok(i) if inclusive => i + 1,
+                Ok(i) | Err(i) => i,
+            },
+        }
+    }
+
+    /// The row holding `p`: the last starting at or before it.
+    fn holding(&self, p: &Pos) -> Option<(Pos, i64)> {
+        let i = self.upto(Some(p), true).checked_sub(1)?;
+        let (k, n) = &self.0[i];
+        Some((k.pos(), *n))
+    }
+
+    fn set(&mut self, start: &Pos, n: i64) {
+        if let Ok(i) = self.find(start) {
+            self.0[i].1 = n;
+        }
+    }
+
+    fn insert(&mut self, start: &Pos, n: i64) {
+        match self.find(start) {
+            Ok(i) => self.0[i].1 = n,
+            Err(i) => self.0.insert(i, (RankKey::of(start), n)),
+        }
+    }
+
+    fn remove(&mut self, start: &Pos) {
+        if let Ok(i) = self.find(start) {
+            self.0.remove(i);
+        }
+    }
+
+    /// Removes the rows after `start` and before `hi` (all after it: `None`).
+    fn remove_after(&mut self, start: &Pos, hi: Option<&Pos>) {
+        let from = self.upto(Some(start), true);
+        let to = self.upto(hi, false).max(from);
+        self.0.drain(from..to);
+    }
+
+    fn total(&self) -> i64 {
+        self.0.iter().map(|(_, n)| n).sum()
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn rows(&self) -> Vec<(Pos, i64)> {
+        self.0.iter().map(|(k, n)| (k.pos(), *n)).collect()
+    }
 }
 
 /// The rank rows of one sorted set, both levels.
@@ -1573,7 +1647,7 @@ impl RankKey {
 struct RankCopy {
     /// The key row's version this copy is known to match; `None` while a write changes it.
     version: Option<i64>,
-    levels: [std::collections::BTreeMap<RankKey, i64>; 2],
+    levels: [RankLevel; 2],
 }
 
 impl RankCopy {
@@ -1642,7 +1716,7 @@ impl Reader<'_> {
             }
         }
         for lvl in 0..2 {
-            let copy: Vec<(Pos, i64)> = levels[lvl].iter().map(|(k, n)| (k.pos(), *n)).collect();
+            let copy = levels[lvl].rows();
             if copy != sql[lvl] {
                 return Err(Error::Storage(format!(
                     "the writer's copy of level {lvl} of sorted set {kid} is {copy:?}, the rows are {:?}",
@@ -1687,8 +1761,8 @@ impl Writer<'_> {
     fn z_copy_open(&self, kid: i64, version: i64, count: i64) -> Option<bool> {
         with_copies(self.conn, |c| {
             let s = c.sets.get(&kid)?;
-            let rows = !s.levels[0].is_empty();
-            if s.version == Some(version) && (!rows || s.levels[1].values().sum::<i64>() == count) {
+            let rows = s.levels[0].len() > 0;
+            if s.version == Some(version) && (!rows || s.levels[1].total() == count) {
                 return Some(rows);
             }
             c.sets.remove(&kid);
@@ -1726,8 +1800,11 @@ impl Writer<'_> {
                 let level = copy.levels.get_mut(lvl as usize).ok_or_else(|| {
                     Error::Storage(format!("sorted set {kid} has a rank row of level {lvl}"))
                 })?;
-                level.insert(RankKey::of(&pos_row_at(r, 1)?), r.get(3)?);
+                level.0.push((RankKey::of(&pos_row_at(r, 1)?), r.get(3)?));
             }
+        }
+        for level in &mut copy.levels {
+            level.0.sort_by(|a, b| a.0.cmp_to(b.0 .0, &b.0 .1));
         }
         with_copies(self.conn, |c| {
             let held: usize = c.sets.values().map(RankCopy::rows).sum();
@@ -1750,15 +1827,9 @@ impl Writer<'_> {
     /// [`Writer::z_blk_at`] for several (level, position) pairs at once.
     fn z_blks_at<const N: usize>(&self, kid: i64, at: [(i64, &Pos); N]) -> Result<[(Pos, i64); N]> {
         let find = |c: &mut RankCopies| {
-            c.sets.get(&kid).map(|s| {
-                at.map(|(lvl, p)| {
-                    s.levels[lvl as usize]
-                        .range(..=RankKey::of(p))
-                        .next_back()
-                        .map(|(k, n)| (k.pos(), *n))
-                        .ok_or(lvl)
-                })
-            })
+            c.sets
+                .get(&kid)
+                .map(|s| at.map(|(lvl, p)| s.levels[lvl as usize].holding(p).ok_or(lvl)))
         };
         let found = match with_copies(self.conn, find) {
             Some(found) => found,
@@ -1781,12 +1852,7 @@ impl Writer<'_> {
 
     /// Applies a change just made to set `kid`'s level-`lvl` rows to the writer's copy, if it
     /// has one, which stays unverified until the write is done ([`Writer::z_copy_stamp`]).
-    fn z_copy_edit(
-        &self,
-        kid: i64,
-        lvl: i64,
-        f: impl FnOnce(&mut std::collections::BTreeMap<RankKey, i64>),
-    ) {
+    fn z_copy_edit(&self, kid: i64, lvl: i64, f: impl FnOnce(&mut RankLevel)) {
         with_copies(self.conn, |c| {
             if let Some(s) = c.sets.get_mut(&kid) {
                 s.version = None;
@@ -2147,11 +2213,7 @@ impl<'c> Writer<'c> {
         )?;
         for &(lvl, start, n) in rows {
             st.execute((kid, lvl, start.score, &start.member[..], n))?;
-            self.z_copy_edit(kid, lvl, |rows| {
-                if let Some(c) = rows.get_mut(&RankKey::of(start)) {
-                    *c = n;
-                }
-            });
+            self.z_copy_edit(kid, lvl, |rows| rows.set(start, n));
         }
         Ok(())
     }
@@ -2162,9 +2224,7 @@ impl<'c> Writer<'c> {
                 "INSERT INTO relis_zrank (kid, lvl, score, member, n) VALUES (?1, ?2, ?3, ?4, ?5)",
             )?
             .execute((kid, lvl, start.score, &start.member[..], n))?;
-        self.z_copy_edit(kid, lvl, |rows| {
-            rows.insert(RankKey::of(start), n);
-        });
+        self.z_copy_edit(kid, lvl, |rows| rows.insert(start, n));
         Ok(())
     }
 
@@ -2178,9 +2238,7 @@ impl<'c> Writer<'c> {
             )?
             .query_row((kid, lvl, start.score, &start.member[..]), |r| r.get(0))
             .optional()?;
-        self.z_copy_edit(kid, lvl, |rows| {
-            rows.remove(&RankKey::of(start));
-        });
+        self.z_copy_edit(kid, lvl, |rows| rows.remove(start));
         Ok(n)
     }
 
@@ -2209,17 +2267,7 @@ impl<'c> Writer<'c> {
                     &hi.member[..],
                 ))?,
         };
-        self.z_copy_edit(kid, lvl, |rows| {
-            use std::ops::Bound::{Excluded, Unbounded};
-            let hi = hi.map_or(Unbounded, |h| Excluded(RankKey::of(h)));
-            let gone: Vec<RankKey> = rows
-                .range((Excluded(RankKey::of(start)), hi))
-                .map(|(k, _)| k.clone())
-                .collect();
-            for k in gone {
-                rows.remove(&k);
-            }
-        });
+        self.z_copy_edit(kid, lvl, |rows| rows.remove_after(start, hi));
         Ok(())
     }
 
