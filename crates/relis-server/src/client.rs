@@ -499,7 +499,7 @@ impl Client {
                         }
                         frames
                     });
-                    self.read_here = done.is_some();
+                    self.read_here |= done.is_some();
                     match done {
                         Some(Ok(frames)) if frames.len() == cmds.len() => {
                             self.deliver(frames.len(), Ok(Ok(frames)), out);
