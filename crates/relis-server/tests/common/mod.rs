@@ -304,21 +304,69 @@ pub fn wait_for_port(port: u16) {
 }
 
 /// Starts the installed redis-server (the reference) on a free port, with no persistence and
-/// its files in `dir`; `None` when it is not installed (outside CI).
+/// its files in `dir`; `None` when it is not installed (outside CI). The port is free when
+/// chosen, but a test running beside this one may take it before redis-server binds it: then
+/// redis-server exits and whatever took the port answers. So the server that answers must give
+/// our child's process id, or another port is tried.
 pub fn spawn_redis(dir: &Path) -> Option<Child> {
     let bin = redis_server()?;
-    let port = free_port();
-    let proc = std::process::Command::new(bin)
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
-        .arg("--dir")
-        .arg(dir)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn redis-server");
-    wait_for_port(port);
-    Some(Child { proc, port })
+    for _ in 0..10 {
+        let port = free_port();
+        let mut proc = std::process::Command::new(&bin)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .arg("--dir")
+            .arg(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn redis-server");
+        if answers_as(&mut proc, port) {
+            return Some(Child { proc, port });
+        }
+        let _ = proc.kill();
+        let _ = proc.wait();
+    }
+    panic!("redis-server found no free port in ten tries");
+}
+
+/// Whether `proc` is the server listening on `port` (its INFO gives `proc`'s process id), waiting
+/// up to 20 s for it to listen; `false` as soon as it has exited.
+fn answers_as(proc: &mut std::process::Child, port: u16) -> bool {
+    use std::io::{Read, Write};
+    let want = format!("process_id:{}\r\n", proc.id());
+    for _ in 0..400 {
+        if proc.try_wait().ok().flatten().is_some() {
+            return false;
+        }
+        if let Ok(mut c) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            let _ = c.set_read_timeout(Some(Duration::from_secs(5)));
+            if c.write_all(b"*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n")
+                .is_err()
+            {
+                continue;
+            }
+            // The reply is one bulk string: `$<len>\r\n`, the text, CRLF.
+            let mut got = Vec::new();
+            let mut buf = [0u8; 4096];
+            loop {
+                let text = String::from_utf8_lossy(&got);
+                let whole = text.split_once("\r\n").and_then(|(head, rest)| {
+                    let len: usize = head.strip_prefix('$')?.parse().ok()?;
+                    (rest.len() >= len + 2).then_some(())
+                });
+                if whole.is_some() {
+                    return text.contains(&want);
+                }
+                match c.read(&mut buf) {
+                    Ok(n) if n > 0 => got.extend_from_slice(&buf[..n]),
+                    _ => return false,
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
 }
 
 /// Path of a redis-server binary, if one is installed (differential tests skip without it,
