@@ -158,31 +158,6 @@ impl Reader<'_> {
             .map(Bytes::from))
     }
 
-    fn elements(&self, kid: i64, from: i64, to: i64) -> Result<Vec<Bytes>> {
-        let mut st = self.conn.prepare_cached(
-            "SELECT value FROM relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 ORDER BY pos",
-        )?;
-        // One buffer for every value (then sliced), not an allocation per element.
-        let rows_wanted = usize::try_from(to - from + 1).unwrap_or(0).min(1024);
-        let mut buf = bytes::BytesMut::with_capacity(rows_wanted * 32);
-        let mut ends = Vec::with_capacity(rows_wanted);
-        let mut rows = st.query((kid, from, to))?;
-        while let Some(r) = rows.next()? {
-            buf.extend_from_slice(r.get_ref(0)?.as_blob()?);
-            ends.push(buf.len());
-        }
-        let all = buf.freeze();
-        let mut start = 0;
-        Ok(ends
-            .into_iter()
-            .map(|end| {
-                let v = all.slice(start..end);
-                start = end;
-                v
-            })
-            .collect())
-    }
-
     /// LLEN: the length of the list at `key`, `None` when there is none.
     ///
     /// # Errors
@@ -212,12 +187,23 @@ impl Reader<'_> {
     /// # Errors
     /// [`Error::WrongType`] if the key holds another type.
     pub fn lrange(&self, db: u32, key: &[u8], start: i64, end: i64) -> Result<Option<Vec<Bytes>>> {
-        let Some(row) = self.list_row(db, key)? else {
-            return Ok(None);
-        };
-        Ok(Some(match range(row.len(), start, end) {
-            Some((a, b)) => self.elements(row.id(), row.head + a, row.head + b)?,
-            None => Vec::new(),
+        // One buffer for every value (then sliced), not an allocation per element.
+        let mut buf = bytes::BytesMut::new();
+        let mut ends = Vec::new();
+        let found = self.lrange_each(db, key, start, end, |v| {
+            buf.extend_from_slice(v);
+            ends.push(buf.len());
+        })?;
+        let all = buf.freeze();
+        let mut from = 0;
+        Ok(found.map(|_| {
+            ends.into_iter()
+                .map(|end| {
+                    let v = all.slice(from..end);
+                    from = end;
+                    v
+                })
+                .collect()
         }))
     }
 
