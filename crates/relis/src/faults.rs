@@ -101,9 +101,7 @@ unsafe extern "C" fn x_open(
         Ok(real) => real,
         Err(rc) => return rc,
     };
-    let durable = flags
-        & (ffi::SQLITE_OPEN_MAIN_DB | ffi::SQLITE_OPEN_WAL | ffi::SQLITE_OPEN_MAIN_JOURNAL)
-        != 0;
+    let durable = shim::holds_data(flags);
     let name =
         (durable && !name.is_null()).then(|| CStr::from_ptr(name).to_string_lossy().into_owned());
     std::ptr::write(

@@ -98,9 +98,7 @@ unsafe extern "C" fn x_open(
         Ok(real) => real,
         Err(rc) => return rc,
     };
-    let durable = flags
-        & (ffi::SQLITE_OPEN_MAIN_DB | ffi::SQLITE_OPEN_WAL | ffi::SQLITE_OPEN_MAIN_JOURNAL)
-        != 0;
+    let durable = shim::holds_data(flags);
     let pending = if durable && !name.is_null() {
         let key = CStr::from_ptr(name).to_string_lossy().into_owned();
         let mut size: ffi::sqlite3_int64 = 0;
