@@ -322,6 +322,7 @@ impl Db {
                     // pages used are committed.
                     .stack_size(64 << 20)
                     .spawn(move || {
+                        prefer_prompt_wakeups();
                         let st = WriterState {
                             next_version,
                             persisted_version: next_version,
@@ -943,4 +944,94 @@ fn write_back(wal: &std::fs::File) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = wal;
+}
+
+/// Asks the kernel to run the calling thread soon after it wakes, in short turns: the writer's
+/// (Linux's EEVDF scheduler, 6.12 and later: a custom slice of 0.1 ms, its shortest, which gives
+/// the thread earlier deadlines than threads on the default slice of a few ms).
+///
+/// Every write waits for the writer, so when its work arrives while the network thread and the
+/// clients keep the CPUs busy, the time it waits for a CPU is added to every reply in the group.
+/// Under redis-benchmark -c 50 on 2 CPUs it took SET -P 1 from 82-91k to 95-100k/s and LPUSH
+/// from 89-105k to 114-122k; a long slice (20 ms) made it slower. No privilege is needed, the
+/// thread's nice value and policy are kept, and older kernels ignore it.
+pub(crate) fn prefer_prompt_wakeups() {
+    #[cfg(target_os = "linux")]
+    {
+        /// `struct sched_attr`, first version (48 bytes).
+        #[repr(C)]
+        struct SchedAttr {
+            size: u32,
+            policy: u32,
+            flags: u64,
+            nice: i32,
+            priority: u32,
+            runtime: u64,
+            deadline: u64,
+            period: u64,
+        }
+        const SCHED_FLAG_KEEP_POLICY: u64 = 0x08;
+        // SAFETY: plain system calls about the calling thread (0), with a valid sched_attr.
+        let rc = unsafe {
+            *libc::__errno_location() = 0;
+            let nice = libc::getpriority(libc::PRIO_PROCESS, 0);
+            let attr = SchedAttr {
+                size: std::mem::size_of::<SchedAttr>() as u32,
+                policy: libc::SCHED_OTHER as u32,
+                flags: SCHED_FLAG_KEEP_POLICY,
+                nice,
+                priority: 0,
+                runtime: 100_000,
+                deadline: 0,
+                period: 0,
+            };
+            libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0)
+        };
+        if rc != 0 {
+            tracing::debug!(
+                "sched_setattr (a short slice for the writer): {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The calling thread's line `name` of /proc/thread-self/sched, where the kernel has one.
+    #[cfg(target_os = "linux")]
+    fn sched_line(name: &str) -> Option<String> {
+        let text = std::fs::read_to_string("/proc/thread-self/sched").ok()?;
+        text.lines()
+            .find(|l| l.split(':').next().map(str::trim) == Some(name))
+            .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+    }
+
+    #[cfg(target_os = "linux")]
+    fn kernel_at_least(major: u32, minor: u32) -> bool {
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+        let mut parts = release
+            .split(|c: char| !c.is_ascii_digit())
+            .map(|p| p.parse::<u32>().unwrap_or(0));
+        (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) >= (major, minor)
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn the_writer_gets_a_short_slice_and_keeps_its_nice_value() {
+        std::thread::spawn(|| {
+            // SAFETY: plain system calls about the calling thread.
+            unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 3) };
+            super::prefer_prompt_wakeups();
+            assert_eq!(unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }, 3);
+            // Custom slices came with Linux 6.12; the slice shows where scheduler statistics do.
+            if kernel_at_least(6, 12) {
+                if let Some(slice) = sched_line("se.slice") {
+                    assert_eq!(slice, "100000");
+                }
+            }
+        })
+        .join()
+        .unwrap();
+    }
 }

@@ -164,7 +164,10 @@ impl SqlDb {
             threads.push(
                 std::thread::Builder::new()
                     .name("relis-sql-writer".into())
-                    .spawn(move || writer_loop(conn, wrx, clock, max_batch))
+                    .spawn(move || {
+                        crate::db::prefer_prompt_wakeups();
+                        writer_loop(conn, wrx, clock, max_batch)
+                    })
                     .map_err(|e| SqlError::Engine(Error::Storage(e.to_string())))?,
             );
         }
