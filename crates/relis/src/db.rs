@@ -357,13 +357,13 @@ impl Db {
                 // connection; it takes the checkpoint lock, never the writer's lock.
                 let conn = Connection::open(path)?;
                 conn.busy_timeout(Duration::from_secs(1))?;
-                let stop = stop.clone();
+                let (stop, stats) = (stop.clone(), stats.clone());
                 let mut wal = path.as_os_str().to_owned();
                 wal.push("-wal");
                 threads.push(
                     std::thread::Builder::new()
                         .name("relis-checkpoint".into())
-                        .spawn(move || checkpoint_loop(conn, stop, Path::new(&wal)))
+                        .spawn(move || checkpoint_loop(conn, stop, &stats, Path::new(&wal)))
                         .map_err(|e| Error::Storage(e.to_string()))?,
                 );
                 Some(rtx)
@@ -901,17 +901,22 @@ fn reader_loop(conn: Connection, rx: Receiver<ReadJob>, clock: Arc<dyn Clock>, d
     }
 }
 
-fn checkpoint_loop(conn: Connection, stop: Arc<AtomicBool>, wal: &Path) {
+fn checkpoint_loop(conn: Connection, stop: Arc<AtomicBool>, stats: &Stats, wal: &Path) {
     let mut last = Instant::now();
     let mut wal_file: Option<std::fs::File> = None;
+    let mut commits = 0;
     while !stop.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(10));
-        // See write_back.
-        if wal_file.is_none() {
-            wal_file = std::fs::File::open(wal).ok();
-        }
-        if let Some(f) = &wal_file {
-            write_back(f);
+        // See write_back; only when something committed since the last time.
+        let now = stats.commits.load(Ordering::Relaxed);
+        if now != commits {
+            commits = now;
+            if wal_file.is_none() {
+                wal_file = std::fs::File::open(wal).ok();
+            }
+            if let Some(f) = &wal_file {
+                write_back(f);
+            }
         }
         if last.elapsed() < Duration::from_millis(500) {
             continue;
