@@ -159,7 +159,9 @@ fn end_read(conn: &Connection) {
         .and_then(|mut s| s.execute([]));
 }
 type Deliver = Box<dyn FnOnce(Result<()>) + Send>;
-type WriteJob = Box<dyn FnOnce(&mut Writer<'_>) -> Deliver + Send>;
+/// A write: run on the writer (`Some`), it returns what answers it once its group commits;
+/// given `None` it does not run and only answers (the group's transaction could not begin).
+type WriteJob = Box<dyn FnOnce(Option<&mut Writer<'_>>) -> Deliver + Send>;
 type ConnJob = Box<dyn FnOnce(&Connection) + Send>;
 
 enum WriterMsg {
@@ -536,9 +538,15 @@ impl Db {
         f: impl FnOnce(&mut Writer<'_>) -> R + Send + 'static,
         done: impl FnOnce(Result<R>) + Send + 'static,
     ) {
-        let job: WriteJob = Box::new(move |w| {
-            let r = f(w);
-            Box::new(move |committed: Result<()>| done(committed.map(|()| r)))
+        let job: WriteJob = Box::new(move |w| match w {
+            Some(w) => {
+                let r = f(w);
+                Box::new(move |committed: Result<()>| done(committed.map(|()| r)))
+            }
+            // Only ever answered with the error that kept it from running.
+            None => Box::new(move |failed: Result<()>| {
+                done(failed.and_then(|()| Err(Error::Storage("a write did not run".into()))))
+            }),
         });
         let _ = self.shared.writer.send(WriterMsg::Write(job));
     }
@@ -778,13 +786,23 @@ fn writer_loop(
             let err = Error::from(e);
             tracing::error!("writer: cannot begin a transaction: {err}");
             for m in batch.drain(..) {
-                if let WriterMsg::Write(job) = m {
-                    // Nothing ran: answer every job with the error without running it.
-                    drop(job);
+                match m {
+                    // Nothing ran: every write is answered with the error without running.
+                    WriterMsg::Write(job) => job(None)(Err(err.clone())),
+                    // Reads and the shutdown need no transaction of the writer's.
+                    WriterMsg::Read(job) => reads.push(job),
+                    WriterMsg::Conn(job) => reads.push(Box::new(move |r| job(r.conn))),
+                    WriterMsg::Shutdown => shutdown = true,
                 }
             }
+            for job in reads.drain(..) {
+                let mut r = Reader::new(&conn, clock.now_ms(), databases);
+                job(&mut r);
+            }
             stats.failed_commits.fetch_add(1, Ordering::Relaxed);
-            std::thread::sleep(Duration::from_millis(10));
+            if !shutdown {
+                std::thread::sleep(Duration::from_millis(10));
+            }
             continue;
         }
         let mut n_writes = 0;
@@ -792,7 +810,7 @@ fn writer_loop(
             match m {
                 WriterMsg::Write(job) => {
                     let mut w = Writer::new(&conn, clock.now_ms(), databases, &mut st);
-                    delivers.push(job(&mut w));
+                    delivers.push(job(Some(&mut w)));
                     n_writes += 1;
                     if conn.is_autocommit() {
                         // SQLite rolled the whole transaction back (disk full, I/O error): what

@@ -2,7 +2,8 @@
 //! the real VFS, except that while a fault is armed for a directory, writes (or syncs) of the
 //! database, WAL and journal files in it fail as a full disk or a failing device would make
 //! them fail: `SQLITE_FULL` (what SQLite's unix VFS returns on `ENOSPC`), `SQLITE_IOERR_WRITE`,
-//! `SQLITE_IOERR_FSYNC`. Reads are never touched, so what a test sees is the engine's own
+//! `SQLITE_IOERR_FSYNC`; or taking the WAL's write lock fails (`SQLITE_IOERR_LOCK`), so no write
+//! transaction can begin. Reads are never touched, so what a test sees is the engine's own
 //! handling of a commit that cannot reach the disk.
 //!
 //! A sibling of [`crate::powercut`]'s shim, for the same reason: a size-limited filesystem needs
@@ -28,6 +29,10 @@ pub enum Fault {
     WriteError,
     /// Every sync fails with `SQLITE_IOERR_FSYNC`; writes succeed.
     SyncError,
+    /// Taking the WAL's write lock (what `BEGIN IMMEDIATE` does) fails with `SQLITE_IOERR_LOCK`,
+    /// as a failing device or a broken shared-memory file would make it fail: no write
+    /// transaction can begin. Everything else works.
+    LockError,
 }
 
 /// Armed faults by directory (as a path prefix); the atomic spares a lock when none is.
@@ -87,6 +92,7 @@ static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
     xClose: Some(x_close),
     xWrite: Some(x_write),
     xSync: Some(x_sync),
+    xShmLock: Some(x_shm_lock),
     ..shim::PASS
 };
 
@@ -124,6 +130,25 @@ fn injected_error(f: &File, sync: bool) -> Option<c_int> {
     };
     INJECTED.fetch_add(1, Ordering::SeqCst);
     Some(rc)
+}
+
+/// SQLite's WAL write lock: the first lock of the WAL index (`WAL_WRITE_LOCK`).
+const WAL_WRITE_LOCK: c_int = 0;
+
+unsafe extern "C" fn x_shm_lock(
+    f: *mut ffi::sqlite3_file,
+    off: c_int,
+    n: c_int,
+    flags: c_int,
+) -> c_int {
+    let write_lock =
+        off == WAL_WRITE_LOCK && flags == ffi::SQLITE_SHM_LOCK | ffi::SQLITE_SHM_EXCLUSIVE;
+    let armed = write_lock && file(f).name.as_deref().and_then(fault_for) == Some(Fault::LockError);
+    if !armed {
+        return shim::x_shm_lock(f, off, n, flags);
+    }
+    INJECTED.fetch_add(1, Ordering::SeqCst);
+    ffi::SQLITE_IOERR_LOCK
 }
 
 unsafe fn file<'a>(file: *mut ffi::sqlite3_file) -> &'a File {

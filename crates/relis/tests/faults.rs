@@ -159,3 +159,59 @@ fn sync_error_with_durability_full() {
         matches!(e, Error::Io(_))
     });
 }
+
+/// A group whose transaction cannot begin (taking the WAL's write lock fails): every write in it
+/// is answered with the storage error and none runs; reads keep working; once the fault is gone
+/// writes work again; and the engine still shuts down while it lasts.
+#[test]
+fn writes_whose_transaction_cannot_begin_get_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), Durability::Normal);
+    db.set("before", "1").unwrap();
+    let injected = faults::injected();
+    faults::set(dir.path(), Some(Fault::LockError));
+
+    let (tx, rx) = mpsc::channel();
+    for i in 0..10 {
+        let tx = tx.clone();
+        let key = format!("g{i}");
+        db.write_async(
+            move |w| w.atomic(|w| w.set(0, key.as_bytes(), b"v", SetOptions::default())),
+            move |r| {
+                let _ = tx.send(r.and_then(|r| r.map(|_| ())));
+            },
+        );
+    }
+    drop(tx);
+    let results: Vec<_> = rx.iter().collect();
+    assert_eq!(results.len(), 10);
+    for r in &results {
+        assert!(matches!(r, Err(Error::Io(_))), "{r:?}");
+    }
+    assert!(faults::injected() > injected, "the fault was hit");
+    let e = db.set("during", "x").unwrap_err();
+    assert!(matches!(e, Error::Io(_)), "{e:?}");
+    assert_eq!(db.get("before").unwrap().as_deref(), Some(&b"1"[..]));
+
+    faults::set(dir.path(), None);
+    db.set("after", "2").unwrap();
+    for i in 0..10 {
+        assert_eq!(db.get(format!("g{i}")).unwrap(), None, "g{i} did not run");
+    }
+    assert_eq!(db.get("during").unwrap(), None);
+    assert_eq!(db.dbsize().unwrap(), 2);
+
+    // Shutting down while no transaction can begin.
+    faults::set(dir.path(), Some(Fault::LockError));
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        drop(db);
+        let _ = done_tx.send(());
+    });
+    done_rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the engine shuts down");
+    faults::set(dir.path(), None);
+    let db = open(dir.path(), Durability::Normal);
+    assert_eq!(db.get("after").unwrap().as_deref(), Some(&b"2"[..]));
+}
