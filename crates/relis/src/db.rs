@@ -795,10 +795,7 @@ fn writer_loop(
                     WriterMsg::Shutdown => shutdown = true,
                 }
             }
-            for job in reads.drain(..) {
-                let mut r = Reader::new(&conn, clock.now_ms(), databases);
-                job(&mut r);
-            }
+            run_reads(&conn, &mut reads, &*clock, databases);
             stats.failed_commits.fetch_add(1, Ordering::Relaxed);
             if !shutdown {
                 std::thread::sleep(Duration::from_millis(10));
@@ -896,10 +893,7 @@ fn writer_loop(
         for d in delivers.drain(..) {
             d(committed.clone());
         }
-        for job in reads.drain(..) {
-            let mut r = Reader::new(&conn, clock.now_ms(), databases);
-            job(&mut r);
-        }
+        run_reads(&conn, &mut reads, &*clock, databases);
         if std::mem::take(&mut catch_up) {
             // Catch up with the checkpointer's remainder now, while nothing commits, so the next
             // transaction can restart the WAL (see WAL_RESTART_FRAMES); after the replies, which
@@ -912,6 +906,14 @@ fn writer_loop(
     // A clean stop folds the WAL back into the database file, so the file alone is complete.
     if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())) {
         tracing::debug!("final checkpoint: {e}");
+    }
+}
+
+/// Runs the reads queued to the writer (after its group, outside any transaction).
+fn run_reads(conn: &Connection, reads: &mut Vec<ReadJob>, clock: &dyn Clock, databases: u32) {
+    for job in reads.drain(..) {
+        let mut r = Reader::new(conn, clock.now_ms(), databases);
+        job(&mut r);
     }
 }
 
@@ -963,9 +965,9 @@ fn checkpoint_loop(conn: Connection, stop: Arc<AtomicBool>, stats: &Stats, wal: 
 /// SQLite syncs the WAL only before a checkpoint, and at a few hundred MB/s of frames that fsync
 /// found everything written since the last one still dirty: the writer's own catch-up
 /// checkpoints (see [`WAL_RESTART_FRAMES`]) stalled it for tens of ms. Started every few ms on
-/// the checkpointer's thread, the writeback leaves those fsyncs little to do. (A page being
-/// written back can still be written to: this machine's disks do not ask for stable pages, and
-/// where they do the writer waits no longer than an fsync would make it.)
+/// the checkpointer's thread, the writeback leaves those fsyncs little to do. (Writing into a
+/// page under writeback waits only on devices that ask for stable pages, and then no longer than
+/// the fsync would have made the writer wait.)
 fn write_back(wal: &std::fs::File) {
     #[cfg(target_os = "linux")]
     {
@@ -1006,7 +1008,6 @@ pub(crate) fn prefer_prompt_wakeups() {
         const SCHED_FLAG_KEEP_POLICY: u64 = 0x08;
         // SAFETY: plain system calls about the calling thread (0), with a valid sched_attr.
         let rc = unsafe {
-            *libc::__errno_location() = 0;
             let nice = libc::getpriority(libc::PRIO_PROCESS, 0);
             let attr = SchedAttr {
                 size: std::mem::size_of::<SchedAttr>() as u32,
