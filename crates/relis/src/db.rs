@@ -727,9 +727,9 @@ fn open_reader(path: &Path) -> Result<Connection> {
 /// the writer looks three times as long: many clients' next requests come back together, after
 /// the network thread has sent every reply and read every request, and with the writer on a
 /// short scheduler slice (see `prefer_prompt_wakeups`) 300 us took SET -P 1 from 95-98k to
-/// 106-111k and LPUSH from 115-125k to 129-136k (600 us and 1 ms gave the same). Both conditions
-/// matter for the CPU a moderate load costs: with the first alone, 10 clients writing every 1 ms
-/// kept the writer 36% busy instead of 20%; with both it is 21%.
+/// 106-111k and LPUSH from 115-125k to 129-136k (600 us and 1 ms gave the same). The load
+/// condition keeps a moderate load cheap: without it, 10 clients writing every 1 ms kept the
+/// writer 36% busy instead of 20%; with it, 21%.
 pub const WRITER_SPIN: Duration = Duration::from_micros(100);
 
 /// How often the writer sweeps expired keys when it is idle, and at most how often under load.
