@@ -996,7 +996,7 @@ fn write_back(wal: &std::fs::File) {
 /// Every write waits for the writer, so when its work arrives while the network thread and the
 /// clients keep the CPUs busy, the time it waits for a CPU is added to every reply in the group.
 /// Under redis-benchmark -c 50 on 2 CPUs it took SET -P 1 from 82-91k to 95-100k/s and LPUSH
-/// from 89-105k to 114-122k; a long slice (20 ms) made it slower. No privilege is needed, the
+/// from 89-105k to 114-126k; a long slice (20 ms) made it slower. No privilege is needed, the
 /// thread's nice value and policy are kept, and older kernels ignore it.
 pub(crate) fn prefer_prompt_wakeups() {
     #[cfg(target_os = "linux")]
