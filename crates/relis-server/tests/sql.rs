@@ -613,7 +613,8 @@ async fn desc_reports_columns_rows_and_bytes() {
     );
     assert_eq!((items[2].clone(), items[3].clone()), (bulk("rows"), int(2)));
     assert_eq!(items[4], bulk("bytes"));
-    assert!(matches!(items[5], Frame::Integer(n) if n >= 4096));
+    // At least one page (2 KiB in files Relis creates).
+    assert!(matches!(items[5], Frame::Integer(n) if n >= 2048));
     assert_eq!(items[6], bulk("indexes"));
     let Frame::Array(idx) = &items[7] else {
         panic!()

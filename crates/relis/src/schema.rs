@@ -12,6 +12,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema/0002_collections.sql"),
     include_str!("schema/0003_views.sql"),
     include_str!("schema/0004_functions.sql"),
+    include_str!("schema/0005_zrank_rowid.sql"),
 ];
 
 /// The schema version this build writes.

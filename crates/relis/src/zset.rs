@@ -1573,16 +1573,25 @@ impl RankKey {
     }
 }
 
+/// A rank row in the writer's copy: its start, its count and its rowid (count changes are
+/// written by rowid).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct RankRow {
+    start: RankKey,
+    n: i64,
+    id: i64,
+}
+
 /// One level of a set's rank rows, sorted by start (a few hundred rows for a million members:
 /// binary searches, and a rare insertion or removal moves the rest).
 #[derive(Clone, Debug, Default)]
-struct RankLevel(Vec<(RankKey, i64)>);
+struct RankLevel(Vec<RankRow>);
 
 impl RankLevel {
     /// Where a row starting at `p` is, or would go.
     fn find(&self, p: &Pos) -> std::result::Result<usize, usize> {
         let bits = score_bits(p.score);
-        self.0.binary_search_by(|(k, _)| k.cmp_to(bits, &p.member))
+        self.0.binary_search_by(|r| r.start.cmp_to(bits, &p.member))
     }
 
     /// The number of rows starting before `p`, or at it too if `inclusive` (`None`: all rows).
@@ -1599,20 +1608,26 @@ impl RankLevel {
     /// The row holding `p`: the last starting at or before it.
     fn holding(&self, p: &Pos) -> Option<(Pos, i64)> {
         let i = self.upto(Some(p), true).checked_sub(1)?;
-        let (k, n) = &self.0[i];
-        Some((k.pos(), *n))
+        let r = &self.0[i];
+        Some((r.start.pos(), r.n))
     }
 
-    fn set(&mut self, start: &Pos, n: i64) {
-        if let Ok(i) = self.find(start) {
-            self.0[i].1 = n;
-        }
+    /// Sets the count of the row starting at `start`; its rowid, if there is one.
+    fn set(&mut self, start: &Pos, n: i64) -> Option<i64> {
+        let i = self.find(start).ok()?;
+        self.0[i].n = n;
+        Some(self.0[i].id)
     }
 
-    fn insert(&mut self, start: &Pos, n: i64) {
+    fn insert(&mut self, start: &Pos, n: i64, id: i64) {
+        let row = RankRow {
+            start: RankKey::of(start),
+            n,
+            id,
+        };
         match self.find(start) {
-            Ok(i) => self.0[i].1 = n,
-            Err(i) => self.0.insert(i, (RankKey::of(start), n)),
+            Ok(i) => self.0[i] = row,
+            Err(i) => self.0.insert(i, row),
         }
     }
 
@@ -1630,15 +1645,15 @@ impl RankLevel {
     }
 
     fn total(&self) -> i64 {
-        self.0.iter().map(|(_, n)| n).sum()
+        self.0.iter().map(|r| r.n).sum()
     }
 
     fn len(&self) -> usize {
         self.0.len()
     }
 
-    fn rows(&self) -> Vec<(Pos, i64)> {
-        self.0.iter().map(|(k, n)| (k.pos(), *n)).collect()
+    fn rows(&self) -> Vec<(Pos, i64, i64)> {
+        self.0.iter().map(|r| (r.start.pos(), r.n, r.id)).collect()
     }
 }
 
@@ -1703,16 +1718,17 @@ impl Reader<'_> {
             return Ok(());
         };
         let mut st = self.conn.prepare_cached(
-            "SELECT lvl, score, member, n FROM relis_zrank WHERE kid = ?1 ORDER BY lvl, score, member",
+            "SELECT lvl, score, member, n, id FROM relis_zrank WHERE kid = ?1
+             ORDER BY lvl, score, member",
         )?;
         let rows = st.query_map([kid], |r| {
-            Ok((r.get::<_, i64>(0)?, pos_row_at(r, 1)?, r.get(3)?))
+            Ok((r.get::<_, i64>(0)?, pos_row_at(r, 1)?, r.get(3)?, r.get(4)?))
         })?;
-        let mut sql: [Vec<(Pos, i64)>; 2] = Default::default();
+        let mut sql: [Vec<(Pos, i64, i64)>; 2] = Default::default();
         for row in rows {
-            let (lvl, p, n) = row?;
+            let (lvl, p, n, id) = row?;
             if let Some(level) = sql.get_mut(lvl as usize) {
-                level.push((p, n));
+                level.push((p, n, id));
             }
         }
         for lvl in 0..2 {
@@ -1791,20 +1807,26 @@ impl Writer<'_> {
     fn z_copy_load(&self, kid: i64) -> Result<()> {
         let mut copy = RankCopy::default();
         {
-            let mut st = self
-                .conn
-                .prepare_cached("SELECT lvl, score, member, n FROM relis_zrank WHERE kid = ?1")?;
+            let mut st = self.conn.prepare_cached(
+                "SELECT lvl, score, member, n, id FROM relis_zrank WHERE kid = ?1",
+            )?;
             let mut rows = st.query([kid])?;
             while let Some(r) = rows.next()? {
                 let lvl: i64 = r.get(0)?;
                 let level = copy.levels.get_mut(lvl as usize).ok_or_else(|| {
                     Error::Storage(format!("sorted set {kid} has a rank row of level {lvl}"))
                 })?;
-                level.0.push((RankKey::of(&pos_row_at(r, 1)?), r.get(3)?));
+                level.0.push(RankRow {
+                    start: RankKey::of(&pos_row_at(r, 1)?),
+                    n: r.get(3)?,
+                    id: r.get(4)?,
+                });
             }
         }
         for level in &mut copy.levels {
-            level.0.sort_by(|a, b| a.0.cmp_to(b.0 .0, &b.0 .1));
+            level
+                .0
+                .sort_by(|a, b| a.start.cmp_to(b.start.0, &b.start.1));
         }
         with_copies(self.conn, |c| {
             let held: usize = c.sets.values().map(RankCopy::rows).sum();
@@ -1852,13 +1874,12 @@ impl Writer<'_> {
 
     /// Applies a change just made to set `kid`'s level-`lvl` rows to the writer's copy, if it
     /// has one, which stays unverified until the write is done ([`Writer::z_copy_stamp`]).
-    fn z_copy_edit(&self, kid: i64, lvl: i64, f: impl FnOnce(&mut RankLevel)) {
+    fn z_copy_edit<R>(&self, kid: i64, lvl: i64, f: impl FnOnce(&mut RankLevel) -> R) -> Option<R> {
         with_copies(self.conn, |c| {
-            if let Some(s) = c.sets.get_mut(&kid) {
-                s.version = None;
-                f(&mut s.levels[lvl as usize]);
-            }
-        });
+            let s = c.sets.get_mut(&kid)?;
+            s.version = None;
+            Some(f(&mut s.levels[lvl as usize]))
+        })
     }
 
     /// Forgets the writer's copy of set `kid`'s rank rows (they are gone or rebuilt).
@@ -2208,12 +2229,25 @@ impl<'c> Writer<'c> {
         if rows.is_empty() {
             return Ok(());
         }
-        let mut st = self.conn.prepare_cached(
-            "UPDATE relis_zrank SET n = ?5 WHERE kid = ?1 AND lvl = ?2 AND score = ?3 AND member = ?4",
-        )?;
         for &(lvl, start, n) in rows {
-            st.execute((kid, lvl, start.score, &start.member[..], n))?;
-            self.z_copy_edit(kid, lvl, |rows| rows.set(start, n));
+            // The copy first: it stays unverified until the write is done, so a failure here
+            // leaves it to be dropped.
+            match self
+                .z_copy_edit(kid, lvl, |rows| rows.set(start, n))
+                .flatten()
+            {
+                Some(id) => self
+                    .conn
+                    .prepare_cached("UPDATE relis_zrank SET n = ?2 WHERE id = ?1")?
+                    .execute((id, n))?,
+                None => self
+                    .conn
+                    .prepare_cached(
+                        "UPDATE relis_zrank SET n = ?5
+                         WHERE kid = ?1 AND lvl = ?2 AND score = ?3 AND member = ?4",
+                    )?
+                    .execute((kid, lvl, start.score, &start.member[..], n))?,
+            };
         }
         Ok(())
     }
@@ -2224,7 +2258,8 @@ impl<'c> Writer<'c> {
                 "INSERT INTO relis_zrank (kid, lvl, score, member, n) VALUES (?1, ?2, ?3, ?4, ?5)",
             )?
             .execute((kid, lvl, start.score, &start.member[..], n))?;
-        self.z_copy_edit(kid, lvl, |rows| rows.insert(start, n));
+        let id = self.conn.last_insert_rowid();
+        self.z_copy_edit(kid, lvl, |rows| rows.insert(start, n, id));
         Ok(())
     }
 

@@ -46,6 +46,7 @@ CREATE INDEX relis_zset_score ON relis_zset (kid, score, member);
 -- does the same over a run of level-0 blocks (tens of thousands of members) and starts where
 -- one of them starts. A rank is a sum over the level-1 rows before it, a sum over the blocks
 -- before it inside its level-1 run, and a short count inside its block (see zset.rs).
+-- (Schema version 5 makes this a rowid table: 0005_zrank_rowid.sql.)
 CREATE TABLE relis_zrank (
     kid    INTEGER NOT NULL,
     lvl    INTEGER NOT NULL,
