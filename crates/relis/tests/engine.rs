@@ -431,3 +431,62 @@ fn versions_stay_unique_and_increasing_across_restarts() {
         }
     }
 }
+
+#[test]
+fn a_schema_4_file_with_rank_rows_is_migrated() {
+    // A sorted set past the rank threshold (1024 members: about 12 blocks of 256), written by
+    // this build, then its rank rows put back in schema 4's WITHOUT ROWID table.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let db = Db::open(&path).unwrap();
+    let members: Vec<String> = (0..3000).map(|i| format!("m{i:05}")).collect();
+    let pairs: Vec<(f64, &[u8])> = members
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (((i * 7919) % 3000) as f64, m.as_bytes()))
+        .collect();
+    db.zadd("z", &pairs).unwrap();
+    let ranks = |db: &Db| -> Vec<Option<i64>> {
+        ["m00000", "m01234", "m02999", "nope"]
+            .iter()
+            .map(|m| db.zrank("z", m, false).unwrap())
+            .collect()
+    };
+    let before = ranks(&db);
+    drop(db);
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let rows: i64 = conn
+            .query_row("SELECT count(*) FROM relis_zrank", [], |r| r.get(0))
+            .unwrap();
+        assert!(rows > 10, "the set has rank rows ({rows})");
+        conn.execute_batch(
+            "BEGIN;
+             CREATE TABLE old (
+                 kid INTEGER NOT NULL, lvl INTEGER NOT NULL, score REAL NOT NULL,
+                 member BLOB NOT NULL, n INTEGER NOT NULL,
+                 PRIMARY KEY (kid, lvl, score, member)
+             ) STRICT, WITHOUT ROWID;
+             INSERT INTO old SELECT kid, lvl, score, member, n FROM relis_zrank;
+             DROP TABLE relis_zrank;
+             ALTER TABLE old RENAME TO relis_zrank;
+             PRAGMA user_version = 4;
+             COMMIT;",
+        )
+        .unwrap();
+    }
+    let db = Db::open(&path).unwrap();
+    assert_eq!(ranks(&db), before);
+    // The migrated rows are the writer's to update: a write to the set, then the check of its
+    // rank rows against its members (and against the writer's copy, by rowid).
+    db.zadd("z", &[(-1.0, b"m02999"), (5000.0, b"new")]).unwrap();
+    db.write(|w| w.zcheck(0, b"z")).unwrap();
+    assert_eq!(db.zrank("z", "m02999", false).unwrap(), Some(0));
+    assert_eq!(db.zrank("z", "new", false).unwrap(), Some(3000));
+    drop(db);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 5);
+}
