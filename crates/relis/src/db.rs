@@ -154,9 +154,7 @@ pub fn release_thread_snapshots() {
 }
 
 fn end_read(conn: &Connection) {
-    let _ = conn
-        .prepare_cached("COMMIT")
-        .and_then(|mut s| s.execute([]));
+    let _ = crate::stmt::prepare(conn, "COMMIT").and_then(|mut s| s.execute([]));
 }
 type Deliver = Box<dyn FnOnce(Result<()>) + Send>;
 /// A write: run on the writer (`Some`), it returns what answers it once its group commits;
@@ -505,10 +503,8 @@ impl Db {
                     if held.is_some() {
                         end_read(&local.conn);
                     }
-                    let began = local
-                        .conn
-                        .prepare_cached("BEGIN")
-                        .and_then(|mut s| s.execute([]));
+                    let began =
+                        crate::stmt::prepare(&local.conn, "BEGIN").and_then(|mut s| s.execute([]));
                     if began.is_ok() {
                         local.held = Some(commits);
                     }
@@ -663,11 +659,13 @@ impl Db {
 }
 
 /// Process-wide SQLite settings, applied once before the first connection opens. Memory
-/// statistics make every allocation take a global mutex; Relis never reads them. (If the host
-/// program already used SQLite, the call is refused and nothing changes.)
+/// statistics make every allocation take a global mutex; Relis never reads them. The page
+/// cache is the default one without its full scans at commits (`pcache.rs`). (If the host
+/// program already used SQLite, the calls are refused and nothing changes.)
 fn configure_sqlite() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
+        crate::pcache::install();
         // SAFETY: sqlite3_config is called before any connection is opened by Relis; SQLite
         // itself rejects the call (SQLITE_MISUSE) if the library is already initialised.
         unsafe {
@@ -757,6 +755,9 @@ fn writer_loop(
     mut st: WriterState,
     stats: Arc<Stats>,
 ) {
+    // SAFETY: dropped when this function returns, before `conn` (a parameter, dropped after
+    // every local).
+    let _stmts = unsafe { crate::stmt::Registration::new(&conn) };
     let mut last_sweep = Instant::now();
     let mut batch: Vec<WriterMsg> = Vec::with_capacity(max_batch);
     let mut delivers: Vec<Deliver> = Vec::with_capacity(max_batch);
@@ -795,9 +796,7 @@ fn writer_loop(
         if batch.is_empty() && !sweep_due {
             continue;
         }
-        let began = conn
-            .prepare_cached("BEGIN IMMEDIATE")
-            .and_then(|mut s| s.execute([]));
+        let began = crate::stmt::prepare(&conn, "BEGIN IMMEDIATE").and_then(|mut s| s.execute([]));
         if let Err(e) = began {
             let err = Error::from(e);
             tracing::error!("writer: cannot begin a transaction: {err}");
@@ -866,7 +865,7 @@ fn writer_loop(
             None => Writer::new(&conn, clock.now_ms(), databases, &mut st)
                 .persist_counter()
                 .and_then(|()| {
-                    conn.prepare_cached("COMMIT")?.execute([])?;
+                    crate::stmt::prepare(&conn, "COMMIT")?.execute([])?;
                     Ok(())
                 }),
         };
@@ -935,15 +934,15 @@ fn run_reads(conn: &Connection, reads: &mut Vec<ReadJob>, clock: &dyn Clock, dat
 }
 
 fn reader_loop(conn: Connection, rx: Receiver<ReadJob>, clock: Arc<dyn Clock>, databases: u32) {
+    // SAFETY: as in writer_loop.
+    let _stmts = unsafe { crate::stmt::Registration::new(&conn) };
     while let Ok(job) = rx.recv() {
         // One snapshot per job, so a multi-key read sees one committed instant.
-        let began = conn.prepare_cached("BEGIN").and_then(|mut s| s.execute([]));
+        let began = crate::stmt::prepare(&conn, "BEGIN").and_then(|mut s| s.execute([]));
         let mut r = Reader::new(&conn, clock.now_ms(), databases);
         job(&mut r);
         if began.is_ok() {
-            let _ = conn
-                .prepare_cached("COMMIT")
-                .and_then(|mut s| s.execute([]));
+            let _ = crate::stmt::prepare(&conn, "COMMIT").and_then(|mut s| s.execute([]));
         }
     }
 }

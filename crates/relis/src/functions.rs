@@ -12,9 +12,10 @@ impl Reader<'_> {
     /// # Errors
     /// Storage errors.
     pub fn function_libraries(&self) -> Result<Vec<(String, Bytes)>> {
-        let mut st = self
-            .conn
-            .prepare_cached("SELECT name, code FROM relis_functions ORDER BY name")?;
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "SELECT name, code FROM relis_functions ORDER BY name",
+        )?;
         let rows = st.query_map([], |r| {
             Ok((r.get::<_, String>(0)?, Bytes::from(r.get::<_, Vec<u8>>(1)?)))
         })?;
@@ -28,9 +29,11 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors.
     pub fn function_put(&mut self, name: &str, code: &[u8]) -> Result<()> {
-        self.conn
-            .prepare_cached("INSERT OR REPLACE INTO relis_functions (name, code) VALUES (?1, ?2)")?
-            .execute((name, code))?;
+        crate::stmt::prepare(
+            self.conn,
+            "INSERT OR REPLACE INTO relis_functions (name, code) VALUES (?1, ?2)",
+        )?
+        .execute((name, code))?;
         Ok(())
     }
 
@@ -39,9 +42,7 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors.
     pub fn function_delete(&mut self, name: &str) -> Result<bool> {
-        let n = self
-            .conn
-            .prepare_cached("DELETE FROM relis_functions WHERE name = ?1")?
+        let n = crate::stmt::prepare(self.conn, "DELETE FROM relis_functions WHERE name = ?1")?
             .execute([name])?;
         Ok(n > 0)
     }
@@ -51,9 +52,7 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors.
     pub fn function_clear(&mut self) -> Result<()> {
-        self.conn
-            .prepare_cached("DELETE FROM relis_functions")?
-            .execute([])?;
+        crate::stmt::prepare(self.conn, "DELETE FROM relis_functions")?.execute([])?;
         Ok(())
     }
 }

@@ -96,21 +96,20 @@ fn shorter(kid: i64) -> Error {
 impl Reader<'_> {
     /// The live hash at `key`.
     fn hash_row(&self, db: u32, key: &[u8]) -> Result<Option<HashRow>> {
-        let row = self
-            .conn
-            .prepare_cached(
-                "SELECT id, type, count, head FROM relis_keys
+        let row = crate::stmt::prepare(
+            self.conn,
+            "SELECT id, type, count, head FROM relis_keys
                  WHERE db = ?1 AND key = ?2 AND (expire_at IS NULL OR expire_at > ?3)",
-            )?
-            .query_row((db, key, self.now), |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, i64>(3)?,
-                ))
-            })
-            .optional()?;
+        )?
+        .query_row((db, key, self.now), |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+            ))
+        })
+        .optional()?;
         match row {
             None => Ok(None),
             Some((id, t, count, head)) if t == KeyType::Hash.code() => Ok(Some(HashRow {
@@ -131,21 +130,24 @@ impl Reader<'_> {
     }
 
     fn field_value(&self, kid: i64, field: &[u8]) -> Result<Option<Bytes>> {
-        Ok(self
-            .conn
-            .prepare_cached("SELECT value FROM relis_hash WHERE kid = ?1 AND field = ?2")?
-            .query_row((kid, field), |r| blob(r, 0))
-            .optional()?)
+        Ok(crate::stmt::prepare(
+            self.conn,
+            "SELECT value FROM relis_hash WHERE kid = ?1 AND field = ?2",
+        )?
+        .query_row((kid, field), |r| blob(r, 0))
+        .optional()?)
     }
 
     /// Every field and value, in the order Redis lists them (see the module docs).
     fn entries(&self, row: &HashRow) -> Result<Vec<(Bytes, Bytes)>> {
         let mut st = if row.hashtable {
-            self.conn.prepare_cached(
+            crate::stmt::prepare(
+                self.conn,
                 "SELECT field, value FROM relis_hash WHERE kid = ?1 ORDER BY field",
             )?
         } else {
-            self.conn.prepare_cached(
+            crate::stmt::prepare(
+                self.conn,
                 "SELECT field, value FROM relis_hash WHERE kid = ?1 ORDER BY seq, field",
             )?
         };
@@ -156,11 +158,15 @@ impl Reader<'_> {
     /// Every field, in the order Redis lists them.
     fn fields(&self, row: &HashRow) -> Result<Vec<Bytes>> {
         let mut st = if row.hashtable {
-            self.conn
-                .prepare_cached("SELECT field FROM relis_hash WHERE kid = ?1 ORDER BY field")?
+            crate::stmt::prepare(
+                self.conn,
+                "SELECT field FROM relis_hash WHERE kid = ?1 ORDER BY field",
+            )?
         } else {
-            self.conn
-                .prepare_cached("SELECT field FROM relis_hash WHERE kid = ?1 ORDER BY seq, field")?
+            crate::stmt::prepare(
+                self.conn,
+                "SELECT field FROM relis_hash WHERE kid = ?1 ORDER BY seq, field",
+            )?
         };
         let rows = st.query_map([row.id], |r| blob(r, 0))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -169,11 +175,15 @@ impl Reader<'_> {
     /// Every value, in the order Redis lists them.
     fn values(&self, row: &HashRow) -> Result<Vec<Bytes>> {
         let mut st = if row.hashtable {
-            self.conn
-                .prepare_cached("SELECT value FROM relis_hash WHERE kid = ?1 ORDER BY field")?
+            crate::stmt::prepare(
+                self.conn,
+                "SELECT value FROM relis_hash WHERE kid = ?1 ORDER BY field",
+            )?
         } else {
-            self.conn
-                .prepare_cached("SELECT value FROM relis_hash WHERE kid = ?1 ORDER BY seq, field")?
+            crate::stmt::prepare(
+                self.conn,
+                "SELECT value FROM relis_hash WHERE kid = ?1 ORDER BY seq, field",
+            )?
         };
         let rows = st.query_map([row.id], |r| blob(r, 0))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -198,10 +208,12 @@ impl Reader<'_> {
                 })
                 .collect();
         }
-        let mut first = self.conn.prepare_cached(
+        let mut first = crate::stmt::prepare(
+            self.conn,
             "SELECT field, value FROM relis_hash WHERE kid = ?1 ORDER BY field LIMIT 1 OFFSET ?2",
         )?;
-        let mut after = self.conn.prepare_cached(
+        let mut after = crate::stmt::prepare(
+            self.conn,
             "SELECT field, value FROM relis_hash WHERE kid = ?1 AND field > ?2
              ORDER BY field LIMIT 1 OFFSET ?3",
         )?;
@@ -268,9 +280,11 @@ impl Reader<'_> {
             return Ok(None);
         };
         Ok(Some(
-            self.conn
-                .prepare_cached("SELECT 1 FROM relis_hash WHERE kid = ?1 AND field = ?2")?
-                .exists((r.id, field))?,
+            crate::stmt::prepare(
+                self.conn,
+                "SELECT 1 FROM relis_hash WHERE kid = ?1 AND field = ?2",
+            )?
+            .exists((r.id, field))?,
         ))
     }
 
@@ -291,11 +305,12 @@ impl Reader<'_> {
         let Some(r) = self.hash_row(db, key)? else {
             return Ok(None);
         };
-        let len: Option<i64> = self
-            .conn
-            .prepare_cached("SELECT length(value) FROM relis_hash WHERE kid = ?1 AND field = ?2")?
-            .query_row((r.id, field), |r| r.get(0))
-            .optional()?;
+        let len: Option<i64> = crate::stmt::prepare(
+            self.conn,
+            "SELECT length(value) FROM relis_hash WHERE kid = ?1 AND field = ?2",
+        )?
+        .query_row((r.id, field), |r| r.get(0))
+        .optional()?;
         Ok(Some(len.unwrap_or(0)))
     }
 
@@ -345,11 +360,13 @@ impl Reader<'_> {
         let i = rand::random_range(0..n.max(1));
         // Any order serves one uniform pick: the primary key's, from the nearer end.
         let mut st = if i < n / 2 {
-            self.conn.prepare_cached(
+            crate::stmt::prepare(
+                self.conn,
                 "SELECT field FROM relis_hash WHERE kid = ?1 ORDER BY field LIMIT 1 OFFSET ?2",
             )?
         } else {
-            self.conn.prepare_cached(
+            crate::stmt::prepare(
+                self.conn,
                 "SELECT field FROM relis_hash WHERE kid = ?1 ORDER BY field DESC LIMIT 1 OFFSET ?2",
             )?
         };
@@ -466,11 +483,13 @@ impl Reader<'_> {
         // A COUNT as large as Redis allows (i64::MAX) walks the rest of the hash.
         let limit = count.clamp(1, i64::MAX as usize - 1) as i64;
         let mut st = match &upper {
-            Some(_) => self.conn.prepare_cached(
+            Some(_) => crate::stmt::prepare(
+                self.conn,
                 "SELECT field, value FROM relis_hash WHERE kid = ?1 AND field >= ?2 AND field < ?4
                  ORDER BY field LIMIT ?3",
             )?,
-            None => self.conn.prepare_cached(
+            None => crate::stmt::prepare(
+                self.conn,
                 "SELECT field, value FROM relis_hash WHERE kid = ?1 AND field >= ?2
                  ORDER BY field LIMIT ?3",
             )?,
@@ -503,24 +522,23 @@ impl Writer<'_> {
     /// The live hash at `key` for a write: an expired key (of any type) is deleted first, so the
     /// write starts from an empty hash.
     fn hash_row_for_write(&mut self, db: u32, key: &[u8]) -> Result<Option<HashRow>> {
-        let row = self
-            .conn
-            .prepare_cached(
-                "SELECT id, type, expire_at, version, count, mtime, head FROM relis_keys
+        let row = crate::stmt::prepare(
+            self.conn,
+            "SELECT id, type, expire_at, version, count, mtime, head FROM relis_keys
                  WHERE db = ?1 AND key = ?2",
-            )?
-            .query_row((db, key), |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, Option<i64>>(2)?,
-                    r.get::<_, i64>(3)?,
-                    r.get::<_, i64>(4)?,
-                    r.get::<_, i64>(5)?,
-                    r.get::<_, i64>(6)?,
-                ))
-            })
-            .optional()?;
+        )?
+        .query_row((db, key), |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, Option<i64>>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, i64>(4)?,
+                r.get::<_, i64>(5)?,
+                r.get::<_, i64>(6)?,
+            ))
+        })
+        .optional()?;
         let Some((id, t, expire_at, version, count, mtime, head)) = row else {
             return Ok(None);
         };
@@ -550,14 +568,13 @@ impl Writer<'_> {
     /// listpack order); an update keeps its place. One statement, one B-tree entry.
     fn put_field(&mut self, kid: i64, field: &[u8], value: &[u8]) -> Result<bool> {
         let seq = self.next_version();
-        let got: i64 = self
-            .conn
-            .prepare_cached(
-                "INSERT INTO relis_hash (kid, field, value, seq) VALUES (?1, ?2, ?3, ?4)
+        let got: i64 = crate::stmt::prepare(
+            self.conn,
+            "INSERT INTO relis_hash (kid, field, value, seq) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (kid, field) DO UPDATE SET value = excluded.value
                  RETURNING seq",
-            )?
-            .query_row((kid, field, value, seq), |r| r.get(0))?;
+        )?
+        .query_row((kid, field, value, seq), |r| r.get(0))?;
         Ok(got == seq)
     }
 
@@ -603,26 +620,28 @@ impl Writer<'_> {
     ) -> Result<()> {
         let head = if hashtable { HASHTABLE } else { LISTPACK };
         if !exists {
-            self.conn
-                .prepare_cached(
-                    "INSERT INTO relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
+            crate::stmt::prepare(
+                self.conn,
+                "INSERT INTO relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
                      VALUES (?1, ?2, ?3, ?4, NULL, ?3, ?5, ?6, ?7)",
-                )?
-                .execute((db, key, id, KeyType::Hash.code(), count, self.now, head))?;
+            )?
+            .execute((db, key, id, KeyType::Hash.code(), count, self.now, head))?;
             self.note_new(db, key);
         } else if count == 0 {
             // Every field is gone already: only the row is left.
-            self.conn
-                .prepare_cached("DELETE FROM relis_keys WHERE db = ?1 AND key = ?2")?
-                .execute((db, key))?;
+            crate::stmt::prepare(
+                self.conn,
+                "DELETE FROM relis_keys WHERE db = ?1 AND key = ?2",
+            )?
+            .execute((db, key))?;
         } else {
             let version = self.next_version();
-            self.conn
-                .prepare_cached(
-                    "UPDATE relis_keys SET version = ?3, count = ?4, mtime = ?5, head = ?6
+            crate::stmt::prepare(
+                self.conn,
+                "UPDATE relis_keys SET version = ?3, count = ?4, mtime = ?5, head = ?6
                      WHERE db = ?1 AND key = ?2",
-                )?
-                .execute((db, key, version, count, self.now, head))?;
+            )?
+            .execute((db, key, version, count, self.now, head))?;
         }
         Ok(())
     }
@@ -668,10 +687,11 @@ impl Writer<'_> {
         };
         let mut removed = 0;
         for f in fields {
-            removed += self
-                .conn
-                .prepare_cached("DELETE FROM relis_hash WHERE kid = ?1 AND field = ?2")?
-                .execute((row.id, &f[..]))? as i64;
+            removed += crate::stmt::prepare(
+                self.conn,
+                "DELETE FROM relis_hash WHERE kid = ?1 AND field = ?2",
+            )?
+            .execute((row.id, &f[..]))? as i64;
             if removed == row.count {
                 break;
             }

@@ -240,10 +240,10 @@ impl Reader<'_> {
     /// # Errors
     /// Storage errors only.
     pub fn dbsize(&self, db: u32) -> Result<i64> {
-        Ok(self
-            .conn
-            .prepare_cached("SELECT count(*) FROM relis_keys WHERE db = ?1")?
-            .query_row([db], |r| r.get(0))?)
+        Ok(
+            crate::stmt::prepare(self.conn, "SELECT count(*) FROM relis_keys WHERE db = ?1")?
+                .query_row([db], |r| r.get(0))?,
+        )
     }
 
     /// Per-database key and expiry counts, for INFO keyspace (only non-empty databases).
@@ -251,7 +251,8 @@ impl Reader<'_> {
     /// # Errors
     /// Storage errors only.
     pub fn keyspace_info(&self) -> Result<Vec<KeyspaceInfo>> {
-        let mut st = self.conn.prepare_cached(
+        let mut st = crate::stmt::prepare(
+            self.conn,
             "SELECT db, count(*), count(expire_at) FROM relis_keys GROUP BY db ORDER BY db",
         )?;
         let rows = st.query_map([], |r| {
@@ -317,12 +318,12 @@ impl Writer<'_> {
     /// Sets or clears the expiry of an existing key row and bumps its version.
     pub(crate) fn set_expire_at(&mut self, db: u32, key: &[u8], at: Option<i64>) -> Result<()> {
         let version = self.next_version();
-        self.conn
-            .prepare_cached(
-                "UPDATE relis_keys SET expire_at = ?3, version = ?4, mtime = ?5
+        crate::stmt::prepare(
+            self.conn,
+            "UPDATE relis_keys SET expire_at = ?3, version = ?4, mtime = ?5
                  WHERE db = ?1 AND key = ?2",
-            )?
-            .execute((db, key, at, version, self.now))?;
+        )?
+        .execute((db, key, at, version, self.now))?;
         Ok(())
     }
 
@@ -389,11 +390,11 @@ impl Writer<'_> {
             self.delete_key(db, dst, &d)?;
         }
         let version = self.next_version();
-        self.conn
-            .prepare_cached(
-                "UPDATE relis_keys SET key = ?3, version = ?4, mtime = ?5 WHERE db = ?1 AND key = ?2",
-            )?
-            .execute((db, src, dst, version, self.now))?;
+        crate::stmt::prepare(
+            self.conn,
+            "UPDATE relis_keys SET key = ?3, version = ?4, mtime = ?5 WHERE db = ?1 AND key = ?2",
+        )?
+        .execute((db, src, dst, version, self.now))?;
         // Redis adds the value under its new name (`new`) before deleting the old one.
         self.note_new(db, dst);
         Ok(true)
@@ -426,8 +427,7 @@ impl Writer<'_> {
             self.delete_key(dst_db, dst, &d)?;
         }
         let id = self.next_version();
-        self.conn
-            .prepare_cached(
+        crate::stmt::prepare(self.conn,
                 "INSERT INTO relis_keys (db, key, id, type, expire_at, version, count, mtime, value, head)
                  SELECT ?3, ?4, ?5, type, expire_at, ?5, count, ?6, value, head FROM relis_keys
                  WHERE db = ?1 AND key = ?2",
@@ -453,8 +453,7 @@ impl Writer<'_> {
                 "INSERT INTO relis_list (kid, pos, value) SELECT ?2, pos, value FROM relis_list WHERE kid = ?1"
             }
             KeyType::ZSet => {
-                self.conn
-                    .prepare_cached(
+                crate::stmt::prepare(self.conn,
                         "INSERT INTO relis_zrank (kid, lvl, score, member, n)
                          SELECT ?2, lvl, score, member, n FROM relis_zrank WHERE kid = ?1",
                     )?
@@ -462,7 +461,7 @@ impl Writer<'_> {
                 "INSERT INTO relis_zset (kid, member, score) SELECT ?2, member, score FROM relis_zset WHERE kid = ?1"
             }
         };
-        self.conn.prepare_cached(sql)?.execute((meta.id, to))?;
+        crate::stmt::prepare(self.conn, sql)?.execute((meta.id, to))?;
         Ok(())
     }
 
@@ -480,11 +479,11 @@ impl Writer<'_> {
             return Ok(false);
         }
         let version = self.next_version();
-        self.conn
-            .prepare_cached(
-                "UPDATE relis_keys SET db = ?3, version = ?4, mtime = ?5 WHERE db = ?1 AND key = ?2",
-            )?
-            .execute((db, key, dst_db, version, self.now))?;
+        crate::stmt::prepare(
+            self.conn,
+            "UPDATE relis_keys SET db = ?3, version = ?4, mtime = ?5 WHERE db = ?1 AND key = ?2",
+        )?
+        .execute((db, key, dst_db, version, self.now))?;
         self.note_new(dst_db, key);
         Ok(true)
     }
@@ -495,15 +494,13 @@ impl Writer<'_> {
     /// Storage errors only.
     pub fn flushdb(&mut self, db: u32) -> Result<()> {
         // Collections' elements go to the trash: the background sweep deletes them in batches.
-        self.conn
-            .prepare_cached(
-                "INSERT OR IGNORE INTO relis_trash (kid, type)
+        crate::stmt::prepare(
+            self.conn,
+            "INSERT OR IGNORE INTO relis_trash (kid, type)
                  SELECT id, type FROM relis_keys WHERE db = ?1 AND type <> 0",
-            )?
-            .execute([db])?;
-        self.conn
-            .prepare_cached("DELETE FROM relis_keys WHERE db = ?1")?
-            .execute([db])?;
+        )?
+        .execute([db])?;
+        crate::stmt::prepare(self.conn, "DELETE FROM relis_keys WHERE db = ?1")?.execute([db])?;
         Ok(())
     }
 
@@ -549,9 +546,11 @@ impl Writer<'_> {
             (i64::from(b), i64::from(a)),
             (-1, i64::from(b)),
         ] {
-            self.conn
-                .prepare_cached("UPDATE relis_keys SET db = ?2, version = ?3 WHERE db = ?1")?
-                .execute((from, to, version))?;
+            crate::stmt::prepare(
+                self.conn,
+                "UPDATE relis_keys SET db = ?2, version = ?3 WHERE db = ?1",
+            )?
+            .execute((from, to, version))?;
         }
         Ok(())
     }

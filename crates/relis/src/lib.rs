@@ -23,12 +23,14 @@ pub mod glob;
 mod hash;
 mod keys;
 mod list;
+mod pcache;
 mod powercut;
 mod schema;
 mod set;
 mod shim;
 mod sort;
 pub mod sql;
+mod stmt;
 mod store;
 mod strings;
 mod walwrite;
@@ -47,6 +49,8 @@ pub use hash::{
 };
 pub use keys::{ExpireCond, KeyspaceInfo, ObjectInfo, ScanPage, Ttl};
 pub use list::{parse_timeout_ms, End, LposOptions, Side};
+#[doc(hidden)]
+pub use pcache::truncations as page_cache_truncations;
 pub use set::{MAX_RANDOM_REPEATS, SET_MAX_INTSET_ENTRIES};
 pub use sort::{SortOptions, Sorted};
 pub use sql::{

@@ -107,7 +107,8 @@ const CHUNK: i64 = 512;
 impl Reader<'_> {
     /// The key row of `key`, expired or not, with the list head.
     fn raw_list_row(&self, db: u32, key: &[u8]) -> Result<Option<ListRow>> {
-        let mut st = self.conn.prepare_cached(
+        let mut st = crate::stmt::prepare(
+            self.conn,
             "SELECT id, type, expire_at, version, count, mtime, head FROM relis_keys
              WHERE db = ?1 AND key = ?2",
         )?;
@@ -150,12 +151,13 @@ impl Reader<'_> {
     }
 
     fn element(&self, kid: i64, pos: i64) -> Result<Option<Bytes>> {
-        Ok(self
-            .conn
-            .prepare_cached("SELECT value FROM relis_list WHERE kid = ?1 AND pos = ?2")?
-            .query_row((kid, pos), |r| r.get::<_, Vec<u8>>(0))
-            .optional()?
-            .map(Bytes::from))
+        Ok(crate::stmt::prepare(
+            self.conn,
+            "SELECT value FROM relis_list WHERE kid = ?1 AND pos = ?2",
+        )?
+        .query_row((kid, pos), |r| r.get::<_, Vec<u8>>(0))
+        .optional()?
+        .map(Bytes::from))
     }
 
     /// LLEN: the length of the list at `key`, `None` when there is none.
@@ -226,7 +228,8 @@ impl Reader<'_> {
         let Some((a, b)) = range(row.len(), start, end) else {
             return Ok(Some(0));
         };
-        let mut st = self.conn.prepare_cached(
+        let mut st = crate::stmt::prepare(
+            self.conn,
             "SELECT value FROM relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 ORDER BY pos",
         )?;
         let mut rows = st.query((row.id(), row.head + a, row.head + b))?;
@@ -270,13 +273,16 @@ impl Reader<'_> {
         } else {
             (row.head, row.head + n - 1)
         };
-        let mut st = self.conn.prepare_cached(if from_tail {
-            "SELECT pos FROM relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 AND value = ?4
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            if from_tail {
+                "SELECT pos FROM relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 AND value = ?4
              ORDER BY pos DESC"
-        } else {
-            "SELECT pos FROM relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 AND value = ?4
+            } else {
+                "SELECT pos FROM relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 AND value = ?4
              ORDER BY pos"
-        })?;
+            },
+        )?;
         let mut rows = st.query((row.id(), lo, hi, element))?;
         let mut out = Vec::new();
         let mut matches: i64 = 0;
@@ -336,54 +342,58 @@ impl Writer<'_> {
     /// list is empty (its element rows must already be gone).
     fn set_list_shape(&mut self, db: u32, key: &[u8], head: i64, count: i64) -> Result<()> {
         if count == 0 {
-            self.conn
-                .prepare_cached("DELETE FROM relis_keys WHERE db = ?1 AND key = ?2")?
-                .execute((db, key))?;
+            crate::stmt::prepare(
+                self.conn,
+                "DELETE FROM relis_keys WHERE db = ?1 AND key = ?2",
+            )?
+            .execute((db, key))?;
             return Ok(());
         }
         let version = self.next_version();
-        self.conn
-            .prepare_cached(
-                "UPDATE relis_keys SET head = ?3, count = ?4, version = ?5, mtime = ?6
+        crate::stmt::prepare(
+            self.conn,
+            "UPDATE relis_keys SET head = ?3, count = ?4, version = ?5, mtime = ?6
                  WHERE db = ?1 AND key = ?2",
-            )?
-            .execute((db, key, head, count, version, self.now))?;
+        )?
+        .execute((db, key, head, count, version, self.now))?;
         Ok(())
     }
 
     /// A new list key with `count` elements starting at `head` (the caller inserts them).
     fn create_list(&mut self, db: u32, key: &[u8], head: i64, count: i64) -> Result<i64> {
         let id = self.next_version();
-        self.conn
-            .prepare_cached(
-                "INSERT INTO relis_keys (db, key, id, type, version, count, mtime, head)
+        crate::stmt::prepare(
+            self.conn,
+            "INSERT INTO relis_keys (db, key, id, type, version, count, mtime, head)
                  VALUES (?1, ?2, ?3, 2, ?3, ?4, ?5, ?6)",
-            )?
-            .execute((db, key, id, count, self.now, head))?;
+        )?
+        .execute((db, key, id, count, self.now, head))?;
         self.note_new(db, key);
         Ok(id)
     }
 
     fn insert_element(&mut self, kid: i64, pos: i64, value: &[u8]) -> Result<()> {
-        self.conn
-            .prepare_cached("INSERT INTO relis_list (kid, pos, value) VALUES (?1, ?2, ?3)")?
-            .execute((kid, pos, value))?;
+        crate::stmt::prepare(
+            self.conn,
+            "INSERT INTO relis_list (kid, pos, value) VALUES (?1, ?2, ?3)",
+        )?
+        .execute((kid, pos, value))?;
         Ok(())
     }
 
     /// Deletes the elements at positions `from..=to` and returns them in position order.
     fn take_elements(&mut self, kid: i64, from: i64, to: i64) -> Result<Vec<(i64, Bytes)>> {
         if from == to {
-            let v = self
-                .conn
-                .prepare_cached(
-                    "DELETE FROM relis_list WHERE kid = ?1 AND pos = ?2 RETURNING value",
-                )?
-                .query_row((kid, from), |r| r.get::<_, Vec<u8>>(0))
-                .optional()?;
+            let v = crate::stmt::prepare(
+                self.conn,
+                "DELETE FROM relis_list WHERE kid = ?1 AND pos = ?2 RETURNING value",
+            )?
+            .query_row((kid, from), |r| r.get::<_, Vec<u8>>(0))
+            .optional()?;
             return Ok(v.map(|v| (from, Bytes::from(v))).into_iter().collect());
         }
-        let mut st = self.conn.prepare_cached(
+        let mut st = crate::stmt::prepare(
+            self.conn,
             "DELETE FROM relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 RETURNING pos, value",
         )?;
         let rows = st.query_map((kid, from, to), |r| {
@@ -548,9 +558,11 @@ impl Writer<'_> {
         let Some(i) = normalize(index, row.len()) else {
             return Ok(false);
         };
-        self.conn
-            .prepare_cached("UPDATE relis_list SET value = ?3 WHERE kid = ?1 AND pos = ?2")?
-            .execute((row.id(), row.head + i, value))?;
+        crate::stmt::prepare(
+            self.conn,
+            "UPDATE relis_list SET value = ?3 WHERE kid = ?1 AND pos = ?2",
+        )?
+        .execute((row.id(), row.head + i, value))?;
         self.set_list_shape(db, key, row.head, row.len())?;
         Ok(true)
     }
@@ -571,13 +583,12 @@ impl Writer<'_> {
         let Some(row) = self.list_row_for_write(db, key)? else {
             return Ok(0);
         };
-        let found = self
-            .conn
-            .prepare_cached(
-                "SELECT pos FROM relis_list WHERE kid = ?1 AND value = ?2 ORDER BY pos LIMIT 1",
-            )?
-            .query_row((row.id(), pivot), |r| r.get::<_, i64>(0))
-            .optional()?;
+        let found = crate::stmt::prepare(
+            self.conn,
+            "SELECT pos FROM relis_list WHERE kid = ?1 AND value = ?2 ORDER BY pos LIMIT 1",
+        )?
+        .query_row((row.id(), pivot), |r| r.get::<_, i64>(0))
+        .optional()?;
         let Some(pivot_pos) = found else {
             return Ok(-1);
         };
@@ -620,11 +631,14 @@ impl Writer<'_> {
             count.unsigned_abs().min(i64::MAX as u64) as i64
         };
         let mut matched: Vec<i64> = {
-            let mut st = self.conn.prepare_cached(if count < 0 {
-                "SELECT pos FROM relis_list WHERE kid = ?1 AND value = ?2 ORDER BY pos DESC LIMIT ?3"
-            } else {
-                "SELECT pos FROM relis_list WHERE kid = ?1 AND value = ?2 ORDER BY pos LIMIT ?3"
-            })?;
+            let mut st = crate::stmt::prepare(
+                self.conn,
+                if count < 0 {
+                    "SELECT pos FROM relis_list WHERE kid = ?1 AND value = ?2 ORDER BY pos DESC LIMIT ?3"
+                } else {
+                    "SELECT pos FROM relis_list WHERE kid = ?1 AND value = ?2 ORDER BY pos LIMIT ?3"
+                },
+            )?;
             let rows = st.query_map((row.id(), value, limit), |r| r.get::<_, i64>(0))?;
             rows.collect::<rusqlite::Result<_>>()?
         };
@@ -664,9 +678,10 @@ impl Writer<'_> {
         let Some((a, b)) = range(row.len(), start, end) else {
             return self.delete_key(db, key, &row.meta);
         };
-        let mut st = self
-            .conn
-            .prepare_cached("DELETE FROM relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3")?;
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "DELETE FROM relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3",
+        )?;
         if a > 0 {
             st.execute((row.id(), row.head, row.head + a - 1))?;
         }

@@ -141,7 +141,8 @@ fn probe_from(op: Op, sets: usize) -> String {
 impl Reader<'_> {
     /// The row of `key`, of any type, expired or not, with the set encoding flag.
     fn raw_any_row(&self, db: u32, key: &[u8]) -> Result<Option<AnyRow>> {
-        let mut st = self.conn.prepare_cached(
+        let mut st = crate::stmt::prepare(
+            self.conn,
             "SELECT id, type, expire_at, version, count, mtime, head FROM relis_keys
              WHERE db = ?1 AND key = ?2",
         )?;
@@ -213,17 +214,19 @@ impl Reader<'_> {
     }
 
     fn is_member(&self, kid: i64, member: &[u8]) -> Result<bool> {
-        Ok(self
-            .conn
-            .prepare_cached("SELECT 1 FROM relis_set WHERE kid = ?1 AND member = ?2")?
-            .exists((kid, member))?)
+        Ok(crate::stmt::prepare(
+            self.conn,
+            "SELECT 1 FROM relis_set WHERE kid = ?1 AND member = ?2",
+        )?
+        .exists((kid, member))?)
     }
 
     /// Every member of the set with id `kid`, in member order.
     fn all_members(&self, kid: i64) -> Result<Vec<Bytes>> {
-        let mut st = self
-            .conn
-            .prepare_cached("SELECT member FROM relis_set WHERE kid = ?1 ORDER BY member")?;
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "SELECT member FROM relis_set WHERE kid = ?1 ORDER BY member",
+        )?;
         let mut rows = st.query([kid])?;
         let mut out = Vec::new();
         while let Some(r) = rows.next()? {
@@ -234,9 +237,8 @@ impl Reader<'_> {
 
     /// Whether every member of the set with id `kid` is an integer (callers keep it to small sets).
     fn all_ints(&self, kid: i64) -> Result<bool> {
-        let mut st = self
-            .conn
-            .prepare_cached("SELECT member FROM relis_set WHERE kid = ?1")?;
+        let mut st =
+            crate::stmt::prepare(self.conn, "SELECT member FROM relis_set WHERE kid = ?1")?;
         let mut rows = st.query([kid])?;
         while let Some(r) = rows.next()? {
             if !is_int(r.get_ref(0)?.as_blob()?) {
@@ -260,9 +262,7 @@ impl Reader<'_> {
                 n - 1 - pos,
             )
         };
-        let m: Option<Vec<u8>> = self
-            .conn
-            .prepare_cached(sql)?
+        let m: Option<Vec<u8>> = crate::stmt::prepare(self.conn, sql)?
             .query_row((kid, offset), |r| r.get(0))
             .optional()?;
         m.map(Bytes::from)
@@ -314,8 +314,8 @@ impl Reader<'_> {
                  ORDER BY member LIMIT 1 OFFSET ?3",
             )
         };
-        let mut first = self.conn.prepare_cached(first)?;
-        let mut after = self.conn.prepare_cached(next_sql)?;
+        let mut first = crate::stmt::prepare(self.conn, first)?;
+        let mut after = crate::stmt::prepare(self.conn, next_sql)?;
         let mut out: Vec<Bytes> = Vec::with_capacity(positions.len());
         let mut next = 0u64;
         for &p in positions {
@@ -490,11 +490,13 @@ impl Reader<'_> {
         // COUNT may be as large as i64::MAX: keep room for the one extra row asked for below.
         let limit = count.clamp(1, i64::MAX as usize - 1) as i64;
         let mut st = match &upper {
-            Some(_) => self.conn.prepare_cached(
+            Some(_) => crate::stmt::prepare(
+                self.conn,
                 "SELECT member FROM relis_set WHERE kid = ?1 AND member >= ?2 AND member < ?4
                  ORDER BY member LIMIT ?3",
             )?,
-            None => self.conn.prepare_cached(
+            None => crate::stmt::prepare(
+                self.conn,
                 "SELECT member FROM relis_set WHERE kid = ?1 AND member >= ?2
                  ORDER BY member LIMIT ?3",
             )?,
@@ -583,9 +585,10 @@ impl Reader<'_> {
             }
             return Ok(());
         }
-        let mut st = self
-            .conn
-            .prepare_cached("SELECT member FROM relis_set WHERE kid = ?1 ORDER BY member")?;
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "SELECT member FROM relis_set WHERE kid = ?1 ORDER BY member",
+        )?;
         let mut rows = st.query([ids[0]])?;
         while let Some(r) = rows.next()? {
             let m = r.get_ref(0)?.as_blob()?;
@@ -748,12 +751,12 @@ impl Writer<'_> {
         hashtable: bool,
     ) -> Result<()> {
         let head = if hashtable { HASHTABLE } else { INTSET };
-        self.conn
-            .prepare_cached(
-                "INSERT INTO relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
+        crate::stmt::prepare(
+            self.conn,
+            "INSERT INTO relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
                  VALUES (?1, ?2, ?3, 3, NULL, ?3, ?4, ?5, ?6)",
-            )?
-            .execute((db, key, id, count, self.now, head))?;
+        )?
+        .execute((db, key, id, count, self.now, head))?;
         self.note_new(db, key);
         Ok(())
     }
@@ -762,35 +765,39 @@ impl Writer<'_> {
     /// goes when its last member has.
     fn update_set_row(&mut self, db: u32, key: &[u8], count: i64, hashtable: bool) -> Result<()> {
         if count == 0 {
-            self.conn
-                .prepare_cached("DELETE FROM relis_keys WHERE db = ?1 AND key = ?2")?
-                .execute((db, key))?;
+            crate::stmt::prepare(
+                self.conn,
+                "DELETE FROM relis_keys WHERE db = ?1 AND key = ?2",
+            )?
+            .execute((db, key))?;
             return Ok(());
         }
         let version = self.next_version();
         let head = if hashtable { HASHTABLE } else { INTSET };
-        self.conn
-            .prepare_cached(
-                "UPDATE relis_keys SET version = ?3, count = ?4, mtime = ?5, head = ?6
+        crate::stmt::prepare(
+            self.conn,
+            "UPDATE relis_keys SET version = ?3, count = ?4, mtime = ?5, head = ?6
                  WHERE db = ?1 AND key = ?2",
-            )?
-            .execute((db, key, version, count, self.now, head))?;
+        )?
+        .execute((db, key, version, count, self.now, head))?;
         Ok(())
     }
 
     fn remove_member(&mut self, kid: i64, member: &[u8]) -> Result<bool> {
-        Ok(self
-            .conn
-            .prepare_cached("DELETE FROM relis_set WHERE kid = ?1 AND member = ?2")?
-            .execute((kid, member))?
+        Ok(crate::stmt::prepare(
+            self.conn,
+            "DELETE FROM relis_set WHERE kid = ?1 AND member = ?2",
+        )?
+        .execute((kid, member))?
             > 0)
     }
 
     fn add_member(&mut self, kid: i64, member: &[u8]) -> Result<bool> {
-        Ok(self
-            .conn
-            .prepare_cached("INSERT OR IGNORE INTO relis_set (kid, member) VALUES (?1, ?2)")?
-            .execute((kid, member))?
+        Ok(crate::stmt::prepare(
+            self.conn,
+            "INSERT OR IGNORE INTO relis_set (kid, member) VALUES (?1, ?2)",
+        )?
+        .execute((kid, member))?
             > 0)
     }
 
@@ -981,7 +988,7 @@ impl Writer<'_> {
         if op == Op::Union {
             let mut n = 0;
             for s in Reader::distinct_sets(rows.iter().flatten().copied()) {
-                n += self.conn.prepare_cached(copy)?.execute((s.meta.id, id))?;
+                n += crate::stmt::prepare(self.conn, copy)?.execute((s.meta.id, id))?;
             }
             return Ok(n as i64);
         }
@@ -989,7 +996,7 @@ impl Writer<'_> {
             return Ok(0);
         };
         if ids.len() == 1 {
-            return Ok(self.conn.prepare_cached(copy)?.execute((ids[0], id))? as i64);
+            return Ok(crate::stmt::prepare(self.conn, copy)?.execute((ids[0], id))? as i64);
         }
         if ids.len() <= SQL_PROBES {
             let sql = format!(

@@ -611,7 +611,8 @@ fn execute(
 /// foreign keys, so such a key would make the engine's own deletes fail; the authorizer cannot
 /// see a REFERENCES clause, so it is checked after each schema change.
 fn references_internal(conn: &Connection) -> Result<Option<String>, SqlError> {
-    conn.prepare_cached(
+    crate::stmt::prepare(
+        conn,
         "SELECT s.name FROM sqlite_schema AS s, pragma_foreign_key_list(s.name) AS f
          WHERE s.type = 'table' AND f.\"table\" LIKE 'relis\\_%' ESCAPE '\\' LIMIT 1",
     )
@@ -628,8 +629,8 @@ fn needs_savepoint(sql: &str) -> bool {
             .any(|w| w.eq_ignore_ascii_case(b"fail"))
 }
 
-fn run_internal(conn: &Connection, sql: &str) -> Result<(), SqlError> {
-    conn.prepare_cached(sql)
+fn run_internal(conn: &Connection, sql: &'static str) -> Result<(), SqlError> {
+    crate::stmt::prepare(conn, sql)
         .and_then(|mut s| s.execute([]))
         .map(|_| ())
         .map_err(internal)
@@ -911,13 +912,13 @@ impl<'c> SqlConn<'c> {
             PrepareMode::Update if !exists => return Err(SqlError::NoSuchStatement(name.into())),
             _ => {}
         }
-        self.conn
-            .prepare_cached(
-                "INSERT OR REPLACE INTO relis_statements (name, sql, params, readonly)
+        crate::stmt::prepare(
+            self.conn,
+            "INSERT OR REPLACE INTO relis_statements (name, sql, params, readonly)
                  VALUES (?1, ?2, ?3, ?4)",
-            )
-            .and_then(|mut s| s.execute((name, sql, params as i64, readonly)))
-            .map_err(internal)?;
+        )
+        .and_then(|mut s| s.execute((name, sql, params as i64, readonly)))
+        .map_err(internal)?;
         Ok(StatementInfo {
             name: name.into(),
             sql: sql.into(),
@@ -932,9 +933,7 @@ impl<'c> SqlConn<'c> {
     /// Storage errors.
     pub fn unprepare(&mut self, name: &str) -> Result<bool, SqlError> {
         self.require_writable()?;
-        let n = self
-            .conn
-            .prepare_cached("DELETE FROM relis_statements WHERE name = ?1")
+        let n = crate::stmt::prepare(self.conn, "DELETE FROM relis_statements WHERE name = ?1")
             .and_then(|mut s| s.execute([name]))
             .map_err(internal)?;
         Ok(n > 0)
@@ -945,12 +944,12 @@ impl<'c> SqlConn<'c> {
     /// # Errors
     /// Storage errors.
     pub fn statement(&self, name: &str) -> Result<Option<StatementInfo>, SqlError> {
-        self.conn
-            .prepare_cached(
-                "SELECT name, sql, params, readonly FROM relis_statements WHERE name = ?1",
-            )
-            .and_then(|mut s| s.query_row([name], statement_row).optional())
-            .map_err(internal)
+        crate::stmt::prepare(
+            self.conn,
+            "SELECT name, sql, params, readonly FROM relis_statements WHERE name = ?1",
+        )
+        .and_then(|mut s| s.query_row([name], statement_row).optional())
+        .map_err(internal)
     }
 
     /// Every prepared statement, by name.
@@ -958,12 +957,11 @@ impl<'c> SqlConn<'c> {
     /// # Errors
     /// Storage errors.
     pub fn statements(&self) -> Result<Vec<StatementInfo>, SqlError> {
-        let mut st = self
-            .conn
-            .prepare_cached(
-                "SELECT name, sql, params, readonly FROM relis_statements ORDER BY name",
-            )
-            .map_err(internal)?;
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "SELECT name, sql, params, readonly FROM relis_statements ORDER BY name",
+        )
+        .map_err(internal)?;
         let rows = st.query_map([], statement_row).map_err(internal)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(internal)
     }
@@ -1024,24 +1022,22 @@ impl<'c> SqlConn<'c> {
         if sandbox::is_internal(table) {
             return Err(SqlError::NoSuchTable(table.into()));
         }
-        let kind: Option<String> = self
-            .conn
-            .prepare_cached(
-                "SELECT type FROM sqlite_schema WHERE name = ?1 COLLATE NOCASE
+        let kind: Option<String> = crate::stmt::prepare(
+            self.conn,
+            "SELECT type FROM sqlite_schema WHERE name = ?1 COLLATE NOCASE
                    AND type IN ('table', 'view')",
-            )
-            .and_then(|mut s| s.query_row([table], |r| r.get(0)).optional())
-            .map_err(internal)?;
+        )
+        .and_then(|mut s| s.query_row([table], |r| r.get(0)).optional())
+        .map_err(internal)?;
         if kind.is_none() {
             return Err(SqlError::NoSuchTable(table.into()));
         }
         let columns = {
-            let mut st = self
-                .conn
-                .prepare_cached(
-                    "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?1)",
-                )
-                .map_err(internal)?;
+            let mut st = crate::stmt::prepare(
+                self.conn,
+                "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?1)",
+            )
+            .map_err(internal)?;
             let rows = st
                 .query_map([table], |r| {
                     Ok(ColumnInfo {
@@ -1065,19 +1061,20 @@ impl<'c> SqlConn<'c> {
                 .map_err(|e| user_error(e, limits))?
         };
         let bytes_of = |name: &str| -> Result<i64, SqlError> {
-            self.conn
-                .prepare_cached(
-                    "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = ?1 AND aggregate = 1",
-                )
-                .and_then(|mut s| s.query_row([name], |r| r.get(0)))
-                .map_err(internal)
+            crate::stmt::prepare(
+                self.conn,
+                "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = ?1 AND aggregate = 1",
+            )
+            .and_then(|mut s| s.query_row([name], |r| r.get(0)))
+            .map_err(internal)
         };
         let bytes = bytes_of(table)?;
         let index_names: Vec<String> = {
-            let mut st = self
-                .conn
-                .prepare_cached("SELECT name FROM pragma_index_list(?1) ORDER BY seq DESC")
-                .map_err(internal)?;
+            let mut st = crate::stmt::prepare(
+                self.conn,
+                "SELECT name FROM pragma_index_list(?1) ORDER BY seq DESC",
+            )
+            .map_err(internal)?;
             let rows = st.query_map([table], |r| r.get(0)).map_err(internal)?;
             rows.collect::<rusqlite::Result<Vec<_>>>()
                 .map_err(internal)?
@@ -1117,9 +1114,8 @@ impl<'c> SqlConn<'c> {
         }
     }
 
-    fn exec_internal(&self, sql: &str) -> Result<(), SqlError> {
-        self.conn
-            .prepare_cached(sql)
+    fn exec_internal(&self, sql: &'static str) -> Result<(), SqlError> {
+        crate::stmt::prepare(self.conn, sql)
             .and_then(|mut s| s.execute([]))
             .map(|_| ())
             .map_err(internal)
@@ -1161,9 +1157,10 @@ impl<'c> Reader<'c> {
     /// # Errors
     /// Storage errors.
     pub fn sql_databases(&self) -> Result<Vec<(String, Option<String>)>, Error> {
-        let mut st = self
-            .conn
-            .prepare_cached("SELECT name, path FROM relis_sql_databases ORDER BY name")?;
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "SELECT name, path FROM relis_sql_databases ORDER BY name",
+        )?;
         let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
@@ -1200,11 +1197,11 @@ impl<'c> Writer<'c> {
     /// # Errors
     /// Storage errors.
     pub fn sql_database_record(&mut self, name: &str, path: Option<&str>) -> Result<(), Error> {
-        self.conn
-            .prepare_cached(
-                "INSERT OR REPLACE INTO relis_sql_databases (name, path) VALUES (?1, ?2)",
-            )?
-            .execute((name, path))?;
+        crate::stmt::prepare(
+            self.conn,
+            "INSERT OR REPLACE INTO relis_sql_databases (name, path) VALUES (?1, ?2)",
+        )?
+        .execute((name, path))?;
         Ok(())
     }
 
@@ -1213,11 +1210,11 @@ impl<'c> Writer<'c> {
     /// # Errors
     /// Storage errors.
     pub fn sql_database_forget(&mut self, name: &str) -> Result<bool, Error> {
-        Ok(self
-            .conn
-            .prepare_cached("DELETE FROM relis_sql_databases WHERE name = ?1")?
-            .execute([name])?
-            > 0)
+        Ok(
+            crate::stmt::prepare(self.conn, "DELETE FROM relis_sql_databases WHERE name = ?1")?
+                .execute([name])?
+                > 0,
+        )
     }
 }
 

@@ -156,7 +156,8 @@ impl<'c> Reader<'c> {
 
     /// The key row, expired or not.
     pub(crate) fn raw_meta(&self, db: u32, key: &[u8]) -> Result<Option<KeyMeta>> {
-        let mut st = self.conn.prepare_cached(
+        let mut st = crate::stmt::prepare(
+            self.conn,
             "SELECT id, type, expire_at, version, count, mtime FROM relis_keys
              WHERE db = ?1 AND key = ?2",
         )?;
@@ -376,8 +377,8 @@ impl<'c> Writer<'c> {
         r
     }
 
-    pub(crate) fn exec_cached(&self, sql: &str) -> Result<()> {
-        self.conn.prepare_cached(sql)?.execute([])?;
+    pub(crate) fn exec_cached(&self, sql: &'static str) -> Result<()> {
+        crate::stmt::prepare(self.conn, sql)?.execute([])?;
         Ok(())
     }
 
@@ -424,9 +425,11 @@ impl<'c> Writer<'c> {
     /// Deletes a key row and its elements.
     pub(crate) fn delete_key(&mut self, db: u32, key: &[u8], meta: &KeyMeta) -> Result<()> {
         self.delete_elements(meta)?;
-        self.conn
-            .prepare_cached("DELETE FROM relis_keys WHERE db = ?1 AND key = ?2")?
-            .execute((db, key))?;
+        crate::stmt::prepare(
+            self.conn,
+            "DELETE FROM relis_keys WHERE db = ?1 AND key = ?2",
+        )?
+        .execute((db, key))?;
         Ok(())
     }
 
@@ -439,9 +442,11 @@ impl<'c> Writer<'c> {
             return Ok(());
         };
         if meta.count > INLINE_DELETE {
-            self.conn
-                .prepare_cached("INSERT OR IGNORE INTO relis_trash (kid, type) VALUES (?1, ?2)")?
-                .execute((meta.id, meta.kind.code()))?;
+            crate::stmt::prepare(
+                self.conn,
+                "INSERT OR IGNORE INTO relis_trash (kid, type) VALUES (?1, ?2)",
+            )?
+            .execute((meta.id, meta.kind.code()))?;
             return Ok(());
         }
         self.delete_all_elements(table, meta.id)?;
@@ -454,8 +459,7 @@ impl<'c> Writer<'c> {
             .prepare_cached(&format!("DELETE FROM {table} WHERE kid = ?1"))?
             .execute([kid])?;
         if table == "relis_zset" {
-            self.conn
-                .prepare_cached("DELETE FROM relis_zrank WHERE kid = ?1")?
+            crate::stmt::prepare(self.conn, "DELETE FROM relis_zrank WHERE kid = ?1")?
                 .execute([kid])?;
         }
         Ok(n)
@@ -465,11 +469,10 @@ impl<'c> Writer<'c> {
     pub(crate) fn empty_trash(&mut self, limit: usize) -> Result<usize> {
         let mut done = 0;
         while done < limit {
-            let Some((kid, code)) = self
-                .conn
-                .prepare_cached("SELECT kid, type FROM relis_trash LIMIT 1")?
-                .query_row([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
-                .optional()?
+            let Some((kid, code)) =
+                crate::stmt::prepare(self.conn, "SELECT kid, type FROM relis_trash LIMIT 1")?
+                    .query_row([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
+                    .optional()?
             else {
                 break;
             };
@@ -494,8 +497,7 @@ impl<'c> Writer<'c> {
             if n < want {
                 // Fewer left than asked for: this collection is gone.
                 self.delete_all_elements(table, kid)?;
-                self.conn
-                    .prepare_cached("DELETE FROM relis_trash WHERE kid = ?1")?
+                crate::stmt::prepare(self.conn, "DELETE FROM relis_trash WHERE kid = ?1")?
                     .execute([kid])?;
             }
         }
@@ -505,7 +507,8 @@ impl<'c> Writer<'c> {
     /// Deletes up to `limit` keys whose expiry has passed, returning how many it deleted.
     pub(crate) fn sweep(&mut self, limit: usize) -> Result<usize> {
         let expired: Vec<(u32, Vec<u8>, KeyMeta)> = {
-            let mut st = self.conn.prepare_cached(
+            let mut st = crate::stmt::prepare(
+                self.conn,
                 "SELECT db, key, id, type, expire_at, version, count, mtime FROM relis_keys
                  WHERE expire_at <= ?1 ORDER BY expire_at LIMIT ?2",
             )?;
@@ -559,9 +562,11 @@ impl<'c> Writer<'c> {
     pub(crate) fn persist_counter(&mut self) -> Result<()> {
         if self.st.next_version > self.st.persisted_version {
             let to = self.st.next_version + VERSION_LEASE;
-            self.conn
-                .prepare_cached("UPDATE relis_meta SET value = ?1 WHERE name = 'next_version'")?
-                .execute([to])?;
+            crate::stmt::prepare(
+                self.conn,
+                "UPDATE relis_meta SET value = ?1 WHERE name = 'next_version'",
+            )?
+            .execute([to])?;
             self.st.persisted_version = to;
         }
         Ok(())

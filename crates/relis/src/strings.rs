@@ -279,7 +279,8 @@ impl Reader<'_> {
     /// Storage errors only.
     pub fn lookup_string(&self, db: u32, key: &[u8]) -> Result<StringLookup> {
         // A literal, not format!: this is the hottest statement and the cache is keyed by text.
-        let mut st = self.conn.prepare_cached(
+        let mut st = crate::stmt::prepare(
+            self.conn,
             "SELECT type, value FROM relis_keys
              WHERE db = ?1 AND key = ?2 AND (expire_at IS NULL OR expire_at > ?3)",
         )?;
@@ -317,7 +318,8 @@ impl Reader<'_> {
     /// # Errors
     /// [`Error::WrongType`].
     pub fn strlen(&self, db: u32, key: &[u8]) -> Result<Option<i64>> {
-        let mut st = self.conn.prepare_cached(
+        let mut st = crate::stmt::prepare(
+            self.conn,
             "SELECT type, length(value) FROM relis_keys
              WHERE db = ?1 AND key = ?2 AND (expire_at IS NULL OR expire_at > ?3)",
         )?;
@@ -376,16 +378,15 @@ impl Writer<'_> {
                     self.delete_elements(m)?;
                 }
                 let expire_at = expire.unwrap_or(m.expire_at);
-                self.conn
-                    .prepare_cached(
-                        "UPDATE relis_keys SET type = 0, expire_at = ?3, version = ?4, count = 0,
+                crate::stmt::prepare(
+                    self.conn,
+                    "UPDATE relis_keys SET type = 0, expire_at = ?3, version = ?4, count = 0,
                          mtime = ?5, value = ?6 WHERE db = ?1 AND key = ?2",
-                    )?
-                    .execute((db, key, expire_at, version, now, value))?;
+                )?
+                .execute((db, key, expire_at, version, now, value))?;
             }
             None => {
-                self.conn
-                    .prepare_cached(
+                crate::stmt::prepare(self.conn,
                         "INSERT INTO relis_keys (db, key, id, type, expire_at, version, count, mtime, value)
                          VALUES (?1, ?2, ?3, 0, ?4, ?3, 0, ?5, ?6)",
                     )?
@@ -443,16 +444,15 @@ impl Writer<'_> {
             self.note_new(db, key);
         }
         let version = self.next_version();
-        let n = self
-            .conn
-            .prepare_cached(
-                "INSERT INTO relis_keys (db, key, id, type, expire_at, version, count, mtime, value)
+        let n = crate::stmt::prepare(
+            self.conn,
+            "INSERT INTO relis_keys (db, key, id, type, expire_at, version, count, mtime, value)
                  VALUES (?1, ?2, ?3, 0, NULL, ?3, 0, ?4, ?5)
                  ON CONFLICT (db, key) DO UPDATE SET expire_at = NULL, version = excluded.version,
                    mtime = excluded.mtime, value = excluded.value
                  WHERE type = 0",
-            )?
-            .execute((db, key, version, self.now, value))?;
+        )?
+        .execute((db, key, version, self.now, value))?;
         if n == 0 {
             // The key holds a collection: drop its elements and overwrite.
             let old = self.meta_for_write(db, key)?;

@@ -412,22 +412,24 @@ impl Reader<'_> {
         if count <= t / 2 {
             return Ok(false);
         }
-        Ok(self
-            .conn
-            .prepare_cached("SELECT 1 FROM relis_zrank WHERE kid = ?1 AND lvl = 0 LIMIT 1")?
-            .query_row([kid], |_| Ok(()))
-            .optional()?
-            .is_some())
+        Ok(crate::stmt::prepare(
+            self.conn,
+            "SELECT 1 FROM relis_zrank WHERE kid = ?1 AND lvl = 0 LIMIT 1",
+        )?
+        .query_row([kid], |_| Ok(()))
+        .optional()?
+        .is_some())
     }
 
     /// Whether the set at `kid` is skiplist-encoded in Redis's terms (see the module doc).
     fn z_skiplist(&self, db: u32, key: &[u8]) -> Result<bool> {
-        Ok(self
-            .conn
-            .prepare_cached("SELECT head FROM relis_keys WHERE db = ?1 AND key = ?2")?
-            .query_row((db, key), |r| r.get::<_, i64>(0))
-            .optional()?
-            .unwrap_or(0)
+        Ok(crate::stmt::prepare(
+            self.conn,
+            "SELECT head FROM relis_keys WHERE db = ?1 AND key = ?2",
+        )?
+        .query_row((db, key), |r| r.get::<_, i64>(0))
+        .optional()?
+        .unwrap_or(0)
             != 0)
     }
 
@@ -441,11 +443,12 @@ impl Reader<'_> {
     }
 
     fn z_score_of(&self, kid: i64, member: &[u8]) -> Result<Option<f64>> {
-        Ok(self
-            .conn
-            .prepare_cached("SELECT score FROM relis_zset WHERE kid = ?1 AND member = ?2")?
-            .query_row((kid, member), |r| r.get(0))
-            .optional()?)
+        Ok(crate::stmt::prepare(
+            self.conn,
+            "SELECT score FROM relis_zset WHERE kid = ?1 AND member = ?2",
+        )?
+        .query_row((kid, member), |r| r.get(0))
+        .optional()?)
     }
 
     fn z_first(&self, kid: i64, desc: bool) -> Result<Option<Pos>> {
@@ -455,9 +458,7 @@ impl Reader<'_> {
         } else {
             "SELECT score, member FROM relis_zset WHERE kid = ?1 ORDER BY score, member LIMIT 1"
         };
-        Ok(self
-            .conn
-            .prepare_cached(sql)?
+        Ok(crate::stmt::prepare(self.conn, sql)?
             .query_row([kid], pos_row)
             .optional()?)
     }
@@ -480,8 +481,8 @@ impl Reader<'_> {
     /// column conditions, a piece per score: SQLite re-checks a row-value bound on every entry,
     /// which costs it more than twice as much per member as an index range on one column.
     fn z_members_between(&self, kid: i64, lo: Option<&Pos>, hi: Option<&Pos>) -> Result<i64> {
-        let q = |sql: &str, p: &[&dyn rusqlite::ToSql]| -> Result<i64> {
-            Ok(self.conn.prepare_cached(sql)?.query_row(p, |r| r.get(0))?)
+        let q = |sql: &'static str, p: &[&dyn rusqlite::ToSql]| -> Result<i64> {
+            Ok(crate::stmt::prepare(self.conn, sql)?.query_row(p, |r| r.get(0))?)
         };
         let lo = lo.filter(|l| **l != Pos::bottom());
         Ok(match (lo, hi) {
@@ -534,8 +535,8 @@ impl Reader<'_> {
         lo: Option<&Pos>,
         hi: Option<&Pos>,
     ) -> Result<i64> {
-        let q = |sql: &str, p: &[&dyn rusqlite::ToSql]| -> Result<i64> {
-            Ok(self.conn.prepare_cached(sql)?.query_row(p, |r| r.get(0))?)
+        let q = |sql: &'static str, p: &[&dyn rusqlite::ToSql]| -> Result<i64> {
+            Ok(crate::stmt::prepare(self.conn, sql)?.query_row(p, |r| r.get(0))?)
         };
         let lo = lo.filter(|l| **l != Pos::bottom());
         Ok(match (lo, hi) {
@@ -594,16 +595,16 @@ impl Reader<'_> {
     /// The level-`lvl` row whose run holds position `p` (the last starting at or before it),
     /// with its count.
     fn z_blk_containing(&self, kid: i64, lvl: i64, p: &Pos) -> Result<(Pos, i64)> {
-        self.conn
-            .prepare_cached(
-                "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+        crate::stmt::prepare(
+            self.conn,
+            "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
                  AND (score, member) <= (?3, ?4) ORDER BY score DESC, member DESC LIMIT 1",
-            )?
-            .query_row((kid, lvl, p.score, &p.member[..]), |r| {
-                Ok((pos_row(r)?, r.get(2)?))
-            })
-            .optional()?
-            .ok_or_else(|| Error::Storage(format!("sorted set {kid} has no level-{lvl} rank row")))
+        )?
+        .query_row((kid, lvl, p.score, &p.member[..]), |r| {
+            Ok((pos_row(r)?, r.get(2)?))
+        })
+        .optional()?
+        .ok_or_else(|| Error::Storage(format!("sorted set {kid} has no level-{lvl} rank row")))
     }
 
     /// The member at rank `r` (0-based, ascending).
@@ -616,14 +617,13 @@ impl Reader<'_> {
         } else {
             (Pos::bottom(), r)
         };
-        Ok(self
-            .conn
-            .prepare_cached(
-                "SELECT score, member FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
+        Ok(crate::stmt::prepare(
+            self.conn,
+            "SELECT score, member FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
                  ORDER BY score, member LIMIT 1 OFFSET ?4",
-            )?
-            .query_row((z.kid, start.score, &start.member[..], offset), pos_row)
-            .optional()?)
+        )?
+        .query_row((z.kid, start.score, &start.member[..], offset), pos_row)
+        .optional()?)
     }
 
     /// The block holding rank `r` and `r`'s offset inside it: walks the level-1 counts from
@@ -639,7 +639,7 @@ impl Reader<'_> {
         };
         let mut run = None;
         {
-            let mut st = self.conn.prepare_cached(sql)?;
+            let mut st = crate::stmt::prepare(self.conn, sql)?;
             let mut rows = st.query([z.kid])?;
             // Walking up, `base` members lie in the runs passed; walking down, the members from
             // `end` up do.
@@ -669,7 +669,8 @@ impl Reader<'_> {
                 z.kid
             )));
         };
-        let mut st = self.conn.prepare_cached(
+        let mut st = crate::stmt::prepare(
+            self.conn,
             "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = 0
              AND (score, member) >= (?2, ?3) ORDER BY score, member",
         )?;
@@ -706,8 +707,7 @@ impl Reader<'_> {
                         "SELECT member FROM relis_zset WHERE kid = ?1 AND score = ?2 AND member > ?3
                          ORDER BY member LIMIT 1"
                     };
-                    self.conn
-                        .prepare_cached(sql)?
+                    crate::stmt::prepare(self.conn, sql)?
                         .query_row((kid, score, &b[..]), |r| blob(r, 0))
                         .optional()?
                 }
@@ -718,14 +718,13 @@ impl Reader<'_> {
                 }
                 return Ok(Some(Pos::new(score, m)));
             }
-            let next: Option<f64> = self
-                .conn
-                .prepare_cached(
-                    "SELECT score FROM relis_zset WHERE kid = ?1 AND score > ?2
+            let next: Option<f64> = crate::stmt::prepare(
+                self.conn,
+                "SELECT score FROM relis_zset WHERE kid = ?1 AND score > ?2
                      ORDER BY score LIMIT 1",
-                )?
-                .query_row((kid, score), |r| r.get(0))
-                .optional()?;
+            )?
+            .query_row((kid, score), |r| r.get(0))
+            .optional()?;
             match next {
                 Some(s) => score = s,
                 None => return Ok(None),
@@ -752,8 +751,7 @@ impl Reader<'_> {
                         "SELECT member FROM relis_zset WHERE kid = ?1 AND score = ?2 AND member < ?3
                          ORDER BY member DESC LIMIT 1"
                     };
-                    self.conn
-                        .prepare_cached(sql)?
+                    crate::stmt::prepare(self.conn, sql)?
                         .query_row((kid, score, &b[..]), |r| blob(r, 0))
                         .optional()?
                 }
@@ -761,14 +759,13 @@ impl Reader<'_> {
             if let Some(m) = found {
                 return Ok(Some(Pos::new(score, m)));
             }
-            let next: Option<f64> = self
-                .conn
-                .prepare_cached(
-                    "SELECT score FROM relis_zset WHERE kid = ?1 AND score < ?2
+            let next: Option<f64> = crate::stmt::prepare(
+                self.conn,
+                "SELECT score FROM relis_zset WHERE kid = ?1 AND score < ?2
                      ORDER BY score DESC LIMIT 1",
-                )?
-                .query_row((kid, score), |r| r.get(0))
-                .optional()?;
+            )?
+            .query_row((kid, score), |r| r.get(0))
+            .optional()?;
             match next {
                 Some(s) => score = s,
                 None => return Ok(None),
@@ -792,7 +789,7 @@ impl Reader<'_> {
             "SELECT score, member FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
              ORDER BY score, member"
         };
-        let mut st = self.conn.prepare_cached(sql)?;
+        let mut st = crate::stmt::prepare(self.conn, sql)?;
         let mut rows = st.query((kid, from.score, &from.member[..]))?;
         let mut last = None;
         while let Some(row) = rows.next()? {
@@ -887,7 +884,7 @@ impl Reader<'_> {
         let mut out = Vec::new();
         macro_rules! run {
             ($sql:expr, $params:expr) => {{
-                let mut st = self.conn.prepare_cached($sql)?;
+                let mut st = crate::stmt::prepare(self.conn, $sql)?;
                 let rows = st.query_map($params, scored_row)?;
                 for r in rows {
                     out.push(r?);
@@ -1249,7 +1246,8 @@ impl Reader<'_> {
             return Ok(Some(page));
         }
         let limit = count.max(1) as i64;
-        let mut st = self.conn.prepare_cached(
+        let mut st = crate::stmt::prepare(
+            self.conn,
             "SELECT member, score FROM relis_zset WHERE kid = ?1 AND member > ?2
              ORDER BY member LIMIT ?3",
         )?;
@@ -1291,15 +1289,15 @@ impl Reader<'_> {
     fn z_members_of(&self, m: &KeyMeta) -> Result<Vec<Scored>> {
         let mut out = Vec::with_capacity(m.count.max(0) as usize);
         if m.kind == KeyType::Set {
-            let mut st = self
-                .conn
-                .prepare_cached("SELECT member FROM relis_set WHERE kid = ?1")?;
+            let mut st =
+                crate::stmt::prepare(self.conn, "SELECT member FROM relis_set WHERE kid = ?1")?;
             let rows = st.query_map([m.id], |r| blob(r, 0))?;
             for r in rows {
                 out.push((r?, 1.0));
             }
         } else {
-            let mut st = self.conn.prepare_cached(
+            let mut st = crate::stmt::prepare(
+                self.conn,
                 "SELECT member, score FROM relis_zset WHERE kid = ?1
                  ORDER BY score DESC, member DESC",
             )?;
@@ -1313,11 +1311,12 @@ impl Reader<'_> {
 
     fn z_find_in(&self, m: &KeyMeta, member: &[u8]) -> Result<Option<f64>> {
         if m.kind == KeyType::Set {
-            let found = self
-                .conn
-                .prepare_cached("SELECT 1 FROM relis_set WHERE kid = ?1 AND member = ?2")?
-                .query_row((m.id, member), |_| Ok(()))
-                .optional()?;
+            let found = crate::stmt::prepare(
+                self.conn,
+                "SELECT 1 FROM relis_set WHERE kid = ?1 AND member = ?2",
+            )?
+            .query_row((m.id, member), |_| Ok(()))
+            .optional()?;
             Ok(found.map(|()| 1.0))
         } else {
             self.z_score_of(m.id, member)
@@ -1717,7 +1716,8 @@ impl Reader<'_> {
         let Some(levels) = copy else {
             return Ok(());
         };
-        let mut st = self.conn.prepare_cached(
+        let mut st = crate::stmt::prepare(
+            self.conn,
             "SELECT lvl, score, member, n, id FROM relis_zrank WHERE kid = ?1
              ORDER BY lvl, score, member",
         )?;
@@ -1807,7 +1807,8 @@ impl Writer<'_> {
     fn z_copy_load(&self, kid: i64) -> Result<()> {
         let mut copy = RankCopy::default();
         {
-            let mut st = self.conn.prepare_cached(
+            let mut st = crate::stmt::prepare(
+                self.conn,
                 "SELECT lvl, score, member, n, id FROM relis_zrank WHERE kid = ?1",
             )?;
             let mut rows = st.query([kid])?;
@@ -1929,24 +1930,22 @@ impl<'c> Writer<'c> {
             ))
         };
         let row = match member {
-            None => self
-                .conn
-                .prepare_cached(
-                    "SELECT id, type, expire_at, version, count, mtime, head, NULL FROM relis_keys
+            None => crate::stmt::prepare(
+                self.conn,
+                "SELECT id, type, expire_at, version, count, mtime, head, NULL FROM relis_keys
                      WHERE db = ?1 AND key = ?2",
-                )?
-                .query_row((db, key), row)
-                .optional()?,
-            Some(member) => self
-                .conn
-                .prepare_cached(
-                    "SELECT k.id, k.type, k.expire_at, k.version, k.count, k.mtime, k.head, z.score
+            )?
+            .query_row((db, key), row)
+            .optional()?,
+            Some(member) => crate::stmt::prepare(
+                self.conn,
+                "SELECT k.id, k.type, k.expire_at, k.version, k.count, k.mtime, k.head, z.score
                      FROM relis_keys AS k
                      LEFT JOIN relis_zset AS z ON z.kid = k.id AND z.member = ?3
                      WHERE k.db = ?1 AND k.key = ?2",
-                )?
-                .query_row((db, key, member), row)
-                .optional()?,
+            )?
+            .query_row((db, key, member), row)
+            .optional()?,
         };
         let Some((mut m, code, head, score)) = row else {
             return Ok(None);
@@ -2007,21 +2006,21 @@ impl<'c> Writer<'c> {
         let t = rank_threshold();
         if z.count == 0 {
             self.z_copy_drop(z.kid);
-            self.conn
-                .prepare_cached("DELETE FROM relis_zrank WHERE kid = ?1")?
+            crate::stmt::prepare(self.conn, "DELETE FROM relis_zrank WHERE kid = ?1")?
                 .execute([z.kid])?;
             if z.exists {
-                self.conn
-                    .prepare_cached("DELETE FROM relis_keys WHERE db = ?1 AND key = ?2")?
-                    .execute((z.db, z.key))?;
+                crate::stmt::prepare(
+                    self.conn,
+                    "DELETE FROM relis_keys WHERE db = ?1 AND key = ?2",
+                )?
+                .execute((z.db, z.key))?;
             }
             return Ok(());
         }
         let mut blocks = z.blocks;
         if z.blocks && z.count <= t / 2 {
             self.z_copy_drop(z.kid);
-            self.conn
-                .prepare_cached("DELETE FROM relis_zrank WHERE kid = ?1")?
+            crate::stmt::prepare(self.conn, "DELETE FROM relis_zrank WHERE kid = ?1")?
                 .execute([z.kid])?;
             blocks = false;
         } else if !z.blocks && z.count > t {
@@ -2030,35 +2029,35 @@ impl<'c> Writer<'c> {
         }
         let version = self.next_version();
         if z.exists {
-            self.conn
-                .prepare_cached(
-                    "UPDATE relis_keys SET count = ?3, version = ?4, mtime = ?5, head = ?6
+            crate::stmt::prepare(
+                self.conn,
+                "UPDATE relis_keys SET count = ?3, version = ?4, mtime = ?5, head = ?6
                      WHERE db = ?1 AND key = ?2",
-                )?
-                .execute((
-                    z.db,
-                    z.key,
-                    z.count,
-                    version,
-                    self.now,
-                    i64::from(z.skiplist),
-                ))?;
+            )?
+            .execute((
+                z.db,
+                z.key,
+                z.count,
+                version,
+                self.now,
+                i64::from(z.skiplist),
+            ))?;
         } else {
-            self.conn
-                .prepare_cached(
-                    "INSERT INTO relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
+            crate::stmt::prepare(
+                self.conn,
+                "INSERT INTO relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
                      VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?6, ?7, ?8)",
-                )?
-                .execute((
-                    z.db,
-                    z.key,
-                    z.kid,
-                    KeyType::ZSet.code(),
-                    version,
-                    z.count,
-                    self.now,
-                    i64::from(z.skiplist),
-                ))?;
+            )?
+            .execute((
+                z.db,
+                z.key,
+                z.kid,
+                KeyType::ZSet.code(),
+                version,
+                z.count,
+                self.now,
+                i64::from(z.skiplist),
+            ))?;
             self.note_new(z.db, z.key);
         }
         if blocks {
@@ -2071,22 +2070,23 @@ impl<'c> Writer<'c> {
 
     /// Adds a member that is not in the set.
     fn z_insert(&mut self, z: &mut ZW<'_>, member: &[u8], score: f64) -> Result<()> {
-        self.conn
-            .prepare_cached("INSERT INTO relis_zset (kid, member, score) VALUES (?1, ?2, ?3)")?
-            .execute((z.kid, member, score))?;
+        crate::stmt::prepare(
+            self.conn,
+            "INSERT INTO relis_zset (kid, member, score) VALUES (?1, ?2, ?3)",
+        )?
+        .execute((z.kid, member, score))?;
         self.z_inserted(z, member, score)
     }
 
     /// Adds the member if it is not in the set; whether it was added. (Most ZADDs add: one
     /// statement instead of a lookup and an insert.)
     fn z_try_insert(&mut self, z: &mut ZW<'_>, member: &[u8], score: f64) -> Result<bool> {
-        let n = self
-            .conn
-            .prepare_cached(
-                "INSERT INTO relis_zset (kid, member, score) VALUES (?1, ?2, ?3)
+        let n = crate::stmt::prepare(
+            self.conn,
+            "INSERT INTO relis_zset (kid, member, score) VALUES (?1, ?2, ?3)
                  ON CONFLICT DO NOTHING",
-            )?
-            .execute((z.kid, member, score))?;
+        )?
+        .execute((z.kid, member, score))?;
         if n == 0 {
             return Ok(false);
         }
@@ -2116,9 +2116,11 @@ impl<'c> Writer<'c> {
     fn z_rescore(&mut self, z: &mut ZW<'_>, member: &[u8], old: f64, new: f64) -> Result<()> {
         z.changed = true;
         // One UPDATE: the score index's entry moves with the row.
-        self.conn
-            .prepare_cached("UPDATE relis_zset SET score = ?3 WHERE kid = ?1 AND member = ?2")?
-            .execute((z.kid, member, new))?;
+        crate::stmt::prepare(
+            self.conn,
+            "UPDATE relis_zset SET score = ?3 WHERE kid = ?1 AND member = ?2",
+        )?
+        .execute((z.kid, member, new))?;
         if !z.blocks {
             return Ok(());
         }
@@ -2154,13 +2156,12 @@ impl<'c> Writer<'c> {
 
     /// Removes a member; its score if it was there.
     fn z_remove(&mut self, z: &mut ZW<'_>, member: &[u8]) -> Result<Option<f64>> {
-        let score: Option<f64> = self
-            .conn
-            .prepare_cached(
-                "DELETE FROM relis_zset WHERE kid = ?1 AND member = ?2 RETURNING score",
-            )?
-            .query_row((z.kid, member), |r| r.get(0))
-            .optional()?;
+        let score: Option<f64> = crate::stmt::prepare(
+            self.conn,
+            "DELETE FROM relis_zset WHERE kid = ?1 AND member = ?2 RETURNING score",
+        )?
+        .query_row((z.kid, member), |r| r.get(0))
+        .optional()?;
         if let Some(s) = score {
             z.count -= 1;
             z.changed = true;
@@ -2180,19 +2181,17 @@ impl<'c> Writer<'c> {
     fn z_remove_interval(&mut self, z: &mut ZW<'_>, iv: &Interval) -> Result<i64> {
         let lo = &iv.lo;
         let removed = match &iv.hi {
-            None => self
-                .conn
-                .prepare_cached(
-                    "DELETE FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)",
-                )?
-                .execute((z.kid, lo.score, &lo.member[..]))?,
-            Some(hi) => self
-                .conn
-                .prepare_cached(
-                    "DELETE FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
+            None => crate::stmt::prepare(
+                self.conn,
+                "DELETE FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)",
+            )?
+            .execute((z.kid, lo.score, &lo.member[..]))?,
+            Some(hi) => crate::stmt::prepare(
+                self.conn,
+                "DELETE FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
                      AND (score, member) < (?4, ?5)",
-                )?
-                .execute((z.kid, lo.score, &lo.member[..], hi.score, &hi.member[..]))?,
+            )?
+            .execute((z.kid, lo.score, &lo.member[..], hi.score, &hi.member[..]))?,
         } as i64;
         if removed == 0 {
             return Ok(0);
@@ -2236,28 +2235,27 @@ impl<'c> Writer<'c> {
                 .z_copy_edit(kid, lvl, |rows| rows.set(start, n))
                 .flatten()
             {
-                Some(id) => self
-                    .conn
-                    .prepare_cached("UPDATE relis_zrank SET n = ?2 WHERE id = ?1")?
-                    .execute((id, n))?,
-                None => self
-                    .conn
-                    .prepare_cached(
-                        "UPDATE relis_zrank SET n = ?5
+                Some(id) => {
+                    crate::stmt::prepare(self.conn, "UPDATE relis_zrank SET n = ?2 WHERE id = ?1")?
+                        .execute((id, n))?
+                }
+                None => crate::stmt::prepare(
+                    self.conn,
+                    "UPDATE relis_zrank SET n = ?5
                          WHERE kid = ?1 AND lvl = ?2 AND score = ?3 AND member = ?4",
-                    )?
-                    .execute((kid, lvl, start.score, &start.member[..], n))?,
+                )?
+                .execute((kid, lvl, start.score, &start.member[..], n))?,
             };
         }
         Ok(())
     }
 
     fn z_blk_insert(&self, kid: i64, lvl: i64, start: &Pos, n: i64) -> Result<()> {
-        self.conn
-            .prepare_cached(
-                "INSERT INTO relis_zrank (kid, lvl, score, member, n) VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?
-            .execute((kid, lvl, start.score, &start.member[..], n))?;
+        crate::stmt::prepare(
+            self.conn,
+            "INSERT INTO relis_zrank (kid, lvl, score, member, n) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute((kid, lvl, start.score, &start.member[..], n))?;
         let id = self.conn.last_insert_rowid();
         self.z_copy_edit(kid, lvl, |rows| rows.insert(start, n, id));
         Ok(())
@@ -2265,14 +2263,13 @@ impl<'c> Writer<'c> {
 
     /// Deletes a level-`lvl` row; its count, if it was there.
     fn z_blk_delete(&self, kid: i64, lvl: i64, start: &Pos) -> Result<Option<i64>> {
-        let n = self
-            .conn
-            .prepare_cached(
-                "DELETE FROM relis_zrank WHERE kid = ?1 AND lvl = ?2 AND score = ?3 AND member = ?4
+        let n = crate::stmt::prepare(
+            self.conn,
+            "DELETE FROM relis_zrank WHERE kid = ?1 AND lvl = ?2 AND score = ?3 AND member = ?4
                  RETURNING n",
-            )?
-            .query_row((kid, lvl, start.score, &start.member[..]), |r| r.get(0))
-            .optional()?;
+        )?
+        .query_row((kid, lvl, start.score, &start.member[..]), |r| r.get(0))
+        .optional()?;
         self.z_copy_edit(kid, lvl, |rows| rows.remove(start));
         Ok(n)
     }
@@ -2280,56 +2277,52 @@ impl<'c> Writer<'c> {
     /// Deletes the level-`lvl` rows after `start` and before `hi` (all after it: `None`).
     fn z_blk_delete_after(&self, kid: i64, lvl: i64, start: &Pos, hi: Option<&Pos>) -> Result<()> {
         match hi {
-            None => self
-                .conn
-                .prepare_cached(
-                    "DELETE FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+            None => crate::stmt::prepare(
+                self.conn,
+                "DELETE FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
                      AND (score, member) > (?3, ?4)",
-                )?
-                .execute((kid, lvl, start.score, &start.member[..]))?,
-            Some(hi) => self
-                .conn
-                .prepare_cached(
-                    "DELETE FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+            )?
+            .execute((kid, lvl, start.score, &start.member[..]))?,
+            Some(hi) => crate::stmt::prepare(
+                self.conn,
+                "DELETE FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
                      AND (score, member) > (?3, ?4) AND (score, member) < (?5, ?6)",
-                )?
-                .execute((
-                    kid,
-                    lvl,
-                    start.score,
-                    &start.member[..],
-                    hi.score,
-                    &hi.member[..],
-                ))?,
+            )?
+            .execute((
+                kid,
+                lvl,
+                start.score,
+                &start.member[..],
+                hi.score,
+                &hi.member[..],
+            ))?,
         };
         self.z_copy_edit(kid, lvl, |rows| rows.remove_after(start, hi));
         Ok(())
     }
 
     fn z_blk_next(&self, kid: i64, lvl: i64, start: &Pos) -> Result<Option<(Pos, i64)>> {
-        Ok(self
-            .conn
-            .prepare_cached(
-                "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+        Ok(crate::stmt::prepare(
+            self.conn,
+            "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
                  AND (score, member) > (?3, ?4) ORDER BY score, member LIMIT 1",
-            )?
-            .query_row((kid, lvl, start.score, &start.member[..]), |r| {
-                Ok((pos_row(r)?, r.get(2)?))
-            })
-            .optional()?)
+        )?
+        .query_row((kid, lvl, start.score, &start.member[..]), |r| {
+            Ok((pos_row(r)?, r.get(2)?))
+        })
+        .optional()?)
     }
 
     fn z_blk_prev(&self, kid: i64, lvl: i64, start: &Pos) -> Result<Option<(Pos, i64)>> {
-        Ok(self
-            .conn
-            .prepare_cached(
-                "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+        Ok(crate::stmt::prepare(
+            self.conn,
+            "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
                  AND (score, member) < (?3, ?4) ORDER BY score DESC, member DESC LIMIT 1",
-            )?
-            .query_row((kid, lvl, start.score, &start.member[..]), |r| {
-                Ok((pos_row(r)?, r.get(2)?))
-            })
-            .optional()?)
+        )?
+        .query_row((kid, lvl, start.score, &start.member[..]), |r| {
+            Ok((pos_row(r)?, r.get(2)?))
+        })
+        .optional()?)
     }
 
     /// The number of members from block `start` up to the next block.
@@ -2425,7 +2418,7 @@ impl<'c> Writer<'c> {
         let cut = |i: i64| i * n / pieces;
         let mut starts = Vec::with_capacity(pieces as usize - 1);
         {
-            let mut st = self.conn.prepare_cached(
+            let mut st = crate::stmt::prepare(self.conn,
                 "SELECT score, member FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
                  ORDER BY score, member LIMIT ?4",
             )?;
@@ -2481,7 +2474,8 @@ impl<'c> Writer<'c> {
     fn z_run_split(&mut self, kid: i64, start: &Pos, n: i64) -> Result<()> {
         let blocks: Vec<(Pos, i64)> = {
             let end = self.z_blk_next(kid, 1, start)?.map(|(p, _)| p);
-            let mut st = self.conn.prepare_cached(
+            let mut st = crate::stmt::prepare(
+                self.conn,
                 "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = 0
                  AND (score, member) >= (?2, ?3) ORDER BY score, member",
             )?;
@@ -2522,8 +2516,7 @@ impl<'c> Writer<'c> {
     /// Cuts a whole set into rank blocks and level-1 runs (it had none).
     fn z_build_blocks(&mut self, kid: i64, count: i64) -> Result<()> {
         self.z_copy_drop(kid);
-        self.conn
-            .prepare_cached("DELETE FROM relis_zrank WHERE kid = ?1")?
+        crate::stmt::prepare(self.conn, "DELETE FROM relis_zrank WHERE kid = ?1")?
             .execute([kid])?;
         let bottom = Pos::bottom();
         self.z_blk_insert(kid, 0, &bottom, count)?;
@@ -2764,7 +2757,8 @@ impl<'c> Writer<'c> {
         }
         let mut z = self.zcreate(db, dst);
         {
-            let mut st = self.conn.prepare_cached(
+            let mut st = crate::stmt::prepare(
+                self.conn,
                 "INSERT INTO relis_zset (kid, member, score) VALUES (?1, ?2, ?3)",
             )?;
             for (m, s) in items {
@@ -2823,7 +2817,8 @@ impl<'c> Writer<'c> {
         let Some(z) = self.zmeta(db, key)? else {
             return Ok(Vec::new());
         };
-        let mut st = self.conn.prepare_cached(
+        let mut st = crate::stmt::prepare(
+            self.conn,
             "SELECT lvl, score, member, n FROM relis_zrank WHERE kid = ?1
              ORDER BY lvl, score, member",
         )?;
@@ -2845,15 +2840,15 @@ impl<'c> Writer<'c> {
             return Ok(());
         };
         let bad = |m: String| Err(Error::Storage(format!("zset {key:?}: {m}")));
-        let actual: i64 = self
-            .conn
-            .prepare_cached("SELECT count(*) FROM relis_zset WHERE kid = ?1")?
-            .query_row([z.kid], |r| r.get(0))?;
+        let actual: i64 =
+            crate::stmt::prepare(self.conn, "SELECT count(*) FROM relis_zset WHERE kid = ?1")?
+                .query_row([z.kid], |r| r.get(0))?;
         if actual != z.count {
             return bad(format!("count {} but {actual} members", z.count));
         }
         let level = |lvl: i64| -> Result<Vec<(Pos, i64)>> {
-            let mut st = self.conn.prepare_cached(
+            let mut st = crate::stmt::prepare(
+                self.conn,
                 "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
                  ORDER BY score, member",
             )?;

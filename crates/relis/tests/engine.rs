@@ -479,7 +479,8 @@ fn a_schema_4_file_with_rank_rows_is_migrated() {
     assert_eq!(ranks(&db), before);
     // The migrated rows are the writer's to update: a write to the set, then the check of its
     // rank rows against its members (and against the writer's copy, by rowid).
-    db.zadd("z", &[(-1.0, b"m02999"), (5000.0, b"new")]).unwrap();
+    db.zadd("z", &[(-1.0, b"m02999"), (5000.0, b"new")])
+        .unwrap();
     db.write(|w| w.zcheck(0, b"z")).unwrap();
     assert_eq!(db.zrank("z", "m02999", false).unwrap(), Some(0));
     assert_eq!(db.zrank("z", "new", false).unwrap(), Some(3000));

@@ -549,9 +549,7 @@ impl SqlConn<'_> {
         let existing: Vec<String> = if sandbox::is_reserved(table) {
             Vec::new()
         } else {
-            let mut st = self
-                .conn
-                .prepare_cached("SELECT name FROM pragma_table_info(?1)")
+            let mut st = crate::stmt::prepare(self.conn, "SELECT name FROM pragma_table_info(?1)")
                 .map_err(super::internal)?;
             let rows = st
                 .query_map([table], |r| r.get(0))

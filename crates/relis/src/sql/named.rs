@@ -130,8 +130,8 @@ fn open_reader(path: &Path) -> Result<Connection, SqlError> {
     Ok(conn)
 }
 
-fn run_sql(conn: &Connection, sql: &str) -> Result<(), SqlError> {
-    conn.prepare_cached(sql)
+fn run_sql(conn: &Connection, sql: &'static str) -> Result<(), SqlError> {
+    crate::stmt::prepare(conn, sql)
         .and_then(|mut s| s.execute([]))
         .map(|_| ())
         .map_err(super::internal)
