@@ -832,6 +832,7 @@ fn writer_loop(
                         st.poisoned.get_or_insert(Error::Storage(
                             "the transaction was rolled back by SQLite".into(),
                         ));
+                        crate::zset::discard_pending(&conn);
                         let _ = conn.execute_batch("BEGIN IMMEDIATE");
                     }
                 }
@@ -862,8 +863,10 @@ fn writer_loop(
         };
         let committed = match st.poisoned.take() {
             Some(e) => Err(e),
-            None => Writer::new(&conn, clock.now_ms(), databases, &mut st)
-                .persist_counter()
+            None => crate::zset::flush_pending(&conn)
+                .and_then(|()| {
+                    Writer::new(&conn, clock.now_ms(), databases, &mut st).persist_counter()
+                })
                 .and_then(|()| {
                     crate::stmt::prepare(&conn, "COMMIT")?.execute([])?;
                     Ok(())
@@ -900,6 +903,7 @@ fn writer_loop(
                 );
                 stats.failed_commits.fetch_add(1, Ordering::Relaxed);
                 let _ = conn.execute_batch("ROLLBACK");
+                crate::zset::discard_pending(&conn);
                 st.persisted_version = persisted_before;
                 st.events.clear();
                 st.lazily_expired = 0;

@@ -453,6 +453,7 @@ impl Writer<'_> {
                 "INSERT INTO relis_list (kid, pos, value) SELECT ?2, pos, value FROM relis_list WHERE kid = ?1"
             }
             KeyType::ZSet => {
+                crate::zset::flush_pending(self.conn)?;
                 crate::stmt::prepare(self.conn,
                         "INSERT INTO relis_zrank (kid, lvl, score, member, n)
                          SELECT ?2, lvl, score, member, n FROM relis_zrank WHERE kid = ?1",

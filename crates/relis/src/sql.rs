@@ -572,6 +572,10 @@ fn execute(
             Some("CREATE") | Some("ALTER")
         );
     let savepoint = in_transaction && !read_only && (schema_change || needs_savepoint(sql));
+    if in_transaction {
+        // User SQL may read the rank rows (and a savepoint must open with nothing pending).
+        crate::zset::flush_pending(conn)?;
+    }
     if savepoint {
         run_internal(conn, "SAVEPOINT user_sql")?;
     }
@@ -588,6 +592,7 @@ fn execute(
             run_internal(conn, "RELEASE user_sql")?;
         } else {
             let _ = run_internal(conn, "ROLLBACK TO user_sql");
+            crate::zset::discard_pending(conn);
             let _ = run_internal(conn, "RELEASE user_sql");
         }
     }
@@ -1100,6 +1105,7 @@ impl<'c> SqlConn<'c> {
         &mut self,
         f: impl FnOnce(&mut SqlConn<'c>) -> Result<T, SqlError>,
     ) -> Result<T, SqlError> {
+        crate::zset::flush_pending(self.conn)?;
         self.exec_internal("SAVEPOINT sql")?;
         match f(self) {
             Ok(v) => {
@@ -1108,6 +1114,7 @@ impl<'c> SqlConn<'c> {
             }
             Err(e) => {
                 let _ = self.exec_internal("ROLLBACK TO sql");
+                crate::zset::discard_pending(self.conn);
                 let _ = self.exec_internal("RELEASE sql");
                 Err(e)
             }

@@ -258,6 +258,8 @@ impl<'c> Writer<'c> {
         &mut self,
         f: impl FnOnce(&mut Writer<'c>) -> std::result::Result<T, E>,
     ) -> std::result::Result<T, E> {
+        // A savepoint opens with no rank counts pending (see zset.rs, "Pending counts").
+        crate::zset::flush_pending(self.conn).map_err(E::from)?;
         self.exec_cached("SAVEPOINT cmd").map_err(E::from)?;
         let events = self.st.events.len();
         match f(self) {
@@ -268,6 +270,7 @@ impl<'c> Writer<'c> {
             Err(e) => {
                 // Leave the transaction usable whatever happened inside.
                 let _ = self.exec_cached("ROLLBACK TO cmd");
+                crate::zset::discard_pending(self.conn);
                 let _ = self.exec_cached("RELEASE cmd");
                 // What was rolled back did not happen: its events are not published.
                 self.st.events.truncate(events);
@@ -459,6 +462,7 @@ impl<'c> Writer<'c> {
             .prepare_cached(&format!("DELETE FROM {table} WHERE kid = ?1"))?
             .execute([kid])?;
         if table == "relis_zset" {
+            crate::zset::forget_copy(self.conn, kid);
             crate::stmt::prepare(self.conn, "DELETE FROM relis_zrank WHERE kid = ?1")?
                 .execute([kid])?;
         }

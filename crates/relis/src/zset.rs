@@ -535,6 +535,7 @@ impl Reader<'_> {
         lo: Option<&Pos>,
         hi: Option<&Pos>,
     ) -> Result<i64> {
+        flush_pending(self.conn)?; // it reads rank counts
         let q = |sql: &'static str, p: &[&dyn rusqlite::ToSql]| -> Result<i64> {
             Ok(crate::stmt::prepare(self.conn, sql)?.query_row(p, |r| r.get(0))?)
         };
@@ -595,6 +596,7 @@ impl Reader<'_> {
     /// The level-`lvl` row whose run holds position `p` (the last starting at or before it),
     /// with its count.
     fn z_blk_containing(&self, kid: i64, lvl: i64, p: &Pos) -> Result<(Pos, i64)> {
+        flush_pending(self.conn)?; // it reads rank counts
         crate::stmt::prepare(
             self.conn,
             "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
@@ -629,6 +631,7 @@ impl Reader<'_> {
     /// The block holding rank `r` and `r`'s offset inside it: walks the level-1 counts from
     /// the nearer end to `r`'s run, then the block counts inside that run.
     fn z_block_of_rank(&self, z: ZMeta, r: i64) -> Result<(Pos, i64)> {
+        flush_pending(self.conn)?; // it reads rank counts
         let from_top = r >= z.count / 2;
         let sql = if from_top {
             "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = 1
@@ -1519,10 +1522,13 @@ fn zadd_found(found: bool) {
 // The writer's copy of the rank rows. Every rank row a write adjusts is first found by a
 // "last row at or before p" lookup; as an SQL SELECT that is a B-tree seek plus a statement,
 // a fifth of a score update's cost. Only the writer writes the rows, so it keeps a copy of each
-// large set's rows in memory, written through with every change (SQL first), and answers those
-// lookups from it. SQL stays the truth: readers, splits and merges read it. For a set between
-// half the threshold and the threshold a copy may also record that the set has no rows (which
-// would otherwise take a probe of `relis_zrank` per write).
+// large set's rows in memory, with their rowids, and answers those lookups from it. Rows are
+// added and deleted in SQL first, then in the copy; count changes go to the copy and stay
+// pending there until something reads the rows ("Pending counts", below). SQL is the truth
+// for everyone else: readers, and the writer's own splits and merges, read it once the pending
+// counts are written. For a set between half the threshold and the threshold a copy may also
+// record that the set has no rows (which would otherwise take a probe of `relis_zrank` per
+// write).
 //
 // A copy is only trusted while the set's key row still has the version the writer gave it when
 // it last finished a write to the set. A write that changes rank rows ends by giving the key
@@ -1530,10 +1536,10 @@ fn zadd_found(found: bool) {
 // back); a copy is marked unverified before its set's rows change and stamped only once its
 // write has rewritten the key row. So whatever undid a write (a savepoint rolled back, a failed
 // group commit, SQLite rolling back by itself) left the key row at a version the copy does not
-// have: the copy is dropped when the next write opens the set, and read again from SQL when
-// next needed. No hook into the rollbacks is needed. User SQL cannot write `relis_zrank` (the
-// sandbox's authorizer); the other writers of rank rows delete them with the key (kids are
-// never reused) or copy them to a new kid.
+// have: the copy is dropped when the next write opens the set (its pending counts, which are
+// the rolled-back work's, were discarded with the rollback), and read again from SQL when next
+// needed. User SQL cannot write `relis_zrank` (the sandbox's authorizer); the other writers of
+// rank rows delete them with the key (kids are never reused) or copy them to a new kid.
 //
 // The copies live in a thread-local: the writer thread keeps its one connection for its whole
 // life, and each copy is tagged with that connection all the same.
@@ -1676,6 +1682,9 @@ struct RankCopies {
     /// The connection the copies describe (its address).
     conn: usize,
     sets: HashMap<i64, RankCopy>,
+    /// Counts changed in copies and not yet written to their rows: rowid -> (set, count). See
+    /// "Pending counts" below.
+    pending: HashMap<i64, (i64, i64)>,
 }
 
 /// At most this many rank rows are kept in copies (about 10 MB: the rows of a 16M-member set);
@@ -1696,17 +1705,90 @@ fn with_copies<R>(conn: &rusqlite::Connection, f: impl FnOnce(&mut RankCopies) -
         let mut c = c.borrow_mut();
         let addr = conn as *const rusqlite::Connection as usize;
         if c.conn != addr {
+            debug_assert!(
+                c.pending.is_empty(),
+                "pending rank counts of another connection"
+            );
             c.sets.clear();
+            c.pending.clear();
             c.conn = addr;
         }
         f(&mut c)
     })
 }
 
+// Pending counts. Most writes to a large set change the counts of a block and a run, and do
+// nothing else to its rank rows; the writer changes them in its copy and writes them to their
+// rows (by rowid) when something is about to read them: before its group transaction commits,
+// before a savepoint opens, and before SQL on its connection reads rank rows (splits, merges,
+// ranks asked inside a transaction or script, COPY, user SQL). A count changed several times in
+// one group is written once, and blocks or runs that many writes touch (scores that grow with
+// time, a small set) cost one row write per group. Pending counts always belong to work that
+// has not been rolled back: a savepoint opens with none, so a rollback to it or of the whole
+// transaction discards them with the copies they were made in ([`discard_pending`]). Rowids
+// are never reused (AUTOINCREMENT), so a pending count of a row deleted since changes nothing.
+
+/// Writes the pending rank counts of `conn` (the writer's connection; on any other nothing is
+/// pending) to their rows.
+///
+/// # Errors
+/// A storage error; the counts stay pending, and the caller's transaction must fail.
+pub(crate) fn flush_pending(conn: &rusqlite::Connection) -> Result<()> {
+    let addr = conn as *const rusqlite::Connection as usize;
+    let mut rows: Vec<(i64, i64)> = RANK_COPIES.with(|c| {
+        let c = c.borrow();
+        if c.conn != addr {
+            return Vec::new();
+        }
+        c.pending.iter().map(|(&id, &(_, n))| (id, n)).collect()
+    });
+    if rows.is_empty() {
+        return Ok(());
+    }
+    // In rowid order: neighbouring rows share pages.
+    rows.sort_unstable();
+    let mut st = crate::stmt::prepare(conn, "UPDATE relis_zrank SET n = ?2 WHERE id = ?1")?;
+    for (id, n) in rows {
+        st.execute((id, n))?;
+    }
+    RANK_COPIES.with(|c| c.borrow_mut().pending.clear());
+    Ok(())
+}
+
+/// Forgets the pending rank counts of `conn` and the copies they were made in: what made them
+/// was rolled back.
+pub(crate) fn discard_pending(conn: &rusqlite::Connection) {
+    let addr = conn as *const rusqlite::Connection as usize;
+    RANK_COPIES.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.conn != addr || c.pending.is_empty() {
+            return;
+        }
+        let RankCopies { sets, pending, .. } = &mut *c;
+        for (_, (kid, _)) in pending.drain() {
+            sets.remove(&kid);
+        }
+    });
+}
+
+/// Forgets the writer's copy of set `kid` and its pending counts: its rank rows are being
+/// deleted.
+pub(crate) fn forget_copy(conn: &rusqlite::Connection, kid: i64) {
+    let addr = conn as *const rusqlite::Connection as usize;
+    RANK_COPIES.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.conn == addr {
+            c.sets.remove(&kid);
+            c.pending.retain(|_, (k, _)| *k != kid);
+        }
+    });
+}
+
 impl Reader<'_> {
     /// Checks the writer's copy of the set `kid`'s rank rows, if this connection has one that
     /// claims to be current at `version`, against the rows themselves. For [`Reader::zcheck`].
     fn z_copy_check(&self, kid: i64, version: i64) -> Result<()> {
+        flush_pending(self.conn)?; // it reads rank counts
         let copy = with_copies(self.conn, |c| {
             c.sets
                 .get(&kid)
@@ -1774,16 +1856,26 @@ impl Writer<'_> {
     /// Keeps the writer's copy of set `kid`'s rank rows only if it is current: made for the key
     /// row's `version`, and (unless it records that there are none) its level-1 runs add up to
     /// the set's `count`. Whether the set has rank rows, when a current copy knows.
-    fn z_copy_open(&self, kid: i64, version: i64, count: i64) -> Option<bool> {
-        with_copies(self.conn, |c| {
+    fn z_copy_open(&self, kid: i64, version: i64, count: i64) -> Result<Option<bool>> {
+        let current = with_copies(self.conn, |c| {
             let s = c.sets.get(&kid)?;
             let rows = s.levels[0].len() > 0;
-            if s.version == Some(version) && (!rows || s.levels[1].total() == count) {
-                return Some(rows);
+            Some(
+                (s.version == Some(version) && (!rows || s.levels[1].total() == count))
+                    .then_some(rows),
+            )
+        });
+        match current {
+            None => Ok(None),
+            Some(Some(rows)) => Ok(Some(rows)),
+            Some(None) => {
+                // Changed by something else since (an expiry set, a rename): the counts it has
+                // pending are still right and go to the rows before it goes.
+                flush_pending(self.conn)?;
+                self.z_copy_drop(kid);
+                Ok(None)
             }
-            c.sets.remove(&kid);
-            None
-        })
+        }
     }
 
     /// Records that set `kid`, whose key row now has `version`, has no rank rows: for a set
@@ -1829,9 +1921,16 @@ impl Writer<'_> {
                 .0
                 .sort_by(|a, b| a.start.cmp_to(b.start.0, &b.start.1));
         }
-        with_copies(self.conn, |c| {
+        let full = with_copies(self.conn, |c| {
             let held: usize = c.sets.values().map(RankCopy::rows).sum();
-            if held + copy.rows() > COPY_ROWS {
+            held + copy.rows() > COPY_ROWS
+        });
+        if full {
+            // The other copies go, and their pending counts to the rows first.
+            flush_pending(self.conn)?;
+        }
+        with_copies(self.conn, |c| {
+            if full {
                 c.sets.clear();
             }
             c.sets.insert(kid, copy);
@@ -1885,7 +1984,7 @@ impl Writer<'_> {
 
     /// Forgets the writer's copy of set `kid`'s rank rows (they are gone or rebuilt).
     fn z_copy_drop(&self, kid: i64) {
-        with_copies(self.conn, |c| c.sets.remove(&kid));
+        forget_copy(self.conn, kid);
     }
 
     /// A write to set `kid` is done and its key row now has `version`: the copy matches it.
@@ -1961,7 +2060,7 @@ impl<'c> Writer<'c> {
         let skiplist = head != 0;
         // Up to half the threshold a set has no rank rows, and no copy is trusted.
         let copy = if m.count > rank_threshold() / 2 {
-            self.z_copy_open(m.id, m.version, m.count)
+            self.z_copy_open(m.id, m.version, m.count)?
         } else {
             None
         };
@@ -2229,16 +2328,16 @@ impl<'c> Writer<'c> {
             return Ok(());
         }
         for &(lvl, start, n) in rows {
-            // The copy first: it stays unverified until the write is done, so a failure here
-            // leaves it to be dropped.
-            match self
-                .z_copy_edit(kid, lvl, |rows| rows.set(start, n))
-                .flatten()
-            {
-                Some(id) => {
-                    crate::stmt::prepare(self.conn, "UPDATE relis_zrank SET n = ?2 WHERE id = ?1")?
-                        .execute((id, n))?
-                }
+            // In the copy, pending until something reads the rows (see "Pending counts").
+            let pending = with_copies(self.conn, |c| {
+                let s = c.sets.get_mut(&kid)?;
+                s.version = None;
+                let id = s.levels[lvl as usize].set(start, n)?;
+                c.pending.insert(id, (kid, n));
+                Some(())
+            });
+            match pending {
+                Some(()) => 0,
                 None => crate::stmt::prepare(
                     self.conn,
                     "UPDATE relis_zrank SET n = ?5
@@ -2263,6 +2362,7 @@ impl<'c> Writer<'c> {
 
     /// Deletes a level-`lvl` row; its count, if it was there.
     fn z_blk_delete(&self, kid: i64, lvl: i64, start: &Pos) -> Result<Option<i64>> {
+        flush_pending(self.conn)?; // it reads rank counts
         let n = crate::stmt::prepare(
             self.conn,
             "DELETE FROM relis_zrank WHERE kid = ?1 AND lvl = ?2 AND score = ?3 AND member = ?4
@@ -2302,6 +2402,7 @@ impl<'c> Writer<'c> {
     }
 
     fn z_blk_next(&self, kid: i64, lvl: i64, start: &Pos) -> Result<Option<(Pos, i64)>> {
+        flush_pending(self.conn)?; // it reads rank counts
         Ok(crate::stmt::prepare(
             self.conn,
             "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
@@ -2314,6 +2415,7 @@ impl<'c> Writer<'c> {
     }
 
     fn z_blk_prev(&self, kid: i64, lvl: i64, start: &Pos) -> Result<Option<(Pos, i64)>> {
+        flush_pending(self.conn)?; // it reads rank counts
         Ok(crate::stmt::prepare(
             self.conn,
             "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
@@ -2472,6 +2574,7 @@ impl<'c> Writer<'c> {
     /// Cuts the level-1 run `start` of `n` members, at block starts, into runs of about the
     /// run size.
     fn z_run_split(&mut self, kid: i64, start: &Pos, n: i64) -> Result<()> {
+        flush_pending(self.conn)?; // it reads rank counts
         let blocks: Vec<(Pos, i64)> = {
             let end = self.z_blk_next(kid, 1, start)?.map(|(p, _)| p);
             let mut st = crate::stmt::prepare(
@@ -2814,6 +2917,7 @@ impl<'c> Writer<'c> {
     /// Storage errors only.
     #[doc(hidden)]
     pub fn zrank_rows(&self, db: u32, key: &[u8]) -> Result<Vec<(i64, f64, Bytes, i64)>> {
+        flush_pending(self.conn)?; // it reads rank counts
         let Some(z) = self.zmeta(db, key)? else {
             return Ok(Vec::new());
         };
@@ -2836,6 +2940,7 @@ impl<'c> Writer<'c> {
     /// [`Error::Storage`] describing the first inconsistency.
     #[doc(hidden)]
     pub fn zcheck(&self, db: u32, key: &[u8]) -> Result<()> {
+        flush_pending(self.conn)?; // it reads rank counts
         let Some(z) = self.zmeta(db, key)? else {
             return Ok(());
         };

@@ -215,3 +215,56 @@ fn writes_whose_transaction_cannot_begin_get_the_error() {
     let db = open(dir.path(), Durability::Normal);
     assert_eq!(db.get("after").unwrap().as_deref(), Some(&b"2"[..]));
 }
+
+#[test]
+fn a_failed_commit_leaves_no_rank_counts_behind() {
+    // A sorted set past the rank threshold (1024): score changes in a group whose commit
+    // fails leave counts pending in the writer's copy (zset.rs, "Pending counts"); they must go
+    // with the group, and the next group's counts must land on the rows as they were.
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), Durability::Normal);
+    let members: Vec<String> = (0..3000).map(|i| format!("m{i:04}")).collect();
+    let pairs: Vec<(f64, &[u8])> = members
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (i as f64, m.as_bytes()))
+        .collect();
+    db.zadd("z", &pairs).unwrap();
+    let path = dir.path().to_path_buf();
+    let failed = db.write(move |w| {
+        for i in 0..200u32 {
+            let m = relis::Bytes::from(format!("m{:04}", i * 7 % 3000));
+            w.zadd(0, b"z", Default::default(), &[(-f64::from(i), m)])?;
+        }
+        faults::set(&path, Some(Fault::DiskFull));
+        Ok(())
+    });
+    assert!(failed.is_err(), "the commit failed: {failed:?}");
+    faults::set(dir.path(), None);
+    // A group failed by a write's storage error (no savepoint of its own): its counts never
+    // reached the rows.
+    let failed = db.write(|w| {
+        for i in 0..200u32 {
+            let m = relis::Bytes::from(format!("m{:04}", i * 13 % 3000));
+            w.zadd(0, b"z", Default::default(), &[(-f64::from(i), m)])?;
+        }
+        w.poison(Error::Storage("injected".into()));
+        Ok(())
+    });
+    assert!(failed.is_err(), "the group failed: {failed:?}");
+    db.write(|w| {
+        for i in 0..200u32 {
+            let m = relis::Bytes::from(format!("m{:04}", i * 11 % 3000));
+            w.zadd(0, b"z", Default::default(), &[(10_000.0 + f64::from(i), m)])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    db.write(|w| w.zcheck(0, b"z")).unwrap();
+    // m0000 kept score 0 (the failed group's -0 change is gone) and was moved by the second
+    // group (i = 0): it is last now; m0001 is first.
+    assert_eq!(db.zrank("z", "m0001", false).unwrap(), Some(0));
+    assert_eq!(db.zrank("z", "m0000", false).unwrap(), Some(2800));
+    drop(db);
+    integrity_ok(&dir.path().join("relis.db"));
+}

@@ -3,11 +3,12 @@
 -- (zset.rs keeps a copy of the rows): an UPDATE by rowid is an integer seek and an overwrite
 -- in place, where the WITHOUT ROWID table needed a seek comparing (kid, lvl, score, member)
 -- records at every step. Readers find rows through the index, as before, and read each count
--- from its row.
+-- from its row. Rowids are never reused (AUTOINCREMENT): the writer may hold a count for a row
+-- that was deleted since, and must not write it into a new row.
 ALTER TABLE relis_zrank RENAME TO relis_zrank_old;
 
 CREATE TABLE relis_zrank (
-    id     INTEGER PRIMARY KEY,
+    id     INTEGER PRIMARY KEY AUTOINCREMENT,
     kid    INTEGER NOT NULL,
     lvl    INTEGER NOT NULL,
     score  REAL    NOT NULL,
