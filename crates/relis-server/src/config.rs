@@ -48,6 +48,8 @@ pub struct Config {
     pub readers: usize,
     /// Write jobs per group commit, at most.
     pub max_batch: usize,
+    /// The page size of a new database file.
+    pub page_size: u32,
     /// Milliseconds a user SQL statement may run before it is interrupted (0 = no limit).
     pub sql_time_limit: u64,
     /// Most rows a SQL result may have; a larger one is refused (0 = no limit).
@@ -101,6 +103,7 @@ impl Default for Config {
             client_query_buffer_limit: 1024 * 1024 * 1024,
             readers: relis::Options::default().readers,
             max_batch: 1024,
+            page_size: relis::PAGE_SIZE,
             sql_time_limit: 5000,
             sql_max_result_rows: 1_000_000,
             protected_mode: true,
@@ -636,6 +639,19 @@ pub const PARAMS: &[Param] = &[
         get: |c| c.max_batch.to_string(),
         set: |c, v| int(v).map(|n: usize| c.max_batch = n.max(1)),
     },
+    Param {
+        name: "page-size",
+        mutable: false,
+        get: |c| c.page_size.to_string(),
+        set: |c, v| {
+            let n: u32 = int(v)?;
+            if !(512..=65536).contains(&n) || !n.is_power_of_two() {
+                return Err("argument must be a power of two from 512 to 65536".into());
+            }
+            c.page_size = n;
+            Ok(())
+        },
+    },
 ];
 
 impl Config {
@@ -890,6 +906,19 @@ mod tests {
         assert_eq!(c.dir, PathBuf::from("/tmp/x y"));
         assert_eq!(c.durability, Durability::Full);
         assert_eq!(c.bind, vec!["0.0.0.0", "::1"]);
+    }
+
+    #[test]
+    fn page_size_is_a_power_of_two_in_sqlites_range() {
+        let mut c = Config::default();
+        assert_eq!(c.page_size, 2048);
+        c.apply_args(&["--page-size".into(), "4096".into()])
+            .unwrap();
+        assert_eq!(c.page_size, 4096);
+        for bad in ["1000", "256", "131072", "x"] {
+            assert!(c.set("page-size", bad).is_err(), "{bad}");
+        }
+        assert_eq!(c.page_size, 4096);
     }
 
     #[test]

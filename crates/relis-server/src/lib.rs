@@ -45,6 +45,7 @@ pub fn open_engine(config: &config::Config) -> Result<relis::Db, relis::Error> {
         databases: config.databases,
         readers: config.readers,
         max_batch: config.max_batch,
+        page_size: config.page_size,
         ..relis::Options::default()
     })
 }

@@ -78,6 +78,9 @@ pub struct Options {
     /// How long the writer keeps looking for more work after a commit before it sleeps
     /// ([`WRITER_SPIN`] by default; zero sleeps at once).
     pub writer_spin: Duration,
+    /// The page size of a new file, in bytes (a power of two from 512 to 65536; [`PAGE_SIZE`]
+    /// by default). A file keeps the page size it was created with.
+    pub page_size: u32,
 }
 
 impl Default for Options {
@@ -94,6 +97,7 @@ impl Default for Options {
             clock: Arc::new(SystemClock),
             wal_restart_frames: WAL_RESTART_FRAMES,
             writer_spin: WRITER_SPIN,
+            page_size: PAGE_SIZE,
         }
     }
 }
@@ -289,7 +293,7 @@ impl Db {
         }
         .map_err(|e| Error::NotRelis(format!("{name}: cannot open: {e}")))?;
         let version = schema::check(&conn, &name)?;
-        configure_writer(&conn, opts.durability, opts.path.is_some())
+        configure_writer(&conn, opts.durability, opts.page_size, opts.path.is_some())
             .map_err(|e| Error::NotRelis(format!("{name}: {e}")))?;
         // User SQL (SQL.*) runs on this connection: its sandbox and `relis_now()`.
         crate::sql::sandbox::install(&conn).map_err(|e| Error::NotRelis(format!("{name}: {e}")))?;
@@ -677,16 +681,22 @@ fn configure_sqlite() {
     });
 }
 
-/// The page size of new files (existing files keep theirs). Redis data is many small records
-/// updated at random places: each changed record costs its whole page in the WAL (bytes
-/// written, and checksummed) at every commit, and 2 KiB pages halve that against SQLite's
-/// default 4 KiB. Measured under redis-benchmark: ZADD on a 100K-member set +12%, SET +8%,
-/// reads and list/set/hash writes unchanged (BENCHMARKS.md).
-const PAGE_SIZE: i64 = 2048;
+/// The page size of new files by default ([`Options::page_size`]; existing files keep theirs).
+/// Redis data is many small records updated at random places: each changed record costs its
+/// whole page in the WAL (bytes written, and checksummed) at every commit, and 2 KiB pages
+/// halve that against SQLite's default 4 KiB. Measured under redis-benchmark: ZADD on a
+/// 100K-member set +12%, SET +8%, reads and list/set/hash writes unchanged; values of 100 KB
+/// span twice as many overflow pages, and SET/HSET of them are 20-25% slower (BENCHMARKS.md).
+pub const PAGE_SIZE: u32 = 2048;
 
-fn configure_writer(conn: &Connection, durability: Durability, file: bool) -> rusqlite::Result<()> {
+fn configure_writer(
+    conn: &Connection,
+    durability: Durability,
+    page_size: u32,
+    file: bool,
+) -> rusqlite::Result<()> {
     // Takes effect only on a file with no pages yet, so before the switch to WAL writes one.
-    conn.pragma_update(None, "page_size", PAGE_SIZE)?;
+    conn.pragma_update(None, "page_size", page_size)?;
     if file {
         let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
         if !mode.eq_ignore_ascii_case("wal") {

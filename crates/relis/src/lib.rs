@@ -39,7 +39,7 @@ mod zset;
 pub use bytes::Bytes;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::{
-    hold_thread_snapshots, release_thread_snapshots, Db, Durability, Options, Stats,
+    hold_thread_snapshots, release_thread_snapshots, Db, Durability, Options, Stats, PAGE_SIZE,
     WAL_RESTART_FRAMES,
 };
 pub use error::{Error, Result};

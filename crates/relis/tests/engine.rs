@@ -491,3 +491,40 @@ fn a_schema_4_file_with_rank_rows_is_migrated() {
         .unwrap();
     assert_eq!(version, 5);
 }
+
+#[test]
+fn new_files_get_the_page_size_asked_and_old_ones_keep_theirs() {
+    let page_size = |path: &std::path::Path| -> i64 {
+        rusqlite::Connection::open(path)
+            .unwrap()
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (small, large) = (dir.path().join("small.db"), dir.path().join("large.db"));
+    let db = Db::open(&small).unwrap();
+    db.set("k", "v").unwrap();
+    drop(db);
+    assert_eq!(page_size(&small), i64::from(relis::PAGE_SIZE));
+    let db = Db::open_with(Options {
+        page_size: 8192,
+        ..Options::file(&large)
+    })
+    .unwrap();
+    db.set("k", vec![b'x'; 100_000]).unwrap();
+    drop(db);
+    assert_eq!(page_size(&large), 8192);
+    // Reopened with other options, each file keeps its own page size, and its data.
+    let db = Db::open_with(Options {
+        page_size: 8192,
+        ..Options::file(&small)
+    })
+    .unwrap();
+    assert_eq!(db.get("k").unwrap().as_deref(), Some(&b"v"[..]));
+    drop(db);
+    assert_eq!(page_size(&small), i64::from(relis::PAGE_SIZE));
+    let db = Db::open(&large).unwrap();
+    assert_eq!(db.get("k").unwrap().map(|v| v.len()), Some(100_000));
+    drop(db);
+    assert_eq!(page_size(&large), 8192);
+}
