@@ -125,8 +125,8 @@ struct LocalReader {
 
 thread_local! {
     /// Read-only connections of [`Db::read_here`], per engine (keyed by its address).
-    static LOCAL_READERS: std::cell::RefCell<std::collections::HashMap<usize, LocalReader>> =
-        std::cell::RefCell::new(std::collections::HashMap::new());
+    static LOCAL_READERS: std::cell::RefCell<rustc_hash::FxHashMap<usize, LocalReader>> =
+        std::cell::RefCell::new(rustc_hash::FxHashMap::default());
     /// Whether [`Db::read_here`] may keep its read transaction between calls on this thread.
     static HOLD_SNAPSHOTS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }

@@ -41,6 +41,7 @@ use crate::store::{KeyMeta, KeyType, Reader, Writer};
 use bytes::Bytes;
 use rand::Rng;
 use rusqlite::{OptionalExtension, Row};
+use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -1681,10 +1682,10 @@ impl RankCopy {
 struct RankCopies {
     /// The connection the copies describe (its address).
     conn: usize,
-    sets: HashMap<i64, RankCopy>,
+    sets: FxHashMap<i64, RankCopy>,
     /// Counts changed in copies and not yet written to their rows: rowid -> (set, count). See
     /// "Pending counts" below.
-    pending: HashMap<i64, (i64, i64)>,
+    pending: FxHashMap<i64, (i64, i64)>,
 }
 
 /// At most this many rank rows are kept in copies (about 10 MB: the rows of a 16M-member set);
