@@ -26,7 +26,7 @@
 use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::glob::{glob_match, literal_prefix};
-use crate::store::{KeyMeta, KeyType, Reader, Writer};
+use crate::store::{KeyType, Reader, Writer};
 use crate::strings::{add_float, parse_i64};
 use bytes::Bytes;
 use rusqlite::OptionalExtension;
@@ -522,33 +522,8 @@ impl Writer<'_> {
     /// The live hash at `key` for a write: an expired key (of any type) is deleted first, so the
     /// write starts from an empty hash.
     fn hash_row_for_write(&mut self, db: u32, key: &[u8]) -> Result<Option<HashRow>> {
-        let row = crate::stmt::prepare(
-            self.conn,
-            "SELECT id, type, expire_at, version, count, mtime, head FROM relis_keys
-                 WHERE db = ?1 AND key = ?2",
-        )?
-        .query_row((db, key), |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, Option<i64>>(2)?,
-                r.get::<_, i64>(3)?,
-                r.get::<_, i64>(4)?,
-                r.get::<_, i64>(5)?,
-                r.get::<_, i64>(6)?,
-            ))
-        })
-        .optional()?;
-        let Some((id, t, expire_at, version, count, mtime, head)) = row else {
+        let Some((meta, head)) = self.raw_meta_head(db, key)? else {
             return Ok(None);
-        };
-        let meta = KeyMeta {
-            id,
-            kind: KeyType::from_code(t)?,
-            expire_at,
-            version,
-            count,
-            mtime,
         };
         if !self.is_live(&meta) {
             self.delete_expired(db, key, &meta)?;
@@ -558,8 +533,8 @@ impl Writer<'_> {
             return Err(Error::WrongType);
         }
         Ok(Some(HashRow {
-            id,
-            count,
+            id: meta.id,
+            count: meta.count,
             hashtable: head == HASHTABLE,
         }))
     }

@@ -107,38 +107,9 @@ const CHUNK: i64 = 512;
 impl Reader<'_> {
     /// The key row of `key`, expired or not, with the list head.
     fn raw_list_row(&self, db: u32, key: &[u8]) -> Result<Option<ListRow>> {
-        let mut st = crate::stmt::prepare(
-            self.conn,
-            "SELECT id, type, expire_at, version, count, mtime, head FROM relis_keys
-             WHERE db = ?1 AND key = ?2",
-        )?;
-        let row = st
-            .query_row((db, key), |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, Option<i64>>(2)?,
-                    r.get::<_, i64>(3)?,
-                    r.get::<_, i64>(4)?,
-                    r.get::<_, i64>(5)?,
-                    r.get::<_, i64>(6)?,
-                ))
-            })
-            .optional()?;
-        row.map(|(id, t, expire_at, version, count, mtime, head)| {
-            Ok(ListRow {
-                meta: KeyMeta {
-                    id,
-                    kind: KeyType::from_code(t)?,
-                    expire_at,
-                    version,
-                    count,
-                    mtime,
-                },
-                head,
-            })
-        })
-        .transpose()
+        Ok(self
+            .raw_meta_head(db, key)?
+            .map(|(meta, head)| ListRow { meta, head }))
     }
 
     /// The live list at `key`: `None` when there is none, [`Error::WrongType`] for another type.

@@ -139,45 +139,9 @@ fn probe_from(op: Op, sets: usize) -> String {
 }
 
 impl Reader<'_> {
-    /// The row of `key`, of any type, expired or not, with the set encoding flag.
-    fn raw_any_row(&self, db: u32, key: &[u8]) -> Result<Option<AnyRow>> {
-        let mut st = crate::stmt::prepare(
-            self.conn,
-            "SELECT id, type, expire_at, version, count, mtime, head FROM relis_keys
-             WHERE db = ?1 AND key = ?2",
-        )?;
-        let row = st
-            .query_row((db, key), |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, Option<i64>>(2)?,
-                    r.get::<_, i64>(3)?,
-                    r.get::<_, i64>(4)?,
-                    r.get::<_, i64>(5)?,
-                    r.get::<_, i64>(6)?,
-                ))
-            })
-            .optional()?;
-        row.map(|(id, t, expire_at, version, count, mtime, head)| {
-            Ok((
-                KeyMeta {
-                    id,
-                    kind: KeyType::from_code(t)?,
-                    expire_at,
-                    version,
-                    count,
-                    mtime,
-                },
-                head,
-            ))
-        })
-        .transpose()
-    }
-
     /// The live set at `key`.
     fn set_row(&self, db: u32, key: &[u8]) -> Result<Option<SetRow>> {
-        match self.raw_any_row(db, key)? {
+        match self.raw_meta_head(db, key)? {
             Some((m, _)) if !self.is_live(&m) => Ok(None),
             Some((m, _)) if m.kind != KeyType::Set => Err(Error::WrongType),
             Some((meta, head)) => Ok(Some(SetRow {
@@ -720,7 +684,7 @@ impl Reader<'_> {
 impl Writer<'_> {
     /// The row of `key` for a write, of any type: an expired key is deleted first.
     fn any_row_for_write(&mut self, db: u32, key: &[u8]) -> Result<Option<AnyRow>> {
-        match self.raw_any_row(db, key)? {
+        match self.raw_meta_head(db, key)? {
             Some((m, _)) if !self.is_live(&m) => {
                 self.delete_expired(db, key, &m)?;
                 Ok(None)
@@ -859,9 +823,12 @@ impl Writer<'_> {
     pub fn smove(&mut self, db: u32, src: &[u8], dst: &[u8], member: &[u8]) -> Result<bool> {
         // Every check comes before the first write (no savepoint needed): expired keys count
         // as missing, and an expired destination is only cleared once the move is certain.
-        let d_raw = self.raw_any_row(db, dst)?;
+        let d_raw = self.raw_meta_head(db, dst)?;
         let d = d_raw.filter(|(m, _)| self.is_live(m));
-        let Some((s, s_head)) = self.raw_any_row(db, src)?.filter(|(m, _)| self.is_live(m)) else {
+        let Some((s, s_head)) = self
+            .raw_meta_head(db, src)?
+            .filter(|(m, _)| self.is_live(m))
+        else {
             return Ok(false);
         };
         if s.kind != KeyType::Set || d.is_some_and(|(d, _)| d.kind != KeyType::Set) {

@@ -156,9 +156,15 @@ impl<'c> Reader<'c> {
 
     /// The key row, expired or not.
     pub(crate) fn raw_meta(&self, db: u32, key: &[u8]) -> Result<Option<KeyMeta>> {
+        Ok(self.raw_meta_head(db, key)?.map(|(m, _)| m))
+    }
+
+    /// The key row, expired or not, with its `head` column (a list's head position, a set's,
+    /// hash's or sorted set's encoding flag).
+    pub(crate) fn raw_meta_head(&self, db: u32, key: &[u8]) -> Result<Option<(KeyMeta, i64)>> {
         let mut st = crate::stmt::prepare(
             self.conn,
-            "SELECT id, type, expire_at, version, count, mtime FROM relis_keys
+            "SELECT id, type, expire_at, version, count, mtime, head FROM relis_keys
              WHERE db = ?1 AND key = ?2",
         )?;
         let row = st
@@ -170,18 +176,22 @@ impl<'c> Reader<'c> {
                     r.get::<_, i64>(3)?,
                     r.get::<_, i64>(4)?,
                     r.get::<_, i64>(5)?,
+                    r.get::<_, i64>(6)?,
                 ))
             })
             .optional()?;
-        row.map(|(id, t, expire_at, version, count, mtime)| {
-            Ok(KeyMeta {
-                id,
-                kind: KeyType::from_code(t)?,
-                expire_at,
-                version,
-                count,
-                mtime,
-            })
+        row.map(|(id, t, expire_at, version, count, mtime, head)| {
+            Ok((
+                KeyMeta {
+                    id,
+                    kind: KeyType::from_code(t)?,
+                    expire_at,
+                    version,
+                    count,
+                    mtime,
+                },
+                head,
+            ))
         })
         .transpose()
     }
