@@ -1,12 +1,13 @@
-//! The writer's prepared statements, found by the address of their SQL text.
+//! Prepared statements found by the address of their SQL text.
 //!
 //! rusqlite's `prepare_cached` finds a statement by hashing its SQL text, trims and copies the
 //! text into a new `Arc<str>` each time, and hashes it again to hand the statement back: about
 //! 1,100 instructions per use, a tenth of a small write's work on the writer, which runs
-//! several statements per command. Relis's SQL is string literals, so the writer's thread
-//! keeps its statements in a table keyed by the literal's address and length: a binary search
-//! over a few hundred entries. Connections that are not registered here (readers, named
-//! databases, tests' own) go on using rusqlite's cache through the same call.
+//! several statements per command. Relis's SQL is string literals, so a thread that keeps one
+//! connection for its life (the writer, each pool reader) registers it and keeps its
+//! statements in a table keyed by the literal's address and length: a binary search over a few
+//! hundred entries. Other connections (the network threads' readers, named databases, tests'
+//! own) go on using rusqlite's cache through the same call.
 
 use rusqlite::{CachedStatement, Connection, PrepFlags, Statement};
 use std::cell::RefCell;
@@ -38,7 +39,7 @@ pub(crate) struct Registration<'c> {
 
 impl<'c> Registration<'c> {
     /// Keeps [`prepare`]'s statements for `conn` on this thread, unless another connection is
-    /// registered on it already (one is: the writer's).
+    /// registered on it already (a thread registers the one connection it keeps for its life).
     ///
     /// # Safety
     /// The registration must be dropped, not leaked (`mem::forget`), while `conn` is open:
