@@ -602,21 +602,24 @@ impl PubSub {
     /// A read looked `key` up in `db` and did not find it: Redis's `keymiss` event, published at
     /// once (a read has no transaction to wait for). If someone listens for `expired` events,
     /// the key may be one that has just expired: the writer then deletes it and emits
-    /// `expired`, as Redis's lazy expiry does on a read (Relis's reads only hide expired keys).
-    pub fn key_missed(&self, engine: &relis::Db, db: u32, key: &[u8]) {
-        if self.wants_class(class::KEY_MISS) {
-            relis::events::EventSink::publish(
-                self,
-                vec![KeyEvent {
-                    class: class::KEY_MISS,
-                    event: "keymiss",
-                    db,
-                    key: key.to_vec(),
-                }],
-            );
-        }
+    /// `expired`, as Redis's lazy expiry does on a read (Relis's reads only hide expired keys),
+    /// and the `keymiss` follows it, as in Redis, where the lookup misses after the deletion.
+    pub fn key_missed(self: &Arc<Self>, engine: &relis::Db, db: u32, key: &[u8]) {
+        let miss = self.wants_class(class::KEY_MISS).then(|| KeyEvent {
+            class: class::KEY_MISS,
+            event: "keymiss",
+            db,
+            key: key.to_vec(),
+        });
         if self.wants_class(class::EXPIRED) {
-            engine.expire_if_needed(db, key.to_vec());
+            let me = Arc::clone(self);
+            engine.expire_if_needed_then(db, key.to_vec(), move || {
+                if let Some(e) = miss {
+                    relis::events::EventSink::publish(&*me, vec![e]);
+                }
+            });
+        } else if let Some(e) = miss {
+            relis::events::EventSink::publish(&**self, vec![e]);
         }
     }
 

@@ -639,3 +639,48 @@ const EXTRA: &[(&str, &[&str])] = &[
     ("getex e PERSIST", &["E0:persist:e"]),
     ("getex e PERSIST", &[]),
 ];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keymiss_follows_the_expired_event_of_a_read_that_finds_the_key_expired() {
+    // As redis-server 7.0.15 with `Exm`: GET of a key past its time gives `expired`, then
+    // `keymiss` (its lookup misses after the lazy deletion); GET of a key that was never
+    // there gives `keymiss` alone.
+    let s = start().await;
+    let mut w = Watch::new(&s, "Exm").await;
+    // Expired keys ahead of `t` in the background sweep's order, so that the read gets there
+    // first (see `expired_when_a_read_finds_the_key`).
+    const OLD: usize = 3000;
+    let mut pipeline = Vec::new();
+    for i in 0..OLD {
+        let k = format!("old{i}");
+        pipeline.extend(encode_command(&[
+            b"SET",
+            k.as_bytes(),
+            b"v",
+            b"PXAT",
+            b"1000",
+        ]));
+    }
+    w.cmd.send(&pipeline).await;
+    for _ in 0..OLD {
+        assert_eq!(w.cmd.read().await, Some(ok()));
+    }
+    assert_eq!(w.cmd.cmd(&["SET", "t", "v", "PXAT", "2000"]).await, ok());
+    assert_eq!(w.cmd.cmd(&["GET", "t"]).await, Frame::Null);
+    assert_eq!(w.cmd.cmd(&["GET", "nope"]).await, Frame::Null);
+    let mut seen = Vec::new();
+    while seen.len() < 3 {
+        let e = w.next_event().await;
+        if !e.starts_with("__keyevent@0__:expired=old") {
+            seen.push(e);
+        }
+    }
+    assert_eq!(
+        seen,
+        [
+            "__keyevent@0__:expired=t",
+            "__keyevent@0__:keymiss=t",
+            "__keyevent@0__:keymiss=nope"
+        ]
+    );
+}

@@ -609,6 +609,18 @@ impl Db {
     /// the event) to happen as soon as a read saw the key missing hands it here. Does not wait:
     /// the deletion commits with the writer's next group transaction.
     pub fn expire_if_needed(&self, db: u32, key: Vec<u8>) {
+        self.expire_if_needed_then(db, key, || {});
+    }
+
+    /// [`Db::expire_if_needed`], then `then` (on the writer thread), once the deletion and its
+    /// `expired` event are out (or the attempt failed): for what Redis does after its lazy
+    /// expiry, such as a read's `keymiss` event.
+    pub fn expire_if_needed_then(
+        &self,
+        db: u32,
+        key: Vec<u8>,
+        then: impl FnOnce() + Send + 'static,
+    ) {
         self.write_async(
             move |w| {
                 let r = w.atomic(|w| w.meta_for_write(db, &key).map(drop));
@@ -616,7 +628,7 @@ impl Db {
                     tracing::debug!("lazy expiry of a key found by a read: {e}");
                 }
             },
-            |_| {},
+            move |_| then(),
         );
     }
 
