@@ -289,13 +289,12 @@ async fn keymiss_for_every_read_lookup_that_finds_nothing() {
     assert_eq!(w.run("get a").await, Vec::<String>::new());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn expired_when_a_read_finds_the_key() {
-    let s = start().await;
-    let mut w = Watch::new(&s, "Ex").await;
-    // Many keys that expired long ago, which the background sweep takes 64 at a time, oldest
-    // first, every 100 ms: it reaches `t`, which expired after all of them, only after ~5 s.
-    const OLD: usize = 3000;
+/// Keys that expired before the sweep reaches `t`: [`OLD`] keys that expired long ago, which
+/// the background sweep takes 64 at a time, oldest first, every 100 ms, then `t`, expired after
+/// all of them; the sweep gets to `t` only after ~5 s, so a read finds it first.
+const OLD: usize = 3000;
+
+async fn set_t_behind_the_sweep(w: &mut Watch) {
     let mut pipeline = Vec::new();
     for i in 0..OLD {
         let k = format!("old{i}");
@@ -312,6 +311,13 @@ async fn expired_when_a_read_finds_the_key() {
         assert_eq!(w.cmd.read().await, Some(ok()));
     }
     assert_eq!(w.cmd.cmd(&["SET", "t", "v", "PXAT", "2000"]).await, ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expired_when_a_read_finds_the_key() {
+    let s = start().await;
+    let mut w = Watch::new(&s, "Ex").await;
+    set_t_behind_the_sweep(&mut w).await;
     // A read that finds `t` expired deletes it at once, as Redis's lazy expiry does.
     assert_eq!(w.cmd.cmd(&["GET", "t"]).await, Frame::Null);
     let mut swept = 0;
@@ -647,25 +653,7 @@ async fn keymiss_follows_the_expired_event_of_a_read_that_finds_the_key_expired(
     // there gives `keymiss` alone.
     let s = start().await;
     let mut w = Watch::new(&s, "Exm").await;
-    // Expired keys ahead of `t` in the background sweep's order, so that the read gets there
-    // first (see `expired_when_a_read_finds_the_key`).
-    const OLD: usize = 3000;
-    let mut pipeline = Vec::new();
-    for i in 0..OLD {
-        let k = format!("old{i}");
-        pipeline.extend(encode_command(&[
-            b"SET",
-            k.as_bytes(),
-            b"v",
-            b"PXAT",
-            b"1000",
-        ]));
-    }
-    w.cmd.send(&pipeline).await;
-    for _ in 0..OLD {
-        assert_eq!(w.cmd.read().await, Some(ok()));
-    }
-    assert_eq!(w.cmd.cmd(&["SET", "t", "v", "PXAT", "2000"]).await, ok());
+    set_t_behind_the_sweep(&mut w).await;
     assert_eq!(w.cmd.cmd(&["GET", "t"]).await, Frame::Null);
     assert_eq!(w.cmd.cmd(&["GET", "nope"]).await, Frame::Null);
     let mut seen = Vec::new();
