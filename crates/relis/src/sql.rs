@@ -618,7 +618,7 @@ fn execute(
 fn references_internal(conn: &Connection) -> Result<Option<String>, SqlError> {
     crate::stmt::prepare(
         conn,
-        "SELECT s.name FROM sqlite_schema AS s, pragma_foreign_key_list(s.name) AS f
+        "SELECT s.name FROM main.sqlite_schema AS s, pragma_foreign_key_list(s.name, 'main') AS f
          WHERE s.type = 'table' AND f.\"table\" LIKE 'relis\\_%' ESCAPE '\\' LIMIT 1",
     )
     .and_then(|mut st| st.query_row([], |r| r.get(0)).optional())
@@ -919,7 +919,7 @@ impl<'c> SqlConn<'c> {
         }
         crate::stmt::prepare(
             self.conn,
-            "INSERT OR REPLACE INTO relis_statements (name, sql, params, readonly)
+            "INSERT OR REPLACE INTO main.relis_statements (name, sql, params, readonly)
                  VALUES (?1, ?2, ?3, ?4)",
         )
         .and_then(|mut s| s.execute((name, sql, params as i64, readonly)))
@@ -938,9 +938,12 @@ impl<'c> SqlConn<'c> {
     /// Storage errors.
     pub fn unprepare(&mut self, name: &str) -> Result<bool, SqlError> {
         self.require_writable()?;
-        let n = crate::stmt::prepare(self.conn, "DELETE FROM relis_statements WHERE name = ?1")
-            .and_then(|mut s| s.execute([name]))
-            .map_err(internal)?;
+        let n = crate::stmt::prepare(
+            self.conn,
+            "DELETE FROM main.relis_statements WHERE name = ?1",
+        )
+        .and_then(|mut s| s.execute([name]))
+        .map_err(internal)?;
         Ok(n > 0)
     }
 
@@ -951,7 +954,7 @@ impl<'c> SqlConn<'c> {
     pub fn statement(&self, name: &str) -> Result<Option<StatementInfo>, SqlError> {
         crate::stmt::prepare(
             self.conn,
-            "SELECT name, sql, params, readonly FROM relis_statements WHERE name = ?1",
+            "SELECT name, sql, params, readonly FROM main.relis_statements WHERE name = ?1",
         )
         .and_then(|mut s| s.query_row([name], statement_row).optional())
         .map_err(internal)
@@ -964,7 +967,7 @@ impl<'c> SqlConn<'c> {
     pub fn statements(&self) -> Result<Vec<StatementInfo>, SqlError> {
         let mut st = crate::stmt::prepare(
             self.conn,
-            "SELECT name, sql, params, readonly FROM relis_statements ORDER BY name",
+            "SELECT name, sql, params, readonly FROM main.relis_statements ORDER BY name",
         )
         .map_err(internal)?;
         let rows = st.query_map([], statement_row).map_err(internal)?;
@@ -1029,7 +1032,7 @@ impl<'c> SqlConn<'c> {
         }
         let kind: Option<String> = crate::stmt::prepare(
             self.conn,
-            "SELECT type FROM sqlite_schema WHERE name = ?1 COLLATE NOCASE
+            "SELECT type FROM main.sqlite_schema WHERE name = ?1 COLLATE NOCASE
                    AND type IN ('table', 'view')",
         )
         .and_then(|mut s| s.query_row([table], |r| r.get(0)).optional())
@@ -1040,7 +1043,7 @@ impl<'c> SqlConn<'c> {
         let columns = {
             let mut st = crate::stmt::prepare(
                 self.conn,
-                "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?1)",
+                "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?1, 'main')",
             )
             .map_err(internal)?;
             let rows = st
@@ -1077,7 +1080,7 @@ impl<'c> SqlConn<'c> {
         let index_names: Vec<String> = {
             let mut st = crate::stmt::prepare(
                 self.conn,
-                "SELECT name FROM pragma_index_list(?1) ORDER BY seq DESC",
+                "SELECT name FROM pragma_index_list(?1, 'main') ORDER BY seq DESC",
             )
             .map_err(internal)?;
             let rows = st.query_map([table], |r| r.get(0)).map_err(internal)?;
@@ -1166,7 +1169,7 @@ impl<'c> Reader<'c> {
     pub fn sql_databases(&self) -> Result<Vec<(String, Option<String>)>, Error> {
         let mut st = crate::stmt::prepare(
             self.conn,
-            "SELECT name, path FROM relis_sql_databases ORDER BY name",
+            "SELECT name, path FROM main.relis_sql_databases ORDER BY name",
         )?;
         let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
@@ -1206,7 +1209,7 @@ impl<'c> Writer<'c> {
     pub fn sql_database_record(&mut self, name: &str, path: Option<&str>) -> Result<(), Error> {
         crate::stmt::prepare(
             self.conn,
-            "INSERT OR REPLACE INTO relis_sql_databases (name, path) VALUES (?1, ?2)",
+            "INSERT OR REPLACE INTO main.relis_sql_databases (name, path) VALUES (?1, ?2)",
         )?
         .execute((name, path))?;
         Ok(())
@@ -1217,11 +1220,12 @@ impl<'c> Writer<'c> {
     /// # Errors
     /// Storage errors.
     pub fn sql_database_forget(&mut self, name: &str) -> Result<bool, Error> {
-        Ok(
-            crate::stmt::prepare(self.conn, "DELETE FROM relis_sql_databases WHERE name = ?1")?
-                .execute([name])?
-                > 0,
-        )
+        Ok(crate::stmt::prepare(
+            self.conn,
+            "DELETE FROM main.relis_sql_databases WHERE name = ?1",
+        )?
+        .execute([name])?
+            > 0)
     }
 }
 
