@@ -6,7 +6,9 @@
 //! database's write transaction), a [`Reader`] (a read snapshot) or a [`SqlDb`] job hands out.
 //! Every user statement runs in the sandbox (see `sql/sandbox.rs`): no ATTACH, no extension
 //! loading, no transaction control, no writes to (or direct reads of) the engine's `relis_*`
-//! tables, only reporting PRAGMAs, and a time limit.
+//! tables, no temporary objects, no object named `relis_*`, `redis_*` or `sqlite_*`, only
+//! reporting PRAGMAs, and a time limit. The engine's own statements name their schema
+//! (`main.relis_keys`), so nothing a user creates can stand in for its tables.
 //!
 //! ```
 //! use relis::{Db, SqlValue, StatementKind};
@@ -564,14 +566,14 @@ fn execute(
     // common case needs no savepoint, which would cost a statement-journal copy of every page
     // it touches. Several statements need one, and so does a statement that may fail after
     // writing part of its work (`OR FAIL`, `RAISE(FAIL, ...)` in a trigger).
-    // Schema changes are checked after they run (see `references_internal`), and undone if
-    // the check fails.
+    // Schema changes are checked after they run (see `check_schema`), and undone if the check
+    // fails: only CREATE and ALTER make or rename objects, and a batch may hold either.
     let schema_change = !read_only
-        && matches!(
+        && (matches!(
             first_keyword(sql).as_deref(),
             Some("CREATE") | Some("ALTER")
-        );
-    let savepoint = in_transaction && !read_only && (schema_change || needs_savepoint(sql));
+        ) || has_several_statements(sql));
+    let savepoint = !read_only && (schema_change || (in_transaction && needs_savepoint(sql)));
     if in_transaction {
         // User SQL may read the rank rows (and a savepoint must open with nothing pending).
         crate::zset::flush_pending(conn)?;
@@ -579,18 +581,25 @@ fn execute(
     if savepoint {
         run_internal(conn, "SAVEPOINT user_sql")?;
     }
-    let mut out = execute_in_sandbox(conn, now, sql, params, limits, read_only);
-    if out.is_ok() && (schema_change || savepoint) {
-        if let Some(table) = references_internal(conn)? {
-            out = Err(SqlError::Denied(format!(
-                "table {table} has a foreign key to a table internal to Relis"
-            )));
+    let before = if schema_change {
+        reserved_objects(conn)
+    } else {
+        Ok(Vec::new())
+    };
+    let mut out = before.and_then(|before| {
+        let out = execute_in_sandbox(conn, now, sql, params, limits, read_only)?;
+        if schema_change {
+            check_schema(conn, &before)?;
         }
-    }
+        Ok(out)
+    });
     if savepoint {
         if out.is_ok() {
-            run_internal(conn, "RELEASE user_sql")?;
-        } else {
+            if let Err(e) = run_internal(conn, "RELEASE user_sql") {
+                out = Err(e);
+            }
+        }
+        if out.is_err() {
             let _ = run_internal(conn, "ROLLBACK TO user_sql");
             crate::zset::discard_pending(conn);
             let _ = run_internal(conn, "RELEASE user_sql");
@@ -610,6 +619,82 @@ fn execute(
         }
     }
     out
+}
+
+/// An object of the database's schema: (schema, type, name, table it belongs to).
+type SchemaObject = (String, String, String, String);
+
+/// The objects whose name (or whose table's name) is reserved (`relis_*`, `redis_*`,
+/// `sqlite_*`), and every temporary object: what a schema change may not add to.
+fn reserved_objects(conn: &Connection) -> Result<Vec<SchemaObject>, SqlError> {
+    let mut st = crate::stmt::prepare(
+        conn,
+        "SELECT 'main', type, name, tbl_name FROM main.sqlite_schema
+         WHERE lower(substr(name, 1, 6)) IN ('relis_', 'redis_')
+            OR lower(substr(tbl_name, 1, 6)) IN ('relis_', 'redis_')
+            OR lower(substr(name, 1, 7)) = 'sqlite_'
+         UNION ALL
+         SELECT 'temp', type, name, tbl_name FROM temp.sqlite_schema",
+    )
+    .map_err(internal)?;
+    let rows = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .map_err(internal)?;
+    let mut out = rows
+        .collect::<rusqlite::Result<Vec<SchemaObject>>>()
+        .map_err(internal)?;
+    out.sort();
+    Ok(out)
+}
+
+/// Names SQLite gives the objects it makes itself (user SQL may not use `sqlite_` names).
+fn made_by_sqlite(kind: &str, name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    (kind == "index" && lower.starts_with("sqlite_autoindex_"))
+        || (kind == "table"
+            && matches!(
+                lower.as_str(),
+                "sqlite_sequence" | "sqlite_stat1" | "sqlite_stat4"
+            ))
+}
+
+/// Checks the schema after user SQL changed it, against the reserved objects there were before
+/// (`before`, from [`reserved_objects`]): no temporary object, no new object with a reserved
+/// name or on a table with one (the authorizer sees the names a statement creates, but not the
+/// new name of ALTER TABLE ... RENAME TO, nor the tables a virtual table makes for itself), and
+/// no foreign key into the engine's tables.
+fn check_schema(conn: &Connection, before: &[SchemaObject]) -> Result<(), SqlError> {
+    let after = reserved_objects(conn)?;
+    let added: Vec<&SchemaObject> = after
+        .iter()
+        .filter(|o| before.binary_search(o).is_err())
+        .collect();
+    if added.iter().any(|(schema, ..)| schema == "temp") {
+        return Err(SqlError::Denied(sandbox::NO_TEMP_OBJECTS.into()));
+    }
+    // The object itself before what SQLite made for it (a table before its automatic index).
+    let named = added
+        .iter()
+        .find(|(_, _, name, _)| sandbox::is_reserved(name));
+    if let Some((_, kind, name, _)) = named {
+        return Err(SqlError::Denied(sandbox::reserved_name(kind, name)));
+    }
+    for (_, kind, name, table) in &added {
+        if sandbox::is_reserved(table) {
+            return Err(SqlError::Denied(sandbox::reserved_name("table", table)));
+        }
+        if !made_by_sqlite(kind, name) {
+            return Err(SqlError::Denied(format!(
+                "{kind} '{name}' is not allowed: names starting with sqlite_ are SQLite's own"
+            )));
+        }
+    }
+    if let Some(table) = references_internal(conn)? {
+        return Err(SqlError::Denied(format!(
+            "table {table} has a foreign key to a table internal to Relis"
+        )));
+    }
+    Ok(())
 }
 
 /// A table with a foreign key into the engine's tables, if any. SQLite (as bundled) enforces

@@ -235,13 +235,49 @@ const READABLE_SETTINGS: &[&str] = &[
     "recursive_triggers",
 ];
 
+/// Why a temporary object is refused: the temp schema is searched before `main`, so a temp
+/// object could stand in for a table of the database's own (the engine names `main` in its
+/// statements, but user SQL, views and triggers do not).
+pub(crate) const NO_TEMP_OBJECTS: &str =
+    "temporary objects (TEMP tables, views, triggers and indexes) are not allowed: create them in the database itself";
+
+/// Whether the action makes an object in the temp schema: `CREATE TEMP ...`, `CREATE ...
+/// temp.name`, or a temp trigger on a table of `main` (each also writes `sqlite_temp_master`).
+fn creates_temp(ctx: &AuthContext<'_>) -> bool {
+    use AuthAction as A;
+    let in_temp = ctx
+        .database_name
+        .is_some_and(|d| d.eq_ignore_ascii_case("temp"));
+    match ctx.action {
+        A::CreateTempTable { .. }
+        | A::CreateTempView { .. }
+        | A::CreateTempTrigger { .. }
+        | A::CreateTempIndex { .. } => true,
+        A::CreateTable { .. }
+        | A::CreateView { .. }
+        | A::CreateTrigger { .. }
+        | A::CreateIndex { .. }
+        | A::CreateVtable { .. } => in_temp,
+        A::Insert { table_name } => table_name.eq_ignore_ascii_case("sqlite_temp_master"),
+        _ => false,
+    }
+}
+
+/// Why `name`, a reserved name, is refused for a `what` (table, view, ...).
+pub(crate) fn reserved_name(what: &str, name: &str) -> String {
+    format!(
+        "{what} '{name}' is not allowed: names starting with relis_ or redis_ are reserved for Relis"
+    )
+}
+
 fn check(ctx: &AuthContext<'_>) -> Result<(), String> {
     use AuthAction as A;
+    if creates_temp(ctx) {
+        return Err(NO_TEMP_OBJECTS.into());
+    }
     let reserved = |what: &str, name: &str| -> Result<(), String> {
         if is_reserved(name) {
-            Err(format!(
-                "{what} '{name}' is not allowed: names starting with relis_ or redis_ are reserved for Relis"
-            ))
+            Err(reserved_name(what, name))
         } else {
             Ok(())
         }

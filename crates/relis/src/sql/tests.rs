@@ -854,3 +854,198 @@ fn an_inline_read_defers_a_long_statement_and_runs_a_short_one() {
         vec![vec![SqlValue::Integer(3)]]
     );
 }
+
+/// relis_keys's columns, for a table that would pass for it.
+const KEYS_LOOKALIKE: &str = "(db INTEGER NOT NULL, key BLOB NOT NULL, id INTEGER NOT NULL,
+    type INTEGER NOT NULL, expire_at INTEGER, version INTEGER NOT NULL,
+    count INTEGER NOT NULL DEFAULT 0, mtime INTEGER NOT NULL, value BLOB,
+    head INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (db, key)) WITHOUT ROWID";
+
+/// Every object of the connection's temp schema, seen from user SQL.
+fn temp_objects(out: Result<SqlOutput, SqlError>) -> Vec<Vec<SqlValue>> {
+    out.unwrap().rows
+}
+
+#[test]
+fn a_temp_table_renamed_to_relis_keys_does_not_swallow_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shadow.db");
+    {
+        let db = Db::open(&path).unwrap();
+        let create = format!("CREATE TEMP TABLE k {KEYS_LOOKALIKE}");
+        assert!(matches!(db.sql_exec(&create, ()), Err(SqlError::Denied(_))));
+        assert!(db
+            .sql_exec("ALTER TABLE temp.k RENAME TO relis_keys", ())
+            .is_err());
+        db.set("order:1", "paid").unwrap();
+        assert_eq!(db.get("order:1").unwrap().as_deref(), Some(&b"paid"[..]));
+    }
+    let db = Db::open(&path).unwrap();
+    assert_eq!(db.get("order:1").unwrap().as_deref(), Some(&b"paid"[..]));
+}
+
+#[test]
+fn a_shadow_of_relis_statements_cannot_hijack_another_clients_run() {
+    let db = Db::open_in_memory().unwrap();
+    db.sql_prepare("get", "SELECT 1").unwrap();
+    // The attacker's copy of the statements table, with its own SQL under the same name.
+    let attack = [
+        "CREATE TEMP TABLE s (name TEXT PRIMARY KEY, sql TEXT NOT NULL, params INTEGER NOT NULL,
+             readonly INTEGER NOT NULL)",
+        "INSERT INTO temp.s VALUES ('get', 'SELECT 666', 0, 1)",
+        "ALTER TABLE temp.s RENAME TO relis_statements",
+    ];
+    for sql in attack {
+        assert!(db.sql_exec(sql, ()).is_err(), "{sql}");
+    }
+    assert_eq!(
+        db.sql_run("get", ()).unwrap().rows,
+        vec![vec![SqlValue::Integer(1)]]
+    );
+    assert_eq!(db.sql_statements().unwrap().len(), 1);
+}
+
+#[test]
+fn a_shadow_of_relis_set_cannot_run_a_trigger_inside_sadd() {
+    let db = Db::open_in_memory().unwrap();
+    db.set("victim", "safe").unwrap();
+    let attack = [
+        "CREATE TEMP TABLE s (kid INTEGER NOT NULL, member BLOB NOT NULL,
+             PRIMARY KEY (kid, member)) WITHOUT ROWID",
+        "CREATE TEMP TRIGGER t AFTER INSERT ON s BEGIN
+             UPDATE relis_keys SET value = CAST('pwned' AS BLOB) WHERE key = CAST('victim' AS BLOB); END",
+        "ALTER TABLE temp.s RENAME TO relis_set",
+    ];
+    for sql in attack {
+        assert!(db.sql_exec(sql, ()).is_err(), "{sql}");
+    }
+    assert_eq!(db.sadd("s", &["m"]).unwrap(), 1);
+    assert_eq!(db.get("victim").unwrap().as_deref(), Some(&b"safe"[..]));
+    assert_eq!(db.smembers("s").unwrap().len(), 1);
+}
+
+#[test]
+fn temp_objects_are_refused_on_every_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("t.db")).unwrap();
+    db.sql_exec("CREATE TABLE u (a)", ()).unwrap();
+    let named = SqlDb::open(Some(&dir.path().join("n.sqlite")), SqlDbOptions::default()).unwrap();
+    named.exec("CREATE TABLE u (a)", ()).unwrap();
+    let temps = [
+        "CREATE TEMP TABLE x (a)",
+        "CREATE TEMPORARY TABLE x (a)",
+        "create temp table x as select 1",
+        "CREATE TABLE temp.x (a)",
+        "CREATE TABLE TEMP.x (a)",
+        "CREATE TEMP VIEW v AS SELECT 1",
+        "CREATE VIEW temp.v AS SELECT 1",
+        "CREATE TEMP TRIGGER tr AFTER INSERT ON u BEGIN SELECT 1; END",
+        "CREATE TRIGGER temp.tr AFTER INSERT ON main.u BEGIN SELECT 1; END",
+        "CREATE VIRTUAL TABLE temp.f USING fts5(a)",
+        "CREATE TABLE ok1 (a); CREATE TEMP TABLE x (a)",
+    ];
+    for sql in temps {
+        let m = denied(db.sql_exec(sql, ()));
+        assert!(m.contains("temporary"), "{sql}: {m}");
+        let m = denied(named.exec(sql, ()));
+        assert!(m.contains("temporary"), "{sql}: {m}");
+        // Read connections refuse them as well (a temp object needs no write to the file).
+        assert!(
+            matches!(
+                db.sql_query(sql, ()),
+                Err(SqlError::Denied(_) | SqlError::NotReadOnly)
+            ),
+            "{sql}"
+        );
+        let inline = db
+            .read_here(|r| r.sql_query(sql, (), &SqlLimits::default()))
+            .unwrap()
+            .unwrap();
+        assert!(
+            matches!(inline, Err(SqlError::Denied(_) | SqlError::NotReadOnly)),
+            "{sql}: {inline:?}"
+        );
+    }
+    // A temp index needs a temp table; it is refused all the same.
+    assert!(db.sql_exec("CREATE INDEX temp.i ON u (a)", ()).is_err());
+    let q = "SELECT name FROM sqlite_temp_schema";
+    assert_eq!(
+        temp_objects(db.sql_exec(q, ())),
+        Vec::<Vec<SqlValue>>::new()
+    );
+    assert_eq!(temp_objects(named.exec(q, ())), Vec::<Vec<SqlValue>>::new());
+    assert_eq!(
+        temp_objects(db.sql_query(q, ())),
+        Vec::<Vec<SqlValue>>::new()
+    );
+    assert!(
+        db.sql_query("SELECT * FROM ok1", ()).is_err(),
+        "the batch was undone"
+    );
+}
+
+/// Tries every way to give a table a reserved name through `run`; none works.
+fn renames_to_reserved_names_are_refused(run: &dyn Fn(&str) -> Result<SqlOutput, SqlError>) {
+    let schema = || run("SELECT type, name, tbl_name FROM sqlite_schema ORDER BY name").unwrap();
+    run("CREATE TABLE a (x PRIMARY KEY)").unwrap();
+    run("INSERT INTO a VALUES (1)").unwrap();
+    let before = schema();
+    for new in [
+        "relis_x",
+        "RELIS_KEYS2",
+        "Relis_Statements2",
+        "redis_strings2",
+        "REDIS_x",
+    ] {
+        let m = denied(run(&format!("ALTER TABLE a RENAME TO {new}")));
+        assert!(m.contains(new) && m.contains("reserved"), "{new}: {m}");
+        // In a batch, quoted, with the schema named.
+        let m = denied(run(&format!(
+            "SELECT 1; ALTER TABLE main.a RENAME TO \"{new}\""
+        )));
+        assert!(m.contains("reserved"), "{new}: {m}");
+    }
+    // SQLite keeps sqlite_ names for itself.
+    assert!(run("ALTER TABLE a RENAME TO sqlite_x").is_err());
+    assert!(run("ALTER TABLE a RENAME TO SQLite_x").is_err());
+    // A virtual table's own tables take its name as a prefix.
+    assert!(run("CREATE VIRTUAL TABLE relis USING fts5(a)").is_err());
+    assert!(run("CREATE VIRTUAL TABLE Redis USING fts5(a)").is_err());
+    // Nothing was renamed or created.
+    assert_eq!(schema(), before);
+    assert_eq!(
+        run("SELECT x FROM a").unwrap().rows,
+        vec![vec![SqlValue::Integer(1)]]
+    );
+    run("DROP TABLE a").unwrap();
+}
+
+#[test]
+fn no_object_may_be_renamed_to_a_reserved_name() {
+    let db = Db::open_in_memory().unwrap();
+    renames_to_reserved_names_are_refused(&|sql| db.sql_exec(sql, ()));
+    let named = SqlDb::open(None, SqlDbOptions::default()).unwrap();
+    renames_to_reserved_names_are_refused(&|sql| named.exec(sql, ()));
+    // A prepared statement goes through the same check.
+    for (prepare, run) in [
+        (
+            &|n: &str, s: &str| db.sql_prepare(n, s) as Result<StatementInfo, SqlError>,
+            &|n: &str| db.sql_run(n, ()) as Result<SqlOutput, SqlError>,
+        ),
+        (&|n: &str, s: &str| named.prepare(n, s), &|n: &str| {
+            named.run(n, ())
+        }),
+    ]
+        as [(
+            &dyn Fn(&str, &str) -> Result<StatementInfo, SqlError>,
+            &dyn Fn(&str) -> Result<SqlOutput, SqlError>,
+        ); 2]
+    {
+        prepare("mk", "CREATE TABLE b (x)").unwrap();
+        run("mk").unwrap();
+        prepare("ren", "ALTER TABLE b RENAME TO redis_b").unwrap();
+        assert!(matches!(run("ren"), Err(SqlError::Denied(_))));
+    }
+    assert!(db.sql_query("SELECT * FROM b", ()).is_ok());
+    assert!(named.query("SELECT * FROM b", ()).is_ok());
+}
