@@ -1269,3 +1269,138 @@ async fn temp_objects_and_reserved_names_are_refused_everywhere() {
     );
     assert_eq!(c.cmd(&["PING"]).await, simple("PONG"));
 }
+
+/// Issue 14: a GLOB ran 30 s under a 5 s limit (one virtual-machine step never reached the
+/// progress handler), on the network thread, where a PING from another client waited 29 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_glob_times_out_and_never_holds_up_other_clients() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "sql-time-limit", "1000"]).await,
+        ok()
+    );
+    let timed_out = err(
+        "ERR statement interrupted after 1000 ms (sql-time-limit): its changes were rolled back",
+    );
+    for (cmd, sql) in [
+        // The issue's query: a 2 MB string against an 8,000-character pattern.
+        (
+            "SQL.QUERY",
+            "select printf('%.*c',2000000,'a') glob ('*'||printf('%.*c',8000,'a')||'b')",
+        ),
+        // Short enough to start on the network thread (64,000 characters), as slow.
+        (
+            "SQL.QUERY",
+            "select hex(zeroblob(32000)) glob ('*'||hex(zeroblob(16000))||'X')",
+        ),
+        (
+            "SQL.QUERY",
+            "select hex(zeroblob(32000)) like ('%'||hex(zeroblob(16000))||'X')",
+        ),
+        (
+            "SQL.EXEC",
+            "select hex(zeroblob(32000)) glob ('*'||hex(zeroblob(16000))||'X')",
+        ),
+    ] {
+        let addr = s.addr;
+        let started = Instant::now();
+        let task = tokio::spawn(async move {
+            let mut r = Raw::connect(addr).await;
+            let reply = r.cmd(&[cmd, sql]).await;
+            (reply, started.elapsed())
+        });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut other = s.raw().await;
+        let mut slowest = Duration::ZERO;
+        for _ in 0..10 {
+            let t = Instant::now();
+            assert_eq!(other.cmd(&["PING"]).await, simple("PONG"));
+            slowest = slowest.max(t.elapsed());
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(slowest < Duration::from_millis(100), "{sql}: {slowest:?}");
+        let (reply, took) = task.await.unwrap();
+        assert_eq!(reply, timed_out, "{sql}");
+        assert!(
+            took >= Duration::from_millis(900) && took < Duration::from_millis(2500),
+            "{sql}: {took:?}"
+        );
+    }
+    assert_eq!(c.cmd(&["SET", "after", "1"]).await, ok());
+}
+
+/// The process's peak resident memory (VmHWM), in bytes.
+fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// Issue 14: `select zeroblob(999999999), zeroblob(999999999)` took the server to 4.9 GB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_query_cannot_take_all_memory() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "sql-max-result-bytes"]).await,
+        bulks(&["sql-max-result-bytes", "67108864"])
+    );
+    let before = peak_rss();
+    let too_long = err("ERR string or blob longer than 67108864 bytes (sql-max-result-bytes)");
+    let too_many = err("ERR result has more than 67108864 bytes (sql-max-result-bytes)");
+    for cmd in ["SQL.QUERY", "SQL.EXEC"] {
+        assert_eq!(
+            c.cmd(&[cmd, "select zeroblob(999999999), zeroblob(999999999)"])
+                .await,
+            too_long
+        );
+        assert_eq!(
+            c.cmd(&[cmd, "select zeroblob(40000000), zeroblob(40000000)"])
+                .await,
+            too_many
+        );
+    }
+    assert_eq!(
+        c.cmd(&[
+            "SQL.QUERY",
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100) SELECT randomblob(1000000) FROM n",
+        ])
+        .await,
+        too_many
+    );
+    let grew = peak_rss().saturating_sub(before);
+    assert!(grew < 600 << 20, "peak RSS grew by {} MB", grew >> 20);
+    assert_eq!(c.cmd(&["PING"]).await, simple("PONG"));
+    // The setting: smaller, and off.
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "sql-max-result-bytes", "1kb"])
+            .await,
+        ok()
+    );
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "select zeroblob(600), zeroblob(600)"])
+            .await,
+        err("ERR result has more than 1024 bytes (sql-max-result-bytes)")
+    );
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "select length(zeroblob(600))"]).await,
+        arr(vec![row(vec![int(600)])])
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "sql-max-result-bytes", "0"]).await,
+        ok()
+    );
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "select length(zeroblob(100000000))"])
+            .await,
+        arr(vec![row(vec![int(100000000)])])
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "sql-max-result-bytes", "lots"]).await,
+        err("ERR CONFIG SET failed (possibly related to argument 'sql-max-result-bytes') - argument must be a memory value")
+    );
+}

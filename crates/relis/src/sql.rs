@@ -29,6 +29,7 @@
 //! affinity then applies as usual: `'42'` stored in an INTEGER column becomes the integer 42,
 //! while a BLOB is stored as it is.
 
+mod builtins;
 pub mod morph;
 mod named;
 pub(crate) mod sandbox;
@@ -230,14 +231,23 @@ pub struct SqlLimits {
     pub time_limit: Option<Duration>,
     /// A result with more rows is refused (without being buffered whole).
     pub max_rows: Option<usize>,
+    /// A result holding more bytes (the sizes of its strings and blobs, 8 for any other
+    /// value) is refused as it is read, before it is built whole; no single string or blob
+    /// user SQL makes or reads may be longer either (SQLite's SQLITE_LIMIT_LENGTH, lowered
+    /// while user SQL runs).
+    pub max_bytes: Option<usize>,
 }
 
+/// The default of [`SqlLimits::max_bytes`]: 64 MiB.
+pub const DEFAULT_MAX_RESULT_BYTES: usize = 64 << 20;
+
 impl Default for SqlLimits {
-    /// 5 seconds, any number of rows.
+    /// 5 seconds, any number of rows, 64 MiB.
     fn default() -> Self {
         SqlLimits {
             time_limit: Some(Duration::from_millis(5000)),
             max_rows: None,
+            max_bytes: Some(DEFAULT_MAX_RESULT_BYTES),
         }
     }
 }
@@ -305,6 +315,10 @@ pub enum SqlError {
     TimedOut(u64),
     /// The result has more rows than the limit.
     TooManyRows(usize),
+    /// The result holds more bytes than the limit.
+    TooManyBytes(usize),
+    /// A string or blob would be longer than the limit (bytes).
+    TooLong(usize),
     /// The statement would write where only reads are allowed.
     NotReadOnly,
     /// The number of parameters does not match the statement.
@@ -345,6 +359,13 @@ impl fmt::Display for SqlError {
             SqlError::TooManyRows(n) => {
                 write!(f, "result has more than {n} rows (sql-max-result-rows)")
             }
+            SqlError::TooManyBytes(n) => {
+                write!(f, "result has more than {n} bytes (sql-max-result-bytes)")
+            }
+            SqlError::TooLong(n) => write!(
+                f,
+                "string or blob longer than {n} bytes (sql-max-result-bytes)"
+            ),
             SqlError::NotReadOnly => {
                 f.write_str("statement would write: only reads are allowed here")
             }
@@ -388,12 +409,18 @@ fn user_error(e: rusqlite::Error, limits: &SqlLimits) -> SqlError {
     if let Some(reason) = sandbox::take_denial() {
         return SqlError::Denied(reason);
     }
+    // Stopped by the progress handler (an interrupt) or by a bounded built-in (an error).
+    if sandbox::over_budget_stopped() {
+        return SqlError::Deferred;
+    }
+    if sandbox::timed_out() {
+        return SqlError::TimedOut(limits.time_limit.map_or(0, |d| d.as_millis() as u64));
+    }
     match e.sqlite_error_code() {
-        Some(C::OperationInterrupted) if sandbox::over_budget_stopped() => {
-            return SqlError::Deferred
-        }
-        Some(C::OperationInterrupted) if sandbox::timed_out() => {
-            return SqlError::TimedOut(limits.time_limit.map_or(0, |d| d.as_millis() as u64))
+        // An inline read's values are kept short (sandbox::INLINE_LENGTH): a reader has room.
+        Some(C::TooBig) if sandbox::inline() => return SqlError::Deferred,
+        Some(C::TooBig) if limits.max_bytes.is_some() => {
+            return SqlError::TooLong(limits.max_bytes.unwrap_or_default())
         }
         Some(C::DiskFull) => return SqlError::Engine(Error::DiskFull),
         Some(C::SystemIoFailure) => return SqlError::Engine(Error::Io(e.to_string())),
@@ -515,6 +542,7 @@ fn step(
     if ncols > 0 {
         let columns: Vec<String> = st.column_names().into_iter().map(String::from).collect();
         let mut out = Vec::new();
+        let mut bytes = 0usize;
         let mut rows = st.raw_query();
         while let Some(row) = rows.next().map_err(|e| user_error(e, limits))? {
             if limits.max_rows.is_some_and(|max| out.len() >= max) {
@@ -522,9 +550,17 @@ fn step(
             }
             let mut vals = Vec::with_capacity(ncols);
             for i in 0..ncols {
-                vals.push(SqlValue::from_ref(
-                    row.get_ref(i).map_err(|e| user_error(e, limits))?,
-                ));
+                // A value is at most SQLITE_LIMIT_LENGTH long (the sandbox lowers it to the
+                // same limit), so at most one value past the limit is ever read.
+                let v = row.get_ref(i).map_err(|e| user_error(e, limits))?;
+                bytes = bytes.saturating_add(match v {
+                    ValueRef::Text(b) | ValueRef::Blob(b) => b.len(),
+                    _ => 8,
+                });
+                if let Some(max) = limits.max_bytes.filter(|&max| bytes > max) {
+                    return Err(SqlError::TooManyBytes(max));
+                }
+                vals.push(SqlValue::from_ref(v));
             }
             out.push(vals);
         }
@@ -735,11 +771,16 @@ fn execute_in_sandbox(
     read_only: bool,
 ) -> Result<SqlOutput, SqlError> {
     let keyword = first_keyword(sql).ok_or(SqlError::Empty)?;
+    if sandbox::inline() && (sql.len() > sandbox::INLINE_SQL_BYTES || long_params(params)) {
+        // Compiling and binding are not covered by the inline step budget: long text or
+        // parameters run on a reader.
+        return Err(SqlError::Deferred);
+    }
     let several = has_several_statements(sql);
     if keyword == "VACUUM" && !several {
         return vacuum(conn, sql, read_only);
     }
-    let _sandbox = Sandbox::enter(conn, now, limits.time_limit);
+    let _sandbox = Sandbox::enter(conn, now, limits);
     if several {
         if !params.is_empty() {
             return Err(SqlError::MultipleStatements);
@@ -751,6 +792,19 @@ fn execute_in_sandbox(
         .prepare_cached(&key)
         .map_err(|e| user_error(e, limits))?;
     step(conn, &mut st, &keyword, params, limits, read_only)
+}
+
+/// Whether a parameter is longer than an inline read may make or read a value.
+fn long_params(params: &Params) -> bool {
+    let long = |v: &SqlValue| match v {
+        SqlValue::Text(b) | SqlValue::Blob(b) => b.len() > sandbox::INLINE_LENGTH as usize,
+        _ => false,
+    };
+    match params {
+        Params::None => false,
+        Params::Positional(v) => v.iter().any(long),
+        Params::Named(v) => v.iter().any(|(_, v)| long(v)),
+    }
 }
 
 /// Whether `sql` holds more than one statement. Cheap for the usual single statement (no `;`
@@ -991,8 +1045,11 @@ impl<'c> SqlConn<'c> {
         self.require_writable()?;
         first_keyword(sql).ok_or(SqlError::Empty)?;
         let (params, readonly) = {
-            let limits = SqlLimits::default();
-            let _sandbox = Sandbox::enter(self.conn, self.now, None);
+            let limits = SqlLimits {
+                time_limit: None,
+                ..SqlLimits::default()
+            };
+            let _sandbox = Sandbox::enter(self.conn, self.now, &limits);
             let st = self.conn.prepare(sql).map_err(|e| user_error(e, &limits))?;
             (st.parameter_count(), st.readonly())
         };
@@ -1148,7 +1205,7 @@ impl<'c> SqlConn<'c> {
         // Counting may be long on a big table: it runs under the time limit.
         let rows = {
             let sql = format!("SELECT count(*) FROM \"{}\"", table.replace('"', "\"\""));
-            let _sandbox = Sandbox::enter(self.conn, self.now, limits.time_limit);
+            let _sandbox = Sandbox::enter(self.conn, self.now, limits);
             self.conn
                 .query_row(&sql, [], |r| r.get::<_, i64>(0))
                 .map_err(|e| user_error(e, limits))?

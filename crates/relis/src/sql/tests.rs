@@ -284,6 +284,7 @@ fn a_runaway_statement_is_interrupted_and_rolled_back() {
     let limits = SqlLimits {
         time_limit: Some(Duration::from_millis(100)),
         max_rows: None,
+        max_bytes: None,
     };
     let started = std::time::Instant::now();
     let r = db.sql_write(move |c| {
@@ -331,6 +332,7 @@ fn oversized_results_are_refused() {
     let limits = SqlLimits {
         time_limit: None,
         max_rows: Some(10),
+        max_bytes: None,
     };
     let r = db.sql_read(move |c| {
         c.query(
@@ -1048,4 +1050,192 @@ fn no_object_may_be_renamed_to_a_reserved_name() {
     }
     assert!(db.sql_query("SELECT * FROM b", ()).is_ok());
     assert!(named.query("SELECT * FROM b", ()).is_ok());
+}
+
+/// Calls of built-ins that ran for 30 s and more in one virtual-machine step (issue 14): each
+/// compares every position of a 2 MB string with a pattern of 8,000 characters.
+const SLOW_CALLS: &[&str] = &[
+    "SELECT printf('%.*c', 2000000, 'a') GLOB ('*' || printf('%.*c', 8000, 'a') || 'b')",
+    "SELECT printf('%.*c', 2000000, 'a') LIKE ('%' || printf('%.*c', 8000, 'a') || 'b')",
+    "SELECT like('%' || printf('%.*c', 8000, 'a') || 'b', printf('%.*c', 2000000, 'a'), '!')",
+    "SELECT instr(printf('%.*c', 2000000, 'a'), printf('%.*c', 8000, 'a') || 'b')",
+    "SELECT length(replace(printf('%.*c', 2000000, 'a'), printf('%.*c', 8000, 'a') || 'b', 'c'))",
+    "SELECT length(trim(printf('%.*c', 2000000, 'a'), printf('%.*c', 8000, 'b') || 'a'))",
+];
+
+#[test]
+fn a_slow_built_in_stops_at_the_time_limit() {
+    let db = Db::open_in_memory().unwrap();
+    let limits = SqlLimits {
+        time_limit: Some(Duration::from_millis(200)),
+        ..SqlLimits::default()
+    };
+    for sql in SLOW_CALLS {
+        let started = std::time::Instant::now();
+        let r = db.sql_read(move |c| c.query(sql, (), &limits));
+        assert_eq!(r, Err(SqlError::TimedOut(200)), "{sql}");
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_millis(150) && took < Duration::from_millis(1500),
+            "{sql}: {took:?}"
+        );
+        // On the writer it is an error of the statement alone: the transaction goes on.
+        let r = db.sql_write(move |c| {
+            c.exec("CREATE TABLE IF NOT EXISTS before_slow (x)", (), &limits)?;
+            let slow = c.exec(sql, (), &limits);
+            assert_eq!(slow, Err(SqlError::TimedOut(200)), "{sql}");
+            c.exec("INSERT INTO before_slow VALUES (1)", (), &limits)
+        });
+        assert!(r.is_ok(), "{sql}: {r:?}");
+    }
+    assert_eq!(
+        db.sql_query("SELECT count(*) FROM before_slow", ())
+            .unwrap()
+            .rows,
+        vec![vec![SqlValue::Integer(SLOW_CALLS.len() as i64)]]
+    );
+    // Without a time limit they run to the end (the engine's own statements are never
+    // bounded either).
+    let untimed = SqlLimits {
+        time_limit: None,
+        ..SqlLimits::default()
+    };
+    let r = db.sql_read(move |c| {
+        c.query(
+            "SELECT printf('%.*c', 20000, 'a') GLOB ('*' || printf('%.*c', 200, 'a') || 'b')",
+            (),
+            &untimed,
+        )
+    });
+    assert_eq!(r.unwrap().rows, vec![vec![SqlValue::Integer(0)]]);
+}
+
+#[test]
+fn an_inline_read_defers_a_slow_built_in_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("g.db")).unwrap();
+    let limits = SqlLimits::default();
+    let heavy = format!(
+        "SELECT {}",
+        vec!["length(upper(hex(zeroblob(32000 + random() % 1))))"; 60].join(", ")
+    );
+    for sql in [
+        // Short strings, long work: the built-in's own budget.
+        "SELECT hex(zeroblob(10000)) GLOB ('*' || hex(zeroblob(250)) || 'X')",
+        // A long value: more than an inline read may make.
+        "SELECT length(hex(zeroblob(100000)))",
+        // Few steps that each make a long value: the clock.
+        &heavy,
+        // printf answers NULL past the length limit, which is lower inline: not run here.
+        "SELECT printf('%d', 1)",
+    ] {
+        let sql: &str = sql;
+        let started = std::time::Instant::now();
+        let r = db
+            .read_here(|r| r.sql_query(sql, (), &limits))
+            .unwrap()
+            .unwrap();
+        let took = started.elapsed();
+        assert_eq!(r, Err(SqlError::Deferred), "{sql}");
+        // (A few milliseconds in a release build; the test's own build is unoptimised.)
+        assert!(took < Duration::from_millis(200), "{sql}: {took:?}");
+        // On a reader it runs (and ends well inside the time limit).
+        let sql = sql.to_string();
+        assert!(db
+            .read(move |r| Ok(r.sql_query(&sql, (), &limits)))
+            .unwrap()
+            .is_ok());
+    }
+    // A long SQL text is not even compiled inline.
+    let long = format!("SELECT '{}'", "x".repeat(5000));
+    let r = db
+        .read_here(|r| r.sql_query(&long, (), &limits))
+        .unwrap()
+        .unwrap();
+    assert_eq!(r, Err(SqlError::Deferred));
+}
+
+/// The process's peak resident memory (VmHWM), in bytes.
+fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+#[test]
+fn one_query_cannot_take_all_memory() {
+    let db = Db::open_in_memory().unwrap();
+    let before = peak_rss();
+    let max = DEFAULT_MAX_RESULT_BYTES;
+    // Issue 14: two values of a gigabyte each took the process to 4.9 GB.
+    assert_eq!(
+        db.sql_query("SELECT zeroblob(999999999), zeroblob(999999999)", ()),
+        Err(SqlError::TooLong(max))
+    );
+    assert_eq!(
+        db.sql_query("SELECT randomblob(999999999)", ()),
+        Err(SqlError::TooLong(max))
+    );
+    assert_eq!(
+        db.sql_query("SELECT length(hex(zeroblob(40000000)))", ()),
+        Err(SqlError::TooLong(max))
+    );
+    // (printf answers NULL past the limit, as SQLite's printf does.)
+    assert_eq!(
+        db.sql_query("SELECT printf('%.*c', 100000000, 'a') IS NULL", ())
+            .unwrap()
+            .rows,
+        vec![vec![SqlValue::Integer(1)]]
+    );
+    // Each value under the limit, the result over it: refused as the values are read.
+    assert_eq!(
+        db.sql_query("SELECT zeroblob(40000000), zeroblob(40000000)", ()),
+        Err(SqlError::TooManyBytes(max))
+    );
+    assert_eq!(
+        db.sql_query(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100)
+             SELECT zeroblob(1000000) FROM n",
+            ()
+        ),
+        Err(SqlError::TooManyBytes(max))
+    );
+    assert_eq!(
+        db.sql_exec("SELECT zeroblob(40000000), zeroblob(40000000)", ()),
+        Err(SqlError::TooManyBytes(max))
+    );
+    let grew = peak_rss().saturating_sub(before);
+    assert!(grew < 600 << 20, "peak RSS grew by {} MB", grew >> 20);
+    // Under the limit, a result is whole.
+    let out = db
+        .sql_query("SELECT length(zeroblob(1000000))", ())
+        .unwrap();
+    assert_eq!(out.rows, vec![vec![SqlValue::Integer(1000000)]]);
+    // The engine's own limit is restored after user SQL: Redis values larger than the
+    // sandbox's still store and read back.
+    let big = vec![7u8; max + 1];
+    db.set("big", &big).unwrap();
+    assert_eq!(db.get("big").unwrap().map(|b| b.len()), Some(max + 1));
+    // User SQL cannot read it (the view makes it TEXT, which reads it whole), but the rest
+    // of the keyspace as before.
+    assert_eq!(
+        db.sql_query("SELECT value FROM redis_strings WHERE key = 'big'", ()),
+        Err(SqlError::TooLong(max))
+    );
+    assert_eq!(
+        db.sql_query("SELECT key, type FROM redis_keys", ())
+            .unwrap()
+            .rows,
+        vec![vec![t("big"), t("string")]]
+    );
+    // Without a limit (sql-max-result-bytes 0), SQLite's own applies.
+    let unlimited = SqlLimits {
+        max_bytes: None,
+        ..SqlLimits::default()
+    };
+    let r = db.sql_read(move |c| c.query("SELECT zeroblob(2000000000)", (), &unlimited));
+    assert_eq!(r, Err(SqlError::Sql("string or blob too big".into())));
 }
