@@ -91,6 +91,16 @@ pub(crate) fn inline() -> bool {
     INLINE.get()
 }
 
+/// Whether user SQL is running (or being compiled) now.
+pub(crate) fn active() -> bool {
+    ACTIVE.get()
+}
+
+/// Stops the running inline read: it runs again on a reader ([`crate::SqlError::Deferred`]).
+pub(crate) fn stop_inline() {
+    OVER_BUDGET.set(true);
+}
+
 /// Records that SQLite rolled back the running transaction (an interrupted write does that:
 /// SQLite cannot undo only the statement). Whoever owns the transaction takes it with
 /// [`take_transaction_lost`] and fails every write the transaction held.

@@ -1239,3 +1239,46 @@ fn one_query_cannot_take_all_memory() {
     let r = db.sql_read(move |c| c.query("SELECT zeroblob(2000000000)", (), &unlimited));
     assert_eq!(r, Err(SqlError::Sql("string or blob too big".into())));
 }
+
+#[test]
+fn json_patch_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("j.db")).unwrap();
+    let obj = |prefix: &str, n: usize| {
+        let keys: Vec<String> = (0..n).map(|i| format!("\"{prefix}{i}\":0")).collect();
+        SqlValue::text(format!("{{{}}}", keys.join(",")))
+    };
+    // Two objects of 3,000 keys: fine on a reader, too much work for an inline read.
+    let sql = "SELECT length(json_patch(?1, ?2))";
+    let params = vec![obj("k", 3000), obj("j", 3000)];
+    let limits = SqlLimits::default();
+    let p = params.clone();
+    let r = db
+        .read_here(|r| r.sql_query(sql, p, &limits))
+        .unwrap()
+        .unwrap();
+    assert_eq!(r, Err(SqlError::Deferred));
+    let out = db
+        .read(move |r| Ok(r.sql_query(sql, params, &limits)))
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(out.rows[0][0], SqlValue::Integer(n) if n > 40000),
+        "{out:?}"
+    );
+    // Two objects of 100,000 keys would take minutes: refused at once.
+    let started = std::time::Instant::now();
+    match db.sql_query(sql, vec![obj("k", 100_000), obj("j", 100_000)]) {
+        Err(SqlError::Sql(m)) => assert!(m.contains("too large to merge"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(1));
+    // A small patch on a large document is fine.
+    let out = db
+        .sql_query(
+            "SELECT json_patch(?1, '{\"k1\":1}') -> '$.k1'",
+            vec![obj("k", 100_000)],
+        )
+        .unwrap();
+    assert_eq!(out.rows, vec![vec![t("1")]]);
+}
