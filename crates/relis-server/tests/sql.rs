@@ -1267,6 +1267,18 @@ async fn temp_objects_and_reserved_names_are_refused_everywhere() {
         c.cmd(&["SQL.QUERY", "SELECT x FROM a"]).await,
         arr(vec![row(vec![int(1)])])
     );
+    // From a script.
+    let script = "return redis.pcall('SQL.EXEC', ARGV[1])";
+    assert_eq!(
+        c.cmd(&["EVAL", script, "0", "CREATE TABLE temp.x (a)"])
+            .await,
+        err(NO_TEMP)
+    );
+    assert_eq!(
+        c.cmd(&["EVAL", script, "0", "ALTER TABLE a RENAME TO redis_s"])
+            .await,
+        err(&reserved("redis_s"))
+    );
     assert_eq!(c.cmd(&["PING"]).await, simple("PONG"));
 }
 
