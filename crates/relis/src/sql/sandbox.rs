@@ -325,8 +325,12 @@ fn length_dependent(ctx: &AuthContext<'_>) -> bool {
         if function_name.eq_ignore_ascii_case("printf") || function_name.eq_ignore_ascii_case("format"))
 }
 
+/// Whether `name` starts with `prefix` (ASCII), in any case. Compared as bytes: the name may
+/// hold a multi-byte character where the prefix ends.
 fn starts_with_ci(name: &str, prefix: &str) -> bool {
-    name.len() >= prefix.len() && name[..prefix.len()].eq_ignore_ascii_case(prefix)
+    name.as_bytes()
+        .get(..prefix.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()))
 }
 
 /// Tables (and their indexes) the engine keeps its own data in.

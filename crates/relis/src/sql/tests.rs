@@ -1282,3 +1282,29 @@ fn json_patch_is_bounded() {
         .unwrap();
     assert_eq!(out.rows, vec![vec![t("1")]]);
 }
+
+/// Found by the sql_sandbox fuzz target: the authorizer's prefix test sliced a name inside a
+/// multi-byte character (and panicked inside SQLite's callback).
+#[test]
+fn names_with_multi_byte_characters_are_checked_like_others() {
+    let db = Db::open_in_memory().unwrap();
+    db.sql_exec("CREATE TABLE \"abcde\u{20ac}x\" (a)", ())
+        .unwrap();
+    db.sql_exec("INSERT INTO \"abcde\u{20ac}x\" VALUES (1)", ())
+        .unwrap();
+    db.sql_exec(
+        "ALTER TABLE \"abcde\u{20ac}x\" RENAME TO \"r\u{e9}lis_x\"",
+        (),
+    )
+    .unwrap();
+    assert!(
+        denied(db.sql_exec("ALTER TABLE \"r\u{e9}lis_x\" RENAME TO relis_\u{20ac}", ()))
+            .contains("reserved")
+    );
+    assert_eq!(
+        db.sql_query("SELECT a FROM \"r\u{e9}lis_x\"", ())
+            .unwrap()
+            .rows,
+        vec![vec![SqlValue::Integer(1)]]
+    );
+}
