@@ -1,7 +1,10 @@
 //! The fuzz targets' bodies, shared with the corpus-replay tests that `cargo test` runs
-//! (`crates/resp/tests/fuzz_corpus.rs`, `crates/relis-server/tests/fuzz_corpus.rs` include these
-//! files by path, so stable Rust replays exactly what the fuzzer ran).
+//! (`crates/resp/tests/fuzz_corpus.rs`, `crates/relis-server/tests/fuzz_corpus.rs` and
+//! `crates/relis/tests/fuzz_corpus.rs` include these files by path, so stable Rust replays
+//! exactly what the fuzzer ran).
 
 #[cfg(feature = "cmd")]
 pub mod cmd_targets;
 pub mod resp_targets;
+#[cfg(feature = "sql")]
+pub mod sql_targets;

@@ -54,6 +54,9 @@ pub struct Config {
     pub sql_time_limit: u64,
     /// Most rows a SQL result may have; a larger one is refused (0 = no limit).
     pub sql_max_result_rows: usize,
+    /// Most bytes a SQL result may hold, and the longest string or blob user SQL may make or
+    /// read; a larger one is refused (0 = no limit).
+    pub sql_max_result_bytes: usize,
     /// Refuse clients from other hosts while the default user has no password.
     pub protected_mode: bool,
     /// TLS port (0 = no TLS listener).
@@ -106,6 +109,7 @@ impl Default for Config {
             page_size: relis::PAGE_SIZE,
             sql_time_limit: 5000,
             sql_max_result_rows: 1_000_000,
+            sql_max_result_bytes: relis::DEFAULT_MAX_RESULT_BYTES,
             protected_mode: true,
             tls_port: 0,
             tls_cert_file: String::new(),
@@ -527,6 +531,12 @@ pub const PARAMS: &[Param] = &[
         get: |c| c.sql_max_result_rows.to_string(),
         set: |c, v| int_in(v, 0, i64::MAX).map(|n| c.sql_max_result_rows = n as usize),
     },
+    Param {
+        name: "sql-max-result-bytes",
+        mutable: true,
+        get: |c| c.sql_max_result_bytes.to_string(),
+        set: |c, v| memory(v).map(|n| c.sql_max_result_bytes = n),
+    },
     // Mutable as in Redis 7.0: a client on the loopback interface may turn it off.
     Param {
         name: "protected-mode",
@@ -655,12 +665,14 @@ pub const PARAMS: &[Param] = &[
 ];
 
 impl Config {
-    /// The limits user SQL runs under (`sql-time-limit`, `sql-max-result-rows`).
+    /// The limits user SQL runs under (`sql-time-limit`, `sql-max-result-rows`,
+    /// `sql-max-result-bytes`).
     pub fn sql_limits(&self) -> relis::SqlLimits {
         relis::SqlLimits {
             time_limit: (self.sql_time_limit > 0)
                 .then(|| std::time::Duration::from_millis(self.sql_time_limit)),
             max_rows: (self.sql_max_result_rows > 0).then_some(self.sql_max_result_rows),
+            max_bytes: (self.sql_max_result_bytes > 0).then_some(self.sql_max_result_bytes),
         }
     }
 
@@ -956,6 +968,16 @@ mod tests {
         assert_eq!(e("save", "abc"), "Invalid save parameters");
         assert!(e("maxmemory-policy", "x").starts_with("argument(s) must be one of"));
         assert_eq!(e("maxmemory", "1x"), "argument must be a memory value");
+        assert_eq!(
+            e("sql-max-result-bytes", "-1"),
+            "argument must be a memory value"
+        );
+        assert_eq!(c.get("sql-max-result-bytes").as_deref(), Some("67108864"));
+        c.set("sql-max-result-bytes", "1mb").unwrap();
+        assert_eq!(c.get("sql-max-result-bytes").as_deref(), Some("1048576"));
+        assert_eq!(c.sql_limits().max_bytes, Some(1 << 20));
+        c.set("sql-max-result-bytes", "0").unwrap();
+        assert_eq!(c.sql_limits().max_bytes, None);
         c.set("appendonly", "YES").unwrap();
         c.set("maxmemory", "1kb").unwrap();
         c.set("save", "3600  1 300 100").unwrap();

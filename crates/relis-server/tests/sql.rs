@@ -1111,3 +1111,308 @@ async fn morph_commands_with_named_databases() {
     c.cmd(&["SELECT", "0"]).await;
     assert_eq!(c.cmd(&["EXISTS", "item:a"]).await, int(0));
 }
+
+/// relis_keys's columns, for a table that would pass for it.
+const KEYS_LOOKALIKE: &str = "(db INTEGER NOT NULL, key BLOB NOT NULL, id INTEGER NOT NULL,
+    type INTEGER NOT NULL, expire_at INTEGER, version INTEGER NOT NULL,
+    count INTEGER NOT NULL DEFAULT 0, mtime INTEGER NOT NULL, value BLOB,
+    head INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (db, key)) WITHOUT ROWID";
+
+const NO_TEMP: &str = "ERR not authorized: temporary objects (TEMP tables, views, triggers and indexes) are not allowed: create them in the database itself";
+
+/// Issue 14: a temp table renamed to relis_keys took the engine's writes (OK, then gone after a
+/// restart).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_temp_shadow_of_the_keyspace_is_refused_and_writes_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_path_buf();
+    let mut s = start_with(|c| c.dir = path.clone()).await;
+    let mut c = s.raw().await;
+    let create = format!("CREATE TEMP TABLE k {KEYS_LOOKALIKE}");
+    assert_eq!(c.cmd(&["SQL.EXEC", &create]).await, err(NO_TEMP));
+    assert_eq!(
+        c.cmd(&["SQL.EXEC", "ALTER TABLE temp.k RENAME TO relis_keys"])
+            .await,
+        err("ERR no such table: temp.k")
+    );
+    assert_eq!(c.cmd(&["SET", "order:1", "paid"]).await, ok());
+    drop(c);
+    s.stop().await;
+    let s = start_with(|c| c.dir = path.clone()).await;
+    let mut c = s.raw().await;
+    assert_eq!(c.cmd(&["GET", "order:1"]).await, bulk("paid"));
+}
+
+/// Issue 14: a shadow relis_statements made another client's SQL.RUN run the attacker's SQL,
+/// and a temp trigger on a shadow relis_set ran inside SADD with the sandbox off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_client_can_hijack_the_engines_statements() {
+    let s = start().await;
+    let mut victim = s.raw().await;
+    let mut attacker = s.raw().await;
+    assert_eq!(victim.cmd(&["SQL.PREPARE", "get", "SELECT 1"]).await, ok());
+    assert_eq!(victim.cmd(&["SET", "victim", "safe"]).await, ok());
+    assert_eq!(
+        attacker.cmd(&["SQL.EXEC", "CREATE TABLE u (a)"]).await,
+        ok()
+    );
+    for sql in [
+        "CREATE TEMP TABLE s (name TEXT PRIMARY KEY, sql TEXT NOT NULL, params INTEGER NOT NULL, readonly INTEGER NOT NULL)",
+        "CREATE TEMP TABLE m (kid INTEGER NOT NULL, member BLOB NOT NULL, PRIMARY KEY (kid, member)) WITHOUT ROWID",
+        "CREATE TEMP TRIGGER t AFTER INSERT ON main.u BEGIN SELECT 1; END",
+    ] {
+        assert_eq!(attacker.cmd(&["SQL.EXEC", sql]).await, err(NO_TEMP), "{sql}");
+    }
+    assert_eq!(
+        attacker
+            .cmd(&["SQL.EXEC", "ALTER TABLE temp.s RENAME TO relis_statements"])
+            .await,
+        err("ERR no such table: temp.s")
+    );
+    assert_eq!(
+        victim.cmd(&["SQL.RUN", "get"]).await,
+        arr(vec![row(vec![int(1)])])
+    );
+    assert_eq!(victim.cmd(&["SADD", "set", "m"]).await, int(1));
+    assert_eq!(victim.cmd(&["GET", "victim"]).await, bulk("safe"));
+    assert_eq!(
+        attacker
+            .cmd(&["SQL.QUERY", "SELECT count(*) FROM sqlite_temp_schema"])
+            .await,
+        arr(vec![row(vec![int(0)])])
+    );
+}
+
+/// SQL.EXEC, on the named database `db` (`["DB", name]`) or the main one (`[]`).
+async fn exec_on(c: &mut Raw, db: &[&str], sql: &str) -> Frame {
+    let mut args = vec!["SQL.EXEC"];
+    args.extend_from_slice(db);
+    args.push(sql);
+    c.cmd(&args).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn temp_objects_and_reserved_names_are_refused_everywhere() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(c.cmd(&["SQL.DB", "CREATE", "n", "MEMORY"]).await, ok());
+    assert_eq!(c.cmd(&["REDISQL.CREATE_DB", "R"]).await, ok());
+    for temp in [
+        "CREATE TEMP TABLE x (a)",
+        "CREATE TABLE temp.x (a)",
+        "CREATE TEMP VIEW v AS SELECT 1",
+        "SELECT 1; CREATE TEMP TABLE x (a)",
+    ] {
+        assert_eq!(c.cmd(&["SQL.EXEC", temp]).await, err(NO_TEMP), "{temp}");
+        assert_eq!(c.cmd(&["SQL.QUERY", temp]).await, err(NO_TEMP), "{temp}");
+        assert_eq!(
+            c.cmd(&["SQL.EXEC", "DB", "n", temp]).await,
+            err(NO_TEMP),
+            "{temp}"
+        );
+        assert_eq!(
+            c.cmd(&["REDISQL.EXEC", "R", temp]).await,
+            err(NO_TEMP),
+            "{temp}"
+        );
+    }
+    let reserved = |name: &str| {
+        format!("ERR not authorized: table '{name}' is not allowed: names starting with relis_ or redis_ are reserved for Relis")
+    };
+    for db in [&[][..], &["DB", "n"][..]] {
+        assert_eq!(exec_on(&mut c, db, "CREATE TABLE a (x)").await, ok());
+        for new in ["relis_x", "RELIS_KEYS2", "redis_strings2", "Redis_X"] {
+            assert_eq!(
+                exec_on(&mut c, db, &format!("ALTER TABLE a RENAME TO {new}")).await,
+                err(&reserved(new)),
+                "{db:?} {new}"
+            );
+            assert_eq!(
+                exec_on(
+                    &mut c,
+                    db,
+                    &format!("SELECT 1; ALTER TABLE a RENAME TO {new}")
+                )
+                .await,
+                err(&reserved(new)),
+                "{db:?} {new}"
+            );
+        }
+        assert_eq!(
+            exec_on(&mut c, db, "ALTER TABLE a RENAME TO sqlite_x").await,
+            err("ERR object name reserved for internal use: sqlite_x")
+        );
+        assert_eq!(
+            exec_on(&mut c, db, "INSERT INTO a VALUES (1)").await,
+            int(1)
+        );
+    }
+    // A prepared rename, and RediSQL's EXEC.
+    assert_eq!(
+        c.cmd(&["SQL.PREPARE", "ren", "ALTER TABLE a RENAME TO relis_p"])
+            .await,
+        ok()
+    );
+    assert_eq!(c.cmd(&["SQL.RUN", "ren"]).await, err(&reserved("relis_p")));
+    assert_eq!(
+        c.cmd(&["REDISQL.EXEC", "R", "CREATE TABLE b (x)"]).await,
+        simple("DONE")
+    );
+    assert_eq!(
+        c.cmd(&["REDISQL.EXEC", "R", "ALTER TABLE b RENAME TO redis_b"])
+            .await,
+        err(&reserved("redis_b"))
+    );
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "SELECT x FROM a"]).await,
+        arr(vec![row(vec![int(1)])])
+    );
+    // From a script.
+    let script = "return redis.pcall('SQL.EXEC', ARGV[1])";
+    assert_eq!(
+        c.cmd(&["EVAL", script, "0", "CREATE TABLE temp.x (a)"])
+            .await,
+        err(NO_TEMP)
+    );
+    assert_eq!(
+        c.cmd(&["EVAL", script, "0", "ALTER TABLE a RENAME TO redis_s"])
+            .await,
+        err(&reserved("redis_s"))
+    );
+    assert_eq!(c.cmd(&["PING"]).await, simple("PONG"));
+}
+
+/// Issue 14: a GLOB ran 30 s under a 5 s limit (one virtual-machine step never reached the
+/// progress handler), on the network thread, where a PING from another client waited 29 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_glob_times_out_and_never_holds_up_other_clients() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "sql-time-limit", "1000"]).await,
+        ok()
+    );
+    let timed_out = err(
+        "ERR statement interrupted after 1000 ms (sql-time-limit): its changes were rolled back",
+    );
+    for (cmd, sql) in [
+        // The issue's query: a 2 MB string against an 8,000-character pattern.
+        (
+            "SQL.QUERY",
+            "select printf('%.*c',2000000,'a') glob ('*'||printf('%.*c',8000,'a')||'b')",
+        ),
+        // Short enough to start on the network thread (64,000 characters), as slow.
+        (
+            "SQL.QUERY",
+            "select hex(zeroblob(32000)) glob ('*'||hex(zeroblob(16000))||'X')",
+        ),
+        (
+            "SQL.QUERY",
+            "select hex(zeroblob(32000)) like ('%'||hex(zeroblob(16000))||'X')",
+        ),
+        (
+            "SQL.EXEC",
+            "select hex(zeroblob(32000)) glob ('*'||hex(zeroblob(16000))||'X')",
+        ),
+    ] {
+        let addr = s.addr;
+        let started = Instant::now();
+        let task = tokio::spawn(async move {
+            let mut r = Raw::connect(addr).await;
+            let reply = r.cmd(&[cmd, sql]).await;
+            (reply, started.elapsed())
+        });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut other = s.raw().await;
+        let mut slowest = Duration::ZERO;
+        for _ in 0..10 {
+            let t = Instant::now();
+            assert_eq!(other.cmd(&["PING"]).await, simple("PONG"));
+            slowest = slowest.max(t.elapsed());
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(slowest < Duration::from_millis(100), "{sql}: {slowest:?}");
+        let (reply, took) = task.await.unwrap();
+        assert_eq!(reply, timed_out, "{sql}");
+        assert!(
+            took >= Duration::from_millis(900) && took < Duration::from_millis(2500),
+            "{sql}: {took:?}"
+        );
+    }
+    assert_eq!(c.cmd(&["SET", "after", "1"]).await, ok());
+}
+
+/// The process's peak resident memory (VmHWM), in bytes.
+fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// Issue 14: `select zeroblob(999999999), zeroblob(999999999)` took the server to 4.9 GB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_query_cannot_take_all_memory() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "sql-max-result-bytes"]).await,
+        bulks(&["sql-max-result-bytes", "67108864"])
+    );
+    let before = peak_rss();
+    let too_long = err("ERR string or blob longer than 67108864 bytes (sql-max-result-bytes)");
+    let too_many = err("ERR result has more than 67108864 bytes (sql-max-result-bytes)");
+    for cmd in ["SQL.QUERY", "SQL.EXEC"] {
+        assert_eq!(
+            c.cmd(&[cmd, "select zeroblob(999999999), zeroblob(999999999)"])
+                .await,
+            too_long
+        );
+        assert_eq!(
+            c.cmd(&[cmd, "select zeroblob(40000000), zeroblob(40000000)"])
+                .await,
+            too_many
+        );
+    }
+    assert_eq!(
+        c.cmd(&[
+            "SQL.QUERY",
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100) SELECT randomblob(1000000) FROM n",
+        ])
+        .await,
+        too_many
+    );
+    let grew = peak_rss().saturating_sub(before);
+    assert!(grew < 600 << 20, "peak RSS grew by {} MB", grew >> 20);
+    assert_eq!(c.cmd(&["PING"]).await, simple("PONG"));
+    // The setting: smaller, and off.
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "sql-max-result-bytes", "1kb"])
+            .await,
+        ok()
+    );
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "select zeroblob(600), zeroblob(600)"])
+            .await,
+        err("ERR result has more than 1024 bytes (sql-max-result-bytes)")
+    );
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "select length(zeroblob(600))"]).await,
+        arr(vec![row(vec![int(600)])])
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "sql-max-result-bytes", "0"]).await,
+        ok()
+    );
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "select length(zeroblob(100000000))"])
+            .await,
+        arr(vec![row(vec![int(100000000)])])
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "sql-max-result-bytes", "lots"]).await,
+        err("ERR CONFIG SET failed (possibly related to argument 'sql-max-result-bytes') - argument must be a memory value")
+    );
+}

@@ -300,7 +300,7 @@ impl Db {
         schema::migrate(&mut conn, version).map_err(|e| Error::NotRelis(format!("{name}: {e}")))?;
         let next_version: i64 = conn
             .query_row(
-                "SELECT value FROM relis_meta WHERE name = 'next_version'",
+                "SELECT value FROM main.relis_meta WHERE name = 'next_version'",
                 [],
                 |r| r.get(0),
             )

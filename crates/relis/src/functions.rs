@@ -14,7 +14,7 @@ impl Reader<'_> {
     pub fn function_libraries(&self) -> Result<Vec<(String, Bytes)>> {
         let mut st = crate::stmt::prepare(
             self.conn,
-            "SELECT name, code FROM relis_functions ORDER BY name",
+            "SELECT name, code FROM main.relis_functions ORDER BY name",
         )?;
         let rows = st.query_map([], |r| {
             Ok((r.get::<_, String>(0)?, Bytes::from(r.get::<_, Vec<u8>>(1)?)))
@@ -31,7 +31,7 @@ impl Writer<'_> {
     pub fn function_put(&mut self, name: &str, code: &[u8]) -> Result<()> {
         crate::stmt::prepare(
             self.conn,
-            "INSERT OR REPLACE INTO relis_functions (name, code) VALUES (?1, ?2)",
+            "INSERT OR REPLACE INTO main.relis_functions (name, code) VALUES (?1, ?2)",
         )?
         .execute((name, code))?;
         Ok(())
@@ -42,8 +42,11 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors.
     pub fn function_delete(&mut self, name: &str) -> Result<bool> {
-        let n = crate::stmt::prepare(self.conn, "DELETE FROM relis_functions WHERE name = ?1")?
-            .execute([name])?;
+        let n = crate::stmt::prepare(
+            self.conn,
+            "DELETE FROM main.relis_functions WHERE name = ?1",
+        )?
+        .execute([name])?;
         Ok(n > 0)
     }
 
@@ -52,7 +55,7 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors.
     pub fn function_clear(&mut self) -> Result<()> {
-        crate::stmt::prepare(self.conn, "DELETE FROM relis_functions")?.execute([])?;
+        crate::stmt::prepare(self.conn, "DELETE FROM main.relis_functions")?.execute([])?;
         Ok(())
     }
 }

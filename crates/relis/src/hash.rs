@@ -98,7 +98,7 @@ impl Reader<'_> {
     fn hash_row(&self, db: u32, key: &[u8]) -> Result<Option<HashRow>> {
         let row = crate::stmt::prepare(
             self.conn,
-            "SELECT id, type, count, head FROM relis_keys
+            "SELECT id, type, count, head FROM main.relis_keys
                  WHERE db = ?1 AND key = ?2 AND (expire_at IS NULL OR expire_at > ?3)",
         )?
         .query_row((db, key, self.now), |r| {
@@ -132,7 +132,7 @@ impl Reader<'_> {
     fn field_value(&self, kid: i64, field: &[u8]) -> Result<Option<Bytes>> {
         Ok(crate::stmt::prepare(
             self.conn,
-            "SELECT value FROM relis_hash WHERE kid = ?1 AND field = ?2",
+            "SELECT value FROM main.relis_hash WHERE kid = ?1 AND field = ?2",
         )?
         .query_row((kid, field), |r| blob(r, 0))
         .optional()?)
@@ -143,12 +143,12 @@ impl Reader<'_> {
         let mut st = if row.hashtable {
             crate::stmt::prepare(
                 self.conn,
-                "SELECT field, value FROM relis_hash WHERE kid = ?1 ORDER BY field",
+                "SELECT field, value FROM main.relis_hash WHERE kid = ?1 ORDER BY field",
             )?
         } else {
             crate::stmt::prepare(
                 self.conn,
-                "SELECT field, value FROM relis_hash WHERE kid = ?1 ORDER BY seq, field",
+                "SELECT field, value FROM main.relis_hash WHERE kid = ?1 ORDER BY seq, field",
             )?
         };
         let rows = st.query_map([row.id], |r| Ok((blob(r, 0)?, blob(r, 1)?)))?;
@@ -160,12 +160,12 @@ impl Reader<'_> {
         let mut st = if row.hashtable {
             crate::stmt::prepare(
                 self.conn,
-                "SELECT field FROM relis_hash WHERE kid = ?1 ORDER BY field",
+                "SELECT field FROM main.relis_hash WHERE kid = ?1 ORDER BY field",
             )?
         } else {
             crate::stmt::prepare(
                 self.conn,
-                "SELECT field FROM relis_hash WHERE kid = ?1 ORDER BY seq, field",
+                "SELECT field FROM main.relis_hash WHERE kid = ?1 ORDER BY seq, field",
             )?
         };
         let rows = st.query_map([row.id], |r| blob(r, 0))?;
@@ -177,12 +177,12 @@ impl Reader<'_> {
         let mut st = if row.hashtable {
             crate::stmt::prepare(
                 self.conn,
-                "SELECT value FROM relis_hash WHERE kid = ?1 ORDER BY field",
+                "SELECT value FROM main.relis_hash WHERE kid = ?1 ORDER BY field",
             )?
         } else {
             crate::stmt::prepare(
                 self.conn,
-                "SELECT value FROM relis_hash WHERE kid = ?1 ORDER BY seq, field",
+                "SELECT value FROM main.relis_hash WHERE kid = ?1 ORDER BY seq, field",
             )?
         };
         let rows = st.query_map([row.id], |r| blob(r, 0))?;
@@ -210,11 +210,11 @@ impl Reader<'_> {
         }
         let mut first = crate::stmt::prepare(
             self.conn,
-            "SELECT field, value FROM relis_hash WHERE kid = ?1 ORDER BY field LIMIT 1 OFFSET ?2",
+            "SELECT field, value FROM main.relis_hash WHERE kid = ?1 ORDER BY field LIMIT 1 OFFSET ?2",
         )?;
         let mut after = crate::stmt::prepare(
             self.conn,
-            "SELECT field, value FROM relis_hash WHERE kid = ?1 AND field > ?2
+            "SELECT field, value FROM main.relis_hash WHERE kid = ?1 AND field > ?2
              ORDER BY field LIMIT 1 OFFSET ?3",
         )?;
         let mut out: Vec<RandomField> = Vec::with_capacity(positions.len());
@@ -282,7 +282,7 @@ impl Reader<'_> {
         Ok(Some(
             crate::stmt::prepare(
                 self.conn,
-                "SELECT 1 FROM relis_hash WHERE kid = ?1 AND field = ?2",
+                "SELECT 1 FROM main.relis_hash WHERE kid = ?1 AND field = ?2",
             )?
             .exists((r.id, field))?,
         ))
@@ -307,7 +307,7 @@ impl Reader<'_> {
         };
         let len: Option<i64> = crate::stmt::prepare(
             self.conn,
-            "SELECT length(value) FROM relis_hash WHERE kid = ?1 AND field = ?2",
+            "SELECT length(value) FROM main.relis_hash WHERE kid = ?1 AND field = ?2",
         )?
         .query_row((r.id, field), |r| r.get(0))
         .optional()?;
@@ -362,12 +362,12 @@ impl Reader<'_> {
         let mut st = if i < n / 2 {
             crate::stmt::prepare(
                 self.conn,
-                "SELECT field FROM relis_hash WHERE kid = ?1 ORDER BY field LIMIT 1 OFFSET ?2",
+                "SELECT field FROM main.relis_hash WHERE kid = ?1 ORDER BY field LIMIT 1 OFFSET ?2",
             )?
         } else {
             crate::stmt::prepare(
                 self.conn,
-                "SELECT field FROM relis_hash WHERE kid = ?1 ORDER BY field DESC LIMIT 1 OFFSET ?2",
+                "SELECT field FROM main.relis_hash WHERE kid = ?1 ORDER BY field DESC LIMIT 1 OFFSET ?2",
             )?
         };
         let offset = if i < n / 2 { i } else { n - 1 - i };
@@ -485,12 +485,12 @@ impl Reader<'_> {
         let mut st = match &upper {
             Some(_) => crate::stmt::prepare(
                 self.conn,
-                "SELECT field, value FROM relis_hash WHERE kid = ?1 AND field >= ?2 AND field < ?4
+                "SELECT field, value FROM main.relis_hash WHERE kid = ?1 AND field >= ?2 AND field < ?4
                  ORDER BY field LIMIT ?3",
             )?,
             None => crate::stmt::prepare(
                 self.conn,
-                "SELECT field, value FROM relis_hash WHERE kid = ?1 AND field >= ?2
+                "SELECT field, value FROM main.relis_hash WHERE kid = ?1 AND field >= ?2
                  ORDER BY field LIMIT ?3",
             )?,
         };
@@ -545,7 +545,7 @@ impl Writer<'_> {
         let seq = self.next_version();
         let got: i64 = crate::stmt::prepare(
             self.conn,
-            "INSERT INTO relis_hash (kid, field, value, seq) VALUES (?1, ?2, ?3, ?4)
+            "INSERT INTO main.relis_hash (kid, field, value, seq) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (kid, field) DO UPDATE SET value = excluded.value
                  RETURNING seq",
         )?
@@ -597,7 +597,7 @@ impl Writer<'_> {
         if !exists {
             crate::stmt::prepare(
                 self.conn,
-                "INSERT INTO relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
+                "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
                      VALUES (?1, ?2, ?3, ?4, NULL, ?3, ?5, ?6, ?7)",
             )?
             .execute((db, key, id, KeyType::Hash.code(), count, self.now, head))?;
@@ -606,14 +606,14 @@ impl Writer<'_> {
             // Every field is gone already: only the row is left.
             crate::stmt::prepare(
                 self.conn,
-                "DELETE FROM relis_keys WHERE db = ?1 AND key = ?2",
+                "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2",
             )?
             .execute((db, key))?;
         } else {
             let version = self.next_version();
             crate::stmt::prepare(
                 self.conn,
-                "UPDATE relis_keys SET version = ?3, count = ?4, mtime = ?5, head = ?6
+                "UPDATE main.relis_keys SET version = ?3, count = ?4, mtime = ?5, head = ?6
                      WHERE db = ?1 AND key = ?2",
             )?
             .execute((db, key, version, count, self.now, head))?;
@@ -664,7 +664,7 @@ impl Writer<'_> {
         for f in fields {
             removed += crate::stmt::prepare(
                 self.conn,
-                "DELETE FROM relis_hash WHERE kid = ?1 AND field = ?2",
+                "DELETE FROM main.relis_hash WHERE kid = ?1 AND field = ?2",
             )?
             .execute((row.id, &f[..]))? as i64;
             if removed == row.count {

@@ -165,7 +165,7 @@ impl Reader<'_> {
             prefix_end(&prefix)
         };
         let sql = format!(
-            "SELECT key, type FROM relis_keys WHERE db = :db AND key {} :lower {} AND {LIVE}
+            "SELECT key, type FROM main.relis_keys WHERE db = :db AND key {} :lower {} AND {LIVE}
              ORDER BY key LIMIT :limit",
             if strict { ">" } else { ">=" },
             if upper.is_some() {
@@ -214,7 +214,7 @@ impl Reader<'_> {
         let probe: [u8; 8] = rand::random();
         let sql = |op: &str| {
             format!(
-                "SELECT key FROM relis_keys WHERE db = :db AND key {op} :probe AND {LIVE}
+                "SELECT key FROM main.relis_keys WHERE db = :db AND key {op} :probe AND {LIVE}
                  ORDER BY key {} LIMIT 1",
                 if op == ">=" { "ASC" } else { "DESC" }
             )
@@ -240,10 +240,11 @@ impl Reader<'_> {
     /// # Errors
     /// Storage errors only.
     pub fn dbsize(&self, db: u32) -> Result<i64> {
-        Ok(
-            crate::stmt::prepare(self.conn, "SELECT count(*) FROM relis_keys WHERE db = ?1")?
-                .query_row([db], |r| r.get(0))?,
-        )
+        Ok(crate::stmt::prepare(
+            self.conn,
+            "SELECT count(*) FROM main.relis_keys WHERE db = ?1",
+        )?
+        .query_row([db], |r| r.get(0))?)
     }
 
     /// Per-database key and expiry counts, for INFO keyspace (only non-empty databases).
@@ -253,7 +254,7 @@ impl Reader<'_> {
     pub fn keyspace_info(&self) -> Result<Vec<KeyspaceInfo>> {
         let mut st = crate::stmt::prepare(
             self.conn,
-            "SELECT db, count(*), count(expire_at) FROM relis_keys GROUP BY db ORDER BY db",
+            "SELECT db, count(*), count(expire_at) FROM main.relis_keys GROUP BY db ORDER BY db",
         )?;
         let rows = st.query_map([], |r| {
             Ok(KeyspaceInfo {
@@ -320,7 +321,7 @@ impl Writer<'_> {
         let version = self.next_version();
         crate::stmt::prepare(
             self.conn,
-            "UPDATE relis_keys SET expire_at = ?3, version = ?4, mtime = ?5
+            "UPDATE main.relis_keys SET expire_at = ?3, version = ?4, mtime = ?5
                  WHERE db = ?1 AND key = ?2",
         )?
         .execute((db, key, at, version, self.now))?;
@@ -392,7 +393,7 @@ impl Writer<'_> {
         let version = self.next_version();
         crate::stmt::prepare(
             self.conn,
-            "UPDATE relis_keys SET key = ?3, version = ?4, mtime = ?5 WHERE db = ?1 AND key = ?2",
+            "UPDATE main.relis_keys SET key = ?3, version = ?4, mtime = ?5 WHERE db = ?1 AND key = ?2",
         )?
         .execute((db, src, dst, version, self.now))?;
         // Redis adds the value under its new name (`new`) before deleting the old one.
@@ -428,8 +429,8 @@ impl Writer<'_> {
         }
         let id = self.next_version();
         crate::stmt::prepare(self.conn,
-                "INSERT INTO relis_keys (db, key, id, type, expire_at, version, count, mtime, value, head)
-                 SELECT ?3, ?4, ?5, type, expire_at, ?5, count, ?6, value, head FROM relis_keys
+                "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, value, head)
+                 SELECT ?3, ?4, ?5, type, expire_at, ?5, count, ?6, value, head FROM main.relis_keys
                  WHERE db = ?1 AND key = ?2",
             )?
             .execute((db, src, dst_db, dst, id, self.now))?;
@@ -444,22 +445,22 @@ impl Writer<'_> {
         let sql = match meta.kind {
             KeyType::String => return Ok(()),
             KeyType::Hash => {
-                "INSERT INTO relis_hash (kid, field, value, seq) SELECT ?2, field, value, seq FROM relis_hash WHERE kid = ?1"
+                "INSERT INTO main.relis_hash (kid, field, value, seq) SELECT ?2, field, value, seq FROM main.relis_hash WHERE kid = ?1"
             }
             KeyType::Set => {
-                "INSERT INTO relis_set (kid, member) SELECT ?2, member FROM relis_set WHERE kid = ?1"
+                "INSERT INTO main.relis_set (kid, member) SELECT ?2, member FROM main.relis_set WHERE kid = ?1"
             }
             KeyType::List => {
-                "INSERT INTO relis_list (kid, pos, value) SELECT ?2, pos, value FROM relis_list WHERE kid = ?1"
+                "INSERT INTO main.relis_list (kid, pos, value) SELECT ?2, pos, value FROM main.relis_list WHERE kid = ?1"
             }
             KeyType::ZSet => {
                 crate::zset::flush_pending(self.conn)?;
                 crate::stmt::prepare(self.conn,
-                        "INSERT INTO relis_zrank (kid, lvl, score, member, n)
-                         SELECT ?2, lvl, score, member, n FROM relis_zrank WHERE kid = ?1",
+                        "INSERT INTO main.relis_zrank (kid, lvl, score, member, n)
+                         SELECT ?2, lvl, score, member, n FROM main.relis_zrank WHERE kid = ?1",
                     )?
                     .execute((meta.id, to))?;
-                "INSERT INTO relis_zset (kid, member, score) SELECT ?2, member, score FROM relis_zset WHERE kid = ?1"
+                "INSERT INTO main.relis_zset (kid, member, score) SELECT ?2, member, score FROM main.relis_zset WHERE kid = ?1"
             }
         };
         crate::stmt::prepare(self.conn, sql)?.execute((meta.id, to))?;
@@ -482,7 +483,7 @@ impl Writer<'_> {
         let version = self.next_version();
         crate::stmt::prepare(
             self.conn,
-            "UPDATE relis_keys SET db = ?3, version = ?4, mtime = ?5 WHERE db = ?1 AND key = ?2",
+            "UPDATE main.relis_keys SET db = ?3, version = ?4, mtime = ?5 WHERE db = ?1 AND key = ?2",
         )?
         .execute((db, key, dst_db, version, self.now))?;
         self.note_new(dst_db, key);
@@ -497,11 +498,12 @@ impl Writer<'_> {
         // Collections' elements go to the trash: the background sweep deletes them in batches.
         crate::stmt::prepare(
             self.conn,
-            "INSERT OR IGNORE INTO relis_trash (kid, type)
-                 SELECT id, type FROM relis_keys WHERE db = ?1 AND type <> 0",
+            "INSERT OR IGNORE INTO main.relis_trash (kid, type)
+                 SELECT id, type FROM main.relis_keys WHERE db = ?1 AND type <> 0",
         )?
         .execute([db])?;
-        crate::stmt::prepare(self.conn, "DELETE FROM relis_keys WHERE db = ?1")?.execute([db])?;
+        crate::stmt::prepare(self.conn, "DELETE FROM main.relis_keys WHERE db = ?1")?
+            .execute([db])?;
         Ok(())
     }
 
@@ -512,13 +514,13 @@ impl Writer<'_> {
     pub fn flushall(&mut self) -> Result<()> {
         // Unqualified DELETEs: SQLite truncates these tables rather than visiting each row.
         for table in [
-            "relis_keys",
-            "relis_hash",
-            "relis_set",
-            "relis_list",
-            "relis_zset",
-            "relis_zrank",
-            "relis_trash",
+            "main.relis_keys",
+            "main.relis_hash",
+            "main.relis_set",
+            "main.relis_list",
+            "main.relis_zset",
+            "main.relis_zrank",
+            "main.relis_trash",
         ] {
             self.conn
                 .prepare_cached(&format!("DELETE FROM {table}"))?
@@ -549,7 +551,7 @@ impl Writer<'_> {
         ] {
             crate::stmt::prepare(
                 self.conn,
-                "UPDATE relis_keys SET db = ?2, version = ?3 WHERE db = ?1",
+                "UPDATE main.relis_keys SET db = ?2, version = ?3 WHERE db = ?1",
             )?
             .execute((from, to, version))?;
         }

@@ -124,7 +124,7 @@ impl Reader<'_> {
     fn element(&self, kid: i64, pos: i64) -> Result<Option<Bytes>> {
         Ok(crate::stmt::prepare(
             self.conn,
-            "SELECT value FROM relis_list WHERE kid = ?1 AND pos = ?2",
+            "SELECT value FROM main.relis_list WHERE kid = ?1 AND pos = ?2",
         )?
         .query_row((kid, pos), |r| r.get::<_, Vec<u8>>(0))
         .optional()?
@@ -201,7 +201,7 @@ impl Reader<'_> {
         };
         let mut st = crate::stmt::prepare(
             self.conn,
-            "SELECT value FROM relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 ORDER BY pos",
+            "SELECT value FROM main.relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 ORDER BY pos",
         )?;
         let mut rows = st.query((row.id(), row.head + a, row.head + b))?;
         let mut n = 0;
@@ -247,10 +247,10 @@ impl Reader<'_> {
         let mut st = crate::stmt::prepare(
             self.conn,
             if from_tail {
-                "SELECT pos FROM relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 AND value = ?4
+                "SELECT pos FROM main.relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 AND value = ?4
              ORDER BY pos DESC"
             } else {
-                "SELECT pos FROM relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 AND value = ?4
+                "SELECT pos FROM main.relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 AND value = ?4
              ORDER BY pos"
             },
         )?;
@@ -315,7 +315,7 @@ impl Writer<'_> {
         if count == 0 {
             crate::stmt::prepare(
                 self.conn,
-                "DELETE FROM relis_keys WHERE db = ?1 AND key = ?2",
+                "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2",
             )?
             .execute((db, key))?;
             return Ok(());
@@ -323,7 +323,7 @@ impl Writer<'_> {
         let version = self.next_version();
         crate::stmt::prepare(
             self.conn,
-            "UPDATE relis_keys SET head = ?3, count = ?4, version = ?5, mtime = ?6
+            "UPDATE main.relis_keys SET head = ?3, count = ?4, version = ?5, mtime = ?6
                  WHERE db = ?1 AND key = ?2",
         )?
         .execute((db, key, head, count, version, self.now))?;
@@ -335,7 +335,7 @@ impl Writer<'_> {
         let id = self.next_version();
         crate::stmt::prepare(
             self.conn,
-            "INSERT INTO relis_keys (db, key, id, type, version, count, mtime, head)
+            "INSERT INTO main.relis_keys (db, key, id, type, version, count, mtime, head)
                  VALUES (?1, ?2, ?3, 2, ?3, ?4, ?5, ?6)",
         )?
         .execute((db, key, id, count, self.now, head))?;
@@ -346,7 +346,7 @@ impl Writer<'_> {
     fn insert_element(&mut self, kid: i64, pos: i64, value: &[u8]) -> Result<()> {
         crate::stmt::prepare(
             self.conn,
-            "INSERT INTO relis_list (kid, pos, value) VALUES (?1, ?2, ?3)",
+            "INSERT INTO main.relis_list (kid, pos, value) VALUES (?1, ?2, ?3)",
         )?
         .execute((kid, pos, value))?;
         Ok(())
@@ -357,7 +357,7 @@ impl Writer<'_> {
         if from == to {
             let v = crate::stmt::prepare(
                 self.conn,
-                "DELETE FROM relis_list WHERE kid = ?1 AND pos = ?2 RETURNING value",
+                "DELETE FROM main.relis_list WHERE kid = ?1 AND pos = ?2 RETURNING value",
             )?
             .query_row((kid, from), |r| r.get::<_, Vec<u8>>(0))
             .optional()?;
@@ -365,7 +365,7 @@ impl Writer<'_> {
         }
         let mut st = crate::stmt::prepare(
             self.conn,
-            "DELETE FROM relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 RETURNING pos, value",
+            "DELETE FROM main.relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 RETURNING pos, value",
         )?;
         let rows = st.query_map((kid, from, to), |r| {
             Ok((r.get::<_, i64>(0)?, Bytes::from(r.get::<_, Vec<u8>>(1)?)))
@@ -531,7 +531,7 @@ impl Writer<'_> {
         };
         crate::stmt::prepare(
             self.conn,
-            "UPDATE relis_list SET value = ?3 WHERE kid = ?1 AND pos = ?2",
+            "UPDATE main.relis_list SET value = ?3 WHERE kid = ?1 AND pos = ?2",
         )?
         .execute((row.id(), row.head + i, value))?;
         self.set_list_shape(db, key, row.head, row.len())?;
@@ -556,7 +556,7 @@ impl Writer<'_> {
         };
         let found = crate::stmt::prepare(
             self.conn,
-            "SELECT pos FROM relis_list WHERE kid = ?1 AND value = ?2 ORDER BY pos LIMIT 1",
+            "SELECT pos FROM main.relis_list WHERE kid = ?1 AND value = ?2 ORDER BY pos LIMIT 1",
         )?
         .query_row((row.id(), pivot), |r| r.get::<_, i64>(0))
         .optional()?;
@@ -605,9 +605,9 @@ impl Writer<'_> {
             let mut st = crate::stmt::prepare(
                 self.conn,
                 if count < 0 {
-                    "SELECT pos FROM relis_list WHERE kid = ?1 AND value = ?2 ORDER BY pos DESC LIMIT ?3"
+                    "SELECT pos FROM main.relis_list WHERE kid = ?1 AND value = ?2 ORDER BY pos DESC LIMIT ?3"
                 } else {
-                    "SELECT pos FROM relis_list WHERE kid = ?1 AND value = ?2 ORDER BY pos LIMIT ?3"
+                    "SELECT pos FROM main.relis_list WHERE kid = ?1 AND value = ?2 ORDER BY pos LIMIT ?3"
                 },
             )?;
             let rows = st.query_map((row.id(), value, limit), |r| r.get::<_, i64>(0))?;
@@ -651,7 +651,7 @@ impl Writer<'_> {
         };
         let mut st = crate::stmt::prepare(
             self.conn,
-            "DELETE FROM relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3",
+            "DELETE FROM main.relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3",
         )?;
         if a > 0 {
             st.execute((row.id(), row.head, row.head + a - 1))?;

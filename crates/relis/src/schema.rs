@@ -33,7 +33,7 @@ pub(crate) fn check(conn: &Connection, path: &str) -> Result<i64> {
         // A fresh file has no tables; anything else was written by some other program.
         let tables: i64 = conn
             .query_row(
-                "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'",
+                "SELECT count(*) FROM main.sqlite_schema WHERE name NOT LIKE 'sqlite_%'",
                 [],
                 |r| r.get(0),
             )
@@ -49,7 +49,7 @@ pub(crate) fn check(conn: &Connection, path: &str) -> Result<i64> {
         for table in created(sql) {
             let found: i64 = conn
                 .query_row(
-                    "SELECT count(*) FROM sqlite_schema WHERE name = ?1",
+                    "SELECT count(*) FROM main.sqlite_schema WHERE name = ?1",
                     [table],
                     |r| r.get(0),
                 )

@@ -128,11 +128,11 @@ fn lookup_error(e: Error, key: &[u8], seen: &mut dyn FnMut(&[u8], bool)) -> Erro
 /// are in all (`Inter`) or none (`Diff`) of the others. Built per number of sets (multi-key
 /// commands are not the hot path; the text keys the statement cache).
 fn probe_from(op: Op, sets: usize) -> String {
-    let mut sql = String::from("FROM relis_set AS a WHERE a.kid = ?1");
+    let mut sql = String::from("FROM main.relis_set AS a WHERE a.kid = ?1");
     let not = if op == Op::Diff { "NOT " } else { "" };
     for i in 2..=sets {
         sql.push_str(&format!(
-            " AND {not}EXISTS (SELECT 1 FROM relis_set WHERE kid = ?{i} AND member = a.member)"
+            " AND {not}EXISTS (SELECT 1 FROM main.relis_set WHERE kid = ?{i} AND member = a.member)"
         ));
     }
     sql
@@ -180,7 +180,7 @@ impl Reader<'_> {
     fn is_member(&self, kid: i64, member: &[u8]) -> Result<bool> {
         Ok(crate::stmt::prepare(
             self.conn,
-            "SELECT 1 FROM relis_set WHERE kid = ?1 AND member = ?2",
+            "SELECT 1 FROM main.relis_set WHERE kid = ?1 AND member = ?2",
         )?
         .exists((kid, member))?)
     }
@@ -189,7 +189,7 @@ impl Reader<'_> {
     fn all_members(&self, kid: i64) -> Result<Vec<Bytes>> {
         let mut st = crate::stmt::prepare(
             self.conn,
-            "SELECT member FROM relis_set WHERE kid = ?1 ORDER BY member",
+            "SELECT member FROM main.relis_set WHERE kid = ?1 ORDER BY member",
         )?;
         let mut rows = st.query([kid])?;
         let mut out = Vec::new();
@@ -201,8 +201,10 @@ impl Reader<'_> {
 
     /// Whether every member of the set with id `kid` is an integer (callers keep it to small sets).
     fn all_ints(&self, kid: i64) -> Result<bool> {
-        let mut st =
-            crate::stmt::prepare(self.conn, "SELECT member FROM relis_set WHERE kid = ?1")?;
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "SELECT member FROM main.relis_set WHERE kid = ?1",
+        )?;
         let mut rows = st.query([kid])?;
         while let Some(r) = rows.next()? {
             if !is_int(r.get_ref(0)?.as_blob()?) {
@@ -217,12 +219,12 @@ impl Reader<'_> {
     fn member_at(&self, kid: i64, n: i64, pos: i64) -> Result<Bytes> {
         let (sql, offset) = if pos <= n / 2 {
             (
-                "SELECT member FROM relis_set WHERE kid = ?1 ORDER BY member LIMIT 1 OFFSET ?2",
+                "SELECT member FROM main.relis_set WHERE kid = ?1 ORDER BY member LIMIT 1 OFFSET ?2",
                 pos,
             )
         } else {
             (
-                "SELECT member FROM relis_set WHERE kid = ?1 ORDER BY member DESC LIMIT 1 OFFSET ?2",
+                "SELECT member FROM main.relis_set WHERE kid = ?1 ORDER BY member DESC LIMIT 1 OFFSET ?2",
                 n - 1 - pos,
             )
         };
@@ -267,14 +269,14 @@ impl Reader<'_> {
     fn walk(&self, kid: i64, n: u64, positions: &[u64], desc: bool) -> Result<Vec<Bytes>> {
         let (first, next_sql) = if desc {
             (
-                "SELECT member FROM relis_set WHERE kid = ?1 ORDER BY member DESC LIMIT 1 OFFSET ?2",
-                "SELECT member FROM relis_set WHERE kid = ?1 AND member < ?2
+                "SELECT member FROM main.relis_set WHERE kid = ?1 ORDER BY member DESC LIMIT 1 OFFSET ?2",
+                "SELECT member FROM main.relis_set WHERE kid = ?1 AND member < ?2
                  ORDER BY member DESC LIMIT 1 OFFSET ?3",
             )
         } else {
             (
-                "SELECT member FROM relis_set WHERE kid = ?1 ORDER BY member LIMIT 1 OFFSET ?2",
-                "SELECT member FROM relis_set WHERE kid = ?1 AND member > ?2
+                "SELECT member FROM main.relis_set WHERE kid = ?1 ORDER BY member LIMIT 1 OFFSET ?2",
+                "SELECT member FROM main.relis_set WHERE kid = ?1 AND member > ?2
                  ORDER BY member LIMIT 1 OFFSET ?3",
             )
         };
@@ -456,12 +458,12 @@ impl Reader<'_> {
         let mut st = match &upper {
             Some(_) => crate::stmt::prepare(
                 self.conn,
-                "SELECT member FROM relis_set WHERE kid = ?1 AND member >= ?2 AND member < ?4
+                "SELECT member FROM main.relis_set WHERE kid = ?1 AND member >= ?2 AND member < ?4
                  ORDER BY member LIMIT ?3",
             )?,
             None => crate::stmt::prepare(
                 self.conn,
-                "SELECT member FROM relis_set WHERE kid = ?1 AND member >= ?2
+                "SELECT member FROM main.relis_set WHERE kid = ?1 AND member >= ?2
                  ORDER BY member LIMIT ?3",
             )?,
         };
@@ -551,7 +553,7 @@ impl Reader<'_> {
         }
         let mut st = crate::stmt::prepare(
             self.conn,
-            "SELECT member FROM relis_set WHERE kid = ?1 ORDER BY member",
+            "SELECT member FROM main.relis_set WHERE kid = ?1 ORDER BY member",
         )?;
         let mut rows = st.query([ids[0]])?;
         while let Some(r) = rows.next()? {
@@ -717,7 +719,7 @@ impl Writer<'_> {
         let head = if hashtable { HASHTABLE } else { INTSET };
         crate::stmt::prepare(
             self.conn,
-            "INSERT INTO relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
+            "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
                  VALUES (?1, ?2, ?3, 3, NULL, ?3, ?4, ?5, ?6)",
         )?
         .execute((db, key, id, count, self.now, head))?;
@@ -731,7 +733,7 @@ impl Writer<'_> {
         if count == 0 {
             crate::stmt::prepare(
                 self.conn,
-                "DELETE FROM relis_keys WHERE db = ?1 AND key = ?2",
+                "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2",
             )?
             .execute((db, key))?;
             return Ok(());
@@ -740,7 +742,7 @@ impl Writer<'_> {
         let head = if hashtable { HASHTABLE } else { INTSET };
         crate::stmt::prepare(
             self.conn,
-            "UPDATE relis_keys SET version = ?3, count = ?4, mtime = ?5, head = ?6
+            "UPDATE main.relis_keys SET version = ?3, count = ?4, mtime = ?5, head = ?6
                  WHERE db = ?1 AND key = ?2",
         )?
         .execute((db, key, version, count, self.now, head))?;
@@ -750,7 +752,7 @@ impl Writer<'_> {
     fn remove_member(&mut self, kid: i64, member: &[u8]) -> Result<bool> {
         Ok(crate::stmt::prepare(
             self.conn,
-            "DELETE FROM relis_set WHERE kid = ?1 AND member = ?2",
+            "DELETE FROM main.relis_set WHERE kid = ?1 AND member = ?2",
         )?
         .execute((kid, member))?
             > 0)
@@ -759,7 +761,7 @@ impl Writer<'_> {
     fn add_member(&mut self, kid: i64, member: &[u8]) -> Result<bool> {
         Ok(crate::stmt::prepare(
             self.conn,
-            "INSERT OR IGNORE INTO relis_set (kid, member) VALUES (?1, ?2)",
+            "INSERT OR IGNORE INTO main.relis_set (kid, member) VALUES (?1, ?2)",
         )?
         .execute((kid, member))?
             > 0)
@@ -950,8 +952,8 @@ impl Writer<'_> {
     /// Writes the result of `op` over the looked-up sets as the members of the set `id`, in SQL
     /// where it can (`INSERT ... SELECT`); returns how many.
     fn store_result(&mut self, op: Op, rows: &[Option<SetRow>], id: i64) -> Result<i64> {
-        let copy = "INSERT OR IGNORE INTO relis_set (kid, member)
-                    SELECT ?2, member FROM relis_set WHERE kid = ?1";
+        let copy = "INSERT OR IGNORE INTO main.relis_set (kid, member)
+                    SELECT ?2, member FROM main.relis_set WHERE kid = ?1";
         if op == Op::Union {
             let mut n = 0;
             for s in Reader::distinct_sets(rows.iter().flatten().copied()) {
@@ -967,7 +969,7 @@ impl Writer<'_> {
         }
         if ids.len() <= SQL_PROBES {
             let sql = format!(
-                "INSERT INTO relis_set (kid, member) SELECT ?{}, a.member {}",
+                "INSERT INTO main.relis_set (kid, member) SELECT ?{}, a.member {}",
                 ids.len() + 1,
                 probe_from(op, ids.len())
             );

@@ -6,7 +6,9 @@
 //! database's write transaction), a [`Reader`] (a read snapshot) or a [`SqlDb`] job hands out.
 //! Every user statement runs in the sandbox (see `sql/sandbox.rs`): no ATTACH, no extension
 //! loading, no transaction control, no writes to (or direct reads of) the engine's `relis_*`
-//! tables, only reporting PRAGMAs, and a time limit.
+//! tables, no temporary objects, no object named `relis_*`, `redis_*` or `sqlite_*`, only
+//! reporting PRAGMAs, and a time limit. The engine's own statements name their schema
+//! (`main.relis_keys`), so nothing a user creates can stand in for its tables.
 //!
 //! ```
 //! use relis::{Db, SqlValue, StatementKind};
@@ -27,6 +29,7 @@
 //! affinity then applies as usual: `'42'` stored in an INTEGER column becomes the integer 42,
 //! while a BLOB is stored as it is.
 
+mod builtins;
 pub mod morph;
 mod named;
 pub(crate) mod sandbox;
@@ -228,14 +231,23 @@ pub struct SqlLimits {
     pub time_limit: Option<Duration>,
     /// A result with more rows is refused (without being buffered whole).
     pub max_rows: Option<usize>,
+    /// A result holding more bytes (the sizes of its strings and blobs, 8 for any other
+    /// value) is refused as it is read, before it is built whole; no single string or blob
+    /// user SQL makes or reads may be longer either (SQLite's SQLITE_LIMIT_LENGTH, lowered
+    /// while user SQL runs).
+    pub max_bytes: Option<usize>,
 }
 
+/// The default of [`SqlLimits::max_bytes`]: 64 MiB.
+pub const DEFAULT_MAX_RESULT_BYTES: usize = 64 << 20;
+
 impl Default for SqlLimits {
-    /// 5 seconds, any number of rows.
+    /// 5 seconds, any number of rows, 64 MiB.
     fn default() -> Self {
         SqlLimits {
             time_limit: Some(Duration::from_millis(5000)),
             max_rows: None,
+            max_bytes: Some(DEFAULT_MAX_RESULT_BYTES),
         }
     }
 }
@@ -303,6 +315,10 @@ pub enum SqlError {
     TimedOut(u64),
     /// The result has more rows than the limit.
     TooManyRows(usize),
+    /// The result holds more bytes than the limit.
+    TooManyBytes(usize),
+    /// A string or blob would be longer than the limit (bytes).
+    TooLong(usize),
     /// The statement would write where only reads are allowed.
     NotReadOnly,
     /// The number of parameters does not match the statement.
@@ -343,6 +359,13 @@ impl fmt::Display for SqlError {
             SqlError::TooManyRows(n) => {
                 write!(f, "result has more than {n} rows (sql-max-result-rows)")
             }
+            SqlError::TooManyBytes(n) => {
+                write!(f, "result has more than {n} bytes (sql-max-result-bytes)")
+            }
+            SqlError::TooLong(n) => write!(
+                f,
+                "string or blob longer than {n} bytes (sql-max-result-bytes)"
+            ),
             SqlError::NotReadOnly => {
                 f.write_str("statement would write: only reads are allowed here")
             }
@@ -386,12 +409,18 @@ fn user_error(e: rusqlite::Error, limits: &SqlLimits) -> SqlError {
     if let Some(reason) = sandbox::take_denial() {
         return SqlError::Denied(reason);
     }
+    // Stopped by the progress handler (an interrupt) or by a bounded built-in (an error).
+    if sandbox::over_budget_stopped() {
+        return SqlError::Deferred;
+    }
+    if sandbox::timed_out() {
+        return SqlError::TimedOut(limits.time_limit.map_or(0, |d| d.as_millis() as u64));
+    }
     match e.sqlite_error_code() {
-        Some(C::OperationInterrupted) if sandbox::over_budget_stopped() => {
-            return SqlError::Deferred
-        }
-        Some(C::OperationInterrupted) if sandbox::timed_out() => {
-            return SqlError::TimedOut(limits.time_limit.map_or(0, |d| d.as_millis() as u64))
+        // An inline read's values are kept short (sandbox::INLINE_LENGTH): a reader has room.
+        Some(C::TooBig) if sandbox::inline() => return SqlError::Deferred,
+        Some(C::TooBig) if limits.max_bytes.is_some() => {
+            return SqlError::TooLong(limits.max_bytes.unwrap_or_default())
         }
         Some(C::DiskFull) => return SqlError::Engine(Error::DiskFull),
         Some(C::SystemIoFailure) => return SqlError::Engine(Error::Io(e.to_string())),
@@ -513,6 +542,7 @@ fn step(
     if ncols > 0 {
         let columns: Vec<String> = st.column_names().into_iter().map(String::from).collect();
         let mut out = Vec::new();
+        let mut bytes = 0usize;
         let mut rows = st.raw_query();
         while let Some(row) = rows.next().map_err(|e| user_error(e, limits))? {
             if limits.max_rows.is_some_and(|max| out.len() >= max) {
@@ -520,9 +550,17 @@ fn step(
             }
             let mut vals = Vec::with_capacity(ncols);
             for i in 0..ncols {
-                vals.push(SqlValue::from_ref(
-                    row.get_ref(i).map_err(|e| user_error(e, limits))?,
-                ));
+                // A value is at most SQLITE_LIMIT_LENGTH long (the sandbox lowers it to the
+                // same limit), so at most one value past the limit is ever read.
+                let v = row.get_ref(i).map_err(|e| user_error(e, limits))?;
+                bytes = bytes.saturating_add(match v {
+                    ValueRef::Text(b) | ValueRef::Blob(b) => b.len(),
+                    _ => 8,
+                });
+                if let Some(max) = limits.max_bytes.filter(|&max| bytes > max) {
+                    return Err(SqlError::TooManyBytes(max));
+                }
+                vals.push(SqlValue::from_ref(v));
             }
             out.push(vals);
         }
@@ -564,14 +602,14 @@ fn execute(
     // common case needs no savepoint, which would cost a statement-journal copy of every page
     // it touches. Several statements need one, and so does a statement that may fail after
     // writing part of its work (`OR FAIL`, `RAISE(FAIL, ...)` in a trigger).
-    // Schema changes are checked after they run (see `references_internal`), and undone if
-    // the check fails.
+    // Schema changes are checked after they run (see `check_schema`), and undone if the check
+    // fails: only CREATE and ALTER make or rename objects, and a batch may hold either.
     let schema_change = !read_only
-        && matches!(
+        && (matches!(
             first_keyword(sql).as_deref(),
             Some("CREATE") | Some("ALTER")
-        );
-    let savepoint = in_transaction && !read_only && (schema_change || needs_savepoint(sql));
+        ) || has_several_statements(sql));
+    let savepoint = !read_only && (schema_change || (in_transaction && needs_savepoint(sql)));
     if in_transaction {
         // User SQL may read the rank rows (and a savepoint must open with nothing pending).
         crate::zset::flush_pending(conn)?;
@@ -579,18 +617,25 @@ fn execute(
     if savepoint {
         run_internal(conn, "SAVEPOINT user_sql")?;
     }
-    let mut out = execute_in_sandbox(conn, now, sql, params, limits, read_only);
-    if out.is_ok() && (schema_change || savepoint) {
-        if let Some(table) = references_internal(conn)? {
-            out = Err(SqlError::Denied(format!(
-                "table {table} has a foreign key to a table internal to Relis"
-            )));
+    let before = if schema_change {
+        reserved_objects(conn)
+    } else {
+        Ok(Vec::new())
+    };
+    let mut out = before.and_then(|before| {
+        let out = execute_in_sandbox(conn, now, sql, params, limits, read_only)?;
+        if schema_change {
+            check_schema(conn, &before)?;
         }
-    }
+        Ok(out)
+    });
     if savepoint {
         if out.is_ok() {
-            run_internal(conn, "RELEASE user_sql")?;
-        } else {
+            if let Err(e) = run_internal(conn, "RELEASE user_sql") {
+                out = Err(e);
+            }
+        }
+        if out.is_err() {
             let _ = run_internal(conn, "ROLLBACK TO user_sql");
             crate::zset::discard_pending(conn);
             let _ = run_internal(conn, "RELEASE user_sql");
@@ -612,13 +657,89 @@ fn execute(
     out
 }
 
+/// An object of the database's schema: (schema, type, name, table it belongs to).
+type SchemaObject = (String, String, String, String);
+
+/// The objects whose name (or whose table's name) is reserved (`relis_*`, `redis_*`,
+/// `sqlite_*`), and every temporary object: what a schema change may not add to.
+fn reserved_objects(conn: &Connection) -> Result<Vec<SchemaObject>, SqlError> {
+    let mut st = crate::stmt::prepare(
+        conn,
+        "SELECT 'main', type, name, tbl_name FROM main.sqlite_schema
+         WHERE lower(substr(name, 1, 6)) IN ('relis_', 'redis_')
+            OR lower(substr(tbl_name, 1, 6)) IN ('relis_', 'redis_')
+            OR lower(substr(name, 1, 7)) = 'sqlite_'
+         UNION ALL
+         SELECT 'temp', type, name, tbl_name FROM temp.sqlite_schema",
+    )
+    .map_err(internal)?;
+    let rows = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .map_err(internal)?;
+    let mut out = rows
+        .collect::<rusqlite::Result<Vec<SchemaObject>>>()
+        .map_err(internal)?;
+    out.sort();
+    Ok(out)
+}
+
+/// Names SQLite gives the objects it makes itself (user SQL may not use `sqlite_` names).
+fn made_by_sqlite(kind: &str, name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    (kind == "index" && lower.starts_with("sqlite_autoindex_"))
+        || (kind == "table"
+            && matches!(
+                lower.as_str(),
+                "sqlite_sequence" | "sqlite_stat1" | "sqlite_stat4"
+            ))
+}
+
+/// Checks the schema after user SQL changed it, against the reserved objects there were before
+/// (`before`, from [`reserved_objects`]): no temporary object, no new object with a reserved
+/// name or on a table with one (the authorizer sees the names a statement creates, but not the
+/// new name of ALTER TABLE ... RENAME TO, nor the tables a virtual table makes for itself), and
+/// no foreign key into the engine's tables.
+fn check_schema(conn: &Connection, before: &[SchemaObject]) -> Result<(), SqlError> {
+    let after = reserved_objects(conn)?;
+    let added: Vec<&SchemaObject> = after
+        .iter()
+        .filter(|o| before.binary_search(o).is_err())
+        .collect();
+    if added.iter().any(|(schema, ..)| schema == "temp") {
+        return Err(SqlError::Denied(sandbox::NO_TEMP_OBJECTS.into()));
+    }
+    // The object itself before what SQLite made for it (a table before its automatic index).
+    let named = added
+        .iter()
+        .find(|(_, _, name, _)| sandbox::is_reserved(name));
+    if let Some((_, kind, name, _)) = named {
+        return Err(SqlError::Denied(sandbox::reserved_name(kind, name)));
+    }
+    for (_, kind, name, table) in &added {
+        if sandbox::is_reserved(table) {
+            return Err(SqlError::Denied(sandbox::reserved_name("table", table)));
+        }
+        if !made_by_sqlite(kind, name) {
+            return Err(SqlError::Denied(format!(
+                "{kind} '{name}' is not allowed: names starting with sqlite_ are SQLite's own"
+            )));
+        }
+    }
+    if let Some(table) = references_internal(conn)? {
+        return Err(SqlError::Denied(format!(
+            "table {table} has a foreign key to a table internal to Relis"
+        )));
+    }
+    Ok(())
+}
+
 /// A table with a foreign key into the engine's tables, if any. SQLite (as bundled) enforces
 /// foreign keys, so such a key would make the engine's own deletes fail; the authorizer cannot
 /// see a REFERENCES clause, so it is checked after each schema change.
 fn references_internal(conn: &Connection) -> Result<Option<String>, SqlError> {
     crate::stmt::prepare(
         conn,
-        "SELECT s.name FROM sqlite_schema AS s, pragma_foreign_key_list(s.name) AS f
+        "SELECT s.name FROM main.sqlite_schema AS s, pragma_foreign_key_list(s.name, 'main') AS f
          WHERE s.type = 'table' AND f.\"table\" LIKE 'relis\\_%' ESCAPE '\\' LIMIT 1",
     )
     .and_then(|mut st| st.query_row([], |r| r.get(0)).optional())
@@ -650,11 +771,16 @@ fn execute_in_sandbox(
     read_only: bool,
 ) -> Result<SqlOutput, SqlError> {
     let keyword = first_keyword(sql).ok_or(SqlError::Empty)?;
+    if sandbox::inline() && (sql.len() > sandbox::INLINE_SQL_BYTES || long_params(params)) {
+        // Compiling and binding are not covered by the inline step budget: long text or
+        // parameters run on a reader.
+        return Err(SqlError::Deferred);
+    }
     let several = has_several_statements(sql);
     if keyword == "VACUUM" && !several {
         return vacuum(conn, sql, read_only);
     }
-    let _sandbox = Sandbox::enter(conn, now, limits.time_limit);
+    let _sandbox = Sandbox::enter(conn, now, limits);
     if several {
         if !params.is_empty() {
             return Err(SqlError::MultipleStatements);
@@ -666,6 +792,19 @@ fn execute_in_sandbox(
         .prepare_cached(&key)
         .map_err(|e| user_error(e, limits))?;
     step(conn, &mut st, &keyword, params, limits, read_only)
+}
+
+/// Whether a parameter is longer than an inline read may make or read a value.
+fn long_params(params: &Params) -> bool {
+    let long = |v: &SqlValue| match v {
+        SqlValue::Text(b) | SqlValue::Blob(b) => b.len() > sandbox::INLINE_LENGTH as usize,
+        _ => false,
+    };
+    match params {
+        Params::None => false,
+        Params::Positional(v) => v.iter().any(long),
+        Params::Named(v) => v.iter().any(|(_, v)| long(v)),
+    }
 }
 
 /// Whether `sql` holds more than one statement. Cheap for the usual single statement (no `;`
@@ -906,8 +1045,11 @@ impl<'c> SqlConn<'c> {
         self.require_writable()?;
         first_keyword(sql).ok_or(SqlError::Empty)?;
         let (params, readonly) = {
-            let limits = SqlLimits::default();
-            let _sandbox = Sandbox::enter(self.conn, self.now, None);
+            let limits = SqlLimits {
+                time_limit: None,
+                ..SqlLimits::default()
+            };
+            let _sandbox = Sandbox::enter(self.conn, self.now, &limits);
             let st = self.conn.prepare(sql).map_err(|e| user_error(e, &limits))?;
             (st.parameter_count(), st.readonly())
         };
@@ -919,7 +1061,7 @@ impl<'c> SqlConn<'c> {
         }
         crate::stmt::prepare(
             self.conn,
-            "INSERT OR REPLACE INTO relis_statements (name, sql, params, readonly)
+            "INSERT OR REPLACE INTO main.relis_statements (name, sql, params, readonly)
                  VALUES (?1, ?2, ?3, ?4)",
         )
         .and_then(|mut s| s.execute((name, sql, params as i64, readonly)))
@@ -938,9 +1080,12 @@ impl<'c> SqlConn<'c> {
     /// Storage errors.
     pub fn unprepare(&mut self, name: &str) -> Result<bool, SqlError> {
         self.require_writable()?;
-        let n = crate::stmt::prepare(self.conn, "DELETE FROM relis_statements WHERE name = ?1")
-            .and_then(|mut s| s.execute([name]))
-            .map_err(internal)?;
+        let n = crate::stmt::prepare(
+            self.conn,
+            "DELETE FROM main.relis_statements WHERE name = ?1",
+        )
+        .and_then(|mut s| s.execute([name]))
+        .map_err(internal)?;
         Ok(n > 0)
     }
 
@@ -951,7 +1096,7 @@ impl<'c> SqlConn<'c> {
     pub fn statement(&self, name: &str) -> Result<Option<StatementInfo>, SqlError> {
         crate::stmt::prepare(
             self.conn,
-            "SELECT name, sql, params, readonly FROM relis_statements WHERE name = ?1",
+            "SELECT name, sql, params, readonly FROM main.relis_statements WHERE name = ?1",
         )
         .and_then(|mut s| s.query_row([name], statement_row).optional())
         .map_err(internal)
@@ -964,7 +1109,7 @@ impl<'c> SqlConn<'c> {
     pub fn statements(&self) -> Result<Vec<StatementInfo>, SqlError> {
         let mut st = crate::stmt::prepare(
             self.conn,
-            "SELECT name, sql, params, readonly FROM relis_statements ORDER BY name",
+            "SELECT name, sql, params, readonly FROM main.relis_statements ORDER BY name",
         )
         .map_err(internal)?;
         let rows = st.query_map([], statement_row).map_err(internal)?;
@@ -1029,7 +1174,7 @@ impl<'c> SqlConn<'c> {
         }
         let kind: Option<String> = crate::stmt::prepare(
             self.conn,
-            "SELECT type FROM sqlite_schema WHERE name = ?1 COLLATE NOCASE
+            "SELECT type FROM main.sqlite_schema WHERE name = ?1 COLLATE NOCASE
                    AND type IN ('table', 'view')",
         )
         .and_then(|mut s| s.query_row([table], |r| r.get(0)).optional())
@@ -1040,7 +1185,7 @@ impl<'c> SqlConn<'c> {
         let columns = {
             let mut st = crate::stmt::prepare(
                 self.conn,
-                "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?1)",
+                "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?1, 'main')",
             )
             .map_err(internal)?;
             let rows = st
@@ -1060,7 +1205,7 @@ impl<'c> SqlConn<'c> {
         // Counting may be long on a big table: it runs under the time limit.
         let rows = {
             let sql = format!("SELECT count(*) FROM \"{}\"", table.replace('"', "\"\""));
-            let _sandbox = Sandbox::enter(self.conn, self.now, limits.time_limit);
+            let _sandbox = Sandbox::enter(self.conn, self.now, limits);
             self.conn
                 .query_row(&sql, [], |r| r.get::<_, i64>(0))
                 .map_err(|e| user_error(e, limits))?
@@ -1077,7 +1222,7 @@ impl<'c> SqlConn<'c> {
         let index_names: Vec<String> = {
             let mut st = crate::stmt::prepare(
                 self.conn,
-                "SELECT name FROM pragma_index_list(?1) ORDER BY seq DESC",
+                "SELECT name FROM pragma_index_list(?1, 'main') ORDER BY seq DESC",
             )
             .map_err(internal)?;
             let rows = st.query_map([table], |r| r.get(0)).map_err(internal)?;
@@ -1166,7 +1311,7 @@ impl<'c> Reader<'c> {
     pub fn sql_databases(&self) -> Result<Vec<(String, Option<String>)>, Error> {
         let mut st = crate::stmt::prepare(
             self.conn,
-            "SELECT name, path FROM relis_sql_databases ORDER BY name",
+            "SELECT name, path FROM main.relis_sql_databases ORDER BY name",
         )?;
         let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
@@ -1206,7 +1351,7 @@ impl<'c> Writer<'c> {
     pub fn sql_database_record(&mut self, name: &str, path: Option<&str>) -> Result<(), Error> {
         crate::stmt::prepare(
             self.conn,
-            "INSERT OR REPLACE INTO relis_sql_databases (name, path) VALUES (?1, ?2)",
+            "INSERT OR REPLACE INTO main.relis_sql_databases (name, path) VALUES (?1, ?2)",
         )?
         .execute((name, path))?;
         Ok(())
@@ -1217,11 +1362,12 @@ impl<'c> Writer<'c> {
     /// # Errors
     /// Storage errors.
     pub fn sql_database_forget(&mut self, name: &str) -> Result<bool, Error> {
-        Ok(
-            crate::stmt::prepare(self.conn, "DELETE FROM relis_sql_databases WHERE name = ?1")?
-                .execute([name])?
-                > 0,
-        )
+        Ok(crate::stmt::prepare(
+            self.conn,
+            "DELETE FROM main.relis_sql_databases WHERE name = ?1",
+        )?
+        .execute([name])?
+            > 0)
     }
 }
 

@@ -61,10 +61,10 @@ impl KeyType {
     pub(crate) fn element_table(self) -> Option<&'static str> {
         match self {
             KeyType::String => None,
-            KeyType::Hash => Some("relis_hash"),
-            KeyType::List => Some("relis_list"),
-            KeyType::Set => Some("relis_set"),
-            KeyType::ZSet => Some("relis_zset"),
+            KeyType::Hash => Some("main.relis_hash"),
+            KeyType::List => Some("main.relis_list"),
+            KeyType::Set => Some("main.relis_set"),
+            KeyType::ZSet => Some("main.relis_zset"),
         }
     }
 
@@ -164,7 +164,7 @@ impl<'c> Reader<'c> {
     pub(crate) fn raw_meta_head(&self, db: u32, key: &[u8]) -> Result<Option<(KeyMeta, i64)>> {
         let mut st = crate::stmt::prepare(
             self.conn,
-            "SELECT id, type, expire_at, version, count, mtime, head FROM relis_keys
+            "SELECT id, type, expire_at, version, count, mtime, head FROM main.relis_keys
              WHERE db = ?1 AND key = ?2",
         )?;
         let row = st
@@ -440,7 +440,7 @@ impl<'c> Writer<'c> {
         self.delete_elements(meta)?;
         crate::stmt::prepare(
             self.conn,
-            "DELETE FROM relis_keys WHERE db = ?1 AND key = ?2",
+            "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2",
         )?
         .execute((db, key))?;
         Ok(())
@@ -457,7 +457,7 @@ impl<'c> Writer<'c> {
         if meta.count > INLINE_DELETE {
             crate::stmt::prepare(
                 self.conn,
-                "INSERT OR IGNORE INTO relis_trash (kid, type) VALUES (?1, ?2)",
+                "INSERT OR IGNORE INTO main.relis_trash (kid, type) VALUES (?1, ?2)",
             )?
             .execute((meta.id, meta.kind.code()))?;
             return Ok(());
@@ -471,9 +471,9 @@ impl<'c> Writer<'c> {
             .conn
             .prepare_cached(&format!("DELETE FROM {table} WHERE kid = ?1"))?
             .execute([kid])?;
-        if table == "relis_zset" {
+        if table == "main.relis_zset" {
             crate::zset::forget_copy(self.conn, kid);
-            crate::stmt::prepare(self.conn, "DELETE FROM relis_zrank WHERE kid = ?1")?
+            crate::stmt::prepare(self.conn, "DELETE FROM main.relis_zrank WHERE kid = ?1")?
                 .execute([kid])?;
         }
         Ok(n)
@@ -484,7 +484,7 @@ impl<'c> Writer<'c> {
         let mut done = 0;
         while done < limit {
             let Some((kid, code)) =
-                crate::stmt::prepare(self.conn, "SELECT kid, type FROM relis_trash LIMIT 1")?
+                crate::stmt::prepare(self.conn, "SELECT kid, type FROM main.relis_trash LIMIT 1")?
                     .query_row([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
                     .optional()?
             else {
@@ -495,8 +495,8 @@ impl<'c> Writer<'c> {
                 .ok_or_else(|| Error::Storage("a string in the trash".into()))?;
             // Elements are keyed (kid, ...): a range delete of the first rows of this kid.
             let key_col = match table {
-                "relis_list" => "pos",
-                "relis_hash" => "field",
+                "main.relis_list" => "pos",
+                "main.relis_hash" => "field",
                 _ => "member",
             };
             let want = limit - done;
@@ -511,7 +511,7 @@ impl<'c> Writer<'c> {
             if n < want {
                 // Fewer left than asked for: this collection is gone.
                 self.delete_all_elements(table, kid)?;
-                crate::stmt::prepare(self.conn, "DELETE FROM relis_trash WHERE kid = ?1")?
+                crate::stmt::prepare(self.conn, "DELETE FROM main.relis_trash WHERE kid = ?1")?
                     .execute([kid])?;
             }
         }
@@ -523,7 +523,7 @@ impl<'c> Writer<'c> {
         let expired: Vec<(u32, Vec<u8>, KeyMeta)> = {
             let mut st = crate::stmt::prepare(
                 self.conn,
-                "SELECT db, key, id, type, expire_at, version, count, mtime FROM relis_keys
+                "SELECT db, key, id, type, expire_at, version, count, mtime FROM main.relis_keys
                  WHERE expire_at <= ?1 ORDER BY expire_at LIMIT ?2",
             )?;
             let rows = st.query_map((self.now, limit as i64), |r| {
@@ -578,7 +578,7 @@ impl<'c> Writer<'c> {
             let to = self.st.next_version + VERSION_LEASE;
             crate::stmt::prepare(
                 self.conn,
-                "UPDATE relis_meta SET value = ?1 WHERE name = 'next_version'",
+                "UPDATE main.relis_meta SET value = ?1 WHERE name = 'next_version'",
             )?
             .execute([to])?;
             self.st.persisted_version = to;

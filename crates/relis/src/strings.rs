@@ -281,7 +281,7 @@ impl Reader<'_> {
         // A literal, not format!: this is the hottest statement and the cache is keyed by text.
         let mut st = crate::stmt::prepare(
             self.conn,
-            "SELECT type, value FROM relis_keys
+            "SELECT type, value FROM main.relis_keys
              WHERE db = ?1 AND key = ?2 AND (expire_at IS NULL OR expire_at > ?3)",
         )?;
         let row = st
@@ -320,7 +320,7 @@ impl Reader<'_> {
     pub fn strlen(&self, db: u32, key: &[u8]) -> Result<Option<i64>> {
         let mut st = crate::stmt::prepare(
             self.conn,
-            "SELECT type, length(value) FROM relis_keys
+            "SELECT type, length(value) FROM main.relis_keys
              WHERE db = ?1 AND key = ?2 AND (expire_at IS NULL OR expire_at > ?3)",
         )?;
         let row = st
@@ -380,14 +380,14 @@ impl Writer<'_> {
                 let expire_at = expire.unwrap_or(m.expire_at);
                 crate::stmt::prepare(
                     self.conn,
-                    "UPDATE relis_keys SET type = 0, expire_at = ?3, version = ?4, count = 0,
+                    "UPDATE main.relis_keys SET type = 0, expire_at = ?3, version = ?4, count = 0,
                          mtime = ?5, value = ?6 WHERE db = ?1 AND key = ?2",
                 )?
                 .execute((db, key, expire_at, version, now, value))?;
             }
             None => {
                 crate::stmt::prepare(self.conn,
-                        "INSERT INTO relis_keys (db, key, id, type, expire_at, version, count, mtime, value)
+                        "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, value)
                          VALUES (?1, ?2, ?3, 0, ?4, ?3, 0, ?5, ?6)",
                     )?
                     .execute((db, key, version, expire.flatten(), now, value))?;
@@ -446,7 +446,7 @@ impl Writer<'_> {
         let version = self.next_version();
         let n = crate::stmt::prepare(
             self.conn,
-            "INSERT INTO relis_keys (db, key, id, type, expire_at, version, count, mtime, value)
+            "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, value)
                  VALUES (?1, ?2, ?3, 0, NULL, ?3, 0, ?4, ?5)
                  ON CONFLICT (db, key) DO UPDATE SET expire_at = NULL, version = excluded.version,
                    mtime = excluded.mtime, value = excluded.value
@@ -857,7 +857,7 @@ mod tests {
         db.set(key, "x").unwrap();
         db.write(move |w| {
             w.conn.execute(
-                "UPDATE relis_keys SET type = 1 WHERE key = ?1",
+                "UPDATE main.relis_keys SET type = 1 WHERE key = ?1",
                 [key.as_bytes()],
             )?;
             Ok(())

@@ -415,7 +415,7 @@ impl Reader<'_> {
         }
         Ok(crate::stmt::prepare(
             self.conn,
-            "SELECT 1 FROM relis_zrank WHERE kid = ?1 AND lvl = 0 LIMIT 1",
+            "SELECT 1 FROM main.relis_zrank WHERE kid = ?1 AND lvl = 0 LIMIT 1",
         )?
         .query_row([kid], |_| Ok(()))
         .optional()?
@@ -426,7 +426,7 @@ impl Reader<'_> {
     fn z_skiplist(&self, db: u32, key: &[u8]) -> Result<bool> {
         Ok(crate::stmt::prepare(
             self.conn,
-            "SELECT head FROM relis_keys WHERE db = ?1 AND key = ?2",
+            "SELECT head FROM main.relis_keys WHERE db = ?1 AND key = ?2",
         )?
         .query_row((db, key), |r| r.get::<_, i64>(0))
         .optional()?
@@ -446,7 +446,7 @@ impl Reader<'_> {
     fn z_score_of(&self, kid: i64, member: &[u8]) -> Result<Option<f64>> {
         Ok(crate::stmt::prepare(
             self.conn,
-            "SELECT score FROM relis_zset WHERE kid = ?1 AND member = ?2",
+            "SELECT score FROM main.relis_zset WHERE kid = ?1 AND member = ?2",
         )?
         .query_row((kid, member), |r| r.get(0))
         .optional()?)
@@ -454,10 +454,10 @@ impl Reader<'_> {
 
     fn z_first(&self, kid: i64, desc: bool) -> Result<Option<Pos>> {
         let sql = if desc {
-            "SELECT score, member FROM relis_zset WHERE kid = ?1
+            "SELECT score, member FROM main.relis_zset WHERE kid = ?1
              ORDER BY score DESC, member DESC LIMIT 1"
         } else {
-            "SELECT score, member FROM relis_zset WHERE kid = ?1 ORDER BY score, member LIMIT 1"
+            "SELECT score, member FROM main.relis_zset WHERE kid = ?1 ORDER BY score, member LIMIT 1"
         };
         Ok(crate::stmt::prepare(self.conn, sql)?
             .query_row([kid], pos_row)
@@ -487,25 +487,25 @@ impl Reader<'_> {
         };
         let lo = lo.filter(|l| **l != Pos::bottom());
         Ok(match (lo, hi) {
-            (None, None) => q("SELECT count(*) FROM relis_zset WHERE kid = ?1", &[&kid])?,
+            (None, None) => q("SELECT count(*) FROM main.relis_zset WHERE kid = ?1", &[&kid])?,
             (None, Some(h)) => {
                 q(
-                    "SELECT count(*) FROM relis_zset WHERE kid = ?1 AND score < ?2",
+                    "SELECT count(*) FROM main.relis_zset WHERE kid = ?1 AND score < ?2",
                     &[&kid, &h.score],
                 )? + q(
-                    "SELECT count(*) FROM relis_zset WHERE kid = ?1 AND score = ?2 AND member < ?3",
+                    "SELECT count(*) FROM main.relis_zset WHERE kid = ?1 AND score = ?2 AND member < ?3",
                     &[&kid, &h.score, &&h.member[..]],
                 )?
             }
             (Some(l), None) => q(
-                "SELECT count(*) FROM relis_zset WHERE kid = ?1 AND score = ?2 AND member >= ?3",
+                "SELECT count(*) FROM main.relis_zset WHERE kid = ?1 AND score = ?2 AND member >= ?3",
                 &[&kid, &l.score, &&l.member[..]],
             )? + q(
-                "SELECT count(*) FROM relis_zset WHERE kid = ?1 AND score > ?2",
+                "SELECT count(*) FROM main.relis_zset WHERE kid = ?1 AND score > ?2",
                 &[&kid, &l.score],
             )?,
             (Some(l), Some(h)) if l.score == h.score => q(
-                "SELECT count(*) FROM relis_zset WHERE kid = ?1 AND score = ?2
+                "SELECT count(*) FROM main.relis_zset WHERE kid = ?1 AND score = ?2
                  AND member >= ?3 AND member < ?4",
                 &[&kid, &l.score, &&l.member[..], &&h.member[..]],
             )?,
@@ -514,13 +514,13 @@ impl Reader<'_> {
                     return Ok(0);
                 }
                 q(
-                    "SELECT count(*) FROM relis_zset WHERE kid = ?1 AND score = ?2 AND member >= ?3",
+                    "SELECT count(*) FROM main.relis_zset WHERE kid = ?1 AND score = ?2 AND member >= ?3",
                     &[&kid, &l.score, &&l.member[..]],
                 )? + q(
-                    "SELECT count(*) FROM relis_zset WHERE kid = ?1 AND score > ?2 AND score < ?3",
+                    "SELECT count(*) FROM main.relis_zset WHERE kid = ?1 AND score > ?2 AND score < ?3",
                     &[&kid, &l.score, &h.score],
                 )? + q(
-                    "SELECT count(*) FROM relis_zset WHERE kid = ?1 AND score = ?2 AND member < ?3",
+                    "SELECT count(*) FROM main.relis_zset WHERE kid = ?1 AND score = ?2 AND member < ?3",
                     &[&kid, &h.score, &&h.member[..]],
                 )?
             }
@@ -543,33 +543,33 @@ impl Reader<'_> {
         let lo = lo.filter(|l| **l != Pos::bottom());
         Ok(match (lo, hi) {
             (None, None) => q(
-                "SELECT coalesce(sum(n), 0) FROM relis_zrank WHERE kid = ?1 AND lvl = ?2",
+                "SELECT coalesce(sum(n), 0) FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2",
                 &[&kid, &lvl],
             )?,
             (None, Some(h)) => {
                 q(
-                    "SELECT coalesce(sum(n), 0) FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+                    "SELECT coalesce(sum(n), 0) FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
                      AND score < ?3",
                     &[&kid, &lvl, &h.score],
                 )? + q(
-                    "SELECT coalesce(sum(n), 0) FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+                    "SELECT coalesce(sum(n), 0) FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
                      AND score = ?3 AND member < ?4",
                     &[&kid, &lvl, &h.score, &&h.member[..]],
                 )?
             }
             (Some(l), None) => {
                 q(
-                    "SELECT coalesce(sum(n), 0) FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+                    "SELECT coalesce(sum(n), 0) FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
                      AND score = ?3 AND member >= ?4",
                     &[&kid, &lvl, &l.score, &&l.member[..]],
                 )? + q(
-                    "SELECT coalesce(sum(n), 0) FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+                    "SELECT coalesce(sum(n), 0) FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
                      AND score > ?3",
                     &[&kid, &lvl, &l.score],
                 )?
             }
             (Some(l), Some(h)) if l.score == h.score => q(
-                "SELECT coalesce(sum(n), 0) FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+                "SELECT coalesce(sum(n), 0) FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
                  AND score = ?3 AND member >= ?4 AND member < ?5",
                 &[&kid, &lvl, &l.score, &&l.member[..], &&h.member[..]],
             )?,
@@ -578,15 +578,15 @@ impl Reader<'_> {
                     return Ok(0);
                 }
                 q(
-                    "SELECT coalesce(sum(n), 0) FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+                    "SELECT coalesce(sum(n), 0) FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
                      AND score = ?3 AND member >= ?4",
                     &[&kid, &lvl, &l.score, &&l.member[..]],
                 )? + q(
-                    "SELECT coalesce(sum(n), 0) FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+                    "SELECT coalesce(sum(n), 0) FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
                      AND score > ?3 AND score < ?4",
                     &[&kid, &lvl, &l.score, &h.score],
                 )? + q(
-                    "SELECT coalesce(sum(n), 0) FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+                    "SELECT coalesce(sum(n), 0) FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
                      AND score = ?3 AND member < ?4",
                     &[&kid, &lvl, &h.score, &&h.member[..]],
                 )?
@@ -600,7 +600,7 @@ impl Reader<'_> {
         flush_pending(self.conn)?; // it reads rank counts
         crate::stmt::prepare(
             self.conn,
-            "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+            "SELECT score, member, n FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
                  AND (score, member) <= (?3, ?4) ORDER BY score DESC, member DESC LIMIT 1",
         )?
         .query_row((kid, lvl, p.score, &p.member[..]), |r| {
@@ -622,7 +622,7 @@ impl Reader<'_> {
         };
         Ok(crate::stmt::prepare(
             self.conn,
-            "SELECT score, member FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
+            "SELECT score, member FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
                  ORDER BY score, member LIMIT 1 OFFSET ?4",
         )?
         .query_row((z.kid, start.score, &start.member[..], offset), pos_row)
@@ -635,10 +635,10 @@ impl Reader<'_> {
         flush_pending(self.conn)?; // it reads rank counts
         let from_top = r >= z.count / 2;
         let sql = if from_top {
-            "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = 1
+            "SELECT score, member, n FROM main.relis_zrank WHERE kid = ?1 AND lvl = 1
              ORDER BY score DESC, member DESC"
         } else {
-            "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = 1
+            "SELECT score, member, n FROM main.relis_zrank WHERE kid = ?1 AND lvl = 1
              ORDER BY score, member"
         };
         let mut run = None;
@@ -675,7 +675,7 @@ impl Reader<'_> {
         };
         let mut st = crate::stmt::prepare(
             self.conn,
-            "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = 0
+            "SELECT score, member, n FROM main.relis_zrank WHERE kid = ?1 AND lvl = 0
              AND (score, member) >= (?2, ?3) ORDER BY score, member",
         )?;
         let mut rows = st.query((z.kid, run.score, &run.member[..]))?;
@@ -705,10 +705,10 @@ impl Reader<'_> {
                 LexBound::Min => Some(Bytes::new()),
                 LexBound::Incl(b) | LexBound::Excl(b) => {
                     let sql = if matches!(min, LexBound::Incl(_)) {
-                        "SELECT member FROM relis_zset WHERE kid = ?1 AND score = ?2 AND member >= ?3
+                        "SELECT member FROM main.relis_zset WHERE kid = ?1 AND score = ?2 AND member >= ?3
                          ORDER BY member LIMIT 1"
                     } else {
-                        "SELECT member FROM relis_zset WHERE kid = ?1 AND score = ?2 AND member > ?3
+                        "SELECT member FROM main.relis_zset WHERE kid = ?1 AND score = ?2 AND member > ?3
                          ORDER BY member LIMIT 1"
                     };
                     crate::stmt::prepare(self.conn, sql)?
@@ -724,7 +724,7 @@ impl Reader<'_> {
             }
             let next: Option<f64> = crate::stmt::prepare(
                 self.conn,
-                "SELECT score FROM relis_zset WHERE kid = ?1 AND score > ?2
+                "SELECT score FROM main.relis_zset WHERE kid = ?1 AND score > ?2
                      ORDER BY score LIMIT 1",
             )?
             .query_row((kid, score), |r| r.get(0))
@@ -749,10 +749,10 @@ impl Reader<'_> {
                 LexBound::Max => return Ok(Some(last)),
                 LexBound::Incl(b) | LexBound::Excl(b) => {
                     let sql = if matches!(max, LexBound::Incl(_)) {
-                        "SELECT member FROM relis_zset WHERE kid = ?1 AND score = ?2 AND member <= ?3
+                        "SELECT member FROM main.relis_zset WHERE kid = ?1 AND score = ?2 AND member <= ?3
                          ORDER BY member DESC LIMIT 1"
                     } else {
-                        "SELECT member FROM relis_zset WHERE kid = ?1 AND score = ?2 AND member < ?3
+                        "SELECT member FROM main.relis_zset WHERE kid = ?1 AND score = ?2 AND member < ?3
                          ORDER BY member DESC LIMIT 1"
                     };
                     crate::stmt::prepare(self.conn, sql)?
@@ -765,7 +765,7 @@ impl Reader<'_> {
             }
             let next: Option<f64> = crate::stmt::prepare(
                 self.conn,
-                "SELECT score FROM relis_zset WHERE kid = ?1 AND score < ?2
+                "SELECT score FROM main.relis_zset WHERE kid = ?1 AND score < ?2
                      ORDER BY score DESC LIMIT 1",
             )?
             .query_row((kid, score), |r| r.get(0))
@@ -787,10 +787,10 @@ impl Reader<'_> {
         keep: impl Fn(&[u8]) -> bool,
     ) -> Result<Option<Pos>> {
         let sql = if desc {
-            "SELECT score, member FROM relis_zset WHERE kid = ?1 AND (score, member) <= (?2, ?3)
+            "SELECT score, member FROM main.relis_zset WHERE kid = ?1 AND (score, member) <= (?2, ?3)
              ORDER BY score DESC, member DESC"
         } else {
-            "SELECT score, member FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
+            "SELECT score, member FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
              ORDER BY score, member"
         };
         let mut st = crate::stmt::prepare(self.conn, sql)?;
@@ -897,17 +897,17 @@ impl Reader<'_> {
         }
         match (&iv.hi, desc) {
             (None, false) => run!(
-                "SELECT member, score FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
+                "SELECT member, score FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
                  ORDER BY score, member LIMIT ?4 OFFSET ?5",
                 (kid, lo.score, &lo.member[..], limit, offset)
             ),
             (None, true) => run!(
-                "SELECT member, score FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
+                "SELECT member, score FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
                  ORDER BY score DESC, member DESC LIMIT ?4 OFFSET ?5",
                 (kid, lo.score, &lo.member[..], limit, offset)
             ),
             (Some(hi), false) => run!(
-                "SELECT member, score FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
+                "SELECT member, score FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
                  AND (score, member) < (?4, ?5) ORDER BY score, member LIMIT ?6 OFFSET ?7",
                 (
                     kid,
@@ -920,7 +920,7 @@ impl Reader<'_> {
                 )
             ),
             (Some(hi), true) => run!(
-                "SELECT member, score FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
+                "SELECT member, score FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
                  AND (score, member) < (?4, ?5) ORDER BY score DESC, member DESC
                  LIMIT ?6 OFFSET ?7",
                 (
@@ -1252,7 +1252,7 @@ impl Reader<'_> {
         let limit = count.max(1) as i64;
         let mut st = crate::stmt::prepare(
             self.conn,
-            "SELECT member, score FROM relis_zset WHERE kid = ?1 AND member > ?2
+            "SELECT member, score FROM main.relis_zset WHERE kid = ?1 AND member > ?2
              ORDER BY member LIMIT ?3",
         )?;
         let rows = st.query_map((z.kid, after.unwrap_or(&[]), limit), scored_row)?;
@@ -1293,8 +1293,10 @@ impl Reader<'_> {
     fn z_members_of(&self, m: &KeyMeta) -> Result<Vec<Scored>> {
         let mut out = Vec::with_capacity(m.count.max(0) as usize);
         if m.kind == KeyType::Set {
-            let mut st =
-                crate::stmt::prepare(self.conn, "SELECT member FROM relis_set WHERE kid = ?1")?;
+            let mut st = crate::stmt::prepare(
+                self.conn,
+                "SELECT member FROM main.relis_set WHERE kid = ?1",
+            )?;
             let rows = st.query_map([m.id], |r| blob(r, 0))?;
             for r in rows {
                 out.push((r?, 1.0));
@@ -1302,7 +1304,7 @@ impl Reader<'_> {
         } else {
             let mut st = crate::stmt::prepare(
                 self.conn,
-                "SELECT member, score FROM relis_zset WHERE kid = ?1
+                "SELECT member, score FROM main.relis_zset WHERE kid = ?1
                  ORDER BY score DESC, member DESC",
             )?;
             let rows = st.query_map([m.id], scored_row)?;
@@ -1317,7 +1319,7 @@ impl Reader<'_> {
         if m.kind == KeyType::Set {
             let found = crate::stmt::prepare(
                 self.conn,
-                "SELECT 1 FROM relis_set WHERE kid = ?1 AND member = ?2",
+                "SELECT 1 FROM main.relis_set WHERE kid = ?1 AND member = ?2",
             )?
             .query_row((m.id, member), |_| Ok(()))
             .optional()?;
@@ -1748,7 +1750,7 @@ pub(crate) fn flush_pending(conn: &rusqlite::Connection) -> Result<()> {
     }
     // In rowid order: neighbouring rows share pages.
     rows.sort_unstable();
-    let mut st = crate::stmt::prepare(conn, "UPDATE relis_zrank SET n = ?2 WHERE id = ?1")?;
+    let mut st = crate::stmt::prepare(conn, "UPDATE main.relis_zrank SET n = ?2 WHERE id = ?1")?;
     for (id, n) in rows {
         st.execute((id, n))?;
     }
@@ -1801,7 +1803,7 @@ impl Reader<'_> {
         };
         let mut st = crate::stmt::prepare(
             self.conn,
-            "SELECT lvl, score, member, n, id FROM relis_zrank WHERE kid = ?1
+            "SELECT lvl, score, member, n, id FROM main.relis_zrank WHERE kid = ?1
              ORDER BY lvl, score, member",
         )?;
         let rows = st.query_map([kid], |r| {
@@ -1902,7 +1904,7 @@ impl Writer<'_> {
         {
             let mut st = crate::stmt::prepare(
                 self.conn,
-                "SELECT lvl, score, member, n, id FROM relis_zrank WHERE kid = ?1",
+                "SELECT lvl, score, member, n, id FROM main.relis_zrank WHERE kid = ?1",
             )?;
             let mut rows = st.query([kid])?;
             while let Some(r) = rows.next()? {
@@ -2032,7 +2034,7 @@ impl<'c> Writer<'c> {
         let row = match member {
             None => crate::stmt::prepare(
                 self.conn,
-                "SELECT id, type, expire_at, version, count, mtime, head, NULL FROM relis_keys
+                "SELECT id, type, expire_at, version, count, mtime, head, NULL FROM main.relis_keys
                      WHERE db = ?1 AND key = ?2",
             )?
             .query_row((db, key), row)
@@ -2040,8 +2042,8 @@ impl<'c> Writer<'c> {
             Some(member) => crate::stmt::prepare(
                 self.conn,
                 "SELECT k.id, k.type, k.expire_at, k.version, k.count, k.mtime, k.head, z.score
-                     FROM relis_keys AS k
-                     LEFT JOIN relis_zset AS z ON z.kid = k.id AND z.member = ?3
+                     FROM main.relis_keys AS k
+                     LEFT JOIN main.relis_zset AS z ON z.kid = k.id AND z.member = ?3
                      WHERE k.db = ?1 AND k.key = ?2",
             )?
             .query_row((db, key, member), row)
@@ -2106,12 +2108,12 @@ impl<'c> Writer<'c> {
         let t = rank_threshold();
         if z.count == 0 {
             self.z_copy_drop(z.kid);
-            crate::stmt::prepare(self.conn, "DELETE FROM relis_zrank WHERE kid = ?1")?
+            crate::stmt::prepare(self.conn, "DELETE FROM main.relis_zrank WHERE kid = ?1")?
                 .execute([z.kid])?;
             if z.exists {
                 crate::stmt::prepare(
                     self.conn,
-                    "DELETE FROM relis_keys WHERE db = ?1 AND key = ?2",
+                    "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2",
                 )?
                 .execute((z.db, z.key))?;
             }
@@ -2120,7 +2122,7 @@ impl<'c> Writer<'c> {
         let mut blocks = z.blocks;
         if z.blocks && z.count <= t / 2 {
             self.z_copy_drop(z.kid);
-            crate::stmt::prepare(self.conn, "DELETE FROM relis_zrank WHERE kid = ?1")?
+            crate::stmt::prepare(self.conn, "DELETE FROM main.relis_zrank WHERE kid = ?1")?
                 .execute([z.kid])?;
             blocks = false;
         } else if !z.blocks && z.count > t {
@@ -2131,7 +2133,7 @@ impl<'c> Writer<'c> {
         if z.exists {
             crate::stmt::prepare(
                 self.conn,
-                "UPDATE relis_keys SET count = ?3, version = ?4, mtime = ?5, head = ?6
+                "UPDATE main.relis_keys SET count = ?3, version = ?4, mtime = ?5, head = ?6
                      WHERE db = ?1 AND key = ?2",
             )?
             .execute((
@@ -2145,7 +2147,7 @@ impl<'c> Writer<'c> {
         } else {
             crate::stmt::prepare(
                 self.conn,
-                "INSERT INTO relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
+                "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
                      VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?6, ?7, ?8)",
             )?
             .execute((
@@ -2172,7 +2174,7 @@ impl<'c> Writer<'c> {
     fn z_insert(&mut self, z: &mut ZW<'_>, member: &[u8], score: f64) -> Result<()> {
         crate::stmt::prepare(
             self.conn,
-            "INSERT INTO relis_zset (kid, member, score) VALUES (?1, ?2, ?3)",
+            "INSERT INTO main.relis_zset (kid, member, score) VALUES (?1, ?2, ?3)",
         )?
         .execute((z.kid, member, score))?;
         self.z_inserted(z, member, score)
@@ -2183,7 +2185,7 @@ impl<'c> Writer<'c> {
     fn z_try_insert(&mut self, z: &mut ZW<'_>, member: &[u8], score: f64) -> Result<bool> {
         let n = crate::stmt::prepare(
             self.conn,
-            "INSERT INTO relis_zset (kid, member, score) VALUES (?1, ?2, ?3)
+            "INSERT INTO main.relis_zset (kid, member, score) VALUES (?1, ?2, ?3)
                  ON CONFLICT DO NOTHING",
         )?
         .execute((z.kid, member, score))?;
@@ -2218,7 +2220,7 @@ impl<'c> Writer<'c> {
         // One UPDATE: the score index's entry moves with the row.
         crate::stmt::prepare(
             self.conn,
-            "UPDATE relis_zset SET score = ?3 WHERE kid = ?1 AND member = ?2",
+            "UPDATE main.relis_zset SET score = ?3 WHERE kid = ?1 AND member = ?2",
         )?
         .execute((z.kid, member, new))?;
         if !z.blocks {
@@ -2258,7 +2260,7 @@ impl<'c> Writer<'c> {
     fn z_remove(&mut self, z: &mut ZW<'_>, member: &[u8]) -> Result<Option<f64>> {
         let score: Option<f64> = crate::stmt::prepare(
             self.conn,
-            "DELETE FROM relis_zset WHERE kid = ?1 AND member = ?2 RETURNING score",
+            "DELETE FROM main.relis_zset WHERE kid = ?1 AND member = ?2 RETURNING score",
         )?
         .query_row((z.kid, member), |r| r.get(0))
         .optional()?;
@@ -2283,12 +2285,12 @@ impl<'c> Writer<'c> {
         let removed = match &iv.hi {
             None => crate::stmt::prepare(
                 self.conn,
-                "DELETE FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)",
+                "DELETE FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)",
             )?
             .execute((z.kid, lo.score, &lo.member[..]))?,
             Some(hi) => crate::stmt::prepare(
                 self.conn,
-                "DELETE FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
+                "DELETE FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
                      AND (score, member) < (?4, ?5)",
             )?
             .execute((z.kid, lo.score, &lo.member[..], hi.score, &hi.member[..]))?,
@@ -2341,7 +2343,7 @@ impl<'c> Writer<'c> {
                 Some(()) => 0,
                 None => crate::stmt::prepare(
                     self.conn,
-                    "UPDATE relis_zrank SET n = ?5
+                    "UPDATE main.relis_zrank SET n = ?5
                          WHERE kid = ?1 AND lvl = ?2 AND score = ?3 AND member = ?4",
                 )?
                 .execute((kid, lvl, start.score, &start.member[..], n))?,
@@ -2353,7 +2355,7 @@ impl<'c> Writer<'c> {
     fn z_blk_insert(&self, kid: i64, lvl: i64, start: &Pos, n: i64) -> Result<()> {
         crate::stmt::prepare(
             self.conn,
-            "INSERT INTO relis_zrank (kid, lvl, score, member, n) VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO main.relis_zrank (kid, lvl, score, member, n) VALUES (?1, ?2, ?3, ?4, ?5)",
         )?
         .execute((kid, lvl, start.score, &start.member[..], n))?;
         let id = self.conn.last_insert_rowid();
@@ -2366,7 +2368,7 @@ impl<'c> Writer<'c> {
         flush_pending(self.conn)?; // it reads rank counts
         let n = crate::stmt::prepare(
             self.conn,
-            "DELETE FROM relis_zrank WHERE kid = ?1 AND lvl = ?2 AND score = ?3 AND member = ?4
+            "DELETE FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2 AND score = ?3 AND member = ?4
                  RETURNING n",
         )?
         .query_row((kid, lvl, start.score, &start.member[..]), |r| r.get(0))
@@ -2380,13 +2382,13 @@ impl<'c> Writer<'c> {
         match hi {
             None => crate::stmt::prepare(
                 self.conn,
-                "DELETE FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+                "DELETE FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
                      AND (score, member) > (?3, ?4)",
             )?
             .execute((kid, lvl, start.score, &start.member[..]))?,
             Some(hi) => crate::stmt::prepare(
                 self.conn,
-                "DELETE FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+                "DELETE FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
                      AND (score, member) > (?3, ?4) AND (score, member) < (?5, ?6)",
             )?
             .execute((
@@ -2406,7 +2408,7 @@ impl<'c> Writer<'c> {
         flush_pending(self.conn)?; // it reads rank counts
         Ok(crate::stmt::prepare(
             self.conn,
-            "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+            "SELECT score, member, n FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
                  AND (score, member) > (?3, ?4) ORDER BY score, member LIMIT 1",
         )?
         .query_row((kid, lvl, start.score, &start.member[..]), |r| {
@@ -2419,7 +2421,7 @@ impl<'c> Writer<'c> {
         flush_pending(self.conn)?; // it reads rank counts
         Ok(crate::stmt::prepare(
             self.conn,
-            "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+            "SELECT score, member, n FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
                  AND (score, member) < (?3, ?4) ORDER BY score DESC, member DESC LIMIT 1",
         )?
         .query_row((kid, lvl, start.score, &start.member[..]), |r| {
@@ -2522,7 +2524,7 @@ impl<'c> Writer<'c> {
         let mut starts = Vec::with_capacity(pieces as usize - 1);
         {
             let mut st = crate::stmt::prepare(self.conn,
-                "SELECT score, member FROM relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
+                "SELECT score, member FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
                  ORDER BY score, member LIMIT ?4",
             )?;
             let mut rows = st.query((kid, start.score, &start.member[..], cut(pieces - 1) + 1))?;
@@ -2580,7 +2582,7 @@ impl<'c> Writer<'c> {
             let end = self.z_blk_next(kid, 1, start)?.map(|(p, _)| p);
             let mut st = crate::stmt::prepare(
                 self.conn,
-                "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = 0
+                "SELECT score, member, n FROM main.relis_zrank WHERE kid = ?1 AND lvl = 0
                  AND (score, member) >= (?2, ?3) ORDER BY score, member",
             )?;
             let mut rows = st.query((kid, start.score, &start.member[..]))?;
@@ -2620,7 +2622,7 @@ impl<'c> Writer<'c> {
     /// Cuts a whole set into rank blocks and level-1 runs (it had none).
     fn z_build_blocks(&mut self, kid: i64, count: i64) -> Result<()> {
         self.z_copy_drop(kid);
-        crate::stmt::prepare(self.conn, "DELETE FROM relis_zrank WHERE kid = ?1")?
+        crate::stmt::prepare(self.conn, "DELETE FROM main.relis_zrank WHERE kid = ?1")?
             .execute([kid])?;
         let bottom = Pos::bottom();
         self.z_blk_insert(kid, 0, &bottom, count)?;
@@ -2863,7 +2865,7 @@ impl<'c> Writer<'c> {
         {
             let mut st = crate::stmt::prepare(
                 self.conn,
-                "INSERT INTO relis_zset (kid, member, score) VALUES (?1, ?2, ?3)",
+                "INSERT INTO main.relis_zset (kid, member, score) VALUES (?1, ?2, ?3)",
             )?;
             for (m, s) in items {
                 st.execute((z.kid, &m[..], *s))?;
@@ -2924,7 +2926,7 @@ impl<'c> Writer<'c> {
         };
         let mut st = crate::stmt::prepare(
             self.conn,
-            "SELECT lvl, score, member, n FROM relis_zrank WHERE kid = ?1
+            "SELECT lvl, score, member, n FROM main.relis_zrank WHERE kid = ?1
              ORDER BY lvl, score, member",
         )?;
         let rows = st.query_map([z.kid], |r| {
@@ -2946,16 +2948,18 @@ impl<'c> Writer<'c> {
             return Ok(());
         };
         let bad = |m: String| Err(Error::Storage(format!("zset {key:?}: {m}")));
-        let actual: i64 =
-            crate::stmt::prepare(self.conn, "SELECT count(*) FROM relis_zset WHERE kid = ?1")?
-                .query_row([z.kid], |r| r.get(0))?;
+        let actual: i64 = crate::stmt::prepare(
+            self.conn,
+            "SELECT count(*) FROM main.relis_zset WHERE kid = ?1",
+        )?
+        .query_row([z.kid], |r| r.get(0))?;
         if actual != z.count {
             return bad(format!("count {} but {actual} members", z.count));
         }
         let level = |lvl: i64| -> Result<Vec<(Pos, i64)>> {
             let mut st = crate::stmt::prepare(
                 self.conn,
-                "SELECT score, member, n FROM relis_zrank WHERE kid = ?1 AND lvl = ?2
+                "SELECT score, member, n FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
                  ORDER BY score, member",
             )?;
             let rows = st.query_map((z.kid, lvl), |r| Ok((pos_row(r)?, r.get(2)?)))?;

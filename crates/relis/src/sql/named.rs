@@ -90,7 +90,7 @@ pub struct SqlDb {
     shared: Arc<Shared>,
 }
 
-const STATEMENTS_TABLE: &str = "CREATE TABLE IF NOT EXISTS relis_statements (
+const STATEMENTS_TABLE: &str = "CREATE TABLE IF NOT EXISTS main.relis_statements (
     name     TEXT PRIMARY KEY,
     sql      TEXT NOT NULL,
     params   INTEGER NOT NULL,

@@ -284,6 +284,7 @@ fn a_runaway_statement_is_interrupted_and_rolled_back() {
     let limits = SqlLimits {
         time_limit: Some(Duration::from_millis(100)),
         max_rows: None,
+        max_bytes: None,
     };
     let started = std::time::Instant::now();
     let r = db.sql_write(move |c| {
@@ -331,6 +332,7 @@ fn oversized_results_are_refused() {
     let limits = SqlLimits {
         time_limit: None,
         max_rows: Some(10),
+        max_bytes: None,
     };
     let r = db.sql_read(move |c| {
         c.query(
@@ -852,5 +854,457 @@ fn an_inline_read_defers_a_long_statement_and_runs_a_short_one() {
     assert_eq!(
         here("SELECT 3").unwrap().rows,
         vec![vec![SqlValue::Integer(3)]]
+    );
+}
+
+/// relis_keys's columns, for a table that would pass for it.
+const KEYS_LOOKALIKE: &str = "(db INTEGER NOT NULL, key BLOB NOT NULL, id INTEGER NOT NULL,
+    type INTEGER NOT NULL, expire_at INTEGER, version INTEGER NOT NULL,
+    count INTEGER NOT NULL DEFAULT 0, mtime INTEGER NOT NULL, value BLOB,
+    head INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (db, key)) WITHOUT ROWID";
+
+/// Every object of the connection's temp schema, seen from user SQL.
+fn temp_objects(out: Result<SqlOutput, SqlError>) -> Vec<Vec<SqlValue>> {
+    out.unwrap().rows
+}
+
+#[test]
+fn a_temp_table_renamed_to_relis_keys_does_not_swallow_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shadow.db");
+    {
+        let db = Db::open(&path).unwrap();
+        let create = format!("CREATE TEMP TABLE k {KEYS_LOOKALIKE}");
+        assert!(matches!(db.sql_exec(&create, ()), Err(SqlError::Denied(_))));
+        assert!(db
+            .sql_exec("ALTER TABLE temp.k RENAME TO relis_keys", ())
+            .is_err());
+        db.set("order:1", "paid").unwrap();
+        assert_eq!(db.get("order:1").unwrap().as_deref(), Some(&b"paid"[..]));
+    }
+    let db = Db::open(&path).unwrap();
+    assert_eq!(db.get("order:1").unwrap().as_deref(), Some(&b"paid"[..]));
+}
+
+#[test]
+fn a_shadow_of_relis_statements_cannot_hijack_another_clients_run() {
+    let db = Db::open_in_memory().unwrap();
+    db.sql_prepare("get", "SELECT 1").unwrap();
+    // The attacker's copy of the statements table, with its own SQL under the same name.
+    let attack = [
+        "CREATE TEMP TABLE s (name TEXT PRIMARY KEY, sql TEXT NOT NULL, params INTEGER NOT NULL,
+             readonly INTEGER NOT NULL)",
+        "INSERT INTO temp.s VALUES ('get', 'SELECT 666', 0, 1)",
+        "ALTER TABLE temp.s RENAME TO relis_statements",
+    ];
+    for sql in attack {
+        assert!(db.sql_exec(sql, ()).is_err(), "{sql}");
+    }
+    assert_eq!(
+        db.sql_run("get", ()).unwrap().rows,
+        vec![vec![SqlValue::Integer(1)]]
+    );
+    assert_eq!(db.sql_statements().unwrap().len(), 1);
+}
+
+#[test]
+fn a_shadow_of_relis_set_cannot_run_a_trigger_inside_sadd() {
+    let db = Db::open_in_memory().unwrap();
+    db.set("victim", "safe").unwrap();
+    let attack = [
+        "CREATE TEMP TABLE s (kid INTEGER NOT NULL, member BLOB NOT NULL,
+             PRIMARY KEY (kid, member)) WITHOUT ROWID",
+        "CREATE TEMP TRIGGER t AFTER INSERT ON s BEGIN
+             UPDATE relis_keys SET value = CAST('pwned' AS BLOB) WHERE key = CAST('victim' AS BLOB); END",
+        "ALTER TABLE temp.s RENAME TO relis_set",
+    ];
+    for sql in attack {
+        assert!(db.sql_exec(sql, ()).is_err(), "{sql}");
+    }
+    assert_eq!(db.sadd("s", &["m"]).unwrap(), 1);
+    assert_eq!(db.get("victim").unwrap().as_deref(), Some(&b"safe"[..]));
+    assert_eq!(db.smembers("s").unwrap().len(), 1);
+}
+
+#[test]
+fn temp_objects_are_refused_on_every_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("t.db")).unwrap();
+    db.sql_exec("CREATE TABLE u (a)", ()).unwrap();
+    let named = SqlDb::open(Some(&dir.path().join("n.sqlite")), SqlDbOptions::default()).unwrap();
+    named.exec("CREATE TABLE u (a)", ()).unwrap();
+    let temps = [
+        "CREATE TEMP TABLE x (a)",
+        "CREATE TEMPORARY TABLE x (a)",
+        "create temp table x as select 1",
+        "CREATE TABLE temp.x (a)",
+        "CREATE TABLE TEMP.x (a)",
+        "CREATE TEMP VIEW v AS SELECT 1",
+        "CREATE VIEW temp.v AS SELECT 1",
+        "CREATE TEMP TRIGGER tr AFTER INSERT ON u BEGIN SELECT 1; END",
+        "CREATE TRIGGER temp.tr AFTER INSERT ON main.u BEGIN SELECT 1; END",
+        "CREATE VIRTUAL TABLE temp.f USING fts5(a)",
+        "CREATE TABLE ok1 (a); CREATE TEMP TABLE x (a)",
+    ];
+    for sql in temps {
+        let m = denied(db.sql_exec(sql, ()));
+        assert!(m.contains("temporary"), "{sql}: {m}");
+        let m = denied(named.exec(sql, ()));
+        assert!(m.contains("temporary"), "{sql}: {m}");
+        // Read connections refuse them as well (a temp object needs no write to the file).
+        assert!(
+            matches!(
+                db.sql_query(sql, ()),
+                Err(SqlError::Denied(_) | SqlError::NotReadOnly)
+            ),
+            "{sql}"
+        );
+        let inline = db
+            .read_here(|r| r.sql_query(sql, (), &SqlLimits::default()))
+            .unwrap()
+            .unwrap();
+        assert!(
+            matches!(inline, Err(SqlError::Denied(_) | SqlError::NotReadOnly)),
+            "{sql}: {inline:?}"
+        );
+    }
+    // A temp index needs a temp table; it is refused all the same.
+    assert!(db.sql_exec("CREATE INDEX temp.i ON u (a)", ()).is_err());
+    let q = "SELECT name FROM sqlite_temp_schema";
+    assert_eq!(
+        temp_objects(db.sql_exec(q, ())),
+        Vec::<Vec<SqlValue>>::new()
+    );
+    assert_eq!(temp_objects(named.exec(q, ())), Vec::<Vec<SqlValue>>::new());
+    assert_eq!(
+        temp_objects(db.sql_query(q, ())),
+        Vec::<Vec<SqlValue>>::new()
+    );
+    assert!(
+        db.sql_query("SELECT * FROM ok1", ()).is_err(),
+        "the batch was undone"
+    );
+}
+
+/// Tries every way to give a table a reserved name through `run`; none works.
+fn renames_to_reserved_names_are_refused(run: &dyn Fn(&str) -> Result<SqlOutput, SqlError>) {
+    let schema = || run("SELECT type, name, tbl_name FROM sqlite_schema ORDER BY name").unwrap();
+    run("CREATE TABLE a (x PRIMARY KEY)").unwrap();
+    run("INSERT INTO a VALUES (1)").unwrap();
+    let before = schema();
+    for new in [
+        "relis_x",
+        "RELIS_KEYS2",
+        "Relis_Statements2",
+        "redis_strings2",
+        "REDIS_x",
+    ] {
+        let m = denied(run(&format!("ALTER TABLE a RENAME TO {new}")));
+        assert!(m.contains(new) && m.contains("reserved"), "{new}: {m}");
+        // In a batch, quoted, with the schema named.
+        let m = denied(run(&format!(
+            "SELECT 1; ALTER TABLE main.a RENAME TO \"{new}\""
+        )));
+        assert!(m.contains("reserved"), "{new}: {m}");
+    }
+    // SQLite keeps sqlite_ names for itself.
+    assert!(run("ALTER TABLE a RENAME TO sqlite_x").is_err());
+    assert!(run("ALTER TABLE a RENAME TO SQLite_x").is_err());
+    // A virtual table's own tables take its name as a prefix.
+    assert!(run("CREATE VIRTUAL TABLE relis USING fts5(a)").is_err());
+    assert!(run("CREATE VIRTUAL TABLE Redis USING fts5(a)").is_err());
+    // Nothing was renamed or created.
+    assert_eq!(schema(), before);
+    assert_eq!(
+        run("SELECT x FROM a").unwrap().rows,
+        vec![vec![SqlValue::Integer(1)]]
+    );
+    run("DROP TABLE a").unwrap();
+}
+
+#[test]
+fn no_object_may_be_renamed_to_a_reserved_name() {
+    let db = Db::open_in_memory().unwrap();
+    renames_to_reserved_names_are_refused(&|sql| db.sql_exec(sql, ()));
+    let named = SqlDb::open(None, SqlDbOptions::default()).unwrap();
+    renames_to_reserved_names_are_refused(&|sql| named.exec(sql, ()));
+    // A prepared statement goes through the same check.
+    for (prepare, run) in [
+        (
+            &|n: &str, s: &str| db.sql_prepare(n, s) as Result<StatementInfo, SqlError>,
+            &|n: &str| db.sql_run(n, ()) as Result<SqlOutput, SqlError>,
+        ),
+        (&|n: &str, s: &str| named.prepare(n, s), &|n: &str| {
+            named.run(n, ())
+        }),
+    ]
+        as [(
+            &dyn Fn(&str, &str) -> Result<StatementInfo, SqlError>,
+            &dyn Fn(&str) -> Result<SqlOutput, SqlError>,
+        ); 2]
+    {
+        prepare("mk", "CREATE TABLE b (x)").unwrap();
+        run("mk").unwrap();
+        prepare("ren", "ALTER TABLE b RENAME TO redis_b").unwrap();
+        assert!(matches!(run("ren"), Err(SqlError::Denied(_))));
+    }
+    assert!(db.sql_query("SELECT * FROM b", ()).is_ok());
+    assert!(named.query("SELECT * FROM b", ()).is_ok());
+}
+
+/// Calls of built-ins that ran for 30 s and more in one virtual-machine step (issue 14): each
+/// compares every position of a 2 MB string with a pattern of 8,000 characters.
+const SLOW_CALLS: &[&str] = &[
+    "SELECT printf('%.*c', 2000000, 'a') GLOB ('*' || printf('%.*c', 8000, 'a') || 'b')",
+    "SELECT printf('%.*c', 2000000, 'a') LIKE ('%' || printf('%.*c', 8000, 'a') || 'b')",
+    "SELECT like('%' || printf('%.*c', 8000, 'a') || 'b', printf('%.*c', 2000000, 'a'), '!')",
+    "SELECT instr(printf('%.*c', 2000000, 'a'), printf('%.*c', 8000, 'a') || 'b')",
+    "SELECT length(replace(printf('%.*c', 2000000, 'a'), printf('%.*c', 8000, 'a') || 'b', 'c'))",
+    "SELECT length(trim(printf('%.*c', 2000000, 'a'), printf('%.*c', 8000, 'b') || 'a'))",
+];
+
+#[test]
+fn a_slow_built_in_stops_at_the_time_limit() {
+    let db = Db::open_in_memory().unwrap();
+    let limits = SqlLimits {
+        time_limit: Some(Duration::from_millis(200)),
+        ..SqlLimits::default()
+    };
+    for sql in SLOW_CALLS {
+        let started = std::time::Instant::now();
+        let r = db.sql_read(move |c| c.query(sql, (), &limits));
+        assert_eq!(r, Err(SqlError::TimedOut(200)), "{sql}");
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_millis(150) && took < Duration::from_millis(1500),
+            "{sql}: {took:?}"
+        );
+        // On the writer it is an error of the statement alone: the transaction goes on.
+        let r = db.sql_write(move |c| {
+            c.exec("CREATE TABLE IF NOT EXISTS before_slow (x)", (), &limits)?;
+            let slow = c.exec(sql, (), &limits);
+            assert_eq!(slow, Err(SqlError::TimedOut(200)), "{sql}");
+            c.exec("INSERT INTO before_slow VALUES (1)", (), &limits)
+        });
+        assert!(r.is_ok(), "{sql}: {r:?}");
+    }
+    assert_eq!(
+        db.sql_query("SELECT count(*) FROM before_slow", ())
+            .unwrap()
+            .rows,
+        vec![vec![SqlValue::Integer(SLOW_CALLS.len() as i64)]]
+    );
+    // Without a time limit they run to the end (the engine's own statements are never
+    // bounded either).
+    let untimed = SqlLimits {
+        time_limit: None,
+        ..SqlLimits::default()
+    };
+    let r = db.sql_read(move |c| {
+        c.query(
+            "SELECT printf('%.*c', 20000, 'a') GLOB ('*' || printf('%.*c', 200, 'a') || 'b')",
+            (),
+            &untimed,
+        )
+    });
+    assert_eq!(r.unwrap().rows, vec![vec![SqlValue::Integer(0)]]);
+}
+
+#[test]
+fn an_inline_read_defers_a_slow_built_in_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("g.db")).unwrap();
+    let limits = SqlLimits::default();
+    let heavy = format!(
+        "SELECT {}",
+        vec!["length(upper(hex(zeroblob(32000 + random() % 1))))"; 60].join(", ")
+    );
+    for sql in [
+        // Short strings, long work: the built-in's own budget.
+        "SELECT hex(zeroblob(10000)) GLOB ('*' || hex(zeroblob(250)) || 'X')",
+        // A long value: more than an inline read may make.
+        "SELECT length(hex(zeroblob(100000)))",
+        // Few steps that each make a long value: the clock.
+        &heavy,
+        // printf answers NULL past the length limit, which is lower inline: not run here.
+        "SELECT printf('%d', 1)",
+    ] {
+        let sql: &str = sql;
+        let started = std::time::Instant::now();
+        let r = db
+            .read_here(|r| r.sql_query(sql, (), &limits))
+            .unwrap()
+            .unwrap();
+        let took = started.elapsed();
+        assert_eq!(r, Err(SqlError::Deferred), "{sql}");
+        // (A few milliseconds in a release build; the test's own build is unoptimised.)
+        assert!(took < Duration::from_millis(200), "{sql}: {took:?}");
+        // On a reader it runs (and ends well inside the time limit).
+        let sql = sql.to_string();
+        assert!(db
+            .read(move |r| Ok(r.sql_query(&sql, (), &limits)))
+            .unwrap()
+            .is_ok());
+    }
+    // A long SQL text is not even compiled inline.
+    let long = format!("SELECT '{}'", "x".repeat(5000));
+    let r = db
+        .read_here(|r| r.sql_query(&long, (), &limits))
+        .unwrap()
+        .unwrap();
+    assert_eq!(r, Err(SqlError::Deferred));
+}
+
+/// The process's peak resident memory (VmHWM), in bytes.
+fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+#[test]
+fn one_query_cannot_take_all_memory() {
+    let db = Db::open_in_memory().unwrap();
+    let before = peak_rss();
+    let max = DEFAULT_MAX_RESULT_BYTES;
+    // Issue 14: two values of a gigabyte each took the process to 4.9 GB.
+    assert_eq!(
+        db.sql_query("SELECT zeroblob(999999999), zeroblob(999999999)", ()),
+        Err(SqlError::TooLong(max))
+    );
+    assert_eq!(
+        db.sql_query("SELECT randomblob(999999999)", ()),
+        Err(SqlError::TooLong(max))
+    );
+    assert_eq!(
+        db.sql_query("SELECT length(hex(zeroblob(40000000)))", ()),
+        Err(SqlError::TooLong(max))
+    );
+    // (printf answers NULL past the limit, as SQLite's printf does.)
+    assert_eq!(
+        db.sql_query("SELECT printf('%.*c', 100000000, 'a') IS NULL", ())
+            .unwrap()
+            .rows,
+        vec![vec![SqlValue::Integer(1)]]
+    );
+    // Each value under the limit, the result over it: refused as the values are read.
+    assert_eq!(
+        db.sql_query("SELECT zeroblob(40000000), zeroblob(40000000)", ()),
+        Err(SqlError::TooManyBytes(max))
+    );
+    assert_eq!(
+        db.sql_query(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100)
+             SELECT zeroblob(1000000) FROM n",
+            ()
+        ),
+        Err(SqlError::TooManyBytes(max))
+    );
+    assert_eq!(
+        db.sql_exec("SELECT zeroblob(40000000), zeroblob(40000000)", ()),
+        Err(SqlError::TooManyBytes(max))
+    );
+    let grew = peak_rss().saturating_sub(before);
+    assert!(grew < 600 << 20, "peak RSS grew by {} MB", grew >> 20);
+    // Under the limit, a result is whole.
+    let out = db
+        .sql_query("SELECT length(zeroblob(1000000))", ())
+        .unwrap();
+    assert_eq!(out.rows, vec![vec![SqlValue::Integer(1000000)]]);
+    // The engine's own limit is restored after user SQL: Redis values larger than the
+    // sandbox's still store and read back.
+    let big = vec![7u8; max + 1];
+    db.set("big", &big).unwrap();
+    assert_eq!(db.get("big").unwrap().map(|b| b.len()), Some(max + 1));
+    // User SQL cannot read it (the view makes it TEXT, which reads it whole), but the rest
+    // of the keyspace as before.
+    assert_eq!(
+        db.sql_query("SELECT value FROM redis_strings WHERE key = 'big'", ()),
+        Err(SqlError::TooLong(max))
+    );
+    assert_eq!(
+        db.sql_query("SELECT key, type FROM redis_keys", ())
+            .unwrap()
+            .rows,
+        vec![vec![t("big"), t("string")]]
+    );
+    // Without a limit (sql-max-result-bytes 0), SQLite's own applies.
+    let unlimited = SqlLimits {
+        max_bytes: None,
+        ..SqlLimits::default()
+    };
+    let r = db.sql_read(move |c| c.query("SELECT zeroblob(2000000000)", (), &unlimited));
+    assert_eq!(r, Err(SqlError::Sql("string or blob too big".into())));
+}
+
+#[test]
+fn json_patch_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("j.db")).unwrap();
+    let obj = |prefix: &str, n: usize| {
+        let keys: Vec<String> = (0..n).map(|i| format!("\"{prefix}{i}\":0")).collect();
+        SqlValue::text(format!("{{{}}}", keys.join(",")))
+    };
+    // Two objects of 3,000 keys: fine on a reader, too much work for an inline read.
+    let sql = "SELECT length(json_patch(?1, ?2))";
+    let params = vec![obj("k", 3000), obj("j", 3000)];
+    let limits = SqlLimits::default();
+    let p = params.clone();
+    let r = db
+        .read_here(|r| r.sql_query(sql, p, &limits))
+        .unwrap()
+        .unwrap();
+    assert_eq!(r, Err(SqlError::Deferred));
+    let out = db
+        .read(move |r| Ok(r.sql_query(sql, params, &limits)))
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(out.rows[0][0], SqlValue::Integer(n) if n > 40000),
+        "{out:?}"
+    );
+    // Two objects of 100,000 keys would take minutes: refused at once.
+    let started = std::time::Instant::now();
+    match db.sql_query(sql, vec![obj("k", 100_000), obj("j", 100_000)]) {
+        Err(SqlError::Sql(m)) => assert!(m.contains("too large to merge"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(1));
+    // A small patch on a large document is fine.
+    let out = db
+        .sql_query(
+            "SELECT json_patch(?1, '{\"k1\":1}') -> '$.k1'",
+            vec![obj("k", 100_000)],
+        )
+        .unwrap();
+    assert_eq!(out.rows, vec![vec![t("1")]]);
+}
+
+/// Found by the sql_sandbox fuzz target: the authorizer's prefix test sliced a name inside a
+/// multi-byte character (and panicked inside SQLite's callback).
+#[test]
+fn names_with_multi_byte_characters_are_checked_like_others() {
+    let db = Db::open_in_memory().unwrap();
+    db.sql_exec("CREATE TABLE \"abcde\u{20ac}x\" (a)", ())
+        .unwrap();
+    db.sql_exec("INSERT INTO \"abcde\u{20ac}x\" VALUES (1)", ())
+        .unwrap();
+    db.sql_exec(
+        "ALTER TABLE \"abcde\u{20ac}x\" RENAME TO \"r\u{e9}lis_x\"",
+        (),
+    )
+    .unwrap();
+    assert!(
+        denied(db.sql_exec("ALTER TABLE \"r\u{e9}lis_x\" RENAME TO relis_\u{20ac}", ()))
+            .contains("reserved")
+    );
+    assert_eq!(
+        db.sql_query("SELECT a FROM \"r\u{e9}lis_x\"", ())
+            .unwrap()
+            .rows,
+        vec![vec![SqlValue::Integer(1)]]
     );
 }
