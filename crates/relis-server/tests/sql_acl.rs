@@ -11,6 +11,9 @@ use resp::Frame;
 const NOPERM_KEYS: &str =
     "NOPERM this user has no permissions to access one of the keys used as arguments";
 
+/// The issue's user: reads and writes under app:* (and MULTI).
+const APP: [&str; 4] = ["~app:*", "+@read", "+@write", "+@transaction"];
+
 /// A connection authenticated as a new user `name` with `rules`.
 async fn as_user(s: &TestServer, admin: &mut Raw, name: &str, rules: &[&str]) -> Raw {
     let mut args = vec!["ACL", "SETUSER", name, "on", ">pw"];
@@ -66,7 +69,10 @@ async fn fill(admin: &mut Raw) {
         &["ZADD", "app:z", "1", "m"],
         &["ZADD", "other:z", "2", "n"],
     ] {
-        assert!(!matches!(admin.cmd(args).await, Frame::Error(_)), "{args:?}");
+        assert!(
+            !matches!(admin.cmd(args).await, Frame::Error(_)),
+            "{args:?}"
+        );
     }
 }
 
@@ -104,7 +110,7 @@ async fn views_show_a_restricted_user_only_its_keys() {
     let s = start().await;
     let mut admin = s.raw().await;
     fill(&mut admin).await;
-    let mut app = as_user(&s, &mut admin, "app", &["~app:*", "+@read", "+@write"]).await;
+    let mut app = as_user(&s, &mut admin, "app", &APP).await;
     for (view, mine, all) in VIEWS {
         // Inline or on a reader (SQL.QUERY), on the writer (SQL.EXEC).
         for cmd in ["SQL.QUERY", "SQL.EXEC"] {
@@ -142,7 +148,10 @@ async fn views_show_a_restricted_user_only_its_keys() {
         assert_ne!(admin.cmd(&["SQL.QUERY", sql]).await, arr(vec![]), "{sql}");
     }
     assert_eq!(
-        single_int(app.cmd(&["SQL.QUERY", "SELECT count(*) FROM redis_keys"]).await),
+        single_int(
+            app.cmd(&["SQL.QUERY", "SELECT count(*) FROM redis_keys"])
+                .await
+        ),
         5
     );
     assert_eq!(
@@ -164,7 +173,10 @@ async fn views_show_a_restricted_user_only_its_keys() {
         ok()
     );
     assert_eq!(
-        single_int(app.cmd(&["SQL.QUERY", "SELECT count(*) FROM everything"]).await),
+        single_int(
+            app.cmd(&["SQL.QUERY", "SELECT count(*) FROM everything"])
+                .await
+        ),
         5
     );
     // Inside MULTI, queued SQL runs on the writer with the same user.
@@ -217,14 +229,28 @@ async fn selectors_that_allow_the_command_decide_what_is_visible() {
     assert_eq!(u.cmd(&["GET", "secret"]).await, bulk("hunter2"));
     // %W~ alone does not make a key visible; %R~ does; allkeys shows everything.
     let mut w = as_user(&s, &mut admin, "wonly", &["%W~secret", "+@all"]).await;
-    assert_eq!(keys_in(&mut w, "SQL.QUERY", "redis_strings").await, [] as [&str; 0]);
+    assert_eq!(
+        keys_in(&mut w, "SQL.QUERY", "redis_strings").await,
+        [] as [&str; 0]
+    );
     let mut r = as_user(&s, &mut admin, "ronly", &["%R~sec*", "+@all"]).await;
-    assert_eq!(keys_in(&mut r, "SQL.QUERY", "redis_strings").await, ["secret"]);
+    assert_eq!(
+        keys_in(&mut r, "SQL.QUERY", "redis_strings").await,
+        ["secret"]
+    );
     let mut all = as_user(&s, &mut admin, "all", &["allkeys", "+@read", "-get"]).await;
     assert_eq!(keys_in(&mut all, "SQL.QUERY", "redis_keys").await.len(), 10);
     // Rules changed on a connected user apply to its next statement.
-    assert_eq!(admin.cmd(&["ACL", "SETUSER", "ronly", "resetkeys", "%R~app:s"]).await, ok());
-    assert_eq!(keys_in(&mut r, "SQL.QUERY", "redis_strings").await, ["app:s"]);
+    assert_eq!(
+        admin
+            .cmd(&["ACL", "SETUSER", "ronly", "resetkeys", "%R~app:s"])
+            .await,
+        ok()
+    );
+    assert_eq!(
+        keys_in(&mut r, "SQL.QUERY", "redis_strings").await,
+        ["app:s"]
+    );
 }
 
 #[tokio::test]
@@ -232,7 +258,7 @@ async fn prepared_statements_run_with_the_runners_keys() {
     let s = start().await;
     let mut admin = s.raw().await;
     fill(&mut admin).await;
-    let mut app = as_user(&s, &mut admin, "app", &["~app:*", "+@read", "+@write"]).await;
+    let mut app = as_user(&s, &mut admin, "app", &APP).await;
     assert_eq!(
         admin
             .cmd(&[
@@ -244,8 +270,12 @@ async fn prepared_statements_run_with_the_runners_keys() {
         ok()
     );
     assert_eq!(
-        app.cmd(&["SQL.PREPARE", "hashes", "SELECT key FROM redis_hashes ORDER BY key"])
-            .await,
+        app.cmd(&[
+            "SQL.PREPARE",
+            "hashes",
+            "SELECT key FROM redis_hashes ORDER BY key"
+        ])
+        .await,
         ok()
     );
     assert_eq!(
@@ -260,7 +290,10 @@ async fn prepared_statements_run_with_the_runners_keys() {
         first_column(admin.cmd(&["SQL.RUN", "hashes"]).await),
         ["app:h", "user:admin"]
     );
-    assert_eq!(first_column(app.cmd(&["SQL.RUN", "hashes"]).await), ["app:h"]);
+    assert_eq!(
+        first_column(app.cmd(&["SQL.RUN", "hashes"]).await),
+        ["app:h"]
+    );
 }
 
 #[tokio::test]
@@ -268,8 +301,11 @@ async fn morph_commands_write_only_keys_the_user_may_write() {
     let s = start().await;
     let mut admin = s.raw().await;
     fill(&mut admin).await;
-    assert_eq!(admin.cmd(&["SQL.DB", "CREATE", "side", "MEMORY"]).await, ok());
-    let mut app = as_user(&s, &mut admin, "app", &["~app:*", "+@read", "+@write"]).await;
+    assert_eq!(
+        admin.cmd(&["SQL.DB", "CREATE", "side", "MEMORY"]).await,
+        ok()
+    );
+    let mut app = as_user(&s, &mut admin, "app", &APP).await;
     // Each morph command, with and without REPLACE, with the query on the main database and
     // on a named one: a key outside app:* is refused, and nothing of the command is written
     // (app:new comes first in the rows and would have been written).
@@ -298,7 +334,11 @@ async fn morph_commands_write_only_keys_the_user_may_write() {
                 args.extend(["{k}", sql.as_str()]);
                 assert_eq!(app.cmd(&args).await, err(NOPERM_KEYS), "{args:?}");
                 assert_eq!(admin.cmd(&["EXISTS", "app:new"]).await, int(0), "{args:?}");
-                assert_eq!(admin.cmd(&["GET", "secret"]).await, bulk("hunter2"), "{args:?}");
+                assert_eq!(
+                    admin.cmd(&["GET", "secret"]).await,
+                    bulk("hunter2"),
+                    "{args:?}"
+                );
             }
         }
     }
@@ -344,10 +384,7 @@ async fn morph_commands_write_only_keys_the_user_may_write() {
     assert_eq!(app.cmd(&["MULTI"]).await, ok());
     app.cmd(&["SQL.TOSTRING", "secret", "SELECT 'pwned'"]).await;
     app.cmd(&["SET", "app:after", "1"]).await;
-    assert_eq!(
-        app.cmd(&["EXEC"]).await,
-        arr(vec![err(NOPERM_KEYS), ok()])
-    );
+    assert_eq!(app.cmd(&["EXEC"]).await, arr(vec![err(NOPERM_KEYS), ok()]));
     assert_eq!(admin.cmd(&["GET", "secret"]).await, bulk("hunter2"));
     let Frame::Array(log) = admin.cmd(&["ACL", "LOG", "1"]).await else {
         panic!("ACL LOG")
@@ -364,7 +401,10 @@ async fn a_read_only_pattern_can_query_but_not_morph() {
     let mut admin = s.raw().await;
     fill(&mut admin).await;
     let mut ro = as_user(&s, &mut admin, "ro", &["%R~app:*", "+@all"]).await;
-    assert_eq!(keys_in(&mut ro, "SQL.QUERY", "redis_strings").await, ["app:s"]);
+    assert_eq!(
+        keys_in(&mut ro, "SQL.QUERY", "redis_strings").await,
+        ["app:s"]
+    );
     assert_eq!(
         ro.cmd(&["SQL.TOSTRING", "app:s", "SELECT 'changed'"]).await,
         err(NOPERM_KEYS)
@@ -378,7 +418,7 @@ async fn fromhash_copies_only_hashes_the_user_may_read() {
     let mut admin = s.raw().await;
     fill(&mut admin).await;
     admin.cmd(&["HSET", "app:u2", "name", "bob"]).await;
-    let mut app = as_user(&s, &mut admin, "app", &["~app:*", "+@read", "+@write"]).await;
+    let mut app = as_user(&s, &mut admin, "app", &APP).await;
     // user:* matches only hashes the user may not read: nothing is copied.
     assert_eq!(app.cmd(&["SQL.FROMHASH", "stolen", "user:*"]).await, int(0));
     assert_eq!(
@@ -388,7 +428,10 @@ async fn fromhash_copies_only_hashes_the_user_may_read() {
     // * copies the readable ones only.
     assert_eq!(app.cmd(&["SQL.FROMHASH", "mine", "*"]).await, int(2));
     assert_eq!(
-        first_column(app.cmd(&["SQL.QUERY", "SELECT key FROM mine ORDER BY key"]).await),
+        first_column(
+            app.cmd(&["SQL.QUERY", "SELECT key FROM mine ORDER BY key"])
+                .await
+        ),
         ["app:h", "app:u2"]
     );
     // Into a named database too.
@@ -398,7 +441,10 @@ async fn fromhash_copies_only_hashes_the_user_may_read() {
         int(2)
     );
     // The admin copies everything.
-    assert_eq!(admin.cmd(&["SQL.FROMHASH", "all_hashes", "*"]).await, int(3));
+    assert_eq!(
+        admin.cmd(&["SQL.FROMHASH", "all_hashes", "*"]).await,
+        int(3)
+    );
 }
 
 #[tokio::test]
@@ -424,7 +470,7 @@ async fn scripts_run_sql_as_the_scripts_user() {
     );
     let exec = "return redis.call('sql.exec', 'SELECT key FROM redis_hashes ORDER BY key')";
     assert_eq!(first_column(app.cmd(&["EVAL", exec, "0"]).await), ["app:h"]);
-    let morph = "return redis.call('sql.tostring', 'secret', 'SELECT ''pwned''')";
+    let morph = r#"return redis.call('sql.tostring', 'secret', "SELECT 'pwned'")"#;
     let Frame::Error(e) = app.cmd(&["EVAL", morph, "0"]).await else {
         panic!("the script wrote secret")
     };

@@ -83,6 +83,8 @@ pub(crate) fn install(conn: &Connection) -> rusqlite::Result<()> {
             | rusqlite::functions::FunctionFlags::SQLITE_INNOCUOUS,
         |_| Ok(now_ms()),
     )?;
+    // The key filter of the views (ACL key patterns): see sql/access.rs.
+    super::access::register(conn)?;
     conn.set_prepared_statement_cache_capacity(1024);
     Ok(())
 }

@@ -237,8 +237,8 @@ pub enum RediSql {
     Version,
 }
 
-fn on(db: String, op: Op, shape: Shape) -> Result<Parsed, CmdError> {
-    Parsed::conn(OnNamed { db, op, shape })
+fn on(cmd: &'static str, db: String, op: Op, shape: Shape) -> Result<Parsed, CmdError> {
+    Parsed::conn(OnNamed { cmd, db, op, shape })
 }
 
 impl RediSql {
@@ -278,7 +278,7 @@ impl RediSql {
                     params: Vec::new(),
                 }
             };
-            return on(db, op, Shape::V1);
+            return on(args.name(), db, op, Shape::V1);
         }
         let statement = args.eat("statement");
         if !statement {
@@ -314,7 +314,7 @@ impl RediSql {
             (false, true) => Op::Query { sql: what, params },
             (false, false) => Op::Exec { sql: what, params },
         };
-        on(db, op, Shape::V2 { header })
+        on(args.name(), db, op, Shape::V2 { header })
     }
 
     fn parse_exec(args: &mut Args) -> Result<Parsed, CmdError> {
@@ -338,7 +338,7 @@ impl RediSql {
         let name = text(args.next()?, "a statement name")?;
         let sql = text(args.next()?, "SQL")?;
         args.finish()?;
-        on(db, Op::Prepare { name, sql, mode }, Shape::V1)
+        on(args.name(), db, Op::Prepare { name, sql, mode }, Shape::V1)
     }
 
     fn parse_run(args: &mut Args, read_only: bool) -> Result<Parsed, CmdError> {
@@ -351,7 +351,7 @@ impl RediSql {
             params,
             read_only,
         };
-        on(db, op, Shape::V1)
+        on(args.name(), db, op, Shape::V1)
     }
 
     fn parse_exec_statement(args: &mut Args) -> Result<Parsed, CmdError> {
@@ -366,7 +366,7 @@ impl RediSql {
         let db = check_name(args.next()?)?;
         let name = text(args.next()?, "a statement name")?;
         args.finish()?;
-        on(db, Op::Unprepare { name }, Shape::V1)
+        on(args.name(), db, Op::Unprepare { name }, Shape::V1)
     }
 
     fn parse_copy(args: &mut Args) -> Result<Parsed, CmdError> {
