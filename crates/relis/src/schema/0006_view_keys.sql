@@ -1,17 +1,23 @@
 -- Relis schema version 6: the views of Redis data show only the keys the running SQL call may
 -- read (a server passes the ACL key patterns of the connection's user; see sql/access.rs).
--- `relis_visible(key)` asks the call's predicate; `(SELECT relis_sees_all())` is computed once
+--
+-- `relis_visible(key)` asks the call's predicate. `(SELECT relis_sees_all())` is computed once
 -- per statement run (an uncorrelated scalar subquery), so a call that may read every key (the
--- embedded API, a user with `allkeys`) never calls relis_visible: its per-row cost is one
--- register test. The engine's tables are named without a schema on purpose: in a view of the
--- main schema an unqualified name binds to the main schema (a temporary table of the same name
--- never stands in for it), while `main.relis_keys` would make the file's schema unreadable
--- when the file is ATTACHed under another name (SQLite refuses a view that names another
--- schema: "view redis_keys cannot reference objects in database main"), which VACUUM INTO
--- onto an existing file and other tools do. As before, the views hide expired keys
--- (`relis_now()`) and show keys, fields, members and values as TEXT; both functions exist only
--- on Relis's own connections, so another program (the sqlite3 shell) can read the tables but
--- not these views, as with version 3's views.
+-- embedded API, a user with `allkeys`) never calls relis_visible; it pays four bytecode steps
+-- per row that passes the other conditions. Over 100,000 strings (release build): count(*)
+-- 9.7 ms instead of 7.3, reading every key and value 33.7 ms instead of 30.3; relis_visible on
+-- every row would cost 11.2 and 36.4 ms; a real predicate (a restricted user) 13.4 and 37.1.
+--
+-- The engine's tables are named without a schema on purpose: in a view of the main schema an
+-- unqualified name binds to the main schema (a temporary table of the same name never stands
+-- in for it), while `main.relis_keys` would make the file's schema unreadable once the file is
+-- ATTACHed under another name (SQLite refuses a view that names another schema: "view
+-- redis_keys cannot reference objects in database main"), as VACUUM INTO onto an existing file
+-- and other tools do.
+--
+-- As before, the views hide expired keys (`relis_now()`) and show keys, fields, members and
+-- values as TEXT. All three functions exist only on Relis's own connections: another program
+-- (the sqlite3 shell) can read the tables but not these views, as with version 3's views.
 DROP VIEW redis_keys;
 DROP VIEW redis_strings;
 DROP VIEW redis_hashes;
