@@ -499,3 +499,114 @@ async fn scripts_run_sql_as_the_scripts_user() {
         ["app:s", "secret"]
     );
 }
+
+#[tokio::test]
+async fn redisql_aliases_are_denied_as_their_sql_commands_are() {
+    let s = start().await;
+    let mut admin = s.raw().await;
+    let mut u = as_user(
+        &s,
+        &mut admin,
+        "noadmin",
+        &["~*", "&*", "+@all", "-@admin", "-@dangerous"],
+    )
+    .await;
+    let noperm = |cmd: &str| {
+        err(&format!(
+            "NOPERM this user has no permissions to run the '{cmd}' command"
+        ))
+    };
+    assert_eq!(
+        u.cmd(&["SQL.DB", "CREATE", "x", "MEMORY"]).await,
+        noperm("sql.db|create")
+    );
+    assert_eq!(
+        u.cmd(&["REDISQL.CREATE_DB", "x"]).await,
+        noperm("redisql.create_db")
+    );
+    assert_eq!(
+        u.cmd(&["REDISQL.CREATE_DB.NOW", "x"]).await,
+        noperm("redisql.create_db.now")
+    );
+    assert_eq!(admin.cmd(&["REDISQL.CREATE_DB", "a"]).await, ok());
+    assert_eq!(admin.cmd(&["REDISQL.CREATE_DB", "b"]).await, ok());
+    assert_eq!(
+        u.cmd(&["REDISQL.COPY", "a", "b"]).await,
+        noperm("redisql.copy")
+    );
+    assert_eq!(
+        u.cmd(&["REDISQL.STATISTICS"]).await,
+        noperm("redisql.statistics")
+    );
+    // What a user of SQL may do, it may do through the aliases.
+    assert_eq!(
+        u.cmd(&["REDISQL.EXEC", "a", "CREATE TABLE t (x)"]).await,
+        simple("DONE")
+    );
+    assert!(matches!(u.cmd(&["REDISQL.VERSION"]).await, Frame::Bulk(_)));
+    assert_eq!(
+        first_column(admin.cmd(&["SQL.DB", "LIST"]).await),
+        ["a", "b"]
+    );
+}
+
+#[tokio::test]
+async fn sql_max_databases_caps_creation_and_not_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_path_buf();
+    let mut s = start_with(|c| c.dir = path.clone()).await;
+    let mut c = s.raw().await;
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "sql-max-databases"]).await,
+        bulks(&["sql-max-databases", "16"])
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "sql-max-databases", "3"]).await,
+        ok()
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "sql-max-databases", "-1"]).await,
+        err("ERR CONFIG SET failed (possibly related to argument 'sql-max-databases') - argument must be between 0 and 9223372036854775807 inclusive")
+    );
+    assert_eq!(c.cmd(&["SQL.DB", "CREATE", "a"]).await, ok());
+    assert_eq!(c.cmd(&["SQL.DB", "CREATE", "b", "MEMORY"]).await, ok());
+    assert_eq!(c.cmd(&["REDISQL.CREATE_DB", "c"]).await, ok());
+    let full = err("ERR too many SQL databases: sql-max-databases is 3 (drop one with SQL.DB DROP, or raise the setting)");
+    assert_eq!(c.cmd(&["SQL.DB", "CREATE", "d"]).await, full);
+    assert_eq!(c.cmd(&["REDISQL.CREATE_DB", "d"]).await, full);
+    assert!(!path.join("d.sqlite").exists());
+    assert_eq!(c.cmd(&["SQL.DB", "DROP", "b"]).await, ok());
+    assert_eq!(c.cmd(&["SQL.DB", "CREATE", "d"]).await, ok());
+    // 0 lifts the cap.
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "sql-max-databases", "0"]).await,
+        ok()
+    );
+    assert_eq!(c.cmd(&["SQL.DB", "CREATE", "e"]).await, ok());
+    drop(c);
+    s.stop().await;
+
+    // Started with a lower cap, every recorded database opens; new ones wait for room.
+    let s = start_with(|c| {
+        c.dir = path.clone();
+        c.sql_max_databases = 1;
+    })
+    .await;
+    let mut c = s.raw().await;
+    assert_eq!(
+        first_column(c.cmd(&["SQL.DB", "LIST"]).await),
+        ["a", "c", "d", "e"]
+    );
+    assert_eq!(
+        c.cmd(&["SQL.EXEC", "DB", "e", "SELECT 1"]).await,
+        arr(vec![arr(vec![int(1)])])
+    );
+    let full = err("ERR too many SQL databases: sql-max-databases is 1 (drop one with SQL.DB DROP, or raise the setting)");
+    assert_eq!(c.cmd(&["SQL.DB", "CREATE", "f"]).await, full);
+    for name in ["a", "c", "d"] {
+        assert_eq!(c.cmd(&["SQL.DB", "DROP", name]).await, ok());
+    }
+    assert_eq!(c.cmd(&["SQL.DB", "CREATE", "f"]).await, full);
+    assert_eq!(c.cmd(&["SQL.DB", "DROP", "e"]).await, ok());
+    assert_eq!(c.cmd(&["SQL.DB", "CREATE", "f"]).await, ok());
+}
