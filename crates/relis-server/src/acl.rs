@@ -1341,6 +1341,45 @@ mod tests {
     }
 
     #[test]
+    fn key_access_follows_the_selectors_that_allow_the_command() {
+        let table = Table::get();
+        let (idx, spec) = table.lookup(b"sql.query").unwrap();
+        let u = User::new(
+            "u",
+            user(&[
+                "on",
+                "~app:*",
+                "%R~ro:*",
+                "%W~wo:*",
+                "+sql.query",
+                "(+get ~sel:*)",
+                "(+sql.query %R~both:*)",
+            ]),
+        );
+        let a = u.key_access(idx, spec);
+        assert!(a.may_read(b"app:1") && a.may_write(b"app:1"));
+        assert!(a.may_read(b"ro:1") && !a.may_write(b"ro:1"));
+        assert!(!a.may_read(b"wo:1") && a.may_write(b"wo:1"));
+        // A selector that does not allow SQL.QUERY shows nothing through it.
+        assert!(!a.may_read(b"sel:1") && !a.may_write(b"sel:1"));
+        assert!(a.may_read(b"both:1") && !a.may_write(b"both:1"));
+        assert!(!a.may_read(b"other") && !a.is_all());
+        // Allowed only for some first arguments: no key.
+        let f = User::new("f", user(&["on", "~x:*", "+sql.query|select"]));
+        assert!(!f.key_access(idx, spec).may_read(b"x:1"));
+        // allkeys in a selector that allows the command: every key, no predicate.
+        let all = User::new("a", user(&["on", "~x:*", "+@read", "(+sql.query allkeys)"]));
+        assert!(all.key_access(idx, spec).is_all());
+        assert!(User::new("d", default_state())
+            .key_access(idx, spec)
+            .is_all());
+        // %R~* is a pattern, not allkeys: reads everything, writes nothing.
+        let r = User::new("r", user(&["on", "%R~*", "+@all"]));
+        let a = r.key_access(idx, spec);
+        assert!(a.may_read(b"anything") && !a.may_write(b"anything"));
+    }
+
+    #[test]
     fn selectors_merge() {
         let args: Vec<String> = ["on", "(+get", "~x*)", "(+set)"]
             .iter()
