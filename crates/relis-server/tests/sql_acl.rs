@@ -179,6 +179,17 @@ async fn views_show_a_restricted_user_only_its_keys() {
         ),
         5
     );
+    // A query too long for the network thread runs again on a reader, with the same user.
+    let long = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 20000) \
+                SELECT key FROM redis_keys WHERE (SELECT count(*) FROM c) = 20000 ORDER BY key";
+    assert_eq!(
+        first_column(app.cmd(&["SQL.QUERY", long]).await),
+        ["app:h", "app:l", "app:s", "app:set", "app:z"]
+    );
+    assert_eq!(
+        first_column(admin.cmd(&["SQL.QUERY", long]).await).len(),
+        10
+    );
     // Inside MULTI, queued SQL runs on the writer with the same user.
     assert_eq!(app.cmd(&["MULTI"]).await, ok());
     app.cmd(&["SQL.QUERY", "SELECT key FROM redis_strings ORDER BY key"])
