@@ -45,6 +45,11 @@ pub const CATEGORIES: &[&str] = &[
 const READ: u8 = 1;
 const WRITE: u8 = 2;
 
+/// Redis's refusal of a key (`-NOPERM`), at the top level or in MULTI; also what a SQL morph
+/// command replies for a key its user may not write.
+pub const NOPERM_KEYS: &str =
+    "NOPERM this user has no permissions to access one of the keys used as arguments";
+
 /// Why a rule was refused; [`RuleError::message`] is Redis's text for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RuleError {
@@ -107,10 +112,7 @@ impl Denied {
                 "NOPERM this user has no permissions to run the '{}' command",
                 spec.name
             ),
-            Denied::Key(_) => {
-                "NOPERM this user has no permissions to access one of the keys used as arguments"
-                    .into()
-            }
+            Denied::Key(_) => NOPERM_KEYS.into(),
             Denied::Channel(_) => {
                 "NOPERM this user has no permissions to access one of the channels used as arguments"
                     .into()
@@ -377,7 +379,7 @@ impl Selector {
     /// # Errors
     /// What it denies first: the command, then a key, then a channel (as Redis checks).
     pub fn check(&self, idx: usize, spec: &Spec, argv: &[Bytes]) -> Result<(), Denied> {
-        if !self.allcommands && !spec.has("no_auth") && !self.bit(idx) {
+        if !self.allows(idx, spec) {
             let by_first_arg = argv.len() > 1
                 && self.first_args.get(&idx).is_some_and(|args| {
                     args.iter()
@@ -404,6 +406,12 @@ impl Selector {
             }
         }
         Ok(())
+    }
+
+    /// Whether the command `spec` (table index `idx`) is allowed whatever its arguments (not
+    /// only through `+cmd|first-arg` rules).
+    fn allows(&self, idx: usize, spec: &Spec) -> bool {
+        self.allcommands || spec.has("no_auth") || self.bit(idx)
     }
 
     fn key_ok(&self, key: &[u8], need: u8) -> bool {
@@ -847,6 +855,26 @@ impl User {
         self.state.read().password_ok(pass)
     }
 
+    /// The keys the command `spec` (table index `idx`) may read and write when it finds them
+    /// as it runs instead of in its arguments: the SQL commands (the `redis_*` views show only
+    /// readable keys, the morph commands write only writable ones). Redis 7's rule for a key
+    /// argument, applied to each key: a key may be read (written) if a selector that allows
+    /// the command allows reading (writing) it (`~p` both, `%R~p` reading, `%W~p` writing,
+    /// `allkeys` every key). A selector that allows the command only for some first arguments
+    /// (`+sql.query|x`) counts for no key. The rules are those of the moment of the call.
+    pub fn key_access(&self, idx: usize, spec: &Spec) -> relis::sql::KeyAccess {
+        if self.unrestricted() {
+            return relis::sql::KeyAccess::all();
+        }
+        let state = self.state.read();
+        let allowing: Vec<&Selector> = state
+            .selectors
+            .iter()
+            .filter(|s| s.allows(idx, spec))
+            .collect();
+        relis::sql::KeyAccess::new(key_filter(&allowing, READ), key_filter(&allowing, WRITE))
+    }
+
     /// Whether the user takes any password (`nopass`): for the default user, what protected
     /// mode looks at.
     pub fn nopass(&self) -> bool {
@@ -869,6 +897,28 @@ impl User {
                 .iter()
                 .any(|s| s.channel_ok(ch, is_pattern))
     }
+}
+
+/// The keys any of `selectors` allows with the access `need`, as a predicate; `None` when one
+/// of them allows every key.
+fn key_filter(selectors: &[&Selector], need: u8) -> Option<relis::sql::KeyFilter> {
+    let mut patterns: Vec<Vec<u8>> = Vec::new();
+    for s in selectors {
+        if s.allkeys {
+            return None;
+        }
+        patterns.extend(
+            s.keys
+                .iter()
+                .filter(|(_, f)| f & need == need)
+                .map(|(p, _)| p.as_bytes().to_vec()),
+        );
+    }
+    Some(Arc::new(move |key: &[u8]| {
+        patterns
+            .iter()
+            .any(|p| relis::glob::glob_match(p, key, false))
+    }))
 }
 
 /// One ACL LOG entry.
@@ -1288,6 +1338,45 @@ mod tests {
                 assert!(CATEGORIES.contains(c), "{}: unknown category {c}", s.name);
             }
         }
+    }
+
+    #[test]
+    fn key_access_follows_the_selectors_that_allow_the_command() {
+        let table = Table::get();
+        let (idx, spec) = table.lookup(b"sql.query").unwrap();
+        let u = User::new(
+            "u",
+            user(&[
+                "on",
+                "~app:*",
+                "%R~ro:*",
+                "%W~wo:*",
+                "+sql.query",
+                "(+get ~sel:*)",
+                "(+sql.query %R~both:*)",
+            ]),
+        );
+        let a = u.key_access(idx, spec);
+        assert!(a.may_read(b"app:1") && a.may_write(b"app:1"));
+        assert!(a.may_read(b"ro:1") && !a.may_write(b"ro:1"));
+        assert!(!a.may_read(b"wo:1") && a.may_write(b"wo:1"));
+        // A selector that does not allow SQL.QUERY shows nothing through it.
+        assert!(!a.may_read(b"sel:1") && !a.may_write(b"sel:1"));
+        assert!(a.may_read(b"both:1") && !a.may_write(b"both:1"));
+        assert!(!a.may_read(b"other") && !a.is_all());
+        // Allowed only for some first arguments: no key.
+        let f = User::new("f", user(&["on", "~x:*", "+sql.query|select"]));
+        assert!(!f.key_access(idx, spec).may_read(b"x:1"));
+        // allkeys in a selector that allows the command: every key, no predicate.
+        let all = User::new("a", user(&["on", "~x:*", "+@read", "(+sql.query allkeys)"]));
+        assert!(all.key_access(idx, spec).is_all());
+        assert!(User::new("d", default_state())
+            .key_access(idx, spec)
+            .is_all());
+        // %R~* is a pattern, not allkeys: reads everything, writes nothing.
+        let r = User::new("r", user(&["on", "%R~*", "+@all"]));
+        let a = r.key_access(idx, spec);
+        assert!(a.may_read(b"anything") && !a.may_write(b"anything"));
     }
 
     #[test]

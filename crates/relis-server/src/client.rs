@@ -195,6 +195,7 @@ impl Client {
             server: self.server.clone(),
             user: self.user.clone(),
             client_id: self.info.id,
+            context: "toplevel",
         }
     }
 

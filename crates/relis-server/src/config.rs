@@ -57,6 +57,10 @@ pub struct Config {
     /// Most bytes a SQL result may hold, and the longest string or blob user SQL may make or
     /// read; a larger one is refused (0 = no limit).
     pub sql_max_result_bytes: usize,
+    /// Most named SQL databases (SQL.DB CREATE, REDISQL.CREATE_DB) open at once: each has its
+    /// own threads and file. Creating one more is refused; those recorded are all reopened at
+    /// start-up even when they are more (0 = no limit).
+    pub sql_max_databases: usize,
     /// Refuse clients from other hosts while the default user has no password.
     pub protected_mode: bool,
     /// TLS port (0 = no TLS listener).
@@ -110,6 +114,7 @@ impl Default for Config {
             sql_time_limit: 5000,
             sql_max_result_rows: 1_000_000,
             sql_max_result_bytes: relis::DEFAULT_MAX_RESULT_BYTES,
+            sql_max_databases: 16,
             protected_mode: true,
             tls_port: 0,
             tls_cert_file: String::new(),
@@ -536,6 +541,12 @@ pub const PARAMS: &[Param] = &[
         mutable: true,
         get: |c| c.sql_max_result_bytes.to_string(),
         set: |c, v| memory(v).map(|n| c.sql_max_result_bytes = n),
+    },
+    Param {
+        name: "sql-max-databases",
+        mutable: true,
+        get: |c| c.sql_max_databases.to_string(),
+        set: |c, v| int_in(v, 0, i64::MAX).map(|n| c.sql_max_databases = n as usize),
     },
     // Mutable as in Redis 7.0: a client on the loopback interface may turn it off.
     Param {
@@ -965,6 +976,14 @@ mod tests {
             "argument must be between 1048576 and 9223372036854775807 inclusive"
         );
         assert_eq!(e("appendonly", "maybe"), "argument must be 'yes' or 'no'");
+        assert_eq!(
+            e("sql-max-databases", "-1"),
+            "argument must be between 0 and 9223372036854775807 inclusive"
+        );
+        assert_eq!(
+            e("sql-max-databases", "many"),
+            "argument couldn't be parsed into an integer"
+        );
         assert_eq!(e("save", "abc"), "Invalid save parameters");
         assert!(e("maxmemory-policy", "x").starts_with("argument(s) must be one of"));
         assert_eq!(e("maxmemory", "1x"), "argument must be a memory value");
@@ -979,6 +998,8 @@ mod tests {
         c.set("sql-max-result-bytes", "0").unwrap();
         assert_eq!(c.sql_limits().max_bytes, None);
         c.set("appendonly", "YES").unwrap();
+        c.set("sql-max-databases", "64").unwrap();
+        assert_eq!(c.sql_max_databases, 64);
         c.set("maxmemory", "1kb").unwrap();
         c.set("save", "3600  1 300 100").unwrap();
         assert_eq!(c.get("appendonly").as_deref(), Some("yes"));

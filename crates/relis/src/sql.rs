@@ -29,11 +29,13 @@
 //! affinity then applies as usual: `'42'` stored in an INTEGER column becomes the integer 42,
 //! while a BLOB is stored as it is.
 
+mod access;
 mod builtins;
 pub mod morph;
 mod named;
 pub(crate) mod sandbox;
 
+pub use access::{KeyAccess, KeyFilter};
 pub use morph::{infer_type, value_bytes, FromHashReport, KeyTemplate, Morph, MorphOptions};
 pub use named::{SqlDb, SqlDbOptions};
 
@@ -345,6 +347,8 @@ pub enum SqlError {
     /// A read running inline ([`crate::Db::read_here`]) took more steps than an inline read
     /// may: nothing happened; run it again on a reader ([`crate::Db::read_async`]).
     Deferred,
+    /// A morph command would write this key, which its [`KeyAccess`] does not allow.
+    KeyDenied(Bytes),
 }
 
 impl fmt::Display for SqlError {
@@ -385,6 +389,11 @@ impl fmt::Display for SqlError {
             SqlError::NoSuchTable(t) => write!(f, "no such table: {t}"),
             SqlError::Engine(e) => write!(f, "{e}"),
             SqlError::Deferred => f.write_str("statement too long for an inline read"),
+            SqlError::KeyDenied(k) => write!(
+                f,
+                "no permission to write the key '{}'",
+                String::from_utf8_lossy(k)
+            ),
         }
     }
 }
@@ -944,6 +953,8 @@ pub struct SqlConn<'c> {
     conn: &'c Connection,
     now: i64,
     writable: bool,
+    /// The Redis keys its statements may see through the views.
+    access: KeyAccess,
     /// Who owns the transaction, told when SQLite rolls it back under user SQL.
     owner: Option<&'c mut (dyn TxOwner + 'c)>,
 }
@@ -966,6 +977,7 @@ impl<'c> SqlConn<'c> {
             conn,
             now,
             writable,
+            access: KeyAccess::all(),
             owner: None,
         }
     }
@@ -986,6 +998,13 @@ impl<'c> SqlConn<'c> {
         self.writable
     }
 
+    /// Limits what its statements see of the Redis keyspace to the keys `access` may read:
+    /// the `redis_*` views leave out the others (for every statement run through this
+    /// connection: SQL, prepared statements, SQL.DESC's count, triggers and views on top).
+    pub fn set_access(&mut self, access: KeyAccess) {
+        self.access = access;
+    }
+
     /// Runs `sql` (one statement with `params`, or several without) and returns its result.
     /// On a read connection only read-only statements run.
     ///
@@ -998,6 +1017,7 @@ impl<'c> SqlConn<'c> {
         params: impl Into<Params>,
         limits: &SqlLimits,
     ) -> Result<SqlOutput, SqlError> {
+        let _keys = self.access.scope();
         let out = execute(
             self.conn,
             self.now,
@@ -1020,6 +1040,7 @@ impl<'c> SqlConn<'c> {
         params: impl Into<Params>,
         limits: &SqlLimits,
     ) -> Result<SqlOutput, SqlError> {
+        let _keys = self.access.scope();
         execute(self.conn, self.now, sql, &params.into(), limits, true)
     }
 
@@ -1132,6 +1153,7 @@ impl<'c> SqlConn<'c> {
         if !self.writable && !info.readonly {
             return Err(SqlError::NotReadOnly);
         }
+        let _keys = self.access.scope();
         let out = execute(
             self.conn,
             self.now,
@@ -1160,6 +1182,7 @@ impl<'c> SqlConn<'c> {
         if !info.readonly {
             return Err(SqlError::NotReadOnly);
         }
+        let _keys = self.access.scope();
         execute(self.conn, self.now, &info.sql, &params.into(), limits, true)
     }
 
@@ -1205,6 +1228,7 @@ impl<'c> SqlConn<'c> {
         // Counting may be long on a big table: it runs under the time limit.
         let rows = {
             let sql = format!("SELECT count(*) FROM \"{}\"", table.replace('"', "\"\""));
+            let _keys = self.access.scope();
             let _sandbox = Sandbox::enter(self.conn, self.now, limits);
             self.conn
                 .query_row(&sql, [], |r| r.get::<_, i64>(0))
@@ -1326,6 +1350,7 @@ impl<'c> Writer<'c> {
             conn,
             now,
             writable: true,
+            access: KeyAccess::all(),
             owner: Some(self),
         }
     }

@@ -489,7 +489,66 @@ fn a_schema_4_file_with_rank_rows_is_migrated() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 5);
+    assert_eq!(version, 6);
+}
+
+#[test]
+fn a_schema_5_file_gets_views_that_show_only_readable_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let db = Db::open(&path).unwrap();
+    db.set("app:s", "mine").unwrap();
+    db.set("secret", "hunter2").unwrap();
+    drop(db);
+    {
+        // Schema version 5's views (those of version 3), unfiltered.
+        let old = include_str!("../src/schema/0003_views.sql");
+        let old = &old[old.find("CREATE VIEW").unwrap()..];
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(&format!(
+            "BEGIN;
+             DROP VIEW redis_keys; DROP VIEW redis_strings; DROP VIEW redis_hashes;
+             DROP VIEW redis_lists; DROP VIEW redis_sets; DROP VIEW redis_zsets;
+             {old}
+             PRAGMA user_version = 5;
+             COMMIT;"
+        ))
+        .unwrap();
+    }
+    let db = Db::open(&path).unwrap();
+    let only_app: relis::sql::KeyFilter = Arc::new(|k: &[u8]| k.starts_with(b"app:"));
+    let access = relis::sql::KeyAccess::new(Some(only_app), None);
+    let out = db
+        .read(move |r| {
+            let mut c = r.sql();
+            c.set_access(access);
+            Ok(c.query(
+                "SELECT key, value FROM redis_strings",
+                (),
+                &relis::SqlLimits::default(),
+            ))
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        out.rows,
+        vec![vec![
+            relis::SqlValue::text("app:s"),
+            relis::SqlValue::text("mine")
+        ]]
+    );
+    assert_eq!(
+        db.sql_query("SELECT count(*) FROM redis_strings", ())
+            .unwrap()
+            .rows,
+        vec![vec![relis::SqlValue::Integer(2)]]
+    );
+    drop(db);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 6);
 }
 
 #[test]

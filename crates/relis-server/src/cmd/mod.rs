@@ -44,6 +44,9 @@ pub struct Cx {
     pub user: Arc<crate::acl::User>,
     /// The connection's client id (ACL LOG finds its CLIENT LIST line by it).
     pub client_id: u64,
+    /// Where the command runs, as ACL LOG names it: `toplevel`, `multi` (queued, run by EXEC)
+    /// or `lua` (`redis.call`), for the denials a command finds as it runs (SQL morphs).
+    pub context: &'static str,
 }
 
 /// A command that only reads the keyspace.

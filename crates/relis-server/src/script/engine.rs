@@ -966,6 +966,7 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
         server: st.cx.server.clone(),
         user: st.cx.user.clone(),
         client_id: st.cx.client_id,
+        context: "lua",
     };
     let t = Instant::now();
     let first = argv.get(1).cloned();

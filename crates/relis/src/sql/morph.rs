@@ -2,7 +2,9 @@
 //! rows become hashes, strings, list elements, set members or sorted-set members, under keys
 //! made from a template; hashes whose keys match a pattern become rows of a table.
 
-use super::{execute, sandbox, Params, SqlConn, SqlError, SqlLimits, SqlOutput, SqlValue};
+use super::{
+    execute, sandbox, KeyAccess, Params, SqlConn, SqlError, SqlLimits, SqlOutput, SqlValue,
+};
 use crate::error::Error;
 use crate::keys::ExpireCond;
 use crate::list::End;
@@ -128,13 +130,27 @@ fn format_real(f: f64) -> String {
 }
 
 /// How morph commands write their keys.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct MorphOptions {
     /// Delete each key (of whatever type) before writing it; otherwise hashes merge their
     /// fields, lists append, sets and sorted sets add (strings are always replaced).
     pub replace: bool,
     /// Give each written key this time to live, in milliseconds.
     pub ttl_ms: Option<i64>,
+    /// The keys the query may see through the views and the keys the command may write: a
+    /// row whose key may not be written fails the whole command with
+    /// [`SqlError::KeyDenied`] before that key is touched (the caller's savepoint undoes the
+    /// rows before it).
+    pub access: KeyAccess,
+}
+
+/// [`SqlError::KeyDenied`] unless `opts` allows writing `key`.
+fn writable(key: &[u8], opts: &MorphOptions) -> Result<(), SqlError> {
+    if opts.access.may_write(key) {
+        Ok(())
+    } else {
+        Err(SqlError::KeyDenied(Bytes::copy_from_slice(key)))
+    }
 }
 
 /// The value columns of a result: those the key template does not use.
@@ -211,7 +227,11 @@ impl Writer<'_> {
         opts: &MorphOptions,
         limits: &SqlLimits,
     ) -> Result<i64, SqlError> {
-        let out = self.sql().query(sql, params, limits)?;
+        let out = {
+            let mut c = self.sql();
+            c.set_access(opts.access.clone());
+            c.query(sql, params, limits)?
+        };
         self.rows_to(kind, db, template, &out, opts)
     }
 
@@ -257,6 +277,7 @@ impl Writer<'_> {
         let mut n = 0;
         for row in &out.rows {
             let key = render(&t, row);
+            writable(&key, opts)?;
             self.replace_once(db, &key, opts, &mut seen)?;
             let pairs: Vec<(Bytes, Bytes)> = fields
                 .iter()
@@ -296,6 +317,7 @@ impl Writer<'_> {
                 continue;
             };
             let key = render(&t, row);
+            writable(&key, opts)?;
             let expiry = match opts.ttl_ms {
                 Some(ms) => Expiry::In(ms),
                 None => Expiry::Clear,
@@ -365,6 +387,7 @@ impl Writer<'_> {
         let mut n = 0;
         for row in &out.rows {
             let key = render(&t, row);
+            writable(&key, opts)?;
             self.replace_once(db, &key, opts, &mut seen)?;
             let Some(v) = value_bytes(&row[values[0]]) else {
                 continue;
@@ -396,6 +419,7 @@ impl Writer<'_> {
         let mut n = 0;
         for row in &out.rows {
             let key = render(&t, row);
+            writable(&key, opts)?;
             self.replace_once(db, &key, opts, &mut seen)?;
             let (Some(member), score) = (value_bytes(&row[values[0]]), &row[values[1]]) else {
                 continue;
@@ -433,13 +457,22 @@ impl Writer<'_> {
 pub type Hashes = Vec<(Bytes, Vec<(Bytes, Bytes)>)>;
 
 impl Reader<'_> {
-    /// The hashes of `db` whose keys match the glob `pattern`, with their fields, by key.
+    /// The hashes of `db` whose keys match the glob `pattern` and that `access` may read, with
+    /// their fields, by key. Hashes it may not read are left out, as the `redis_*` views leave
+    /// them out: SQL.FROMHASH is a query over `redis_hashes` by key pattern, and sees what a
+    /// query would (refusing instead would tell the caller that a key it may not read exists).
     ///
     /// # Errors
     /// Storage errors.
-    pub fn hashes_matching(&self, db: u32, pattern: &[u8]) -> Result<Hashes, Error> {
+    pub fn hashes_matching(
+        &self,
+        db: u32,
+        pattern: &[u8],
+        access: &KeyAccess,
+    ) -> Result<Hashes, Error> {
         let mut out = Vec::new();
         let mut keys = self.keys(db, pattern)?;
+        keys.retain(|k| access.may_read(k));
         keys.sort();
         for k in keys {
             match self.hgetall(db, &k) {
@@ -545,6 +578,8 @@ impl SqlConn<'_> {
                 }))
             })
             .collect();
+        // Triggers on the table run with the caller's view of the keyspace.
+        let _keys = self.access.scope();
         let mut report = FromHashReport::default();
         let existing: Vec<String> = if sandbox::is_reserved(table) {
             Vec::new()
@@ -677,7 +712,7 @@ impl crate::db::Db {
     pub fn sql_from_hashes(&self, table: &str, pattern: &str) -> Result<FromHashReport, SqlError> {
         let (table, pattern, db) = (table.to_string(), pattern.to_string(), self.index());
         self.sql_write_with(move |w| {
-            let hashes = w.hashes_matching(db, pattern.as_bytes())?;
+            let hashes = w.hashes_matching(db, pattern.as_bytes(), &KeyAccess::all())?;
             w.sql()
                 .upsert_hashes(&table, &hashes, &SqlLimits::default())
         })

@@ -148,6 +148,8 @@ pub(crate) fn install(conn: &Connection) -> rusqlite::Result<()> {
         |_| Ok(now_ms()),
     )?;
     super::builtins::install(conn)?;
+    // The key filter of the views (ACL key patterns): see sql/access.rs.
+    super::access::register(conn)?;
     conn.set_prepared_statement_cache_capacity(1024);
     Ok(())
 }

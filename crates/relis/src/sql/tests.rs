@@ -717,10 +717,17 @@ fn morph_to_strings_lists_sets_and_sorted_sets() {
     let ttl = MorphOptions {
         replace: false,
         ttl_ms: Some(1000),
+        ..MorphOptions::default()
     };
     assert_eq!(
-        db.sql_to(Morph::String, "s:{id}", "SELECT id, v FROM s", (), ttl)
-            .unwrap(),
+        db.sql_to(
+            Morph::String,
+            "s:{id}",
+            "SELECT id, v FROM s",
+            (),
+            ttl.clone()
+        )
+        .unwrap(),
         3
     );
     assert_eq!(db.get("s:2").unwrap().as_deref(), Some(&b"y"[..]));
@@ -759,6 +766,7 @@ fn morph_to_strings_lists_sets_and_sorted_sets() {
     let replace = MorphOptions {
         replace: true,
         ttl_ms: None,
+        ..MorphOptions::default()
     };
     db.sql_to(
         Morph::List,

@@ -8,7 +8,8 @@
 //! database and every database is reopened at start-up (a `MEMORY` one empty); SAVE and BGSAVE
 //! copy each of them next to the main snapshot.
 //!
-//! - CREATE replies `+OK` (an error if the name is taken).
+//! - CREATE replies `+OK` (an error if the name is taken, or if `sql-max-databases` are open
+//!   already: each database has its own threads and file).
 //! - DROP closes the database and forgets it; its file stays where it is. Replies `+OK`.
 //! - LIST replies `[[name, file], ...]` by name, file relative to `dir`, or `:memory:`.
 
@@ -28,19 +29,23 @@ use std::sync::Arc;
 
 const FLAGS: &[&str] = &["admin", "noscript"];
 
+/// SQL.DB CREATE's declaration (REDISQL.CREATE_DB has its flags and categories): each
+/// database costs threads and a file, so creating one is for administrators.
+pub const SPEC_CREATE: Spec = Spec {
+    name: "sql.db|create",
+    arity: -3,
+    flags: FLAGS,
+    acl: &["admin", "slow", "dangerous", "sql"],
+    group: "sql",
+    since: "0.1.0",
+    summary: "Create (or open) a named SQL database",
+    parse: SqlDbCmd::parse_create,
+    ..Spec::BASE
+};
+
 /// SQL.DB's subcommands.
 pub const SUBCOMMANDS: &[Spec] = &[
-    Spec {
-        name: "sql.db|create",
-        arity: -3,
-        flags: FLAGS,
-        acl: &["admin", "slow", "dangerous", "sql"],
-        group: "sql",
-        since: "0.1.0",
-        summary: "Create (or open) a named SQL database",
-        parse: SqlDbCmd::parse_create,
-        ..Spec::BASE
-    },
+    SPEC_CREATE,
     Spec {
         name: "sql.db|drop",
         arity: 3,
@@ -208,7 +213,9 @@ fn open(config: &Config, file: Option<&str>) -> Result<Named, CmdError> {
 
 impl Databases {
     /// Reopens every database recorded in the main database (start-up). A database that cannot
-    /// be opened is logged and left out (its record stays).
+    /// be opened is logged and left out (its record stays). All of them open even when they are
+    /// more than `sql-max-databases` (the setting was lowered since): refusing some would hide
+    /// data that exists; the cap then refuses new ones until enough are dropped.
     pub fn open_all(main: &relis::Db, config: &Config) -> Databases {
         let list = match main.read(|r| r.sql_databases()) {
             Ok(l) => l,
@@ -217,6 +224,14 @@ impl Databases {
                 Vec::new()
             }
         };
+        let max = config.sql_max_databases;
+        if max > 0 && list.len() > max {
+            tracing::warn!(
+                "{} SQL databases are recorded, more than sql-max-databases ({max}): all are \
+                 opened, and SQL.DB CREATE is refused until fewer than {max} remain",
+                list.len()
+            );
+        }
         let mut map = BTreeMap::new();
         for (name, file) in list {
             match open(config, file.as_deref()) {
@@ -256,6 +271,16 @@ impl Databases {
     pub fn contains(&self, name: &str) -> bool {
         self.map.read().contains_key(name)
     }
+}
+
+/// Refuses a new database when `max` (`sql-max-databases`, 0 = no limit) are open.
+fn check_room(open: usize, max: usize) -> Result<(), CmdError> {
+    if max > 0 && open >= max {
+        return Err(CmdError::err(format!(
+            "too many SQL databases: sql-max-databases is {max} (drop one with SQL.DB DROP, or raise the setting)"
+        )));
+    }
+    Ok(())
 }
 
 /// `ERR no such SQL database 'name'`.
@@ -302,6 +327,10 @@ pub async fn create(server: &Arc<Shared>, name: String, place: Place) -> Result<
         )));
     }
     let config = server.config.read().clone();
+    // Checked before the file is made, and again when the database joins the map (another
+    // CREATE may have taken the last place meanwhile).
+    let max = config.sql_max_databases;
+    check_room(server.sql.map.read().len(), max)?;
     let file = match place {
         Place::Default => Some(default_file(&name)),
         Place::Path(p) => Some(p),
@@ -312,12 +341,17 @@ pub async fn create(server: &Arc<Shared>, name: String, place: Place) -> Result<
         .map_err(|e| CmdError::Internal(e.to_string()))??;
     {
         let mut map = server.sql.map.write();
-        if map.contains_key(&name) {
+        let refused = if map.contains_key(&name) {
+            Some(CmdError::err(format!(
+                "SQL database '{name}' exists already"
+            )))
+        } else {
+            check_room(map.len(), max).err()
+        };
+        if let Some(e) = refused {
             drop(map);
             tokio::task::spawn_blocking(move || drop(named));
-            return Err(CmdError::err(format!(
-                "SQL database '{name}' exists already"
-            )));
+            return Err(e);
         }
         map.insert(name.clone(), named.clone());
     }

@@ -34,7 +34,12 @@ impl SqlDesc {
         let (target, _) = parse_options(args, 1, false)?;
         let table = text(args.next()?, "a table name")?;
         args.finish()?;
-        dispatch(target, Op::Describe { table }, Shape::Sql { header: false })
+        dispatch(
+            args.name(),
+            target,
+            Op::Describe { table },
+            Shape::Sql { header: false },
+        )
     }
 }
 

@@ -36,7 +36,12 @@ impl SqlExec {
         let sql = text(args.next()?, "SQL")?;
         let params = params(args.rest());
         args.finish()?;
-        dispatch(target, Op::Exec { sql, params }, Shape::Sql { header })
+        dispatch(
+            args.name(),
+            target,
+            Op::Exec { sql, params },
+            Shape::Sql { header },
+        )
     }
 }
 

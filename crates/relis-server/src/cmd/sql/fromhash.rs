@@ -5,8 +5,13 @@
 //! TEXT otherwise); an existing one gains the columns it lacks, and rows are upserted by key (a
 //! field a hash lacks is NULL in its row). One transaction. Replies the number of rows written.
 //! Relis command.
+//!
+//! ACL: only the hashes the user may read are copied; the others are left out, as the
+//! `redis_*` views leave them out (SQL.FROMHASH is a query over `redis_hashes` by key pattern,
+//! and answers what that query would; an error would tell the user that a key it may not read
+//! exists).
 
-use super::{parse_options, text, Target};
+use super::{key_access, parse_options, text, Target};
 use crate::args::Args;
 use crate::client::Client;
 use crate::cmd::{BoxFuture, ConnCmd, Cx, Parsed, Spec, WriteCmd};
@@ -30,6 +35,8 @@ pub const SPEC: Spec = Spec {
 
 /// SQL.FROMHASH.
 pub struct FromHash {
+    /// The command's name (its user's key access depends on it).
+    cmd: &'static str,
     table: String,
     pattern: Bytes,
 }
@@ -40,7 +47,11 @@ impl FromHash {
         let table = text(args.next()?, "a table name")?;
         let pattern = args.next()?;
         args.finish()?;
-        let cmd = FromHash { table, pattern };
+        let cmd = FromHash {
+            cmd: args.name(),
+            table,
+            pattern,
+        };
         match target {
             Target::Main => Parsed::write(cmd),
             Target::Named(db) => Parsed::conn(IntoNamed { db, cmd }),
@@ -51,8 +62,11 @@ impl FromHash {
 impl WriteCmd for FromHash {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let limits = cx.server.config.read().sql_limits();
-        let hashes = w.hashes_matching(cx.db, &self.pattern)?;
-        let report = w.sql().upsert_hashes(&self.table, &hashes, &limits)?;
+        let access = key_access(cx, self.cmd);
+        let hashes = w.hashes_matching(cx.db, &self.pattern, &access)?;
+        let mut c = w.sql();
+        c.set_access(access);
+        let report = c.upsert_hashes(&self.table, &hashes, &limits)?;
         Ok(Frame::Integer(report.rows as i64))
     }
 }
@@ -69,11 +83,13 @@ impl ConnCmd for IntoNamed {
         Box::pin(async move {
             let named = c.server.sql.get(&self.db)?;
             let limits = c.server.config.read().sql_limits();
-            let FromHash { table, pattern } = self.cmd;
+            let access = key_access(&c.cx(), self.cmd.cmd);
+            let FromHash { table, pattern, .. } = self.cmd;
             let (tx, rx) = tokio::sync::oneshot::channel();
             let db = c.db;
+            let read_access = access.clone();
             c.server.db.read_async(
-                move |r| r.hashes_matching(db, &pattern),
+                move |r| r.hashes_matching(db, &pattern, &read_access),
                 move |r| {
                     let _ = tx.send(r);
                 },
@@ -84,7 +100,10 @@ impl ConnCmd for IntoNamed {
                 .and_then(|r| r)?;
             let (tx, rx) = tokio::sync::oneshot::channel();
             named.write_async(
-                move |conn| conn.upsert_hashes(&table, &hashes, &limits),
+                move |conn| {
+                    conn.set_access(access);
+                    conn.upsert_hashes(&table, &hashes, &limits)
+                },
                 move |r| {
                     let _ = tx.send(r);
                 },

@@ -16,6 +16,14 @@
 //! Values: INTEGER -> integer, REAL -> double (RESP3) or bulk string (RESP2, `%.17g`), TEXT and
 //! BLOB -> bulk string, NULL -> nil. Parameters bind as TEXT when valid UTF-8, else as BLOB;
 //! SQLite's column affinity applies from there (`'42'` into an INTEGER column stores 42).
+//!
+//! ACL key patterns: the SQL commands name no keys, so the dispatcher checks only the command;
+//! the keys are found as the command runs. Each command passes its user's [`KeyAccess`] (see
+//! [`crate::acl::User::key_access`]) to the engine: the `redis_*` views show only the keys the
+//! user may read, the morph commands refuse a key it may not write (`-NOPERM`, nothing
+//! written, an ACL LOG entry), SQL.FROMHASH leaves out hashes it may not read. The user is the
+//! connection's, or the script's for `redis.call`; a prepared statement runs with the user
+//! that runs it.
 
 pub mod db;
 pub mod desc;
@@ -34,6 +42,7 @@ use crate::client::Client;
 use crate::cmd::{BoxFuture, ConnCmd, Cx, Parsed, ReadCmd, Spec, WriteCmd};
 use crate::error::CmdError;
 use bytes::Bytes;
+use relis::sql::KeyAccess;
 use relis::{PrepareMode, SqlConn, SqlError, SqlLimits, SqlOutput, SqlValue, StatementKind};
 use resp::Frame;
 
@@ -80,9 +89,51 @@ impl From<SqlError> for CmdError {
         match e {
             SqlError::Engine(e) => CmdError::from(e),
             SqlError::Deferred => CmdError::Deferred,
+            SqlError::KeyDenied(_) => CmdError::text(crate::acl::NOPERM_KEYS),
             other => CmdError::err(other.to_string()),
         }
     }
+}
+
+/// The keys the SQL command `cmd` may read and write for the caller's user (everything for a
+/// user with every key: one atomic load).
+pub fn key_access(cx: &Cx, cmd: &str) -> KeyAccess {
+    if cx.user.unrestricted() {
+        return KeyAccess::all();
+    }
+    match crate::cmd::Table::get().lookup(cmd.as_bytes()) {
+        Some((idx, spec)) => cx.user.key_access(idx, spec),
+        // Not a command of the table: nothing is allowed.
+        None => {
+            let none: relis::sql::KeyFilter = std::sync::Arc::new(|_: &[u8]| false);
+            KeyAccess::new(Some(none.clone()), Some(none))
+        }
+    }
+}
+
+/// The reply to a SQL error; a key a morph command may not write is also recorded in ACL LOG,
+/// as Redis records a refused key argument (reason `key`, the key as object).
+pub fn refused(cx: &Cx, e: SqlError) -> CmdError {
+    if let SqlError::KeyDenied(key) = &e {
+        let object = String::from_utf8_lossy(key).into_owned();
+        let server = &cx.server;
+        let info = server.clients.lock().get(&cx.client_id).cloned();
+        match info {
+            Some(info) => {
+                crate::client::acl_log(server, &info, "key", cx.context, object, &cx.user.name)
+            }
+            None => server.acl.log(crate::acl::LogEntry {
+                count: 1,
+                reason: "key",
+                context: cx.context,
+                object,
+                username: cx.user.name.clone(),
+                ctime_ms: crate::server::unix_ms(),
+                client_info: String::new(),
+            }),
+        }
+    }
+    CmdError::from(e)
 }
 
 /// Which database a command acts on.
@@ -362,6 +413,8 @@ pub fn output(out: SqlOutput, shape: Shape) -> Frame {
 
 /// An operation on the main database (a write or a read command, by what the operation does).
 pub struct OnMain {
+    /// The command's name (its user's key access depends on it).
+    cmd: &'static str,
     op: Op,
     shape: Shape,
 }
@@ -369,7 +422,9 @@ pub struct OnMain {
 impl WriteCmd for OnMain {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let limits = cx.server.config.read().sql_limits();
-        self.op.apply(&mut w.sql(), &limits, self.shape)
+        let mut c = w.sql();
+        c.set_access(key_access(cx, self.cmd));
+        self.op.apply(&mut c, &limits, self.shape)
     }
 
     /// Every operation is all or nothing by itself: one SQLite statement undoes itself when it
@@ -383,7 +438,9 @@ impl WriteCmd for OnMain {
 impl ReadCmd for OnMain {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let limits = cx.server.config.read().sql_limits();
-        self.op.apply(&mut r.sql(), &limits, self.shape)
+        let mut c = r.sql();
+        c.set_access(key_access(cx, self.cmd));
+        self.op.apply(&mut c, &limits, self.shape)
     }
 
     /// A query is tried on the network thread: most are point lookups, cheaper than the hop
@@ -396,6 +453,8 @@ impl ReadCmd for OnMain {
 
 /// An operation on a named database: handed to its threads, awaited on the connection.
 pub struct OnNamed {
+    /// The command's name.
+    cmd: &'static str,
     db: String,
     op: Op,
     shape: Shape,
@@ -406,27 +465,48 @@ impl ConnCmd for OnNamed {
         Box::pin(async move {
             let named = c.server.sql.get(&self.db)?;
             let limits = c.server.config.read().sql_limits();
+            // A named database has no Redis data, unless it is a copy of a main database
+            // file: its views then show what they would show on the main one.
+            let access = key_access(&c.cx(), self.cmd);
             let (tx, rx) = tokio::sync::oneshot::channel();
             let OnNamed { op, shape, .. } = *self;
             let done = move |r: Result<Result<Frame, CmdError>, SqlError>| {
                 let _ = tx.send(r.map_err(CmdError::from).and_then(|r| r));
             };
             if op.writes() {
-                named.write_async(move |conn| Ok(op.apply(conn, &limits, shape)), done);
+                named.write_async(
+                    move |conn| {
+                        conn.set_access(access);
+                        Ok(op.apply(conn, &limits, shape))
+                    },
+                    done,
+                );
             } else {
-                named.read_async(move |conn| Ok(op.apply(conn, &limits, shape)), done);
+                named.read_async(
+                    move |conn| {
+                        conn.set_access(access);
+                        Ok(op.apply(conn, &limits, shape))
+                    },
+                    done,
+                );
             }
             rx.await.map_err(|_| CmdError::from(relis::Error::Closed))?
         })
     }
 }
 
-/// Where an operation runs: the main database's writer or readers, or a named database.
-pub fn dispatch(target: Target, op: Op, shape: Shape) -> Result<Parsed, CmdError> {
+/// Where the operation of the command `cmd` runs: the main database's writer or readers, or a
+/// named database.
+pub fn dispatch(
+    cmd: &'static str,
+    target: Target,
+    op: Op,
+    shape: Shape,
+) -> Result<Parsed, CmdError> {
     match target {
-        Target::Main if op.writes() => Parsed::write(OnMain { op, shape }),
-        Target::Main => Parsed::read(OnMain { op, shape }),
-        Target::Named(db) => Parsed::conn(OnNamed { db, op, shape }),
+        Target::Main if op.writes() => Parsed::write(OnMain { cmd, op, shape }),
+        Target::Main => Parsed::read(OnMain { cmd, op, shape }),
+        Target::Named(db) => Parsed::conn(OnNamed { cmd, db, op, shape }),
     }
 }
 

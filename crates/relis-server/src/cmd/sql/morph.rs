@@ -22,8 +22,13 @@
 //! append, sets and sorted sets add, and a key of another type is a WRONGTYPE error (nothing is
 //! written then). EX/PX give every written key that TTL. Relis commands. Clients blocked on a key
 //! (BLPOP ...) are not woken by these commands.
+//!
+//! ACL: the query sees only the keys the user may read (the `redis_*` views filter them), and
+//! every key a row names must be one the user may write (`~p`, `%W~p`, `allkeys`): the first
+//! that is not fails the command with `-NOPERM this user has no permissions to access one of
+//! the keys used as arguments`, nothing of it is written, and ACL LOG records the key.
 
-use super::{params, parse_options, text, Target};
+use super::{key_access, params, parse_options, refused, text, Target};
 use crate::args::Args;
 use crate::client::Client;
 use crate::cmd::{BoxFuture, ConnCmd, Cx, Parsed, Spec, WriteCmd};
@@ -77,6 +82,8 @@ pub const SPEC_TOZSET: Spec = spec!(
 
 /// A SQL.TO* command.
 pub struct ToRedis {
+    /// The command's name (its user's key access depends on it).
+    cmd: &'static str,
     kind: Morph,
     template: Bytes,
     sql: String,
@@ -115,6 +122,7 @@ impl ToRedis {
         let params = params(args.rest());
         args.finish()?;
         let cmd = ToRedis {
+            cmd: name,
             kind,
             template,
             sql,
@@ -131,15 +139,21 @@ impl ToRedis {
 impl WriteCmd for ToRedis {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let limits = cx.server.config.read().sql_limits();
-        let n = w.sql_morph(
-            self.kind,
-            cx.db,
-            &KeyTemplate::parse(&self.template),
-            &self.sql,
-            self.params.clone(),
-            &self.opts,
-            &limits,
-        )?;
+        let opts = MorphOptions {
+            access: key_access(cx, self.cmd),
+            ..self.opts.clone()
+        };
+        let n = w
+            .sql_morph(
+                self.kind,
+                cx.db,
+                &KeyTemplate::parse(&self.template),
+                &self.sql,
+                self.params.clone(),
+                &opts,
+                &limits,
+            )
+            .map_err(|e| refused(cx, e))?;
         Ok(Frame::Integer(n))
     }
 }
@@ -156,16 +170,24 @@ impl ConnCmd for FromNamed {
         Box::pin(async move {
             let named = c.server.sql.get(&self.db)?;
             let limits = c.server.config.read().sql_limits();
+            let cx = c.cx();
+            let access = key_access(&cx, self.cmd.cmd);
             let ToRedis {
                 kind,
                 template,
                 sql,
                 params,
                 opts,
+                ..
             } = self.cmd;
+            let opts = MorphOptions { access, ..opts };
+            let query_access = opts.access.clone();
             let (tx, rx) = tokio::sync::oneshot::channel();
             named.read_async(
-                move |conn| conn.query(&sql, params, &limits),
+                move |conn| {
+                    conn.set_access(query_access);
+                    conn.query(&sql, params, &limits)
+                },
                 move |r| {
                     let _ = tx.send(r);
                 },
@@ -179,7 +201,7 @@ impl ConnCmd for FromNamed {
                 move |w| {
                     w.atomic(|w| {
                         w.rows_to(kind, db, &KeyTemplate::parse(&template), &out, &opts)
-                            .map_err(CmdError::from)
+                            .map_err(|e| refused(&cx, e))
                     })
                 },
                 move |r| {

@@ -36,6 +36,6 @@ impl SqlPrepare {
             sql,
             mode: PrepareMode::Upsert,
         };
-        dispatch(target, op, Shape::Sql { header: false })
+        dispatch(args.name(), target, op, Shape::Sql { header: false })
     }
 }

@@ -30,6 +30,11 @@ impl SqlQuery {
         let sql = text(args.next()?, "SQL")?;
         let params = params(args.rest());
         args.finish()?;
-        dispatch(target, Op::Query { sql, params }, Shape::Sql { header })
+        dispatch(
+            args.name(),
+            target,
+            Op::Query { sql, params },
+            Shape::Sql { header },
+        )
     }
 }

@@ -38,18 +38,12 @@ use resp::Frame;
 use std::sync::atomic::Ordering;
 
 macro_rules! spec {
-    ($name:expr, $arity:expr, $flags:expr, $summary:expr, $parse:expr) => {
+    ($name:expr, $arity:expr, $flags:expr, $acl:expr, $summary:expr, $parse:expr) => {
         Spec {
             name: $name,
             arity: $arity,
             flags: $flags,
-            // Writing forms are @write, the others @read (a `+@read` user cannot write
-            // through SQL); the flags list starts with `write` or `readonly`.
-            acl: if $flags[0].as_bytes()[0] == b'w' {
-                &["write", "slow", "sql"]
-            } else {
-                &["read", "slow", "sql"]
-            },
+            acl: $acl,
             group: "sql",
             since: "0.1.0",
             summary: $summary,
@@ -60,142 +54,160 @@ macro_rules! spec {
     };
 }
 
-const W: &[&str] = &["write"];
-const R: &[&str] = &["readonly"];
+/// An alias does what a `SQL.*` command does: it has that command's flags and ACL categories,
+/// so a rule that denies the one denies the other (`-@admin` denies CREATE_DB as it denies
+/// SQL.DB CREATE).
+macro_rules! alias {
+    ($name:expr, $arity:expr, $of:expr, $summary:expr, $parse:expr) => {
+        spec!($name, $arity, $of.flags, $of.acl, $summary, $parse)
+    };
+}
+
+/// SQL.DB CREATE: what CREATE_DB does.
+const DB_CREATE: Spec = super::db::SPEC_CREATE;
+/// A statement that only reads, as SQL.QUERY runs (QUERY, QUERY_STATEMENT).
+const QUERY: Spec = super::query::SPEC;
 
 /// REDISQL.CREATE_DB.
-pub const SPEC_CREATE_DB: Spec = spec!(
+pub const SPEC_CREATE_DB: Spec = alias!(
     "redisql.create_db",
     -2,
-    W,
+    DB_CREATE,
     "Create a RediSQL database",
     RediSql::parse_create_db
 );
 /// REDISQL.CREATE_DB.NOW.
-pub const SPEC_CREATE_DB_NOW: Spec = spec!(
+pub const SPEC_CREATE_DB_NOW: Spec = alias!(
     "redisql.create_db.now",
     -2,
-    W,
+    DB_CREATE,
     "Create a RediSQL database",
     RediSql::parse_create_db
 );
 /// REDISQL.EXEC.
-pub const SPEC_EXEC: Spec = spec!(
+pub const SPEC_EXEC: Spec = alias!(
     "redisql.exec",
     -3,
-    W,
+    super::exec::SPEC,
     "Run a SQL statement",
     RediSql::parse_exec
 );
 /// REDISQL.EXEC.NOW.
-pub const SPEC_EXEC_NOW: Spec = spec!(
+pub const SPEC_EXEC_NOW: Spec = alias!(
     "redisql.exec.now",
     -3,
-    W,
+    super::exec::SPEC,
     "Run a SQL statement",
     RediSql::parse_exec
 );
 /// REDISQL.QUERY.
-pub const SPEC_QUERY: Spec = spec!(
+pub const SPEC_QUERY: Spec = alias!(
     "redisql.query",
     -3,
-    R,
+    QUERY,
     "Run a read-only SQL statement",
     RediSql::parse_query
 );
 /// REDISQL.QUERY.NOW.
-pub const SPEC_QUERY_NOW: Spec = spec!(
+pub const SPEC_QUERY_NOW: Spec = alias!(
     "redisql.query.now",
     -3,
-    R,
+    QUERY,
     "Run a read-only SQL statement",
     RediSql::parse_query
 );
 /// REDISQL.CREATE_STATEMENT.
-pub const SPEC_CREATE_STATEMENT: Spec = spec!(
+pub const SPEC_CREATE_STATEMENT: Spec = alias!(
     "redisql.create_statement",
     4,
-    W,
+    super::prepare::SPEC,
     "Create a prepared statement",
     RediSql::parse_create_statement
 );
 /// REDISQL.CREATE_STATEMENT.NOW.
-pub const SPEC_CREATE_STATEMENT_NOW: Spec = spec!(
+pub const SPEC_CREATE_STATEMENT_NOW: Spec = alias!(
     "redisql.create_statement.now",
     4,
-    W,
+    super::prepare::SPEC,
     "Create a prepared statement",
     RediSql::parse_create_statement
 );
 /// REDISQL.EXEC_STATEMENT.
-pub const SPEC_EXEC_STATEMENT: Spec = spec!(
+pub const SPEC_EXEC_STATEMENT: Spec = alias!(
     "redisql.exec_statement",
     -3,
-    W,
+    super::run::SPEC,
     "Run a prepared statement",
     RediSql::parse_exec_statement
 );
 /// REDISQL.EXEC_STATEMENT.NOW.
-pub const SPEC_EXEC_STATEMENT_NOW: Spec = spec!(
+pub const SPEC_EXEC_STATEMENT_NOW: Spec = alias!(
     "redisql.exec_statement.now",
     -3,
-    W,
+    super::run::SPEC,
     "Run a prepared statement",
     RediSql::parse_exec_statement
 );
 /// REDISQL.QUERY_STATEMENT.
-pub const SPEC_QUERY_STATEMENT: Spec = spec!(
+pub const SPEC_QUERY_STATEMENT: Spec = alias!(
     "redisql.query_statement",
     -3,
-    R,
+    QUERY,
     "Run a read-only prepared statement",
     RediSql::parse_query_statement
 );
 /// REDISQL.QUERY_STATEMENT.NOW.
-pub const SPEC_QUERY_STATEMENT_NOW: Spec = spec!(
+pub const SPEC_QUERY_STATEMENT_NOW: Spec = alias!(
     "redisql.query_statement.now",
     -3,
-    R,
+    QUERY,
     "Run a read-only prepared statement",
     RediSql::parse_query_statement
 );
 /// REDISQL.UPDATE_STATEMENT.
-pub const SPEC_UPDATE_STATEMENT: Spec = spec!(
+pub const SPEC_UPDATE_STATEMENT: Spec = alias!(
     "redisql.update_statement",
     4,
-    W,
+    super::prepare::SPEC,
     "Change an existing prepared statement",
     RediSql::parse_update_statement
 );
 /// REDISQL.UPDATE_STATEMENT.NOW.
-pub const SPEC_UPDATE_STATEMENT_NOW: Spec = spec!(
+pub const SPEC_UPDATE_STATEMENT_NOW: Spec = alias!(
     "redisql.update_statement.now",
     4,
-    W,
+    super::prepare::SPEC,
     "Change an existing prepared statement",
     RediSql::parse_update_statement
 );
 /// REDISQL.DELETE_STATEMENT.
-pub const SPEC_DELETE_STATEMENT: Spec = spec!(
+pub const SPEC_DELETE_STATEMENT: Spec = alias!(
     "redisql.delete_statement",
     3,
-    W,
+    super::unprepare::SPEC,
     "Delete a prepared statement",
     RediSql::parse_delete_statement
 );
 /// REDISQL.DELETE_STATEMENT.NOW.
-pub const SPEC_DELETE_STATEMENT_NOW: Spec = spec!(
+pub const SPEC_DELETE_STATEMENT_NOW: Spec = alias!(
     "redisql.delete_statement.now",
     3,
-    W,
+    super::unprepare::SPEC,
     "Delete a prepared statement",
     RediSql::parse_delete_statement
 );
+
+/// COPY replaces the whole content of a database, as FLUSHDB empties one: it is `@dangerous`
+/// too (and writes, as SQL.EXEC does).
+const COPY_FLAGS: &[&str] = &["write", "denyoom"];
+const COPY_ACL: &[&str] = &["write", "slow", "dangerous", "sql"];
+
 /// REDISQL.COPY.
 pub const SPEC_COPY: Spec = spec!(
     "redisql.copy",
     3,
-    W,
+    COPY_FLAGS,
+    COPY_ACL,
     "Copy a database into another",
     RediSql::parse_copy
 );
@@ -203,23 +215,26 @@ pub const SPEC_COPY: Spec = spec!(
 pub const SPEC_COPY_NOW: Spec = spec!(
     "redisql.copy.now",
     3,
-    W,
+    COPY_FLAGS,
+    COPY_ACL,
     "Copy a database into another",
     RediSql::parse_copy
 );
-/// REDISQL.STATISTICS.
+/// REDISQL.STATISTICS: INFO's command statistics, so INFO's flags and categories (with `@sql`).
 pub const SPEC_STATISTICS: Spec = spec!(
     "redisql.statistics",
     1,
-    &["readonly", "loading", "stale"],
+    &["loading", "stale"],
+    &["slow", "dangerous", "sql"],
     "Counters of the RediSQL commands",
     RediSql::parse_statistics
 );
-/// REDISQL.VERSION.
+/// REDISQL.VERSION: a constant, as cheap as TIME (TIME's flags and categories, with `@sql`).
 pub const SPEC_VERSION: Spec = spec!(
     "redisql.version",
     1,
-    &["readonly", "loading", "stale"],
+    &["loading", "stale", "fast"],
+    &["fast", "sql"],
     "The server's version",
     RediSql::parse_version
 );
@@ -237,8 +252,8 @@ pub enum RediSql {
     Version,
 }
 
-fn on(db: String, op: Op, shape: Shape) -> Result<Parsed, CmdError> {
-    Parsed::conn(OnNamed { db, op, shape })
+fn on(cmd: &'static str, db: String, op: Op, shape: Shape) -> Result<Parsed, CmdError> {
+    Parsed::conn(OnNamed { cmd, db, op, shape })
 }
 
 impl RediSql {
@@ -278,7 +293,7 @@ impl RediSql {
                     params: Vec::new(),
                 }
             };
-            return on(db, op, Shape::V1);
+            return on(args.name(), db, op, Shape::V1);
         }
         let statement = args.eat("statement");
         if !statement {
@@ -314,7 +329,7 @@ impl RediSql {
             (false, true) => Op::Query { sql: what, params },
             (false, false) => Op::Exec { sql: what, params },
         };
-        on(db, op, Shape::V2 { header })
+        on(args.name(), db, op, Shape::V2 { header })
     }
 
     fn parse_exec(args: &mut Args) -> Result<Parsed, CmdError> {
@@ -338,7 +353,7 @@ impl RediSql {
         let name = text(args.next()?, "a statement name")?;
         let sql = text(args.next()?, "SQL")?;
         args.finish()?;
-        on(db, Op::Prepare { name, sql, mode }, Shape::V1)
+        on(args.name(), db, Op::Prepare { name, sql, mode }, Shape::V1)
     }
 
     fn parse_run(args: &mut Args, read_only: bool) -> Result<Parsed, CmdError> {
@@ -351,7 +366,7 @@ impl RediSql {
             params,
             read_only,
         };
-        on(db, op, Shape::V1)
+        on(args.name(), db, op, Shape::V1)
     }
 
     fn parse_exec_statement(args: &mut Args) -> Result<Parsed, CmdError> {
@@ -366,7 +381,7 @@ impl RediSql {
         let db = check_name(args.next()?)?;
         let name = text(args.next()?, "a statement name")?;
         args.finish()?;
-        on(db, Op::Unprepare { name }, Shape::V1)
+        on(args.name(), db, Op::Unprepare { name }, Shape::V1)
     }
 
     fn parse_copy(args: &mut Args) -> Result<Parsed, CmdError> {
@@ -457,6 +472,53 @@ mod tests {
 
     fn err(f: fn(&mut Args) -> Result<Parsed, CmdError>, w: &[&str]) -> Option<CmdError> {
         f(&mut args_of("redisql", w)).err()
+    }
+
+    /// What each alias does: the command whose flags and ACL categories it must have.
+    const COUNTERPARTS: &[(&str, &str)] = &[
+        ("redisql.create_db", "sql.db|create"),
+        ("redisql.exec", "sql.exec"),
+        ("redisql.query", "sql.query"),
+        ("redisql.create_statement", "sql.prepare"),
+        ("redisql.update_statement", "sql.prepare"),
+        ("redisql.exec_statement", "sql.run"),
+        ("redisql.query_statement", "sql.query"),
+        ("redisql.delete_statement", "sql.unprepare"),
+        // Not SQL: they get their model's categories plus @sql.
+        ("redisql.statistics", "info"),
+        ("redisql.version", "time"),
+    ];
+
+    #[test]
+    fn every_alias_has_the_flags_and_categories_of_what_it_does() {
+        let table = Table::get();
+        let mut n = 0;
+        for s in table
+            .specs
+            .iter()
+            .filter(|s| s.name.starts_with("redisql."))
+        {
+            n += 1;
+            let base = s.name.trim_end_matches(".now");
+            if base == "redisql.copy" {
+                // Replaces a whole database, as FLUSHDB empties one.
+                assert_eq!(s.acl, ["write", "slow", "dangerous", "sql"]);
+                assert_eq!(s.flags, ["write", "denyoom"]);
+                continue;
+            }
+            let (_, of) = COUNTERPARTS
+                .iter()
+                .find(|(a, _)| *a == base)
+                .unwrap_or_else(|| panic!("{}: which SQL.* command does it do?", s.name));
+            let (_, model) = table.lookup(of.as_bytes()).expect(of);
+            let mut acl: Vec<&str> = model.acl.to_vec();
+            if !acl.contains(&"sql") {
+                acl.push("sql");
+            }
+            assert_eq!(s.acl, acl, "{} (as {of})", s.name);
+            assert_eq!(s.flags, model.flags, "{} (as {of})", s.name);
+        }
+        assert_eq!(n, 20);
     }
 
     #[test]

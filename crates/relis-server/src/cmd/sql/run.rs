@@ -34,6 +34,6 @@ impl SqlRun {
             params,
             read_only: false,
         };
-        dispatch(target, op, Shape::Sql { header })
+        dispatch(args.name(), target, op, Shape::Sql { header })
     }
 }

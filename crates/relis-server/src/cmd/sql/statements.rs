@@ -27,6 +27,11 @@ impl SqlStatements {
     fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
         let (target, _) = parse_options(args, 0, false)?;
         args.finish()?;
-        dispatch(target, Op::Statements, Shape::Sql { header: false })
+        dispatch(
+            args.name(),
+            target,
+            Op::Statements,
+            Shape::Sql { header: false },
+        )
     }
 }

@@ -27,6 +27,11 @@ impl SqlUnprepare {
         let (target, _) = parse_options(args, 1, false)?;
         let name = text(args.next()?, "a statement name")?;
         args.finish()?;
-        dispatch(target, Op::Unprepare { name }, Shape::Sql { header: false })
+        dispatch(
+            args.name(),
+            target,
+            Op::Unprepare { name },
+            Shape::Sql { header: false },
+        )
     }
 }

@@ -129,7 +129,10 @@ impl ConnCmd for Exec {
             }
 
             // The keyspace commands and the WATCH check run as one writer job.
-            let cx = c.cx();
+            let cx = Cx {
+                context: "multi",
+                ..c.cx()
+            };
             let (tx, rx) = oneshot::channel();
             c.server.db.write_async(
                 move |w| -> relis::Result<Option<(Vec<Frame>, Vec<Delivery>)>> {
