@@ -621,3 +621,59 @@ async fn sql_max_databases_caps_creation_and_not_reopening() {
     assert_eq!(c.cmd(&["SQL.DB", "DROP", "e"]).await, ok());
     assert_eq!(c.cmd(&["SQL.DB", "CREATE", "f"]).await, ok());
 }
+
+/// A trigger runs with the key access of whoever fires it: one made by a restricted user would
+/// copy what an admin's statement can see into a table the restricted user reads. So a user
+/// limited to some keys may not create triggers (on any table, through a view or not).
+#[tokio::test]
+async fn a_restricted_user_cannot_plant_a_trigger_that_runs_with_an_admins_keys() {
+    let s = start().await;
+    let mut admin = s.raw().await;
+    fill(&mut admin).await;
+    assert!(!matches!(
+        admin
+            .cmd(&[
+                "SQL.EXEC",
+                "CREATE TABLE shared (x); CREATE TABLE loot (k, v)"
+            ])
+            .await,
+        Frame::Error(_)
+    ));
+    let mut app = as_user(&s, &mut admin, "app", &APP).await;
+    assert!(!matches!(
+        app.cmd(&[
+            "SQL.EXEC",
+            "CREATE VIEW strings_of_anyone AS SELECT key, value FROM redis_strings"
+        ])
+        .await,
+        Frame::Error(_)
+    ));
+    for body in [
+        "INSERT INTO loot SELECT key, value FROM redis_strings",
+        "INSERT INTO loot SELECT key, value FROM strings_of_anyone",
+    ] {
+        let sql = format!("CREATE TRIGGER steal AFTER INSERT ON shared BEGIN {body}; END");
+        match app.cmd(&["SQL.EXEC", &sql]).await {
+            Frame::Error(e) => {
+                let e = String::from_utf8_lossy(&e);
+                assert!(e.contains("trigger") && e.contains("not authorized"), "{e}")
+            }
+            other => panic!("a restricted user created a trigger: {other:?}"),
+        }
+        assert!(!matches!(
+            admin
+                .cmd(&["SQL.EXEC", "INSERT INTO shared VALUES (1)"])
+                .await,
+            Frame::Error(_)
+        ));
+        let loot = first_column(app.cmd(&["SQL.QUERY", "SELECT k FROM loot"]).await);
+        assert!(!loot.contains(&"secret".to_string()), "{loot:?}");
+    }
+    // A user who may read every key still creates triggers.
+    assert!(!matches!(
+        admin
+            .cmd(&["SQL.EXEC", "CREATE TRIGGER audit AFTER INSERT ON shared BEGIN INSERT INTO loot VALUES ('n', new.x); END"])
+            .await,
+        Frame::Error(_)
+    ));
+}

@@ -502,6 +502,13 @@ fn check(ctx: &AuthContext<'_>) -> Result<(), String> {
             index_name,
             table_name,
         } => reserved("index", index_name).and_then(|()| reserved("table", table_name)),
+        // A trigger runs with the key access of whoever fires it (the views filter by the
+        // running call's keys): one planted by a user limited to some keys would copy what a
+        // wider user's statement sees into a table the planter reads.
+        A::CreateTrigger { .. } if !super::access::sees_all() => Err(
+            "CREATE TRIGGER is not allowed for a user limited to some keys: a trigger runs with the keys of whoever fires it"
+                .into(),
+        ),
         A::CreateTrigger {
             trigger_name,
             table_name,
