@@ -76,6 +76,9 @@ pub struct Config {
     pub tls_ciphers: String,
     /// TLS 1.3 cipher suites, `:` separated (empty = all that rustls offers).
     pub tls_ciphersuites: String,
+    /// Most memory the Lua state may use, in bytes (0: no limit); a script that needs more
+    /// gets `not enough memory`.
+    pub lua_memory_limit: usize,
     /// Parameters Redis has that Relis accepts and reports but does not act on
     /// (clients and tools read them): name -> value.
     pub passive: Vec<(&'static str, String)>,
@@ -106,6 +109,7 @@ impl Default for Config {
             page_size: relis::PAGE_SIZE,
             sql_time_limit: 5000,
             sql_max_result_rows: 1_000_000,
+            lua_memory_limit: 1 << 30,
             protected_mode: true,
             tls_port: 0,
             tls_cert_file: String::new(),
@@ -526,6 +530,22 @@ pub const PARAMS: &[Param] = &[
         mutable: true,
         get: |c| c.sql_max_result_rows.to_string(),
         set: |c, v| int_in(v, 0, i64::MAX).map(|n| c.sql_max_result_rows = n as usize),
+    },
+    // Relis's own: Redis 7.0 has no limit (it counts Lua's memory in used_memory only).
+    // 0 turns it off; a limit below the state's own needs (about 100 KB) would stop every
+    // script, so 1 MB is the least.
+    Param {
+        name: "lua-memory-limit",
+        mutable: true,
+        get: |c| c.lua_memory_limit.to_string(),
+        set: |c, v| {
+            let n = memory(v)?;
+            if n != 0 && n < 1 << 20 {
+                return Err("argument must be 0 or at least 1mb".into());
+            }
+            c.lua_memory_limit = n;
+            Ok(())
+        },
     },
     // Mutable as in Redis 7.0: a client on the loopback interface may turn it off.
     Param {

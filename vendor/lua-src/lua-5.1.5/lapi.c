@@ -92,10 +92,15 @@ void luaA_pushobject (lua_State *L, const TValue *o) {
 }
 
 
+/* RELIS: a thread running no function (mlua's thread of references, the host's arguments
+   before a call) may hold this many slots; C functions keep LUAI_MAXCSTACK */
+#define RELIS_MAXHOSTSTACK	1000000
+
 LUA_API int lua_checkstack (lua_State *L, int size) {
   int res = 1;
+  int max = (L->ci == L->base_ci) ? RELIS_MAXHOSTSTACK : LUAI_MAXCSTACK;
   lua_lock(L);
-  if (size > LUAI_MAXCSTACK || (L->top - L->base + size) > LUAI_MAXCSTACK)
+  if (size > max || (L->top - L->base + size) > max)
     res = 0;  /* stack overflow */
   else if (size > 0) {
     luaD_checkstack(L, size);
@@ -674,6 +679,8 @@ LUA_API void lua_rawset (lua_State *L, int idx) {
   api_checknelems(L, 2);
   t = index2adr(L, idx);
   api_check(L, ttistable(t));
+  if (hvalue(t)->readonly)  /* RELIS */
+    luaG_runerror(L, "Attempt to modify a readonly table");
   setobj2t(L, luaH_set(L, hvalue(t), L->top-2), L->top-1);
   luaC_barriert(L, hvalue(t), L->top-1);
   L->top -= 2;
@@ -687,6 +694,8 @@ LUA_API void lua_rawseti (lua_State *L, int idx, int n) {
   api_checknelems(L, 1);
   o = index2adr(L, idx);
   api_check(L, ttistable(o));
+  if (hvalue(o)->readonly)  /* RELIS */
+    luaG_runerror(L, "Attempt to modify a readonly table");
   setobj2t(L, luaH_setnum(L, hvalue(o), n), L->top-1);
   luaC_barriert(L, hvalue(o), L->top-1);
   L->top--;
@@ -707,6 +716,12 @@ LUA_API int lua_setmetatable (lua_State *L, int objindex) {
     api_check(L, ttistable(L->top - 1));
     mt = hvalue(L->top - 1);
   }
+  /* RELIS: a read-only table keeps its metatable, and a basic type (strings) keeps a
+     read-only metatable */
+  if ((ttistable(obj) && hvalue(obj)->readonly) ||
+      (!ttistable(obj) && !ttisuserdata(obj) && G(L)->mt[ttype(obj)] != NULL &&
+       G(L)->mt[ttype(obj)]->readonly))
+    luaG_runerror(L, "Attempt to modify a readonly table");
   switch (ttype(obj)) {
     case LUA_TTABLE: {
       hvalue(obj)->metatable = mt;
@@ -1085,3 +1100,41 @@ LUA_API const char *lua_setupvalue (lua_State *L, int funcindex, int n) {
   return name;
 }
 
+
+
+/*
+** RELIS: read-only tables, as Redis's patched Lua 5.1 has them. Every write to a read-only
+** table -- assignment, rawset, rawseti (table.insert/remove/sort), setmetatable, a
+** constructor -- raises "Attempt to modify a readonly table"; so does setmetatable on a basic
+** type whose metatable is read-only (the string metatable, CVE-2025-46818).
+*/
+LUA_API void lua_enablereadonlytable (lua_State *L, int idx, int enabled) {
+  const TValue *o = index2adr(L, idx);
+  api_check(L, ttistable(o));
+  hvalue(o)->readonly = (enabled != 0);
+}
+
+
+LUA_API int lua_isreadonlytable (lua_State *L, int idx) {
+  const TValue *o = index2adr(L, idx);
+  api_check(L, ttistable(o));
+  return hvalue(o)->readonly;
+}
+
+
+/*
+** RELIS: uncatchable errors, for killing a script. While set (for the whole state, every
+** coroutine included), an error calls no message handler (an xpcall handler could loop with
+** hooks off), and pcall, xpcall and coroutine.resume raise again whatever they catch: the
+** error reaches the host's outermost lua_pcall. Returns the previous setting.
+*/
+LUA_API int lua_setuncatchable (lua_State *L, int on) {
+  int old = G(L)->uncatchable;
+  G(L)->uncatchable = cast_byte(on != 0);
+  return old;
+}
+
+
+LUA_API int lua_isuncatchable (lua_State *L) {
+  return G(L)->uncatchable;
+}

@@ -7,6 +7,7 @@
 
 
 #include <ctype.h>
+#include <limits.h>  /* RELIS: INT_MAX */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -340,17 +341,20 @@ static int luaB_assert (lua_State *L) {
 
 
 static int luaB_unpack (lua_State *L) {
-  int i, e, n;
+  int i, e, n, k;
+  unsigned int span;
   luaL_checktype(L, 1, LUA_TTABLE);
   i = luaL_optint(L, 2, 1);
   e = luaL_opt(L, luaL_checkint, 3, luaL_getn(L, 1));
   if (i > e) return 0;  /* empty range */
-  n = e - i + 1;  /* number of elements */
-  if (n <= 0 || !lua_checkstack(L, n))  /* n <= 0 means arith. overflow */
+  /* RELIS: count in unsigned arithmetic (CVE-2025-46817: `e - i + 1` overflowed int, and
+     the `n <= 0` test that followed may be dropped, signed overflow being undefined) */
+  span = (unsigned int)e - (unsigned int)i;  /* number of elements - 1 */
+  if (span >= (unsigned int)INT_MAX || !lua_checkstack(L, (int)span + 1))
     return luaL_error(L, "too many results to unpack");
-  lua_rawgeti(L, 1, i);  /* push arg[i] (avoiding overflow problems) */
-  while (i++ < e)  /* push arg[i + 1...e] */
-    lua_rawgeti(L, 1, i);
+  n = (int)span + 1;
+  for (k = 0; k < n; k++)  /* push arg[i...e] (i + k <= e: no overflow) */
+    lua_rawgeti(L, 1, i + k);
   return n;
 }
 
@@ -375,6 +379,8 @@ static int luaB_pcall (lua_State *L) {
   int status;
   luaL_checkany(L, 1);
   status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+  if (status != 0 && lua_isuncatchable(L))
+    lua_error(L);  /* RELIS: pass it on (see lua_setuncatchable) */
   lua_pushboolean(L, (status == 0));
   lua_insert(L, 1);
   return lua_gettop(L);  /* return status + all results */
@@ -387,6 +393,8 @@ static int luaB_xpcall (lua_State *L) {
   lua_settop(L, 2);
   lua_insert(L, 1);  /* put error function under function to be called */
   status = lua_pcall(L, 0, LUA_MULTRET, 1);
+  if (status != 0 && lua_isuncatchable(L))
+    lua_error(L);  /* RELIS: pass it on (see lua_setuncatchable) */
   lua_pushboolean(L, (status == 0));
   lua_replace(L, 1);
   return lua_gettop(L);  /* return status + all results */
@@ -546,6 +554,8 @@ static int luaB_coresume (lua_State *L) {
   luaL_argcheck(L, co, 1, "coroutine expected");
   r = auxresume(L, co, lua_gettop(L) - 1);
   if (r < 0) {
+    if (lua_isuncatchable(L))
+      lua_error(L);  /* RELIS: pass it on (see lua_setuncatchable) */
     lua_pushboolean(L, 0);
     lua_insert(L, -2);
     return 2;  /* return false + error message */

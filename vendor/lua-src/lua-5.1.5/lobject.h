@@ -339,6 +339,7 @@ typedef struct Table {
   CommonHeader;
   lu_byte flags;  /* 1<<p means tagmethod(p) is not present */ 
   lu_byte lsizenode;  /* log2 of size of `node' array */
+  lu_byte readonly;  /* RELIS: every write raises "Attempt to modify a readonly table" */
   struct Table *metatable;
   TValue *array;  /* array part */
   Node *node;

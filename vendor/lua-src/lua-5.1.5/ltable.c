@@ -360,6 +360,7 @@ Table *luaH_new (lua_State *L, int narray, int nhash) {
   luaC_link(L, obj2gco(t), LUA_TTABLE);
   t->metatable = NULL;
   t->flags = cast_byte(~0);
+  t->readonly = 0;  /* RELIS: see lua_enablereadonlytable */
   /* temporary values (kept only if some malloc fails) */
   t->array = NULL;
   t->sizearray = 0;

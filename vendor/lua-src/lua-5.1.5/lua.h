@@ -229,6 +229,12 @@ LUA_API int  (lua_status) (lua_State *L);
 
 LUA_API int (lua_gc) (lua_State *L, int what, int data);
 
+/* RELIS: read-only tables and uncatchable errors (see lapi.c) */
+LUA_API void (lua_enablereadonlytable) (lua_State *L, int idx, int enabled);
+LUA_API int (lua_isreadonlytable) (lua_State *L, int idx);
+LUA_API int (lua_setuncatchable) (lua_State *L, int on);
+LUA_API int (lua_isuncatchable) (lua_State *L);
+
 
 /*
 ** miscellaneous functions

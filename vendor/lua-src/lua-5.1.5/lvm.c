@@ -138,7 +138,11 @@ void luaV_settable (lua_State *L, const TValue *t, TValue *key, StkId val) {
     const TValue *tm;
     if (ttistable(t)) {  /* `t' is a table? */
       Table *h = hvalue(t);
-      TValue *oldval = luaH_set(L, h, key); /* do a primitive set */
+      TValue *oldval;
+      /* RELIS: a read-only table refuses every write, even one its __newindex would take */
+      if (h->readonly)
+        luaG_runerror(L, "Attempt to modify a readonly table");
+      oldval = luaH_set(L, h, key); /* do a primitive set */
       if (!ttisnil(oldval) ||  /* result is no nil? */
           (tm = fasttm(L, h->metatable, TM_NEWINDEX)) == NULL) { /* or no TM? */
         setobj2t(L, oldval, val);
@@ -706,6 +710,9 @@ void luaV_execute (lua_State *L, int nexeccalls) {
         if (c == 0) c = cast_int(*pc++);
         runtime_check(L, ttistable(ra));
         h = hvalue(ra);
+        /* RELIS: the compiler only emits SETLIST on a new table; checked anyway */
+        if (h->readonly)
+          luaG_runerror(L, "Attempt to modify a readonly table");
         last = ((c-1)*LFIELDS_PER_FLUSH) + n;
         if (last > h->sizearray)  /* needs more space? */
           luaH_resizearray(L, h, last);  /* pre-alloc it at once */

@@ -50,6 +50,8 @@ pub struct Scripting {
     /// `busy-reply-threshold` in milliseconds, kept here so a script start does not search
     /// the configuration ([`Scripting::configure`]).
     pub busy_ms: AtomicU64,
+    /// `lua-memory-limit` in bytes (0: none), applied to the Lua state at each run.
+    pub lua_memory_limit: AtomicU64,
 }
 
 impl Scripting {
@@ -62,6 +64,8 @@ impl Scripting {
             .and_then(|(_, v)| v.parse().ok())
             .unwrap_or(5000);
         self.busy_ms.store(ms, Ordering::Relaxed);
+        self.lua_memory_limit
+            .store(config.lua_memory_limit as u64, Ordering::Relaxed);
     }
 }
 
@@ -88,6 +92,8 @@ pub struct RunState {
     pub loading: AtomicBool,
     /// The running function's name and command line (FUNCTION STATS).
     pub current: Mutex<Option<(String, Vec<Bytes>)>>,
+    /// Where the hook stopped the script (chunk name, line), for the reply.
+    pub stopped_at: Mutex<Option<(String, i64)>>,
 }
 
 impl RunState {
@@ -99,6 +105,7 @@ impl RunState {
         self.aborted.store(false, Ordering::Relaxed);
         self.wrote.store(false, Ordering::Relaxed);
         self.busy.store(false, Ordering::Relaxed);
+        *self.stopped_at.lock() = None;
         self.running.store(true, Ordering::SeqCst);
     }
 
