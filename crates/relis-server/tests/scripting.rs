@@ -284,11 +284,13 @@ async fn cjson_and_bit() {
             ("return cjson.encode({1,2,{a='x/y'}})", "$18\r\n[1,2,{\"a\":\"x\\/y\"}]\r\n"),
             ("return cjson.decode('[1,2,{\"a\":3}]')[3].a", ":3\r\n"),
             ("return cjson.encode({a=1.5})", "$9\r\n{\"a\":1.5}\r\n"),
-            // Settings stay with the Lua state, as in Redis.
+            // Settings last for the script that sets them (in Redis they stay for every later
+            // script of every user: Relis puts the defaults back after each run).
             ("cjson.encode_number_precision(3) return cjson.encode(3.14159)", "$4\r\n3.14\r\n"),
-            ("return cjson.encode(3.14159)", "$4\r\n3.14\r\n"),
+            ("return cjson.encode(3.14159)", "$7\r\n3.14159\r\n"),
             ("return {cjson.encode_number_precision(14), cjson.encode_max_depth(2)}", "*2\r\n:14\r\n:2\r\n"),
-            ("return cjson.encode({{{1}}})", "-ERR user_script:1: Cannot serialise, excessive nesting (3) script: {sha}, on @user_script:1.\r\n"),
+            ("cjson.encode_max_depth(2) return cjson.encode({{{1}}})", "-ERR user_script:1: Cannot serialise, excessive nesting (3) script: {sha}, on @user_script:1.\r\n"),
+            ("return cjson.encode({{{1}}})", "$7\r\n[[[1]]]\r\n"),
             ("return {cjson.encode_max_depth(1000), cjson.encode_sparse_array()}", "*4\r\n:1000\r\n$-1\r\n:2\r\n:10\r\n"),
             ("return cjson.encode_number_precision(20)", "-ERR user_script:1: bad argument #1 to 'encode_number_precision' (expected integer between 1 and 14) script: {sha}, on @user_script:1.\r\n"),
             ("return #cmsgpack.pack({1,2,3}, 'abc', -200)", ":11\r\n"),

@@ -109,6 +109,8 @@ pub(super) struct Engine {
     settled: usize,
     /// The memory limit set on the state (`lua-memory-limit`).
     limit: usize,
+    /// `cjson`'s settings, put back after each run.
+    cjson: super::cjson::Settings,
 }
 
 thread_local! {
@@ -205,7 +207,8 @@ impl Engine {
         install_redis(&lua, &redis)?;
         install_run_functions(&lua, &redis)?;
         globals.raw_set("redis", &redis)?;
-        globals.raw_set("cjson", super::cjson::library(&lua)?)?;
+        let (cjson, cjson_settings) = super::cjson::library(&lua)?;
+        globals.raw_set("cjson", cjson)?;
         globals.raw_set("bit", super::bit::library(&lua)?)?;
         globals.raw_set("cmsgpack", super::cmsgpack::library(&lua)?)?;
         globals.raw_set("struct", super::lstruct::library(&lua)?)?;
@@ -238,6 +241,7 @@ impl Engine {
         }
         let limit = scripting.lua_memory_limit.load(Ordering::Relaxed) as usize;
         lua.set_memory_limit(limit)?;
+        lua.set_app_data(MemoryLimit(limit));
         let settled = lua.used_memory();
         Ok(Engine {
             cache: lua.create_table()?,
@@ -257,6 +261,7 @@ impl Engine {
             functions: HashMap::new(),
             settled,
             limit,
+            cjson: cjson_settings,
         })
     }
 
@@ -360,11 +365,12 @@ impl Engine {
         }
     }
 
-    /// After a run: the collector's settings back to Lua's defaults (a script may have
-    /// stopped it or changed them with `collectgarbage`), and a full collection when the run
+    /// After a run: `cjson`'s settings and the collector's back to their defaults (a script
+    /// may have changed them, or stopped the collector), and a full collection when the run
     /// left a lot of memory behind (Redis steps the collector after scripts too): a big
     /// script's memory goes back to the system at once instead of at the next cycle.
     pub(super) fn settle(&mut self) {
+        self.cjson.reset();
         self.lua.gc_restart();
         self.lua.gc_set_pause(200);
         self.lua.gc_set_step_multiplier(200);
@@ -380,6 +386,21 @@ impl Engine {
         } else if used < self.settled {
             self.settled = used;
         }
+    }
+}
+
+/// The memory limit set on a state (`lua-memory-limit`, 0: none), in its app data for the
+/// libraries.
+struct MemoryLimit(usize);
+
+/// Bytes the Lua state may still allocate under `lua-memory-limit` (unbounded without one).
+/// The libraries that build a result in a Rust buffer before it becomes a Lua string
+/// (`cjson.encode`, `cmsgpack.pack`, `struct.pack`) stop there, so a script cannot use Rust
+/// memory past the limit either.
+pub(super) fn room(lua: &Lua) -> usize {
+    match lua.app_data_ref::<MemoryLimit>() {
+        Some(l) if l.0 > 0 => l.0.saturating_sub(lua.used_memory()),
+        _ => usize::MAX,
     }
 }
 
@@ -708,6 +729,12 @@ pub(super) fn lua_error(lua: &Lua, msg: &str) -> mlua::Error {
     mlua::Error::runtime(format!("\u{1}redis-string:{at}{msg}"))
 }
 
+/// An error raised from Rust with a plain message and no position, as Lua's own errors
+/// raised inside a C function read (`table index is nil`).
+pub(super) fn plain_error(msg: &str) -> mlua::Error {
+    mlua::Error::runtime(format!("\u{1}redis-string:{msg}"))
+}
+
 thread_local! {
     /// The run in progress on this thread (the writer's), for `redis.call` and friends, which
     /// are created once with the Lua state. Null outside a run.
@@ -870,6 +897,7 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
         let limit = scripting.lua_memory_limit.load(Ordering::Relaxed) as usize;
         if engine.limit != limit {
             engine.lua.set_memory_limit(limit).map_err(internal)?;
+            engine.lua.set_app_data(MemoryLimit(limit));
             engine.limit = limit;
         }
         // KEYS and ARGV are built element by element: no Rust handle per argument.
