@@ -137,11 +137,9 @@ fn num(lua: &Lua, v: Option<&Value>, pos: usize) -> mlua::Result<f64> {
     match v {
         Some(Value::Integer(n)) => Ok(*n as f64),
         Some(Value::Number(n)) => Ok(*n),
-        Some(Value::String(s)) => s
-            .to_str()
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .ok_or_else(|| bad(lua, pos, "number", v)),
+        Some(Value::String(s)) => {
+            super::bit::str2number(&s.as_bytes()).ok_or_else(|| bad(lua, pos, "number", v))
+        }
         _ => Err(bad(lua, pos, "number", v)),
     }
 }
