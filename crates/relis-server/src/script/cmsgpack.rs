@@ -31,6 +31,13 @@ pub fn library(lua: &Lua) -> mlua::Result<Table> {
                     "bad argument #0 to 'pack' (MessagePack pack needs input.)",
                 ));
             }
+            // mp_pack's lua_checkstack(L, nargs), on a stack holding the nargs arguments.
+            if 2 * args.len() > LUA_STACK {
+                return Err(lua_error(
+                    lua,
+                    "bad argument #0 to 'pack' (Too many arguments for MessagePack pack.)",
+                ));
+            }
             let mut out = Vec::new();
             let room = super::engine::room(lua);
             for v in args.iter() {

@@ -379,7 +379,7 @@ impl Engine {
             > self
                 .settled
                 .saturating_mul(2)
-                .max(self.settled + (32 << 20))
+                .max(self.settled + (8 << 20))
         {
             let _ = self.lua.gc_collect();
             self.settled = self.lua.used_memory();
@@ -456,12 +456,26 @@ unsafe extern "C-unwind" fn count_hook(l: *mut ffi::lua_State, ar: *mut ffi::lua
         super::Tick::Kill => c"Script killed by user with SCRIPT KILL...",
         super::Tick::LoadTimeout => c"FUNCTION LOAD timeout",
     };
-    // Where it stopped, for the reply (the script's own handler no longer runs).
-    if ffi::lua_getinfo(l, c"Sl".as_ptr(), ar) != 0 && !(*ar).source.is_null() {
-        let source = std::ffi::CStr::from_ptr((*ar).source)
-            .to_string_lossy()
-            .into_owned();
-        *run.stopped_at.lock() = Some((source, i64::from((*ar).currentline)));
+    // Where it stopped, for the reply (the error handler no longer runs): the innermost
+    // frame of the script's own code, past C functions and the `=redis` helpers (`pcall`'s
+    // wrapper), as the handler looks for it.
+    let _ = ar;
+    let mut level = 0;
+    let mut frame: ffi::lua_Debug = std::mem::zeroed();
+    while ffi::lua_getstack(l, level, &mut frame) != 0 {
+        if ffi::lua_getinfo(l, c"Sl".as_ptr(), &mut frame) == 0 || frame.source.is_null() {
+            break;
+        }
+        let source = std::ffi::CStr::from_ptr(frame.source);
+        let what = std::ffi::CStr::from_ptr(frame.what);
+        if what.to_bytes() != b"C" && source.to_bytes() != b"=redis" {
+            *run.stopped_at.lock() = Some((
+                source.to_string_lossy().into_owned(),
+                i64::from(frame.currentline),
+            ));
+            break;
+        }
+        level += 1;
     }
     lua_setuncatchable(l, 1);
     // No Rust value with a destructor is alive past this point: lua_error does not return.
