@@ -907,7 +907,11 @@ async fn a_restricted_users_script_cannot_make_the_default_users_scripts_write()
     let s = start().await;
     let mut admin = s.raw().await;
     assert_eq!(
-        raw(&mut admin, &["ACL", "SETUSER", "lowly", "on", ">pw", "~*", "+eval", "+get"]).await,
+        raw(
+            &mut admin,
+            &["ACL", "SETUSER", "lowly", "on", ">pw", "~*", "+eval", "+get"]
+        )
+        .await,
         "+OK\r\n"
     );
     assert_eq!(
@@ -974,9 +978,15 @@ async fn only_source_text_loads() {
     let compile_err =
         "-ERR Error compiling script (new function): user_script:1: unexpected symbol near 'char(27)'\r\n";
     c.send(&encode_command(&[b"EVAL", body, b"0"])).await;
-    assert_eq!(String::from_utf8_lossy(&c.read_raw().await.unwrap()), compile_err);
+    assert_eq!(
+        String::from_utf8_lossy(&c.read_raw().await.unwrap()),
+        compile_err
+    );
     c.send(&encode_command(&[b"SCRIPT", b"LOAD", body])).await;
-    assert_eq!(String::from_utf8_lossy(&c.read_raw().await.unwrap()), compile_err);
+    assert_eq!(
+        String::from_utf8_lossy(&c.read_raw().await.unwrap()),
+        compile_err
+    );
     let lib: &[u8] = b"#!lua name=bc\n\x1bLuaQ\x00\x01";
     c.send(&encode_command(&[b"FUNCTION", b"LOAD", lib])).await;
     assert_eq!(
@@ -1051,7 +1061,10 @@ async fn function_kill_cannot_be_caught() {
     let lib = "#!lua name=spin\n\
         redis.register_function('p', function() while true do pcall(function() while true do end end) end end)\n\
         redis.register_function('x', function() xpcall(function() while true do end end, function() while true do end end) end)";
-    assert_eq!(raw(&mut c, &["FUNCTION", "LOAD", lib]).await, "$4\r\nspin\r\n");
+    assert_eq!(
+        raw(&mut c, &["FUNCTION", "LOAD", lib]).await,
+        "$4\r\nspin\r\n"
+    );
     for (f, line) in [("p", 2), ("x", 3)] {
         kill_runaway(
             &s,
@@ -1069,7 +1082,11 @@ async fn function_kill_cannot_be_caught() {
         "xpcall(function() while true do end end, function() while true do end end)",
     ] {
         assert_eq!(
-            raw(&mut c, &["FUNCTION", "LOAD", &format!("#!lua name=t\n{body}")]).await,
+            raw(
+                &mut c,
+                &["FUNCTION", "LOAD", &format!("#!lua name=t\n{body}")]
+            )
+            .await,
             "-ERR Error registering functions: ERR FUNCTION LOAD timeout\r\n"
         );
     }
@@ -1086,12 +1103,27 @@ async fn lua_cves() {
             // CVE-2024-31449: bit.tohex's count overflowed.
             ("return bit.tohex(65535, -2147483648)", "$8\r\n0000FFFF\r\n"),
             // CVE-2025-46817: unpack's range overflowed.
-            ("return {pcall(unpack, {}, -2147483648, 2147483647)}", "*2\r\n$-1\r\n$26\r\ntoo many results to unpack\r\n"),
-            ("return {pcall(unpack, {}, 0, 2147483647)}", "*2\r\n$-1\r\n$26\r\ntoo many results to unpack\r\n"),
-            ("return select('#', unpack({}, 2147483646, 2147483647))", ":2\r\n"),
+            (
+                "return {pcall(unpack, {}, -2147483648, 2147483647)}",
+                "*2\r\n$-1\r\n$26\r\ntoo many results to unpack\r\n",
+            ),
+            (
+                "return {pcall(unpack, {}, 0, 2147483647)}",
+                "*2\r\n$-1\r\n$26\r\ntoo many results to unpack\r\n",
+            ),
+            (
+                "return select('#', unpack({}, 2147483646, 2147483647))",
+                ":2\r\n",
+            ),
             ("return select('#', unpack({}, 1, 7990))", ":7990\r\n"),
-            ("return {pcall(unpack, {}, 1, 8000)}", "*2\r\n$-1\r\n$26\r\ntoo many results to unpack\r\n"),
-            ("local ok, e = pcall(string.byte, string.rep('x', 10000), 1, -1) return e", "$38\r\nstack overflow (string slice too long)\r\n"),
+            (
+                "return {pcall(unpack, {}, 1, 8000)}",
+                "*2\r\n$-1\r\n$26\r\ntoo many results to unpack\r\n",
+            ),
+            (
+                "local ok, e = pcall(string.byte, string.rep('x', 10000), 1, -1) return e",
+                "$38\r\nstack overflow (string slice too long)\r\n",
+            ),
         ],
     )
     .await;
@@ -1101,18 +1133,34 @@ async fn lua_cves() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     assert_eq!(raw(&mut c, &args).await, ":100000\r\n");
     let count = "return #redis.call('lrange', KEYS[1], 0, -1)";
-    assert_eq!(raw(&mut c, &["EVAL", count, "1", "big"]).await, ":100000\r\n");
+    assert_eq!(
+        raw(&mut c, &["EVAL", count, "1", "big"]).await,
+        ":100000\r\n"
+    );
     let spread = "return {pcall(unpack, redis.call('lrange', KEYS[1], 0, -1))}";
     assert_eq!(
         raw(&mut c, &["EVAL", spread, "1", "big"]).await,
         "*2\r\n$-1\r\n$26\r\ntoo many results to unpack\r\n"
     );
-    let whole = raw(&mut c, &["EVAL", "return redis.call('lrange', KEYS[1], 0, -1)", "1", "big"]).await;
+    let whole = raw(
+        &mut c,
+        &[
+            "EVAL",
+            "return redis.call('lrange', KEYS[1], 0, -1)",
+            "1",
+            "big",
+        ],
+    )
+    .await;
     assert!(whole.starts_with("*100000\r\n$1\r\n0\r\n") && whole.ends_with("$5\r\n99999\r\n"));
     // CVE-2022-24834: cjson's output size (6 bytes per control character) overflowed an int
     // for strings over 341 MB; a smaller one checks the arithmetic and the escape.
     assert_eq!(
-        eval(&mut c, "local s = cjson.encode(string.rep('\\1', 4000000)) return {#s, s:sub(1, 13)}").await,
+        eval(
+            &mut c,
+            "local s = cjson.encode(string.rep('\\1', 4000000)) return {#s, s:sub(1, 13)}"
+        )
+        .await,
         "*2\r\n:24000002\r\n$13\r\n\"\\u0001\\u0001\r\n"
     );
     // CVE-2025-49844: the parser runs the collector; the chunk name must survive it. A fresh
@@ -1121,7 +1169,11 @@ async fn lua_cves() {
     assert_eq!(raw(&mut c, &["SCRIPT", "FLUSH"]).await, "+OK\r\n");
     let mut big = String::from("local t = {}\n");
     for i in 0..20_000 {
-        big.push_str(&format!("t[{}] = 'constant-{i}-{}'\n", i + 1, "x".repeat(i % 50)));
+        big.push_str(&format!(
+            "t[{}] = 'constant-{i}-{}'\n",
+            i + 1,
+            "x".repeat(i % 50)
+        ));
     }
     big.push_str("return #t");
     assert_eq!(eval(&mut c, &big).await, ":20000\r\n");
@@ -1165,7 +1217,11 @@ async fn hostile_data_for_the_libraries_answers_errors() {
     assert_eq!(raw(&mut c, &args).await, ":20000\r\n");
     let many = "local t = {} for i = 1, 1100000 do t[i] = 'x' end return t";
     let reply = eval(&mut c, many).await;
-    assert!(reply.starts_with("*1100000\r\n$1\r\nx\r\n"), "{}", &reply[..20]);
+    assert!(
+        reply.starts_with("*1100000\r\n$1\r\nx\r\n"),
+        "{}",
+        &reply[..20]
+    );
     check(
         &mut c,
         &[
@@ -1199,7 +1255,10 @@ async fn lua_memory_limit() {
     for script in over {
         assert_eq!(
             eval(&mut c, script).await,
-            format!("-ERR Error running script {}, not enough memory\r\n", sha1(script)),
+            format!(
+                "-ERR Error running script {}, not enough memory\r\n",
+                sha1(script)
+            ),
             "{script}"
         );
         assert_eq!(raw(&mut c, &["PING"]).await, "+PONG\r\n");
@@ -1214,7 +1273,10 @@ async fn lua_memory_limit() {
     let doubled = "local s = string.rep('\\1', 2^22) local t = {} for i = 1, 40 do t[i] = s end return #cjson.encode(t)";
     assert_eq!(
         eval(&mut c, doubled).await,
-        format!("-ERR user_script:1: not enough memory script: {}, on @user_script:1.\r\n", sha1(doubled))
+        format!(
+            "-ERR user_script:1: not enough memory script: {}, on @user_script:1.\r\n",
+            sha1(doubled)
+        )
     );
     // A big script's memory is given back when it ends.
     let lua_memory = |info: String| -> u64 {
@@ -1223,16 +1285,28 @@ async fn lua_memory_limit() {
             .and_then(|v| v.trim().parse().ok())
             .expect("used_memory_lua")
     };
-    assert_eq!(eval(&mut c, "local s = string.rep('x', 2^24) return #s").await, ":16777216\r\n");
+    assert_eq!(
+        eval(&mut c, "local s = string.rep('x', 2^24) return #s").await,
+        ":16777216\r\n"
+    );
     let after = lua_memory(raw(&mut c, &["INFO", "memory"]).await);
-    assert!(after < 4 << 20, "used_memory_lua {after} after a 16 MB string");
+    assert!(
+        after < 4 << 20,
+        "used_memory_lua {after} after a 16 MB string"
+    );
     // Settings: 0 is no limit; less than 1 MB would stop every script.
     assert_eq!(
         raw(&mut c, &["CONFIG", "SET", "lua-memory-limit", "100"]).await,
         "-ERR CONFIG SET failed (possibly related to argument 'lua-memory-limit') - argument must be 0 or at least 1mb\r\n"
     );
-    assert_eq!(raw(&mut c, &["CONFIG", "SET", "lua-memory-limit", "0"]).await, "+OK\r\n");
-    assert_eq!(eval(&mut c, "local s = string.rep('x', 2^27) return #s").await, ":134217728\r\n");
+    assert_eq!(
+        raw(&mut c, &["CONFIG", "SET", "lua-memory-limit", "0"]).await,
+        "+OK\r\n"
+    );
+    assert_eq!(
+        eval(&mut c, "local s = string.rep('x', 2^27) return #s").await,
+        ":134217728\r\n"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1240,11 +1314,20 @@ async fn no_script_setting_outlives_its_script() {
     let s = start().await;
     let mut c = s.raw().await;
     // A stopped collector would let the next script's garbage pile up.
-    assert_eq!(eval(&mut c, "collectgarbage('stop') return 1").await, ":1\r\n");
+    assert_eq!(
+        eval(&mut c, "collectgarbage('stop') return 1").await,
+        ":1\r\n"
+    );
     assert_eq!(
         eval(&mut c, "for i = 1, 200 do local s = string.rep('x', 1e6) .. i end return collectgarbage('count') < 100000").await,
         ":1\r\n"
     );
-    assert_eq!(eval(&mut c, "cjson.encode_max_depth(1) return 1").await, ":1\r\n");
-    assert_eq!(eval(&mut c, "return cjson.encode({{1}})").await, "$5\r\n[[1]]\r\n");
+    assert_eq!(
+        eval(&mut c, "cjson.encode_max_depth(1) return 1").await,
+        ":1\r\n"
+    );
+    assert_eq!(
+        eval(&mut c, "return cjson.encode({{1}})").await,
+        "$5\r\n[[1]]\r\n"
+    );
 }

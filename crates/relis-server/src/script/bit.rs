@@ -37,9 +37,9 @@ pub(super) fn str2number(s: &[u8]) -> Option<f64> {
         if hex.is_empty() || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
             return None;
         }
-        let v = hex
-            .bytes()
-            .fold(0f64, |a, c| a * 16.0 + f64::from((c as char).to_digit(16).unwrap_or(0)));
+        let v = hex.bytes().fold(0f64, |a, c| {
+            a * 16.0 + f64::from((c as char).to_digit(16).unwrap_or(0))
+        });
         return Some(if neg { -v } else { v });
     }
     // strtod's words; Rust's parser takes these and the decimal forms.

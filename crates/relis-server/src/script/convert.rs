@@ -235,9 +235,20 @@ fn scalar_to_frame(v: &Value, resp3: bool) -> Frame {
         }
         Value::Integer(n) => Frame::Integer(*n),
         // C's (long long) cast: truncation toward zero.
-        Value::Number(n) => Frame::Integer(*n as i64),
+        Value::Number(n) => Frame::Integer(c_i64(*n)),
         Value::String(s) => Frame::Bulk(Bytes::copy_from_slice(&s.as_bytes())),
         _ => Frame::Null,
+    }
+}
+
+/// C's `(long long)n`, which Redis applies to a Lua number: truncation toward zero, and where
+/// C leaves it undefined (NaN, out of range) what x86-64 computes (`cvttsd2si`'s "integer
+/// indefinite", i64::MIN).
+pub fn c_i64(n: f64) -> i64 {
+    if n.is_nan() || !(-9.223372036854775808e18..9.223372036854775808e18).contains(&n) {
+        i64::MIN
+    } else {
+        n as i64
     }
 }
 

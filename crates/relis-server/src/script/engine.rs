@@ -375,12 +375,7 @@ impl Engine {
         self.lua.gc_set_pause(200);
         self.lua.gc_set_step_multiplier(200);
         let used = self.lua.used_memory();
-        if used
-            > self
-                .settled
-                .saturating_mul(2)
-                .max(self.settled + (8 << 20))
-        {
+        if used > self.settled.saturating_mul(2).max(self.settled + (8 << 20)) {
             let _ = self.lua.gc_collect();
             self.settled = self.lua.used_memory();
         } else if used < self.settled {

@@ -12,6 +12,7 @@
 //! 2^31, `data string too short`, `too many results` past Lua's stack), so a hostile format
 //! or offset is an error, never a huge allocation or an overflow.
 
+use super::convert::c_i64;
 use super::engine::lua_error;
 use mlua::{Lua, MultiValue, Table, Value};
 
@@ -182,16 +183,6 @@ fn fname(lua: &Lua) -> String {
     lua.inspect_stack(0)
         .and_then(|d| d.names().name.map(|n| n.into_owned()))
         .unwrap_or_else(|| "?".into())
-}
-
-/// C's `(Inttype)n` where C leaves it undefined (NaN, out of range) as x86-64 computes it
-/// (`cvttsd2si`: the "integer indefinite" value), which is what Redis gives.
-fn c_i64(n: f64) -> i64 {
-    if n.is_nan() || !(-9.223372036854775808e18..9.223372036854775808e18).contains(&n) {
-        i64::MIN
-    } else {
-        n as i64
-    }
 }
 
 /// C's `(Uinttype)(Inttype)n` for a negative `n`, `(Uinttype)n` otherwise, as x86-64 code
