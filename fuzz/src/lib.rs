@@ -4,4 +4,6 @@
 
 #[cfg(feature = "cmd")]
 pub mod cmd_targets;
+#[cfg(feature = "cmd")]
+pub mod lua_targets;
 pub mod resp_targets;

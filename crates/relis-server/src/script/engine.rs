@@ -240,8 +240,7 @@ impl Engine {
             })?;
         }
         let limit = scripting.lua_memory_limit.load(Ordering::Relaxed) as usize;
-        lua.set_memory_limit(limit)?;
-        lua.set_app_data(MemoryLimit(limit));
+        limit_memory(&lua, limit)?;
         let settled = lua.used_memory();
         Ok(Engine {
             cache: lua.create_table()?,
@@ -387,6 +386,13 @@ impl Engine {
 /// The memory limit set on a state (`lua-memory-limit`, 0: none), in its app data for the
 /// libraries.
 struct MemoryLimit(usize);
+
+/// Sets a state's memory limit (0: none).
+pub(super) fn limit_memory(lua: &Lua, limit: usize) -> mlua::Result<()> {
+    lua.set_memory_limit(limit)?;
+    lua.set_app_data(MemoryLimit(limit));
+    Ok(())
+}
 
 /// Bytes the Lua state may still allocate under `lua-memory-limit` (unbounded without one).
 /// The libraries that build a result in a Rust buffer before it becomes a Lua string
@@ -905,8 +911,7 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
             };
         let limit = scripting.lua_memory_limit.load(Ordering::Relaxed) as usize;
         if engine.limit != limit {
-            engine.lua.set_memory_limit(limit).map_err(internal)?;
-            engine.lua.set_app_data(MemoryLimit(limit));
+            limit_memory(&engine.lua, limit).map_err(internal)?;
             engine.limit = limit;
         }
         // KEYS and ARGV are built element by element: no Rust handle per argument.

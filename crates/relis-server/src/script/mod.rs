@@ -15,6 +15,8 @@ mod cmsgpack;
 mod convert;
 mod engine;
 pub mod functions;
+#[doc(hidden)]
+pub mod fuzz;
 mod lstruct;
 mod random;
 
