@@ -976,7 +976,19 @@ mod tests {
         assert_eq!(e("save", "abc"), "Invalid save parameters");
         assert!(e("maxmemory-policy", "x").starts_with("argument(s) must be one of"));
         assert_eq!(e("maxmemory", "1x"), "argument must be a memory value");
+        assert_eq!(
+            e("lua-memory-limit", "1000"),
+            "argument must be 0 or at least 1mb"
+        );
+        assert_eq!(
+            e("lua-memory-limit", "lots"),
+            "argument must be a memory value"
+        );
         c.set("appendonly", "YES").unwrap();
+        c.set("lua-memory-limit", "256mb").unwrap();
+        assert_eq!(c.get("lua-memory-limit").as_deref(), Some("268435456"));
+        c.set("lua-memory-limit", "0").unwrap();
+        assert_eq!(c.lua_memory_limit, 0);
         c.set("maxmemory", "1kb").unwrap();
         c.set("save", "3600  1 300 100").unwrap();
         assert_eq!(c.get("appendonly").as_deref(), Some("yes"));

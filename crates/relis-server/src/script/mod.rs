@@ -235,15 +235,34 @@ impl Scripting {
                 return;
             }
         };
-        let mut libs = std::collections::BTreeMap::new();
-        for (name, code) in stored {
-            match functions::evaluate(self, &code) {
-                Ok(lib) => {
-                    libs.insert(lib.name.clone(), lib);
-                }
-                Err(e) => tracing::warn!("function library {name} does not load: {}", e.message()),
-            }
-        }
+        // The libraries run on a thread with the writer's stack (64 MiB; the libraries'
+        // decoders recurse as deep as Lua's stack allows), not on the caller's.
+        let libs = std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .name("relis-functions".into())
+                .stack_size(64 << 20)
+                .spawn_scoped(s, || {
+                    let mut libs = std::collections::BTreeMap::new();
+                    for (name, code) in stored {
+                        match functions::evaluate(self, &code) {
+                            Ok(lib) => {
+                                libs.insert(lib.name.clone(), lib);
+                            }
+                            Err(e) => tracing::warn!(
+                                "function library {name} does not load: {}",
+                                e.message()
+                            ),
+                        }
+                    }
+                    libs
+                })
+                .map_err(|e| e.to_string())
+                .and_then(|t| t.join().map_err(|_| "it panicked".to_string()))
+                .unwrap_or_else(|e| {
+                    tracing::error!("cannot load the function libraries: {e}");
+                    Default::default()
+                })
+        });
         self.functions.replace_all(libs);
     }
 
