@@ -1206,6 +1206,12 @@ async fn hostile_data_for_the_libraries_answers_errors() {
             ("return struct.size(string.rep('c2147483647', 3))", ":6442450941\r\n"),
             ("return bit.tohex(1e300)", "$8\r\n8800759c\r\n"),
             ("return #string.rep('', 2^31 - 1)", ":0\r\n"),
+            // Found by the fuzzer: mlua's own table iteration hands a key like 1e-300 back to
+            // lua_next as 0 (mlua rounds numbers within f64::EPSILON of an integer), and the
+            // error it raised crossed Rust frames. (The key still reaches the encoders as 0:
+            // Redis writes 1e-300.)
+            ("local t = {} t[1e-300] = 1 t.a = 1 return {type(cmsgpack.pack(t)), type(cjson.encode(t))}", "*2\r\n$6\r\nstring\r\n$6\r\nstring\r\n"),
+            ("redis.setresp(3) return {map={[1e-300]=1}}", "*2\r\n:0\r\n:1\r\n"),
         ],
     )
     .await;

@@ -95,14 +95,19 @@ void luaA_pushobject (lua_State *L, const TValue *o) {
 /* RELIS: a thread running no function (mlua's thread of references, the host's arguments
    before a call) may hold this many slots; C functions keep LUAI_MAXCSTACK */
 #define RELIS_MAXHOSTSTACK	1000000
+/* RELIS: and gets this many slots more than it asks for: mlua grows its thread of
+   references to exactly the handles it counts, then pushes a temporary above them */
+#define RELIS_HOSTSLACK	2
 
 LUA_API int lua_checkstack (lua_State *L, int size) {
   int res = 1;
-  int max = (L->ci == L->base_ci) ? RELIS_MAXHOSTSTACK : LUAI_MAXCSTACK;
+  int host = (L->ci == L->base_ci);
+  int max = host ? RELIS_MAXHOSTSTACK : LUAI_MAXCSTACK;
   lua_lock(L);
   if (size > max || (L->top - L->base + size) > max)
     res = 0;  /* stack overflow */
   else if (size > 0) {
+    if (host) size += RELIS_HOSTSLACK;
     luaD_checkstack(L, size);
     if (L->ci->top < L->top + size)
       L->ci->top = L->top + size;

@@ -375,12 +375,25 @@ static int luaB_select (lua_State *L) {
 }
 
 
+/* RELIS: pcall and xpcall push their boolean after the results, which can fill the
+   stack: Lua 5.1 wrote it past the end (an API-check failure in debug builds, on
+   `pcall(unpack, t)` of a few thousand values). As Lua 5.2: false, "stack overflow". */
+static int nostack (lua_State *L) {
+  lua_settop(L, 0);
+  lua_pushboolean(L, 0);
+  lua_pushliteral(L, "stack overflow");
+  return 2;
+}
+
+
 static int luaB_pcall (lua_State *L) {
   int status;
   luaL_checkany(L, 1);
   status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
   if (status != 0 && lua_isuncatchable(L))
     lua_error(L);  /* RELIS: pass it on (see lua_setuncatchable) */
+  if (!lua_checkstack(L, 1))
+    return nostack(L);  /* RELIS: no room for the boolean (Lua 5.2's check) */
   lua_pushboolean(L, (status == 0));
   lua_insert(L, 1);
   return lua_gettop(L);  /* return status + all results */
@@ -395,6 +408,8 @@ static int luaB_xpcall (lua_State *L) {
   status = lua_pcall(L, 0, LUA_MULTRET, 1);
   if (status != 0 && lua_isuncatchable(L))
     lua_error(L);  /* RELIS: pass it on (see lua_setuncatchable) */
+  if (!lua_checkstack(L, 1))
+    return nostack(L);  /* RELIS: no room for the boolean (Lua 5.2's check) */
   lua_pushboolean(L, (status == 0));
   lua_replace(L, 1);
   return lua_gettop(L);  /* return status + all results */

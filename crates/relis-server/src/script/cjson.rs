@@ -125,7 +125,7 @@ pub fn library(lua: &Lua) -> mlua::Result<(Table, Settings)> {
                 room: super::engine::room(lua),
             };
             // The argument is on lua-cjson's stack: one slot.
-            encode(&v[0], 0, 1, &c.get(), &mut out).map_err(|e| lua_error(lua, &e))?;
+            encode(lua, &v[0], 0, 1, &c.get(), &mut out).map_err(|e| lua_error(lua, &e))?;
             Ok(mlua::BString::from(buf))
         })?,
     )?;
@@ -345,6 +345,7 @@ impl Out<'_> {
 
 /// Encodes `v`; `depth` tables enclose it, which use `slots` of lua-cjson's Lua stack.
 fn encode(
+    lua: &Lua,
     v: &Value,
     depth: usize,
     slots: usize,
@@ -375,7 +376,7 @@ fn encode(
             let mut max = 0usize;
             let mut items = 0usize;
             let mut array = true;
-            for pair in t.pairs::<Value, Value>() {
+            for pair in super::convert::pairs(lua, t).map_err(|e| e.to_string())? {
                 let (k, _) = pair.map_err(|e| e.to_string())?;
                 match k {
                     Value::Integer(n) if n >= 1 => max = max.max(n as usize),
@@ -410,13 +411,14 @@ fn encode(
                         out.buf.push(b',');
                     }
                     let v: Value = t.raw_get(i).map_err(|e| e.to_string())?;
-                    encode(&v, depth, slots + 1, cfg, out)?;
+                    encode(lua, &v, depth, slots + 1, cfg, out)?;
                     out.check()?;
                 }
                 out.buf.push(b']');
             } else {
                 out.buf.push(b'{');
-                for (n, pair) in t.pairs::<Value, Value>().enumerate() {
+                let pairs = super::convert::pairs(lua, t).map_err(|e| e.to_string())?;
+                for (n, pair) in pairs.enumerate() {
                     let (k, val) = pair.map_err(|e| e.to_string())?;
                     if n > 0 {
                         out.buf.push(b',');
@@ -437,7 +439,7 @@ fn encode(
                         }
                     }
                     out.buf.push(b':');
-                    encode(&val, depth, slots + 2, cfg, out)?;
+                    encode(lua, &val, depth, slots + 2, cfg, out)?;
                     out.check()?;
                 }
                 out.buf.push(b'}');

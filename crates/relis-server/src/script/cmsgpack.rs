@@ -41,7 +41,7 @@ pub fn library(lua: &Lua) -> mlua::Result<Table> {
             let mut out = Vec::new();
             let room = super::engine::room(lua);
             for v in args.iter() {
-                encode(v, 0, &mut out, room).map_err(|e| lua_error(lua, e))?;
+                encode(lua, v, 0, &mut out, room).map_err(|e| lua_error(lua, e))?;
             }
             Ok(mlua::BString::from(out))
         })?,
@@ -186,7 +186,13 @@ fn encode_len(len: usize, small: u8, small_max: usize, codes: [u8; 2], out: &mut
 }
 
 /// Encodes `v` at nesting `depth`; `room` bounds the buffer (see `engine::room`).
-fn encode(v: &Value, depth: usize, out: &mut Vec<u8>, room: usize) -> Result<(), &'static str> {
+fn encode(
+    lua: &Lua,
+    v: &Value,
+    depth: usize,
+    out: &mut Vec<u8>,
+    room: usize,
+) -> Result<(), &'static str> {
     match v {
         Value::Boolean(b) => out.push(if *b { 0xc3 } else { 0xc2 }),
         Value::Integer(n) => encode_int(*n, out),
@@ -216,7 +222,7 @@ fn encode(v: &Value, depth: usize, out: &mut Vec<u8>, room: usize) -> Result<(),
             let mut count = 0usize;
             let mut max = 0usize;
             let mut array = true;
-            for pair in t.pairs::<Value, Value>() {
+            for pair in super::convert::pairs(lua, t).map_err(|_| NO_MEMORY)? {
                 let (k, _) = pair.map_err(|_| BAD_TABLE)?;
                 count += 1;
                 let n = match k {
@@ -233,14 +239,14 @@ fn encode(v: &Value, depth: usize, out: &mut Vec<u8>, room: usize) -> Result<(),
                 encode_len(max, 0x90, 15, [0xdc, 0xdd], out);
                 for i in 1..=max {
                     let v = t.raw_get::<Value>(i).map_err(|_| BAD_TABLE)?;
-                    encode(&v, depth + 1, out, room)?;
+                    encode(lua, &v, depth + 1, out, room)?;
                 }
             } else {
                 encode_len(count, 0x80, 15, [0xde, 0xdf], out);
-                for pair in t.pairs::<Value, Value>() {
+                for pair in super::convert::pairs(lua, t).map_err(|_| NO_MEMORY)? {
                     let (k, v) = pair.map_err(|_| BAD_TABLE)?;
-                    encode(&k, depth + 1, out, room)?;
-                    encode(&v, depth + 1, out, room)?;
+                    encode(lua, &k, depth + 1, out, room)?;
+                    encode(lua, &v, depth + 1, out, room)?;
                 }
             }
             if out.len() > room {

@@ -13,7 +13,7 @@
 
 use crate::error::sanitize;
 use bytes::Bytes;
-use mlua::{Lua, Table, Value};
+use mlua::{Function, Lua, Table, Value};
 use resp::Frame;
 
 /// A command reply as the Lua value `redis.call` returns. An error reply is `{err=...}` here;
@@ -164,16 +164,80 @@ pub fn error_text(text: &[u8]) -> Vec<u8> {
 /// with the same error (a table that contains itself would otherwise never end).
 const MAX_REPLY_DEPTH: usize = 1000;
 
+/// The Lua function behind [`pairs`], in a state's app data.
+struct PairsFactory(Function);
+
+/// Prepares a state for [`pairs`].
+///
+/// # Errors
+/// Lua memory errors.
+pub fn install_pairs(lua: &Lua) -> mlua::Result<()> {
+    let f: Function = lua
+        .load(
+            "local next = next
+             return function(t)
+               local k = nil
+               return function()
+                 local v
+                 k, v = next(t, k)
+                 return k, v
+               end
+             end",
+        )
+        .set_name("=redis")
+        .call(())?;
+    lua.set_app_data(PairsFactory(f));
+    Ok(())
+}
+
+/// A table's pairs, as Lua's `next` gives them. Not mlua's `Table::pairs`: that one hands
+/// each key back to `lua_next` as mlua converted it, and mlua (for Lua 5.1) turns a number
+/// within `f64::EPSILON` of an integer into that integer, so a key like `1e-300` came back as
+/// `0`, which `lua_next` refuses with an error raised across Rust frames. Here the key stays
+/// in Lua (the iterator's upvalue).
+///
+/// # Errors
+/// Lua memory errors; [`install_pairs`] was not called.
+pub fn pairs(lua: &Lua, t: &Table) -> mlua::Result<Pairs> {
+    let factory = lua
+        .app_data_ref::<PairsFactory>()
+        .map(|f| f.0.clone())
+        .ok_or_else(|| mlua::Error::runtime("pairs: not installed"))?;
+    Ok(Pairs(Some(factory.call::<Function>(t)?)))
+}
+
+/// The iterator of [`pairs`].
+pub struct Pairs(Option<Function>);
+
+impl Iterator for Pairs {
+    type Item = mlua::Result<(Value, Value)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let step = self.0.as_ref()?;
+        match step.call::<(Value, Value)>(()) {
+            Ok((Value::Nil, _)) => {
+                self.0 = None;
+                None
+            }
+            Ok(pair) => Some(Ok(pair)),
+            Err(e) => {
+                self.0 = None;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
 /// A script's return value as a reply; `resp3` is the script's `redis.setresp` version.
 ///
 /// Recursive, at most [`MAX_REPLY_DEPTH`] deep (the writer's stack is 64 MiB), and it walks
 /// each table in place: a table of a million strings must not become a million Rust handles
 /// on mlua's auxiliary stack at once, only the path to the current element does.
-pub fn to_frame(v: &Value, resp3: bool) -> Frame {
-    frame(v, resp3, 0)
+pub fn to_frame(lua: &Lua, v: &Value, resp3: bool) -> Frame {
+    frame(lua, v, resp3, 0)
 }
 
-fn frame(v: &Value, resp3: bool, depth: usize) -> Frame {
+fn frame(lua: &Lua, v: &Value, resp3: bool, depth: usize) -> Frame {
     let Value::Table(t) = v else {
         return scalar_to_frame(v, resp3);
     };
@@ -196,18 +260,25 @@ fn frame(v: &Value, resp3: bool, depth: usize) -> Frame {
         return Frame::BigNumber(no_newlines(&s.as_bytes()));
     }
     if let Ok(Value::Table(m)) = t.raw_get::<Value>("map") {
-        let pairs = m
-            .pairs::<Value, Value>()
+        let pairs = pairs(lua, &m)
+            .into_iter()
             .flatten()
-            .map(|(k, v)| (frame(&k, resp3, depth + 1), frame(&v, resp3, depth + 1)))
+            .map_while(Result::ok)
+            .map(|(k, v)| {
+                (
+                    frame(lua, &k, resp3, depth + 1),
+                    frame(lua, &v, resp3, depth + 1),
+                )
+            })
             .collect();
         return Frame::Map(pairs);
     }
     if let Ok(Value::Table(s)) = t.raw_get::<Value>("set") {
-        let members = s
-            .pairs::<Value, Value>()
+        let members = pairs(lua, &s)
+            .into_iter()
             .flatten()
-            .map(|(k, _)| frame(&k, resp3, depth + 1))
+            .map_while(Result::ok)
+            .map(|(k, _)| frame(lua, &k, resp3, depth + 1))
             .collect();
         return Frame::Set(members);
     }
@@ -215,7 +286,7 @@ fn frame(v: &Value, resp3: bool, depth: usize) -> Frame {
     for i in 1.. {
         match t.raw_get::<Value>(i) {
             Ok(Value::Nil) | Err(_) => break,
-            Ok(v) => items.push(frame(&v, resp3, depth + 1)),
+            Ok(v) => items.push(frame(lua, &v, resp3, depth + 1)),
         }
     }
     Frame::Array(items)

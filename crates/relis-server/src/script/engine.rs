@@ -86,6 +86,7 @@ pub(super) struct Engine {
     loading_api: Function,
     /// `bind(f, k, a)`: a closure calling `f(k, a)` (Lua 5.1's xpcall passes no arguments).
     bind: Function,
+    /// `xpcall(f, handler)` returning only `ok` and the first value.
     pub xpcall: Function,
     /// Compiled EVAL scripts (SHA1 -> function) and FCALL functions (name -> function) live
     /// in Lua tables, not as Rust handles: mlua keeps each handle in one auxiliary stack, and a
@@ -154,17 +155,17 @@ local function handler(err)
   end
   return err
 end
--- Redis's pcall: an error table comes back as its `err` string.
-local lua_pcall, select, unpack = pcall, select, unpack
-local function pack(...) return select('#', ...), {...} end
+-- Redis's pcall: an error table comes back as its `err` string. The results pass through as
+-- arguments (no table and `unpack`, which would cap them below what pcall itself returns).
+local lua_pcall = pcall
+local function pcall_result(ok, ...)
+  if ok then return true, ... end
+  local e = unwrap((...))
+  if type(e) == 'table' and type(rawget(e, 'err')) == 'string' then e = rawget(e, 'err') end
+  return false, e
+end
 real.pcall = function(...)
-  local n, r = pack(lua_pcall(...))
-  if not r[1] then
-    local e = unwrap(r[2])
-    if type(e) == 'table' and type(rawget(e, 'err')) == 'string' then e = rawget(e, 'err') end
-    r[2] = e
-  end
-  return unpack(r, 1, n)
+  return pcall_result(lua_pcall(...))
 end
 local function missing(_, k)
   error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
@@ -174,6 +175,13 @@ end
 setmetatable(real, {__index = missing})
 local function bind(f, k, a)
   return function() return f(k, a) end
+end
+-- xpcall keeping the first result only (Redis reads no other): the host never receives a
+-- script's `return unpack(t)` of thousands of values (mlua reads them past the stack's end).
+local lua_xpcall = xpcall
+local function protected(f, h)
+  local ok, v = lua_xpcall(f, h)
+  return ok, v
 end
 -- While a library loads, `redis` is the load-time API (register_function, log, constants);
 -- a missing field is an error, as a missing global is.
@@ -185,7 +193,7 @@ local function loading_api(api)
   setmetatable(api, {__index = missing, __metatable = false})
   return api
 end
-return handler, bind, loading_api
+return handler, bind, loading_api, protected
 "#;
 
 impl Engine {
@@ -213,12 +221,12 @@ impl Engine {
         globals.raw_set("cmsgpack", super::cmsgpack::library(&lua)?)?;
         globals.raw_set("struct", super::lstruct::library(&lua)?)?;
         super::random::install(&lua, &globals.raw_get::<Table>("math")?)?;
-        let (handler, bind, loading_api): (Function, Function, Function) =
+        convert::install_pairs(&lua)?;
+        let (handler, bind, loading_api, xpcall): (Function, Function, Function, Function) =
             lua.load(PRELUDE).set_name("=redis").call(globals.clone())?;
         for name in hidden {
             globals.raw_set(name, Value::Nil)?;
         }
-        let xpcall: Function = globals.raw_get("xpcall")?;
         // Everything a script can reach by name, and the strings' metatable (its `__index` is
         // the `string` table; CVE-2025-46818 replaced it to run code in later scripts).
         let strings: Table = lua
@@ -412,7 +420,7 @@ fn protect(lua: &Lua, t: &Table, seen: &mut std::collections::HashSet<usize>) ->
         return Ok(());
     }
     let mut inner = Vec::new();
-    for pair in t.pairs::<Value, Value>() {
+    for pair in convert::pairs(lua, t)? {
         let (k, v) = pair?;
         for x in [k, v] {
             if let Value::Table(x) = x {
@@ -954,7 +962,7 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
                     let ok = matches!(it.next(), Some(Value::Boolean(true)));
                     let v = it.next().unwrap_or(Value::Nil);
                     if ok {
-                        Ok(convert::to_frame(&v, resp3))
+                        Ok(convert::to_frame(&engine.lua, &v, resp3))
                     } else {
                         Err(error_reply(&v, &name))
                     }

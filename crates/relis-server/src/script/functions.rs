@@ -209,12 +209,12 @@ fn run_library(engine: &Engine, body: &[u8]) -> Result<Vec<Registered>, CmdError
 }
 
 /// `redis.register_function(name, callback)` or `redis.register_function{...}`.
-fn register(_lua: &Lua, mut args: MultiValue) -> mlua::Result<Registered> {
+fn register(lua: &Lua, mut args: MultiValue) -> mlua::Result<Registered> {
     use super::engine::rust_error as e;
     let (name, callback, flags, description) = match args.make_contiguous() {
         [Value::Table(t)] => {
             let (mut name, mut cb, mut flags, mut desc) = (None, None, None, None);
-            for pair in t.pairs::<Value, Value>() {
+            for pair in super::convert::pairs(lua, t)? {
                 let (k, v) = pair?;
                 let key = match &k {
                     Value::String(s) => s.to_string_lossy(),

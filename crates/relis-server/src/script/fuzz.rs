@@ -25,7 +25,29 @@ fn state() -> mlua::Result<Lua> {
     g.raw_set("cmsgpack", super::cmsgpack::library(&lua)?)?;
     g.raw_set("struct", super::lstruct::library(&lua)?)?;
     super::engine::limit_memory(&lua, MEMORY)?;
+    convert::install_pairs(&lua)?;
+    let call: Function = lua
+        .load(
+            "local select = select
+             local function packn(...) return {n = select('#', ...), ...} end
+             return function(f, ...) return packn(f(...)) end",
+        )
+        .call(())?;
+    lua.set_named_registry_value("relis.fuzz.call", call)?;
     Ok(lua)
+}
+
+/// Calls `f(args...)` through Lua and returns all its results. The results come back packed
+/// in a table: mlua reads a long list of results straight off the stack, one slot past its
+/// end (an API-check failure in debug builds).
+fn call_all(lua: &Lua, f: &Function, args: MultiValue) -> mlua::Result<Vec<Value>> {
+    let helper: Function = lua.named_registry_value("relis.fuzz.call")?;
+    let mut all = MultiValue::new();
+    all.push_back(Value::Function(f.clone()));
+    all.extend(args);
+    let t: Table = helper.call(all)?;
+    let n: usize = t.raw_get("n")?;
+    (1..=n).map(|i| t.raw_get::<Value>(i)).collect()
 }
 
 fn lib_fn(lua: &Lua, lib: &str, name: &str) -> Function {
@@ -58,14 +80,17 @@ pub fn converters(data: &[u8]) {
 }
 
 fn json(lua: &Lua, data: &[u8], resp3: bool) {
-    let (decode, encode) = (lib_fn(lua, "cjson", "decode"), lib_fn(lua, "cjson", "encode"));
+    let (decode, encode) = (
+        lib_fn(lua, "cjson", "decode"),
+        lib_fn(lua, "cjson", "encode"),
+    );
     let Ok(s) = lua.create_string(data) else {
         return;
     };
     let Ok(v) = decode.call::<Value>(s) else {
         return;
     };
-    let _ = convert::to_frame(&v, resp3);
+    let _ = convert::to_frame(lua, &v, resp3);
     // Numbers past f64 (1e999) decode to infinity, which encode refuses: that is fine.
     if let Ok(text) = encode.call::<mlua::String>(v) {
         if let Err(e) = decode.call::<Value>(&text) {
@@ -85,23 +110,28 @@ fn msgpack(lua: &Lua, data: &[u8], resp3: bool) {
     let Ok(s) = lua.create_string(data) else {
         return;
     };
-    let Ok(values) = unpack.call::<MultiValue>(s) else {
+    let Ok(values) = call_all(lua, &unpack, MultiValue::from_iter([Value::String(s)])) else {
         return;
     };
     for v in values.iter() {
-        let _ = convert::to_frame(v, resp3);
+        let _ = convert::to_frame(lua, v, resp3);
     }
     if values.is_empty() {
         return;
     }
-    if let Ok(bytes) = pack.call::<mlua::String>(values) {
-        if let Err(e) = unpack.call::<MultiValue>(&bytes) {
-            panic!("cmsgpack.pack wrote {:?}, which cmsgpack.unpack refuses: {e}", bytes.as_bytes());
+    if let Ok(bytes) = pack.call::<mlua::String>(MultiValue::from_iter(values)) {
+        let arg = MultiValue::from_iter([Value::String(bytes.clone())]);
+        if let Err(e) = call_all(lua, &unpack, arg) {
+            panic!(
+                "cmsgpack.pack wrote {:?}, which cmsgpack.unpack refuses: {e}",
+                bytes.as_bytes()
+            );
         }
     }
     let one = lib_fn(lua, "cmsgpack", "unpack_one");
     if let Ok(s) = lua.create_string(data) {
-        let _ = one.call::<MultiValue>((s, (data.len() / 2) as i64));
+        let args = [Value::String(s), Value::Number((data.len() / 2) as f64)];
+        let _ = call_all(lua, &one, MultiValue::from_iter(args));
     }
 }
 
@@ -124,7 +154,7 @@ fn replies(lua: &Lua, data: &[u8], resp3: bool) {
     let mut buf = BytesMut::from(data);
     while let Ok(Some(frame)) = resp::decode_frame(&mut buf) {
         if let Ok(v) = convert::to_lua(lua, frame, resp3) {
-            let _ = convert::to_frame(&v, resp3);
+            let _ = convert::to_frame(lua, &v, resp3);
         }
     }
 }
