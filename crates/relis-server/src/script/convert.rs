@@ -312,11 +312,14 @@ fn scalar_to_frame(v: &Value, resp3: bool) -> Frame {
     }
 }
 
+/// 2^63, the first double past i64.
+pub const TWO_63: f64 = (1u64 << 63) as f64;
+
 /// C's `(long long)n`, which Redis applies to a Lua number: truncation toward zero, and where
 /// C leaves it undefined (NaN, out of range) what x86-64 computes (`cvttsd2si`'s "integer
 /// indefinite", i64::MIN).
 pub fn c_i64(n: f64) -> i64 {
-    if n.is_nan() || !(-9.223372036854775808e18..9.223372036854775808e18).contains(&n) {
+    if n.is_nan() || !(-TWO_63..TWO_63).contains(&n) {
         i64::MIN
     } else {
         n as i64

@@ -12,7 +12,7 @@
 //! 2^31, `data string too short`, `too many results` past Lua's stack), so a hostile format
 //! or offset is an error, never a huge allocation or an overflow.
 
-use super::convert::c_i64;
+use super::convert::{c_i64, TWO_63};
 use super::engine::lua_error;
 use mlua::{Lua, MultiValue, Table, Value};
 
@@ -190,10 +190,10 @@ fn fname(lua: &Lua) -> String {
 fn to_bits(n: f64) -> u64 {
     if n < 0.0 || n.is_nan() {
         c_i64(n) as u64
-    } else if n < 9.223372036854775808e18 {
+    } else if n < TWO_63 {
         n as u64
     } else {
-        (c_i64(n - 9.223372036854775808e18) as u64) ^ (1 << 63)
+        (c_i64(n - TWO_63) as u64) ^ (1 << 63)
     }
 }
 
