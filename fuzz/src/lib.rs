@@ -5,6 +5,8 @@
 
 #[cfg(feature = "cmd")]
 pub mod cmd_targets;
+#[cfg(feature = "cmd")]
+pub mod lua_targets;
 pub mod resp_targets;
 #[cfg(feature = "sql")]
 pub mod sql_targets;

@@ -83,6 +83,9 @@ pub struct Config {
     pub tls_ciphers: String,
     /// TLS 1.3 cipher suites, `:` separated (empty = all that rustls offers).
     pub tls_ciphersuites: String,
+    /// Most memory the Lua state may use, in bytes (0: no limit); a script that needs more
+    /// gets `not enough memory`.
+    pub lua_memory_limit: usize,
     /// Parameters Redis has that Relis accepts and reports but does not act on
     /// (clients and tools read them): name -> value.
     pub passive: Vec<(&'static str, String)>,
@@ -115,6 +118,7 @@ impl Default for Config {
             sql_max_result_rows: 1_000_000,
             sql_max_result_bytes: relis::DEFAULT_MAX_RESULT_BYTES,
             sql_max_databases: 16,
+            lua_memory_limit: 1 << 30,
             protected_mode: true,
             tls_port: 0,
             tls_cert_file: String::new(),
@@ -547,6 +551,22 @@ pub const PARAMS: &[Param] = &[
         mutable: true,
         get: |c| c.sql_max_databases.to_string(),
         set: |c, v| int_in(v, 0, i64::MAX).map(|n| c.sql_max_databases = n as usize),
+    },
+    // Relis's own: Redis 7.0 has no limit (it counts Lua's memory in used_memory only).
+    // 0 turns it off; a limit below the state's own needs (about 100 KB) would stop every
+    // script, so 1 MB is the least.
+    Param {
+        name: "lua-memory-limit",
+        mutable: true,
+        get: |c| c.lua_memory_limit.to_string(),
+        set: |c, v| {
+            let n = memory(v)?;
+            if n != 0 && n < 1 << 20 {
+                return Err("argument must be 0 or at least 1mb".into());
+            }
+            c.lua_memory_limit = n;
+            Ok(())
+        },
     },
     // Mutable as in Redis 7.0: a client on the loopback interface may turn it off.
     Param {
@@ -991,6 +1011,18 @@ mod tests {
             e("sql-max-result-bytes", "-1"),
             "argument must be a memory value"
         );
+        assert_eq!(
+            e("lua-memory-limit", "1000"),
+            "argument must be 0 or at least 1mb"
+        );
+        assert_eq!(
+            e("lua-memory-limit", "lots"),
+            "argument must be a memory value"
+        );
+        c.set("lua-memory-limit", "256mb").unwrap();
+        assert_eq!(c.get("lua-memory-limit").as_deref(), Some("268435456"));
+        c.set("lua-memory-limit", "0").unwrap();
+        assert_eq!(c.lua_memory_limit, 0);
         assert_eq!(c.get("sql-max-result-bytes").as_deref(), Some("67108864"));
         c.set("sql-max-result-bytes", "1mb").unwrap();
         assert_eq!(c.get("sql-max-result-bytes").as_deref(), Some("1048576"));

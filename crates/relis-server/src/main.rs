@@ -25,7 +25,7 @@ Examples:
 
 Settings: port bind dir dbfilename databases requirepass aclfile maxclients protected-mode
           durability (normal|full|off) loglevel logfile timeout tcp-keepalive
-          proto-max-bulk-len client-query-buffer-limit readers max-batch
+          proto-max-bulk-len client-query-buffer-limit readers max-batch lua-memory-limit
           page-size (of a new file: 2048 by default; 4096 suits values of 100 KB and more)
           tls-port tls-cert-file tls-key-file tls-ca-cert-file tls-ca-cert-dir
           tls-auth-clients (yes|optional|no) tls-protocols tls-ciphersuites";

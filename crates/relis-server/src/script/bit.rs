@@ -1,6 +1,7 @@
 //! The `bit` library (LuaBitOp 1.0, which Redis vendors): 32-bit operations on Lua numbers.
-//! Arguments are normalised as LuaBitOp does (rounded, taken modulo 2^32, as signed 32-bit);
-//! results are signed 32-bit numbers.
+//! Arguments are normalised as LuaBitOp does (the low word of `n + 2^52 + 2^51`: rounded and
+//! taken modulo 2^32 for any number below 2^51, the mantissa's low bits past it); results are
+//! signed 32-bit numbers.
 
 use mlua::{Lua, MultiValue, Table, Value};
 
@@ -9,18 +10,43 @@ fn bits(lua: &Lua, v: &Value, pos: usize, fname: &str) -> mlua::Result<u32> {
     let n = match v {
         Value::Integer(n) => *n as f64,
         Value::Number(n) => *n,
-        Value::String(s) => match s.to_str().ok().and_then(|s| s.trim().parse::<f64>().ok()) {
+        Value::String(s) => match str2number(&s.as_bytes()) {
             Some(n) => n,
             None => return Err(bad(lua, pos, fname, v)),
         },
         _ => return Err(bad(lua, pos, fname, v)),
     };
-    // The C code adds 2^52+2^51 and keeps the low word: round half to even, modulo 2^32.
-    let r = n.round_ties_even();
-    if !r.is_finite() {
-        return Ok(0);
+    // The C code adds 2^52+2^51 and keeps the low word of the double.
+    Ok((n + 6755399441055744.0).to_bits() as u32)
+}
+
+/// Lua 5.1's string-to-number conversion (`luaO_str2d`): a decimal number (C's `strtod`), or
+/// a hexadecimal integer (`0x10`), with spaces around it.
+pub(super) fn str2number(s: &[u8]) -> Option<f64> {
+    let t = std::str::from_utf8(s).ok()?;
+    let t = t.trim_matches(|c: char| c.is_ascii_whitespace());
+    let (neg, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    if let Some(hex) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        if hex.is_empty() || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
+            return None;
+        }
+        let v = hex.bytes().fold(0f64, |a, c| {
+            a * 16.0 + f64::from((c as char).to_digit(16).unwrap_or(0))
+        });
+        return Some(if neg { -v } else { v });
     }
-    Ok(r.rem_euclid(4294967296.0) as u64 as u32)
+    // strtod's words; Rust's parser takes these and the decimal forms.
+    if t.is_empty() || t.bytes().any(|c| c == b'_') {
+        return None;
+    }
+    t.parse::<f64>().ok()
 }
 
 fn bad(lua: &Lua, pos: usize, fname: &str, v: &Value) -> mlua::Error {

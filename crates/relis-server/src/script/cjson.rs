@@ -4,13 +4,15 @@
 //! (holes become `null`), unless it is excessively sparse (more than twice as many slots as
 //! elements and over 10), which is an error as in lua-cjson; nesting stops at 1000. The
 //! settings functions (`encode_max_depth`, `encode_number_precision`, `encode_sparse_array`,
-//! ...) change these for the Lua state, as in Redis. `decode_invalid_numbers` is reported but
-//! the decoder accepts only JSON numbers (no `NaN`, `Infinity` or hex).
+//! ...) change these for the rest of the script (in Redis they stay set for every later
+//! script of every user: Relis puts the defaults back after each run, see [`Settings`]).
+//! `decode_invalid_numbers` is reported but the decoder accepts only JSON numbers (no `NaN`,
+//! `Infinity` or hex).
 
 use super::engine::lua_error;
 use mlua::{Lua, Table, Value};
 
-/// lua-cjson's settings (per Lua state; a script's change stays for the next ones, as in Redis).
+/// lua-cjson's settings.
 #[derive(Clone, Copy)]
 struct Cfg {
     encode_max_depth: usize,
@@ -38,6 +40,17 @@ const DEFAULT: Cfg = Cfg {
 };
 
 type Shared = std::rc::Rc<std::cell::Cell<Cfg>>;
+
+/// The library's settings, which the engine puts back to the defaults after each run: one
+/// user's `cjson.encode_max_depth(1)` must not break the next user's scripts.
+pub struct Settings(Shared);
+
+impl Settings {
+    /// Back to lua-cjson's defaults.
+    pub fn reset(&self) {
+        self.0.set(DEFAULT);
+    }
+}
 
 /// An optional integer argument in `lo..=hi` (lua-cjson's `json_integer_option`).
 fn int_opt(
@@ -89,11 +102,11 @@ fn enum_opt(lua: &Lua, v: Option<&Value>, name: &str, null_ok: bool) -> mlua::Re
     }
 }
 
-/// Builds the `cjson` table.
+/// Builds the `cjson` table, and the handle on its settings.
 ///
 /// # Errors
 /// Lua memory errors.
-pub fn library(lua: &Lua) -> mlua::Result<Table> {
+pub fn library(lua: &Lua) -> mlua::Result<(Table, Settings)> {
     let t = lua.create_table()?;
     let cfg: Shared = std::rc::Rc::new(std::cell::Cell::new(DEFAULT));
     let c = cfg.clone();
@@ -106,9 +119,14 @@ pub fn library(lua: &Lua) -> mlua::Result<Table> {
                     "bad argument #1 to 'encode' (expected 1 argument)",
                 ));
             }
-            let mut out = Vec::new();
-            encode(&v[0], 0, &c.get(), &mut out).map_err(|e| lua_error(lua, &e))?;
-            Ok(mlua::BString::from(out))
+            let mut buf = Vec::new();
+            let mut out = Out {
+                buf: &mut buf,
+                room: super::engine::room(lua),
+            };
+            // The argument is on lua-cjson's stack: one slot.
+            encode(lua, &v[0], 0, 1, &c.get(), &mut out).map_err(|e| lua_error(lua, &e))?;
+            Ok(mlua::BString::from(buf))
         })?,
     )?;
     let c = cfg.clone();
@@ -120,6 +138,7 @@ pub fn library(lua: &Lua) -> mlua::Result<Table> {
                 s: &bytes,
                 i: 0,
                 depth: 0,
+                slots: 1,
                 max_depth: c.get().decode_max_depth,
             };
             p.document(lua).map_err(|e| lua_error(lua, &e))
@@ -211,7 +230,7 @@ pub fn library(lua: &Lua) -> mlua::Result<Table> {
             Ok(v.decode_invalid)
         })?,
     )?;
-    let c = cfg;
+    let c = cfg.clone();
     t.raw_set(
         "encode_keep_buffer",
         lua.create_function(move |lua, a: mlua::MultiValue| {
@@ -227,7 +246,7 @@ pub fn library(lua: &Lua) -> mlua::Result<Table> {
     t.raw_set("null", Value::NULL)?;
     t.raw_set("_NAME", "cjson")?;
     t.raw_set("_VERSION", "2.1.0")?;
-    Ok(t)
+    Ok((t, Settings(cfg)))
 }
 
 /// C's `%.<prec>g`.
@@ -300,39 +319,74 @@ fn encode_number(n: f64, cfg: &Cfg, out: &mut Vec<u8>) -> Result<(), String> {
     Ok(())
 }
 
-fn encode(v: &Value, depth: usize, cfg: &Cfg, out: &mut Vec<u8>) -> Result<(), String> {
+/// Lua's stack limit for a C function (`LUAI_MAXCSTACK`). lua-cjson checks for stack room
+/// (`lua_checkstack`) at every level, so besides `*_max_depth` Redis stops at the depth where
+/// the stack would overflow: about 8000 nested arrays or 4000 objects. Relis counts the
+/// slots lua-cjson would use and stops at the same depth, whatever a script sets the
+/// maximum to, so its recursion stays bounded.
+const LUA_STACK: usize = 8000;
+
+/// What encoding may write: at most `room` bytes (the Lua state's free memory under
+/// `lua-memory-limit`: the result must become a Lua string anyway, and the buffer must not
+/// grow past it first).
+struct Out<'a> {
+    buf: &'a mut Vec<u8>,
+    room: usize,
+}
+
+impl Out<'_> {
+    fn check(&self) -> Result<(), String> {
+        if self.buf.len() > self.room {
+            return Err("not enough memory".into());
+        }
+        Ok(())
+    }
+}
+
+/// Encodes `v`; `depth` tables enclose it, which use `slots` of lua-cjson's Lua stack.
+fn encode(
+    lua: &Lua,
+    v: &Value,
+    depth: usize,
+    slots: usize,
+    cfg: &Cfg,
+    out: &mut Out<'_>,
+) -> Result<(), String> {
     match v {
-        Value::Nil => out.extend_from_slice(b"null"),
-        Value::LightUserData(p) if p.0.is_null() => out.extend_from_slice(b"null"),
-        Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-        Value::Integer(n) => encode_number(*n as f64, cfg, out)?,
-        Value::Number(n) => encode_number(*n, cfg, out)?,
-        Value::String(s) => encode_string(&s.as_bytes(), out),
+        Value::Nil => out.buf.extend_from_slice(b"null"),
+        Value::LightUserData(p) if p.0.is_null() => out.buf.extend_from_slice(b"null"),
+        Value::Boolean(b) => out
+            .buf
+            .extend_from_slice(if *b { b"true" } else { b"false" }),
+        Value::Integer(n) => encode_number(*n as f64, cfg, out.buf)?,
+        Value::Number(n) => encode_number(*n, cfg, out.buf)?,
+        Value::String(s) => {
+            encode_string(&s.as_bytes(), out.buf);
+            out.check()?;
+        }
         Value::Table(t) => {
             let depth = depth + 1;
-            if depth > cfg.encode_max_depth {
+            // json_check_encode_depth: the depth setting, and lua_checkstack(l, 3).
+            if depth > cfg.encode_max_depth || slots + 3 > LUA_STACK {
                 return Err(format!("Cannot serialise, excessive nesting ({depth})"));
             }
-            // lua-cjson's lua_array_length: all keys positive integers -> an array.
+            // lua-cjson's lua_array_length: all keys positive integers -> an array. One
+            // pass to decide and one to write, each holding only the current pair (a table
+            // of a million entries is not copied out first).
             let mut max = 0usize;
             let mut items = 0usize;
             let mut array = true;
-            let mut pairs = Vec::new();
-            for pair in t.pairs::<Value, Value>() {
-                let (k, val) = pair.map_err(|e| e.to_string())?;
-                let idx = match &k {
-                    Value::Integer(n) if *n >= 1 => Some(*n as usize),
-                    Value::Number(n) if *n >= 1.0 && n.fract() == 0.0 => Some(*n as usize),
-                    _ => None,
-                };
-                match idx {
-                    Some(i) if array => {
-                        max = max.max(i);
-                        items += 1;
+            for pair in super::convert::pairs(lua, t).map_err(|e| e.to_string())? {
+                let (k, _) = pair.map_err(|e| e.to_string())?;
+                match k {
+                    Value::Integer(n) if n >= 1 => max = max.max(n as usize),
+                    Value::Number(n) if n >= 1.0 && n.fract() == 0.0 => max = max.max(n as usize),
+                    _ => {
+                        array = false;
+                        break;
                     }
-                    _ => array = false,
                 }
-                pairs.push((k, val));
+                items += 1;
             }
             if array
                 && cfg.sparse_ratio > 0
@@ -345,27 +399,38 @@ fn encode(v: &Value, depth: usize, cfg: &Cfg, out: &mut Vec<u8>) -> Result<(), S
                 array = false;
             }
             if array && max > 0 {
-                out.push(b'[');
+                // Each hole is written as `null,`: a sparse array allowed by the settings
+                // (`encode_sparse_array(false, 0)`) must still fit in memory, and no hook
+                // interrupts this loop.
+                if (max - items).saturating_mul(5) > out.room.saturating_sub(out.buf.len()) {
+                    return Err("not enough memory".into());
+                }
+                out.buf.push(b'[');
                 for i in 1..=max {
                     if i > 1 {
-                        out.push(b',');
+                        out.buf.push(b',');
                     }
                     let v: Value = t.raw_get(i).map_err(|e| e.to_string())?;
-                    encode(&v, depth, cfg, out)?;
+                    encode(lua, &v, depth, slots + 1, cfg, out)?;
+                    out.check()?;
                 }
-                out.push(b']');
+                out.buf.push(b']');
             } else {
-                out.push(b'{');
-                for (n, (k, val)) in pairs.iter().enumerate() {
+                out.buf.push(b'{');
+                let pairs = super::convert::pairs(lua, t).map_err(|e| e.to_string())?;
+                for (n, pair) in pairs.enumerate() {
+                    let (k, val) = pair.map_err(|e| e.to_string())?;
                     if n > 0 {
-                        out.push(b',');
+                        out.buf.push(b',');
                     }
                     match k {
-                        Value::String(s) => encode_string(&s.as_bytes(), out),
+                        Value::String(s) => encode_string(&s.as_bytes(), out.buf),
                         Value::Integer(i) => {
-                            encode_string(fmt_g(*i as f64, cfg.precision).as_bytes(), out)
+                            encode_string(fmt_g(i as f64, cfg.precision).as_bytes(), out.buf)
                         }
-                        Value::Number(f) => encode_string(fmt_g(*f, cfg.precision).as_bytes(), out),
+                        Value::Number(f) => {
+                            encode_string(fmt_g(f, cfg.precision).as_bytes(), out.buf)
+                        }
                         _ => {
                             return Err(
                                 "Cannot serialise table: table key must be a number or string"
@@ -373,10 +438,11 @@ fn encode(v: &Value, depth: usize, cfg: &Cfg, out: &mut Vec<u8>) -> Result<(), S
                             )
                         }
                     }
-                    out.push(b':');
-                    encode(val, depth, cfg, out)?;
+                    out.buf.push(b':');
+                    encode(lua, &val, depth, slots + 2, cfg, out)?;
+                    out.check()?;
                 }
-                out.push(b'}');
+                out.buf.push(b'}');
             }
         }
         other => {
@@ -393,6 +459,8 @@ struct Parser<'a> {
     s: &'a [u8],
     i: usize,
     depth: usize,
+    /// Lua stack slots lua-cjson would hold here (see [`LUA_STACK`]).
+    slots: usize,
     max_depth: usize,
 }
 
@@ -445,13 +513,14 @@ impl Parser<'_> {
         let lerr = |e: mlua::Error| e.to_string();
         match self.s.get(self.i) {
             Some(b'{') => {
-                self.nest()?;
+                // json_decode_descend(l, json, 3): the table and a key stay on the stack.
+                self.nest(3, 2)?;
                 self.i += 1;
                 let t = lua.create_table().map_err(lerr)?;
                 self.ws();
                 if self.s.get(self.i) == Some(&b'}') {
                     self.i += 1;
-                    self.depth -= 1;
+                    self.leave(2);
                     return Ok(Value::Table(t));
                 }
                 loop {
@@ -478,17 +547,18 @@ impl Parser<'_> {
                         _ => return Err(self.expected("comma or object end")),
                     }
                 }
-                self.depth -= 1;
+                self.leave(2);
                 Ok(Value::Table(t))
             }
             Some(b'[') => {
-                self.nest()?;
+                // json_decode_descend(l, json, 2): the table stays on the stack.
+                self.nest(2, 1)?;
                 self.i += 1;
                 let t = lua.create_table().map_err(lerr)?;
                 self.ws();
                 if self.s.get(self.i) == Some(&b']') {
                     self.i += 1;
-                    self.depth -= 1;
+                    self.leave(1);
                     return Ok(Value::Table(t));
                 }
                 let mut n = 1;
@@ -506,7 +576,7 @@ impl Parser<'_> {
                         _ => return Err(self.expected("comma or array end")),
                     }
                 }
-                self.depth -= 1;
+                self.leave(1);
                 Ok(Value::Table(t))
             }
             Some(b'"') => {
@@ -549,16 +619,24 @@ impl Parser<'_> {
         }
     }
 
-    fn nest(&mut self) -> Result<(), String> {
+    /// Enters an array or object: lua-cjson checks for `need` free stack slots, then holds
+    /// `hold` more while the level lasts.
+    fn nest(&mut self, need: usize, hold: usize) -> Result<(), String> {
         self.depth += 1;
-        if self.depth > self.max_depth {
+        if self.depth > self.max_depth || self.slots + need > LUA_STACK {
             return Err(format!(
                 "Found too many nested data structures ({}) at character {}",
                 self.depth,
                 self.i + 1
             ));
         }
+        self.slots += hold;
         Ok(())
+    }
+
+    fn leave(&mut self, hold: usize) {
+        self.depth -= 1;
+        self.slots -= hold;
     }
 
     fn string(&mut self) -> Result<Vec<u8>, String> {

@@ -4,11 +4,17 @@
 //! integer format, other numbers as float 32 when exact else float 64, strings as str8/16/32,
 //! a table whose keys are exactly 1..n as an array (the empty table too), any other table as a
 //! map, nesting deeper than 16 and unsupported types as nil.
+//!
+//! Decoding stops where lua-cmsgpack's Lua stack would overflow (`luaL_checkstack`), with its
+//! errors: about 4000 nested arrays or maps, 7999 values returned at once.
 
 use super::engine::lua_error;
 use mlua::{Lua, MultiValue, Table, Value};
 
 const MAX_NESTING: usize = 16;
+
+/// Lua's stack limit for a C function (`LUAI_MAXCSTACK`).
+const LUA_STACK: usize = 8000;
 
 /// Builds the `cmsgpack` table.
 ///
@@ -25,9 +31,17 @@ pub fn library(lua: &Lua) -> mlua::Result<Table> {
                     "bad argument #0 to 'pack' (MessagePack pack needs input.)",
                 ));
             }
+            // mp_pack's lua_checkstack(L, nargs), on a stack holding the nargs arguments.
+            if 2 * args.len() > LUA_STACK {
+                return Err(lua_error(
+                    lua,
+                    "bad argument #0 to 'pack' (Too many arguments for MessagePack pack.)",
+                ));
+            }
             let mut out = Vec::new();
+            let room = super::engine::room(lua);
             for v in args.iter() {
-                encode(v, 0, &mut out)?;
+                encode(lua, v, 0, &mut out, room).map_err(|e| lua_error(lua, e))?;
             }
             Ok(mlua::BString::from(out))
         })?,
@@ -36,10 +50,16 @@ pub fn library(lua: &Lua) -> mlua::Result<Table> {
         "unpack",
         lua.create_function(|lua, s: mlua::String| {
             let b = s.as_bytes();
-            let mut d = Decoder { s: &b, i: 0 };
+            let mut d = Decoder {
+                s: &b,
+                i: 0,
+                slots: 1,
+            };
             let mut out = MultiValue::new();
             while d.i < d.s.len() {
-                let v = d.value(lua).map_err(|e| lua_error(lua, e))?;
+                d.room_for_result().map_err(|e| fail(lua, e))?;
+                let v = d.value(lua).map_err(|e| fail(lua, e))?;
+                d.slots += 1;
                 out.push_back(v);
             }
             Ok(out)
@@ -48,14 +68,16 @@ pub fn library(lua: &Lua) -> mlua::Result<Table> {
     t.raw_set(
         "unpack_one",
         lua.create_function(|lua, (s, offset): (mlua::String, Option<i64>)| {
-            unpack_limited(lua, &s.as_bytes(), 1, offset.unwrap_or(0))
+            let args = 1 + usize::from(offset.is_some());
+            unpack_limited(lua, &s.as_bytes(), 1, offset.unwrap_or(0), args)
         })?,
     )?;
     t.raw_set(
         "unpack_limit",
         lua.create_function(
             |lua, (s, limit, offset): (mlua::String, i64, Option<i64>)| {
-                unpack_limited(lua, &s.as_bytes(), limit, offset.unwrap_or(0))
+                let args = 2 + usize::from(offset.is_some());
+                unpack_limited(lua, &s.as_bytes(), limit, offset.unwrap_or(0), args)
             },
         )?,
     )?;
@@ -65,7 +87,14 @@ pub fn library(lua: &Lua) -> mlua::Result<Table> {
 }
 
 /// `unpack_one` / `unpack_limit`: the offset after the values (-1 at the end), then the values.
-fn unpack_limited(lua: &Lua, s: &[u8], limit: i64, offset: i64) -> mlua::Result<MultiValue> {
+/// `args`: how many arguments the call had (they are on lua-cmsgpack's stack).
+fn unpack_limited(
+    lua: &Lua,
+    s: &[u8],
+    limit: i64,
+    offset: i64,
+    args: usize,
+) -> mlua::Result<MultiValue> {
     if offset < 0 || limit < 0 {
         return Err(lua_error(
             lua,
@@ -82,10 +111,16 @@ fn unpack_limited(lua: &Lua, s: &[u8], limit: i64, offset: i64) -> mlua::Result<
             ),
         ));
     }
-    let mut d = Decoder { s, i: offset };
+    let mut d = Decoder {
+        s,
+        i: offset,
+        slots: args,
+    };
     let mut vals = Vec::new();
     while d.i < s.len() && (limit == 0 || (vals.len() as i64) < limit) {
-        vals.push(d.value(lua).map_err(|e| lua_error(lua, e))?);
+        d.room_for_result().map_err(|e| fail(lua, e))?;
+        vals.push(d.value(lua).map_err(|e| fail(lua, e))?);
+        d.slots += 1;
     }
     let next = if d.i >= s.len() { -1 } else { d.i as i64 };
     let mut out = MultiValue::new();
@@ -150,7 +185,14 @@ fn encode_len(len: usize, small: u8, small_max: usize, codes: [u8; 2], out: &mut
     }
 }
 
-fn encode(v: &Value, depth: usize, out: &mut Vec<u8>) -> mlua::Result<()> {
+/// Encodes `v` at nesting `depth`; `room` bounds the buffer (see `engine::room`).
+fn encode(
+    lua: &Lua,
+    v: &Value,
+    depth: usize,
+    out: &mut Vec<u8>,
+    room: usize,
+) -> Result<(), &'static str> {
     match v {
         Value::Boolean(b) => out.push(if *b { 0xc3 } else { 0xc2 }),
         Value::Integer(n) => encode_int(*n, out),
@@ -169,35 +211,46 @@ fn encode(v: &Value, depth: usize, out: &mut Vec<u8>) -> mlua::Result<()> {
                 out.push(0xdb);
                 out.extend_from_slice(&(len as u32).to_be_bytes());
             }
+            if out.len() + len > room {
+                return Err(NO_MEMORY);
+            }
             out.extend_from_slice(&b);
         }
         Value::Table(t) if depth < MAX_NESTING => {
-            let pairs: Vec<(Value, Value)> =
-                t.pairs::<Value, Value>().collect::<mlua::Result<_>>()?;
+            // lua-cmsgpack's table_is_an_array: keys exactly 1..n. One pass to decide and
+            // one to write, each holding only the current pair.
+            let mut count = 0usize;
             let mut max = 0usize;
             let mut array = true;
-            for (k, _) in &pairs {
+            for pair in super::convert::pairs(lua, t).map_err(|_| NO_MEMORY)? {
+                let (k, _) = pair.map_err(|_| BAD_TABLE)?;
+                count += 1;
                 let n = match k {
-                    Value::Integer(n) if *n > 0 => *n as usize,
-                    Value::Number(n) if *n > 0.0 && n.fract() == 0.0 => *n as usize,
+                    Value::Integer(n) if n > 0 => n as usize,
+                    Value::Number(n) if n > 0.0 && n.fract() == 0.0 => n as usize,
                     _ => {
                         array = false;
-                        break;
+                        continue;
                     }
                 };
                 max = max.max(n);
             }
-            if array && max == pairs.len() {
+            if array && max == count {
                 encode_len(max, 0x90, 15, [0xdc, 0xdd], out);
                 for i in 1..=max {
-                    encode(&t.raw_get::<Value>(i)?, depth + 1, out)?;
+                    let v = t.raw_get::<Value>(i).map_err(|_| BAD_TABLE)?;
+                    encode(lua, &v, depth + 1, out, room)?;
                 }
             } else {
-                encode_len(pairs.len(), 0x80, 15, [0xde, 0xdf], out);
-                for (k, v) in &pairs {
-                    encode(k, depth + 1, out)?;
-                    encode(v, depth + 1, out)?;
+                encode_len(count, 0x80, 15, [0xde, 0xdf], out);
+                for pair in super::convert::pairs(lua, t).map_err(|_| NO_MEMORY)? {
+                    let (k, v) = pair.map_err(|_| BAD_TABLE)?;
+                    encode(lua, &k, depth + 1, out, room)?;
+                    encode(lua, &v, depth + 1, out, room)?;
                 }
+            }
+            if out.len() > room {
+                return Err(NO_MEMORY);
             }
         }
         _ => out.push(0xc0),
@@ -205,15 +258,55 @@ fn encode(v: &Value, depth: usize, out: &mut Vec<u8>) -> mlua::Result<()> {
     Ok(())
 }
 
+/// A decoding error as Lua raises it: Lua's own `table index is nil` from `lua_settable`
+/// carries no position (a C function is running), lua-cmsgpack's `luaL_error`s do.
+fn fail(lua: &Lua, e: &'static str) -> mlua::Error {
+    if e.starts_with("table index is") {
+        super::engine::plain_error(e)
+    } else {
+        lua_error(lua, e)
+    }
+}
+
+/// The message of a Lua memory error.
+const NO_MEMORY: &str = "not enough memory";
+/// A table that changed while it was encoded (its iteration failed).
+const BAD_TABLE: &str = "invalid key to 'next'";
+
 struct Decoder<'a> {
     s: &'a [u8],
     i: usize,
+    /// Lua stack slots lua-cmsgpack would hold here (the arguments, the values decoded so
+    /// far, two per open array or map).
+    slots: usize,
 }
 
 const MISSING: &str = "Missing bytes in input.";
 const BAD: &str = "Bad data format in input.";
 
 impl Decoder<'_> {
+    /// mp_unpack_full's `luaL_checkstack(L, 1, ...)` before each returned value. mlua keeps
+    /// one more slot of a Rust function's stack for itself, so Relis returns at most 7998
+    /// values where Redis returns 7999.
+    fn room_for_result(&self) -> Result<(), &'static str> {
+        if self.slots + 2 > LUA_STACK {
+            return Err(
+                "stack overflow (too many return values at once; use unpack_one or unpack_limit instead.)",
+            );
+        }
+        Ok(())
+    }
+
+    /// Enters an array or map: lua-cmsgpack checks for room for the table and an index or
+    /// key (`luaL_checkstack`), which stay on the stack while the level lasts.
+    fn enter(&mut self, what: &'static str) -> Result<(), &'static str> {
+        if self.slots + 2 > LUA_STACK {
+            return Err(what);
+        }
+        self.slots += 2;
+        Ok(())
+    }
+
     fn take(&mut self, n: usize) -> Result<&[u8], &'static str> {
         if self.s.len() - self.i < n {
             return Err(MISSING);
@@ -234,7 +327,9 @@ impl Decoder<'_> {
         let c = self.take(1)?[0];
         let str_of = |d: &mut Self, n: usize| -> Result<Value, &'static str> {
             let b = d.take(n)?;
-            lua.create_string(b).map(Value::String).map_err(|_| BAD)
+            lua.create_string(b)
+                .map(Value::String)
+                .map_err(|_| NO_MEMORY)
         };
         Ok(match c {
             0x00..=0x7f => Value::Number(f64::from(c)),
@@ -288,23 +383,31 @@ impl Decoder<'_> {
     }
 
     fn array(&mut self, lua: &Lua, n: usize) -> Result<Value, &'static str> {
-        let t = lua.create_table().map_err(|_| BAD)?;
+        self.enter("stack overflow (in function mp_decode_to_lua_array)")?;
+        let t = lua.create_table().map_err(|_| NO_MEMORY)?;
         for i in 1..=n {
             let v = self.value(lua)?;
-            t.raw_set(i, v).map_err(|_| BAD)?;
+            t.raw_set(i, v).map_err(|_| NO_MEMORY)?;
         }
+        self.slots -= 2;
         Ok(Value::Table(t))
     }
 
     fn map(&mut self, lua: &Lua, n: usize) -> Result<Value, &'static str> {
-        let t = lua.create_table().map_err(|_| BAD)?;
+        self.enter("stack overflow (in function mp_decode_to_lua_hash)")?;
+        let t = lua.create_table().map_err(|_| NO_MEMORY)?;
         for _ in 0..n {
             let k = self.value(lua)?;
             let v = self.value(lua)?;
-            if !matches!(k, Value::Nil) {
-                t.raw_set(k, v).map_err(|_| BAD)?;
+            // lua_settable refuses nil and NaN keys, and so the whole unpack fails.
+            match &k {
+                Value::Nil => return Err("table index is nil"),
+                Value::Number(x) if x.is_nan() => return Err("table index is NaN"),
+                _ => {}
             }
+            t.raw_set(k, v).map_err(|_| NO_MEMORY)?;
         }
+        self.slots -= 2;
         Ok(Value::Table(t))
     }
 }

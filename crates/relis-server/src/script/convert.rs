@@ -13,7 +13,7 @@
 
 use crate::error::sanitize;
 use bytes::Bytes;
-use mlua::{Lua, Table, Value};
+use mlua::{Function, Lua, Table, Value};
 use resp::Frame;
 
 /// A command reply as the Lua value `redis.call` returns. An error reply is `{err=...}` here;
@@ -161,72 +161,135 @@ pub fn error_text(text: &[u8]) -> Vec<u8> {
 
 /// How deep a script's reply may nest. Redis runs out of Lua stack (`lua_checkstack`) at 7995
 /// levels and ends the reply there with `-ERR reached lua stack limit`; Relis stops at 1000
-/// with the same error (the reply's encoder recurses, and a table that contains itself would
-/// otherwise never end).
+/// with the same error (a table that contains itself would otherwise never end).
 const MAX_REPLY_DEPTH: usize = 1000;
 
-/// A script's return value as a reply; `resp3` is the script's `redis.setresp` version.
+/// The Lua function behind [`pairs`], in a state's app data.
+struct PairsFactory(Function);
+
+/// Prepares a state for [`pairs`].
 ///
-/// Iterative (a work stack, not recursion): a script can return tables nested as deep as the
-/// limit, and the writer thread's stack is not the place to find out.
-pub fn to_frame(v: &Value, resp3: bool) -> Frame {
-    enum Task {
-        Visit(Value, usize),
-        Array(usize),
-        Map(usize),
-        Set(usize),
-    }
-    let mut tasks = vec![Task::Visit(v.clone(), 0)];
-    let mut out: Vec<Frame> = Vec::new();
-    while let Some(task) = tasks.pop() {
-        match task {
-            Task::Visit(v, depth) => match v {
-                Value::Table(t) if depth >= MAX_REPLY_DEPTH => {
-                    let _ = t;
-                    out.push(Frame::Error(Bytes::from_static(
-                        b"ERR reached lua stack limit",
-                    )));
-                }
-                Value::Table(t) => match table_shape(&t) {
-                    Shape::Done(f) => out.push(f),
-                    Shape::Array(items) => {
-                        tasks.push(Task::Array(items.len()));
-                        tasks.extend(items.into_iter().rev().map(|v| Task::Visit(v, depth + 1)));
-                    }
-                    Shape::Map(pairs) => {
-                        tasks.push(Task::Map(pairs.len()));
-                        for (k, v) in pairs.into_iter().rev() {
-                            tasks.push(Task::Visit(v, depth + 1));
-                            tasks.push(Task::Visit(k, depth + 1));
-                        }
-                    }
-                    Shape::Set(members) => {
-                        tasks.push(Task::Set(members.len()));
-                        tasks.extend(members.into_iter().rev().map(|v| Task::Visit(v, depth + 1)));
-                    }
-                },
-                other => out.push(scalar_to_frame(&other, resp3)),
-            },
-            Task::Array(n) => {
-                let items = out.split_off(out.len() - n);
-                out.push(Frame::Array(items));
+/// # Errors
+/// Lua memory errors.
+pub fn install_pairs(lua: &Lua) -> mlua::Result<()> {
+    let f: Function = lua
+        .load(
+            "local next = next
+             return function(t)
+               local k = nil
+               return function()
+                 local v
+                 k, v = next(t, k)
+                 return k, v
+               end
+             end",
+        )
+        .set_name("=redis")
+        .call(())?;
+    lua.set_app_data(PairsFactory(f));
+    Ok(())
+}
+
+/// A table's pairs, as Lua's `next` gives them. Not mlua's `Table::pairs`: that one hands
+/// each key back to `lua_next` as mlua converted it, and mlua (for Lua 5.1) turns a number
+/// within `f64::EPSILON` of an integer into that integer, so a key like `1e-300` came back as
+/// `0`, which `lua_next` refuses with an error raised across Rust frames. Here the key stays
+/// in Lua (the iterator's upvalue).
+///
+/// # Errors
+/// Lua memory errors; [`install_pairs`] was not called.
+pub fn pairs(lua: &Lua, t: &Table) -> mlua::Result<Pairs> {
+    let factory = lua
+        .app_data_ref::<PairsFactory>()
+        .map(|f| f.0.clone())
+        .ok_or_else(|| mlua::Error::runtime("pairs: not installed"))?;
+    Ok(Pairs(Some(factory.call::<Function>(t)?)))
+}
+
+/// The iterator of [`pairs`].
+pub struct Pairs(Option<Function>);
+
+impl Iterator for Pairs {
+    type Item = mlua::Result<(Value, Value)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let step = self.0.as_ref()?;
+        match step.call::<(Value, Value)>(()) {
+            Ok((Value::Nil, _)) => {
+                self.0 = None;
+                None
             }
-            Task::Set(n) => {
-                let items = out.split_off(out.len() - n);
-                out.push(Frame::Set(items));
-            }
-            Task::Map(n) => {
-                let flat = out.split_off(out.len() - 2 * n);
-                let mut it = flat.into_iter();
-                let mut pairs = Vec::with_capacity(n);
-                while let (Some(k), Some(v)) = (it.next(), it.next()) {
-                    pairs.push((k, v));
-                }
-                out.push(Frame::Map(pairs));
+            Ok(pair) => Some(Ok(pair)),
+            Err(e) => {
+                self.0 = None;
+                Some(Err(e))
             }
         }
     }
-    out.pop().unwrap_or(Frame::Null)
+}
+
+/// A script's return value as a reply; `resp3` is the script's `redis.setresp` version.
+///
+/// Recursive, at most [`MAX_REPLY_DEPTH`] deep (the writer's stack is 64 MiB), and it walks
+/// each table in place: a table of a million strings must not become a million Rust handles
+/// on mlua's auxiliary stack at once, only the path to the current element does.
+pub fn to_frame(lua: &Lua, v: &Value, resp3: bool) -> Frame {
+    frame(lua, v, resp3, 0)
+}
+
+fn frame(lua: &Lua, v: &Value, resp3: bool, depth: usize) -> Frame {
+    let Value::Table(t) = v else {
+        return scalar_to_frame(v, resp3);
+    };
+    if depth >= MAX_REPLY_DEPTH {
+        return Frame::Error(Bytes::from_static(b"ERR reached lua stack limit"));
+    }
+    if let Ok(Value::String(e)) = t.raw_get::<Value>("err") {
+        let msg = String::from_utf8_lossy(&e.as_bytes()).into_owned();
+        return Frame::Error(Bytes::from(sanitize(&msg)));
+    }
+    if let Ok(Value::String(s)) = t.raw_get::<Value>("ok") {
+        return Frame::Simple(no_newlines(&s.as_bytes()));
+    }
+    match t.raw_get::<Value>("double") {
+        Ok(Value::Number(d)) => return Frame::Double(d),
+        Ok(Value::Integer(d)) => return Frame::Double(d as f64),
+        _ => {}
+    }
+    if let Ok(Value::String(s)) = t.raw_get::<Value>("big_number") {
+        return Frame::BigNumber(no_newlines(&s.as_bytes()));
+    }
+    if let Ok(Value::Table(m)) = t.raw_get::<Value>("map") {
+        let pairs = pairs(lua, &m)
+            .into_iter()
+            .flatten()
+            .map_while(Result::ok)
+            .map(|(k, v)| {
+                (
+                    frame(lua, &k, resp3, depth + 1),
+                    frame(lua, &v, resp3, depth + 1),
+                )
+            })
+            .collect();
+        return Frame::Map(pairs);
+    }
+    if let Ok(Value::Table(s)) = t.raw_get::<Value>("set") {
+        let members = pairs(lua, &s)
+            .into_iter()
+            .flatten()
+            .map_while(Result::ok)
+            .map(|(k, _)| frame(lua, &k, resp3, depth + 1))
+            .collect();
+        return Frame::Set(members);
+    }
+    let mut items = Vec::new();
+    for i in 1.. {
+        match t.raw_get::<Value>(i) {
+            Ok(Value::Nil) | Err(_) => break,
+            Ok(v) => items.push(frame(lua, &v, resp3, depth + 1)),
+        }
+    }
+    Frame::Array(items)
 }
 
 fn scalar_to_frame(v: &Value, resp3: bool) -> Frame {
@@ -243,9 +306,23 @@ fn scalar_to_frame(v: &Value, resp3: bool) -> Frame {
         }
         Value::Integer(n) => Frame::Integer(*n),
         // C's (long long) cast: truncation toward zero.
-        Value::Number(n) => Frame::Integer(*n as i64),
+        Value::Number(n) => Frame::Integer(c_i64(*n)),
         Value::String(s) => Frame::Bulk(Bytes::copy_from_slice(&s.as_bytes())),
         _ => Frame::Null,
+    }
+}
+
+/// 2^63, the first double past i64.
+pub const TWO_63: f64 = (1u64 << 63) as f64;
+
+/// C's `(long long)n`, which Redis applies to a Lua number: truncation toward zero, and where
+/// C leaves it undefined (NaN, out of range) what x86-64 computes (`cvttsd2si`'s "integer
+/// indefinite", i64::MIN).
+pub fn c_i64(n: f64) -> i64 {
+    if n.is_nan() || !(-TWO_63..TWO_63).contains(&n) {
+        i64::MIN
+    } else {
+        n as i64
     }
 }
 
@@ -255,51 +332,6 @@ fn no_newlines(b: &[u8]) -> Bytes {
             .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c })
             .collect::<Vec<u8>>(),
     )
-}
-
-/// What a returned table stands for, in Redis's order of checks.
-enum Shape {
-    Done(Frame),
-    Array(Vec<Value>),
-    Map(Vec<(Value, Value)>),
-    Set(Vec<Value>),
-}
-
-fn table_shape(t: &Table) -> Shape {
-    if let Ok(Value::String(e)) = t.raw_get::<Value>("err") {
-        let msg = String::from_utf8_lossy(&e.as_bytes()).into_owned();
-        return Shape::Done(Frame::Error(Bytes::from(sanitize(&msg))));
-    }
-    if let Ok(Value::String(s)) = t.raw_get::<Value>("ok") {
-        return Shape::Done(Frame::Simple(no_newlines(&s.as_bytes())));
-    }
-    match t.raw_get::<Value>("double") {
-        Ok(Value::Number(d)) => return Shape::Done(Frame::Double(d)),
-        Ok(Value::Integer(d)) => return Shape::Done(Frame::Double(d as f64)),
-        _ => {}
-    }
-    if let Ok(Value::String(s)) = t.raw_get::<Value>("big_number") {
-        return Shape::Done(Frame::BigNumber(no_newlines(&s.as_bytes())));
-    }
-    if let Ok(Value::Table(m)) = t.raw_get::<Value>("map") {
-        return Shape::Map(m.pairs::<Value, Value>().flatten().collect());
-    }
-    if let Ok(Value::Table(s)) = t.raw_get::<Value>("set") {
-        return Shape::Set(
-            s.pairs::<Value, Value>()
-                .flatten()
-                .map(|(k, _)| k)
-                .collect(),
-        );
-    }
-    let mut items = Vec::new();
-    for i in 1.. {
-        match t.raw_get::<Value>(i) {
-            Ok(Value::Nil) | Err(_) => break,
-            Ok(v) => items.push(v),
-        }
-    }
-    Shape::Array(items)
 }
 
 #[cfg(test)]

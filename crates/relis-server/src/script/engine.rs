@@ -3,21 +3,29 @@
 //! One Lua state per writer thread (a thread-local: every script runs there, inside a write
 //! job), built on first use and rebuilt after SCRIPT FLUSH. The sandbox follows Redis 7.0:
 //! the base, table, string and math libraries plus `cjson`, `cmsgpack`, `struct` and `bit`; no
-//! `os`, `io`, `debug`, `print`, `getfenv`/`setfenv`, `loadfile`, `dofile`, `require`; scripts see the globals through a read-only proxy, so
-//! reading an undefined global and writing any global are errors with Redis's texts; the
-//! library tables are read-only the same way.
+//! `os`, `io`, `debug`, `print`, `getfenv`/`setfenv`, `loadfile`, `dofile`, `require`.
+//!
+//! Nothing a script does may outlive it, because the state is shared by every user (as in
+//! Redis): the globals table, every table reachable from it (the libraries, `redis`) and the
+//! string metatable are read-only in the VM itself (a flag patched into Lua, see
+//! vendor/lua-src/PATCHES.md: assignment, `rawset`, `table.insert`, `setmetatable` all raise
+//! Redis's "Attempt to modify a readonly table"); reading an undefined global is an error; the
+//! collector's settings are put back after each run. Only source text loads (the VM refuses
+//! bytecode). A kill (SCRIPT KILL, FUNCTION KILL, the FUNCTION LOAD time limit, SHUTDOWN
+//! NOSAVE) comes from an instruction-count hook and makes errors uncatchable for the rest of
+//! the run, so `pcall`, `xpcall` handlers and coroutines cannot hold on to it.
 //!
 //! `redis.call` / `redis.pcall` are Rust functions created once with the state; they reach the
 //! run in progress (its writer, database, RESP version) through a thread-local the run binds
-//! for its duration. Lua helpers (the error handler, the globals proxy) live in a chunk named
-//! `=redis`, which the error handler skips when it looks for the script's line.
+//! for its duration. Lua helpers (the error handler) live in a chunk named `=redis`, which the
+//! error handler skips when it looks for the script's line.
 
 use super::{convert, RunState};
 use crate::client::{record, run_write_feeding};
 use crate::cmd::{Cx, Parsed, Table as CmdTable};
 use crate::error::{sanitize, CmdError};
 use bytes::Bytes;
-use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, VmState};
+use mlua::{ffi, Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
 use resp::{Frame, Protocol};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -49,30 +57,61 @@ pub struct Call {
     pub command: Vec<Bytes>,
 }
 
+// The patched VM's own API (vendor/lua-src: lapi.c), linked from the same library as mlua's.
+extern "C-unwind" {
+    fn lua_enablereadonlytable(
+        l: *mut ffi::lua_State,
+        idx: std::os::raw::c_int,
+        on: std::os::raw::c_int,
+    );
+    fn lua_setuncatchable(l: *mut ffi::lua_State, on: std::os::raw::c_int) -> std::os::raw::c_int;
+}
+
+/// The registry key of the running state's [`RunState`] (a light userdata), for the hook.
+const RUN_KEY: &std::ffi::CStr = c"relis.run";
+
+/// Instructions between two looks at the kill flag and the clock (Redis's count too).
+const HOOK_EVERY: std::os::raw::c_int = 100_000;
+
 /// The per-thread Lua state.
 pub(super) struct Engine {
     pub lua: Lua,
-    /// The scripts' environment (the read-only proxy of the globals).
-    pub env: Table,
-    /// The real globals.
+    /// The globals (read-only; toggled only to set KEYS, ARGV and the load-time `redis`).
     globals: Table,
+    /// `redis`, the full API (put back after a library has loaded).
+    redis: Table,
     /// The error handler for `xpcall`.
     pub handler: Function,
-    /// Installs (or removes, with nil) the load-time `redis` API of a library being loaded.
-    pub set_loading: Function,
+    /// Builds the load-time `redis` of a library from its API table.
+    loading_api: Function,
     /// `bind(f, k, a)`: a closure calling `f(k, a)` (Lua 5.1's xpcall passes no arguments).
     bind: Function,
+    /// `xpcall(f, handler)` returning only `ok` and the first value.
     pub xpcall: Function,
-    /// Compiled EVAL scripts by SHA1, with their shebang's `no-writes` (None: no shebang).
-    scripts: HashMap<String, (Function, Option<bool>)>,
+    /// Compiled EVAL scripts (SHA1 -> function) and FCALL functions (name -> function) live
+    /// in Lua tables, not as Rust handles: mlua keeps each handle in one auxiliary stack, and a
+    /// handle per cached script would grow it without bound.
+    cache: Table,
+    /// The shebang's `no-writes` of each compiled script (None: no shebang).
+    shebangs: HashMap<String, Option<bool>>,
+    /// FCALL functions (name -> function).
+    fns: Table,
     /// Which [`super::Scripting::generation`] this state belongs to.
     generation: u64,
     /// Which server (the address of its scripting state) this state belongs to.
     owner: usize,
+    /// The run state the hook reads (its address is in the registry under [`RUN_KEY`]).
+    pub(super) run: Arc<RunState>,
     /// The registry version whose libraries this state has loaded.
     pub functions_version: u64,
-    /// FCALL functions: name -> (function, flags).
-    pub functions: HashMap<Vec<u8>, (Function, super::functions::Flags)>,
+    /// FCALL functions' flags, by name.
+    pub functions: HashMap<Vec<u8>, super::functions::Flags>,
+    /// Lua's memory after the last full collection.
+    settled: usize,
+    /// The memory limit set on the state (`lua-memory-limit`).
+    limit: usize,
+    /// `cjson`'s settings, put back after each run.
+    cjson: super::cjson::Settings,
 }
 
 thread_local! {
@@ -82,7 +121,6 @@ thread_local! {
 /// Lua helpers run by the engine, in a chunk named `=redis`.
 const PRELUDE: &str = r#"
 local real = ...
-local loading = nil
 local error, type, tostring, rawget = error, type, tostring, rawget
 local dbg = debug
 -- Errors raised from Rust reach Lua as mlua's wrapped values: TMARK carries a Redis error
@@ -117,76 +155,45 @@ local function handler(err)
   end
   return err
 end
--- Redis's pcall: an error table comes back as its `err` string.
-local lua_pcall, select, unpack = pcall, select, unpack
-local function pack(...) return select('#', ...), {...} end
+-- Redis's pcall: an error table comes back as its `err` string. The results pass through as
+-- arguments (no table and `unpack`, which would cap them below what pcall itself returns).
+local lua_pcall = pcall
+local function pcall_result(ok, ...)
+  if ok then return true, ... end
+  local e = unwrap((...))
+  if type(e) == 'table' and type(rawget(e, 'err')) == 'string' then e = rawget(e, 'err') end
+  return false, e
+end
 real.pcall = function(...)
-  local n, r = pack(lua_pcall(...))
-  if not r[1] then
-    local e = unwrap(r[2])
-    if type(e) == 'table' and type(rawget(e, 'err')) == 'string' then e = rawget(e, 'err') end
-    r[2] = e
-  end
-  return unpack(r, 1, n)
+  return pcall_result(lua_pcall(...))
 end
-local function readonly()
-  error("Attempt to modify a readonly table", 2)
-end
-local function protect(t)
-  local p = {}
-  setmetatable(p, {__index = t, __newindex = readonly, __metatable = false})
-  return p
-end
--- A script's globals: reads fall through to the real globals table (a table __index, so
--- reading `redis`, `KEYS` or `ARGV` calls no Lua function), and only a missing one reaches the
--- real table's own __index, the error. While a library loads, `redis` is the load-time API:
--- then a function decides.
 local function missing(_, k)
   error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
 end
-setmetatable(real, {__index = missing, __metatable = false})
-local env_meta = {__index = real, __newindex = readonly, __metatable = false}
-local function loading_index(_, k)
-  if k == 'redis' then return loading end
-  local v = rawget(real, k)
-  if v == nil then
-    error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-  end
-  return v
-end
-local env = {}
-setmetatable(env, env_meta)
+-- Reading a global that does not exist is an error, as in Redis (whose globals' metatable
+-- scripts can see too; the VM keeps it read-only).
+setmetatable(real, {__index = missing})
 local function bind(f, k, a)
   return function() return f(k, a) end
 end
+-- xpcall keeping the first result only (Redis reads no other): the host never receives a
+-- script's `return unpack(t)` of thousands of values (mlua reads them past the stack's end).
+local lua_xpcall = xpcall
+local function protected(f, h)
+  local ok, v = lua_xpcall(f, h)
+  return ok, v
+end
 -- While a library loads, `redis` is the load-time API (register_function, log, constants);
 -- a missing field is an error, as a missing global is.
-local function set_loading(api)
-  if api == nil then
-    loading = nil
-    env_meta.__index = real
-    return
-  end
-  env_meta.__index = loading_index
+local function loading_api(api)
   for _, k in ipairs({'log', 'setresp', 'LOG_DEBUG', 'LOG_VERBOSE', 'LOG_NOTICE', 'LOG_WARNING',
                       'REDIS_VERSION', 'REDIS_VERSION_NUM'}) do
     api[k] = rawget(real, 'redis')[k]
   end
-  local p = {}
-  setmetatable(p, {
-    __index = function(_, k)
-      local v = rawget(api, k)
-      if v == nil then
-        error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-      end
-      return v
-    end,
-    __newindex = readonly,
-    __metatable = false,
-  })
-  loading = p
+  setmetatable(api, {__index = missing, __metatable = false})
+  return api
 end
-return handler, env, protect, bind, set_loading
+return handler, bind, loading_api, protected
 "#;
 
 impl Engine {
@@ -207,54 +214,61 @@ impl Engine {
         let redis = lua.create_table()?;
         install_redis(&lua, &redis)?;
         install_run_functions(&lua, &redis)?;
-        globals.raw_set("cjson", super::cjson::library(&lua)?)?;
+        globals.raw_set("redis", &redis)?;
+        let (cjson, cjson_settings) = super::cjson::library(&lua)?;
+        globals.raw_set("cjson", cjson)?;
         globals.raw_set("bit", super::bit::library(&lua)?)?;
         globals.raw_set("cmsgpack", super::cmsgpack::library(&lua)?)?;
         globals.raw_set("struct", super::lstruct::library(&lua)?)?;
         super::random::install(&lua, &globals.raw_get::<Table>("math")?)?;
-        let (handler, env, protect, bind, set_loading): (
-            Function,
-            Table,
-            Function,
-            Function,
-            Function,
-        ) = lua.load(PRELUDE).set_name("=redis").call(globals.clone())?;
-        for name in [
-            "string", "table", "math", "cjson", "bit", "cmsgpack", "struct",
-        ] {
-            let t: Table = globals.raw_get(name)?;
-            globals.raw_set(name, protect.call::<Table>(t)?)?;
-        }
-        globals.raw_set("redis", protect.call::<Table>(redis.clone())?)?;
+        convert::install_pairs(&lua)?;
+        let (handler, bind, loading_api, xpcall): (Function, Function, Function, Function) =
+            lua.load(PRELUDE).set_name("=redis").call(globals.clone())?;
         for name in hidden {
             globals.raw_set(name, Value::Nil)?;
         }
-        globals.raw_set("_G", env.clone())?;
-        let xpcall: Function = globals.raw_get("xpcall")?;
+        // Everything a script can reach by name, and the strings' metatable (its `__index` is
+        // the `string` table; CVE-2025-46818 replaced it to run code in later scripts).
+        let strings: Table = lua
+            .load("return getmetatable('')")
+            .set_name("=redis")
+            .call(())?;
+        let mut seen = std::collections::HashSet::new();
+        protect(&lua, &globals, &mut seen)?;
+        protect(&lua, &strings, &mut seen)?;
         let run = scripting.run.clone();
-        lua.set_hook(
-            HookTriggers::new().every_nth_instruction(100_000),
-            move |_, _| match run.tick() {
-                super::Tick::Go => Ok(VmState::Continue),
-                super::Tick::Kill => Err(mlua::Error::runtime(
-                    "Script killed by user with SCRIPT KILL...",
-                )),
-                super::Tick::LoadTimeout => Err(raw_error("ERR FUNCTION LOAD timeout")),
-            },
-        );
+        // SAFETY: the registry keeps the address of `run`, which the engine holds (an Arc) for
+        // as long as the state lives; the hook is a plain C function (see `count_hook`).
+        unsafe {
+            let p = Arc::as_ptr(&run) as *mut std::os::raw::c_void;
+            lua.exec_raw::<()>((), |l| {
+                ffi::lua_pushlightuserdata(l, p);
+                ffi::lua_setfield(l, ffi::LUA_REGISTRYINDEX, RUN_KEY.as_ptr());
+                ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, HOOK_EVERY);
+            })?;
+        }
+        let limit = scripting.lua_memory_limit.load(Ordering::Relaxed) as usize;
+        limit_memory(&lua, limit)?;
+        let settled = lua.used_memory();
         Ok(Engine {
+            cache: lua.create_table()?,
+            fns: lua.create_table()?,
             lua,
-            env,
             globals,
+            redis,
             handler,
-            set_loading,
+            loading_api,
             bind,
             xpcall,
-            scripts: HashMap::new(),
+            shebangs: HashMap::new(),
             generation: scripting.generation.load(Ordering::SeqCst),
             owner: scripting as *const _ as usize,
+            run,
             functions_version: u64::MAX,
             functions: HashMap::new(),
+            settled,
+            limit,
+            cjson: cjson_settings,
         })
     }
 
@@ -268,7 +282,6 @@ impl Engine {
             .lua
             .load(&*src)
             .set_name("@user_script")
-            .set_environment(self.env.clone())
             .into_function()
             .map_err(|e| {
                 CmdError::Text(sanitize(&format!(
@@ -278,6 +291,205 @@ impl Engine {
             })?;
         Ok((f, shebang))
     }
+
+    /// The compiled script with this SHA1 (and its shebang's `no-writes`), if cached.
+    fn cached(&self, sha: &str) -> Option<(Function, Option<bool>)> {
+        let shebang = *self.shebangs.get(sha)?;
+        let f = self.cache.raw_get::<Function>(sha).ok()?;
+        Some((f, shebang))
+    }
+
+    /// Compiles `body` and caches it under `sha`.
+    fn compile_cached(
+        &mut self,
+        sha: &str,
+        body: &[u8],
+    ) -> Result<(Function, Option<bool>), CmdError> {
+        let (f, shebang) = self.compile(body)?;
+        self.cache.raw_set(sha, &f).map_err(internal)?;
+        self.shebangs.insert(sha.to_string(), shebang);
+        Ok((f, shebang))
+    }
+
+    /// The FCALL function `name`.
+    pub(super) fn function(&self, name: &[u8]) -> Option<(Function, super::functions::Flags)> {
+        let flags = *self.functions.get(name)?;
+        let f = self
+            .fns
+            .raw_get::<Function>(self.lua.create_string(name).ok()?)
+            .ok()?;
+        Some((f, flags))
+    }
+
+    /// Forgets every FCALL function (before the libraries load again).
+    pub(super) fn clear_functions(&mut self) -> mlua::Result<()> {
+        self.functions.clear();
+        self.fns = self.lua.create_table()?;
+        Ok(())
+    }
+
+    /// Adds an FCALL function.
+    pub(super) fn add_function(
+        &mut self,
+        name: &str,
+        f: &Function,
+        flags: super::functions::Flags,
+    ) -> mlua::Result<()> {
+        self.fns.raw_set(name, f)?;
+        self.functions.insert(name.as_bytes().to_vec(), flags);
+        Ok(())
+    }
+
+    /// Sets a global while the globals stay read-only for scripts.
+    fn set_global(&self, name: &str, v: impl mlua::IntoLua) -> mlua::Result<()> {
+        set_readonly(&self.lua, &self.globals, false)?;
+        let r = self.globals.raw_set(name, v);
+        set_readonly(&self.lua, &self.globals, true)?;
+        r
+    }
+
+    /// Installs the load-time `redis` of a library (`api` holds `register_function`), or
+    /// (None) puts the full API back.
+    pub(super) fn set_loading(&self, api: Option<Table>) -> mlua::Result<()> {
+        match api {
+            Some(api) => {
+                let api: Table = self.loading_api.call(api)?;
+                let mut seen = std::collections::HashSet::new();
+                protect(&self.lua, &api, &mut seen)?;
+                self.set_global("redis", api)
+            }
+            None => self.set_global("redis", &self.redis),
+        }
+    }
+
+    /// Lets errors be caught again (after a kill).
+    pub(super) fn catchable(&self) {
+        // SAFETY: only writes a flag of the global state.
+        unsafe {
+            let _ = self.lua.exec_raw::<()>((), |l| {
+                lua_setuncatchable(l, 0);
+            });
+        }
+    }
+
+    /// After a run: `cjson`'s settings and the collector's back to their defaults (a script
+    /// may have changed them, or stopped the collector), and a full collection when the run
+    /// left a lot of memory behind (Redis steps the collector after scripts too): a big
+    /// script's memory goes back to the system at once instead of at the next cycle.
+    pub(super) fn settle(&mut self) {
+        self.cjson.reset();
+        self.lua.gc_restart();
+        self.lua.gc_set_pause(200);
+        self.lua.gc_set_step_multiplier(200);
+        let used = self.lua.used_memory();
+        if used > self.settled.saturating_mul(2).max(self.settled + (8 << 20)) {
+            let _ = self.lua.gc_collect();
+            self.settled = self.lua.used_memory();
+        } else if used < self.settled {
+            self.settled = used;
+        }
+    }
+}
+
+/// The memory limit set on a state (`lua-memory-limit`, 0: none), in its app data for the
+/// libraries.
+struct MemoryLimit(usize);
+
+/// Sets a state's memory limit (0: none).
+pub(super) fn limit_memory(lua: &Lua, limit: usize) -> mlua::Result<()> {
+    lua.set_memory_limit(limit)?;
+    lua.set_app_data(MemoryLimit(limit));
+    Ok(())
+}
+
+/// Bytes the Lua state may still allocate under `lua-memory-limit` (unbounded without one).
+/// The libraries that build a result in a Rust buffer before it becomes a Lua string
+/// (`cjson.encode`, `cmsgpack.pack`, `struct.pack`) stop there, so a script cannot use Rust
+/// memory past the limit either.
+pub(super) fn room(lua: &Lua) -> usize {
+    match lua.app_data_ref::<MemoryLimit>() {
+        Some(l) if l.0 > 0 => l.0.saturating_sub(lua.used_memory()),
+        _ => usize::MAX,
+    }
+}
+
+/// Marks `t`, every table reachable from it (keys, values, metatables) and their metatables
+/// read-only.
+fn protect(lua: &Lua, t: &Table, seen: &mut std::collections::HashSet<usize>) -> mlua::Result<()> {
+    if !seen.insert(t.to_pointer() as usize) {
+        return Ok(());
+    }
+    let mut inner = Vec::new();
+    for pair in convert::pairs(lua, t)? {
+        let (k, v) = pair?;
+        for x in [k, v] {
+            if let Value::Table(x) = x {
+                inner.push(x);
+            }
+        }
+    }
+    inner.extend(t.metatable());
+    for x in inner {
+        protect(lua, &x, seen)?;
+    }
+    set_readonly(lua, t, true)
+}
+
+/// Sets or clears a table's read-only flag.
+fn set_readonly(lua: &Lua, t: &Table, on: bool) -> mlua::Result<()> {
+    // SAFETY: the table is the only argument, at the top of the stack.
+    unsafe {
+        lua.exec_raw::<()>(t, |l| {
+            lua_enablereadonlytable(l, -1, std::os::raw::c_int::from(on));
+        })
+    }
+}
+
+/// The instruction-count hook: marks the script busy past the threshold and stops it when
+/// asked. A plain C function (not mlua's hook, which serves the main thread only: a script
+/// looping in a coroutine would never be seen), inherited by every coroutine a script creates.
+///
+/// The stop is an error raised after the state is made uncatchable, so no `pcall`,
+/// `xpcall` handler or `coroutine.resume` of the script can keep it from reaching the host.
+unsafe extern "C-unwind" fn count_hook(l: *mut ffi::lua_State, ar: *mut ffi::lua_Debug) {
+    ffi::lua_getfield(l, ffi::LUA_REGISTRYINDEX, RUN_KEY.as_ptr());
+    let p = ffi::lua_touserdata(l, -1) as *const RunState;
+    ffi::lua_pop(l, 1);
+    if p.is_null() {
+        return;
+    }
+    // SAFETY: the engine that set the key holds the RunState for the state's whole life.
+    let run = &*p;
+    let msg: &'static std::ffi::CStr = match run.tick() {
+        super::Tick::Go => return,
+        super::Tick::Kill => c"Script killed by user with SCRIPT KILL...",
+        super::Tick::LoadTimeout => c"FUNCTION LOAD timeout",
+    };
+    // Where it stopped, for the reply (the error handler no longer runs): the innermost
+    // frame of the script's own code, past C functions and the `=redis` helpers (`pcall`'s
+    // wrapper), as the handler looks for it.
+    let _ = ar;
+    let mut level = 0;
+    let mut frame: ffi::lua_Debug = std::mem::zeroed();
+    while ffi::lua_getstack(l, level, &mut frame) != 0 {
+        if ffi::lua_getinfo(l, c"Sl".as_ptr(), &mut frame) == 0 || frame.source.is_null() {
+            break;
+        }
+        let source = std::ffi::CStr::from_ptr(frame.source);
+        let what = std::ffi::CStr::from_ptr(frame.what);
+        if what.to_bytes() != b"C" && source.to_bytes() != b"=redis" {
+            *run.stopped_at.lock() = Some((
+                source.to_string_lossy().into_owned(),
+                i64::from(frame.currentline),
+            ));
+            break;
+        }
+        level += 1;
+    }
+    lua_setuncatchable(l, 1);
+    // No Rust value with a destructor is alive past this point: lua_error does not return.
+    ffi::lua_pushstring(l, msg.as_ptr());
+    ffi::lua_error(l);
 }
 
 /// An EVAL script's `#!lua [flags=f1,f2]` line, as Redis 7.0 reads it: the `no-writes` flag
@@ -540,6 +752,12 @@ pub(super) fn lua_error(lua: &Lua, msg: &str) -> mlua::Error {
     mlua::Error::runtime(format!("\u{1}redis-string:{at}{msg}"))
 }
 
+/// An error raised from Rust with a plain message and no position, as Lua's own errors
+/// raised inside a C function read (`table index is nil`).
+pub(super) fn plain_error(msg: &str) -> mlua::Error {
+    mlua::Error::runtime(format!("\u{1}redis-string:{msg}"))
+}
+
 thread_local! {
     /// The run in progress on this thread (the writer's), for `redis.call` and friends, which
     /// are created once with the Lua state. Null outside a run.
@@ -648,12 +866,11 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
             match &call.target {
                 Target::Body(body) => {
                     let sha = super::sha1hex(body);
-                    let (f, shebang) = match engine.scripts.get(&sha) {
-                        Some(c) => c.clone(),
+                    let (f, shebang) = match engine.cached(&sha) {
+                        Some(c) => c,
                         None => {
-                            let c = engine.compile(body)?;
+                            let c = engine.compile_cached(&sha, body)?;
                             scripting.remember(body.clone());
-                            engine.scripts.insert(sha.clone(), c.clone());
                             c
                         }
                     };
@@ -666,8 +883,8 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
                         Ok(s) if !s.bytes().any(|b| b.is_ascii_uppercase()) => s.into(),
                         _ => String::from_utf8_lossy(sha).to_ascii_lowercase().into(),
                     };
-                    let (f, shebang) = match engine.scripts.get(sha.as_ref()) {
-                        Some(c) => c.clone(),
+                    let (f, shebang) = match engine.cached(&sha) {
+                        Some(c) => c,
                         None => {
                             let body: Option<Bytes> =
                                 scripting.scripts.lock().get(sha.as_ref()).cloned();
@@ -676,9 +893,7 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
                                     "NOSCRIPT No matching script. Please use EVAL.",
                                 ));
                             };
-                            let c = engine.compile(&body)?;
-                            engine.scripts.insert(sha.to_string(), c.clone());
-                            c
+                            engine.compile_cached(&sha, &body)?
                         }
                     };
                     check_ro(call.readonly, shebang)?;
@@ -686,7 +901,7 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
                 }
                 Target::Function(name) => {
                     super::functions::sync(engine, scripting)?;
-                    let Some((f, flags)) = engine.functions.get(&name[..]) else {
+                    let Some((f, flags)) = engine.function(name) else {
                         return Err(CmdError::err("Function not found"));
                     };
                     if call.readonly && !flags.no_writes {
@@ -695,34 +910,25 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
                         ));
                     }
                     (
-                        f.clone(),
+                        f,
                         String::from_utf8_lossy(name).into_owned().into(),
                         true,
                         flags.no_writes,
                     )
                 }
             };
-        let lua = &engine.lua;
-        let keys = lua.create_sequence_from(
-            call.keys
-                .iter()
-                .map(|k| lua.create_string(k))
-                .collect::<mlua::Result<Vec<_>>>()
-                .map_err(internal)?,
-        );
-        let args = lua.create_sequence_from(
-            call.args
-                .iter()
-                .map(|k| lua.create_string(k))
-                .collect::<mlua::Result<Vec<_>>>()
-                .map_err(internal)?,
-        );
-        let (keys, args) = (keys.map_err(internal)?, args.map_err(internal)?);
-        if function {
+        let limit = scripting.lua_memory_limit.load(Ordering::Relaxed) as usize;
+        if engine.limit != limit {
+            limit_memory(&engine.lua, limit).map_err(internal)?;
+            engine.limit = limit;
+        }
+        // KEYS and ARGV are built element by element: no Rust handle per argument.
+        let keys = sequence(&engine.lua, &call.keys).map_err(internal)?;
+        let args = sequence(&engine.lua, &call.args).map_err(internal)?;
+        if !function {
             // A function gets KEYS and ARGV as its two arguments.
-        } else {
-            engine.globals.raw_set("KEYS", &keys).map_err(internal)?;
-            engine.globals.raw_set("ARGV", &args).map_err(internal)?;
+            engine.set_global("KEYS", &keys).map_err(internal)?;
+            engine.set_global("ARGV", &args).map_err(internal)?;
         }
         let run = scripting.run.clone();
         let mut state = RunCx {
@@ -741,41 +947,53 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
             let out: mlua::Result<MultiValue> = if function {
                 engine
                     .bind
-                    .call::<Function>((func.clone(), keys.clone(), args.clone()))
+                    .call::<Function>((func, keys, args))
                     .and_then(|bound| engine.xpcall.call((bound, engine.handler.clone())))
             } else {
-                engine.xpcall.call((func.clone(), engine.handler.clone()))
+                engine.xpcall.call((func, engine.handler.clone()))
             };
-            out.map(|out| {
-                let resp3 = Current::with(|st| st.resp3).unwrap_or(false);
-                let mut it = out.into_iter();
-                let ok = matches!(it.next(), Some(Value::Boolean(true)));
-                let v = it.next().unwrap_or(Value::Nil);
-                if ok {
-                    Ok(convert::to_frame(&v, resp3))
-                } else {
-                    Err(error_reply(&v, &name, run.kill.load(Ordering::SeqCst)))
+            engine.catchable();
+            let killed = run.kill.load(Ordering::SeqCst);
+            match out {
+                _ if killed => Err(killed_reply(&run, &name)),
+                Ok(out) => {
+                    let resp3 = Current::with(|st| st.resp3).unwrap_or(false);
+                    let mut it = out.into_iter();
+                    let ok = matches!(it.next(), Some(Value::Boolean(true)));
+                    let v = it.next().unwrap_or(Value::Nil);
+                    if ok {
+                        Ok(convert::to_frame(&engine.lua, &v, resp3))
+                    } else {
+                        Err(error_reply(&v, &name))
+                    }
                 }
-            })
+                Err(e) => Err(CmdError::Text(sanitize(&format!(
+                    "ERR Error running script {name}, {}",
+                    clip(&lua_message(&e))
+                )))),
+            }
         };
         let aborted = run.aborted.load(Ordering::SeqCst);
         run.end();
+        engine.settle();
         scripting
             .lua_memory
-            .store(lua.used_memory() as u64, Ordering::Relaxed);
+            .store(engine.lua.used_memory() as u64, Ordering::Relaxed);
         if aborted {
             // A storage-class error: the writer abandons the whole group commit.
             return Err(CmdError::Storage(relis::Error::Closed));
         }
-        match result {
-            Ok(Ok(frame)) => Ok(frame),
-            Ok(Err(e)) => Err(e),
-            Err(e) => Err(CmdError::Text(sanitize(&format!(
-                "ERR Error running script {name}, {}",
-                lua_message(&e)
-            )))),
-        }
+        result
     })
+}
+
+/// A Lua table holding `items` in order, built without a Rust handle per element.
+fn sequence(lua: &Lua, items: &[Bytes]) -> mlua::Result<Table> {
+    let t = lua.create_table_with_capacity(items.len(), 0)?;
+    for (i, b) in items.iter().enumerate() {
+        t.raw_set(i + 1, lua.create_string(b)?)?;
+    }
+    Ok(t)
 }
 
 /// SCRIPT LOAD: compiles `body` (so a syntax error is reported now) and caches it.
@@ -786,9 +1004,8 @@ pub fn load(cx: &Cx, body: Bytes) -> Result<String, CmdError> {
     let scripting = &cx.server.scripting;
     with_engine(scripting, |engine| {
         let sha = super::sha1hex(&body);
-        if !engine.scripts.contains_key(&sha) {
-            let f = engine.compile(&body)?;
-            engine.scripts.insert(sha.clone(), f);
+        if engine.cached(&sha).is_none() {
+            engine.compile_cached(&sha, &body)?;
         }
         Ok(scripting.remember(body))
     })
@@ -813,21 +1030,42 @@ fn busy_threshold(cx: &Cx) -> u64 {
     cx.server.scripting.busy_ms.load(Ordering::Relaxed)
 }
 
+/// At most 100 bytes of a message, as Redis's `%.100s`.
+fn clip(s: &str) -> &str {
+    let mut end = s.len().min(100);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// The reply to a killed script: Redis's text, with where the hook stopped it.
+fn killed_reply(run: &RunState, name: &str) -> CmdError {
+    let msg = "ERR Script killed by user with SCRIPT KILL...";
+    CmdError::Text(match run.stopped_at.lock().take() {
+        Some((source, line)) => sanitize(&format!("{msg} script: {name}, on {source}:{line}.")),
+        None => msg.to_string(),
+    })
+}
+
 /// The reply to a script that raised `v` (the handler's table): `-<err> script: <name>, on
-/// <source>:<line>.` as Redis's `luaCallFunction` writes it.
-fn error_reply(v: &Value, name: &str, killed: bool) -> CmdError {
+/// <source>:<line>.` as Redis's `luaCallFunction` writes it; an error that is not a table (a
+/// memory error calls no handler) is `Error running script <name>, <message>`.
+fn error_reply(v: &Value, name: &str) -> CmdError {
     let Value::Table(t) = v else {
-        return CmdError::Text(format!(
-            "ERR Error running script {name}, execution failure"
-        ));
+        let msg = match v {
+            Value::String(s) => s.to_string_lossy(),
+            _ => "execution failure".to_string(),
+        };
+        return CmdError::Text(sanitize(&format!(
+            "ERR Error running script {name}, {}",
+            clip(&msg)
+        )));
     };
     let mut msg = t
         .raw_get::<mlua::String>("err")
         .map(|s| s.to_string_lossy())
         .unwrap_or_default();
-    if killed {
-        msg = "ERR Script killed by user with SCRIPT KILL...".into();
-    }
     let source = t.raw_get::<Option<mlua::String>>("source").ok().flatten();
     let line = t.raw_get::<Option<i64>>("line").ok().flatten();
     if let (Some(source), Some(line)) = (source, line) {

@@ -8,7 +8,7 @@
 use super::engine::{lua_message, Engine};
 use crate::error::{sanitize, CmdError};
 use bytes::Bytes;
-use mlua::{Function, Lua, MultiValue, Table, Value};
+use mlua::{Function, Lua, MultiValue, Value};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -139,20 +139,13 @@ struct Registered {
     callback: Function,
 }
 
-/// Runs a library's body in `lua` (chunk `@user_function`, in `env`, with the load-time
-/// `redis` table installed through `set_loading`) and returns what it registered.
-fn run_library(
-    lua: &Lua,
-    env: &Table,
-    set_loading: &Function,
-    handler: &Function,
-    xpcall: &Function,
-    body: &[u8],
-) -> Result<Vec<Registered>, CmdError> {
+/// Runs a library's body in the engine's state (chunk `@user_function`, with the load-time
+/// `redis` installed) and returns what it registered.
+fn run_library(engine: &Engine, body: &[u8]) -> Result<Vec<Registered>, CmdError> {
+    let lua = &engine.lua;
     let func = lua
         .load(body)
         .set_name("@user_function")
-        .set_environment(env.clone())
         .into_function()
         .map_err(|e| {
             CmdError::Text(sanitize(&format!(
@@ -175,12 +168,25 @@ fn run_library(
         })?;
         let api = lua.create_table()?;
         api.raw_set("register_function", register)?;
-        set_loading.call::<()>(api)?;
-        let r: mlua::Result<MultiValue> = xpcall.call((func, handler.clone()));
-        set_loading.call::<()>(Value::Nil)?;
-        r
+        engine.set_loading(Some(api))?;
+        let r: mlua::Result<MultiValue> = engine.xpcall.call((func, engine.handler.clone()));
+        engine.catchable();
+        engine.set_loading(None)?;
+        Ok(r)
     });
     let res = res.map_err(|e| CmdError::Internal(format!("lua: {e}")))?;
+    if engine.run.stopped_at.lock().take().is_some() {
+        // The time limit: an uncatchable error, which no handler turned into a table.
+        return Err(CmdError::text(
+            "ERR Error registering functions: ERR FUNCTION LOAD timeout",
+        ));
+    }
+    let res = res.map_err(|e| {
+        CmdError::Text(sanitize(&format!(
+            "ERR Error registering functions: ERR {}",
+            lua_message(&e)
+        )))
+    })?;
     let mut it = res.into_iter();
     if !matches!(it.next(), Some(Value::Boolean(true))) {
         let msg = match it.next() {
@@ -188,6 +194,7 @@ fn run_library(
                 .raw_get::<mlua::String>("err")
                 .map(|s| s.to_string_lossy())
                 .unwrap_or_default(),
+            Some(Value::String(s)) => format!("ERR {}", s.to_string_lossy()),
             _ => "ERR execution failure".into(),
         };
         return Err(CmdError::Text(sanitize(&format!(
@@ -202,12 +209,12 @@ fn run_library(
 }
 
 /// `redis.register_function(name, callback)` or `redis.register_function{...}`.
-fn register(_lua: &Lua, mut args: MultiValue) -> mlua::Result<Registered> {
+fn register(lua: &Lua, mut args: MultiValue) -> mlua::Result<Registered> {
     use super::engine::rust_error as e;
     let (name, callback, flags, description) = match args.make_contiguous() {
         [Value::Table(t)] => {
             let (mut name, mut cb, mut flags, mut desc) = (None, None, None, None);
-            for pair in t.pairs::<Value, Value>() {
+            for pair in super::convert::pairs(lua, t)? {
                 let (k, v) = pair?;
                 let key = match &k {
                     Value::String(s) => s.to_string_lossy(),
@@ -300,7 +307,10 @@ fn register(_lua: &Lua, mut args: MultiValue) -> mlua::Result<Registered> {
 pub fn evaluate(scripting: &super::Scripting, code: &Bytes) -> Result<Library, CmdError> {
     let (name, body) = parse_shebang(code)?;
     let tmp = super::Scripting::default();
-    let _ = scripting;
+    tmp.lua_memory_limit.store(
+        scripting.lua_memory_limit.load(Ordering::Relaxed),
+        Ordering::Relaxed,
+    );
     let engine = Engine::new(&tmp).map_err(|e| CmdError::Internal(format!("lua: {e}")))?;
     *tmp.run.started.lock() = Some(std::time::Instant::now());
     tmp.run.loading.store(true, Ordering::SeqCst);
@@ -317,14 +327,7 @@ pub fn evaluate(scripting: &super::Scripting, code: &Bytes) -> Result<Library, C
 
 impl Engine {
     fn load_library(&self, body: &[u8]) -> Result<Vec<Registered>, CmdError> {
-        run_library(
-            &self.lua,
-            &self.env,
-            &self.set_loading,
-            &self.handler,
-            &self.xpcall,
-            body,
-        )
+        run_library(self, body)
     }
 }
 
@@ -344,13 +347,13 @@ pub(super) fn sync(engine: &mut Engine, s: &super::Scripting) -> Result<(), CmdE
         .values()
         .map(|l| l.code.clone())
         .collect();
-    engine.functions.clear();
+    engine.clear_functions().map_err(internal)?;
     for code in libs {
         let (_, body) = parse_shebang(&code)?;
         for r in engine.load_library(&body)? {
             engine
-                .functions
-                .insert(r.info.name.into_bytes(), (r.callback, r.info.flags));
+                .add_function(&r.info.name, &r.callback, r.info.flags)
+                .map_err(internal)?;
         }
     }
     engine.functions_version = version;
@@ -399,6 +402,10 @@ pub fn undump(p: &[u8]) -> Result<Vec<Bytes>, CmdError> {
         rest = &rest[n..];
     }
     Ok(out)
+}
+
+fn internal(e: mlua::Error) -> CmdError {
+    CmdError::Internal(format!("lua: {e}"))
 }
 
 fn fnv(b: &[u8]) -> u32 {

@@ -15,6 +15,8 @@ mod cmsgpack;
 mod convert;
 mod engine;
 pub mod functions;
+#[doc(hidden)]
+pub mod fuzz;
 mod lstruct;
 mod random;
 
@@ -50,6 +52,8 @@ pub struct Scripting {
     /// `busy-reply-threshold` in milliseconds, kept here so a script start does not search
     /// the configuration ([`Scripting::configure`]).
     pub busy_ms: AtomicU64,
+    /// `lua-memory-limit` in bytes (0: none), applied to the Lua state at each run.
+    pub lua_memory_limit: AtomicU64,
 }
 
 impl Scripting {
@@ -62,6 +66,8 @@ impl Scripting {
             .and_then(|(_, v)| v.parse().ok())
             .unwrap_or(5000);
         self.busy_ms.store(ms, Ordering::Relaxed);
+        self.lua_memory_limit
+            .store(config.lua_memory_limit as u64, Ordering::Relaxed);
     }
 }
 
@@ -88,6 +94,8 @@ pub struct RunState {
     pub loading: AtomicBool,
     /// The running function's name and command line (FUNCTION STATS).
     pub current: Mutex<Option<(String, Vec<Bytes>)>>,
+    /// Where the hook stopped the script (chunk name, line), for the reply.
+    pub stopped_at: Mutex<Option<(String, i64)>>,
 }
 
 impl RunState {
@@ -99,6 +107,7 @@ impl RunState {
         self.aborted.store(false, Ordering::Relaxed);
         self.wrote.store(false, Ordering::Relaxed);
         self.busy.store(false, Ordering::Relaxed);
+        *self.stopped_at.lock() = None;
         self.running.store(true, Ordering::SeqCst);
     }
 
@@ -226,15 +235,34 @@ impl Scripting {
                 return;
             }
         };
-        let mut libs = std::collections::BTreeMap::new();
-        for (name, code) in stored {
-            match functions::evaluate(self, &code) {
-                Ok(lib) => {
-                    libs.insert(lib.name.clone(), lib);
-                }
-                Err(e) => tracing::warn!("function library {name} does not load: {}", e.message()),
-            }
-        }
+        // The libraries run on a thread with the writer's stack (64 MiB; the libraries'
+        // decoders recurse as deep as Lua's stack allows), not on the caller's.
+        let libs = std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .name("relis-functions".into())
+                .stack_size(64 << 20)
+                .spawn_scoped(s, || {
+                    let mut libs = std::collections::BTreeMap::new();
+                    for (name, code) in stored {
+                        match functions::evaluate(self, &code) {
+                            Ok(lib) => {
+                                libs.insert(lib.name.clone(), lib);
+                            }
+                            Err(e) => tracing::warn!(
+                                "function library {name} does not load: {}",
+                                e.message()
+                            ),
+                        }
+                    }
+                    libs
+                })
+                .map_err(|e| e.to_string())
+                .and_then(|t| t.join().map_err(|_| "it panicked".to_string()))
+                .unwrap_or_else(|e| {
+                    tracing::error!("cannot load the function libraries: {e}");
+                    Default::default()
+                })
+        });
         self.functions.replace_all(libs);
     }
 
