@@ -904,7 +904,9 @@ impl User {
 fn key_filter(selectors: &[&Selector], need: u8) -> Option<relis::sql::KeyFilter> {
     let mut patterns: Vec<Vec<u8>> = Vec::new();
     for s in selectors {
-        if s.allkeys {
+        // A `*` pattern with this access allows every key, as `allkeys` does (Redis's
+        // ACLSelectorHasUnrestrictedKeyAccess).
+        if s.allkeys || s.keys.iter().any(|(p, f)| f & need == need && p == "*") {
             return None;
         }
         patterns.extend(

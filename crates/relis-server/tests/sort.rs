@@ -759,3 +759,95 @@ async fn redis_crate_view() {
         .unwrap();
     assert_eq!(sorted, ["1", "2", "3"]);
 }
+
+/// SORT's BY and GET patterns name keys the command line does not: without read access to every
+/// key they are refused, as redis-server 7.0.15 refuses them (`sortCommandGeneric`), in the order
+/// the options come (a syntax error before the pattern wins; one after it does not). BY without
+/// a star reads no other key and is allowed; so is a user with `%R~*`.
+#[tokio::test]
+async fn by_and_get_patterns_need_read_access_to_every_key() {
+    const GET_DENIED: &str = "ERR GET option of SORT denied due to insufficient ACL permissions.";
+    const BY_DENIED: &str = "ERR BY option of SORT denied due to insufficient ACL permissions.";
+    let s = start().await;
+    let mut admin = s.raw().await;
+    for args in [
+        &["RPUSH", "app:l", "1", "2"][..],
+        &["SET", "secret", "hunter2"],
+        &["HSET", "user:1", "password", "pw1"],
+        &["ACL", "SETUSER", "app", "on", ">pw", "~app:*", "+@all"],
+        &[
+            "ACL", "SETUSER", "ro", "on", ">pw", "%R~*", "~app:*", "+@all",
+        ],
+        &[
+            "ACL", "SETUSER", "wo", "on", ">pw", "%W~*", "~app:*", "+@all",
+        ],
+    ] {
+        assert!(
+            !matches!(admin.cmd(args).await, Frame::Error(_)),
+            "{args:?}"
+        );
+    }
+    let mut app = s.raw().await;
+    assert_eq!(app.cmd(&["AUTH", "app", "pw"]).await, ok());
+    check(
+        &mut app,
+        &[
+            (
+                &["SORT", "app:l", "BY", "nosort", "GET", "se*"],
+                err(GET_DENIED),
+            ),
+            (
+                &["SORT", "app:l", "GET", "user:*->password"],
+                err(GET_DENIED),
+            ),
+            (&["SORT", "app:l", "GET", "#"], err(GET_DENIED)),
+            (&["SORT", "app:l", "BY", "app:w_*"], err(BY_DENIED)),
+            (&["SORT", "app:l", "BY", "w_*", "GET", "#"], err(BY_DENIED)),
+            (&["SORT", "app:l", "GET", "#", "BY", "w_*"], err(GET_DENIED)),
+            (
+                &[
+                    "SORT", "app:l", "BY", "nosort", "GET", "se*", "STORE", "app:out",
+                ],
+                err(GET_DENIED),
+            ),
+            (&["SORT_RO", "app:l", "GET", "#"], err(GET_DENIED)),
+            (&["SORT_RO", "app:l", "BY", "w_*"], err(BY_DENIED)),
+            (&["SORT", "app:l", "GET", "#", "foo"], err(GET_DENIED)),
+            (&["SORT", "app:l", "foo", "GET", "#"], err(SYNTAX)),
+            (
+                &["SORT", "app:l", "LIMIT", "x", "1", "GET", "#"],
+                err(NOT_INT),
+            ),
+            (&["SORT", "app:l", "BY", "nosort"], bulks(&["1", "2"])),
+            (&["SORT", "app:l", "BY", "app:w"], bulks(&["1", "2"])),
+            (&["SORT", "app:l", "DESC", "LIMIT", "0", "1"], bulks(&["2"])),
+        ],
+    )
+    .await;
+    // Nothing was stored where the refused SORT ... STORE pointed.
+    assert_eq!(admin.cmd(&["EXISTS", "app:out"]).await, int(0));
+    // The same from a script, which runs as its caller.
+    assert_eq!(
+        app.cmd(&[
+            "EVAL",
+            "return redis.pcall('sort', KEYS[1], 'get', 'se*')",
+            "1",
+            "app:l"
+        ])
+        .await,
+        err(GET_DENIED)
+    );
+    let mut ro = s.raw().await;
+    assert_eq!(ro.cmd(&["AUTH", "ro", "pw"]).await, ok());
+    assert_eq!(
+        ro.cmd(&["SORT", "app:l", "BY", "nosort", "GET", "user:*->password"])
+            .await,
+        opt(&[Some("pw1"), None])
+    );
+    let mut wo = s.raw().await;
+    assert_eq!(wo.cmd(&["AUTH", "wo", "pw"]).await, ok());
+    assert_eq!(
+        wo.cmd(&["SORT", "app:l", "GET", "#"]).await,
+        err(GET_DENIED)
+    );
+}

@@ -369,6 +369,23 @@ pub fn top_level() -> Vec<&'static Spec> {
 }
 
 impl Cx {
+    /// The keys the command `cmd` (a name in the table) may read and write for the caller's user,
+    /// as the SQL commands and SORT's patterns ask (everything for a user with every key: one
+    /// atomic load).
+    pub fn key_access(&self, cmd: &str) -> relis::sql::KeyAccess {
+        if self.user.unrestricted() {
+            return relis::sql::KeyAccess::all();
+        }
+        match crate::cmd::Table::get().lookup(cmd.as_bytes()) {
+            Some((idx, spec)) => self.user.key_access(idx, spec),
+            // Not a command of the table: nothing is allowed.
+            None => {
+                let none: relis::sql::KeyFilter = std::sync::Arc::new(|_: &[u8]| false);
+                relis::sql::KeyAccess::new(Some(none.clone()), Some(none))
+            }
+        }
+    }
+
     /// A read lookup of `key` (Redis's `lookupKeyRead`): counted in INFO's keyspace_hits /
     /// keyspace_misses, and a miss is a `keymiss` event (see [`crate::pubsub::PubSub::key_missed`]).
     pub fn hit(&self, key: &[u8], found: bool) {

@@ -39,6 +39,12 @@ impl KeyAccess {
         self.read.is_none() && self.write.is_none()
     }
 
+    /// Whether every key may be read (Redis's "unrestricted key access", which SORT's BY and
+    /// GET patterns need).
+    pub fn reads_all(&self) -> bool {
+        self.read.is_none()
+    }
+
     /// Whether `key` may be read.
     pub fn may_read(&self, key: &[u8]) -> bool {
         self.read.as_ref().is_none_or(|f| f(key))

@@ -83,16 +83,43 @@ pub fn sort_keys(argv: &[Bytes]) -> Vec<usize> {
 /// SORT / SORT_RO, parsed.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Sort {
+    /// `sort` or `sort_ro`: the command whose ACL rules apply.
+    cmd: &'static str,
     key: Bytes,
     opts: SortOptions,
     store: Option<Bytes>,
+    /// The first option that reads keys named by a pattern (`BY` with a star, or `GET`): it
+    /// needs read access to every key, which only `exec` can check against the user.
+    pattern: Option<&'static str>,
+    /// An error in an option after that one: Redis checks the pattern's access as it reaches
+    /// it, so a user without access gets the ACL error and any other user this one.
+    later_error: Option<CmdError>,
 }
 
 impl Sort {
     fn from_args(args: &mut Args, readonly: bool) -> Result<Sort, CmdError> {
         let key = args.next()?;
-        let mut opts = SortOptions::default();
-        let mut store = None;
+        let mut sort = Sort {
+            cmd: if readonly { "sort_ro" } else { "sort" },
+            key,
+            opts: SortOptions::default(),
+            store: None,
+            pattern: None,
+            later_error: None,
+        };
+        if let Err(e) = sort.options(args, readonly) {
+            if sort.pattern.is_none() {
+                return Err(e);
+            }
+            args.rest();
+            sort.later_error = Some(e);
+        }
+        Ok(sort)
+    }
+
+    /// Reads the options after the key, in Redis's order.
+    fn options(&mut self, args: &mut Args, readonly: bool) -> Result<(), CmdError> {
+        let opts = &mut self.opts;
         while let Some(word) = args.peek().cloned() {
             args.next()?;
             // Each option needs its arguments to be there, or it is not that option at all.
@@ -108,10 +135,21 @@ impl Sort {
                 let count = args.next_i64()?;
                 opts.limit = Some((offset, count));
             } else if !readonly && word.eq_ignore_ascii_case(b"store") && left >= 1 {
-                store = Some(args.next()?);
+                self.store = Some(args.next()?);
             } else if word.eq_ignore_ascii_case(b"by") && left >= 1 {
-                opts.by(args.next()?);
+                let by = args.next()?;
+                // A BY without a star (as C's strchr sees it) turns sorting off and reads no key.
+                if by
+                    .split(|&c| c == 0)
+                    .next()
+                    .is_some_and(|b| b.contains(&b'*'))
+                {
+                    self.pattern.get_or_insert("BY");
+                }
+                opts.by(by);
             } else if word.eq_ignore_ascii_case(b"get") && left >= 1 {
+                // Even `GET #`, as in Redis.
+                self.pattern.get_or_insert("GET");
                 opts.get.push(args.next()?);
             } else {
                 // Redis stops at the first bad option.
@@ -119,13 +157,28 @@ impl Sort {
                 return Err(CmdError::Syntax);
             }
         }
-        args.finish()?;
-        Ok(Sort { key, opts, store })
+        args.finish()
+    }
+
+    /// Refuses a pattern option to a user who may not read every key, with Redis's text, then
+    /// an error in a later option.
+    fn check(&self, cx: &Cx) -> Result<(), CmdError> {
+        if let Some(option) = self.pattern {
+            if !cx.key_access(self.cmd).reads_all() {
+                return Err(CmdError::err(format!(
+                    "{option} option of SORT denied due to insufficient ACL permissions."
+                )));
+            }
+        }
+        match &self.later_error {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
     }
 
     fn parse(args: &mut Args, readonly: bool) -> Result<Parsed, CmdError> {
         let sort = Sort::from_args(args, readonly)?;
-        if sort.store.is_some() {
+        if sort.store.is_some() && sort.later_error.is_none() {
             Parsed::write(sort)
         } else {
             Parsed::read(sort)
@@ -150,6 +203,7 @@ fn reply(sorted: Sorted, store: bool) -> Result<Frame, CmdError> {
 
 impl ReadCmd for Sort {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        self.check(cx)?;
         let sorted = r.sort(cx.db, &self.key, &self.opts, &mut |k, found| {
             cx.hit(k, found)
         })?;
@@ -159,6 +213,7 @@ impl ReadCmd for Sort {
 
 impl WriteCmd for Sort {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        self.check(cx)?;
         let dst = self.store.as_deref().unwrap_or_default();
         let existed =
             w.wants_events(relis::events::class::GENERIC) && w.meta(cx.db, dst)?.is_some();

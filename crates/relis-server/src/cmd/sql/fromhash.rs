@@ -11,7 +11,7 @@
 //! and answers what that query would; an error would tell the user that a key it may not read
 //! exists).
 
-use super::{key_access, parse_options, text, Target};
+use super::{parse_options, text, Target};
 use crate::args::Args;
 use crate::client::Client;
 use crate::cmd::{BoxFuture, ConnCmd, Cx, Parsed, Spec, WriteCmd};
@@ -62,7 +62,7 @@ impl FromHash {
 impl WriteCmd for FromHash {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let limits = cx.server.config.read().sql_limits();
-        let access = key_access(cx, self.cmd);
+        let access = cx.key_access(self.cmd);
         let hashes = w.hashes_matching(cx.db, &self.pattern, &access)?;
         let mut c = w.sql();
         c.set_access(access);
@@ -83,7 +83,7 @@ impl ConnCmd for IntoNamed {
         Box::pin(async move {
             let named = c.server.sql.get(&self.db)?;
             let limits = c.server.config.read().sql_limits();
-            let access = key_access(&c.cx(), self.cmd.cmd);
+            let access = c.cx().key_access(self.cmd.cmd);
             let FromHash { table, pattern, .. } = self.cmd;
             let (tx, rx) = tokio::sync::oneshot::channel();
             let db = c.db;

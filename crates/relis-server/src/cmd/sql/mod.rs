@@ -42,7 +42,6 @@ use crate::client::Client;
 use crate::cmd::{BoxFuture, ConnCmd, Cx, Parsed, ReadCmd, Spec, WriteCmd};
 use crate::error::CmdError;
 use bytes::Bytes;
-use relis::sql::KeyAccess;
 use relis::{PrepareMode, SqlConn, SqlError, SqlLimits, SqlOutput, SqlValue, StatementKind};
 use resp::Frame;
 
@@ -91,22 +90,6 @@ impl From<SqlError> for CmdError {
             SqlError::Deferred => CmdError::Deferred,
             SqlError::KeyDenied(_) => CmdError::text(crate::acl::NOPERM_KEYS),
             other => CmdError::err(other.to_string()),
-        }
-    }
-}
-
-/// The keys the SQL command `cmd` may read and write for the caller's user (everything for a
-/// user with every key: one atomic load).
-pub fn key_access(cx: &Cx, cmd: &str) -> KeyAccess {
-    if cx.user.unrestricted() {
-        return KeyAccess::all();
-    }
-    match crate::cmd::Table::get().lookup(cmd.as_bytes()) {
-        Some((idx, spec)) => cx.user.key_access(idx, spec),
-        // Not a command of the table: nothing is allowed.
-        None => {
-            let none: relis::sql::KeyFilter = std::sync::Arc::new(|_: &[u8]| false);
-            KeyAccess::new(Some(none.clone()), Some(none))
         }
     }
 }
@@ -423,7 +406,7 @@ impl WriteCmd for OnMain {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let limits = cx.server.config.read().sql_limits();
         let mut c = w.sql();
-        c.set_access(key_access(cx, self.cmd));
+        c.set_access(cx.key_access(self.cmd));
         self.op.apply(&mut c, &limits, self.shape)
     }
 
@@ -439,7 +422,7 @@ impl ReadCmd for OnMain {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let limits = cx.server.config.read().sql_limits();
         let mut c = r.sql();
-        c.set_access(key_access(cx, self.cmd));
+        c.set_access(cx.key_access(self.cmd));
         self.op.apply(&mut c, &limits, self.shape)
     }
 
@@ -467,7 +450,7 @@ impl ConnCmd for OnNamed {
             let limits = c.server.config.read().sql_limits();
             // A named database has no Redis data, unless it is a copy of a main database
             // file: its views then show what they would show on the main one.
-            let access = key_access(&c.cx(), self.cmd);
+            let access = c.cx().key_access(self.cmd);
             let (tx, rx) = tokio::sync::oneshot::channel();
             let OnNamed { op, shape, .. } = *self;
             let done = move |r: Result<Result<Frame, CmdError>, SqlError>| {

@@ -28,7 +28,7 @@
 //! that is not fails the command with `-NOPERM this user has no permissions to access one of
 //! the keys used as arguments`, nothing of it is written, and ACL LOG records the key.
 
-use super::{key_access, params, parse_options, refused, text, Target};
+use super::{params, parse_options, refused, text, Target};
 use crate::args::Args;
 use crate::client::Client;
 use crate::cmd::{BoxFuture, ConnCmd, Cx, Parsed, Spec, WriteCmd};
@@ -140,7 +140,7 @@ impl WriteCmd for ToRedis {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let limits = cx.server.config.read().sql_limits();
         let opts = MorphOptions {
-            access: key_access(cx, self.cmd),
+            access: cx.key_access(self.cmd),
             ..self.opts.clone()
         };
         let n = w
@@ -171,7 +171,7 @@ impl ConnCmd for FromNamed {
             let named = c.server.sql.get(&self.db)?;
             let limits = c.server.config.read().sql_limits();
             let cx = c.cx();
-            let access = key_access(&cx, self.cmd.cmd);
+            let access = cx.key_access(self.cmd.cmd);
             let ToRedis {
                 kind,
                 template,
