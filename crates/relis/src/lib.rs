@@ -61,7 +61,7 @@ pub use sql::{
 pub use store::{KeyMeta, KeyType, Reader, Writer};
 pub use strings::{
     add_float, clamp_range, lcs, parse_i64, Expiry, Lcs, SetCond, SetOptions, SetOutcome,
-    StringLookup, MAX_STRING,
+    StringLookup, MAX_STORED_VALUE, MAX_STRING,
 };
 pub use zset::{
     block_size, rank_threshold, set_rank_blocks, Aggregate, Combine, LexBound, LexRange,

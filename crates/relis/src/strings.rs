@@ -570,7 +570,7 @@ impl Writer<'_> {
             Some(_) => self.get(db, key)?.unwrap_or_default(),
             None => Bytes::new(),
         };
-        if cur.len() + value.len() > max {
+        if cur.len() + value.len() > value_limit(key, max) {
             return Err(Error::StringTooLong);
         }
         let mut v = Vec::with_capacity(cur.len() + value.len());
@@ -601,7 +601,7 @@ impl Writer<'_> {
         if value.is_empty() {
             return Ok(cur.len() as i64);
         }
-        if offset.saturating_add(value.len()) > max {
+        if offset.saturating_add(value.len()) > value_limit(key, max) {
             return Err(Error::StringTooLong);
         }
         let mut v = cur.to_vec();
@@ -612,6 +612,18 @@ impl Writer<'_> {
         self.put_string(db, key, old.as_ref(), &v, None)?;
         Ok(v.len() as i64)
     }
+}
+
+/// The longest string value the engine stores: SQLite's limit on a string or blob, and on a
+/// whole row (the key is in the same row). proto-max-bulk-len may be set higher (Redis allows
+/// up to LONG_MAX), but a longer value could never be written: commands that grow a value
+/// (SETRANGE, APPEND) are refused before they allocate it.
+pub const MAX_STORED_VALUE: usize = 1_000_000_000;
+
+/// The longest value `key` may hold under the server's `max`: see [`MAX_STORED_VALUE`] (the
+/// key and the row's other columns take their part of SQLite's limit).
+fn value_limit(key: &[u8], max: usize) -> usize {
+    max.min(MAX_STORED_VALUE.saturating_sub(key.len() + 64))
 }
 
 struct ItoaBuf {
@@ -1032,6 +1044,19 @@ mod tests {
         let append = |v: &'static str| db.write(move |w| w.append(0, b"a", v.as_bytes(), 8));
         assert_eq!(append("x"), Err(Error::StringTooLong));
         assert_eq!(append(""), Ok(8));
+    }
+
+    /// CVE-2021-41099: with proto-max-bulk-len raised to its maximum (Redis allows LONG_MAX), a
+    /// SETRANGE far out used to allocate the whole string and abort the process. SQLite cannot
+    /// hold a value that long anyway: the engine refuses it before allocating.
+    #[test]
+    fn no_limit_above_what_sqlite_stores() {
+        let db = db();
+        let far =
+            |offset: usize| db.write(move |w| w.setrange(0, b"far", offset, b"x", usize::MAX));
+        assert_eq!(far(i64::MAX as usize - 1), Err(Error::StringTooLong));
+        assert_eq!(far(MAX_STORED_VALUE), Err(Error::StringTooLong));
+        assert_eq!(far(3), Ok(4));
     }
 
     #[test]
