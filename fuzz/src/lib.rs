@@ -9,4 +9,6 @@ pub mod cmd_targets;
 pub mod lua_targets;
 pub mod resp_targets;
 #[cfg(feature = "sql")]
+pub mod engine_targets;
+#[cfg(feature = "sql")]
 pub mod sql_targets;
