@@ -94,7 +94,9 @@ fn value(input: &mut &[u8]) -> SqlValue {
         2 => SqlValue::Real(f64::from_le_bytes(eight())),
         kind => {
             let len = input.first().map_or(0, |&n| n as usize);
-            let body = input.get(1..1 + len).unwrap_or(input.get(1..).unwrap_or(&[]));
+            let body = input
+                .get(1..1 + len)
+                .unwrap_or(input.get(1..).unwrap_or(&[]));
             let bytes = relis::Bytes::copy_from_slice(body);
             *input = input.get(1 + len..).unwrap_or(&[]);
             if kind == 3 {

@@ -1053,6 +1053,43 @@ async fn script_kill_cannot_be_caught() {
     );
 }
 
+/// A script whose time goes into one call of a C library function (a pattern match that
+/// backtracks for hours over a long string) runs no VM instruction, so the count hook never
+/// saw it: it was never reported busy, every other client's write waited on it forever, and
+/// SCRIPT KILL could not reach it. The patched string library calls the hook as it matches.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_stuck_in_a_pattern_match_is_reported_busy_and_killed() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    raw(&mut c, &["CONFIG", "SET", "busy-reply-threshold", "50"]).await;
+    for script in [
+        "local r = string.find(string.rep('a', 100000), '.-.-.-b') return r",
+        "local r = string.match(string.rep('a', 100000), '.-.-.-b') return r",
+        "local r = string.gsub(string.rep('a', 100000), '.-.-.-b', 'x') return r",
+        "for w in string.gmatch(string.rep('a', 100000), '.-.-.-b') do end",
+        "local ok = pcall(string.find, string.rep('a', 100000), '.-.-.-b') return ok",
+        // A tail call: the frame named is still the script's.
+        "return string.find(string.rep('a', 100000), '.-.-.-b')",
+    ] {
+        kill_runaway(
+            &s,
+            &mut c,
+            vec!["EVAL".into(), script.into(), "0".into()],
+            &["SCRIPT", "KILL"],
+            format!(
+                "-ERR Script killed by user with SCRIPT KILL... script: {}, on @user_script:1.\r\n",
+                sha1(script)
+            ),
+        )
+        .await;
+    }
+    // Matching still answers as Lua's own.
+    assert_eq!(
+        eval(&mut c, "return {string.find('hello world', 'o w')}").await,
+        "*2\r\n:5\r\n:7\r\n"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn function_kill_cannot_be_caught() {
     let s = start().await;

@@ -34,14 +34,19 @@ mod engine_targets;
 
 /// Every input kept for a target, in name order.
 fn corpus(target: &str) -> Vec<Vec<u8>> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus").join(target);
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus")
+        .join(target);
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.expect("entry").path())
         .collect();
     files.sort();
     assert!(!files.is_empty(), "no corpus in {}", dir.display());
-    files.iter().map(|p| std::fs::read(p).expect("read")).collect()
+    files
+        .iter()
+        .map(|p| std::fs::read(p).expect("read"))
+        .collect()
 }
 
 #[test]

@@ -19,6 +19,10 @@
 #include "lauxlib.h"
 #include "lualib.h"
 
+/* RELIS: the count hook is called from pattern matching (see match_hook) */
+#include "ldo.h"
+#include "lstate.h"
+
 
 /* macro to `unsign' a character */
 #define uchar(c)        ((unsigned char)(c))
@@ -185,6 +189,7 @@ typedef struct MatchState {
   const char *src_init;  /* init of source string */
   const char *src_end;  /* end (`\0') of source string */
   lua_State *L;
+  unsigned int steps;  /* RELIS: calls of match since the last hook call */
   int level;  /* total number of captures (finished or unfinished) */
   struct {
     const char *init;
@@ -376,7 +381,24 @@ static const char *match_capture (MatchState *ms, const char *s, int l) {
 }
 
 
+/* RELIS: a backtracking match (`.-.-.-b` over a long string) can run for hours inside this
+** C function, where the instruction-count hook never runs: the host never saw the script
+** busy and SCRIPT KILL could not stop it. Every MATCH_HOOK_STEPS calls of `match' (each
+** does at most a linear scan before the next), the count hook is called as if that many
+** instructions had run; it may raise an error, which unwinds like any error here (the match
+** state lives on the C stack and holds no allocation). */
+#define MATCH_HOOK_STEPS 4096
+
+static void match_hook (MatchState *ms) {
+  lua_State *L = ms->L;
+  if (++ms->steps < MATCH_HOOK_STEPS) return;
+  ms->steps = 0;
+  if (L->hookmask & LUA_MASKCOUNT)
+    luaD_callhook(L, LUA_HOOKCOUNT, -1);
+}
+
 static const char *match (MatchState *ms, const char *s, const char *p) {
+  match_hook(ms);  /* RELIS */
   init: /* using goto's to optimize tail recursion */
   switch (*p) {
     case '(': {  /* start capture */
@@ -528,6 +550,8 @@ static int str_find_aux (lua_State *L, int find) {
     int anchor = (*p == '^') ? (p++, 1) : 0;
     const char *s1=s+init;
     ms.L = L;
+    ms.steps = 0;  /* RELIS */
+  ms.steps = 0;  /* RELIS */
     ms.src_init = s;
     ms.src_end = s+l1;
     do {
@@ -566,6 +590,7 @@ static int gmatch_aux (lua_State *L) {
   const char *p = lua_tostring(L, lua_upvalueindex(2));
   const char *src;
   ms.L = L;
+  ms.steps = 0;  /* RELIS */
   ms.src_init = s;
   ms.src_end = s+ls;
   for (src = s + (size_t)lua_tointeger(L, lua_upvalueindex(3));
@@ -670,6 +695,7 @@ static int str_gsub (lua_State *L) {
                       "string/function/table expected");
   luaL_buffinit(L, &b);
   ms.L = L;
+  ms.steps = 0;  /* RELIS */
   ms.src_init = src;
   ms.src_end = src+srcl;
   while (n < max_s) {

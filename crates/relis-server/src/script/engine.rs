@@ -477,7 +477,8 @@ unsafe extern "C-unwind" fn count_hook(l: *mut ffi::lua_State, ar: *mut ffi::lua
         }
         let source = std::ffi::CStr::from_ptr(frame.source);
         let what = std::ffi::CStr::from_ptr(frame.what);
-        if what.to_bytes() != b"C" && source.to_bytes() != b"=redis" {
+        // `tail` marks a frame a tail call replaced (`return string.find(...)`): no line.
+        if !matches!(what.to_bytes(), b"C" | b"tail") && source.to_bytes() != b"=redis" {
             *run.stopped_at.lock() = Some((
                 source.to_string_lossy().into_owned(),
                 i64::from(frame.currentline),
