@@ -759,21 +759,37 @@ const INLINE_PATCH_WORK: u64 = 1 << 22;
 /// The JSON subtype SQLite's JSON functions give their text results (`'J'`).
 const JSON_SUBTYPE: std::ffi::c_uint = 74;
 
-/// A private connection with SQLite's own `json_patch` and `jsonb_patch`, one per thread.
+/// What the side connection runs, in [`SIDE_SQL`]'s order.
+#[derive(Clone, Copy)]
+enum SideSql {
+    JsonPatch,
+    JsonbPatch,
+    Json,
+    JsonPretty,
+    JsonPrettyIndent,
+}
+
+const SIDE_SQL: [&CStr; 5] = [
+    c"SELECT json_patch(?1, ?2)",
+    c"SELECT jsonb_patch(?1, ?2)",
+    c"SELECT json(?1)",
+    c"SELECT json_pretty(?1)",
+    c"SELECT json_pretty(?1, ?2)",
+];
+
+/// A private connection with SQLite's own JSON functions that Relis bounds (`json_patch`,
+/// `jsonb_patch`, `json_pretty`), one per thread.
 struct Side {
     conn: Connection,
-    /// `SELECT json_patch(?1, ?2)`, `SELECT jsonb_patch(?1, ?2)`.
-    stmts: [*mut ffi::sqlite3_stmt; 2],
+    /// [`SIDE_SQL`], prepared.
+    stmts: [*mut ffi::sqlite3_stmt; 5],
 }
 
 impl Side {
     fn open() -> Option<Side> {
         let conn = Connection::open_in_memory().ok()?;
-        let mut stmts = [std::ptr::null_mut(); 2];
-        for (st, sql) in stmts
-            .iter_mut()
-            .zip([c"SELECT json_patch(?1, ?2)", c"SELECT jsonb_patch(?1, ?2)"])
-        {
+        let mut stmts = [std::ptr::null_mut(); 5];
+        for (st, sql) in stmts.iter_mut().zip(SIDE_SQL) {
             // SAFETY: an open connection and a C string; the statement is finalized on drop.
             let rc = unsafe {
                 ffi::sqlite3_prepare_v2(conn.handle(), sql.as_ptr(), -1, st, std::ptr::null_mut())
@@ -815,16 +831,63 @@ fn json_patch(a: &Args) -> Result<(), Stop> {
             return Ok(());
         }
     }
+    let which = if jsonb {
+        SideSql::JsonbPatch
+    } else {
+        SideSql::JsonPatch
+    };
+    on_side(
+        a,
+        which,
+        &[Bind::Value(a.value(0)), Bind::Value(a.value(1))],
+    );
+    Ok(())
+}
+
+/// A parameter of a statement on the side connection.
+enum Bind<'a> {
+    /// An argument of the call, as it is.
+    Value(*mut ffi::sqlite3_value),
+    /// Text.
+    Text(&'a [u8]),
+}
+
+/// Runs one of [`SIDE_SQL`] on this thread's side connection with `values` bound, and makes its
+/// result (or error) the call's result.
+fn on_side(a: &Args, which: SideSql, values: &[Bind<'_>]) {
+    // As SQLite's own: json_patch's text is JSON (json_array embeds it as such), json_pretty's
+    // a plain string.
+    let subtype = matches!(which, SideSql::JsonPatch);
+    side_step(a, which, values, |v| {
+        // SAFETY: the side statement's current row's value, copied by SQLite.
+        unsafe {
+            let text = subtype && ffi::sqlite3_value_type(v) == ffi::SQLITE_TEXT;
+            ffi::sqlite3_result_value(a.ctx, v);
+            if text {
+                ffi::sqlite3_result_subtype(a.ctx, JSON_SUBTYPE);
+            }
+        }
+    });
+}
+
+/// Runs one of [`SIDE_SQL`] with `values` bound and hands its result to `row`; an error becomes
+/// the call's result (and `row` is not called).
+fn side_step(
+    a: &Args,
+    which: SideSql,
+    values: &[Bind<'_>],
+    row: impl FnOnce(*mut ffi::sqlite3_value),
+) {
     SIDE.with(|cell| {
         let mut side = cell.borrow_mut();
         if side.is_none() {
             *side = Side::open();
         }
         let Some(side) = side.as_ref() else {
-            a.error("json_patch: cannot open its connection");
+            a.error("cannot open the connection for JSON functions");
             return;
         };
-        let st = side.stmts[usize::from(jsonb)];
+        let st = side.stmts[which as usize];
         // SAFETY: the statement belongs to this thread's side connection and is reset before
         // this returns; the values are this call's, copied by sqlite3_bind_value; the result
         // is copied by sqlite3_result_value before the reset.
@@ -835,17 +898,22 @@ fn json_patch(a: &Args) -> Result<(), Stop> {
                 ffi::SQLITE_LIMIT_LENGTH,
                 a.limit(ffi::SQLITE_LIMIT_LENGTH) as c_int,
             );
-            ffi::sqlite3_bind_value(st, 1, a.value(0));
-            ffi::sqlite3_bind_value(st, 2, a.value(1));
+            for (i, v) in values.iter().enumerate() {
+                let at = i as c_int + 1;
+                match v {
+                    Bind::Value(v) => ffi::sqlite3_bind_value(st, at, *v),
+                    Bind::Text(t) => ffi::sqlite3_bind_text64(
+                        st,
+                        at,
+                        t.as_ptr().cast::<c_char>(),
+                        t.len() as u64,
+                        ffi::SQLITE_TRANSIENT(),
+                        ffi::SQLITE_UTF8 as u8,
+                    ),
+                };
+            }
             match ffi::sqlite3_step(st) {
-                ffi::SQLITE_ROW => {
-                    let v = ffi::sqlite3_column_value(st, 0);
-                    let text = ffi::sqlite3_value_type(v) == ffi::SQLITE_TEXT;
-                    ffi::sqlite3_result_value(a.ctx, v);
-                    if text {
-                        ffi::sqlite3_result_subtype(a.ctx, JSON_SUBTYPE);
-                    }
-                }
+                ffi::SQLITE_ROW => row(ffi::sqlite3_column_value(st, 0)),
                 _ => {
                     let code = ffi::sqlite3_errcode(db);
                     if code == ffi::SQLITE_TOOBIG {
@@ -862,11 +930,104 @@ fn json_patch(a: &Args) -> Result<(), Stop> {
             ffi::sqlite3_clear_bindings(st);
         }
     });
+}
+
+/// An upper bound of the length of `json_pretty(json, indent)` for JSON text: every `[`, `{`,
+/// `,`, `]` and `}` outside strings may start a line indented by its depth, every `:` gains a
+/// space, and the input's own blanks only shrink it.
+fn pretty_bound(json: &[u8], indent: u64) -> u64 {
+    let (mut depth, mut out, mut in_string, mut escaped) = (0u64, json.len() as u64, false, false);
+    for &c in json {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                out = out.saturating_add(1 + depth.saturating_mul(indent));
+            }
+            b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                out = out.saturating_add(1 + depth.saturating_mul(indent));
+            }
+            b',' => out = out.saturating_add(1 + depth.saturating_mul(indent)),
+            b':' => out = out.saturating_add(1),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Longest output an inline read's `json_pretty` may build before it moves to a reader.
+const INLINE_PRETTY_BYTES: u64 = 1 << 20;
+
+/// `json_pretty(json [, indent])`: SQLite's, when its output is known to fit the length limit.
+/// SQLite's own indents every value by its depth and checks the length only once the text is
+/// built: 1 MB of nested arrays made 2 GB. JSONB (a blob) is turned into text first to be
+/// measured.
+fn json_pretty(a: &Args) -> Result<(), Stop> {
+    if a.value_type(0) == ffi::SQLITE_NULL {
+        return Ok(());
+    }
+    let indent = if a.argc == 2 && a.value_type(1) != ffi::SQLITE_NULL {
+        a.bytes(1) as u64
+    } else {
+        4
+    };
+    let text: Vec<u8> = if a.value_type(0) == ffi::SQLITE_BLOB {
+        // JSONB: measured as the text SQLite's json() makes of it (within the length limit).
+        let mut text = None;
+        side_step(a, SideSql::Json, &[Bind::Value(a.value(0))], |v| {
+            // SAFETY: the side statement's current row's value, copied here.
+            text = Some(unsafe {
+                let p = ffi::sqlite3_value_text(v);
+                let n = ffi::sqlite3_value_bytes(v) as usize;
+                if p.is_null() {
+                    Vec::new()
+                } else {
+                    std::slice::from_raw_parts(p, n).to_vec()
+                }
+            });
+        });
+        match text {
+            Some(t) => t,
+            // json() failed: its error is the call's.
+            None => return Ok(()),
+        }
+    } else {
+        a.text(0).unwrap_or_default().to_vec()
+    };
+    let bound = pretty_bound(&text, indent);
+    if sandbox::active() && sandbox::inline() && bound > INLINE_PRETTY_BYTES {
+        sandbox::stop_inline();
+        return Err(Stop);
+    }
+    if bound > a.limit(ffi::SQLITE_LIMIT_LENGTH) as u64 {
+        a.too_big();
+        return Ok(());
+    }
+    if a.argc == 2 {
+        on_side(
+            a,
+            SideSql::JsonPrettyIndent,
+            &[Bind::Text(&text), Bind::Value(a.value(1))],
+        );
+    } else {
+        on_side(a, SideSql::JsonPretty, &[Bind::Text(&text)]);
+    }
     Ok(())
 }
 
 entry!(x_like, like);
 entry!(x_json_patch, json_patch);
+entry!(x_json_pretty, json_pretty);
 entry!(x_instr, instr);
 entry!(x_replace, replace);
 entry!(x_trim, trim);
@@ -884,7 +1045,7 @@ static TRIM_RIGHT: u8 = 2;
 pub(crate) fn install(conn: &Connection) -> rusqlite::Result<()> {
     type XFunc =
         unsafe extern "C" fn(*mut ffi::sqlite3_context, c_int, *mut *mut ffi::sqlite3_value);
-    let defs: [(&CStr, c_int, XFunc, *const c_void); 10] = [
+    let defs: [(&CStr, c_int, XFunc, *const c_void); 12] = [
         (
             c"glob",
             2,
@@ -921,6 +1082,8 @@ pub(crate) fn install(conn: &Connection) -> rusqlite::Result<()> {
             x_json_patch,
             (&JSONB as *const u8).cast(),
         ),
+        (c"json_pretty", 1, x_json_pretty, std::ptr::null()),
+        (c"json_pretty", 2, x_json_pretty, std::ptr::null()),
     ];
     for (name, n_arg, f, data) in defs {
         // As the built-ins: deterministic, and innocuous (usable in views, triggers, indexes);
@@ -1123,6 +1286,11 @@ mod tests {
             r#"SELECT hex(jsonb_patch('{"a":1}', jsonb('{"a":[2]}'))), json_patch('[1]', 2)"#,
             r#"SELECT json_patch('{"a":1', '{}')"#,
             r#"SELECT json_patch('{"a":{"b":1}}', '{"a":{"b":null},"c":null}') -> '$.a'"#,
+            // json_pretty is SQLite's own once its output is known to fit.
+            r#"SELECT json_pretty('{"a":[1,{"b":"x]\"["}],"c":{},"d":[]}'), json_pretty(' [ 1 , 2 ] ', '')"#,
+            r#"SELECT json_array(json_pretty('[1]')), json_pretty(jsonb('{"k":[true,null]}'), char(9))"#,
+            r#"SELECT json_pretty(NULL), json_pretty(1.5), json_pretty('"s"'), json_pretty('[1', ' ')"#,
+            r#"SELECT json_pretty(x'00'), json_pretty('[1]', NULL)"#,
         ] {
             assert_eq!(run(&ours, sql, &[]), run(&sqlite, sql, &[]), "{sql}");
         }

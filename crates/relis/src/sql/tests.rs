@@ -1316,3 +1316,40 @@ fn names_with_multi_byte_characters_are_checked_like_others() {
         vec![vec![SqlValue::Integer(1)]]
     );
 }
+
+/// `json_pretty` indents every value by its depth: 90 KB of nested arrays became 144 MB in
+/// one call (and 2 GB for a little more), whatever `sql-max-result-bytes` said, because SQLite
+/// checks the length only when the text is done. The output's size is bounded from the input
+/// before it is built; what fits is SQLite's own.
+#[test]
+fn json_pretty_is_bounded() {
+    let db = Db::open_in_memory().unwrap();
+    // SQLite allows 1,000 levels: 500 arrays nested 998 deep in one array, 1 MB that
+    // SQLite's own json_pretty turns into 2 GB before it sees the length limit.
+    let group = format!("{}{}", "[".repeat(998), "]".repeat(998));
+    let deep = format!("[{}]", vec![group; 500].join(","));
+    let started = std::time::Instant::now();
+    match db.sql_query("SELECT length(json_pretty(?1))", vec![SqlValue::text(deep)]) {
+        Err(SqlError::TooLong(_)) | Err(SqlError::TooManyBytes(_)) => {}
+        other => panic!("{other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(1));
+    let one = |sql: &str| db.sql_query(sql, ()).unwrap().rows.remove(0).remove(0);
+    assert_eq!(
+        one(r#"SELECT json_pretty('{"a":[1,{"b":"x]["}],"c":{}}')"#),
+        t("{\n    \"a\": [\n        1,\n        {\n            \"b\": \"x][\"\n        }\n    ],\n    \"c\": {}\n}")
+    );
+    assert_eq!(
+        one("SELECT json_pretty('[1,2]', '  ')"),
+        t("[\n  1,\n  2\n]")
+    );
+    assert_eq!(one("SELECT json_pretty(jsonb('[1]'))"), t("[\n    1\n]"));
+    assert_eq!(one("SELECT json_pretty(NULL)"), SqlValue::Null);
+    assert!(db.sql_query("SELECT json_pretty('[1,')", ()).is_err());
+    // A flat document of several megabytes is fine.
+    let flat = format!("[{}1]", "1,".repeat(1_000_000));
+    let out = db
+        .sql_query("SELECT length(json_pretty(?1))", vec![SqlValue::text(flat)])
+        .unwrap();
+    assert_eq!(out.rows[0][0], SqlValue::Integer(7_000_009));
+}
