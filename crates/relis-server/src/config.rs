@@ -57,6 +57,9 @@ pub struct Config {
     /// Most bytes a SQL result may hold, and the longest string or blob user SQL may make or
     /// read; a larger one is refused (0 = no limit).
     pub sql_max_result_bytes: usize,
+    /// Most working memory (SQLite's allocations, not its page cache) one user SQL statement
+    /// may use; past it the statement fails (0 = no limit).
+    pub sql_max_memory: usize,
     /// Most named SQL databases (SQL.DB CREATE, REDISQL.CREATE_DB) open at once: each has its
     /// own threads and file. Creating one more is refused; those recorded are all reopened at
     /// start-up even when they are more (0 = no limit).
@@ -117,6 +120,7 @@ impl Default for Config {
             sql_time_limit: 5000,
             sql_max_result_rows: 1_000_000,
             sql_max_result_bytes: relis::DEFAULT_MAX_RESULT_BYTES,
+            sql_max_memory: relis::DEFAULT_MAX_MEMORY,
             sql_max_databases: 16,
             lua_memory_limit: 1 << 30,
             protected_mode: true,
@@ -547,6 +551,12 @@ pub const PARAMS: &[Param] = &[
         set: |c, v| memory(v).map(|n| c.sql_max_result_bytes = n),
     },
     Param {
+        name: "sql-max-memory",
+        mutable: true,
+        get: |c| c.sql_max_memory.to_string(),
+        set: |c, v| memory(v).map(|n| c.sql_max_memory = n),
+    },
+    Param {
         name: "sql-max-databases",
         mutable: true,
         get: |c| c.sql_max_databases.to_string(),
@@ -704,6 +714,7 @@ impl Config {
                 .then(|| std::time::Duration::from_millis(self.sql_time_limit)),
             max_rows: (self.sql_max_result_rows > 0).then_some(self.sql_max_result_rows),
             max_bytes: (self.sql_max_result_bytes > 0).then_some(self.sql_max_result_bytes),
+            max_memory: (self.sql_max_memory > 0).then_some(self.sql_max_memory),
         }
     }
 
@@ -1019,6 +1030,10 @@ mod tests {
             e("lua-memory-limit", "lots"),
             "argument must be a memory value"
         );
+        assert_eq!(
+            e("sql-max-memory", "lots"),
+            "argument must be a memory value"
+        );
         c.set("lua-memory-limit", "256mb").unwrap();
         assert_eq!(c.get("lua-memory-limit").as_deref(), Some("268435456"));
         c.set("lua-memory-limit", "0").unwrap();
@@ -1029,6 +1044,11 @@ mod tests {
         assert_eq!(c.sql_limits().max_bytes, Some(1 << 20));
         c.set("sql-max-result-bytes", "0").unwrap();
         assert_eq!(c.sql_limits().max_bytes, None);
+        assert_eq!(c.get("sql-max-memory").as_deref(), Some("268435456"));
+        c.set("sql-max-memory", "32mb").unwrap();
+        assert_eq!(c.sql_limits().max_memory, Some(32 << 20));
+        c.set("sql-max-memory", "0").unwrap();
+        assert_eq!(c.sql_limits().max_memory, None);
         c.set("appendonly", "YES").unwrap();
         c.set("sql-max-databases", "64").unwrap();
         assert_eq!(c.sql_max_databases, 64);

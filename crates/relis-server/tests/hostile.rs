@@ -389,3 +389,28 @@ async fn sigterm_ends_the_server_while_long_work_runs() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// One SQL statement's working memory is bounded by `sql-max-memory`: 20 rows of 10 MB
+/// sorted (on the writer, where temporary data stays in memory, and on a reader) fail cleanly,
+/// and the server goes on serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sql_statement_cannot_take_all_memory_through_a_sort() {
+    const TOO_MUCH: &str = "ERR statement needs more than 33554432 bytes of memory (sql-max-memory): its changes were rolled back";
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "sql-max-memory", "32mb"]).await,
+        ok()
+    );
+    let sorted = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20) \
+                  SELECT length(b) FROM (SELECT zeroblob(10000000) AS b, i FROM n ORDER BY random()) LIMIT 1";
+    assert_eq!(c.cmd(&["SQL.QUERY", sorted]).await, err(TOO_MUCH));
+    assert_eq!(c.cmd(&["SQL.EXEC", sorted]).await, err(TOO_MUCH));
+    assert_eq!(c.cmd(&["SET", "k", "v"]).await, ok());
+    assert_eq!(c.cmd(&["GET", "k"]).await, bulk("v"));
+    assert_eq!(c.cmd(&["CONFIG", "SET", "sql-max-memory", "0"]).await, ok());
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", sorted]).await,
+        arr(vec![arr(vec![int(10_000_000)])])
+    );
+}

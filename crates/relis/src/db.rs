@@ -676,12 +676,14 @@ impl Db {
 
 /// Process-wide SQLite settings, applied once before the first connection opens. Memory
 /// statistics make every allocation take a global mutex; Relis never reads them. The page
-/// cache is the default one without its full scans at commits (`pcache.rs`). (If the host
+/// cache is the default one without its full scans at commits (`pcache.rs`); the allocator is
+/// the default one, counting user SQL's working memory (`sql/memory.rs`). (If the host
 /// program already used SQLite, the calls are refused and nothing changes.)
 fn configure_sqlite() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         crate::pcache::install();
+        crate::sql::memory::install();
         // SAFETY: sqlite3_config is called before any connection is opened by Relis; SQLite
         // itself rejects the call (SQLITE_MISUSE) if the library is already initialised.
         unsafe {

@@ -56,7 +56,7 @@ pub use sort::{SortOptions, Sorted};
 pub use sql::{
     ColumnInfo, FromHashReport, KeyTemplate, MorphOptions, Params, PrepareMode, SqlConn, SqlDb,
     SqlDbOptions, SqlError, SqlLimits, SqlOutput, SqlValue, StatementInfo, StatementKind,
-    TableInfo, DEFAULT_MAX_RESULT_BYTES,
+    TableInfo, DEFAULT_MAX_MEMORY, DEFAULT_MAX_RESULT_BYTES,
 };
 pub use store::{KeyMeta, KeyType, Reader, Writer};
 pub use strings::{

@@ -13,7 +13,8 @@
 //! This module installs, process-wide, a cache that is the default one plus that knowledge:
 //! it remembers the highest page number fetched since the last truncation and the pages moved
 //! to numbers past it, and skips a truncation that has nothing to drop. Everything else is the
-//! default cache's own code.
+//! default cache's own code. What the cache allocates and frees is not counted against user
+//! SQL's working-memory budget (`sql/memory.rs`).
 
 use rusqlite::ffi::{
     sqlite3_config, sqlite3_pcache, sqlite3_pcache_methods2, sqlite3_pcache_page,
@@ -22,6 +23,10 @@ use rusqlite::ffi::{
 use std::ffi::{c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
+
+/// The page cache's memory is bounded by each connection's cache size: not user SQL's working
+/// memory (see `sql/memory.rs`).
+use crate::sql::memory::exempt;
 
 /// The default cache's methods.
 struct Inner(sqlite3_pcache_methods2);
@@ -93,7 +98,8 @@ unsafe extern "C" fn create(
     purgeable: c_int,
 ) -> *mut sqlite3_pcache {
     // SAFETY: the default cache's method, with SQLite's arguments.
-    let inner = unsafe { inner().xCreate.expect("xCreate")(sz_page, sz_extra, purgeable) };
+    let inner =
+        exempt(|| unsafe { inner().xCreate.expect("xCreate")(sz_page, sz_extra, purgeable) });
     if inner.is_null() {
         return std::ptr::null_mut();
     }
@@ -107,7 +113,7 @@ unsafe extern "C" fn create(
 
 unsafe extern "C" fn cachesize(p: *mut sqlite3_pcache, n: c_int) {
     // SAFETY: see `cache`; the default cache's method on its own cache.
-    unsafe { inner().xCachesize.expect("xCachesize")(cache(p).inner, n) }
+    exempt(|| unsafe { inner().xCachesize.expect("xCachesize")(cache(p).inner, n) })
 }
 
 unsafe extern "C" fn pagecount(p: *mut sqlite3_pcache) -> c_int {
@@ -122,7 +128,7 @@ unsafe extern "C" fn fetch(
 ) -> *mut sqlite3_pcache_page {
     // SAFETY: as in `cachesize`.
     let c = unsafe { cache(p) };
-    let page = unsafe { inner().xFetch.expect("xFetch")(c.inner, key, create) };
+    let page = exempt(|| unsafe { inner().xFetch.expect("xFetch")(c.inner, key, create) });
     if !page.is_null() && key > c.max_fetched {
         c.max_fetched = key;
     }
@@ -135,7 +141,7 @@ unsafe extern "C" fn unpin(p: *mut sqlite3_pcache, page: *mut sqlite3_pcache_pag
     if discard != 0 && !c.moved.is_empty() {
         c.moved.retain(|&(m, _)| m != page);
     }
-    unsafe { inner().xUnpin.expect("xUnpin")(c.inner, page, discard) }
+    exempt(|| unsafe { inner().xUnpin.expect("xUnpin")(c.inner, page, discard) })
 }
 
 unsafe extern "C" fn rekey(
@@ -165,7 +171,7 @@ unsafe extern "C" fn truncate(p: *mut sqlite3_pcache, limit: c_uint) {
         SKIPPED.fetch_add(1, Ordering::Relaxed);
     } else {
         PASSED.fetch_add(1, Ordering::Relaxed);
-        unsafe { inner().xTruncate.expect("xTruncate")(c.inner, limit) };
+        exempt(|| unsafe { inner().xTruncate.expect("xTruncate")(c.inner, limit) });
         c.max_fetched = c.max_fetched.min(limit.saturating_sub(1));
     }
     c.limit = limit;
@@ -175,12 +181,12 @@ unsafe extern "C" fn truncate(p: *mut sqlite3_pcache, limit: c_uint) {
 unsafe extern "C" fn destroy(p: *mut sqlite3_pcache) {
     // SAFETY: made by `create`; SQLite destroys a cache once, and uses it no more.
     let c = unsafe { Box::from_raw(p as *mut Cache) };
-    unsafe { inner().xDestroy.expect("xDestroy")(c.inner) }
+    exempt(|| unsafe { inner().xDestroy.expect("xDestroy")(c.inner) })
 }
 
 unsafe extern "C" fn shrink(p: *mut sqlite3_pcache) {
     // SAFETY: as in `cachesize`.
-    unsafe { inner().xShrink.expect("xShrink")(cache(p).inner) }
+    exempt(|| unsafe { inner().xShrink.expect("xShrink")(cache(p).inner) })
 }
 
 /// Installs the cache; call before SQLite is initialised (the first connection opens). Does

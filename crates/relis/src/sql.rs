@@ -31,6 +31,7 @@
 
 mod access;
 mod builtins;
+pub(crate) mod memory;
 pub mod morph;
 mod named;
 pub(crate) mod sandbox;
@@ -238,18 +239,26 @@ pub struct SqlLimits {
     /// user SQL makes or reads may be longer either (SQLite's SQLITE_LIMIT_LENGTH, lowered
     /// while user SQL runs).
     pub max_bytes: Option<usize>,
+    /// A statement whose own working memory (SQLite's allocations while it runs: sorts,
+    /// temporary b-trees, values being built; not the page cache) would grow past this many
+    /// bytes fails with [`SqlError::TooMuchMemory`].
+    pub max_memory: Option<usize>,
 }
 
 /// The default of [`SqlLimits::max_bytes`]: 64 MiB.
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 64 << 20;
 
+/// The default of [`SqlLimits::max_memory`]: 256 MiB.
+pub const DEFAULT_MAX_MEMORY: usize = 256 << 20;
+
 impl Default for SqlLimits {
-    /// 5 seconds, any number of rows, 64 MiB.
+    /// 5 seconds, any number of rows, 64 MiB of result, 256 MiB of working memory.
     fn default() -> Self {
         SqlLimits {
             time_limit: Some(Duration::from_millis(5000)),
             max_rows: None,
             max_bytes: Some(DEFAULT_MAX_RESULT_BYTES),
+            max_memory: Some(DEFAULT_MAX_MEMORY),
         }
     }
 }
@@ -321,6 +330,8 @@ pub enum SqlError {
     TooManyBytes(usize),
     /// A string or blob would be longer than the limit (bytes).
     TooLong(usize),
+    /// The statement needed more working memory than the limit (bytes).
+    TooMuchMemory(usize),
     /// The statement would write where only reads are allowed.
     NotReadOnly,
     /// The number of parameters does not match the statement.
@@ -369,6 +380,10 @@ impl fmt::Display for SqlError {
             SqlError::TooLong(n) => write!(
                 f,
                 "string or blob longer than {n} bytes (sql-max-result-bytes)"
+            ),
+            SqlError::TooMuchMemory(n) => write!(
+                f,
+                "statement needs more than {n} bytes of memory (sql-max-memory): its changes were rolled back"
             ),
             SqlError::NotReadOnly => {
                 f.write_str("statement would write: only reads are allowed here")
@@ -426,6 +441,9 @@ fn user_error(e: rusqlite::Error, limits: &SqlLimits) -> SqlError {
         return SqlError::TimedOut(limits.time_limit.map_or(0, |d| d.as_millis() as u64));
     }
     match e.sqlite_error_code() {
+        Some(C::OutOfMemory) if memory::exceeded() => {
+            return SqlError::TooMuchMemory(limits.max_memory.unwrap_or_default())
+        }
         // An inline read's values are kept short (sandbox::INLINE_LENGTH): a reader has room.
         Some(C::TooBig) if sandbox::inline() => return SqlError::Deferred,
         Some(C::TooBig) if limits.max_bytes.is_some() => {

@@ -169,6 +169,8 @@ pub(crate) struct Sandbox<'c> {
     timed: bool,
     /// SQLITE_LIMIT_LENGTH as it was before, restored on drop.
     length: Option<i32>,
+    /// The working-memory budget (`sql/memory.rs`), ended on drop.
+    _memory: super::memory::Scope,
 }
 
 /// Sets one of SQLite's per-connection limits; returns the old value.
@@ -224,6 +226,7 @@ impl<'c> Sandbox<'c> {
             conn,
             timed,
             length,
+            _memory: super::memory::budget(limits.max_memory),
         }
     }
 }

@@ -285,6 +285,7 @@ fn a_runaway_statement_is_interrupted_and_rolled_back() {
         time_limit: Some(Duration::from_millis(100)),
         max_rows: None,
         max_bytes: None,
+        max_memory: None,
     };
     let started = std::time::Instant::now();
     let r = db.sql_write(move |c| {
@@ -333,6 +334,7 @@ fn oversized_results_are_refused() {
         time_limit: None,
         max_rows: Some(10),
         max_bytes: None,
+        max_memory: None,
     };
     let r = db.sql_read(move |c| {
         c.query(
