@@ -251,23 +251,6 @@ impl Client {
                 }
             }
         }
-        // A script past busy-reply-threshold holds the writer: Redis answers BUSY to all but
-        // a few commands (those flagged `allow_busy`) until it ends or is killed.
-        if let Some(busy) = self.server.scripting.run.busy_error() {
-            let nosave = argv
-                .iter()
-                .skip(1)
-                .any(|a| a.eq_ignore_ascii_case(b"nosave"));
-            if !crate::script::ALLOW_BUSY.contains(&spec.name) || spec.name == "shutdown" && !nosave
-            {
-                self.flag_multi();
-                return Step::Reply(CmdError::text(busy).to_frame());
-            }
-            if spec.name == "shutdown" {
-                // SHUTDOWN NOSAVE stops the script the hard way: nothing it wrote is kept.
-                self.server.scripting.run.abort();
-            }
-        }
         // Subcommand arity counts the parent's name too, as in Redis.
         if !spec.arity_ok(argv.len()) {
             self.reject(idx);
@@ -316,6 +299,26 @@ impl Client {
                 spec.name
             ));
             return self.rejected(spec, e);
+        }
+        // A script past busy-reply-threshold holds the writer: Redis answers BUSY to all but
+        // a few commands (those flagged `allow_busy`) until it ends or is killed. Like Redis,
+        // after the arity, auth, ACL and subscribed-context checks, and as a rejection (EXEC
+        // aborts the transaction, a queued command flags it).
+        if let Some(busy) = self.server.scripting.run.busy_error() {
+            let nosave = argv
+                .iter()
+                .skip(1)
+                .any(|a| a.eq_ignore_ascii_case(b"nosave"));
+            if !crate::script::ALLOW_BUSY.contains(&spec.name) || spec.name == "shutdown" && !nosave
+            {
+                self.reject(idx);
+                self.flag_multi();
+                return self.rejected(spec, CmdError::text(busy));
+            }
+            if spec.name == "shutdown" {
+                // SHUTDOWN NOSAVE stops the script the hard way: nothing it wrote is kept.
+                self.server.scripting.run.abort();
+            }
         }
         if let Some(m) = &mut self.multi {
             if !matches!(

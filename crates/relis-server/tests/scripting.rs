@@ -1374,3 +1374,45 @@ async fn no_script_setting_outlives_its_script() {
         "$5\r\n[[1]]\r\n"
     );
 }
+
+/// A command refused because a script is busy is refused like any other rejected command:
+/// EXEC discards the transaction with EXECABORT (the client leaves MULTI), and a command refused
+/// while queuing flags the transaction, as redis-server 7.0.15 does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_during_a_busy_script_aborts_the_transaction() {
+    const BUSY: &str =
+        "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+    let s = start().await;
+    let mut c = s.raw().await;
+    let mut admin = s.raw().await;
+    raw(&mut c, &["CONFIG", "SET", "busy-reply-threshold", "50"]).await;
+    let spin = "local i = 0 while true do i = i + 1 end";
+    let addr = s.addr;
+    let runaway = |addr| {
+        tokio::spawn(async move {
+            let mut r = Raw::connect(addr).await;
+            raw(&mut r, &["EVAL", spin, "0"]).await
+        })
+    };
+
+    assert_eq!(raw(&mut c, &["MULTI"]).await, "+OK\r\n");
+    assert_eq!(raw(&mut c, &["INCR", "x"]).await, "+QUEUED\r\n");
+    let script = runaway(addr);
+    until_busy(&mut admin).await;
+    assert_eq!(
+        raw(&mut c, &["EXEC"]).await,
+        format!("-EXECABORT Transaction discarded because of: {BUSY}\r\n")
+    );
+    // Out of MULTI: the next command is refused as busy, not queued.
+    assert_eq!(raw(&mut c, &["PING"]).await, format!("-{BUSY}\r\n"));
+    // MULTI is allowed while busy; a refused command flags the transaction.
+    assert_eq!(raw(&mut c, &["MULTI"]).await, "+OK\r\n");
+    assert_eq!(raw(&mut c, &["INCR", "x"]).await, format!("-{BUSY}\r\n"));
+    assert_eq!(raw(&mut admin, &["SCRIPT", "KILL"]).await, "+OK\r\n");
+    script.await.unwrap();
+    assert_eq!(
+        raw(&mut c, &["EXEC"]).await,
+        "-EXECABORT Transaction discarded because of previous errors.\r\n"
+    );
+    assert_eq!(raw(&mut c, &["GET", "x"]).await, "$-1\r\n");
+}
