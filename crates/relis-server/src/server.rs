@@ -50,8 +50,14 @@ pub struct Stats {
 /// SCAN cursors: Redis cursors are integers, Relis scans in key order, so a cursor number names
 /// the key a scan stopped at. Bounded: the oldest cursors are forgotten first (a forgotten
 /// cursor restarts its scan, which SCAN's guarantees allow: keys may be returned twice).
-#[derive(Debug, Default)]
+///
+/// Numbers count up from a base drawn at start-up between 2^40 and 2^48: every cursor stays
+/// exact as a double (below 2^53, so JavaScript clients send back what they got), and a cursor
+/// kept across a restart names nothing (it restarts its scan) instead of another scan's key,
+/// which could skip keys.
+#[derive(Debug)]
 pub struct Cursors {
+    base: u64,
     next: u64,
     map: BTreeMap<u64, (u32, bytes::Bytes)>,
     order: VecDeque<u64>,
@@ -61,12 +67,30 @@ pub struct Cursors {
 
 const MAX_CURSORS: usize = 100_000;
 
+/// The largest cursor a double holds exactly.
+const MAX_CURSOR: u64 = (1 << 53) - 1;
+
+impl Default for Cursors {
+    fn default() -> Cursors {
+        Cursors {
+            base: rand::random_range(1u64 << 40..1 << 48),
+            next: 0,
+            map: BTreeMap::new(),
+            order: VecDeque::new(),
+            keyed: BTreeMap::new(),
+        }
+    }
+}
+
 impl Cursors {
     /// Remembers where a scan of `db` stopped; returns the cursor number to give the client.
     pub fn save(&mut self, db: u32, after: bytes::Bytes) -> u64 {
-        self.next = self.next.wrapping_add(1).max(1);
-        // Cursor numbers look random-ish and never 0 (0 means "start" and "done").
-        let id = self.next.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 1 | 1;
+        self.next += 1;
+        if self.base + self.next > MAX_CURSOR {
+            // Never reached in practice (2^52 pages); numbers start over, still never 0.
+            self.next = 1;
+        }
+        let id = self.base + self.next;
         self.map.insert(id, (db, after));
         self.order.push_back(id);
         while self.order.len() > MAX_CURSORS {

@@ -977,3 +977,52 @@ async fn object_under_an_lfu_policy() {
     assert_eq!(c.cmd(&["OBJECT", "FREQ", "nokey"]).await, Frame::Null);
     assert_eq!(c.cmd(&["OBJECT", "IDLETIME", "nokey"]).await, Frame::Null);
 }
+
+/// Every cursor SCAN, HSCAN, SSCAN and ZSCAN hand out is below 2^53, so a client that keeps it
+/// as a JavaScript number (node-redis 4) sends back the same cursor, and its iteration ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scan_cursors_survive_a_javascript_number() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    // More than Redis keeps as a listpack or intset, so every scan pages.
+    for i in 0..600 {
+        let m = format!("m{i}");
+        c.cmd(&["SET", &format!("k{i}"), "v"]).await;
+        c.cmd(&["HSET", "h", &m, "v"]).await;
+        c.cmd(&["SADD", "s", &m]).await;
+        c.cmd(&["ZADD", "z", &i.to_string(), &m]).await;
+    }
+    for (cmd, key) in [
+        ("SCAN", None),
+        ("HSCAN", Some("h")),
+        ("SSCAN", Some("s")),
+        ("ZSCAN", Some("z")),
+    ] {
+        let mut cursor = "0".to_string();
+        let (mut calls, mut seen) = (0, BTreeSet::new());
+        loop {
+            let mut line = vec![cmd];
+            line.extend(key);
+            line.extend([cursor.as_str(), "COUNT", "10"]);
+            let Frame::Array(mut reply) = c.cmd(&line).await else {
+                panic!("{cmd} replies with an array")
+            };
+            let page = sorted(reply.pop().unwrap());
+            seen.extend(page.into_iter().filter(|e| e.starts_with(['k', 'm'])));
+            let Some(Frame::Bulk(next)) = reply.pop() else {
+                panic!("the cursor is a bulk")
+            };
+            let n: u64 = std::str::from_utf8(&next).unwrap().parse().unwrap();
+            assert!(n < 1 << 53, "{cmd} cursor {n} is not exact as a double");
+            // What a JavaScript client sends back.
+            cursor = format!("{}", n as f64 as u64);
+            calls += 1;
+            if n == 0 {
+                break;
+            }
+            assert!(calls < 1000, "{cmd} never ends");
+        }
+        assert!(calls > 2, "{cmd} pages");
+        assert_eq!(seen.len(), 600, "{cmd} returns every element");
+    }
+}

@@ -3,7 +3,7 @@
 //!
 //! Relis walks keys in key (byte) order, so a scan returns every key that exists for its whole
 //! duration exactly once. Cursors stay Redis-shaped (unsigned integers, `0` to start and `0`
-//! when done): the server maps each cursor it hands out to the key the page stopped after
+//! when done, all below 2^53 so JavaScript clients keep them exact): the server maps each cursor it hands out to the key the page stopped after
 //! (`Shared::cursors`). A cursor it does not know (never issued, forgotten, or from another
 //! database) restarts the scan, which SCAN's guarantees allow. COUNT bounds the keys examined,
 //! before MATCH and TYPE filter them, as in Redis; a page may therefore be empty while the scan
