@@ -162,6 +162,8 @@ pub struct Shared {
     pub errors: Mutex<BTreeMap<String, u64>>,
     /// SAVE / BGSAVE bookkeeping (INFO persistence).
     pub save: crate::cmd::server::save::SaveState,
+    /// The resident set when the server had started (MEMORY STATS `startup.allocated`).
+    pub startup_memory: u64,
     /// Instantaneous rates and peak memory (INFO stats, memory).
     pub sampler: crate::cmd::server::info::Sampler,
     /// Clients blocked on keys.
@@ -232,6 +234,7 @@ impl Shared {
                 .collect(),
             errors: Mutex::new(BTreeMap::new()),
             save: Default::default(),
+            startup_memory: crate::cmd::server::info::rss_bytes(),
             sampler: Default::default(),
             blocking: Default::default(),
             sql,

@@ -278,6 +278,12 @@ impl Scripting {
         )
     }
 
+    /// The bytes of the loaded function libraries' code (MEMORY STATS `functions.caches`).
+    pub fn functions_memory(&self) -> u64 {
+        let libs = self.functions.libraries.lock();
+        libs.values().map(|l| l.code.len() as u64).sum()
+    }
+
     /// SCRIPT FLUSH: forgets every cached script.
     pub fn flush(&self) {
         self.scripts.lock().clear();

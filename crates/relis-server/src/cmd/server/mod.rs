@@ -1,8 +1,9 @@
-//! The server family: INFO, COMMAND, CONFIG, TIME, LASTSAVE, SAVE, BGSAVE, SHUTDOWN.
+//! The server family: INFO, COMMAND, CONFIG, MEMORY, TIME, LASTSAVE, SAVE, BGSAVE, SHUTDOWN.
 
 pub mod command;
 pub mod config;
 pub mod info;
+pub mod memory;
 pub mod save;
 pub mod shutdown;
 pub mod time;
@@ -16,6 +17,7 @@ pub static SPECS: &[Spec] = &[
     info::SPEC,
     command::SPEC,
     config::SPEC,
+    memory::SPEC,
     time::SPEC_TIME,
     time::SPEC_LASTSAVE,
     save::SPEC_SAVE,
