@@ -129,6 +129,33 @@ impl Cursors {
     }
 }
 
+/// When TOUCH last touched keys (unix ms), for OBJECT IDLETIME: the file records only a key's
+/// last write, and writing a row for a read-only command would cost a commit. Kept in memory,
+/// bounded (when full it starts over: idle times fall back to the last write).
+#[derive(Debug, Default)]
+pub struct Touched {
+    map: Mutex<rustc_hash::FxHashMap<(u32, bytes::Bytes), i64>>,
+}
+
+/// Most keys [`Touched`] remembers.
+const MAX_TOUCHED: usize = 100_000;
+
+impl Touched {
+    /// Records that `key` of `db` was touched at `now_ms`.
+    pub fn touch(&self, db: u32, key: &bytes::Bytes, now_ms: i64) {
+        let mut map = self.map.lock();
+        if map.len() >= MAX_TOUCHED && !map.contains_key(&(db, key.clone())) {
+            map.clear();
+        }
+        map.insert((db, key.clone()), now_ms);
+    }
+
+    /// When `key` of `db` was last touched, if it was.
+    pub fn last(&self, db: u32, key: &bytes::Bytes) -> Option<i64> {
+        self.map.lock().get(&(db, key.clone())).copied()
+    }
+}
+
 /// Everything connections share.
 pub struct Shared {
     /// The engine.
@@ -154,6 +181,8 @@ pub struct Shared {
     pub last_bgsave_ok: std::sync::atomic::AtomicBool,
     /// SCAN cursors.
     pub cursors: Mutex<Cursors>,
+    /// TOUCH's access times (OBJECT IDLETIME).
+    pub touched: Touched,
     /// The address the server listens on.
     pub addr: SocketAddr,
     /// A random 40-hex-digit id of this run (INFO run_id).
@@ -228,6 +257,7 @@ impl Shared {
             lastsave: AtomicI64::new(now),
             last_bgsave_ok: std::sync::atomic::AtomicBool::new(true),
             cursors: Mutex::new(Cursors::default()),
+            touched: Touched::default(),
             addr,
             run_id: (0..40)
                 .map(|_| char::from_digit(rand::random_range(0..16u32), 16).unwrap_or('0'))

@@ -1026,3 +1026,22 @@ async fn scan_cursors_survive_a_javascript_number() {
         assert_eq!(seen.len(), 600, "{cmd} returns every element");
     }
 }
+
+/// TOUCH refreshes a key's access time: OBJECT IDLETIME starts again from 0, as in Redis.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn touch_resets_the_idle_time() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    c.cmd(&["SET", "k", "v"]).await;
+    c.cmd(&["SET", "other", "v"]).await;
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    assert_eq!(c.cmd(&["OBJECT", "IDLETIME", "k"]).await, int(1));
+    assert_eq!(c.cmd(&["TOUCH", "k", "nokey"]).await, int(1));
+    assert_eq!(c.cmd(&["OBJECT", "IDLETIME", "k"]).await, int(0));
+    assert_eq!(c.cmd(&["OBJECT", "IDLETIME", "other"]).await, int(1));
+    // A touch in another database is another key's.
+    c.cmd(&["SELECT", "1"]).await;
+    c.cmd(&["TOUCH", "other"]).await;
+    c.cmd(&["SELECT", "0"]).await;
+    assert_eq!(c.cmd(&["OBJECT", "IDLETIME", "other"]).await, int(1));
+}

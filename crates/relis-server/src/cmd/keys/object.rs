@@ -227,7 +227,13 @@ impl ReadCmd for Object {
         let Some(info) = info else {
             return Ok(Frame::Null);
         };
-        let idle_ms = (r.now_ms() - info.meta.mtime).max(0);
+        // The later of the last write and the last TOUCH.
+        let accessed = cx
+            .server
+            .touched
+            .last(cx.db, &self.key)
+            .map_or(info.meta.mtime, |t| t.max(info.meta.mtime));
+        let idle_ms = (r.now_ms() - accessed).max(0);
         Ok(match self.what {
             What::Encoding => Frame::Bulk(Bytes::from_static(info.encoding.as_bytes())),
             What::RefCount => {

@@ -1,8 +1,8 @@
 //! TOUCH key [key ...] — how many of the keys exist. <https://redis.io/commands/touch/>
 //!
-//! Redis also refreshes each key's access time. Relis records only the time of a key's last
-//! write (what OBJECT IDLETIME reports), and TOUCH is a read-only command, so here it only
-//! counts.
+//! Redis also refreshes each key's access time. The file records only a key's last write, so
+//! the server remembers when TOUCH touched each key (`Shared::touched`), and OBJECT IDLETIME
+//! counts from the later of the two. Other reads do not refresh it.
 
 use crate::args::Args;
 use crate::cmd::keys::count_lookups;
@@ -45,6 +45,9 @@ impl ReadCmd for Touch {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let n = r.exists(cx.db, &self.keys)?;
         count_lookups(cx, r, n, &self.keys)?;
+        for k in &self.keys {
+            cx.server.touched.touch(cx.db, k, r.now_ms());
+        }
         Ok(Frame::Integer(n))
     }
 }
