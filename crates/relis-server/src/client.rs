@@ -257,6 +257,16 @@ impl Client {
             self.flag_multi();
             return self.rejected(spec, CmdError::WrongArity(spec.name.into()));
         }
+        // DEBUG (and MODULE's loading subcommands) only when a setting allows them, as in
+        // Redis 7.0: checked before authentication.
+        if let Some((what, setting)) = protected(spec.name) {
+            if !self.protected_allowed(setting) {
+                self.reject(idx);
+                self.flag_multi();
+                let e = CmdError::err(format!("{what} command not allowed. If the {setting} option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."));
+                return self.rejected(spec, e);
+            }
+        }
         if !self.authed && !spec.has("no_auth") {
             self.reject(idx);
             self.flag_multi();
@@ -368,6 +378,16 @@ impl Client {
         Step::Reply(
             CmdError::text(format!("EXECABORT Transaction discarded because of: {msg}")).to_frame(),
         )
+    }
+
+    /// Whether the protected command guarded by `setting` may run for this client: the
+    /// setting is `yes`, or `local` and the client is on the loopback.
+    fn protected_allowed(&self, setting: &str) -> bool {
+        match self.server.config.read().get(setting).as_deref() {
+            Some("yes") => true,
+            Some("local") => self.info.addr.ip().is_loopback(),
+            _ => false,
+        }
     }
 
     fn note_command(&self, spec: &'static Spec) {
@@ -800,6 +820,18 @@ fn log_over_limit(info: &ClientInfo) {
 async fn write_flush<W: AsyncWrite + Unpin>(stream: &mut W, buf: &[u8]) -> std::io::Result<()> {
     stream.write_all(buf).await?;
     stream.flush().await
+}
+
+/// The commands Redis 7.0 flags `protected`: (the name its refusal gives, the setting that
+/// allows them).
+fn protected(name: &str) -> Option<(&'static str, &'static str)> {
+    match name {
+        "debug" => Some(("DEBUG", crate::cmd::server::debug::SETTING)),
+        "module|load" | "module|loadex" | "module|unload" => {
+            Some(("MODULE", "enable-module-command"))
+        }
+        _ => None,
+    }
 }
 
 /// Parses a checked command line with its spec.

@@ -184,6 +184,8 @@ const PASSIVE: &[(&str, &str)] = &[
     ("pidfile", ""),
     ("unixsocket", ""),
     ("cluster-enabled", "no"),
+    ("enable-debug-command", "no"),
+    ("enable-module-command", "no"),
     ("replica-read-only", "yes"),
     ("lfu-log-factor", "10"),
     ("lfu-decay-time", "1"),

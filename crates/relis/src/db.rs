@@ -187,6 +187,8 @@ pub struct Stats {
     pub expired_keys: AtomicU64,
     /// Commits that failed (their writes were reported as errors).
     pub failed_commits: AtomicU64,
+    /// Whether the background expiry sweep is stopped ([`Db::set_active_expire`]).
+    pub(crate) sweep_off: AtomicBool,
     /// Whether the WAL has outgrown [`WAL_RESTART_FRAMES`] and the writer is bringing it back to
     /// its start; [`Db::read_here`] holds no snapshot meanwhile (a held one would prevent it).
     pub(crate) wal_over_limit: AtomicBool,
@@ -591,6 +593,13 @@ impl Db {
         rx.recv().map_err(|_| Error::Closed)?.and_then(|r| r)
     }
 
+    /// Stops (`false`) or restarts (`true`) the background expiry sweep (DEBUG
+    /// SET-ACTIVE-EXPIRE): expired keys then stay in the file until something touches them,
+    /// while every read still treats them as gone.
+    pub fn set_active_expire(&self, on: bool) {
+        self.stats().sweep_off.store(!on, Ordering::Relaxed);
+    }
+
     /// Deletes up to `limit` expired keys now (the background sweep does this on its own every
     /// 100 ms; tests and tools call it to be deterministic). Returns how many it deleted.
     ///
@@ -876,7 +885,12 @@ fn writer_loop(
                 if let Err(e) = w.atomic(|w| w.empty_trash(TRASH_BATCH)) {
                     tracing::warn!("emptying the trash failed: {e}");
                 }
-                match w.atomic(|w| w.sweep(SWEEP_BATCH)) {
+                let sweep = if stats.sweep_off.load(Ordering::Relaxed) {
+                    Ok(0)
+                } else {
+                    w.atomic(|w| w.sweep(SWEEP_BATCH))
+                };
+                match sweep {
                     Ok(n) => {
                         stats.expired_keys.fetch_add(n as u64, Ordering::Relaxed);
                     }

@@ -309,12 +309,18 @@ pub fn wait_for_port(port: u16) {
 /// redis-server exits and whatever took the port answers. So the server that answers must give
 /// our child's process id, or another port is tried.
 pub fn spawn_redis(dir: &Path) -> Option<Child> {
+    spawn_redis_with(dir, &[])
+}
+
+/// [`spawn_redis`] with more `--name value` arguments (settings CONFIG SET cannot change).
+pub fn spawn_redis_with(dir: &Path, extra: &[&str]) -> Option<Child> {
     let bin = redis_server()?;
     for _ in 0..10 {
         let port = free_port();
         let mut proc = std::process::Command::new(&bin)
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .args(extra)
             .arg("--dir")
             .arg(dir)
             .stdout(std::process::Stdio::null())

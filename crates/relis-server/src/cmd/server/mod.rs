@@ -1,7 +1,8 @@
-//! The server family: INFO, COMMAND, CONFIG, MEMORY, TIME, LASTSAVE, SAVE, BGSAVE, SHUTDOWN.
+//! The server family: INFO, COMMAND, CONFIG, MEMORY, DEBUG, TIME, LASTSAVE, SAVE, BGSAVE, SHUTDOWN.
 
 pub mod command;
 pub mod config;
+pub mod debug;
 pub mod info;
 pub mod memory;
 pub mod save;
@@ -18,6 +19,7 @@ pub static SPECS: &[Spec] = &[
     command::SPEC,
     config::SPEC,
     memory::SPEC,
+    debug::SPEC,
     time::SPEC_TIME,
     time::SPEC_LASTSAVE,
     save::SPEC_SAVE,

@@ -1,0 +1,518 @@
+//! DEBUG <subcommand> [args] — debugging aids. <https://redis.io/commands/debug/>
+//!
+//! Refused unless `enable-debug-command` is `yes` (or `local`, for loopback clients), as Redis
+//! 7.0 refuses it: the check is the dispatcher's (`client.rs`), before authentication.
+//!
+//! What Relis does with each subcommand:
+//! - `SLEEP s` holds the writer for `s` seconds (every write waits, as every command waits in
+//!   Redis; reads go on on the readers). `SET-ACTIVE-EXPIRE 0|1` stops or restarts the
+//!   background expiry sweep. `POPULATE n [prefix] [size]` creates `prefix:i` = `value:i`
+//!   (padded with zero bytes or cut to `size`), skipping keys that exist.
+//! - `DIGEST` and `DIGEST-VALUE key...` compute Redis's own digest (SHA1 mixing, per type as
+//!   Redis's `xorObjectDigest`), so a Relis dataset and a Redis one holding the same data give
+//!   the same digest.
+//! - `OBJECT key`: Redis's line, where `at` is the key's stable id and `serializedlength` the
+//!   bytes the key takes in the file (MEMORY USAGE); no quicklist fields.
+//! - `ERROR text`, `LOG text`, `PROTOCOL type` (but `attrib` and `push` under RESP3) as Redis.
+//! - `SEGFAULT`, `PANIC`, `ASSERT`, `OOM` log and abort the process (the data is safe in the
+//!   file). `STRINGMATCH-TEST` runs Relis's glob matcher over random patterns, bounded.
+//! - Knobs of Redis internals Relis does not have answer OK and change nothing:
+//!   `CHANGE-REPL-ID`, `QUICKLIST-PACKED-THRESHOLD`, `SET-SKIP-CHECKSUM-VALIDATION`,
+//!   `PAUSE-CRON`, `AOF-FLUSH-SLEEP`, `REPLYBUFFER`, `SET-DISABLE-DENY-SCRIPTS`,
+//!   `DROP-CLUSTER-PACKET-FILTER`.
+//! - Reports on Redis's in-memory structures, and RELOAD, RESTART, CRASH-AND-RECOVER, LOADAOF,
+//!   LEAK, MALLCTL, REPLICATE, CLUSTERLINK, answer an error saying Relis has no such thing.
+
+use crate::args::Args;
+use crate::cmd::{Cx, Parsed, ReadCmd, Spec, WriteCmd};
+use crate::error::CmdError;
+use bytes::Bytes;
+use resp::{Frame, Protocol};
+use std::time::Duration;
+
+/// DEBUG's declaration.
+pub const SPEC: Spec = Spec {
+    name: "debug",
+    arity: -2,
+    flags: &["admin", "noscript", "loading", "stale"],
+    acl: &["admin", "slow", "dangerous"],
+    group: "server",
+    since: "1.0.0",
+    summary: "A container for debugging commands",
+    complexity: "Depends on subcommand.",
+    parse,
+    ..Spec::BASE
+};
+
+/// The setting that must allow DEBUG, as Redis names it in its refusal.
+pub const SETTING: &str = "enable-debug-command";
+
+/// Relis's DEBUG HELP (Redis's wording, for what Relis does).
+const HELP: &[&str] = &[
+    "DIGEST",
+    "    Output a hex signature representing the current DB content.",
+    "DIGEST-VALUE <key> [<key> ...]",
+    "    Output a hex signature of the values of all the specified keys.",
+    "ERROR <string>",
+    "    Return a Redis protocol error with <string> as message. Useful for clients",
+    "    unit tests to simulate Redis errors.",
+    "LOG <message>",
+    "    Write <message> to the server log.",
+    "OBJECT <key>",
+    "    Show low level info about `key` and associated value.",
+    "PANIC",
+    "    Crash the server simulating a panic.",
+    "POPULATE <count> [<prefix>] [<size>]",
+    "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+    "    it is used instead of the 'key' prefix.",
+    "PROTOCOL <type>",
+    "    Reply with a test value of the specified type. <type> can be: string,",
+    "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+    "    true, false.",
+    "SEGFAULT",
+    "    Crash the server with sigsegv.",
+    "SET-ACTIVE-EXPIRE <0|1>",
+    "    Setting it to 0 disables expiring keys in background when they are not",
+    "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+    "    default.",
+    "SLEEP <seconds>",
+    "    Stop the server for <seconds>. Decimals allowed.",
+    "STRINGMATCH-TEST",
+    "    Run a fuzz tester against the stringmatchlen() function.",
+];
+
+/// Subcommands that tune Redis internals Relis does not have: accepted, nothing to do.
+const NO_OPS: &[(&str, usize)] = &[
+    ("change-repl-id", 0),
+    ("quicklist-packed-threshold", 1),
+    ("set-skip-checksum-validation", 1),
+    ("pause-cron", 1),
+    ("aof-flush-sleep", 1),
+    ("set-disable-deny-scripts", 1),
+    ("drop-cluster-packet-filter", 1),
+];
+
+/// Subcommands about Redis's own structures or processes, which Relis does not have.
+const NOT_HERE: &[&str] = &[
+    "reload",
+    "restart",
+    "crash-and-recover",
+    "loadaof",
+    "leak",
+    "mallctl",
+    "mallctl-str",
+    "replicate",
+    "clusterlink",
+    "sdslen",
+    "listpack",
+    "quicklist",
+    "htstats",
+    "htstats-key",
+    "structsize",
+    "client-eviction",
+    "config-rewrite-force-all",
+    "replybuffer",
+];
+
+/// A DEBUG subcommand.
+#[derive(Debug, PartialEq)]
+pub enum Debug {
+    /// HELP.
+    Help,
+    /// A fixed reply (ERROR, no-ops, refusals, PROTOCOL).
+    Reply(Frame),
+    /// LOG message.
+    Log(Bytes),
+    /// PROTOCOL type: (RESP2 reply, RESP3 reply).
+    Protocol(Frame, Frame),
+    /// SLEEP: hold the writer this long.
+    Sleep(Duration),
+    /// SET-ACTIVE-EXPIRE.
+    ActiveExpire(bool),
+    /// POPULATE count prefix size.
+    Populate(u64, Bytes, Option<usize>),
+    /// DIGEST.
+    Digest,
+    /// DIGEST-VALUE keys.
+    DigestValue(Vec<Bytes>),
+    /// OBJECT key.
+    Object(Bytes),
+    /// SEGFAULT, PANIC, ASSERT, OOM.
+    Crash(&'static str),
+    /// STRINGMATCH-TEST.
+    StringMatchTest,
+}
+
+fn wrong(sub: &[u8]) -> CmdError {
+    CmdError::err(format!(
+        "unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
+        String::from_utf8_lossy(sub)
+    ))
+}
+
+/// C's `strtod` on the longest numeric prefix (0 when there is none), as Redis reads SLEEP.
+fn strtod_prefix(s: &[u8]) -> f64 {
+    let s = String::from_utf8_lossy(s);
+    let s = s.trim_start();
+    (1..=s.len())
+        .rev()
+        .filter(|&n| s.is_char_boundary(n))
+        .find_map(|n| s[..n].parse::<f64>().ok().filter(|v| v.is_finite()))
+        .unwrap_or(0.0)
+}
+
+/// C's `atoi`: an optional sign and leading digits, 0 otherwise.
+fn atoi(s: &[u8]) -> i64 {
+    let (neg, digits) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let n = digits
+        .iter()
+        .take_while(|c| c.is_ascii_digit())
+        .fold(0i64, |n, d| {
+            n.saturating_mul(10).saturating_add(i64::from(d - b'0'))
+        });
+    if neg {
+        -n
+    } else {
+        n
+    }
+}
+
+/// A positive (or zero) integer, with Redis's `getPositiveLongFromObjectOrReply` error.
+fn positive(b: &[u8]) -> Result<u64, CmdError> {
+    relis::parse_i64(b)
+        .and_then(|n| u64::try_from(n).ok())
+        .ok_or_else(|| CmdError::err("value is out of range, must be positive"))
+}
+
+fn protocol(kind: &[u8]) -> Result<Debug, CmdError> {
+    let bulk = |s: &'static str| Frame::Bulk(Bytes::from_static(s.as_bytes()));
+    let ints = || (0..3).map(Frame::Integer).collect::<Vec<_>>();
+    let same = |f: Frame| Ok(Debug::Protocol(f.clone(), f));
+    match kind.to_ascii_lowercase().as_slice() {
+        b"string" => same(bulk("Hello World")),
+        b"integer" => same(Frame::Integer(12345)),
+        // Redis's own value (not pi).
+        #[allow(clippy::approx_constant)]
+        b"double" => Ok(Debug::Protocol(bulk("3.141"), Frame::Double(3.141))),
+        b"bignum" => Ok(Debug::Protocol(
+            bulk("1234567999999999999999999999999999999"),
+            Frame::BigNumber(Bytes::from_static(b"1234567999999999999999999999999999999")),
+        )),
+        b"null" => same(Frame::Null),
+        b"array" => same(Frame::Array(ints())),
+        b"set" => Ok(Debug::Protocol(Frame::Array(ints()), Frame::Set(ints()))),
+        b"map" => Ok(Debug::Protocol(
+            Frame::Array((0..3).flat_map(|i| [Frame::Integer(i), Frame::Integer(i64::from(i == 1))]).collect()),
+            Frame::Map((0..3).map(|i| (Frame::Integer(i), Frame::Boolean(i == 1))).collect()),
+        )),
+        b"verbatim" => Ok(Debug::Protocol(
+            bulk("This is a verbatim\nstring"),
+            Frame::Verbatim {
+                format: *b"txt",
+                data: Bytes::from_static(b"This is a verbatim\nstring"),
+            },
+        )),
+        b"true" => Ok(Debug::Protocol(Frame::Integer(1), Frame::Boolean(true))),
+        b"false" => Ok(Debug::Protocol(Frame::Integer(0), Frame::Boolean(false))),
+        b"attrib" => Ok(Debug::Protocol(
+            bulk("Some real reply following the attribute"),
+            Frame::Error(Bytes::from_static(
+                b"ERR DEBUG PROTOCOL attrib is not supported by Relis under RESP3",
+            )),
+        )),
+        b"push" => Ok(Debug::Protocol(
+            Frame::Error(Bytes::from_static(b"ERR RESP2 is not supported by this command")),
+            Frame::Error(Bytes::from_static(
+                b"ERR DEBUG PROTOCOL push is not supported by Relis",
+            )),
+        )),
+        _ => Err(CmdError::err("Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")),
+    }
+}
+
+fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
+    let sub = args.next()?;
+    let rest = args.rest();
+    let lower = String::from_utf8_lossy(&sub).to_ascii_lowercase();
+    let n = rest.len();
+    let arg = |i: usize| rest[i].clone();
+    let d = match (lower.as_str(), n) {
+        ("help", 0) => Debug::Help,
+        ("error", 1) => Debug::Reply(Frame::Error(arg(0))),
+        ("log", 1) => Debug::Log(arg(0)),
+        ("protocol", 1) => protocol(&rest[0])?,
+        ("sleep", 1) => {
+            let secs = strtod_prefix(&rest[0]).max(0.0);
+            Debug::Sleep(Duration::from_secs_f64(secs.min(1e9)))
+        }
+        ("set-active-expire", 1) => Debug::ActiveExpire(atoi(&rest[0]) != 0),
+        ("populate", 1..=3) => {
+            let count = positive(&rest[0])?;
+            let prefix = if n > 1 { arg(1) } else { Bytes::from_static(b"key") };
+            let size = if n > 2 {
+                Some(usize::try_from(positive(&rest[2])?).unwrap_or(usize::MAX))
+            } else {
+                None
+            };
+            Debug::Populate(count, prefix, size)
+        }
+        ("digest", 0) => Debug::Digest,
+        ("digest-value", _) => Debug::DigestValue(rest),
+        ("object", 1) => Debug::Object(arg(0)),
+        ("segfault", 0) => Debug::Crash("SEGFAULT"),
+        ("panic", 0) => Debug::Crash("PANIC"),
+        ("assert", _) => Debug::Crash("ASSERT"),
+        ("oom", 0) => Debug::Crash("OOM"),
+        ("stringmatch-test", 0) => Debug::StringMatchTest,
+        (name, n) if NO_OPS.contains(&(name, n)) => Debug::Reply(Frame::Simple(Bytes::from_static(b"OK"))),
+        (name, _) if NOT_HERE.contains(&name) => Debug::Reply(Frame::Error(Bytes::from(format!(
+            "ERR DEBUG {} does not apply to Relis (it keeps its data in SQLite, not in Redis's structures)",
+            lower.to_ascii_uppercase()
+        )))),
+        _ => return Err(wrong(&sub)),
+    };
+    match d {
+        Debug::Sleep(_) | Debug::Populate(..) => Parsed::write(d),
+        d => Parsed::read(d),
+    }
+}
+
+/// Redis's `xorDigest`: XORs SHA1(`data`) into `digest`.
+fn xor_digest(digest: &mut [u8; 20], data: &[u8]) {
+    let hash = sha1_smol::Sha1::from(data).digest().bytes();
+    for (d, h) in digest.iter_mut().zip(hash) {
+        *d ^= h;
+    }
+}
+
+/// Redis's `mixDigest`: XORs SHA1(`data`) in, then replaces the digest by its own SHA1.
+fn mix_digest(digest: &mut [u8; 20], data: &[u8]) {
+    xor_digest(digest, data);
+    *digest = sha1_smol::Sha1::from(&digest[..]).digest().bytes();
+}
+
+/// Redis's `xorObjectDigest`: the value of `key` (and whether it expires) into `digest`.
+fn value_digest(
+    r: &relis::Reader<'_>,
+    db: u32,
+    key: &[u8],
+    meta: &relis::KeyMeta,
+    digest: &mut [u8; 20],
+) -> Result<(), CmdError> {
+    use relis::KeyType;
+    // Redis's type codes.
+    let code: u32 = match meta.kind {
+        KeyType::String => 0,
+        KeyType::List => 1,
+        KeyType::Set => 2,
+        KeyType::ZSet => 3,
+        KeyType::Hash => 4,
+    };
+    mix_digest(digest, &code.to_be_bytes());
+    match meta.kind {
+        KeyType::String => mix_digest(digest, &r.get(db, key)?.unwrap_or_default()),
+        KeyType::List => {
+            for e in r.lrange(db, key, 0, -1)?.unwrap_or_default() {
+                mix_digest(digest, &e);
+            }
+        }
+        KeyType::Set => {
+            for m in r.smembers(db, key)?.unwrap_or_default() {
+                xor_digest(digest, &m);
+            }
+        }
+        KeyType::ZSet => {
+            let all = relis::ZRange {
+                by: relis::ZRangeBy::Rank(0, -1),
+                rev: false,
+                limit: None,
+            };
+            for (m, score) in r.zrange(db, key, &all)?.unwrap_or_default() {
+                let mut e = [0u8; 20];
+                mix_digest(&mut e, &m);
+                mix_digest(&mut e, resp::format_double(score).as_bytes());
+                xor_digest(digest, &e);
+            }
+        }
+        KeyType::Hash => {
+            for (f, v) in r.hgetall(db, key)?.unwrap_or_default() {
+                let mut e = [0u8; 20];
+                mix_digest(&mut e, &f);
+                mix_digest(&mut e, &v);
+                xor_digest(digest, &e);
+            }
+        }
+    }
+    if meta.expire_at.is_some() {
+        xor_digest(digest, b"!!expire!!");
+    }
+    Ok(())
+}
+
+fn hex(d: &[u8; 20]) -> Frame {
+    Frame::Simple(Bytes::from(
+        d.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+    ))
+}
+
+/// Redis's `computeDatasetDigest`: every database, every key.
+fn dataset_digest(r: &relis::Reader<'_>) -> Result<[u8; 20], CmdError> {
+    let mut out = [0u8; 20];
+    for db in 0..r.databases() {
+        let mut after: Option<Bytes> = None;
+        let mut first = true;
+        loop {
+            let page = r.scan(db, after.as_deref(), 1000, None, None)?;
+            for key in &page.keys {
+                let Some(meta) = r.meta(db, key)? else {
+                    continue;
+                };
+                if first {
+                    // The database's index, so the same data in another database differs.
+                    mix_digest(&mut out, &db.to_be_bytes());
+                    first = false;
+                }
+                let mut d = [0u8; 20];
+                mix_digest(&mut d, key);
+                value_digest(r, db, key, &meta, &mut d)?;
+                xor_digest(&mut out, &d);
+            }
+            match page.next {
+                Some(k) => after = Some(k),
+                None => break,
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// STRINGMATCH-TEST: random patterns against random strings through Relis's glob matcher (as
+/// Redis fuzzes its `stringmatchlen`), each match bounded as client patterns are.
+fn stringmatch_test() -> Frame {
+    const ALPHABET: &[u8] = b"ab*?[]^-\\";
+    for _ in 0..10_000 {
+        let pat: Vec<u8> = (0..rand::random_range(0..32))
+            .map(|_| ALPHABET[rand::random_range(0..ALPHABET.len())])
+            .collect();
+        let text: Vec<u8> = (0..rand::random_range(0..32))
+            .map(|_| ALPHABET[rand::random_range(0..ALPHABET.len())])
+            .collect();
+        let _ = relis::glob::glob_match(&pat, &text, false);
+    }
+    Frame::Simple(Bytes::from_static(
+        b"Apparently Redis did not crash: test passed",
+    ))
+}
+
+impl ReadCmd for Debug {
+    fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        Ok(match self {
+            Debug::Help => crate::cmd::server::help("DEBUG", HELP),
+            Debug::Reply(f) => f.clone(),
+            Debug::Log(msg) => {
+                tracing::warn!("DEBUG LOG: {}", String::from_utf8_lossy(msg));
+                Frame::Simple(Bytes::from_static(b"OK"))
+            }
+            Debug::Protocol(two, three) => match cx.proto {
+                Protocol::Resp2 => two.clone(),
+                Protocol::Resp3 => three.clone(),
+            },
+            Debug::ActiveExpire(on) => {
+                cx.server.db.set_active_expire(*on);
+                Frame::Simple(Bytes::from_static(b"OK"))
+            }
+            Debug::Digest => hex(&dataset_digest(r)?),
+            Debug::DigestValue(keys) => {
+                let mut out = Vec::with_capacity(keys.len());
+                for k in keys {
+                    let mut d = [0u8; 20];
+                    if let Some(meta) = r.meta(cx.db, k)? {
+                        value_digest(r, cx.db, k, &meta, &mut d)?;
+                    }
+                    out.push(hex(&d));
+                }
+                Frame::Array(out)
+            }
+            Debug::Object(key) => {
+                let Some(info) = r.object(cx.db, key)? else {
+                    return Err(CmdError::err("no such key"));
+                };
+                let accessed = cx
+                    .server
+                    .touched
+                    .last(cx.db, key)
+                    .map_or(info.meta.mtime, |t| t.max(info.meta.mtime));
+                let size = r.memory_usage(cx.db, key, None)?.unwrap_or(0);
+                Frame::Simple(Bytes::from(format!(
+                    "Value at:0x{:x} refcount:1 encoding:{} serializedlength:{size} lru:{} lru_seconds_idle:{}",
+                    info.meta.id,
+                    info.encoding,
+                    (accessed / 1000) & ((1 << 24) - 1),
+                    (r.now_ms() - accessed).max(0) / 1000,
+                )))
+            }
+            Debug::Crash(what) => {
+                tracing::error!("DEBUG {what}: the server stops at a client's request");
+                std::process::abort();
+            }
+            Debug::StringMatchTest => stringmatch_test(),
+            Debug::Sleep(_) | Debug::Populate(..) => unreachable!("writes"),
+        })
+    }
+}
+
+impl WriteCmd for Debug {
+    fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        match self {
+            Debug::Sleep(d) => std::thread::sleep(*d),
+            Debug::Populate(count, prefix, size) => {
+                let nx = relis::SetOptions {
+                    cond: relis::SetCond::IfAbsent,
+                    ..Default::default()
+                };
+                for i in 0..*count {
+                    let mut key = prefix.to_vec();
+                    key.extend_from_slice(format!(":{i}").as_bytes());
+                    let mut value = format!("value:{i}").into_bytes();
+                    if let Some(size) = size {
+                        value.resize(*size, 0);
+                    }
+                    // NX: POPULATE leaves keys of any type alone.
+                    if w.meta(cx.db, &key)?.is_none() {
+                        w.set(cx.db, &key, &value, nx)?;
+                    }
+                }
+            }
+            _ => unreachable!("reads"),
+        }
+        Ok(Frame::Simple(Bytes::from_static(b"OK")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_number_prefixes() {
+        assert_eq!(strtod_prefix(b"0.25"), 0.25);
+        assert_eq!(strtod_prefix(b"1x"), 1.0);
+        assert_eq!(strtod_prefix(b"x"), 0.0);
+        assert_eq!(atoi(b"1"), 1);
+        assert_eq!(atoi(b"x"), 0);
+        assert_eq!(atoi(b"-2z"), -2);
+    }
+
+    #[test]
+    fn digests_mix_as_redis_does() {
+        // mixDigest of nothing from zero: SHA1 of SHA1("") (XORed into zeros).
+        let mut d = [0u8; 20];
+        mix_digest(&mut d, b"");
+        let inner = sha1_smol::Sha1::from(b"").digest().bytes();
+        assert_eq!(d, sha1_smol::Sha1::from(&inner[..]).digest().bytes());
+    }
+}
