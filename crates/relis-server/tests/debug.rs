@@ -208,3 +208,42 @@ async fn debug_sleep_holds_writes_and_set_active_expire_stops_the_sweep() {
     );
     assert!(line.ends_with(" lru_seconds_idle:0"), "{line}");
 }
+
+/// RELOAD: after a full checkpoint, the file read alone holds exactly the live keyspace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debug_reload_checks_the_file_holds_the_live_keyspace() {
+    let s = start_with(|c| c.set("enable-debug-command", "yes").unwrap()).await;
+    let mut c = s.raw().await;
+    for line in DATA {
+        c.cmd(line).await;
+    }
+    for i in 0..2000 {
+        c.cmd(&["ZADD", "big", &i.to_string(), &format!("m{i}")])
+            .await;
+    }
+    let digest = c.cmd(&["DEBUG", "DIGEST"]).await;
+    assert_eq!(c.cmd(&["DEBUG", "RELOAD"]).await, ok());
+    assert_eq!(c.cmd(&["DEBUG", "RELOAD", "NOSAVE", "MERGE"]).await, ok());
+    assert_eq!(
+        c.cmd(&["DEBUG", "RELOAD", "foo"]).await,
+        err("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")
+    );
+    assert_eq!(c.cmd(&["DEBUG", "DIGEST"]).await, digest);
+    // Writes go on after it.
+    assert_eq!(c.cmd(&["SET", "after", "1"]).await, ok());
+    assert_eq!(c.cmd(&["DEBUG", "RELOAD"]).await, ok());
+
+    let s = start_with(|c| {
+        c.set("enable-debug-command", "yes").unwrap();
+        c.dbfilename = ":memory:".into();
+    })
+    .await;
+    let mut c = s.raw().await;
+    let Frame::Error(e) = c.cmd(&["DEBUG", "RELOAD"]).await else {
+        panic!("an in-memory server has no file to reload")
+    };
+    assert!(
+        e.starts_with(b"ERR Error trying to load the RDB dump: "),
+        "{e:?}"
+    );
+}

@@ -641,6 +641,59 @@ impl Db {
         );
     }
 
+    /// DEBUG RELOAD's check: with the writer held, moves every committed write from the WAL
+    /// into the database file (a full checkpoint), then runs `f` twice at the same instant:
+    /// on the writer's connection (the live keyspace) and on a new connection that reads the
+    /// file alone, ignoring the WAL, as a restart would find it. Returns both results.
+    ///
+    /// # Errors
+    /// [`Error::Storage`] for an in-memory database (there is no file) or when the checkpoint
+    /// cannot complete (readers kept it from finishing for a second); `f`'s errors.
+    pub fn verify_file<R: Send + 'static>(
+        &self,
+        f: impl Fn(&mut Reader<'_>) -> Result<R> + Send + 'static,
+    ) -> Result<(R, R)> {
+        let Some(path) = self.shared.path.clone() else {
+            return Err(Error::Storage("an in-memory database has no file".into()));
+        };
+        let (clock, databases) = (self.shared.clock.clone(), self.shared.databases);
+        let (tx, rx) = bounded(1);
+        let job: ConnJob = Box::new(move |conn| {
+            let run = || -> Result<(R, R)> {
+                let deadline = Instant::now() + Duration::from_secs(1);
+                loop {
+                    // (busy, WAL frames, frames checkpointed): busy while a reader's snapshot
+                    // still needs the WAL.
+                    let busy: i64 =
+                        conn.query_row("PRAGMA main.wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
+                    if busy == 0 {
+                        break;
+                    }
+                    if Instant::now() > deadline {
+                        return Err(Error::Storage(
+                            "the checkpoint could not complete: readers hold the WAL".into(),
+                        ));
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                let file = Connection::open_with_flags(
+                    format!("file:{}?immutable=1", path.display()),
+                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+                )?;
+                let now = clock.now_ms();
+                let live = f(&mut Reader::new(conn, now, databases))?;
+                let stored = f(&mut Reader::new(&file, now, databases))?;
+                Ok((live, stored))
+            };
+            let _ = tx.send(run());
+        });
+        self.shared
+            .writer
+            .send(WriterMsg::Conn(job))
+            .map_err(|_| Error::Closed)?;
+        rx.recv().map_err(|_| Error::Closed)?
+    }
+
     /// Writes a consistent copy of the whole database to `dest` through SQLite's online backup
     /// API, without stopping writes (the copy is the state at one committed instant).
     ///

@@ -69,10 +69,3 @@ pub use zset::{
     ScoreRange, Scored, SetOp, ZAddCmp, ZAddCond, ZAddOptions, ZAddOutcome, ZRange, ZRangeBy,
     ZScanPage, LISTPACK_ENTRIES, LISTPACK_VALUE,
 };
-
-/// Bytes SQLite has allocated from the heap now, in this process (its page caches included):
-/// MEMORY STATS reports it.
-pub fn sqlite_memory_used() -> u64 {
-    // SAFETY: sqlite3_memory_used only reads SQLite's own counter.
-    u64::try_from(unsafe { rusqlite::ffi::sqlite3_memory_used() }).unwrap_or(0)
-}

@@ -11,6 +11,10 @@
 //! - `DIGEST` and `DIGEST-VALUE key...` compute Redis's own digest (SHA1 mixing, per type as
 //!   Redis's `xorObjectDigest`), so a Relis dataset and a Redis one holding the same data give
 //!   the same digest.
+//! - `RELOAD` checkpoints the WAL into the file and reads the file alone on a new connection,
+//!   as a restart would: OK only if its keyspace has the live keyspace's digest (Relis does not
+//!   swap its live connections; what RELOAD checks in Redis, that the saved file gives the data
+//!   back, is what this checks). In memory there is no file: an error.
 //! - `OBJECT key`: Redis's line, where `at` is the key's stable id and `serializedlength` the
 //!   bytes the key takes in the file (MEMORY USAGE); no quicklist fields.
 //! - `ERROR text`, `LOG text`, `PROTOCOL type` (but `attrib` and `push` under RESP3) as Redis.
@@ -20,11 +24,12 @@
 //!   `CHANGE-REPL-ID`, `QUICKLIST-PACKED-THRESHOLD`, `SET-SKIP-CHECKSUM-VALIDATION`,
 //!   `PAUSE-CRON`, `AOF-FLUSH-SLEEP`, `REPLYBUFFER`, `SET-DISABLE-DENY-SCRIPTS`,
 //!   `DROP-CLUSTER-PACKET-FILTER`.
-//! - Reports on Redis's in-memory structures, and RELOAD, RESTART, CRASH-AND-RECOVER, LOADAOF,
+//! - Reports on Redis's in-memory structures, and RESTART, CRASH-AND-RECOVER, LOADAOF,
 //!   LEAK, MALLCTL, REPLICATE, CLUSTERLINK, answer an error saying Relis has no such thing.
 
 use crate::args::Args;
-use crate::cmd::{Cx, Parsed, ReadCmd, Spec, WriteCmd};
+use crate::client::Client;
+use crate::cmd::{BoxFuture, ConnCmd, Cx, Parsed, ReadCmd, Spec, WriteCmd};
 use crate::error::CmdError;
 use bytes::Bytes;
 use resp::{Frame, Protocol};
@@ -71,6 +76,9 @@ const HELP: &[&str] = &[
     "    true, false.",
     "SEGFAULT",
     "    Crash the server with sigsegv.",
+    "RELOAD [option ...]",
+    "    Checkpoint the data file and read it back on a new connection: OK if it holds",
+    "    the live dataset. Redis's MERGE, NOFLUSH and NOSAVE options change nothing.",
     "SET-ACTIVE-EXPIRE <0|1>",
     "    Setting it to 0 disables expiring keys in background when they are not",
     "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -94,7 +102,6 @@ const NO_OPS: &[(&str, usize)] = &[
 
 /// Subcommands about Redis's own structures or processes, which Relis does not have.
 const NOT_HERE: &[&str] = &[
-    "reload",
     "restart",
     "crash-and-recover",
     "loadaof",
@@ -141,6 +148,8 @@ pub enum Debug {
     Crash(&'static str),
     /// STRINGMATCH-TEST.
     StringMatchTest,
+    /// RELOAD [options].
+    Reload,
 }
 
 fn wrong(sub: &[u8]) -> CmdError {
@@ -268,6 +277,16 @@ fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
         ("assert", _) => Debug::Crash("ASSERT"),
         ("oom", 0) => Debug::Crash("OOM"),
         ("stringmatch-test", 0) => Debug::StringMatchTest,
+        ("reload", _) => {
+            // Redis's options choose how its RDB file is saved and merged back; Relis's file is
+            // always the whole data, so each is accepted and changes nothing.
+            for o in &rest {
+                if ![&b"merge"[..], b"noflush", b"nosave"].contains(&o.to_ascii_lowercase().as_slice()) {
+                    return Err(CmdError::err("DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."));
+                }
+            }
+            Debug::Reload
+        }
         (name, n) if NO_OPS.contains(&(name, n)) => Debug::Reply(Frame::Simple(Bytes::from_static(b"OK"))),
         (name, _) if NOT_HERE.contains(&name) => Debug::Reply(Frame::Error(Bytes::from(format!(
             "ERR DEBUG {} does not apply to Relis (it keeps its data in SQLite, not in Redis's structures)",
@@ -277,6 +296,7 @@ fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
     };
     match d {
         Debug::Sleep(_) | Debug::Populate(..) => Parsed::write(d),
+        Debug::Reload => Parsed::conn(d),
         d => Parsed::read(d),
     }
 }
@@ -353,10 +373,12 @@ fn value_digest(
     Ok(())
 }
 
+fn hex_string(d: &[u8; 20]) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 fn hex(d: &[u8; 20]) -> Frame {
-    Frame::Simple(Bytes::from(
-        d.iter().map(|b| format!("{b:02x}")).collect::<String>(),
-    ))
+    Frame::Simple(Bytes::from(hex_string(d)))
 }
 
 /// Redis's `computeDatasetDigest`: every database, every key.
@@ -461,6 +483,7 @@ impl ReadCmd for Debug {
             }
             Debug::StringMatchTest => stringmatch_test(),
             Debug::Sleep(_) | Debug::Populate(..) => unreachable!("writes"),
+            Debug::Reload => unreachable!("a connection command"),
         })
     }
 }
@@ -490,6 +513,33 @@ impl WriteCmd for Debug {
             _ => unreachable!("reads"),
         }
         Ok(Frame::Simple(Bytes::from_static(b"OK")))
+    }
+}
+
+impl ConnCmd for Debug {
+    /// RELOAD: the file, read alone after a full checkpoint (as a restart would read it), must
+    /// hold the live keyspace: their digests are compared.
+    fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
+        Box::pin(async move {
+            let db = c.server.db.clone();
+            let (live, stored) = tokio::task::spawn_blocking(move || {
+                db.verify_file(|r| {
+                    dataset_digest(r).map_err(|e| relis::Error::Storage(e.message()))
+                })
+            })
+            .await
+            .map_err(|_| CmdError::from(relis::Error::Closed))?
+            .map_err(|e| CmdError::err(format!("Error trying to load the RDB dump: {e}")))?;
+            if live != stored {
+                return Err(CmdError::err(format!(
+                    "Error trying to load the RDB dump: the file's keyspace differs from the live one (digest {} instead of {})",
+                    hex_string(&stored),
+                    hex_string(&live)
+                )));
+            }
+            tracing::warn!("DB reloaded by DEBUG RELOAD (the file holds the live keyspace)");
+            Ok(Frame::Simple(Bytes::from_static(b"OK")))
+        })
     }
 }
 

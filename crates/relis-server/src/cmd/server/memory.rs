@@ -8,7 +8,7 @@
 //! - STATS: the process's memory in Redis's layout: `total.allocated` is what INFO reports as
 //!   `used_memory` (the resident set), `startup.allocated` the same at start-up, the allocator
 //!   figures glibc's (`mallinfo2`); the per-database hash table overheads are 0 (keys live in
-//!   the file's B-trees); Relis adds the SQLite heap and the file's size at the end.
+//!   the file's B-trees); Relis adds the file's size at the end.
 //! - DOCTOR: Redis's report, from those numbers; MALLOC-STATS: Redis's answer for an allocator
 //!   other than jemalloc; PURGE: returns freed heap pages to the system (`malloc_trim`).
 
@@ -387,11 +387,7 @@ fn stats(o: &Overhead, cx: &Cx) -> Frame {
         (name("rss-overhead.bytes"), diff(o.total, o.resident)),
         (name("fragmentation"), frag(o.total, o.allocated)),
         (name("fragmentation.bytes"), diff(o.total, o.allocated)),
-        // Relis's own: SQLite's heap (its page caches included) and the data file.
-        (
-            name("relis.sqlite.allocated"),
-            int(relis::sqlite_memory_used()),
-        ),
+        // Relis's own: the data file with its WAL.
         (name("relis.file.bytes"), int(file_bytes(cx))),
     ]);
     Frame::Map(m)
