@@ -297,6 +297,7 @@ pub const REDIS: &[Setting] = &[
     s("maxmemory-clients", Kind::MemoryOrPercent, "0"),
     // their own syntax
     s("dir", TEXT, "").protected(),
+    // Redis's default is "3600 1 300 100 60 10000": Relis takes no snapshots on a schedule.
     s("save", Kind::Special(save), "").multi(),
     s("client-output-buffer-limit", Kind::Special(crate::pubsub::parse_buffer_limits),
         "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60").multi(),
