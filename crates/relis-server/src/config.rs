@@ -252,13 +252,13 @@ pub fn memory(v: &str) -> Result<usize, String> {
 pub const PARAMS: &[Param] = &[
     Param {
         name: "port",
-        mutable: false,
+        mutable: true,
         get: |c| c.port.to_string(),
         set: |c, v| int(v).map(|p| c.port = p),
     },
     Param {
         name: "bind",
-        mutable: false,
+        mutable: true,
         get: |c| c.bind.join(" "),
         set: |c, v| {
             c.bind = v.split_whitespace().map(String::from).collect();
@@ -455,10 +455,11 @@ pub const PARAMS: &[Param] = &[
         get: |c| yes_no(c.protected_mode),
         set: |c, v| bool_arg(v).map(|b| c.protected_mode = b),
     },
-    // Redis moves its TLS listener on CONFIG SET tls-port; Relis binds at start-up only.
+    // Redis moves its TLS listener on CONFIG SET tls-port; Relis binds at start-up only (the
+    // CONFIG SET of another port is refused, see cmd::server::config::check_listeners).
     Param {
         name: "tls-port",
-        mutable: false,
+        mutable: true,
         get: |c| c.tls_port.to_string(),
         set: |c, v| int_in(v, 0, 65535).map(|p| c.tls_port = p as u16),
     },

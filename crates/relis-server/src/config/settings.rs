@@ -510,7 +510,7 @@ fn hz(v: &str, _: &str) -> Result<String, String> {
 
 fn repl_backlog_size(v: &str, _: &str) -> Result<String, String> {
     let n = memtoull(v).ok_or(NOT_MEMORY)?;
-    if n < 1 || n > MEM_LONG {
+    if !(1..=MEM_LONG).contains(&n) {
         return Err(between(1, MEM_LONG));
     }
     Ok(n.max(16 * 1024).to_string())
@@ -602,7 +602,7 @@ fn save(v: &str, _: &str) -> Result<String, String> {
         return Ok(String::new());
     }
     let words: Vec<&str> = v.split(' ').collect();
-    let ok = words.len() % 2 == 0
+    let ok = words.len().is_multiple_of(2)
         && words
             .iter()
             .enumerate()
