@@ -59,6 +59,8 @@ pub struct Setting {
     pub hidden: bool,
     /// Takes several words in a config file line (`save 3600 1`, `bind a b`).
     pub multi: bool,
+    /// Its value is a secret: Redis hides a CONFIG SET of it from SLOWLOG and MONITOR.
+    pub sensitive: bool,
 }
 
 const fn s(name: &'static str, kind: Kind, default: &'static str) -> Setting {
@@ -70,6 +72,7 @@ const fn s(name: &'static str, kind: Kind, default: &'static str) -> Setting {
         access: Access::Mutable,
         hidden: false,
         multi: false,
+        sensitive: false,
     }
 }
 
@@ -92,6 +95,10 @@ impl Setting {
     }
     const fn multi(mut self) -> Setting {
         self.multi = true;
+        self
+    }
+    const fn sensitive(mut self) -> Setting {
+        self.sensitive = true;
         self
     }
 }
@@ -172,9 +179,9 @@ pub const REDIS: &[Setting] = &[
     s("unixsocket", TEXT, "").immutable(),
     s("pidfile", TEXT, "").immutable(),
     s("replica-announce-ip", TEXT, "").alias("slave-announce-ip"),
-    s("masteruser", TEXT, ""),
-    s("masterauth", TEXT, ""),
-    s("requirepass", TEXT, ""),
+    s("masteruser", TEXT, "").sensitive(),
+    s("masterauth", TEXT, "").sensitive(),
+    s("requirepass", TEXT, "").sensitive(),
     s("cluster-announce-ip", TEXT, ""),
     s("cluster-config-file", TEXT, "nodes.conf").immutable(),
     s("cluster-announce-hostname", Kind::Special(hostname), ""),
@@ -326,6 +333,12 @@ pub fn lookup(name: &str) -> Option<(&'static Setting, bool)> {
             None
         }
     })
+}
+
+/// Whether `name` (any case, old names too) is a setting whose value Redis keeps out of SLOWLOG
+/// and MONITOR when CONFIG SET sets it (`requirepass`, `masterauth`, `masteruser`).
+pub fn is_sensitive(name: &str) -> bool {
+    lookup(name).is_some_and(|(s, _)| s.sensitive)
 }
 
 impl Setting {
@@ -728,6 +741,7 @@ mod tests {
             }
         }
         assert_eq!(REDIS.iter().filter(|s| !s.alias.is_empty()).count(), 19);
+        assert!(is_sensitive("RequirePass") && is_sensitive("masterauth") && !is_sensitive("port"));
     }
 
     #[test]
