@@ -1104,6 +1104,26 @@ mod tests {
     }
 
     #[test]
+    fn buffer_limit_seconds_are_a_number() {
+        let mut c = Config::default();
+        let bad = "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+        assert_eq!(
+            c.set("client-output-buffer-limit", "normal 1 1 x"),
+            Err(bad.into())
+        );
+        assert_eq!(
+            c.set("client-output-buffer-limit", "normal 1 1 -1"),
+            Err(bad.into())
+        );
+        c.set("client-output-buffer-limit", "normal 1 2 010")
+            .unwrap();
+        assert!(c
+            .get("client-output-buffer-limit")
+            .unwrap()
+            .starts_with("normal 1 2 10 "));
+    }
+
+    #[test]
     fn memory_units() {
         assert_eq!(memory("1gb").unwrap(), 1 << 30);
         assert_eq!(memory("512mb").unwrap(), 512 << 20);

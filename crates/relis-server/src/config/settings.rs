@@ -631,7 +631,7 @@ fn save(v: &str, _: &str) -> Result<String, String> {
 }
 
 /// C's `strtoll(w, &end, 10)` where `*end` must be the end: blanks, a sign, digits (none is 0).
-fn strtoll(w: &str) -> Option<i64> {
+pub(crate) fn strtoll(w: &str) -> Option<i64> {
     let t = w.trim_start();
     let (neg, digits) = match t.as_bytes().first() {
         Some(b'-') => (true, &t[1..]),
