@@ -1,8 +1,15 @@
 //! Configuration: redis.conf-style `name value` lines from a file, then `--name value` overrides
-//! from the command line, and CONFIG GET/SET at run time. Every parameter is declared once in
-//! [`PARAMS`], with how to read and write it.
+//! from the command line, and CONFIG GET/SET at run time.
+//!
+//! Every setting redis-server 7.0.15 has is declared once in [`settings::REDIS`] (its kind,
+//! default, old name, whether CONFIG SET may change it): a value is checked there first, with
+//! Redis's texts. The settings Relis acts on, and Relis's own, are in [`PARAMS`], with the
+//! `Config` field each is kept in; the others are kept as text in [`Config::passive`].
+
+pub mod settings;
 
 use relis::Durability;
+use settings::Access;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -89,8 +96,9 @@ pub struct Config {
     /// Most memory the Lua state may use, in bytes (0: no limit); a script that needs more
     /// gets `not enough memory`.
     pub lua_memory_limit: usize,
-    /// Parameters Redis has that Relis accepts and reports but does not act on
-    /// (clients and tools read them): name -> value.
+    /// Redis settings Relis keeps as text, by name (not the old name): those it accepts and
+    /// reports without acting on them, and a few other modules read (`busy-reply-threshold`,
+    /// `notify-keyspace-events`, ...).
     pub passive: Vec<(&'static str, String)>,
 }
 
@@ -134,9 +142,10 @@ impl Default for Config {
             tls_protocols: String::new(),
             tls_ciphers: String::new(),
             tls_ciphersuites: String::new(),
-            passive: PASSIVE
+            passive: settings::REDIS
                 .iter()
-                .map(|(n, v)| (*n, (*v).to_string()))
+                .filter(|s| !PARAMS.iter().any(|p| p.name == s.name))
+                .map(|s| (s.name, s.default.to_string()))
                 .collect(),
         }
     }
@@ -163,67 +172,12 @@ impl TlsAuthClients {
     }
 }
 
-/// Redis parameters that clients and tools read (redis-benchmark asks for `save` and
-/// `appendonly`); Relis reports these values. Relis is always durable through SQLite, so
-/// `appendonly` and `save` describe no separate persistence.
-const PASSIVE: &[(&str, &str)] = &[
-    ("save", ""),
-    ("appendonly", "no"),
-    ("appendfsync", "everysec"),
-    ("maxmemory", "0"),
-    ("maxmemory-policy", "noeviction"),
-    ("hz", "10"),
-    ("notify-keyspace-events", ""),
-    ("lua-time-limit", "5000"),
-    ("busy-reply-threshold", "5000"),
-    ("slowlog-log-slower-than", "10000"),
-    ("slowlog-max-len", "128"),
-    ("latency-tracking", "yes"),
-    ("daemonize", "no"),
-    ("supervised", "no"),
-    ("pidfile", ""),
-    ("unixsocket", ""),
-    ("cluster-enabled", "no"),
-    ("enable-debug-command", "no"),
-    ("enable-module-command", "no"),
-    ("replica-read-only", "yes"),
-    ("lfu-log-factor", "10"),
-    ("lfu-decay-time", "1"),
-    ("list-max-listpack-size", "-2"),
-    ("hash-max-listpack-entries", "512"),
-    ("hash-max-listpack-value", "64"),
-    ("zset-max-listpack-value", "64"),
-    ("list-compress-depth", "0"),
-    ("set-max-intset-entries", "512"),
-    ("zset-max-listpack-entries", "128"),
-    (
-        "client-output-buffer-limit",
-        "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
-    ),
-    ("tcp-backlog", "511"),
-    ("io-threads", "1"),
-    ("activerehashing", "yes"),
-    ("stop-writes-on-bgsave-error", "yes"),
-    ("rdbcompression", "yes"),
-    ("lazyfree-lazy-user-del", "no"),
-    // TLS for replication and cluster links, and OpenSSL tuning rustls has no knob for.
-    ("tls-replication", "no"),
-    ("tls-cluster", "no"),
-    ("tls-client-cert-file", ""),
-    ("tls-client-key-file", ""),
-    ("tls-client-key-file-pass", ""),
-    ("tls-dh-params-file", ""),
-    ("tls-prefer-server-ciphers", "no"),
-    ("tls-session-caching", "yes"),
-    ("tls-session-cache-size", "20480"),
-    ("tls-session-cache-timeout", "300"),
-];
-
 /// How a parameter is read and written.
 pub struct Param {
     /// Name as in redis.conf.
     pub name: &'static str,
-    /// Whether CONFIG SET may change it at run time.
+    /// Whether CONFIG SET may change it at run time (Relis's own settings; for Redis's,
+    /// [`settings::REDIS`] says).
     pub mutable: bool,
     /// Current value as CONFIG GET prints it.
     pub get: fn(&Config) -> String,
@@ -257,92 +211,6 @@ fn memory_at_least(v: &str, min: usize) -> Result<usize, String> {
         ));
     }
     Ok(n)
-}
-
-/// Checks (and normalises, as CONFIG GET will show it) a value for a passive parameter, the
-/// way Redis checks that parameter's type.
-fn check_passive(name: &str, value: &str) -> Result<String, String> {
-    const BOOLS: &[&str] = &[
-        "appendonly",
-        "latency-tracking",
-        "tls-replication",
-        "tls-cluster",
-        "tls-prefer-server-ciphers",
-        "tls-session-caching",
-        "daemonize",
-        "cluster-enabled",
-        "replica-read-only",
-        "activerehashing",
-        "stop-writes-on-bgsave-error",
-        "rdbcompression",
-        "lazyfree-lazy-user-del",
-    ];
-    const INTS: &[(&str, i64, i64)] = &[
-        ("hz", 0, i32::MAX as i64),
-        ("lua-time-limit", 0, i64::MAX),
-        ("busy-reply-threshold", 0, i64::MAX),
-        ("slowlog-log-slower-than", -1, i64::MAX),
-        ("slowlog-max-len", 0, i64::MAX),
-        ("lfu-log-factor", 0, i32::MAX as i64),
-        ("lfu-decay-time", 0, i32::MAX as i64),
-        ("list-max-listpack-size", i32::MIN as i64, i32::MAX as i64),
-        ("hash-max-listpack-entries", 0, i64::MAX),
-        ("set-max-intset-entries", 0, i64::MAX),
-        ("zset-max-listpack-entries", 0, i64::MAX),
-        ("hash-max-listpack-value", 0, i64::MAX),
-        ("zset-max-listpack-value", 0, i64::MAX),
-        ("list-compress-depth", 0, i32::MAX as i64),
-        ("tcp-backlog", 0, i32::MAX as i64),
-        ("io-threads", 1, 128),
-        ("tls-session-cache-size", 0, i32::MAX as i64),
-        ("tls-session-cache-timeout", 0, i32::MAX as i64),
-    ];
-    const POLICIES: &[&str] = &[
-        "volatile-lru",
-        "volatile-lfu",
-        "volatile-random",
-        "volatile-ttl",
-        "allkeys-lru",
-        "allkeys-lfu",
-        "allkeys-random",
-        "noeviction",
-    ];
-    if BOOLS.contains(&name) {
-        return match value.to_ascii_lowercase().as_str() {
-            v @ ("yes" | "no") => Ok(v.to_string()),
-            _ => Err("argument must be 'yes' or 'no'".into()),
-        };
-    }
-    if let Some((_, min, max)) = INTS.iter().find(|(n, _, _)| *n == name) {
-        return int_in(value, *min, *max).map(|n| n.to_string());
-    }
-    match name {
-        "maxmemory" => memory(value).map(|n| n.to_string()),
-        "maxmemory-policy" => {
-            let v = value.to_ascii_lowercase();
-            if POLICIES.contains(&v.as_str()) {
-                Ok(v)
-            } else {
-                Err(format!(
-                    "argument(s) must be one of the following: {}",
-                    POLICIES.join(", ")
-                ))
-            }
-        }
-        "save" => {
-            let words: Vec<&str> = value.split_whitespace().collect();
-            let ok = words.len().is_multiple_of(2)
-                && words
-                    .iter()
-                    .all(|w| relis::parse_i64(w.as_bytes()).is_some_and(|n| n >= 0));
-            if ok {
-                Ok(words.join(" "))
-            } else {
-                Err("Invalid save parameters".into())
-            }
-        }
-        _ => Ok(value.to_string()),
-    }
 }
 
 fn yes_no(b: bool) -> String {
@@ -384,13 +252,13 @@ pub fn memory(v: &str) -> Result<usize, String> {
 pub const PARAMS: &[Param] = &[
     Param {
         name: "port",
-        mutable: false,
+        mutable: true,
         get: |c| c.port.to_string(),
         set: |c, v| int(v).map(|p| c.port = p),
     },
     Param {
         name: "bind",
-        mutable: false,
+        mutable: true,
         get: |c| c.bind.join(" "),
         set: |c, v| {
             c.bind = v.split_whitespace().map(String::from).collect();
@@ -587,10 +455,11 @@ pub const PARAMS: &[Param] = &[
         get: |c| yes_no(c.protected_mode),
         set: |c, v| bool_arg(v).map(|b| c.protected_mode = b),
     },
-    // Redis moves its TLS listener on CONFIG SET tls-port; Relis binds at start-up only.
+    // Redis moves its TLS listener on CONFIG SET tls-port; Relis binds at start-up only (the
+    // CONFIG SET of another port is refused, see cmd::server::config::check_listeners).
     Param {
         name: "tls-port",
-        mutable: false,
+        mutable: true,
         get: |c| c.tls_port.to_string(),
         set: |c, v| int_in(v, 0, 65535).map(|p| c.tls_port = p as u16),
     },
@@ -727,79 +596,142 @@ impl Config {
             .unwrap_or(1)
     }
 
-    /// Sets parameter `name` (any case) to `value`, as a config file line would.
+    /// Sets parameter `name` (any case, or its old name) to `value`, as a config file line or
+    /// CONFIG SET would (several words are given space separated).
     ///
     /// # Errors
-    /// Unknown parameter, or a value that does not parse.
+    /// Unknown parameter, or Redis's text for a value it would refuse.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+        if let Some((setting, _)) = settings::lookup(name) {
+            let current = self.value_of(setting.name);
+            let mut value = setting.check(value, &current)?;
+            if setting.name == "watchdog-period" {
+                value = self.watchdog_period(&value);
+            }
+            if let Some(p) = PARAMS.iter().find(|p| p.name == setting.name) {
+                return (p.set)(self, &value);
+            }
+            if let Some(slot) = self.passive.iter_mut().find(|(n, _)| *n == setting.name) {
+                slot.1 = value;
+            }
+            return Ok(());
+        }
         let lname = name.to_ascii_lowercase();
         if let Some(p) = PARAMS.iter().find(|p| p.name == lname) {
             return (p.set)(self, value);
-        }
-        if let Some(slot) = self.passive.iter_mut().find(|(n, _)| *n == lname) {
-            slot.1 = match lname.as_str() {
-                // Pub/sub reads these two (crate::pubsub::PubSub::configure).
-                // Kept letter by letter (`A` hides `n` when shown, see `pairs`).
-                "notify-keyspace-events" => crate::pubsub::parse_notify_flags(value)
-                    .map(crate::pubsub::notify_flags_letters)
-                    .ok_or("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")?,
-                "client-output-buffer-limit" => crate::pubsub::parse_buffer_limits(value, &slot.1)?,
-                _ => check_passive(&lname, value)?,
-            };
-            // `lua-time-limit` is the old name of `busy-reply-threshold`: one setting.
-            let alias = match lname.as_str() {
-                "lua-time-limit" => Some("busy-reply-threshold"),
-                "busy-reply-threshold" => Some("lua-time-limit"),
-                _ => None,
-            };
-            if let Some(alias) = alias {
-                let v = slot.1.clone();
-                if let Some(other) = self.passive.iter_mut().find(|(n, _)| *n == alias) {
-                    other.1 = v;
-                }
-            }
-            return Ok(());
         }
         Err(format!(
             "Bad directive or wrong number of arguments ('{name}' is not a known setting)"
         ))
     }
 
-    /// Every (name, value) pair, in declaration order.
-    pub fn pairs(&self) -> Vec<(String, String)> {
-        let mut out: Vec<(String, String)> = PARAMS
+    /// Sets `name` from the words after it on a config file line (or after `--name`): one
+    /// word, or several for the settings that take several, as Redis counts them.
+    ///
+    /// # Errors
+    /// Unknown parameter, a wrong number of words, or a value Redis would refuse.
+    pub fn set_words(&mut self, name: &str, words: &[String]) -> Result<(), String> {
+        let multi = settings::lookup(name).is_some_and(|(s, _)| s.multi);
+        if !multi && words.len() != 1 && self.access(name).is_some() {
+            return Err("wrong number of arguments".into());
+        }
+        self.set(name, &words.join(" "))
+    }
+
+    /// Redis's software watchdog needs at least two `hz` ticks: a shorter period (but 0, off)
+    /// is raised to that, as `applyWatchdogPeriod` does.
+    fn watchdog_period(&self, v: &str) -> String {
+        let n: i64 = v.parse().unwrap_or(0);
+        let hz: i64 = self.value_of("hz").parse().unwrap_or(10).max(1);
+        if n == 0 {
+            return v.to_string();
+        }
+        n.max(1000 / hz * 2).to_string()
+    }
+
+    /// The stored value of the setting `name` (its name as in the table, not the old name).
+    fn value_of(&self, name: &str) -> String {
+        if let Some(p) = PARAMS.iter().find(|p| p.name == name) {
+            return (p.get)(self);
+        }
+        self.passive
             .iter()
-            .map(|p| (p.name.to_string(), (p.get)(self)))
-            .collect();
-        out.extend(self.passive.iter().map(|(n, v)| {
-            let v = match *n {
-                // Shown as Redis shows it.
-                "notify-keyspace-events" => crate::pubsub::parse_notify_flags(v)
-                    .map(crate::pubsub::notify_flags_string)
-                    .unwrap_or_default(),
-                _ => v.clone(),
-            };
-            (n.to_string(), v)
-        }));
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    }
+
+    /// How CONFIG GET shows the value of the setting `name` (as in the table).
+    fn shown(&self, name: &str) -> String {
+        let v = self.value_of(name);
+        match name {
+            // Stored letter by letter (pub/sub reads that); shown as Redis shows it.
+            "notify-keyspace-events" => crate::pubsub::parse_notify_flags(&v)
+                .map(crate::pubsub::notify_flags_string)
+                .unwrap_or_default(),
+            _ => v,
+        }
+    }
+
+    /// Every (name, value) pair CONFIG GET * lists, in declaration order: Redis's settings
+    /// but the hidden ones, each old name after its name, then Relis's own.
+    pub fn pairs(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for s in settings::REDIS.iter().filter(|s| !s.hidden) {
+            let v = self.shown(s.name);
+            if !s.alias.is_empty() {
+                out.push((s.alias.to_string(), v.clone()));
+            }
+            out.push((s.name.to_string(), v));
+        }
+        for p in PARAMS {
+            if settings::lookup(p.name).is_none() {
+                out.push((p.name.to_string(), (p.get)(self)));
+            }
+        }
         out
     }
 
-    /// The value of `name`, if it is a known parameter.
+    /// The value of `name` (any case, old names and hidden settings too), if it is a known
+    /// parameter.
     pub fn get(&self, name: &str) -> Option<String> {
+        if let Some((s, _)) = settings::lookup(name) {
+            return Some(self.shown(s.name));
+        }
         let lname = name.to_ascii_lowercase();
-        self.pairs()
-            .into_iter()
-            .find(|(n, _)| *n == lname)
-            .map(|(_, v)| v)
+        PARAMS
+            .iter()
+            .find(|p| p.name == lname)
+            .map(|p| (p.get)(self))
     }
 
-    /// Whether `name` may be changed at run time.
-    pub fn is_mutable(name: &str) -> Option<bool> {
-        let lname = name.to_ascii_lowercase();
-        if let Some(p) = PARAMS.iter().find(|p| p.name == lname) {
-            return Some(p.mutable);
+    /// The name `name` is registered under (lower case; an old name stays the old name): CONFIG
+    /// SET's errors about a value name it so.
+    pub fn registered_name(name: &str) -> Option<&'static str> {
+        if let Some((s, old)) = settings::lookup(name) {
+            return Some(if old { s.alias } else { s.name });
         }
-        PASSIVE.iter().any(|(n, _)| *n == lname).then_some(true)
+        PARAMS
+            .iter()
+            .find(|p| p.name.eq_ignore_ascii_case(name))
+            .map(|p| p.name)
+    }
+
+    /// Who may change `name` at run time, if it is a known parameter.
+    pub fn access(&self, name: &str) -> Option<Access> {
+        if let Some((s, _)) = settings::lookup(name) {
+            return Some(s.access);
+        }
+        PARAMS
+            .iter()
+            .find(|p| p.name.eq_ignore_ascii_case(name))
+            .map(|p| {
+                if p.mutable {
+                    Access::Mutable
+                } else {
+                    Access::Immutable
+                }
+            })
     }
 
     /// Applies the lines of a config file.
@@ -807,6 +739,7 @@ impl Config {
     /// # Errors
     /// A message naming the line and the problem, in Redis's format.
     pub fn apply_file(&mut self, text: &str) -> Result<(), String> {
+        let mut saves = Saves::default();
         for (i, line) in text.lines().enumerate() {
             let t = line.trim();
             if t.is_empty() || t.starts_with('#') {
@@ -826,13 +759,35 @@ impl Config {
                 self.users.push(rest.to_vec());
                 continue;
             }
-            if rest.is_empty() && !name.eq_ignore_ascii_case("save") {
-                return Err(fatal(i + 1, line, "wrong number of arguments"));
-            }
-            self.set(name, &rest.join(" "))
+            self.apply_words(name, rest, &mut saves)
                 .map_err(|e| fatal(i + 1, line, &e))?;
         }
         Ok(())
+    }
+
+    /// One directive of a config file or the command line: Redis 7.0's ignored old names are
+    /// skipped, and `save` lines add up (the first replaces the default, the next add to it).
+    fn apply_words(
+        &mut self,
+        name: &str,
+        words: &[String],
+        saves: &mut Saves,
+    ) -> Result<(), String> {
+        if words.len() == 1
+            && settings::DEPRECATED
+                .iter()
+                .any(|d| d.eq_ignore_ascii_case(name))
+        {
+            return Ok(());
+        }
+        if name.eq_ignore_ascii_case("save") {
+            let mut all = saves.0.clone();
+            all.extend(words.iter().filter(|w| !w.is_empty()).cloned());
+            self.set_words(name, &[all.join(" ")])?;
+            saves.0 = all;
+            return Ok(());
+        }
+        self.set_words(name, words)
     }
 
     /// Applies `--name value ...` arguments.
@@ -840,6 +795,7 @@ impl Config {
     /// # Errors
     /// A message naming the argument and the problem.
     pub fn apply_args(&mut self, args: &[String]) -> Result<(), String> {
+        let mut saves = Saves::default();
         let mut i = 0;
         while i < args.len() {
             let Some(name) = args[i].strip_prefix("--") else {
@@ -854,10 +810,14 @@ impl Config {
                 vals.push(args[i].clone());
                 i += 1;
             }
-            if vals.is_empty() && name != "save" {
-                return Err(format!("--{name} needs a value"));
+            if vals.is_empty() {
+                // `--save` alone is `save ""`, as in Redis.
+                if name != "save" {
+                    return Err(format!("--{name} needs a value"));
+                }
+                vals.push(String::new());
             }
-            self.set(name, &vals.join(" "))
+            self.apply_words(name, &vals, &mut saves)
                 .map_err(|e| format!("--{name}: {e}"))?;
         }
         Ok(())
@@ -868,15 +828,29 @@ impl Config {
         (self.dbfilename != ":memory:").then(|| self.dir.join(&self.dbfilename))
     }
 
-    /// A redis.conf-style rendering of every parameter (CONFIG REWRITE).
+    /// A redis.conf-style rendering (CONFIG REWRITE): every setting Relis acts on, and those
+    /// of the others that are not Redis's default; by their names, not the old ones (as Redis
+    /// rewrites). `replicaof` is left out when off: it has no value that says so.
     pub fn render(&self) -> String {
         let mut out = String::from("# Written by Relis CONFIG REWRITE\n");
-        for (n, v) in self.pairs() {
-            let _ = writeln!(out, "{n} {}", quote(&v));
+        for s in settings::REDIS {
+            let v = self.shown(s.name);
+            let acted_on = PARAMS.iter().any(|p| p.name == s.name);
+            if (acted_on || v != s.default) && !(s.name == "replicaof" && v.is_empty()) {
+                let _ = writeln!(out, "{} {}", s.name, quote(&v));
+            }
+        }
+        for p in PARAMS.iter().filter(|p| settings::lookup(p.name).is_none()) {
+            let _ = writeln!(out, "{} {}", p.name, quote(&(p.get)(self)));
         }
         out
     }
 }
+
+/// The `save` pairs read so far from one config file or command line: Redis adds each `save`
+/// line to the ones before.
+#[derive(Default)]
+struct Saves(Vec<String>);
 
 fn quote(v: &str) -> String {
     if v.is_empty() || v.contains(|c: char| c.is_whitespace() || c == '"' || c == '\'') {
@@ -1055,11 +1029,98 @@ mod tests {
         c.set("sql-max-databases", "64").unwrap();
         assert_eq!(c.sql_max_databases, 64);
         c.set("maxmemory", "1kb").unwrap();
-        c.set("save", "3600  1 300 100").unwrap();
+        c.set("save", "3600 1 300 100").unwrap();
+        // CONFIG SET splits on single spaces, as Redis does: two spaces make an empty word.
+        assert_eq!(
+            c.set("save", "3600  1"),
+            Err("Invalid save parameters".into())
+        );
         assert_eq!(c.get("appendonly").as_deref(), Some("yes"));
         assert_eq!(c.get("maxmemory").as_deref(), Some("1024"));
         assert_eq!(c.get("save").as_deref(), Some("3600 1 300 100"));
         c.set("save", "").unwrap();
+    }
+
+    #[test]
+    fn old_names_work_in_files_and_arguments() {
+        let mut c = Config::default();
+        c.apply_file("zset-max-ziplist-entries 100\nslave-read-only no\nlua-time-limit 250\nslaveof 10.0.0.1 6380\n")
+            .unwrap();
+        c.apply_args(&["--hash-max-ziplist-value".into(), "1kb".into()])
+            .unwrap();
+        for (name, value) in [
+            ("zset-max-listpack-entries", "100"),
+            ("replica-read-only", "no"),
+            ("busy-reply-threshold", "250"),
+            ("replicaof", "10.0.0.1 6380"),
+            ("hash-max-listpack-value", "1024"),
+            ("hash-max-ziplist-value", "1024"),
+        ] {
+            assert_eq!(c.get(name).as_deref(), Some(value), "{name}");
+        }
+        // One setting: the name changes what the old name reads.
+        c.set("list-max-listpack-size", "-3").unwrap();
+        assert_eq!(c.get("LIST-MAX-ZIPLIST-SIZE").as_deref(), Some("-3"));
+    }
+
+    #[test]
+    fn config_file_lines_count_words_as_redis_does() {
+        let mut c = Config::default();
+        // Redis 7.0 ignores these old names with one value.
+        c.apply_file("list-max-ziplist-entries 5\nlua-replicate-commands yes\n")
+            .unwrap();
+        assert!(c.apply_file("list-max-ziplist-entries 5 6\n").is_err());
+        let e = c.apply_file("requirepass a b\n").unwrap_err();
+        assert!(e.ends_with("\nwrong number of arguments"), "{e}");
+        let e = c
+            .apply_args(&["--slaveof".into(), "host".into()])
+            .unwrap_err();
+        assert_eq!(e, "--slaveof: wrong number of arguments");
+        // `save` lines add up; `--save` alone is `save ""`.
+        c.apply_file("save 3600 1\nsave 300 100\nsave 60 10000\n")
+            .unwrap();
+        assert_eq!(c.get("save").as_deref(), Some("3600 1 300 100 60 10000"));
+        c.apply_args(&["--save".into()]).unwrap();
+        assert_eq!(c.get("save").as_deref(), Some(""));
+        c.apply_args(&[
+            "--save".into(),
+            "10".into(),
+            "1".into(),
+            "--save".into(),
+            "20".into(),
+            "2".into(),
+        ])
+        .unwrap();
+        assert_eq!(c.get("save").as_deref(), Some("10 1 20 2"));
+        // Immutable settings are set by files and arguments.
+        c.apply_file("enable-debug-command local\ndaemonize no\n")
+            .unwrap();
+        assert_eq!(c.get("enable-debug-command").as_deref(), Some("local"));
+        let e = c.apply_file("enable-debug-command maybe\n").unwrap_err();
+        assert!(
+            e.ends_with("argument(s) must be one of the following: no, yes, local"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn buffer_limit_seconds_are_a_number() {
+        let mut c = Config::default();
+        let bad = "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+        assert_eq!(
+            c.set("client-output-buffer-limit", "normal 1 1 x"),
+            Err(bad.into())
+        );
+        assert_eq!(
+            c.set("client-output-buffer-limit", "normal 1 1 -1"),
+            Err(bad.into())
+        );
+        c.set("client-output-buffer-limit", "normal 1 2 010")
+            .unwrap();
+        assert!(c
+            .get("client-output-buffer-limit")
+            .unwrap()
+            .starts_with("normal 1 2 10 "));
     }
 
     #[test]

@@ -176,7 +176,8 @@ pub fn parse_buffer_limits(value: &str, old: &str) -> Result<String, String> {
         let bad = || "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
         let hard = crate::config::memory(g[1]).map_err(|_| bad())? as u64;
         let soft = crate::config::memory(g[2]).map_err(|_| bad())? as u64;
-        let secs = relis::parse_i64(g[3].as_bytes()).unwrap_or(0);
+        // C's strtoll with the whole word taken, as Redis reads it: "x" is an error, not 0.
+        let secs = crate::config::settings::strtoll(g[3]).ok_or_else(bad)?;
         if secs < 0 {
             return Err(bad().into());
         }

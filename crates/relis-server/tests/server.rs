@@ -311,7 +311,7 @@ async fn config_set() {
     );
     assert_eq!(
         c.cmd(&["CONFIG", "SET", "port", "1"]).await,
-        err("ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config")
+        err("ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs.")
     );
     assert_eq!(
         c.cmd(&["CONFIG", "SET", "databases", "4"]).await,
@@ -404,12 +404,43 @@ async fn config_rewrite_with_a_file() {
     ));
     let mut c = Raw::connect(addr).await;
     assert_eq!(c.cmd(&["CONFIG", "SET", "timeout", "9"]).await, ok());
+    // Settings Relis only reports are written when they are not Redis's default, under their
+    // names (an old name set is written as the name).
+    assert_eq!(
+        c.cmd(&[
+            "CONFIG",
+            "SET",
+            "slave-priority",
+            "7",
+            "save",
+            "10 20 30 40",
+            "notify-keyspace-events",
+            "KEA"
+        ])
+        .await,
+        ok()
+    );
     assert_eq!(c.cmd(&["CONFIG", "REWRITE"]).await, ok());
     let written = std::fs::read_to_string(&conf).unwrap();
     assert!(written.lines().any(|l| l == "timeout 9"), "{written}");
+    assert!(
+        written.lines().any(|l| l == "replica-priority 7"),
+        "{written}"
+    );
+    assert!(
+        !written.contains("slave") && !written.contains("hz "),
+        "{written}"
+    );
     let mut back = Config::default();
     back.apply_file(&written).unwrap();
     assert_eq!(back.timeout, 9);
+    for (name, value) in [
+        ("slave-priority", "7"),
+        ("save", "10 20 30 40"),
+        ("notify-keyspace-events", "AKE"),
+    ] {
+        assert_eq!(back.get(name).as_deref(), Some(value), "{name}");
+    }
     let info = text(c.cmd(&["INFO", "server"]).await);
     assert_eq!(
         field(&info, "config_file"),

@@ -10,6 +10,7 @@
 use crate::args::Args;
 use crate::client::Client;
 use crate::cmd::{BoxFuture, ConnCmd, Parsed, Spec};
+use crate::config::settings::Access;
 use crate::config::Config;
 use crate::error::CmdError;
 use crate::server::Shared;
@@ -134,26 +135,26 @@ impl ConfigCmd {
     }
 }
 
-/// CONFIG GET: for each pattern, the exact parameter (named as the client spelled it) when it
-/// has no glob characters, else every parameter it matches; each parameter once.
+/// CONFIG GET: for each pattern, the exact parameter (named as the client spelled it; hidden
+/// settings too) when it has no glob characters, else every parameter it matches (old names
+/// too, hidden settings not); each name once, compared without case, as Redis's dict does.
 pub fn get(config: &Config, patterns: &[String]) -> Vec<(String, String)> {
-    let all = config.pairs();
     let mut out: Vec<(String, String)> = Vec::new();
+    let listed =
+        |out: &[(String, String)], n: &str| out.iter().any(|(o, _)| o.eq_ignore_ascii_case(n));
+    let mut all = None;
     for pat in patterns {
         if !pat.contains(['*', '?', '[']) {
-            if out.iter().any(|(n, _)| n == pat) {
+            if listed(&out, pat) {
                 continue;
             }
-            let lower = pat.to_ascii_lowercase();
-            if let Some((_, v)) = all.iter().find(|(n, _)| *n == lower) {
-                out.push((pat.clone(), v.clone()));
+            if let Some(v) = config.get(pat) {
+                out.push((pat.clone(), v));
             }
             continue;
         }
-        for (n, v) in &all {
-            if relis::glob::glob_match(pat.as_bytes(), n.as_bytes(), true)
-                && !out.iter().any(|(o, _)| o == n)
-            {
+        for (n, v) in all.get_or_insert_with(|| config.pairs()).iter() {
+            if relis::glob::glob_match(pat.as_bytes(), n.as_bytes(), true) && !listed(&out, n) {
                 out.push((n.clone(), v.clone()));
             }
         }
@@ -161,79 +162,133 @@ pub fn get(config: &Config, patterns: &[String]) -> Vec<(String, String)> {
     out
 }
 
-/// CONFIG SET: checks every name, then applies every value to a copy of `config`.
+/// CONFIG SET: checks every name, then applies every value, in order, to a copy of `config`.
+/// `local`: the client is on the loopback interface (`enable-protected-configs local`).
 ///
 /// # Errors
-/// Redis's texts for unknown, immutable or repeated parameters and bad values.
-pub fn set(config: &Config, pairs: &[(String, String)]) -> Result<Config, CmdError> {
+/// Redis's texts for unknown, immutable, protected or repeated parameters and bad values. As
+/// in Redis, the first problem found is the one reported.
+pub fn set(config: &Config, pairs: &[(String, String)], local: bool) -> Result<Config, CmdError> {
     let failed = |name: &str, why: &str| {
         CmdError::err(format!(
             "CONFIG SET failed (possibly related to argument '{name}') - {why}"
         ))
     };
-    // As in Redis, every name is checked: the first unknown one wins, else the last problem.
-    let mut unknown = None;
-    let mut problem = None;
-    let mut seen: Vec<String> = Vec::new();
+    let protected_allowed = match config.get("enable-protected-configs").as_deref() {
+        Some("yes") => true,
+        Some("local") => local,
+        _ => false,
+    };
+    // A name and its old name are two entries to Redis (both may be set in one call); the same
+    // name twice, in any case, is a duplicate.
+    let mut seen: Vec<&str> = Vec::new();
     for (name, _) in pairs {
-        match Config::is_mutable(name) {
-            None => {
-                unknown = unknown.or(Some(name));
-                continue;
+        let (Some(access), Some(registered)) = (config.access(name), Config::registered_name(name))
+        else {
+            return Err(CmdError::err(format!(
+                "Unknown option or number of arguments for CONFIG SET - '{name}'"
+            )));
+        };
+        match access {
+            Access::Immutable => return Err(failed(name, "can't set immutable config")),
+            Access::Protected if !protected_allowed => {
+                return Err(failed(name, "can't set protected config"))
             }
-            Some(false) => {
-                problem = Some((name, "can't set immutable config"));
-                continue;
-            }
-            Some(true) => {}
+            // `dir` and `dbfilename` name the open database: Relis cannot move it at run time.
+            Access::Protected => return Err(failed(name, "can't set immutable config")),
+            Access::Mutable => {}
         }
-        let lower = name.to_ascii_lowercase();
-        if seen.contains(&lower) {
-            problem = Some((name, "duplicate parameter"));
+        if seen.contains(&registered) {
+            return Err(failed(name, "duplicate parameter"));
         }
-        seen.push(lower);
-    }
-    if let Some(name) = unknown {
-        return Err(CmdError::err(format!(
-            "Unknown option or number of arguments for CONFIG SET - '{name}'"
-        )));
-    }
-    if let Some((name, why)) = problem {
-        return Err(failed(name, why));
+        seen.push(registered);
     }
     let mut next = config.clone();
     for (name, value) in pairs {
-        next.set(name, value).map_err(|e| failed(name, &e))?;
+        let registered = Config::registered_name(name).unwrap_or("");
+        next.set(name, value).map_err(|e| failed(registered, &e))?;
     }
     Ok(next)
 }
 
-/// As in Redis, a CONFIG SET of a `tls-*` setting rebuilds the TLS configuration that new TLS
-/// connections get (connections already open keep theirs). If it cannot be built, the CONFIG
-/// SET fails and nothing changes; the reason goes to the log.
+/// Relis binds its listeners at start-up only: CONFIG SET of `port`, `tls-port` or `bind` to
+/// what they are is accepted (Redis changes nothing then either), another value is refused with
+/// Redis's text for a port or address it cannot listen on.
 ///
 /// # Errors
 /// Redis's text naming the setting.
+fn check_listeners(
+    old: &Config,
+    next: &Config,
+    pairs: &[(String, String)],
+) -> Result<(), CmdError> {
+    for (name, _) in pairs {
+        let Some(registered) = Config::registered_name(name) else {
+            continue;
+        };
+        let why = match registered {
+            "port" | "tls-port" => "Unable to listen on this port. Check server logs.",
+            "bind" => "Failed to bind to specified addresses.",
+            _ => continue,
+        };
+        if old.get(registered) != next.get(registered) {
+            tracing::warn!(
+                "CONFIG SET {registered}: Relis listens where it started; restart it with the new {registered} to move."
+            );
+            return Err(CmdError::err(format!(
+                "CONFIG SET failed (possibly related to argument '{registered}') - {why}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The settings whose CONFIG SET makes Redis rebuild its TLS configuration (those with
+/// `applyTlsCfg` in config.c), besides the ones Relis's TLS acceptor is built from.
+const TLS_APPLY: &[&str] = &[
+    "tls-session-cache-size",
+    "tls-session-cache-timeout",
+    "tls-cluster",
+    "tls-replication",
+    "tls-prefer-server-ciphers",
+    "tls-session-caching",
+    "tls-client-cert-file",
+    "tls-client-key-file",
+    "tls-client-key-file-pass",
+    "tls-dh-params-file",
+];
+
+/// As in Redis, a CONFIG SET of a `tls-*` setting rebuilds the TLS configuration that new TLS
+/// connections get (connections already open keep theirs). If it cannot be built, the CONFIG
+/// SET fails and nothing changes; the reason goes to the log. Without a TLS listener it is
+/// still built, to be checked, when `tls-replication` or `tls-cluster` is on (Redis configures
+/// TLS for those links then); otherwise the settings wait for a restart.
+///
+/// # Errors
+/// Redis's text naming the first such setting of the call.
 fn reconfigure_tls(
     server: &Shared,
     next: &Config,
     pairs: &[(String, String)],
 ) -> Result<(), CmdError> {
-    let Some((name, _)) = pairs
-        .iter()
-        .rev()
-        .find(|(n, _)| crate::tls::is_tls_setting(n))
-    else {
+    let Some(name) = pairs.iter().find_map(|(n, _)| {
+        let r = Config::registered_name(n)?;
+        (crate::tls::is_tls_setting(r) || TLS_APPLY.contains(&r)).then_some(r)
+    }) else {
         return Ok(());
     };
     let mut tls = server.tls.write();
-    if tls.is_none() {
-        // No TLS listener: the settings wait for a restart, as Redis's do without tls-port.
+    let links = ["tls-replication", "tls-cluster"]
+        .iter()
+        .any(|n| next.get(n).as_deref() == Some("yes"));
+    if tls.is_none() && !links {
         return Ok(());
     }
     match crate::tls::acceptor(next) {
         Ok(a) => {
-            *tls = Some(a);
+            if tls.is_some() {
+                *tls = Some(a);
+            }
             Ok(())
         }
         Err(e) => {
@@ -297,7 +352,9 @@ impl ConnCmd for ConfigCmd {
                 }
                 ConfigCmd::Set(pairs) => {
                     let mut cfg = c.server.config.write();
-                    let next = set(&cfg, &pairs)?;
+                    let local = crate::client::is_loopback_client(c.info.addr.ip());
+                    let next = set(&cfg, &pairs, local)?;
+                    check_listeners(&cfg, &next, &pairs)?;
                     reconfigure_tls(&c.server, &next, &pairs)?;
                     *cfg = next;
                     c.server.pubsub.configure(&cfg);
@@ -393,39 +450,73 @@ mod tests {
         assert!(m.iter().all(|(n, _)| n.starts_with("maxmemory")));
         assert_eq!(
             g(&["*max*clients*", "maxclients"]),
-            pairs(&[("maxclients", "10000")])
+            pairs(&[("maxclients", "10000"), ("maxmemory-clients", "0")])
         );
+        // Exact names, any case, once; old names are names; hidden settings by exact name only.
+        assert_eq!(g(&["PORT", "port", "p?rt"]), pairs(&[("PORT", "6379")]));
+        assert_eq!(
+            g(&["slave-priority", "replica-priority"]),
+            pairs(&[("slave-priority", "100"), ("replica-priority", "100")])
+        );
+        assert_eq!(
+            g(&["*priority"]),
+            pairs(&[("slave-priority", "100"), ("replica-priority", "100")])
+        );
+        assert_eq!(g(&["key-load-*"]), vec![]);
+        assert_eq!(g(&["key-load-delay"]), pairs(&[("key-load-delay", "0")]));
     }
 
     #[test]
     fn set_is_all_or_nothing() {
         let c = Config::default();
-        let e = |v: &[(&str, &str)]| set(&c, &pairs(v)).unwrap_err().message();
+        let e = |v: &[(&str, &str)]| set(&c, &pairs(v), true).unwrap_err().message();
         assert_eq!(
             e(&[("foo", "1")]),
             "ERR Unknown option or number of arguments for CONFIG SET - 'foo'"
         );
+        // The first problem found is the one reported.
         assert_eq!(
-            e(&[("maxclients", "5"), ("port", "1")]),
-            "ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config"
+            e(&[("maxclients", "5"), ("daemonize", "yes"), ("foo", "1")]),
+            "ERR CONFIG SET failed (possibly related to argument 'daemonize') - can't set immutable config"
         );
         assert_eq!(
-            e(&[("maxclients", "5"), ("MAXCLIENTS", "6")]),
+            e(&[("maxclients", "5"), ("MAXCLIENTS", "6"), ("daemonize", "yes")]),
             "ERR CONFIG SET failed (possibly related to argument 'MAXCLIENTS') - duplicate parameter"
         );
         assert_eq!(
-            e(&[("port", "1"), ("foo", "1")]),
+            e(&[("port", "1"), ("foo", "1"), ("databases", "1")]),
             "ERR Unknown option or number of arguments for CONFIG SET - 'foo'"
         );
         assert_eq!(
-            e(&[("port", "1"), ("databases", "1")]),
-            "ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config"
+            e(&[("dbfilename", "x.db")]),
+            "ERR CONFIG SET failed (possibly related to argument 'dbfilename') - can't set protected config"
+        );
+        // Where protected settings may be changed, Relis still cannot move its open database.
+        let mut open = Config::default();
+        open.set("enable-protected-configs", "local").unwrap();
+        let e2 = |local| {
+            set(&open, &pairs(&[("dir", "/tmp")]), local)
+                .unwrap_err()
+                .message()
+        };
+        assert_eq!(
+            e2(false),
+            "ERR CONFIG SET failed (possibly related to argument 'dir') - can't set protected config"
+        );
+        assert_eq!(
+            e2(true),
+            "ERR CONFIG SET failed (possibly related to argument 'dir') - can't set immutable config"
+        );
+        // A bad value is named as registered: lower case, the old name if that was given.
+        assert_eq!(
+            e(&[("Slave-Priority", "-1")]),
+            "ERR CONFIG SET failed (possibly related to argument 'slave-priority') - argument must be between 0 and 2147483647 inclusive"
         );
         assert_eq!(
             e(&[("maxclients", "abc")]),
             "ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument couldn't be parsed into an integer"
         );
-        let n = set(&c, &pairs(&[("maxclients", "5"), ("timeout", "7")])).unwrap();
+        let n = set(&c, &pairs(&[("maxclients", "5"), ("timeout", "7")]), true).unwrap();
         assert_eq!((n.maxclients, n.timeout), (5, 7));
     }
 }
