@@ -39,6 +39,10 @@ async fn debug_is_refused_by_default_even_before_auth() {
         ok(),
         "loopback is local"
     );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "enable-debug-command", "yes"]).await,
+        err("ERR CONFIG SET failed (possibly related to argument 'enable-debug-command') - can't set immutable config")
+    );
 }
 
 /// Data of every type, with the shapes Redis encodes differently (intsets, listpacks,
