@@ -1147,8 +1147,9 @@ fn an_inline_read_defers_a_slow_built_in_at_once() {
             .unwrap();
         let took = started.elapsed();
         assert_eq!(r, Err(SqlError::Deferred), "{sql}");
-        // (A few milliseconds in a release build; the test's own build is unoptimised.)
-        assert!(took < Duration::from_millis(200), "{sql}: {took:?}");
+        // (A few milliseconds in a release build; the test's own build is unoptimised, and a
+        // loaded machine took 223 ms, so the bound leaves room.)
+        assert!(took < Duration::from_millis(500), "{sql}: {took:?}");
         // On a reader it runs (and ends well inside the time limit).
         let sql = sql.to_string();
         assert!(db
