@@ -89,6 +89,16 @@ pub struct Config {
     /// Most memory the Lua state may use, in bytes (0: no limit); a script that needs more
     /// gets `not enough memory`.
     pub lua_memory_limit: usize,
+    /// Microseconds a command must run to enter the slow log (-1: the slow log is off).
+    pub slowlog_log_slower_than: i64,
+    /// Most entries the slow log keeps.
+    pub slowlog_max_len: usize,
+    /// Milliseconds an event must take to enter the latency monitor (0: the monitor is off).
+    pub latency_monitor_threshold: u64,
+    /// Whether per-command latency histograms are kept (LATENCY HISTOGRAM, INFO latencystats).
+    pub latency_tracking: bool,
+    /// The percentiles INFO latencystats prints.
+    pub latency_tracking_info_percentiles: Vec<f64>,
     /// Parameters Redis has that Relis accepts and reports but does not act on
     /// (clients and tools read them): name -> value.
     pub passive: Vec<(&'static str, String)>,
@@ -123,6 +133,11 @@ impl Default for Config {
             sql_max_memory: relis::DEFAULT_MAX_MEMORY,
             sql_max_databases: 16,
             lua_memory_limit: 1 << 30,
+            slowlog_log_slower_than: 10_000,
+            slowlog_max_len: 128,
+            latency_monitor_threshold: 0,
+            latency_tracking: true,
+            latency_tracking_info_percentiles: vec![50.0, 99.0, 99.9],
             protected_mode: true,
             tls_port: 0,
             tls_cert_file: String::new(),
@@ -176,9 +191,6 @@ const PASSIVE: &[(&str, &str)] = &[
     ("notify-keyspace-events", ""),
     ("lua-time-limit", "5000"),
     ("busy-reply-threshold", "5000"),
-    ("slowlog-log-slower-than", "10000"),
-    ("slowlog-max-len", "128"),
-    ("latency-tracking", "yes"),
     ("daemonize", "no"),
     ("supervised", "no"),
     ("pidfile", ""),
@@ -262,7 +274,6 @@ fn memory_at_least(v: &str, min: usize) -> Result<usize, String> {
 fn check_passive(name: &str, value: &str) -> Result<String, String> {
     const BOOLS: &[&str] = &[
         "appendonly",
-        "latency-tracking",
         "tls-replication",
         "tls-cluster",
         "tls-prefer-server-ciphers",
@@ -279,8 +290,6 @@ fn check_passive(name: &str, value: &str) -> Result<String, String> {
         ("hz", 0, i32::MAX as i64),
         ("lua-time-limit", 0, i64::MAX),
         ("busy-reply-threshold", 0, i64::MAX),
-        ("slowlog-log-slower-than", -1, i64::MAX),
-        ("slowlog-max-len", 0, i64::MAX),
         ("lfu-log-factor", 0, i32::MAX as i64),
         ("lfu-decay-time", 0, i32::MAX as i64),
         ("list-max-listpack-size", i32::MIN as i64, i32::MAX as i64),
@@ -378,8 +387,65 @@ pub fn memory(v: &str) -> Result<usize, String> {
         .ok_or_else(|| "argument must be a memory value".to_string())
 }
 
+/// `latency-tracking-info-percentiles`: numbers between 0 and 100, separated by spaces (none
+/// is allowed), with Redis's CONFIG SET wording when they are not.
+fn percentiles(v: &str) -> Result<Vec<f64>, String> {
+    v.split_whitespace()
+        .map(|w| {
+            let p = w
+                .parse::<f64>()
+                .ok()
+                .filter(|p| !p.is_nan())
+                .ok_or("Invalid latency-tracking-info-percentiles parameters")?;
+            if !(0.0..=100.0).contains(&p) {
+                return Err(
+                    "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]",
+                );
+            }
+            Ok(p)
+        })
+        .collect::<Result<_, _>>()
+        .map_err(String::from)
+}
+
 /// Every parameter Relis acts on.
 pub const PARAMS: &[Param] = &[
+    Param {
+        name: "slowlog-log-slower-than",
+        mutable: true,
+        get: |c| c.slowlog_log_slower_than.to_string(),
+        set: |c, v| int_in(v, -1, i64::MAX).map(|n| c.slowlog_log_slower_than = n),
+    },
+    Param {
+        name: "slowlog-max-len",
+        mutable: true,
+        get: |c| c.slowlog_max_len.to_string(),
+        set: |c, v| int_in(v, 0, i64::MAX).map(|n| c.slowlog_max_len = n as usize),
+    },
+    Param {
+        name: "latency-monitor-threshold",
+        mutable: true,
+        get: |c| c.latency_monitor_threshold.to_string(),
+        set: |c, v| int_in(v, 0, i64::MAX).map(|n| c.latency_monitor_threshold = n as u64),
+    },
+    Param {
+        name: "latency-tracking",
+        mutable: true,
+        get: |c| yes_no(c.latency_tracking),
+        set: |c, v| bool_arg(v).map(|b| c.latency_tracking = b),
+    },
+    Param {
+        name: "latency-tracking-info-percentiles",
+        mutable: true,
+        get: |c| {
+            c.latency_tracking_info_percentiles
+                .iter()
+                .map(|p| crate::observe::trim_double(*p))
+                .collect::<Vec<_>>()
+                .join(" ")
+        },
+        set: |c, v| percentiles(v).map(|p| c.latency_tracking_info_percentiles = p),
+    },
     Param {
         name: "port",
         mutable: false,

@@ -155,6 +155,8 @@ pub struct Shared {
     pub tls: RwLock<Option<crate::tls::TlsAcceptor>>,
     /// ACL users and the ACL log.
     pub acl: crate::acl::Acl,
+    /// SLOWLOG, LATENCY and the per-command latency histograms.
+    pub observe: Arc<crate::observe::Observe>,
     shutdown: watch::Sender<bool>,
 }
 
@@ -189,6 +191,16 @@ impl Shared {
         let acl = crate::acl::Acl::new(&config.requirepass);
         acl.log_max
             .store(config.acllog_max_len, std::sync::atomic::Ordering::Relaxed);
+        let observe = Arc::new(crate::observe::Observe::default());
+        observe.configure(&config);
+        // The engine's own timings (group commits, fsyncs, checkpoints) are latency events.
+        let monitor = Arc::downgrade(&observe);
+        db.on_timing(Box::new(move |event, took| {
+            if let Some(m) = monitor.upgrade() {
+                m.latency
+                    .add_if_needed(event.name(), took.as_millis() as u64);
+            }
+        }));
         let shared = Arc::new(Shared {
             db,
             config: RwLock::new(config),
@@ -216,6 +228,7 @@ impl Shared {
             scripting,
             tls: RwLock::new(None),
             acl,
+            observe,
             shutdown,
         });
         crate::cmd::server::info::spawn_sampler(&shared);

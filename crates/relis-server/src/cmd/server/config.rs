@@ -271,6 +271,8 @@ pub fn reset_stats(server: &Shared) {
         c.failed_calls.store(0, Ordering::Relaxed);
     }
     server.errors.lock().clear();
+    // As Redis's resetCommandTableStats: the histograms go too.
+    server.observe.histograms.reset();
 }
 
 const HELP: &[&str] = &[
@@ -302,6 +304,7 @@ impl ConnCmd for ConfigCmd {
                     *cfg = next;
                     c.server.pubsub.configure(&cfg);
                     c.server.scripting.configure(&cfg);
+                    c.server.observe.configure(&cfg);
                     if pairs
                         .iter()
                         .any(|(n, _)| n.eq_ignore_ascii_case("loglevel"))

@@ -300,7 +300,10 @@ pub fn render(server: &Shared, sections: &[&str], keyspace: &[relis::KeyspaceInf
                 }
                 "Errorstats"
             }
-            "latencystats" => "Latencystats",
+            "latencystats" => {
+                latencystats_section(server, &mut kv);
+                "Latencystats"
+            }
             "cluster" => {
                 kv("cluster_enabled", "0".into());
                 "Cluster"
@@ -618,6 +621,27 @@ fn commandstats_section(server: &Shared, kv: &mut Kv<'_>) {
             format!(
                 "calls={calls},usec={usec},usec_per_call={per_call:.2},rejected_calls={rejected},failed_calls={failed}"
             ),
+        );
+    }
+}
+
+/// Per-command percentiles (`latency-tracking-info-percentiles`) of the latency histograms, in
+/// microseconds with three decimals, as Redis prints them.
+fn latencystats_section(server: &Shared, kv: &mut Kv<'_>) {
+    let hs = &server.observe.histograms;
+    let percentiles = hs.percentiles();
+    for (i, spec) in Table::get().specs.iter().enumerate() {
+        let Some(h) = hs.get(i) else { continue };
+        let v: Vec<String> = percentiles
+            .iter()
+            .map(|p| {
+                let us = crate::observe::value_at_percentile(&h, *p) as f64 / 1000.0;
+                format!("p{}={us:.3}", crate::observe::trim_double(*p))
+            })
+            .collect();
+        kv(
+            &format!("latency_percentiles_usec_{}", spec.name),
+            v.join(","),
         );
     }
 }
