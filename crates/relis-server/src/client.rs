@@ -780,6 +780,10 @@ async fn flush<W: AsyncWrite + Unpin>(
         .stats
         .net_output_bytes
         .fetch_add(out.len() as u64, Ordering::Relaxed);
+    server
+        .stats
+        .total_writes_processed
+        .fetch_add(1, Ordering::Relaxed);
     match write_out(stream, out, info, limit, idle).await? {
         Written::All => {}
         Written::Killed => return Ok(false),
@@ -1377,6 +1381,7 @@ async fn connection_loop<W: AsyncWrite + Unpin>(
             .expect("the read half lives in the client");
         tokio::select! {
             n = rd.read_buf(&mut inbuf) => {
+                server.stats.total_reads_processed.fetch_add(1, Ordering::Relaxed);
                 let n = n?;
                 if n == 0 {
                     return Ok(());

@@ -45,6 +45,10 @@ pub struct Stats {
     pub keyspace_hits: AtomicU64,
     /// Read lookups that found nothing.
     pub keyspace_misses: AtomicU64,
+    /// Reads from client sockets that returned data or end of file.
+    pub total_reads_processed: AtomicU64,
+    /// Writes of replies to client sockets.
+    pub total_writes_processed: AtomicU64,
 }
 
 /// SCAN cursors: Redis cursors are integers, Relis scans in key order, so a cursor number names

@@ -260,6 +260,8 @@ pub fn reset_stats(server: &Shared) {
         &s.total_error_replies,
         &s.keyspace_hits,
         &s.keyspace_misses,
+        &s.total_reads_processed,
+        &s.total_writes_processed,
     ] {
         a.store(0, Ordering::Relaxed);
     }
