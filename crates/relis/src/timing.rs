@@ -114,4 +114,29 @@ mod tests {
         assert_eq!(seen[1], (Timed::Fsync, Duration::from_millis(7)));
         assert_eq!(take_sync(), Duration::ZERO);
     }
+
+    #[test]
+    fn a_database_reports_its_commits_fsyncs_and_checkpoints() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::Db::open_with(crate::Options {
+            path: Some(dir.path().join("t.db")),
+            durability: crate::Durability::Full,
+            ..crate::Options::default()
+        })
+        .unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s = seen.clone();
+        db.on_timing(Box::new(move |w, _| s.lock().unwrap().push(w)));
+        db.set("k", "v").unwrap();
+        // The commit, and (durability full) the fsync of its WAL frames, come before the reply.
+        let got = seen.lock().unwrap().clone();
+        assert!(got.contains(&Timed::Commit), "{got:?}");
+        assert!(got.contains(&Timed::Fsync), "{got:?}");
+        // The checkpointer runs every half second or so.
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while !seen.lock().unwrap().contains(&Timed::Checkpoint) {
+            assert!(std::time::Instant::now() < until, "no checkpoint reported");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
 }
