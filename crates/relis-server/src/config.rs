@@ -1029,6 +1029,57 @@ mod tests {
     }
 
     #[test]
+    fn observability_settings() {
+        let mut c = Config::default();
+        assert_eq!(c.get("slowlog-log-slower-than").as_deref(), Some("10000"));
+        assert_eq!(c.get("slowlog-max-len").as_deref(), Some("128"));
+        assert_eq!(c.get("latency-monitor-threshold").as_deref(), Some("0"));
+        assert_eq!(c.get("latency-tracking").as_deref(), Some("yes"));
+        assert_eq!(
+            c.get("latency-tracking-info-percentiles").as_deref(),
+            Some("50 99 99.9")
+        );
+        c.apply_file("latency-tracking-info-percentiles 0 100 12.3456\nslowlog-max-len 5\n")
+            .unwrap();
+        assert_eq!(c.latency_tracking_info_percentiles, [0.0, 100.0, 12.3456]);
+        assert_eq!(
+            c.get("latency-tracking-info-percentiles").as_deref(),
+            Some("0 100 12.3456")
+        );
+        assert_eq!(c.slowlog_max_len, 5);
+        c.set("latency-tracking-info-percentiles", "").unwrap();
+        assert!(c.latency_tracking_info_percentiles.is_empty());
+        c.set("latency-tracking", "NO").unwrap();
+        assert_eq!(c.get("latency-tracking").as_deref(), Some("no"));
+        // Redis's texts.
+        let mut e = |n: &str, v: &str| c.set(n, v).unwrap_err();
+        assert_eq!(
+            e("slowlog-log-slower-than", "-2"),
+            "argument must be between -1 and 9223372036854775807 inclusive"
+        );
+        assert_eq!(
+            e("slowlog-max-len", "-1"),
+            "argument must be between 0 and 9223372036854775807 inclusive"
+        );
+        assert_eq!(
+            e("latency-monitor-threshold", "abc"),
+            "argument couldn't be parsed into an integer"
+        );
+        assert_eq!(
+            e("latency-tracking-info-percentiles", "50 x"),
+            "Invalid latency-tracking-info-percentiles parameters"
+        );
+        assert_eq!(
+            e("latency-tracking-info-percentiles", "100.5"),
+            "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
+        );
+        assert_eq!(
+            e("latency-tracking", "maybe"),
+            "argument must be 'yes' or 'no'"
+        );
+    }
+
+    #[test]
     fn page_size_is_a_power_of_two_in_sqlites_range() {
         let mut c = Config::default();
         assert_eq!(c.page_size, 2048);

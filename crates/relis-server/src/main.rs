@@ -28,7 +28,9 @@ Settings: port bind dir dbfilename databases requirepass aclfile maxclients prot
           proto-max-bulk-len client-query-buffer-limit readers max-batch lua-memory-limit
           page-size (of a new file: 2048 by default; 4096 suits values of 100 KB and more)
           tls-port tls-cert-file tls-key-file tls-ca-cert-file tls-ca-cert-dir
-          tls-auth-clients (yes|optional|no) tls-protocols tls-ciphersuites";
+          tls-auth-clients (yes|optional|no) tls-protocols tls-ciphersuites
+          slowlog-log-slower-than slowlog-max-len latency-monitor-threshold
+          latency-tracking latency-tracking-info-percentiles";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
