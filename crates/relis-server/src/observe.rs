@@ -506,9 +506,7 @@ impl Observe {
     pub fn command(&self, idx: usize, micros: u64, line: Option<&Line>) {
         let spec = Table::get().specs[idx];
         self.histograms.record(idx, micros);
-        if spec.has("skip_slowlog") {
-            return;
-        }
+        // Every command makes a latency event, EXEC too (only the slow log skips it).
         let event = if spec.has("fast") {
             "fast-command"
         } else {
@@ -683,6 +681,27 @@ mod tests {
         assert_eq!(cumulative_buckets(&h), [(1, 1), (8, 4), (33, 5), (264, 6)]);
         hs.reset();
         assert!(hs.get(idx).is_none());
+    }
+
+    #[test]
+    fn a_command_run_feeds_everything() {
+        let o = Observe::default();
+        o.configure(&crate::config::Config {
+            slowlog_log_slower_than: 0,
+            latency_monitor_threshold: 1,
+            ..Default::default()
+        });
+        let idx = |n: &str| Table::get().lookup(n.as_bytes()).unwrap().0;
+        o.command(idx("get"), 2_500, Some(&line(&["get", "k"])));
+        o.command(idx("exec"), 3_000, Some(&line(&["exec"])));
+        o.command(idx("keys"), 500, None);
+        let events = o.latency.events();
+        let names: Vec<&str> = events.iter().map(|(e, _)| e.as_str()).collect();
+        // GET is fast; EXEC is a `command` event though it is never slow-logged; 0 ms is none.
+        assert_eq!(names, ["fast-command", "command"]);
+        assert_eq!(events[1].1.max, 3);
+        assert_eq!(o.slowlog.len(), 1);
+        assert_eq!(o.histograms.get(idx("keys")).unwrap().len(), 1);
     }
 
     #[test]
