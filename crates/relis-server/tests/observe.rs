@@ -483,3 +483,52 @@ async fn info_and_client_list_fields_are_redis_s() {
     let theirs_info = text(theirs.cmd(&["CLIENT", "INFO"]).await);
     assert_eq!(names(&ours_info), names(&theirs_info));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slowlog_and_latency_command_info_is_redis_s() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(redis) = spawn_redis(tmp.path()) else {
+        return;
+    };
+    let s = start().await;
+    let mut ours = s.raw().await;
+    let mut theirs = Raw::connect(redis.addr()).await;
+    for name in [
+        "slowlog|get",
+        "slowlog|len",
+        "slowlog|reset",
+        "slowlog|help",
+        "latency|latest",
+        "latency|history",
+        "latency|reset",
+        "latency|doctor",
+        "latency|graph",
+        "latency|histogram",
+        "latency|help",
+    ] {
+        assert_eq!(
+            ours.cmd(&["COMMAND", "INFO", name]).await,
+            theirs.cmd(&["COMMAND", "INFO", name]).await,
+            "{name}"
+        );
+    }
+    // The same replies to the same questions, where they do not depend on timing.
+    for cmd in [
+        &["SLOWLOG", "HELP"][..],
+        &["LATENCY", "HELP"],
+        &["SLOWLOG", "GET", "-2"],
+        &["SLOWLOG", "get", "1", "2"],
+        &["SLOWLOG", "nosuch"],
+        &["LATENCY", "nosuch"],
+        &["LATENCY", "HISTORY", "nosuch"],
+        &["LATENCY", "GRAPH", "nosuch"],
+        &["LATENCY", "RESET", "nosuch"],
+        &["LATENCY", "HISTOGRAM", "nosuch"],
+        &["LATENCY", "LATEST"],
+        &["LATENCY", "DOCTOR"],
+        &["LATENCY", "HISTORY"],
+        &["SLOWLOG", "RESET", "x"],
+    ] {
+        assert_eq!(ours.cmd(cmd).await, theirs.cmd(cmd).await, "{cmd:?}");
+    }
+}
