@@ -316,7 +316,7 @@ async fn latency_histogram_and_latencystats() {
     assert_eq!(set[1], int(3));
     assert_eq!(set[2], bulk("histogram_usec"));
     let buckets = items(set[3].clone());
-    assert!(buckets.len() >= 2 && buckets.len() % 2 == 0);
+    assert!(buckets.len() >= 2 && buckets.len().is_multiple_of(2));
     // Cumulative: the last count is every call.
     assert_eq!(buckets[buckets.len() - 1], int(3));
     assert_eq!(h[2], bulk("config|get"));

@@ -47,7 +47,7 @@ pub const SUBCOMMANDS: &[Spec] = &[
         group: "server",
         since: "2.8.13",
         summary: "Return timestamp-latency samples for the event.",
-        parse: |a| Ok(Parsed::conn(Latency::History(a.next()?))?),
+        parse: |a| Latency::event(a, Latency::History),
         tips: SPECIAL,
         ..Spec::BASE
     },
@@ -83,7 +83,7 @@ pub const SUBCOMMANDS: &[Spec] = &[
         group: "server",
         since: "2.8.13",
         summary: "Return a latency graph for the event.",
-        parse: |a| Ok(Parsed::conn(Latency::Graph(a.next()?))?),
+        parse: |a| Latency::event(a, Latency::Graph),
         tips: SPECIAL,
         ..Spec::BASE
     },
@@ -149,6 +149,12 @@ impl Latency {
     fn plain(args: &mut Args, cmd: Latency) -> Result<Parsed, CmdError> {
         args.finish()?;
         Parsed::conn(cmd)
+    }
+
+    fn event(args: &mut Args, cmd: fn(Bytes) -> Latency) -> Result<Parsed, CmdError> {
+        let event = args.next()?;
+        args.finish()?;
+        Parsed::conn(cmd(event))
     }
 }
 
