@@ -167,7 +167,9 @@ pub fn entry_args(spec: &Spec, line: &Line) -> Vec<Bytes> {
                 );
                 Bytes::from(s)
             } else {
-                a.clone()
+                // A copy: the argument may be a slice of a large input buffer, which an entry
+                // must not keep alive.
+                Bytes::copy_from_slice(a)
             }
         })
         .collect()
@@ -558,6 +560,18 @@ mod tests {
         assert_eq!(out[2], format!("{}... (72 more bytes)", "x".repeat(128)));
         let exact = "y".repeat(128);
         assert_eq!(shown("set", &["set", "k", &exact])[2], exact);
+    }
+
+    #[test]
+    fn entries_keep_no_input_buffer_alive() {
+        // Arguments arrive as slices of the connection's input buffer.
+        let buf = Bytes::from(vec![b'a'; 1 << 20]);
+        let argv = vec![buf.slice(0..3), buf.slice(3..6), buf.slice(6..1000)];
+        let args = entry_args(spec("set"), &Line::new(&argv, None));
+        let range = buf.as_ptr() as usize..buf.as_ptr() as usize + buf.len();
+        for a in &args {
+            assert!(!range.contains(&(a.as_ptr() as usize)));
+        }
     }
 
     #[test]

@@ -269,17 +269,18 @@ fn histograms(c: &Client, names: &[Bytes]) -> Frame {
         }
     }
     let hs = &c.server.observe.histograms;
+    // Each command's entry is made once, however often it is named (Redis repeats it).
+    let mut made: std::collections::HashMap<usize, Option<Frame>> = Default::default();
     let entries = idxs
         .into_iter()
         .filter_map(|i| {
-            let h = hs.get(i)?;
-            let buckets = cumulative_buckets(&h)
-                .into_iter()
-                .map(|(us, n)| (Frame::Integer(us as i64), Frame::Integer(n as i64)))
-                .collect();
-            Some((
-                Frame::Bulk(Bytes::from_static(table.specs[i].name.as_bytes())),
-                Frame::Map(vec![
+            let entry = made.entry(i).or_insert_with(|| {
+                let h = hs.get(i)?;
+                let buckets = cumulative_buckets(&h)
+                    .into_iter()
+                    .map(|(us, n)| (Frame::Integer(us as i64), Frame::Integer(n as i64)))
+                    .collect();
+                Some(Frame::Map(vec![
                     (
                         Frame::Bulk(Bytes::from_static(b"calls")),
                         Frame::Integer(h.len() as i64),
@@ -288,7 +289,12 @@ fn histograms(c: &Client, names: &[Bytes]) -> Frame {
                         Frame::Bulk(Bytes::from_static(b"histogram_usec")),
                         Frame::Map(buckets),
                     ),
-                ]),
+                ]))
+            });
+            let entry = entry.clone()?;
+            Some((
+                Frame::Bulk(Bytes::from_static(table.specs[i].name.as_bytes())),
+                entry,
             ))
         })
         .collect();
