@@ -320,6 +320,15 @@ async fn latency_histogram_and_latencystats() {
     // Cumulative: the last count is every call.
     assert_eq!(buckets[buckets.len() - 1], int(3));
     assert_eq!(h[2], bulk("config|get"));
+    // A name given many times is answered as many times, as Redis does (each entry is built
+    // once).
+    let mut many = vec!["LATENCY", "HISTOGRAM"];
+    many.extend(std::iter::repeat_n("set", 10_000));
+    let h = items(c.cmd(&many).await);
+    assert_eq!(h.len(), 20_000);
+    assert!(h
+        .chunks(2)
+        .all(|e| e[0] == bulk("set") && e[1] == Frame::Array(set.clone())));
 
     c.cmd(&["HELLO", "3"]).await;
     match c.cmd(&["LATENCY", "HISTOGRAM", "get"]).await {
