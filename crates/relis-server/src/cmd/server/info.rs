@@ -5,7 +5,9 @@
 //! sections always in Redis's order whatever order they were asked in; `default`, `all`,
 //! `everything`). Fields about Redis machinery Relis does not have (forks, AOF, replication
 //! backlog, eviction) report what an idle Redis with that feature off reports. Relis adds
-//! `relis_version` (server) and `relis_*` persistence fields about its SQLite file. RESP3
+//! `relis_version` (server) and `relis_*` persistence fields about its SQLite file, each after
+//! Redis's fields of its section (tests/observe.rs compares the names with a live
+//! redis-server). `latencystats` reads the per-command histograms of [`crate::observe`]. RESP3
 //! clients get a verbatim `txt` string.
 
 use crate::args::{lower, Args};
