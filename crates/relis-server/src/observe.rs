@@ -194,10 +194,7 @@ impl SlowLog {
     /// (Redis's `slowlogPushEntryIfNeeded`; commands flagged `skip_slowlog`, EXEC, never are).
     pub fn push(&self, spec: &Spec, micros: u64, line: &Line) {
         let slower_than = self.slower_than.load(Ordering::Relaxed);
-        if slower_than < 0 || spec.has("skip_slowlog") {
-            return;
-        }
-        if micros < slower_than as u64 {
+        if slower_than < 0 || micros < slower_than as u64 || spec.has("skip_slowlog") {
             return;
         }
         let (addr, name) = match &line.client {
@@ -363,6 +360,8 @@ const HIST_MAX: u64 = 1_000_000_000;
 /// timings), each made when its command first runs.
 pub struct Histograms {
     tracking: AtomicBool,
+    /// Whether the command at each index is flagged `fast` (looked up once, not per run).
+    fast: Vec<bool>,
     per_cmd: Vec<Mutex<Option<Histogram<u64>>>>,
     percentiles: Mutex<Vec<f64>>,
 }
@@ -377,6 +376,7 @@ impl Default for Histograms {
     fn default() -> Self {
         Histograms {
             tracking: AtomicBool::new(true),
+            fast: Table::get().specs.iter().map(|s| s.has("fast")).collect(),
             per_cmd: (0..Table::get().specs.len())
                 .map(|_| Mutex::new(None))
                 .collect(),
@@ -502,17 +502,16 @@ impl Observe {
     /// the latency monitor's `command` or `fast-command` event, and, with its `line`, the slow
     /// log.
     pub fn command(&self, idx: usize, micros: u64, line: Option<&Line>) {
-        let spec = Table::get().specs[idx];
         self.histograms.record(idx, micros);
         // Every command makes a latency event, EXEC too (only the slow log skips it).
-        let event = if spec.has("fast") {
+        let event = if self.histograms.fast.get(idx).copied().unwrap_or(false) {
             "fast-command"
         } else {
             "command"
         };
         self.latency.add_if_needed(event, micros / 1000);
         if let Some(line) = line {
-            self.slowlog.push(spec, micros, line);
+            self.slowlog.push(Table::get().specs[idx], micros, line);
         }
     }
 }
