@@ -5,6 +5,7 @@
 use crate::args::Args;
 use crate::cmd::{ConnCmd, Cx, Parsed, ReadCmd, Spec, Table, WriteCmd};
 use crate::error::{unknown_command, unknown_subcommand, CmdError};
+use crate::observe::Line;
 use crate::server::Shared;
 use bytes::{Bytes, BytesMut};
 use parking_lot::Mutex;
@@ -139,6 +140,11 @@ pub struct Client {
     /// Whether this turn's replies include reads run on the network thread (see the connection
     /// loop: they go out after the other ready connections had their turn).
     pub read_here: bool,
+    /// How long the running command has waited blocked on keys: not part of its own time
+    /// (SLOWLOG, commandstats), as in Redis.
+    pub blocked_for: std::time::Duration,
+    /// The running blocking command timed out: Redis leaves it out of the slow log.
+    pub timed_out: bool,
 }
 
 /// The read half of a connection's stream: a TCP socket's, or a TLS session's over one. Only
@@ -162,17 +168,20 @@ async fn idle_timer(secs: u64) {
     tokio::time::sleep(std::time::Duration::from_secs(secs)).await;
 }
 
-/// One step of a pipelined batch.
+/// One step of a pipelined batch; the command line is kept for the slow log while it is on.
 enum Step {
     Reply(Frame),
-    Read(Box<dyn ReadCmd>, usize),
-    Write(Box<dyn WriteCmd>, usize, Vec<Bytes>),
-    Conn(Box<dyn ConnCmd>, usize),
+    Read(Box<dyn ReadCmd>, usize, Option<Line>),
+    Write(QueuedWrite),
+    Conn(Box<dyn ConnCmd>, usize, Option<Line>),
 }
 
-/// A write command in a group: the command, its statistics index, and the keys whose blocked
-/// clients it may feed (empty unless its spec `unblocks`).
-pub type QueuedWrite = (Box<dyn WriteCmd>, usize, Vec<Bytes>);
+/// A write command in a group: the command, its statistics index, the keys whose blocked
+/// clients it may feed (empty unless its spec `unblocks`), and its line for the slow log.
+pub type QueuedWrite = (Box<dyn WriteCmd>, usize, Vec<Bytes>, Option<Line>);
+
+/// A read command in a group: the command, its statistics index, its line for the slow log.
+type QueuedRead = (Box<dyn ReadCmd>, usize, Option<Line>);
 
 /// Reply bytes past which a pipelined batch stops to write them before running the rest.
 pub const OUT_CHUNK: usize = 64 * 1024;
@@ -182,7 +191,7 @@ const READ_GROUP_MAX: usize = 16;
 /// Commands queued together for one engine job.
 enum Group {
     None,
-    Reads(Vec<(Box<dyn ReadCmd>, usize)>),
+    Reads(Vec<QueuedRead>),
     Writes(Vec<QueuedWrite>),
 }
 
@@ -351,13 +360,20 @@ impl Client {
         } else {
             Vec::new()
         };
+        let line = self
+            .server
+            .observe
+            .slowlog
+            .enabled()
+            .then(|| Line::new(&argv, Some(self.info.clone())));
+        let started = Instant::now();
         match parse(spec, argv, skip) {
-            Ok(Parsed::Read(c)) => Step::Read(c, idx),
-            Ok(Parsed::Write(c)) => Step::Write(c, idx, keys),
-            Ok(Parsed::Conn(c)) => Step::Conn(c, idx),
+            Ok(Parsed::Read(c)) => Step::Read(c, idx, line),
+            Ok(Parsed::Write(c)) => Step::Write((c, idx, keys, line)),
+            Ok(Parsed::Conn(c)) => Step::Conn(c, idx, line),
             Err(e) => {
                 // Redis checks arguments inside the command: the call counts, and fails.
-                record(&self.server, idx, Instant::now(), true);
+                record(&self.server, idx, started, true, line.as_ref());
                 Step::Reply(e.to_frame())
             }
         }
@@ -446,7 +462,7 @@ impl Client {
                     self.run_group(&mut group, out).await;
                     self.emit_one(&f, out);
                 }
-                Step::Read(c, idx) => {
+                Step::Read(c, idx, line) => {
                     // A group's replies are produced at once: a bounded group bounds them.
                     let full = matches!(&group, Group::Reads(v) if v.len() >= READ_GROUP_MAX);
                     if full || !matches!(group, Group::Reads(_)) {
@@ -454,23 +470,34 @@ impl Client {
                         group = Group::Reads(Vec::new());
                     }
                     if let Group::Reads(v) = &mut group {
-                        v.push((c, idx));
+                        v.push((c, idx, line));
                     }
                 }
-                Step::Write(c, idx, keys) => {
+                Step::Write(queued) => {
                     if !matches!(group, Group::Writes(_)) {
                         self.run_group(&mut group, out).await;
                         group = Group::Writes(Vec::new());
                     }
                     if let Group::Writes(v) = &mut group {
-                        v.push((c, idx, keys));
+                        v.push(queued);
                     }
                 }
-                Step::Conn(c, idx) => {
+                Step::Conn(c, idx, line) => {
                     self.run_group(&mut group, out).await;
                     let t = Instant::now();
+                    self.blocked_for = std::time::Duration::ZERO;
+                    self.timed_out = false;
                     let r = c.exec(self).await;
-                    record(&self.server, idx, t, r.is_err());
+                    // A blocked command's own time leaves out its wait; one that timed out is
+                    // not slow-logged (Redis 7.0).
+                    let line = line.filter(|_| !self.timed_out);
+                    record_took(
+                        &self.server,
+                        idx,
+                        t.elapsed().saturating_sub(self.blocked_for),
+                        r.is_err(),
+                        line.as_ref(),
+                    );
                     let f = r.unwrap_or_else(|e| e.to_frame());
                     for p in std::mem::take(&mut self.pushed) {
                         self.emit(&p, out);
@@ -506,19 +533,19 @@ impl Client {
                 let table = Table::get();
                 if cmds
                     .iter()
-                    .all(|(c, idx)| table.specs[*idx].has("fast") || c.inline())
+                    .all(|(c, idx, _)| table.specs[*idx].has("fast") || c.inline())
                 {
                     // O(1)/O(log n) or small bounded reads: a thread hop would cost more.
                     let done = self.server.db.read_here(|r| {
                         let mut frames = Vec::with_capacity(cmds.len());
-                        for (c, idx) in &cmds {
+                        for (c, idx, line) in &cmds {
                             let t = Instant::now();
                             let res = c.exec(r, &cx);
                             if let Err(CmdError::Deferred) = res {
                                 // Too long to run here: it and the rest go to a reader.
                                 break;
                             }
-                            record(&cx.server, *idx, t, res.is_err());
+                            record(&cx.server, *idx, t, res.is_err(), line.as_ref());
                             frames.push(res.unwrap_or_else(|e| e.to_frame()));
                         }
                         frames
@@ -545,10 +572,10 @@ impl Client {
                 self.server.db.read_async(
                     move |r| {
                         cmds.into_iter()
-                            .map(|(c, idx)| {
+                            .map(|(c, idx, line)| {
                                 let t = Instant::now();
                                 let res = c.exec(r, &cx);
-                                record(&cx.server, idx, t, res.is_err());
+                                record(&cx.server, idx, t, res.is_err(), line.as_ref());
                                 res.unwrap_or_else(|e| e.to_frame())
                             })
                             .collect::<Vec<Frame>>()
@@ -568,7 +595,9 @@ impl Client {
                         let mut served = Vec::new();
                         let frames = cmds
                             .into_iter()
-                            .map(|(c, idx, keys)| run_write(w, &cx, &*c, idx, &keys, &mut served))
+                            .map(|(c, idx, keys, line)| {
+                                run_write(w, &cx, &*c, idx, &keys, line.as_ref(), &mut served)
+                            })
                             .collect::<Vec<Frame>>();
                         (frames, served)
                     },
@@ -774,6 +803,10 @@ async fn flush<W: AsyncWrite + Unpin>(
         .stats
         .net_output_bytes
         .fetch_add(out.len() as u64, Ordering::Relaxed);
+    server
+        .stats
+        .total_writes_processed
+        .fetch_add(1, Ordering::Relaxed);
     match write_out(stream, out, info, limit, idle).await? {
         Written::All => {}
         Written::Killed => return Ok(false),
@@ -944,10 +977,13 @@ impl Client {
         };
         tokio::pin!(rx);
         info.blocked.store(true, Ordering::Relaxed);
+        let waiting = Instant::now();
+        let mut timed_out = false;
         let reply = tokio::select! {
             r = &mut rx => r.unwrap_or_else(closed),
             _ = deadline => {
                 if blocking.blocking.remove(id) {
+                    timed_out = true;
                     Ok(on_timeout)
                 } else {
                     // Served (or unblocked) just as time ran out: its reply is on the way.
@@ -975,6 +1011,8 @@ impl Client {
             }
         };
         info.blocked.store(false, Ordering::Relaxed);
+        self.blocked_for += waiting.elapsed();
+        self.timed_out |= timed_out;
         reply
     }
 }
@@ -990,13 +1028,14 @@ pub fn run_write(
     cmd: &dyn WriteCmd,
     idx: usize,
     keys: &[Bytes],
+    line: Option<&Line>,
     served: &mut Vec<crate::blocking::Delivery>,
 ) -> Frame {
     if cx.server.blocking.is_empty() {
-        return run_write_feeding(w, cx, cmd, idx, None);
+        return run_write_feeding(w, cx, cmd, idx, line, None);
     }
     let mut ready: Vec<(u32, Bytes)> = keys.iter().map(|k| (cx.db, k.clone())).collect();
-    let reply = run_write_feeding(w, cx, cmd, idx, Some(&mut ready));
+    let reply = run_write_feeding(w, cx, cmd, idx, line, Some(&mut ready));
     if !matches!(reply, Frame::Error(_)) {
         serve_ready(w, cx, ready, served);
     }
@@ -1018,11 +1057,13 @@ pub fn serve_ready(
 
 /// Runs one write command on the writer (inside its savepoint if it needs one); with `ready`,
 /// adds the keys it created to it (on success), for the caller to serve blocked clients from.
+/// `line` is the command line, for the slow log.
 pub fn run_write_feeding(
     w: &mut relis::Writer<'_>,
     cx: &Cx,
     cmd: &dyn WriteCmd,
     idx: usize,
+    line: Option<&Line>,
     ready: Option<&mut Vec<(u32, Bytes)>>,
 ) -> Frame {
     if ready.is_some() {
@@ -1040,7 +1081,7 @@ pub fn run_write_feeding(
         // commit is abandoned and every write in it fails.
         w.poison(e.clone());
     }
-    record(&cx.server, idx, t, res.is_err());
+    record(&cx.server, idx, t, res.is_err(), line);
     if let Some(ready) = ready {
         let created = w.take_new_keys();
         w.watch_new_keys(false);
@@ -1051,15 +1092,29 @@ pub fn run_write_feeding(
     res.unwrap_or_else(|e| e.to_frame())
 }
 
-/// Records one execution in INFO commandstats.
-pub fn record(server: &Shared, idx: usize, started: Instant, failed: bool) {
+/// Records one execution of the command at table index `idx`, which started at `started`, in
+/// INFO commandstats, its latency histogram, the latency monitor and (given its `line`) the
+/// slow log.
+pub fn record(server: &Shared, idx: usize, started: Instant, failed: bool, line: Option<&Line>) {
+    record_took(server, idx, started.elapsed(), failed, line);
+}
+
+/// [`record`] for a command that took `took` of its own time.
+pub fn record_took(
+    server: &Shared,
+    idx: usize,
+    took: std::time::Duration,
+    failed: bool,
+    line: Option<&Line>,
+) {
+    let micros = took.as_micros() as u64;
     let s = &server.cmd_stats[idx];
     s.calls.fetch_add(1, Ordering::Relaxed);
-    s.usec
-        .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+    s.usec.fetch_add(micros, Ordering::Relaxed);
     if failed {
         s.failed_calls.fetch_add(1, Ordering::Relaxed);
     }
+    server.observe.command(idx, micros, line);
 }
 
 /// Sets up an accepted socket as Redis does: no Nagle delay, and with `keepalive` seconds (0 =
@@ -1231,6 +1286,8 @@ async fn serve_stream<W: AsyncWrite + Unpin>(
         pushed: Vec::new(),
         mailbox_used: false,
         read_here: false,
+        blocked_for: std::time::Duration::ZERO,
+        timed_out: false,
     };
     let result = connection_loop(&mut wr, &mut client).await;
     if let Err(e) = result {
@@ -1359,6 +1416,7 @@ async fn connection_loop<W: AsyncWrite + Unpin>(
             .expect("the read half lives in the client");
         tokio::select! {
             n = rd.read_buf(&mut inbuf) => {
+                server.stats.total_reads_processed.fetch_add(1, Ordering::Relaxed);
                 let n = n?;
                 if n == 0 {
                     return Ok(());

@@ -96,6 +96,16 @@ pub struct Config {
     /// Most memory the Lua state may use, in bytes (0: no limit); a script that needs more
     /// gets `not enough memory`.
     pub lua_memory_limit: usize,
+    /// Microseconds a command must run to enter the slow log (-1: the slow log is off).
+    pub slowlog_log_slower_than: i64,
+    /// Most entries the slow log keeps.
+    pub slowlog_max_len: usize,
+    /// Milliseconds an event must take to enter the latency monitor (0: the monitor is off).
+    pub latency_monitor_threshold: u64,
+    /// Whether per-command latency histograms are kept (LATENCY HISTOGRAM, INFO latencystats).
+    pub latency_tracking: bool,
+    /// The percentiles INFO latencystats prints.
+    pub latency_tracking_info_percentiles: Vec<f64>,
     /// Redis settings Relis keeps as text, by name (not the old name): those it accepts and
     /// reports without acting on them, and a few other modules read (`busy-reply-threshold`,
     /// `notify-keyspace-events`, ...).
@@ -131,6 +141,11 @@ impl Default for Config {
             sql_max_memory: relis::DEFAULT_MAX_MEMORY,
             sql_max_databases: 16,
             lua_memory_limit: 1 << 30,
+            slowlog_log_slower_than: 10_000,
+            slowlog_max_len: 128,
+            latency_monitor_threshold: 0,
+            latency_tracking: true,
+            latency_tracking_info_percentiles: vec![50.0, 99.0, 99.9],
             protected_mode: true,
             tls_port: 0,
             tls_cert_file: String::new(),
@@ -248,8 +263,65 @@ pub fn memory(v: &str) -> Result<usize, String> {
         .ok_or_else(|| "argument must be a memory value".to_string())
 }
 
+/// `latency-tracking-info-percentiles`: numbers between 0 and 100, separated by spaces (none
+/// is allowed), with Redis's CONFIG SET wording when they are not.
+fn percentiles(v: &str) -> Result<Vec<f64>, String> {
+    v.split_whitespace()
+        .map(|w| {
+            let p = w
+                .parse::<f64>()
+                .ok()
+                .filter(|p| !p.is_nan())
+                .ok_or("Invalid latency-tracking-info-percentiles parameters")?;
+            if !(0.0..=100.0).contains(&p) {
+                return Err(
+                    "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]",
+                );
+            }
+            Ok(p)
+        })
+        .collect::<Result<_, _>>()
+        .map_err(String::from)
+}
+
 /// Every parameter Relis acts on.
 pub const PARAMS: &[Param] = &[
+    Param {
+        name: "slowlog-log-slower-than",
+        mutable: true,
+        get: |c| c.slowlog_log_slower_than.to_string(),
+        set: |c, v| int_in(v, -1, i64::MAX).map(|n| c.slowlog_log_slower_than = n),
+    },
+    Param {
+        name: "slowlog-max-len",
+        mutable: true,
+        get: |c| c.slowlog_max_len.to_string(),
+        set: |c, v| int_in(v, 0, i64::MAX).map(|n| c.slowlog_max_len = n as usize),
+    },
+    Param {
+        name: "latency-monitor-threshold",
+        mutable: true,
+        get: |c| c.latency_monitor_threshold.to_string(),
+        set: |c, v| int_in(v, 0, i64::MAX).map(|n| c.latency_monitor_threshold = n as u64),
+    },
+    Param {
+        name: "latency-tracking",
+        mutable: true,
+        get: |c| yes_no(c.latency_tracking),
+        set: |c, v| bool_arg(v).map(|b| c.latency_tracking = b),
+    },
+    Param {
+        name: "latency-tracking-info-percentiles",
+        mutable: true,
+        get: |c| {
+            c.latency_tracking_info_percentiles
+                .iter()
+                .map(|p| crate::observe::trim_double(*p))
+                .collect::<Vec<_>>()
+                .join(" ")
+        },
+        set: |c, v| percentiles(v).map(|p| c.latency_tracking_info_percentiles = p),
+    },
     Param {
         name: "port",
         mutable: true,
@@ -936,6 +1008,57 @@ mod tests {
         assert_eq!(c.dir, PathBuf::from("/tmp/x y"));
         assert_eq!(c.durability, Durability::Full);
         assert_eq!(c.bind, vec!["0.0.0.0", "::1"]);
+    }
+
+    #[test]
+    fn observability_settings() {
+        let mut c = Config::default();
+        assert_eq!(c.get("slowlog-log-slower-than").as_deref(), Some("10000"));
+        assert_eq!(c.get("slowlog-max-len").as_deref(), Some("128"));
+        assert_eq!(c.get("latency-monitor-threshold").as_deref(), Some("0"));
+        assert_eq!(c.get("latency-tracking").as_deref(), Some("yes"));
+        assert_eq!(
+            c.get("latency-tracking-info-percentiles").as_deref(),
+            Some("50 99 99.9")
+        );
+        c.apply_file("latency-tracking-info-percentiles 0 100 12.3456\nslowlog-max-len 5\n")
+            .unwrap();
+        assert_eq!(c.latency_tracking_info_percentiles, [0.0, 100.0, 12.3456]);
+        assert_eq!(
+            c.get("latency-tracking-info-percentiles").as_deref(),
+            Some("0 100 12.3456")
+        );
+        assert_eq!(c.slowlog_max_len, 5);
+        c.set("latency-tracking-info-percentiles", "").unwrap();
+        assert!(c.latency_tracking_info_percentiles.is_empty());
+        c.set("latency-tracking", "NO").unwrap();
+        assert_eq!(c.get("latency-tracking").as_deref(), Some("no"));
+        // Redis's texts.
+        let mut e = |n: &str, v: &str| c.set(n, v).unwrap_err();
+        assert_eq!(
+            e("slowlog-log-slower-than", "-2"),
+            "argument must be between -1 and 9223372036854775807 inclusive"
+        );
+        assert_eq!(
+            e("slowlog-max-len", "-1"),
+            "argument must be between 0 and 9223372036854775807 inclusive"
+        );
+        assert_eq!(
+            e("latency-monitor-threshold", "abc"),
+            "argument couldn't be parsed into an integer"
+        );
+        assert_eq!(
+            e("latency-tracking-info-percentiles", "50 x"),
+            "Invalid latency-tracking-info-percentiles parameters"
+        );
+        assert_eq!(
+            e("latency-tracking-info-percentiles", "100.5"),
+            "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
+        );
+        assert_eq!(
+            e("latency-tracking", "maybe"),
+            "argument must be 'yes' or 'no'"
+        );
     }
 
     #[test]

@@ -29,6 +29,8 @@ Settings: port bind dir dbfilename databases requirepass aclfile maxclients prot
           page-size (of a new file: 2048 by default; 4096 suits values of 100 KB and more)
           tls-port tls-cert-file tls-key-file tls-ca-cert-file tls-ca-cert-dir
           tls-auth-clients (yes|optional|no) tls-protocols tls-ciphersuites
+          slowlog-log-slower-than slowlog-max-len latency-monitor-threshold
+          latency-tracking latency-tracking-info-percentiles,
           and every other redis-server 7.0 setting, under its old name too (slaveof,
           *-ziplist-*, lua-time-limit, ...): accepted, checked and reported (see README)";
 

@@ -45,6 +45,10 @@ pub struct Stats {
     pub keyspace_hits: AtomicU64,
     /// Read lookups that found nothing.
     pub keyspace_misses: AtomicU64,
+    /// Reads from client sockets that returned data or end of file.
+    pub total_reads_processed: AtomicU64,
+    /// Writes of replies to client sockets.
+    pub total_writes_processed: AtomicU64,
 }
 
 /// SCAN cursors: Redis cursors are integers, Relis scans in key order, so a cursor number names
@@ -210,6 +214,8 @@ pub struct Shared {
     pub tls: RwLock<Option<crate::tls::TlsAcceptor>>,
     /// ACL users and the ACL log.
     pub acl: crate::acl::Acl,
+    /// SLOWLOG, LATENCY and the per-command latency histograms.
+    pub observe: Arc<crate::observe::Observe>,
     shutdown: watch::Sender<bool>,
 }
 
@@ -244,6 +250,16 @@ impl Shared {
         let acl = crate::acl::Acl::new(&config.requirepass);
         acl.log_max
             .store(config.acllog_max_len, std::sync::atomic::Ordering::Relaxed);
+        let observe = Arc::new(crate::observe::Observe::default());
+        observe.configure(&config);
+        // The engine's own timings (group commits, fsyncs, checkpoints) are latency events.
+        let monitor = Arc::downgrade(&observe);
+        db.on_timing(Box::new(move |event, took| {
+            if let Some(m) = monitor.upgrade() {
+                m.latency
+                    .add_if_needed(event.name(), took.as_millis() as u64);
+            }
+        }));
         let shared = Arc::new(Shared {
             db,
             config: RwLock::new(config),
@@ -273,6 +289,7 @@ impl Shared {
             scripting,
             tls: RwLock::new(None),
             acl,
+            observe,
             shutdown,
         });
         crate::cmd::server::info::spawn_sampler(&shared);

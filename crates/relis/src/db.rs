@@ -192,6 +192,8 @@ pub struct Stats {
     /// Whether the WAL has outgrown [`WAL_RESTART_FRAMES`] and the writer is bringing it back to
     /// its start; [`Db::read_here`] holds no snapshot meanwhile (a held one would prevent it).
     pub(crate) wal_over_limit: AtomicBool,
+    /// Where the timings of commits, fsyncs and checkpoints go ([`Db::on_timing`]).
+    pub(crate) timings: crate::timing::Timings,
 }
 
 /// WAL frames (pages) past which the writer checkpoints by itself after each commit until the
@@ -435,6 +437,12 @@ impl Db {
     /// takes effect. Until one is installed, no event is recorded.
     pub fn set_event_sink(&self, sink: Arc<dyn crate::events::EventSink>) {
         let _ = self.shared.sink.set(sink);
+    }
+
+    /// Installs the receiver of the engine's timings (group commits, fsyncs, checkpoints; see
+    /// [`crate::timing`]); only the first call takes effect.
+    pub fn on_timing(&self, hook: crate::timing::TimingHook) {
+        self.shared.stats.timings.set(hook);
     }
 
     /// The engine's counters.
@@ -931,6 +939,9 @@ fn writer_loop(
                 WriterMsg::Shutdown => shutdown = true,
             }
         }
+        // The commit's own cost starts here (see crate::timing::Timed::Commit).
+        crate::timing::take_sync();
+        let commit_started = Instant::now();
         let persisted_before = {
             let mut w = Writer::new(&conn, clock.now_ms(), databases, &mut st);
             if sweep_due {
@@ -965,6 +976,9 @@ fn writer_loop(
         };
         let committed = match committed {
             Ok(()) => {
+                stats
+                    .timings
+                    .report_with_syncs(crate::timing::Timed::Commit, commit_started);
                 // Release: a reader that sees the new count also sees the commit (read_here).
                 stats.commits.fetch_add(1, Ordering::Release);
                 let over = WAL_FRAMES.with(|f| f.get()) > wal_limit;
@@ -1009,9 +1023,14 @@ fn writer_loop(
             // Catch up with the checkpointer's remainder now, while nothing commits, so the next
             // transaction can restart the WAL (see WAL_RESTART_FRAMES); after the replies, which
             // need not wait for its fsyncs.
+            crate::timing::take_sync();
+            let started = Instant::now();
             if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
                 tracing::debug!("writer checkpoint: {e}");
             }
+            stats
+                .timings
+                .report_with_syncs(crate::timing::Timed::Checkpoint, started);
         }
     }
     // A clean stop folds the WAL back into the database file, so the file alone is complete.
@@ -1065,9 +1084,14 @@ fn checkpoint_loop(conn: Connection, stop: Arc<AtomicBool>, stats: &Stats, wal: 
         last = Instant::now();
         // PASSIVE never waits for readers or the writer; the WAL restarts from its beginning
         // once a checkpoint has caught up.
+        crate::timing::take_sync();
+        let started = Instant::now();
         if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
             tracing::debug!("checkpoint: {e}");
         }
+        stats
+            .timings
+            .report_with_syncs(crate::timing::Timed::Checkpoint, started);
     }
     let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
 }

@@ -33,6 +33,7 @@ pub mod sql;
 mod stmt;
 mod store;
 mod strings;
+pub mod timing;
 mod usage;
 mod walwrite;
 mod zset;

@@ -238,7 +238,13 @@ unsafe extern "C" fn x_truncate(f: *mut ffi::sqlite3_file, size: ffi::sqlite3_in
 
 unsafe extern "C" fn x_sync(f: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
     match file(f).flush() {
-        ffi::SQLITE_OK => shim::x_sync(f, flags),
+        ffi::SQLITE_OK => {
+            // Timed for the latency monitor's `fsync` event (see crate::timing).
+            let started = std::time::Instant::now();
+            let rc = shim::x_sync(f, flags);
+            crate::timing::note_sync(started.elapsed());
+            rc
+        }
         rc => rc,
     }
 }

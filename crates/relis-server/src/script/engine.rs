@@ -1207,6 +1207,14 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
         client_id: st.cx.client_id,
         context: "lua",
     };
+    // A script's commands are slow-logged too, as Redis logs them (client `?:0`).
+    let line = cx
+        .server
+        .observe
+        .slowlog
+        .enabled()
+        .then(|| crate::observe::Line::new(&argv, None));
+    let line = line.as_ref();
     let t = Instant::now();
     let first = argv.get(1).cloned();
     let rest: Vec<Bytes> = match spec.name {
@@ -1215,12 +1223,12 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
     };
     match crate::client::parse(spec, argv, skip) {
         Err(e) => {
-            record(&cx.server, idx, t, true);
+            record(&cx.server, idx, t, true, line);
             Err(e)
         }
         Ok(Parsed::Read(c)) => {
             let r = c.exec(&*st.w, &cx);
-            record(&cx.server, idx, t, r.is_err());
+            record(&cx.server, idx, t, r.is_err(), line);
             r
         }
         Ok(Parsed::Write(c)) => {
@@ -1229,7 +1237,7 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
             }
             // Blocked clients are served after the script, from the keys it created (the
             // EVAL or FCALL around it watches them; see client::run_write).
-            Ok(run_write_feeding(st.w, &cx, &*c, idx, None))
+            Ok(run_write_feeding(st.w, &cx, &*c, idx, line, None))
         }
         Ok(Parsed::Conn(c)) => {
             let r = match spec.name {
@@ -1275,7 +1283,7 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
                     "This Redis command is not allowed from script",
                 )),
             };
-            record(&cx.server, idx, t, r.is_err());
+            record(&cx.server, idx, t, r.is_err(), line);
             r
         }
     }

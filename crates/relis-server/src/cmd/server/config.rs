@@ -315,6 +315,8 @@ pub fn reset_stats(server: &Shared) {
         &s.total_error_replies,
         &s.keyspace_hits,
         &s.keyspace_misses,
+        &s.total_reads_processed,
+        &s.total_writes_processed,
     ] {
         a.store(0, Ordering::Relaxed);
     }
@@ -326,6 +328,8 @@ pub fn reset_stats(server: &Shared) {
         c.failed_calls.store(0, Ordering::Relaxed);
     }
     server.errors.lock().clear();
+    // As Redis's resetCommandTableStats: the histograms go too.
+    server.observe.histograms.reset();
 }
 
 const HELP: &[&str] = &[
@@ -359,6 +363,7 @@ impl ConnCmd for ConfigCmd {
                     *cfg = next;
                     c.server.pubsub.configure(&cfg);
                     c.server.scripting.configure(&cfg);
+                    c.server.observe.configure(&cfg);
                     if pairs
                         .iter()
                         .any(|(n, _)| n.eq_ignore_ascii_case("loglevel"))

@@ -5,7 +5,9 @@
 //! sections always in Redis's order whatever order they were asked in; `default`, `all`,
 //! `everything`). Fields about Redis machinery Relis does not have (forks, AOF, replication
 //! backlog, eviction) report what an idle Redis with that feature off reports. Relis adds
-//! `relis_version` (server) and `relis_*` persistence fields about its SQLite file. RESP3
+//! `relis_version` (server) and `relis_*` persistence fields about its SQLite file, each after
+//! Redis's fields of its section (tests/observe.rs compares the names with a live
+//! redis-server). `latencystats` reads the per-command histograms of [`crate::observe`]. RESP3
 //! clients get a verbatim `txt` string.
 
 use crate::args::{lower, Args};
@@ -300,7 +302,10 @@ pub fn render(server: &Shared, sections: &[&str], keyspace: &[relis::KeyspaceInf
                 }
                 "Errorstats"
             }
-            "latencystats" => "Latencystats",
+            "latencystats" => {
+                latencystats_section(server, &mut kv);
+                "Latencystats"
+            }
             "cluster" => {
                 kv("cluster_enabled", "0".into());
                 "Cluster"
@@ -330,7 +335,6 @@ fn server_section(server: &Shared, kv: &mut Kv<'_>) {
     let uptime = server.started.elapsed().as_secs();
     let now_us = unix_ms() * 1000;
     kv("redis_version", crate::REDIS_VERSION.into());
-    kv("relis_version", crate::VERSION.into());
     kv("redis_git_sha1", "00000000".into());
     kv("redis_git_dirty", "0".into());
     kv("redis_build_id", "0".into());
@@ -374,6 +378,8 @@ fn server_section(server: &Shared, kv: &mut Kv<'_>) {
             .unwrap_or_default(),
     );
     kv("io_threads_active", "0".into());
+    // Relis's own, after Redis's fields.
+    kv("relis_version", crate::VERSION.into());
 }
 
 fn clients_section(server: &Shared, kv: &mut Kv<'_>) {
@@ -403,6 +409,8 @@ fn clients_section(server: &Shared, kv: &mut Kv<'_>) {
 }
 
 fn memory_section(server: &Shared, kv: &mut Kv<'_>) {
+    // Relis's memory is the process's: its data lives in SQLite's page cache and file, so the
+    // resident set stands for Redis's allocator figures, with no overhead or fragmentation.
     let used = rss_bytes();
     let peak = server.sampler.note_memory(used);
     let total = total_system_memory();
@@ -415,6 +423,15 @@ fn memory_section(server: &Shared, kv: &mut Kv<'_>) {
             c.get("maxmemory-policy").unwrap_or_default(),
         )
     };
+    let (lua, scripts, cached) = server.scripting.memory();
+    let (libraries, functions, functions_bytes) = {
+        let libs = server.scripting.functions.libraries.lock();
+        (
+            libs.len(),
+            libs.values().map(|l| l.functions.len()).sum::<usize>(),
+            libs.values().map(|l| l.code.len() as u64).sum::<u64>(),
+        )
+    };
     kv("used_memory", used.to_string());
     kv("used_memory_human", human(used));
     kv("used_memory_rss", used.to_string());
@@ -425,23 +442,52 @@ fn memory_section(server: &Shared, kv: &mut Kv<'_>) {
         "used_memory_peak_perc",
         format!("{:.2}%", used as f64 * 100.0 / peak.max(1) as f64),
     );
+    kv("used_memory_overhead", "0".into());
+    kv("used_memory_startup", "0".into());
+    kv("used_memory_dataset", used.to_string());
+    kv("used_memory_dataset_perc", "100.00%".into());
+    kv("allocator_allocated", used.to_string());
+    kv("allocator_active", used.to_string());
+    kv("allocator_resident", used.to_string());
     kv("total_system_memory", total.to_string());
     kv("total_system_memory_human", human(total));
-    let (lua, scripts, cached) = server.scripting.memory();
     kv("used_memory_lua", lua.to_string());
+    kv("used_memory_vm_eval", lua.to_string());
     kv("used_memory_lua_human", human(lua));
-    kv("used_memory_scripts", scripts.to_string());
-    kv("used_memory_scripts_human", human(scripts));
+    kv("used_memory_scripts_eval", scripts.to_string());
     kv("number_of_cached_scripts", cached.to_string());
+    kv("number_of_functions", functions.to_string());
+    kv("number_of_libraries", libraries.to_string());
+    // Functions run in the same Lua state as scripts: its memory is counted once, above.
+    kv("used_memory_vm_functions", "0".into());
+    kv("used_memory_vm_total", lua.to_string());
+    kv("used_memory_vm_total_human", human(lua));
+    kv("used_memory_functions", functions_bytes.to_string());
+    kv(
+        "used_memory_scripts",
+        (scripts + functions_bytes).to_string(),
+    );
+    kv(
+        "used_memory_scripts_human",
+        human(scripts + functions_bytes),
+    );
     kv("maxmemory", maxmemory.to_string());
     kv("maxmemory_human", human(maxmemory));
     kv("maxmemory_policy", policy);
+    kv("allocator_frag_ratio", "1.00".into());
+    kv("allocator_frag_bytes", "0".into());
+    kv("allocator_rss_ratio", "1.00".into());
+    kv("allocator_rss_bytes", "0".into());
+    kv("rss_overhead_ratio", "1.00".into());
+    kv("rss_overhead_bytes", "0".into());
     kv("mem_fragmentation_ratio", "1.00".into());
     kv("mem_fragmentation_bytes", "0".into());
     kv("mem_not_counted_for_evict", "0".into());
     kv("mem_replication_backlog", "0".into());
+    kv("mem_total_replication_buffers", "0".into());
     kv("mem_clients_slaves", "0".into());
     kv("mem_clients_normal", "0".into());
+    kv("mem_cluster_links", "0".into());
     kv("mem_aof_buffer", "0".into());
     kv("mem_allocator", "libc".into());
     kv("active_defrag_running", "0".into());
@@ -583,6 +629,12 @@ fn stats_section(server: &Shared, kv: &mut Kv<'_>) {
     kv("unexpected_error_replies", "0".into());
     kv("total_error_replies", n(&s.total_error_replies));
     kv("dump_payload_sanitizations", "0".into());
+    kv("total_reads_processed", n(&s.total_reads_processed));
+    kv("total_writes_processed", n(&s.total_writes_processed));
+    kv("io_threaded_reads_processed", "0".into());
+    kv("io_threaded_writes_processed", "0".into());
+    kv("reply_buffer_shrinks", "0".into());
+    kv("reply_buffer_expands", "0".into());
 }
 
 fn replication_section(kv: &mut Kv<'_>) {
@@ -618,6 +670,27 @@ fn commandstats_section(server: &Shared, kv: &mut Kv<'_>) {
             format!(
                 "calls={calls},usec={usec},usec_per_call={per_call:.2},rejected_calls={rejected},failed_calls={failed}"
             ),
+        );
+    }
+}
+
+/// Per-command percentiles (`latency-tracking-info-percentiles`) of the latency histograms, in
+/// microseconds with three decimals, as Redis prints them.
+fn latencystats_section(server: &Shared, kv: &mut Kv<'_>) {
+    let hs = &server.observe.histograms;
+    let percentiles = hs.percentiles();
+    for (i, spec) in Table::get().specs.iter().enumerate() {
+        let Some(h) = hs.get(i) else { continue };
+        let v: Vec<String> = percentiles
+            .iter()
+            .map(|p| {
+                let us = crate::observe::value_at_percentile(&h, *p) as f64 / 1000.0;
+                format!("p{}={us:.3}", crate::observe::trim_double(*p))
+            })
+            .collect();
+        kv(
+            &format!("latency_percentiles_usec_{}", spec.name),
+            v.join(","),
         );
     }
 }

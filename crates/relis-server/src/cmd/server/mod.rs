@@ -1,12 +1,15 @@
-//! The server family: INFO, COMMAND, CONFIG, MEMORY, DEBUG, TIME, LASTSAVE, SAVE, BGSAVE, SHUTDOWN.
+//! The server family: INFO, COMMAND, CONFIG, MEMORY, DEBUG, TIME, LASTSAVE, SAVE, BGSAVE,
+//! SHUTDOWN, SLOWLOG, LATENCY.
 
 pub mod command;
 pub mod config;
 pub mod debug;
 pub mod info;
+pub mod latency;
 pub mod memory;
 pub mod save;
 pub mod shutdown;
+pub mod slowlog;
 pub mod time;
 
 use crate::cmd::Spec;
@@ -25,6 +28,8 @@ pub static SPECS: &[Spec] = &[
     save::SPEC_SAVE,
     save::SPEC_BGSAVE,
     shutdown::SPEC,
+    slowlog::SPEC,
+    latency::SPEC,
 ];
 
 /// A `<CMD> HELP` reply in Redis's layout: a heading, the lines, then HELP itself, each a

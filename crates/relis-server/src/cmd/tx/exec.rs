@@ -5,6 +5,7 @@ use crate::blocking::Delivery;
 use crate::client::{parse, record, run_write_feeding, serve_ready, Client};
 use crate::cmd::{BoxFuture, ConnCmd, Cx, Parsed, ReadCmd, Spec, Table, WriteCmd};
 use crate::error::CmdError;
+use crate::observe::Line;
 use resp::Frame;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -46,7 +47,7 @@ enum Slot {
     /// The next result of the writer job.
     Data,
     /// A connection command, run on the connection after the job.
-    Conn(Box<dyn crate::cmd::ConnCmd>, usize),
+    Conn(Box<dyn crate::cmd::ConnCmd>, usize, Option<Line>),
     /// Known already (a parse error).
     Reply(Frame),
 }
@@ -95,6 +96,13 @@ impl ConnCmd for Exec {
                         continue;
                     }
                 }
+                // Each command is slow-logged on its own (EXEC itself never is).
+                let line = c
+                    .server
+                    .observe
+                    .slowlog
+                    .enabled()
+                    .then(|| Line::new(&argv, Some(c.info.clone())));
                 let keys: Vec<bytes::Bytes> = if spec.unblocks {
                     spec.keys_of(&argv)
                         .into_iter()
@@ -105,24 +113,24 @@ impl ConnCmd for Exec {
                 };
                 slots.push(match parse(spec, argv, skip) {
                     Ok(Parsed::Read(cmd)) => {
-                        data.push((Data::Read(cmd), idx, db));
+                        data.push((Data::Read(cmd), idx, db, line));
                         Slot::Data
                     }
                     Ok(Parsed::Write(cmd)) => {
-                        data.push((Data::Write(cmd, keys), idx, db));
+                        data.push((Data::Write(cmd, keys), idx, db, line));
                         Slot::Data
                     }
                     Ok(Parsed::Conn(mut cmd)) => {
                         // Inside a transaction a blocking command runs as its non-blocking twin.
                         if let Some(wc) = cmd.in_transaction() {
-                            data.push((Data::Write(wc, keys), idx, db));
+                            data.push((Data::Write(wc, keys), idx, db, line));
                             slots.push(Slot::Data);
                             continue;
                         }
                         if let Some(d) = cmd.selects().filter(|d| *d < c.server.db.databases()) {
                             db = d;
                         }
-                        Slot::Conn(cmd, idx)
+                        Slot::Conn(cmd, idx, line)
                     }
                     Err(e) => Slot::Reply(e.to_frame()),
                 });
@@ -144,24 +152,30 @@ impl ConnCmd for Exec {
                     let mut out = Vec::with_capacity(data.len());
                     let mut served = Vec::new();
                     let mut ready: Vec<(u32, bytes::Bytes)> = Vec::new();
-                    for (cmd, idx, db) in data {
+                    for (cmd, idx, db, line) in data {
                         let cx = Cx { db, ..cx.clone() };
                         out.push(match cmd {
                             Data::Read(r) => {
                                 let t = Instant::now();
                                 let res = r.exec(w, &cx);
-                                record(&cx.server, idx, t, res.is_err());
+                                record(&cx.server, idx, t, res.is_err(), line.as_ref());
                                 res.unwrap_or_else(|e| e.to_frame())
                             }
                             Data::Write(wc, keys) => {
                                 // Blocked clients are served after the whole transaction, as
                                 // Redis does: a command queued after a push sees the element.
                                 if cx.server.blocking.is_empty() {
-                                    run_write_feeding(w, &cx, &*wc, idx, None)
+                                    run_write_feeding(w, &cx, &*wc, idx, line.as_ref(), None)
                                 } else {
                                     let mut fed = keys.into_iter().map(|k| (db, k)).collect();
-                                    let reply =
-                                        run_write_feeding(w, &cx, &*wc, idx, Some(&mut fed));
+                                    let reply = run_write_feeding(
+                                        w,
+                                        &cx,
+                                        &*wc,
+                                        idx,
+                                        line.as_ref(),
+                                        Some(&mut fed),
+                                    );
                                     if !matches!(reply, Frame::Error(_)) {
                                         ready.extend(fed);
                                     }
@@ -192,10 +206,10 @@ impl ConnCmd for Exec {
             for slot in slots {
                 replies.push(match slot {
                     Slot::Data => results.next().unwrap_or(Frame::Null),
-                    Slot::Conn(cmd, idx) => {
+                    Slot::Conn(cmd, idx, line) => {
                         let t = Instant::now();
                         let r = cmd.exec(c).await;
-                        record(&c.server, idx, t, r.is_err());
+                        record(&c.server, idx, t, r.is_err(), line.as_ref());
                         r.unwrap_or_else(|e| e.to_frame())
                     }
                     Slot::Reply(f) => f,
