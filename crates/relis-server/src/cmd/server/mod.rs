@@ -1,8 +1,12 @@
-//! The server family: INFO, COMMAND, CONFIG, TIME, LASTSAVE, SAVE, BGSAVE, SHUTDOWN.
+//! The server family: INFO, COMMAND, CONFIG, TIME, LASTSAVE, SAVE, BGSAVE, BGREWRITEAOF,
+//! SHUTDOWN, MODULE, LOLWUT.
 
+pub mod bgrewriteaof;
 pub mod command;
 pub mod config;
 pub mod info;
+pub mod lolwut;
+pub mod module;
 pub mod save;
 pub mod shutdown;
 pub mod time;
@@ -20,7 +24,10 @@ pub static SPECS: &[Spec] = &[
     time::SPEC_LASTSAVE,
     save::SPEC_SAVE,
     save::SPEC_BGSAVE,
+    bgrewriteaof::SPEC,
     shutdown::SPEC,
+    module::SPEC,
+    lolwut::SPEC,
 ];
 
 /// A `<CMD> HELP` reply in Redis's layout: a heading, the lines, then HELP itself, each a
