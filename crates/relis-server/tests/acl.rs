@@ -677,3 +677,26 @@ async fn rules_may_name_redis_commands_relis_lacks_yet() {
         err("ERR This instance has cluster support disabled")
     );
 }
+
+/// SINTERCARD's keys (after numkeys) are checked against the user's key patterns, as Redis
+/// checks them (its key spec is a keynum one); COMMAND GETKEYS finds them too.
+#[tokio::test]
+async fn sintercard_keys_are_checked() {
+    let s = start().await;
+    let mut admin = s.raw().await;
+    let cmd = ["ACL", "SETUSER", "u", "on", ">p", "+@all", "~a*"];
+    assert_eq!(admin.cmd(&cmd).await, ok());
+    let mut c = s.raw().await;
+    assert_eq!(c.cmd(&["AUTH", "u", "p"]).await, ok());
+    assert_eq!(c.cmd(&["SINTERCARD", "2", "a1", "a2"]).await, int(0));
+    assert_eq!(c.cmd(&["SINTERCARD", "2", "a1", "b"]).await, err(NOPERM_KEYS));
+    // LIMIT's value is not a key.
+    assert_eq!(
+        c.cmd(&["SINTERCARD", "1", "a1", "LIMIT", "b"]).await,
+        err("ERR LIMIT can't be negative")
+    );
+    assert_eq!(
+        admin.cmd(&["COMMAND", "GETKEYS", "SINTERCARD", "2", "x", "y", "LIMIT", "1"]).await,
+        bulks(&["x", "y"])
+    );
+}

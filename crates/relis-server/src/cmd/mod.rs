@@ -190,6 +190,8 @@ pub struct KeySpec {
     pub flags: &'static [&'static str],
     /// `begin_search`: the index of the first key (or of `numkeys`).
     pub index: i32,
+    /// COMMAND INFO `notes` of this spec, empty for none (then [`Spec::key_notes`] applies).
+    pub notes: &'static str,
     /// `find_keys`.
     pub find: FindKeys,
 }
@@ -201,6 +203,9 @@ pub enum FindKeys {
     Range(i32, i32, i32),
     /// `keynum`: keynumidx, firstkey, keystep (relative to the begin index).
     Keynum(i32, i32, i32),
+    /// `unknown` begin_search and find_keys: keys only [`Spec::find_keys`] can find (SORT's
+    /// BY/GET patterns and STORE); `index` is not used.
+    Unknown,
 }
 
 impl KeySpec {
@@ -226,6 +231,7 @@ impl KeySpec {
                 let (first, step) = (begin + i64::from(first), i64::from(step.max(1)));
                 pos >= first && (pos - first) % step == 0 && (pos - first) / step < n
             }
+            FindKeys::Unknown => false,
         }
     }
 }

@@ -289,8 +289,8 @@ pub fn key_flags_at(spec: &Spec, argv: &[Bytes], pos: usize) -> Vec<&'static str
         .unwrap_or_else(|| key_flags(spec))
 }
 
-/// An explicit key spec as COMMAND INFO shows it.
-fn explicit_key_spec(k: &crate::cmd::KeySpec) -> Frame {
+/// An explicit key spec as COMMAND INFO shows it (`notes` first when it has some).
+fn explicit_key_spec(k: &crate::cmd::KeySpec, notes: &str) -> Frame {
     use crate::cmd::FindKeys;
     let int = |n: i32| Frame::Integer(n.into());
     let (kind, spec) = match k.find {
@@ -310,22 +310,32 @@ fn explicit_key_spec(k: &crate::cmd::KeySpec) -> Frame {
                 (bulk("keystep"), int(step)),
             ],
         ),
+        FindKeys::Unknown => ("unknown", Vec::new()),
     };
-    Frame::Map(vec![
+    let begin = match k.find {
+        FindKeys::Unknown => Frame::Map(vec![
+            (bulk("type"), bulk("unknown")),
+            (bulk("spec"), Frame::Map(Vec::new())),
+        ]),
+        _ => Frame::Map(vec![
+            (bulk("type"), bulk("index")),
+            (
+                bulk("spec"),
+                Frame::Map(vec![(bulk("index"), int(k.index))]),
+            ),
+        ]),
+    };
+    let mut m = Vec::with_capacity(4);
+    let notes = if k.notes.is_empty() { notes } else { k.notes };
+    if !notes.is_empty() {
+        m.push((bulk("notes"), bulk(notes)));
+    }
+    m.extend([
         (
             bulk("flags"),
             Frame::Set(k.flags.iter().map(|f| simple(f)).collect()),
         ),
-        (
-            bulk("begin_search"),
-            Frame::Map(vec![
-                (bulk("type"), bulk("index")),
-                (
-                    bulk("spec"),
-                    Frame::Map(vec![(bulk("index"), int(k.index))]),
-                ),
-            ]),
-        ),
+        (bulk("begin_search"), begin),
         (
             bulk("find_keys"),
             Frame::Map(vec![
@@ -333,22 +343,18 @@ fn explicit_key_spec(k: &crate::cmd::KeySpec) -> Frame {
                 (bulk("spec"), Frame::Map(spec)),
             ]),
         ),
-    ])
+    ]);
+    Frame::Map(m)
 }
 
 fn key_specs(spec: &Spec) -> Vec<Frame> {
     if !spec.key_specs.is_empty() {
+        // The spec's notes (EVAL's "We cannot tell how the keys will be used ...") apply to
+        // each key spec that has none of its own.
         return spec
             .key_specs
             .iter()
-            .map(|k| match explicit_key_spec(k) {
-                // The notes (EVAL's "We cannot tell how the keys will be used ...") come first.
-                Frame::Map(mut m) if !spec.key_notes.is_empty() => {
-                    m.insert(0, (bulk("notes"), bulk(spec.key_notes)));
-                    Frame::Map(m)
-                }
-                f => f,
-            })
+            .map(|k| explicit_key_spec(k, spec.key_notes))
             .collect();
     }
     let (first, last, step) = spec.keys;
