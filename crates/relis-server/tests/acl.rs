@@ -689,14 +689,28 @@ async fn sintercard_keys_are_checked() {
     let mut c = s.raw().await;
     assert_eq!(c.cmd(&["AUTH", "u", "p"]).await, ok());
     assert_eq!(c.cmd(&["SINTERCARD", "2", "a1", "a2"]).await, int(0));
-    assert_eq!(c.cmd(&["SINTERCARD", "2", "a1", "b"]).await, err(NOPERM_KEYS));
+    assert_eq!(
+        c.cmd(&["SINTERCARD", "2", "a1", "b"]).await,
+        err(NOPERM_KEYS)
+    );
     // LIMIT's value is not a key.
     assert_eq!(
         c.cmd(&["SINTERCARD", "1", "a1", "LIMIT", "b"]).await,
         err("ERR LIMIT can't be negative")
     );
     assert_eq!(
-        admin.cmd(&["COMMAND", "GETKEYS", "SINTERCARD", "2", "x", "y", "LIMIT", "1"]).await,
+        admin
+            .cmd(&[
+                "COMMAND",
+                "GETKEYS",
+                "SINTERCARD",
+                "2",
+                "x",
+                "y",
+                "LIMIT",
+                "1"
+            ])
+            .await,
         bulks(&["x", "y"])
     );
 }

@@ -1,7 +1,7 @@
 //! The cluster family: CLUSTER and its subcommands, READONLY, READWRITE, ASKING. Relis is a
 //! standalone server, so each answers as redis-server started with `cluster-enabled no` does.
 
-pub mod cluster;
+pub mod cluster_cmd;
 pub mod readonly;
 
 use crate::client::Client;
@@ -11,7 +11,7 @@ use resp::Frame;
 
 /// The cluster commands.
 pub static SPECS: &[Spec] = &[
-    cluster::SPEC,
+    cluster_cmd::SPEC,
     readonly::SPEC_READONLY,
     readonly::SPEC_READWRITE,
     readonly::SPEC_ASKING,

@@ -168,7 +168,7 @@ impl Rand {
     }
 
     /// `rand()`: 0 ..= RAND_MAX (2^31 - 1).
-    pub fn next(&mut self) -> i32 {
+    pub fn rand(&mut self) -> i32 {
         // r[n] = r[n-31] + r[n-3] over a ring of the last 34 words.
         let n = self.i;
         let v = self.r[(n + 34 - 31) % 34].wrapping_add(self.r[(n + 34 - 3) % 34]);
@@ -235,6 +235,8 @@ impl Canvas {
 
     /// A square centred on x,y, as `lwDrawSquare`: the C code's float and double steps kept.
     fn square(&mut self, x: i32, y: i32, size: f32, angle: f32, color: u8) {
+        // Redis's own truncated square root of 2 (std's SQRT_2 would move some pixels).
+        #[allow(clippy::approx_constant)]
         let size = (f64::from(size) / 1.4142135623) as f32;
         let size = f64::from(size).round() as f32;
         let mut k = (PI / 4.0 + f64::from(angle)) as f32;
@@ -259,7 +261,7 @@ fn schotter(console_cols: i32, per_row: i32, per_col: i32, rng: &mut Rand) -> Ca
     let height = (side * per_col as f32 + (padding * 2) as f32) as i32;
     let mut canvas = Canvas::new(width, height, 0);
     let unit =
-        |rng: &mut Rand, y: i32| rng.next() as f32 / RAND_MAX as f32 / per_col as f32 * y as f32;
+        |rng: &mut Rand, y: i32| rng.rand() as f32 / RAND_MAX as f32 / per_col as f32 * y as f32;
     for y in 0..per_col {
         for x in 0..per_row {
             let mut sx = (x as f32 * side + side / 2.0 + padding as f32) as i32;
@@ -269,13 +271,13 @@ fn schotter(console_cols: i32, per_row: i32, per_col: i32, rng: &mut Rand) -> Ca
                 let mut r1 = unit(rng, y);
                 let mut r2 = unit(rng, y);
                 let mut r3 = unit(rng, y);
-                if rng.next() % 2 != 0 {
+                if rng.rand() % 2 != 0 {
                     r1 = -r1;
                 }
-                if rng.next() % 2 != 0 {
+                if rng.rand() % 2 != 0 {
                     r2 = -r2;
                 }
-                if rng.next() % 2 != 0 {
+                if rng.rand() % 2 != 0 {
                     r3 = -r3;
                 }
                 angle = r1;
@@ -347,7 +349,7 @@ fn skyscraper(c: &mut Canvas, s: &Skyscraper, rng: &mut Rand) {
                 let rely = y - (endy + 1);
                 if (relx / 2) % 2 != 0 && rely % 2 != 0 {
                     loop {
-                        color = (1 + rng.next() % 2) as u8;
+                        color = (1 + rng.rand() % 2) as u8;
                         if color != s.color {
                             break;
                         }
@@ -369,13 +371,13 @@ fn skyline(c: &mut Canvas, rng: &mut Rand) {
     for color in [2u8, 1] {
         let mut offset = -10;
         while offset < c.width {
-            offset += rng.next() % 8;
+            offset += rng.rand() % 8;
             let xoff = offset;
-            let width = 10 + rng.next() % 9;
+            let width = 10 + rng.rand() % 9;
             let height = if color == 2 {
-                h / 2 + (rng.next() % h) / 2
+                h / 2 + (rng.rand() % h) / 2
             } else {
-                h / 2 + (rng.next() % h) / 3
+                h / 2 + (rng.rand() % h) / 3
             };
             let s = Skyscraper {
                 xoff,
@@ -390,13 +392,13 @@ fn skyline(c: &mut Canvas, rng: &mut Rand) {
     }
     let mut offset = -10;
     while offset < c.width {
-        offset += rng.next() % 8;
+        offset += rng.rand() % 8;
         let xoff = offset;
-        let mut width = 5 + rng.next() % 14;
+        let mut width = 5 + rng.rand() % 14;
         if width % 4 != 0 {
             width += width % 3;
         }
-        let height = h / 3 + (rng.next() % h) / 2;
+        let height = h / 3 + (rng.rand() % h) / 2;
         let s = Skyscraper {
             xoff,
             width,
@@ -440,11 +442,11 @@ mod tests {
         // glibc: srand(1); rand() x3.
         let mut r = Rand::new(1);
         assert_eq!(
-            [r.next(), r.next(), r.next()],
+            [r.rand(), r.rand(), r.rand()],
             [1804289383, 846930886, 1681692777]
         );
         // srand(0) is srand(1).
-        assert_eq!(Rand::new(0).next(), 1804289383);
+        assert_eq!(Rand::new(0).rand(), 1804289383);
     }
 
     #[test]
