@@ -860,7 +860,8 @@ async fn replconf_ack_has_no_reply() {
 }
 
 /// WAIT for more replicas than 0 blocks until its timeout, as a redis-server without replicas
-/// does; WAIT 1 0 blocks until the client goes (here: CLIENT KILL, which sends nothing).
+/// does; WAIT 1 0 blocks until CLIENT UNBLOCK (as a timeout: 0, or with ERROR the UNBLOCKED
+/// error) or until the client goes (here: CLIENT KILL, which sends nothing).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_blocks_until_its_timeout() {
     let s = start().await;
@@ -887,6 +888,35 @@ async fn wait_blocks_until_its_timeout() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert!(blocked, "WAIT 1 0 did not block");
+    // Counted as blocked, and CLIENT UNBLOCK ends it as a timeout (0 replicas) or an error.
+    let Frame::Bulk(info) = admin.cmd(&["INFO", "clients"]).await else {
+        panic!()
+    };
+    assert!(String::from_utf8_lossy(&info).contains("blocked_clients:1\r\n"));
+    assert_eq!(
+        admin.cmd(&["CLIENT", "UNBLOCK", &id.to_string()]).await,
+        int(1)
+    );
+    assert_eq!(c.read().await, Some(int(0)));
+    c.send(b"WAIT 1 0\r\n").await;
+    let mut unblocked = false;
+    for _ in 0..100 {
+        let r = admin
+            .cmd(&["CLIENT", "UNBLOCK", &id.to_string(), "ERROR"])
+            .await;
+        if r == int(1) {
+            unblocked = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(unblocked);
+    assert_eq!(
+        c.read().await,
+        Some(err("UNBLOCKED client unblocked via CLIENT UNBLOCK"))
+    );
+    c.send(b"WAIT 1 0\r\n").await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(
         admin.cmd(&["CLIENT", "KILL", "ID", &id.to_string()]).await,
         int(1)

@@ -4,8 +4,10 @@
 //!
 //! Relis has no replicas, so the count is always 0, and WAIT does what a redis-server without
 //! replicas does: it answers at once when `numreplicas` is 0 or less (or inside MULTI/EXEC),
-//! and otherwise blocks until the timeout, as a blocked client (CLIENT LIST flag `b`) that a
-//! disconnection, CLIENT KILL or SHUTDOWN ends.
+//! and otherwise blocks until the timeout, as a blocked client (CLIENT LIST flag `b`, INFO
+//! `blocked_clients`) that CLIENT UNBLOCK (as a timeout, or with the UNBLOCKED error), a
+//! disconnection, CLIENT KILL or SHUTDOWN ends. It waits in the blocking registry with no key,
+//! so no write ever serves it.
 
 use crate::args::Args;
 use crate::client::{Client, ReplyMode};
@@ -29,8 +31,8 @@ pub const SPEC: Spec = Spec {
     ..Spec::BASE
 };
 
-/// Replicas that acknowledged: Relis has none.
-const ACKED: i64 = 0;
+/// Replicas that acknowledged: Relis has none (also CLIENT UNBLOCK's answer to a WAIT).
+pub const ACKED: i64 = 0;
 
 /// WAIT numreplicas timeout.
 #[derive(Debug, PartialEq)]
@@ -90,6 +92,13 @@ impl ConnCmd for Wait {
                     ms => tokio::time::sleep(Duration::from_millis(ms)).await,
                 }
             };
+            // No key: only CLIENT UNBLOCK (through the registry) answers it early.
+            let never: crate::blocking::TryServe = Box::new(|_, _| Ok(None));
+            let (waiter, rx) =
+                crate::blocking::Waiter::new(c.info.id, c.db, c.proto, Vec::new(), never);
+            let id = waiter.id;
+            let blocking = c.server.clone();
+            blocking.blocking.register(waiter);
             let info = c.info.clone();
             let mut stop = c.server.shutdown_signal();
             let stopping = async move {
@@ -101,25 +110,32 @@ impl ConnCmd for Wait {
             };
             info.blocked.store(true, Ordering::Relaxed);
             let reply = tokio::select! {
-                _ = deadline => Frame::Integer(ACKED),
+                r = rx => r.unwrap_or(Ok(Frame::Integer(ACKED))),
+                _ = deadline => {
+                    blocking.blocking.remove(id);
+                    Ok(Frame::Integer(ACKED))
+                }
                 _ = c.peer_closed() => {
+                    blocking.blocking.remove(id);
                     c.quit = true;
-                    Frame::Null
+                    Ok(Frame::Null)
                 }
                 // Ended like any blocked client: no reply.
                 _ = info.kill.notified() => {
+                    blocking.blocking.remove(id);
                     c.quit = true;
                     c.reply_mode = ReplyMode::Off;
-                    Frame::Null
+                    Ok(Frame::Null)
                 }
                 _ = stopping => {
+                    blocking.blocking.remove(id);
                     c.quit = true;
                     c.reply_mode = ReplyMode::Off;
-                    Frame::Null
+                    Ok(Frame::Null)
                 }
             };
             info.blocked.store(false, Ordering::Relaxed);
-            Ok(reply)
+            reply
         })
     }
 
