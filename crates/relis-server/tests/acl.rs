@@ -714,3 +714,50 @@ async fn sintercard_keys_are_checked() {
         bulks(&["x", "y"])
     );
 }
+
+/// SORT's STORE destination needs write permission (its key spec is OW update), its source
+/// read permission, as in Redis; COMMAND GETKEYSANDFLAGS says so.
+#[tokio::test]
+async fn sort_store_needs_write_permission() {
+    let s = start().await;
+    let mut admin = s.raw().await;
+    assert_eq!(admin.cmd(&["RPUSH", "src", "3", "1", "2"]).await, int(3));
+    for (user, rule) in [("ro", "%R~*"), ("wo", "%W~*")] {
+        let cmd = ["ACL", "SETUSER", user, "on", ">p", "+@all", rule];
+        assert_eq!(admin.cmd(&cmd).await, ok());
+    }
+    let mut ro = s.raw().await;
+    assert_eq!(ro.cmd(&["AUTH", "ro", "p"]).await, ok());
+    assert_eq!(ro.cmd(&["SORT", "src"]).await, bulks(&["1", "2", "3"]));
+    assert_eq!(
+        ro.cmd(&["SORT", "src", "STORE", "dst"]).await,
+        err(NOPERM_KEYS)
+    );
+    let mut wo = s.raw().await;
+    assert_eq!(wo.cmd(&["AUTH", "wo", "p"]).await, ok());
+    assert_eq!(
+        wo.cmd(&["SORT", "src", "STORE", "dst"]).await,
+        err(NOPERM_KEYS)
+    );
+    let flags = |f: &[&str]| Frame::Array(f.iter().map(|x| simple(x)).collect());
+    assert_eq!(
+        admin
+            .cmd(&[
+                "COMMAND",
+                "GETKEYSANDFLAGS",
+                "SORT",
+                "src",
+                "BY",
+                "w_*",
+                "GET",
+                "store",
+                "STORE",
+                "dst"
+            ])
+            .await,
+        arr(vec![
+            arr(vec![bulk("src"), flags(&["RO", "access"])]),
+            arr(vec![bulk("dst"), flags(&["OW", "update"])]),
+        ])
+    );
+}

@@ -204,8 +204,10 @@ pub enum FindKeys {
     /// `keynum`: keynumidx, firstkey, keystep (relative to the begin index).
     Keynum(i32, i32, i32),
     /// `unknown` begin_search and find_keys: keys only [`Spec::find_keys`] can find (SORT's
-    /// BY/GET patterns and STORE); `index` is not used.
-    Unknown,
+    /// BY/GET patterns and STORE); `index` is not used. A keyword (`"store"`) makes the spec
+    /// name the key found right after it (any case), so that its flags apply to that key; an
+    /// empty one names no key.
+    Unknown(&'static str),
 }
 
 impl KeySpec {
@@ -231,7 +233,13 @@ impl KeySpec {
                 let (first, step) = (begin + i64::from(first), i64::from(step.max(1)));
                 pos >= first && (pos - first) % step == 0 && (pos - first) / step < n
             }
-            FindKeys::Unknown => false,
+            FindKeys::Unknown(keyword) => {
+                !keyword.is_empty()
+                    && pos > 0
+                    && argv
+                        .get((pos - 1) as usize)
+                        .is_some_and(|a| a.eq_ignore_ascii_case(keyword.as_bytes()))
+            }
         }
     }
 }

@@ -310,10 +310,10 @@ fn explicit_key_spec(k: &crate::cmd::KeySpec, notes: &str) -> Frame {
                 (bulk("keystep"), int(step)),
             ],
         ),
-        FindKeys::Unknown => ("unknown", Vec::new()),
+        FindKeys::Unknown(_) => ("unknown", Vec::new()),
     };
     let begin = match k.find {
-        FindKeys::Unknown => Frame::Map(vec![
+        FindKeys::Unknown(_) => Frame::Map(vec![
             (bulk("type"), bulk("unknown")),
             (bulk("spec"), Frame::Map(Vec::new())),
         ]),
