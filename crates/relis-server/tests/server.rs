@@ -829,3 +829,177 @@ async fn config_set_loglevel_changes_the_running_logger() {
     assert_eq!(c.cmd(&["SAVE"]).await, ok());
     assert_eq!(saves(), 1);
 }
+
+/// What Relis refuses where a redis-server would replicate, load a module or debug a script
+/// (the replies both give alike are compared with redis-server in tests/differential.rs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replication_modules_and_debugger_are_refused_clearly() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(
+        c.cmd(&["REPLICAOF", "127.0.0.1", "6379"]).await,
+        err("ERR REPLICAOF host port is not supported yet: Relis cannot be a replica (REPLICAOF NO ONE is)")
+    );
+    assert_eq!(
+        c.cmd(&["SLAVEOF", "localhost", "0"]).await,
+        err("ERR REPLICAOF host port is not supported yet: Relis cannot be a replica (REPLICAOF NO ONE is)")
+    );
+    let no_sync =
+        err("ERR Relis does not support replication: no replica can SYNC or PSYNC with it");
+    assert_eq!(c.cmd(&["PSYNC", "?", "-1"]).await, no_sync);
+    assert_eq!(c.cmd(&["SYNC"]).await, no_sync);
+    let no_modules = err("ERR Error loading the extension. Relis does not support modules.");
+    assert_eq!(c.cmd(&["MODULE", "LOAD", "/x.so"]).await, no_modules);
+    assert_eq!(
+        c.cmd(&["MODULE", "LOADEX", "/x.so", "CONFIG", "a", "b", "ARGS", "c"])
+            .await,
+        no_modules
+    );
+    assert_eq!(
+        c.cmd(&["MODULE", "UNLOAD", "foo"]).await,
+        err("ERR Error unloading module: no such module with that name")
+    );
+    let no_debugger =
+        err("ERR Relis has no Lua debugger: SCRIPT DEBUG YES and SYNC are not supported (NO is)");
+    assert_eq!(c.cmd(&["SCRIPT", "DEBUG", "yes"]).await, no_debugger);
+    assert_eq!(c.cmd(&["SCRIPT", "DEBUG", "SYNC"]).await, no_debugger);
+    assert_eq!(c.cmd(&["SCRIPT", "DEBUG", "no"]).await, ok());
+    assert_eq!(
+        c.cmd(&["BGREWRITEAOF"]).await,
+        simple("Background append only file rewriting started")
+    );
+    // ROLE: a master at offset 0 without replicas, in both protocols.
+    let role = arr(vec![bulk("master"), int(0), arr(vec![])]);
+    assert_eq!(c.cmd(&["ROLE"]).await, role);
+    c.cmd(&["HELLO", "3"]).await;
+    assert_eq!(c.cmd(&["ROLE"]).await, role);
+}
+
+/// REPLCONF ACK and GETACK from a client that is not a replica get no reply at all, as in
+/// Redis; the next command's reply is the next thing on the wire.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replconf_ack_has_no_reply() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    c.send(b"REPLCONF ACK 1\r\nPING\r\nREPLCONF listening-port 1 GETACK 1\r\nECHO x\r\n")
+        .await;
+    c.expect_bytes(b"+PONG\r\n$1\r\nx\r\n").await;
+    assert_eq!(c.cmd(&["REPLCONF", "capa", "eof"]).await, ok());
+    // Inside MULTI/EXEC each command has its place in EXEC's reply.
+    c.send(b"MULTI\r\nREPLCONF ACK 1\r\nEXEC\r\n").await;
+    c.expect_bytes(b"+OK\r\n+QUEUED\r\n*1\r\n+OK\r\n").await;
+}
+
+/// WAIT for more replicas than 0 blocks until its timeout, as a redis-server without replicas
+/// does; WAIT 1 0 blocks until CLIENT UNBLOCK (as a timeout: 0, or with ERROR the UNBLOCKED
+/// error) or until the client goes (here: CLIENT KILL, which sends nothing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_blocks_until_its_timeout() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    let t = std::time::Instant::now();
+    assert_eq!(c.cmd(&["WAIT", "1", "200"]).await, int(0));
+    assert!(t.elapsed() >= Duration::from_millis(200));
+    assert_eq!(c.cmd(&["WAIT", "0", "0"]).await, int(0));
+    let Frame::Integer(id) = c.cmd(&["CLIENT", "ID"]).await else {
+        panic!()
+    };
+    c.send(b"WAIT 1 0\r\n").await;
+    let mut admin = s.raw().await;
+    // The blocked client shows the `b` flag, then is killed without a reply.
+    let mut blocked = false;
+    for _ in 0..100 {
+        let Frame::Bulk(list) = admin.cmd(&["CLIENT", "LIST", "ID", &id.to_string()]).await else {
+            panic!()
+        };
+        if String::from_utf8_lossy(&list).contains(" flags=b ") {
+            blocked = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(blocked, "WAIT 1 0 did not block");
+    // Counted as blocked, and CLIENT UNBLOCK ends it as a timeout (0 replicas) or an error.
+    let Frame::Bulk(info) = admin.cmd(&["INFO", "clients"]).await else {
+        panic!()
+    };
+    assert!(String::from_utf8_lossy(&info).contains("blocked_clients:1\r\n"));
+    assert_eq!(
+        admin.cmd(&["CLIENT", "UNBLOCK", &id.to_string()]).await,
+        int(1)
+    );
+    assert_eq!(c.read().await, Some(int(0)));
+    c.send(b"WAIT 1 0\r\n").await;
+    let mut unblocked = false;
+    for _ in 0..100 {
+        let r = admin
+            .cmd(&["CLIENT", "UNBLOCK", &id.to_string(), "ERROR"])
+            .await;
+        if r == int(1) {
+            unblocked = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(unblocked);
+    assert_eq!(
+        c.read().await,
+        Some(err("UNBLOCKED client unblocked via CLIENT UNBLOCK"))
+    );
+    c.send(b"WAIT 1 0\r\n").await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(
+        admin.cmd(&["CLIENT", "KILL", "ID", &id.to_string()]).await,
+        int(1)
+    );
+    c.expect_closed().await;
+}
+
+/// LOLWUT's random drawings have Redis's shape: VERSION 6 is `rows` lines of `cols` coloured
+/// cells (four grays), VERSION 5 braille lines of `cols` characters; the fixed ones are
+/// compared with redis-server byte for byte in tests/differential.rs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lolwut_drawings_have_redis_shape() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    let sky = text(c.cmd(&["LOLWUT", "VERSION", "6", "30", "12"]).await);
+    let (art, footer) = sky.split_at(sky.find("\nDedicated").unwrap());
+    assert_eq!(
+        footer,
+        "\nDedicated to the 8 bit game developers of past and present.\n\
+         Original 8 bit image from Plaguemon by hikikomori. Redis ver. 7.0.15\n"
+    );
+    let lines: Vec<&str> = art.split('\n').collect();
+    assert_eq!(lines.len(), 12);
+    for line in &lines {
+        let cells: Vec<&str> = line.split("\x1b[0m").filter(|c| !c.is_empty()).collect();
+        assert_eq!(cells.len(), 30);
+        for cell in cells {
+            assert!(
+                ["0;30;40m", "0;90;100m", "0;37;47m", "0;97;107m"]
+                    .iter()
+                    .any(|ce| cell == format!("\x1b[{ce} ")),
+                "{cell:?}"
+            );
+        }
+    }
+    // The sky (white) is above every building: the top row is all sky.
+    assert!(lines[0]
+        .split("\x1b[0m")
+        .all(|c| c.is_empty() || c == "\x1b[0;97;107m "));
+    let schotter = text(c.cmd(&["LOLWUT", "VERSION", "5"]).await);
+    let (art, footer) = schotter.split_at(schotter.find("\nGeorg").unwrap());
+    assert_eq!(
+        footer,
+        "\nGeorg Nees - schotter, plotter on paper, 1968. Redis ver. 7.0.15\n"
+    );
+    // 66 columns of 8 squares of 16 pixels; 2 + 12 * 16 + 2 pixel rows, 4 to a line: 49
+    // lines, each ended by a newline.
+    let lines: Vec<&str> = art.split('\n').collect();
+    assert_eq!(lines.len(), 50);
+    assert!(lines[..49].iter().all(|l| l.chars().count() == 66));
+    assert_eq!(lines[49], "");
+    assert!(art
+        .chars()
+        .all(|ch| ch == '\n' || ('\u{2800}'..='\u{28ff}').contains(&ch)));
+}

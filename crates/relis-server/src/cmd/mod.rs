@@ -9,11 +9,14 @@
 //! - [`ConnCmd`] on the connection's task (connection state, server state, MULTI, ...).
 
 pub mod acl;
+pub mod cluster;
 pub mod conn;
 pub mod hash;
 pub mod keys;
 pub mod list;
+pub mod planned;
 pub mod pubsub;
+pub mod replication;
 pub mod scripting;
 pub mod server;
 pub mod set;
@@ -187,6 +190,8 @@ pub struct KeySpec {
     pub flags: &'static [&'static str],
     /// `begin_search`: the index of the first key (or of `numkeys`).
     pub index: i32,
+    /// COMMAND INFO `notes` of this spec, empty for none (then [`Spec::key_notes`] applies).
+    pub notes: &'static str,
     /// `find_keys`.
     pub find: FindKeys,
 }
@@ -198,6 +203,11 @@ pub enum FindKeys {
     Range(i32, i32, i32),
     /// `keynum`: keynumidx, firstkey, keystep (relative to the begin index).
     Keynum(i32, i32, i32),
+    /// `unknown` begin_search and find_keys: keys only [`Spec::find_keys`] can find (SORT's
+    /// BY/GET patterns and STORE); `index` is not used. A keyword (`"store"`) makes the spec
+    /// name the key found right after it (any case), so that its flags apply to that key; an
+    /// empty one names no key.
+    Unknown(&'static str),
 }
 
 impl KeySpec {
@@ -222,6 +232,13 @@ impl KeySpec {
                 };
                 let (first, step) = (begin + i64::from(first), i64::from(step.max(1)));
                 pos >= first && (pos - first) % step == 0 && (pos - first) / step < n
+            }
+            FindKeys::Unknown(keyword) => {
+                !keyword.is_empty()
+                    && pos > 0
+                    && argv
+                        .get((pos - 1) as usize)
+                        .is_some_and(|a| a.eq_ignore_ascii_case(keyword.as_bytes()))
             }
         }
     }
@@ -311,6 +328,8 @@ pub fn all() -> impl Iterator<Item = &'static Spec> {
         .chain(scripting::SPECS)
         .chain(pubsub::SPECS)
         .chain(acl::SPECS)
+        .chain(cluster::SPECS)
+        .chain(replication::SPECS)
 }
 
 /// The table, indexed by lower-case name; each spec also has a dense index for statistics.
@@ -318,6 +337,11 @@ pub struct Table {
     by_name: rustc_hash::FxHashMap<&'static str, (usize, &'static Spec)>,
     /// Every spec and subcommand spec, in index order.
     pub specs: Vec<&'static Spec>,
+    /// [`Table::specs`] followed by the [`planned`] commands (which continue its indices): what
+    /// ACL rules name and categories cover, so that a rule naming a Redis command Relis lacks
+    /// yet is kept and applies once the command lands.
+    pub acl_specs: Vec<&'static Spec>,
+    planned_by_name: rustc_hash::FxHashMap<&'static str, usize>,
 }
 
 impl Table {
@@ -328,6 +352,8 @@ impl Table {
             let mut t = Table {
                 by_name: rustc_hash::FxHashMap::default(),
                 specs: Vec::new(),
+                acl_specs: Vec::new(),
+                planned_by_name: rustc_hash::FxHashMap::default(),
             };
             for s in all() {
                 for s in std::iter::once(s).chain(s.subcommands) {
@@ -335,6 +361,18 @@ impl Table {
                     t.specs.push(s);
                     let prev = t.by_name.insert(s.name, (i, s));
                     assert!(prev.is_none(), "command {} declared twice", s.name);
+                }
+            }
+            t.acl_specs = t.specs.clone();
+            for s in planned::SPECS {
+                for s in std::iter::once(s).chain(s.subcommands) {
+                    assert!(
+                        !t.by_name.contains_key(s.name),
+                        "command {} is both planned and implemented",
+                        s.name
+                    );
+                    t.planned_by_name.insert(s.name, t.acl_specs.len());
+                    t.acl_specs.push(s);
                 }
             }
             t
@@ -352,6 +390,15 @@ impl Table {
         lower.make_ascii_lowercase();
         let lower = std::str::from_utf8(lower).ok()?;
         self.by_name.get(lower).copied()
+    }
+
+    /// The spec named `name` (lower case) among [`Table::acl_specs`], with its index: a command
+    /// of the table or a planned one.
+    pub fn acl_lookup(&self, name: &str) -> Option<(usize, &'static Spec)> {
+        self.lookup(name.as_bytes()).or_else(|| {
+            let i = *self.planned_by_name.get(name)?;
+            Some((i, self.acl_specs[i]))
+        })
     }
 
     /// The subcommand `sub` of `parent`, with its index.

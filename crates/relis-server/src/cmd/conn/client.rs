@@ -426,11 +426,14 @@ impl ConnCmd for ClientCmd {
                     let waiter = u64::try_from(id).ok().and_then(|id| blocking.of_client(id));
                     match waiter {
                         Some(w) if blocking.remove(w.id) => {
-                            // Every keyed blocking command times out with a null array.
+                            // Every keyed blocking command times out with a null array; WAIT
+                            // (the one waiter without keys) with its count of replicas.
                             w.answer(if error {
                                 Err(CmdError::text(
                                     "UNBLOCKED client unblocked via CLIENT UNBLOCK",
                                 ))
+                            } else if w.keys.is_empty() {
+                                Ok(Frame::Integer(crate::cmd::replication::wait::ACKED))
                             } else {
                                 Ok(Frame::NullArray)
                             });

@@ -34,11 +34,13 @@ pub const SPEC: Spec = Spec {
         KeySpec {
             flags: &["RO", "access"],
             index: 1,
+            notes: "",
             find: FindKeys::Range(0, 1, 0),
         },
         KeySpec {
             flags: &["OW", "update"],
             index: 2,
+            notes: "",
             find: FindKeys::Range(0, 1, 0),
         },
     ],

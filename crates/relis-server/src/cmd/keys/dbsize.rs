@@ -11,6 +11,7 @@ use resp::Frame;
 /// DBSIZE's declaration.
 pub const SPEC: Spec = Spec {
     name: "dbsize",
+    tips: &["request_policy:all_shards", "response_policy:agg_sum"],
     arity: 1,
     flags: &["readonly", "fast"],
     acl: &["keyspace", "read", "fast"],

@@ -13,6 +13,8 @@ use resp::Frame;
 /// DEL's declaration.
 pub const SPEC_DEL: Spec = Spec {
     name: "del",
+    tips: &["request_policy:multi_shard", "response_policy:agg_sum"],
+    key_flags: &["RM", "delete"],
     arity: -2,
     flags: &["write"],
     acl: &["keyspace", "write", "slow"],
@@ -28,6 +30,8 @@ pub const SPEC_DEL: Spec = Spec {
 /// UNLINK's declaration.
 pub const SPEC_UNLINK: Spec = Spec {
     name: "unlink",
+    tips: &["request_policy:multi_shard", "response_policy:agg_sum"],
+    key_flags: &["RM", "delete"],
     arity: -2,
     flags: &["write", "fast"],
     acl: &["keyspace", "write", "fast"],

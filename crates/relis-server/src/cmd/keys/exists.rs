@@ -11,6 +11,8 @@ use resp::Frame;
 /// EXISTS's declaration.
 pub const SPEC: Spec = Spec {
     name: "exists",
+    tips: &["request_policy:multi_shard", "response_policy:agg_sum"],
+    key_flags: &["RO"],
     arity: -2,
     flags: &["readonly", "fast"],
     acl: &["keyspace", "read", "fast"],

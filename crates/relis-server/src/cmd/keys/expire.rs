@@ -19,6 +19,7 @@ const ACL: &[&str] = &["keyspace", "write", "fast"];
 /// EXPIRE's declaration.
 pub const SPEC_EXPIRE: Spec = Spec {
     name: "expire",
+    key_flags: &["RW", "update"],
     arity: -3,
     flags: FLAGS,
     acl: ACL,
@@ -34,6 +35,7 @@ pub const SPEC_EXPIRE: Spec = Spec {
 /// PEXPIRE's declaration.
 pub const SPEC_PEXPIRE: Spec = Spec {
     name: "pexpire",
+    key_flags: &["RW", "update"],
     arity: -3,
     flags: FLAGS,
     acl: ACL,
@@ -49,6 +51,7 @@ pub const SPEC_PEXPIRE: Spec = Spec {
 /// EXPIREAT's declaration.
 pub const SPEC_EXPIREAT: Spec = Spec {
     name: "expireat",
+    key_flags: &["RW", "update"],
     arity: -3,
     flags: FLAGS,
     acl: ACL,
@@ -64,6 +67,7 @@ pub const SPEC_EXPIREAT: Spec = Spec {
 /// PEXPIREAT's declaration.
 pub const SPEC_PEXPIREAT: Spec = Spec {
     name: "pexpireat",
+    key_flags: &["RW", "update"],
     arity: -3,
     flags: FLAGS,
     acl: ACL,

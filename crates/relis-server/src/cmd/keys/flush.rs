@@ -13,6 +13,7 @@ use resp::Frame;
 /// FLUSHDB's declaration.
 pub const SPEC_FLUSHDB: Spec = Spec {
     name: "flushdb",
+    tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
     arity: -1,
     flags: &["write"],
     acl: &["keyspace", "write", "slow", "dangerous"],
@@ -28,6 +29,7 @@ pub const SPEC_FLUSHDB: Spec = Spec {
 /// FLUSHALL's declaration.
 pub const SPEC_FLUSHALL: Spec = Spec {
     name: "flushall",
+    tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
     arity: -1,
     flags: &["write"],
     acl: &["keyspace", "write", "slow", "dangerous"],

@@ -10,6 +10,7 @@ use resp::Frame;
 /// TYPE's declaration.
 pub const SPEC: Spec = Spec {
     name: "type",
+    key_flags: &["RO"],
     arity: 2,
     flags: &["readonly", "fast"],
     acl: &["keyspace", "read", "fast"],

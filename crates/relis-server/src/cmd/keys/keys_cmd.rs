@@ -13,6 +13,7 @@ use resp::Frame;
 /// KEYS's declaration.
 pub const SPEC: Spec = Spec {
     name: "keys",
+    tips: &["request_policy:all_shards", "nondeterministic_output_order"],
     arity: 2,
     flags: &["readonly"],
     acl: &["keyspace", "read", "slow", "dangerous"],

@@ -56,6 +56,8 @@ pub const SPEC_HELP: Spec = Spec {
 /// OBJECT FREQ's declaration.
 pub const SPEC_FREQ: Spec = Spec {
     name: "object|freq",
+    tips: &["nondeterministic_output"],
+    key_flags: &["RO"],
     arity: 3,
     flags: &["readonly"],
     acl: &["keyspace", "read", "slow"],
@@ -71,6 +73,8 @@ pub const SPEC_FREQ: Spec = Spec {
 /// OBJECT ENCODING's declaration.
 pub const SPEC_ENCODING: Spec = Spec {
     name: "object|encoding",
+    tips: &["nondeterministic_output"],
+    key_flags: &["RO"],
     arity: 3,
     flags: &["readonly"],
     acl: &["keyspace", "read", "slow"],
@@ -86,6 +90,8 @@ pub const SPEC_ENCODING: Spec = Spec {
 /// OBJECT IDLETIME's declaration.
 pub const SPEC_IDLETIME: Spec = Spec {
     name: "object|idletime",
+    tips: &["nondeterministic_output"],
+    key_flags: &["RO"],
     arity: 3,
     flags: &["readonly"],
     acl: &["keyspace", "read", "slow"],
@@ -101,6 +107,8 @@ pub const SPEC_IDLETIME: Spec = Spec {
 /// OBJECT REFCOUNT's declaration.
 pub const SPEC_REFCOUNT: Spec = Spec {
     name: "object|refcount",
+    tips: &["nondeterministic_output"],
+    key_flags: &["RO"],
     arity: 3,
     flags: &["readonly"],
     acl: &["keyspace", "read", "slow"],

@@ -10,6 +10,7 @@ use resp::Frame;
 /// PERSIST's declaration.
 pub const SPEC: Spec = Spec {
     name: "persist",
+    key_flags: &["RW", "update"],
     arity: 2,
     flags: &["write", "fast"],
     acl: &["keyspace", "write", "fast"],

@@ -9,6 +9,7 @@ use resp::Frame;
 /// RANDOMKEY's declaration.
 pub const SPEC: Spec = Spec {
     name: "randomkey",
+    tips: &["request_policy:all_shards", "nondeterministic_output"],
     arity: 1,
     flags: &["readonly"],
     acl: &["keyspace", "read", "slow"],

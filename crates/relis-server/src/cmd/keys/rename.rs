@@ -6,7 +6,7 @@
 //! itself is `+OK` for RENAME and 0 for RENAMENX.
 
 use crate::args::Args;
-use crate::cmd::{Cx, Parsed, Spec, WriteCmd};
+use crate::cmd::{Cx, FindKeys, KeySpec, Parsed, Spec, WriteCmd};
 use crate::error::CmdError;
 use bytes::Bytes;
 use resp::Frame;
@@ -14,6 +14,20 @@ use resp::Frame;
 /// RENAME's declaration.
 pub const SPEC_RENAME: Spec = Spec {
     name: "rename",
+    key_specs: &[
+        KeySpec {
+            flags: &["RW", "access", "delete"],
+            index: 1,
+            notes: "",
+            find: FindKeys::Range(0, 1, 0),
+        },
+        KeySpec {
+            flags: &["OW", "update"],
+            index: 2,
+            notes: "",
+            find: FindKeys::Range(0, 1, 0),
+        },
+    ],
     arity: 3,
     flags: &["write"],
     acl: &["keyspace", "write", "slow"],
@@ -31,6 +45,20 @@ pub const SPEC_RENAME: Spec = Spec {
 /// RENAMENX's declaration.
 pub const SPEC_RENAMENX: Spec = Spec {
     name: "renamenx",
+    key_specs: &[
+        KeySpec {
+            flags: &["RW", "access", "delete"],
+            index: 1,
+            notes: "",
+            find: FindKeys::Range(0, 1, 0),
+        },
+        KeySpec {
+            flags: &["OW", "insert"],
+            index: 2,
+            notes: "",
+            find: FindKeys::Range(0, 1, 0),
+        },
+    ],
     arity: 3,
     flags: &["write", "fast"],
     acl: &["keyspace", "write", "fast"],

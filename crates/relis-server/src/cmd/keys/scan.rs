@@ -19,6 +19,7 @@ use resp::Frame;
 /// SCAN's declaration.
 pub const SPEC: Spec = Spec {
     name: "scan",
+    tips: &["nondeterministic_output", "request_policy:special"],
     arity: -2,
     flags: &["readonly"],
     acl: &["keyspace", "read", "slow"],

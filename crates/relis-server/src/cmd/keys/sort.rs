@@ -15,7 +15,7 @@
 //! from [`sort_keys`] (Redis's `sortGetKeys`), which COMMAND GETKEYS also uses.
 
 use crate::args::Args;
-use crate::cmd::{Cx, Parsed, ReadCmd, Spec, WriteCmd};
+use crate::cmd::{Cx, FindKeys, KeySpec, Parsed, ReadCmd, Spec, WriteCmd};
 use crate::error::CmdError;
 use bytes::Bytes;
 use relis::{SortOptions, Sorted};
@@ -27,6 +27,26 @@ const COMPLEXITY: &str = "O(N+M*log(M)) where N is the number of elements in the
 /// keys and the STORE destination (both of unknown position); COMMAND INFO shows the first.
 pub const SPEC_SORT: Spec = Spec {
     name: "sort",
+    key_specs: &[
+        KeySpec {
+            flags: &["RO", "access"],
+            index: 1,
+            notes: "",
+            find: FindKeys::Range(0, 1, 0),
+        },
+        KeySpec {
+            flags: &["RO", "access"],
+            index: 0,
+            notes: "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort",
+            find: FindKeys::Unknown(""),
+        },
+        KeySpec {
+            flags: &["OW", "update"],
+            index: 0,
+            notes: "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array",
+            find: FindKeys::Unknown("store"),
+        },
+    ],
     arity: -2,
     flags: &["write", "denyoom", "movablekeys"],
     acl: &["write", "set", "sortedset", "list", "slow", "dangerous"],
@@ -46,6 +66,20 @@ pub const SPEC_SORT: Spec = Spec {
 /// SORT_RO's declaration.
 pub const SPEC_SORT_RO: Spec = Spec {
     name: "sort_ro",
+    key_specs: &[
+        KeySpec {
+            flags: &["RO", "access"],
+            index: 1,
+            notes: "",
+            find: FindKeys::Range(0, 1, 0),
+        },
+        KeySpec {
+            flags: &["RO", "access"],
+            index: 0,
+            notes: "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort",
+            find: FindKeys::Unknown(""),
+        },
+    ],
     arity: -2,
     flags: &["readonly", "movablekeys"],
     acl: &["read", "set", "sortedset", "list", "slow", "dangerous"],

@@ -14,6 +14,8 @@ use resp::Frame;
 /// TOUCH's declaration.
 pub const SPEC: Spec = Spec {
     name: "touch",
+    tips: &["request_policy:multi_shard", "response_policy:agg_sum"],
+    key_flags: &["RO"],
     arity: -2,
     flags: &["readonly", "fast"],
     acl: &["keyspace", "read", "fast"],

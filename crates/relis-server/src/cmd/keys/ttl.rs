@@ -16,6 +16,7 @@ use resp::Frame;
 /// TTL's declaration.
 pub const SPEC_TTL: Spec = Spec {
     name: "ttl",
+    tips: &["nondeterministic_output"],
     arity: 2,
     flags: &["readonly", "fast"],
     acl: &["keyspace", "read", "fast"],
@@ -31,6 +32,7 @@ pub const SPEC_TTL: Spec = Spec {
 /// PTTL's declaration.
 pub const SPEC_PTTL: Spec = Spec {
     name: "pttl",
+    tips: &["nondeterministic_output"],
     arity: 2,
     flags: &["readonly", "fast"],
     acl: &["keyspace", "read", "fast"],

@@ -100,6 +100,7 @@ pub const SPEC_BLMPOP: Spec = Spec {
     key_specs: &[KeySpec {
         flags: &["RW", "access", "delete"],
         index: 2,
+        notes: "",
         find: FindKeys::Keynum(0, 1, 1),
     }],
     ..Spec::BASE

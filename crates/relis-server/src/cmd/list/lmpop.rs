@@ -32,6 +32,7 @@ pub const SPEC: Spec = Spec {
     key_specs: &[KeySpec {
         flags: &["RW", "access", "delete"],
         index: 1,
+        notes: "",
         find: FindKeys::Keynum(0, 1, 1),
     }],
     ..Spec::BASE

@@ -57,11 +57,13 @@ const MOVE_KEY_SPECS: &[KeySpec] = &[
     KeySpec {
         flags: &["RW", "access", "delete"],
         index: 1,
+        notes: "",
         find: FindKeys::Range(0, 1, 0),
     },
     KeySpec {
         flags: &["RW", "insert"],
         index: 2,
+        notes: "",
         find: FindKeys::Range(0, 1, 0),
     },
 ];

@@ -59,6 +59,7 @@ pub fn numkeys_keys(argv: &[Bytes]) -> Vec<usize> {
 pub const RW_KEYS: &[KeySpec] = &[KeySpec {
     flags: &["RW", "access", "update"],
     index: 2,
+    notes: "",
     find: FindKeys::Keynum(0, 1, 1),
 }];
 
@@ -66,5 +67,6 @@ pub const RW_KEYS: &[KeySpec] = &[KeySpec {
 pub const RO_KEYS: &[KeySpec] = &[KeySpec {
     flags: &["RO", "access"],
     index: 2,
+    notes: "",
     find: FindKeys::Keynum(0, 1, 1),
 }];

@@ -3,8 +3,11 @@
 //! <https://redis.io/commands/script-flush/>, <https://redis.io/commands/script-kill/>
 //!
 //! LOAD compiles the script (on the writer, where the Lua state lives) and caches it; KILL runs
-//! on the connection's task, so it is served while a script holds the writer. SCRIPT DEBUG
-//! (the Lua debugger) is not implemented.
+//! on the connection's task, so it is served while a script holds the writer.
+//!
+//! SCRIPT DEBUG YES|SYNC|NO: Relis has no Lua debugger, so NO (scripts run without one, as
+//! they always do) answers OK and YES and SYNC are refused with a clear error; the argument
+//! and MULTI errors are Redis's.
 
 use crate::args::Args;
 use crate::client::Client;
@@ -22,7 +25,14 @@ pub const SPEC: Spec = Spec {
     since: "2.6.0",
     summary: "A container for Lua scripts management commands",
     complexity: "Depends on subcommand.",
-    subcommands: &[SPEC_EXISTS, SPEC_LOAD, SPEC_KILL, SPEC_FLUSH, SPEC_HELP],
+    subcommands: &[
+        SPEC_DEBUG,
+        SPEC_EXISTS,
+        SPEC_LOAD,
+        SPEC_KILL,
+        SPEC_FLUSH,
+        SPEC_HELP,
+    ],
     ..Spec::BASE
 };
 
@@ -33,6 +43,20 @@ const SUB: Spec = Spec {
     since: "2.6.0",
     ..Spec::BASE
 };
+
+/// SCRIPT DEBUG's declaration.
+pub const SPEC_DEBUG: Spec = Spec {
+    name: "script|debug",
+    arity: 3,
+    since: "3.2.0",
+    summary: "Set the debug mode for executed scripts.",
+    parse: Script::parse_debug,
+    ..SUB
+};
+
+/// The refusal of SCRIPT DEBUG YES and SYNC.
+pub const NO_DEBUGGER: &str =
+    "Relis has no Lua debugger: SCRIPT DEBUG YES and SYNC are not supported (NO is)";
 
 /// SCRIPT EXISTS's declaration.
 pub const SPEC_EXISTS: Spec = Spec {
@@ -93,6 +117,8 @@ pub const SPEC_HELP: Spec = Spec {
 };
 
 const HELP: &[&str] = &[
+    "DEBUG (YES|SYNC|NO)",
+    "    Set the debug mode for subsequent scripts executed.",
     "EXISTS <sha1> [<sha1> ...]",
     "    Return information about the existence of the scripts in the script cache.",
     "FLUSH [ASYNC|SYNC]",
@@ -119,6 +145,8 @@ pub enum Script {
     Flush,
     /// SCRIPT HELP.
     Help,
+    /// SCRIPT DEBUG mode (checked when it runs: inside MULTI, Redis refuses it first).
+    Debug(Bytes),
 }
 
 impl Script {
@@ -145,6 +173,11 @@ impl Script {
             _ => return Err(CmdError::err("SCRIPT FLUSH only support SYNC|ASYNC option")),
         }
         Parsed::conn(Script::Flush)
+    }
+    fn parse_debug(args: &mut Args) -> Result<Parsed, CmdError> {
+        let mode = args.next()?;
+        args.finish()?;
+        Parsed::conn(Script::Debug(mode))
     }
     fn parse_help(args: &mut Args) -> Result<Parsed, CmdError> {
         args.finish()?;
@@ -182,7 +215,27 @@ impl WriteCmd for Script {
     }
 }
 
+/// SCRIPT DEBUG inside MULTI/EXEC, refused as Redis 7.0.15 refuses it there (whatever the
+/// mode).
+struct DebugInMulti;
+
+impl WriteCmd for DebugInMulti {
+    fn exec(&self, _w: &mut relis::Writer<'_>, _cx: &Cx) -> Result<Frame, CmdError> {
+        Err(CmdError::err(
+            "SCRIPT DEBUG must be called outside a pipeline",
+        ))
+    }
+
+    fn needs_savepoint(&self) -> bool {
+        false
+    }
+}
+
 impl ConnCmd for Script {
+    fn in_transaction(&mut self) -> Option<Box<dyn WriteCmd>> {
+        matches!(self, Script::Debug(_)).then(|| Box::new(DebugInMulti) as Box<dyn WriteCmd>)
+    }
+
     fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
         Box::pin(async move {
             match *self {
@@ -195,6 +248,15 @@ impl ConnCmd for Script {
                     Ok(Frame::Simple(Bytes::from_static(b"OK")))
                 }
                 Script::Help => Ok(crate::cmd::server::help("SCRIPT", HELP)),
+                Script::Debug(mode) if mode.eq_ignore_ascii_case(b"no") => {
+                    Ok(Frame::Simple(Bytes::from_static(b"OK")))
+                }
+                Script::Debug(mode)
+                    if mode.eq_ignore_ascii_case(b"yes") || mode.eq_ignore_ascii_case(b"sync") =>
+                {
+                    Err(CmdError::err(NO_DEBUGGER))
+                }
+                Script::Debug(_) => Err(CmdError::err("Use SCRIPT DEBUG YES/SYNC/NO")),
                 _ => Err(CmdError::Internal(
                     "SCRIPT: not a connection command".into(),
                 )),

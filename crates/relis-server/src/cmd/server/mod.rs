@@ -1,12 +1,15 @@
 //! The server family: INFO, COMMAND, CONFIG, MEMORY, DEBUG, TIME, LASTSAVE, SAVE, BGSAVE,
-//! SHUTDOWN, SLOWLOG, LATENCY.
+//! BGREWRITEAOF, SHUTDOWN, SLOWLOG, LATENCY, MODULE, LOLWUT.
 
+pub mod bgrewriteaof;
 pub mod command;
 pub mod config;
 pub mod debug;
 pub mod info;
 pub mod latency;
 pub mod memory;
+pub mod lolwut;
+pub mod module;
 pub mod save;
 pub mod shutdown;
 pub mod slowlog;
@@ -27,9 +30,12 @@ pub static SPECS: &[Spec] = &[
     time::SPEC_LASTSAVE,
     save::SPEC_SAVE,
     save::SPEC_BGSAVE,
+    bgrewriteaof::SPEC,
     shutdown::SPEC,
     slowlog::SPEC,
     latency::SPEC,
+    module::SPEC,
+    lolwut::SPEC,
 ];
 
 /// A `<CMD> HELP` reply in Redis's layout: a heading, the lines, then HELP itself, each a

@@ -12,7 +12,7 @@
 //! is WRONGTYPE even after a missing one.
 
 use crate::args::Args;
-use crate::cmd::{Cx, Parsed, ReadCmd, Spec, WriteCmd};
+use crate::cmd::{Cx, FindKeys, KeySpec, Parsed, ReadCmd, Spec, WriteCmd};
 use crate::error::CmdError;
 use bytes::Bytes;
 use resp::Frame;
@@ -40,6 +40,20 @@ pub const SPEC_SINTER: Spec = Spec {
 /// SINTERSTORE's declaration.
 pub const SPEC_SINTERSTORE: Spec = Spec {
     name: "sinterstore",
+    key_specs: &[
+        KeySpec {
+            flags: &["RW", "update"],
+            index: 1,
+            notes: "",
+            find: FindKeys::Range(0, 1, 0),
+        },
+        KeySpec {
+            flags: &["RO", "access"],
+            index: 2,
+            notes: "",
+            find: FindKeys::Range(-1, 1, 0),
+        },
+    ],
     arity: -3,
     flags: &["write", "denyoom"],
     acl: &["write", "set", "slow"],
@@ -50,7 +64,6 @@ pub const SPEC_SINTERSTORE: Spec = Spec {
     complexity: INTER,
     parse: |a| SetOp::parse(a, Op::Inter, true),
     // Redis has two key specs: the destination `RW update`, the sources `RO access`.
-    key_flags: &["RW", "update"],
     ..Spec::BASE
 };
 
@@ -73,6 +86,20 @@ pub const SPEC_SUNION: Spec = Spec {
 /// SUNIONSTORE's declaration.
 pub const SPEC_SUNIONSTORE: Spec = Spec {
     name: "sunionstore",
+    key_specs: &[
+        KeySpec {
+            flags: &["OW", "update"],
+            index: 1,
+            notes: "",
+            find: FindKeys::Range(0, 1, 0),
+        },
+        KeySpec {
+            flags: &["RO", "access"],
+            index: 2,
+            notes: "",
+            find: FindKeys::Range(-1, 1, 0),
+        },
+    ],
     arity: -3,
     flags: &["write", "denyoom"],
     acl: &["write", "set", "slow"],
@@ -83,7 +110,6 @@ pub const SPEC_SUNIONSTORE: Spec = Spec {
     complexity: TOTAL,
     parse: |a| SetOp::parse(a, Op::Union, true),
     // Redis has two key specs: the destination `OW update`, the sources `RO access`.
-    key_flags: &["OW", "update"],
     ..Spec::BASE
 };
 
@@ -106,6 +132,20 @@ pub const SPEC_SDIFF: Spec = Spec {
 /// SDIFFSTORE's declaration.
 pub const SPEC_SDIFFSTORE: Spec = Spec {
     name: "sdiffstore",
+    key_specs: &[
+        KeySpec {
+            flags: &["OW", "update"],
+            index: 1,
+            notes: "",
+            find: FindKeys::Range(0, 1, 0),
+        },
+        KeySpec {
+            flags: &["RO", "access"],
+            index: 2,
+            notes: "",
+            find: FindKeys::Range(-1, 1, 0),
+        },
+    ],
     arity: -3,
     flags: &["write", "denyoom"],
     acl: &["write", "set", "slow"],
@@ -116,7 +156,6 @@ pub const SPEC_SDIFFSTORE: Spec = Spec {
     complexity: TOTAL,
     parse: |a| SetOp::parse(a, Op::Diff, true),
     // Redis has two key specs: the destination `OW update`, the sources `RO access`.
-    key_flags: &["OW", "update"],
     ..Spec::BASE
 };
 

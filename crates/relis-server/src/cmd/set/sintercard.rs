@@ -3,7 +3,7 @@
 //! <https://redis.io/commands/sintercard/>
 
 use crate::args::Args;
-use crate::cmd::{Cx, Parsed, ReadCmd, Spec};
+use crate::cmd::{Cx, FindKeys, KeySpec, Parsed, ReadCmd, Spec};
 use crate::error::CmdError;
 use bytes::Bytes;
 use resp::Frame;
@@ -11,6 +11,15 @@ use resp::Frame;
 /// SINTERCARD's declaration.
 pub const SPEC: Spec = Spec {
     name: "sintercard",
+    key_specs: &[
+        KeySpec {
+            flags: &["RO", "access"],
+            index: 1,
+            notes: "",
+            find: FindKeys::Keynum(0, 1, 1),
+        },
+    ],
+    find_keys: Some(crate::cmd::zset::keys_after_numkeys),
     arity: -3,
     flags: &["readonly", "movablekeys"],
     acl: &["read", "set", "slow"],

@@ -6,7 +6,7 @@
 //! of another type is WRONGTYPE; the same key for both only checks membership.
 
 use crate::args::Args;
-use crate::cmd::{Cx, Parsed, Spec, WriteCmd};
+use crate::cmd::{Cx, FindKeys, KeySpec, Parsed, Spec, WriteCmd};
 use crate::error::CmdError;
 use bytes::Bytes;
 use resp::Frame;
@@ -14,6 +14,20 @@ use resp::Frame;
 /// SMOVE's declaration.
 pub const SPEC: Spec = Spec {
     name: "smove",
+    key_specs: &[
+        KeySpec {
+            flags: &["RW", "access", "delete"],
+            index: 1,
+            notes: "",
+            find: FindKeys::Range(0, 1, 0),
+        },
+        KeySpec {
+            flags: &["RW", "insert"],
+            index: 2,
+            notes: "",
+            find: FindKeys::Range(0, 1, 0),
+        },
+    ],
     arity: 4,
     flags: &["write", "fast"],
     acl: &["write", "set", "fast"],
@@ -24,7 +38,6 @@ pub const SPEC: Spec = Spec {
     complexity: "O(1)",
     parse: SMove::parse,
     // Redis has two key specs: the source `RW access delete`, the destination `RW insert`.
-    key_flags: &["RW", "access", "delete"],
     ..Spec::BASE
 };
 

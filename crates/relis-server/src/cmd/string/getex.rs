@@ -17,6 +17,7 @@ use resp::Frame;
 /// GETEX's declaration.
 pub const SPEC: Spec = Spec {
     name: "getex",
+    key_notes: "RW and UPDATE because it changes the TTL",
     arity: -2,
     flags: &["write", "fast"],
     acl: &["write", "string", "fast"],

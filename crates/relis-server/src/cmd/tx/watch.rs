@@ -12,6 +12,7 @@ use tokio::sync::oneshot;
 /// WATCH's declaration.
 pub const SPEC_WATCH: Spec = Spec {
     name: "watch",
+    key_flags: &["RO"],
     arity: -2,
     flags: &["noscript", "loading", "stale", "fast", "allow_busy"],
     acl: &["fast", "transaction"],

@@ -69,6 +69,7 @@ pub const SPEC_BZMPOP: Spec = Spec {
     key_specs: &[KeySpec {
         flags: &["RW", "access", "delete"],
         index: 2,
+        notes: "",
         find: FindKeys::Keynum(0, 1, 1),
     }],
     ..Spec::BASE

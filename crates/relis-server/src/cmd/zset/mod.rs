@@ -320,11 +320,13 @@ const STORE_KEY_SPECS: &[KeySpec] = &[
     KeySpec {
         flags: &["OW", "update"],
         index: 1,
+        notes: "",
         find: FindKeys::Range(0, 1, 0),
     },
     KeySpec {
         flags: &["RO", "access"],
         index: 2,
+        notes: "",
         find: FindKeys::Keynum(0, 1, 1),
     },
 ];
@@ -333,6 +335,7 @@ const STORE_KEY_SPECS: &[KeySpec] = &[
 const READ_KEY_SPECS: &[KeySpec] = &[KeySpec {
     flags: &["RO", "access"],
     index: 1,
+    notes: "",
     find: FindKeys::Keynum(0, 1, 1),
 }];
 
@@ -354,7 +357,7 @@ fn numkeys_keys(argv: &[Bytes], at: usize, fixed: &[usize]) -> Vec<usize> {
 }
 
 /// Keys after `numkeys` at position 1 (ZUNION, ZINTER, ZDIFF, ZINTERCARD, ZMPOP).
-fn keys_after_numkeys(argv: &[Bytes]) -> Vec<usize> {
+pub(crate) fn keys_after_numkeys(argv: &[Bytes]) -> Vec<usize> {
     numkeys_keys(argv, 1, &[])
 }
 

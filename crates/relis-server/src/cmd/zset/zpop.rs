@@ -57,6 +57,7 @@ pub const SPEC_ZMPOP: Spec = Spec {
     key_specs: &[KeySpec {
         flags: &["RW", "access", "delete"],
         index: 1,
+        notes: "",
         find: FindKeys::Keynum(0, 1, 1),
     }],
     ..Spec::BASE

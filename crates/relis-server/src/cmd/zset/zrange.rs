@@ -54,11 +54,13 @@ pub const SPEC_ZRANGESTORE: Spec = Spec {
         KeySpec {
             flags: &["OW", "update"],
             index: 1,
+            notes: "",
             find: FindKeys::Range(0, 1, 0),
         },
         KeySpec {
             flags: &["RO", "access"],
             index: 2,
+            notes: "",
             find: FindKeys::Range(0, 1, 0),
         },
     ],
