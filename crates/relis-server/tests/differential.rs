@@ -2720,6 +2720,10 @@ const STANDALONE: &[&str] = &[
     "MODULE nosuch",
     "MODULE LOAD",
     "MODULE UNLOAD",
+    // Refused by `enable-module-command no` (both servers' default), before anything else.
+    "MODULE LOAD /x.so",
+    "MODULE LOADEX /x.so",
+    "MODULE UNLOAD foo",
     "ROLE",
     "WAIT 0 0",
     "WAIT -1 0",

@@ -848,6 +848,10 @@ async fn replication_modules_and_debugger_are_refused_clearly() {
         err("ERR Relis does not support replication: no replica can SYNC or PSYNC with it");
     assert_eq!(c.cmd(&["PSYNC", "?", "-1"]).await, no_sync);
     assert_eq!(c.cmd(&["SYNC"]).await, no_sync);
+    // With `enable-module-command` allowing it (Redis refuses by default, and so does Relis:
+    // the differential `standalone` script pins that), Relis still has no modules to load.
+    let s = start_with(|c| c.set("enable-module-command", "yes").unwrap()).await;
+    let mut c = s.raw().await;
     let no_modules = err("ERR Error loading the extension. Relis does not support modules.");
     assert_eq!(c.cmd(&["MODULE", "LOAD", "/x.so"]).await, no_modules);
     assert_eq!(

@@ -12,6 +12,7 @@
 
 use crate::args::{lower, Args};
 use crate::client::Client;
+use crate::cmd::server::memory::Figures;
 use crate::cmd::{BoxFuture, ConnCmd, Parsed, Spec, Table};
 use crate::error::CmdError;
 use crate::server::{unix_ms, Shared};
@@ -410,9 +411,10 @@ fn clients_section(server: &Shared, kv: &mut Kv<'_>) {
 
 fn memory_section(server: &Shared, kv: &mut Kv<'_>) {
     // Relis's memory is the process's: its data lives in SQLite's page cache and file, so the
-    // resident set stands for Redis's allocator figures, with no overhead or fragmentation.
-    let used = rss_bytes();
-    let peak = server.sampler.note_memory(used);
+    // resident set is `used_memory`; the allocator figures are glibc's, the overhead and the
+    // dataset as MEMORY STATS counts them (crate::cmd::server::memory::Figures).
+    let f = crate::cmd::server::memory::Figures::now(server);
+    let (used, peak) = (f.total, f.peak);
     let total = total_system_memory();
     let (maxmemory, policy) = {
         let c = server.config.read();
@@ -442,12 +444,15 @@ fn memory_section(server: &Shared, kv: &mut Kv<'_>) {
         "used_memory_peak_perc",
         format!("{:.2}%", used as f64 * 100.0 / peak.max(1) as f64),
     );
-    kv("used_memory_overhead", "0".into());
-    kv("used_memory_startup", "0".into());
-    kv("used_memory_dataset", used.to_string());
-    kv("used_memory_dataset_perc", "100.00%".into());
-    kv("allocator_allocated", used.to_string());
-    kv("allocator_active", used.to_string());
+    kv("used_memory_overhead", f.overhead().to_string());
+    kv("used_memory_startup", f.startup.to_string());
+    kv("used_memory_dataset", f.dataset().to_string());
+    kv(
+        "used_memory_dataset_perc",
+        format!("{:.2}%", f.dataset() as f64 * 100.0 / f.net() as f64),
+    );
+    kv("allocator_allocated", f.allocated.to_string());
+    kv("allocator_active", f.active.to_string());
     kv("allocator_resident", used.to_string());
     kv("total_system_memory", total.to_string());
     kv("total_system_memory_human", human(total));
@@ -474,19 +479,22 @@ fn memory_section(server: &Shared, kv: &mut Kv<'_>) {
     kv("maxmemory", maxmemory.to_string());
     kv("maxmemory_human", human(maxmemory));
     kv("maxmemory_policy", policy);
-    kv("allocator_frag_ratio", "1.00".into());
-    kv("allocator_frag_bytes", "0".into());
-    kv("allocator_rss_ratio", "1.00".into());
-    kv("allocator_rss_bytes", "0".into());
+    let ratio = |a: u64, b: u64| format!("{:.2}", Figures::ratio(a, b));
+    let diff = |a: u64, b: u64| (a as i64 - b as i64).to_string();
+    kv("allocator_frag_ratio", ratio(f.active, f.allocated));
+    kv("allocator_frag_bytes", diff(f.active, f.allocated));
+    kv("allocator_rss_ratio", ratio(used, f.active));
+    kv("allocator_rss_bytes", diff(used, f.active));
+    // The allocator's resident set is the process's: no other RSS to account for.
     kv("rss_overhead_ratio", "1.00".into());
     kv("rss_overhead_bytes", "0".into());
-    kv("mem_fragmentation_ratio", "1.00".into());
-    kv("mem_fragmentation_bytes", "0".into());
+    kv("mem_fragmentation_ratio", ratio(used, f.allocated));
+    kv("mem_fragmentation_bytes", diff(used, f.allocated));
     kv("mem_not_counted_for_evict", "0".into());
     kv("mem_replication_backlog", "0".into());
     kv("mem_total_replication_buffers", "0".into());
     kv("mem_clients_slaves", "0".into());
-    kv("mem_clients_normal", "0".into());
+    kv("mem_clients_normal", f.clients_normal.to_string());
     kv("mem_cluster_links", "0".into());
     kv("mem_aof_buffer", "0".into());
     kv("mem_allocator", "libc".into());

@@ -222,89 +222,115 @@ fn usage_args(args: &mut Args) -> Result<(Bytes, Option<u64>), CmdError> {
     Ok((key, samples))
 }
 
-/// The numbers STATS and DOCTOR report, as Redis's `getMemoryOverheadData` gathers them.
-struct Overhead {
-    peak: u64,
-    total: u64,
-    startup: u64,
-    clients_normal: u64,
-    lua_caches: u64,
-    functions_caches: u64,
-    overhead_total: u64,
-    keys: u64,
-    dbs: Vec<u32>,
-    allocated: u64,
-    active: u64,
-    resident: u64,
-    clients: u64,
-    cached_scripts: u64,
+/// The process's memory as INFO memory and MEMORY STATS report it, gathered as Redis's
+/// `getMemoryOverheadData` gathers its own: `total` is the resident set (INFO `used_memory`),
+/// the allocator figures glibc's (`mallinfo2`), the overhead what start-up, clients' buffers
+/// and the script and function caches hold; the rest is the dataset (SQLite's caches).
+pub struct Figures {
+    /// The resident set now.
+    pub total: u64,
+    /// The largest resident set seen.
+    pub peak: u64,
+    /// The resident set once the server had started.
+    pub startup: u64,
+    /// Clients' query and output buffers.
+    pub clients_normal: u64,
+    /// EVAL scripts' bodies.
+    pub lua_caches: u64,
+    /// Function libraries' code.
+    pub functions_caches: u64,
+    /// Bytes handed out by the allocator.
+    pub allocated: u64,
+    /// Bytes the allocator holds from the system (arena and mapped chunks).
+    pub active: u64,
+    /// Clients connected (for the doctor's per-client average).
+    pub clients: u64,
+    /// EVAL scripts cached.
+    pub cached_scripts: u64,
 }
 
-impl Overhead {
-    fn gather(cx: &Cx, r: &relis::Reader<'_>) -> Result<Overhead, CmdError> {
-        let server = &cx.server;
+impl Figures {
+    /// The figures now.
+    pub fn now(server: &crate::server::Shared) -> Figures {
         let total = rss_bytes();
         let peak = server.sampler.note_memory(total);
         let (_, lua_caches, cached_scripts) = server.scripting.memory();
-        let functions_caches = server.scripting.functions_memory();
         let (mut clients_normal, mut clients) = (0, 0);
         for c in server.clients.lock().values() {
             clients_normal += c.qbuf.load(Ordering::Relaxed) + c.omem.load(Ordering::Relaxed);
             clients += 1;
         }
-        let keyspace = r.keyspace_info()?;
-        let keys = keyspace.iter().map(|k| k.keys.max(0) as u64).sum();
         // SAFETY: mallinfo2 only reads the allocator's counters.
         let mi = unsafe { libc::mallinfo2() };
-        let allocated = (mi.uordblks + mi.hblkhd) as u64;
-        let active = (mi.arena + mi.hblkhd) as u64;
-        let startup = server.startup_memory;
-        Ok(Overhead {
-            peak,
+        Figures {
             total,
-            startup,
+            peak,
+            startup: server.startup_memory,
             clients_normal,
             lua_caches,
-            functions_caches,
-            overhead_total: startup + clients_normal + lua_caches + functions_caches,
-            keys,
+            functions_caches: server.scripting.functions_memory(),
+            allocated: (mi.uordblks + mi.hblkhd) as u64,
+            active: (mi.arena + mi.hblkhd) as u64,
+            clients,
+            cached_scripts,
+        }
+    }
+
+    /// Start-up, clients and caches.
+    pub fn overhead(&self) -> u64 {
+        self.startup + self.clients_normal + self.lua_caches + self.functions_caches
+    }
+
+    /// What is not overhead.
+    pub fn dataset(&self) -> u64 {
+        self.total.saturating_sub(self.overhead())
+    }
+
+    /// The resident set grown since start-up (at least 1, a divisor).
+    pub fn net(&self) -> u64 {
+        self.total.saturating_sub(self.startup).max(1)
+    }
+
+    /// `a / b`, with `b` at least 1.
+    pub fn ratio(a: u64, b: u64) -> f64 {
+        a as f64 / b.max(1) as f64
+    }
+}
+
+/// The figures with the keyspace's size, for STATS and DOCTOR.
+struct Overhead {
+    f: Figures,
+    keys: u64,
+    dbs: Vec<u32>,
+}
+
+impl Overhead {
+    fn gather(cx: &Cx, r: &relis::Reader<'_>) -> Result<Overhead, CmdError> {
+        let keyspace = r.keyspace_info()?;
+        Ok(Overhead {
+            f: Figures::now(&cx.server),
+            keys: keyspace.iter().map(|k| k.keys.max(0) as u64).sum(),
             dbs: keyspace
                 .iter()
                 .filter(|k| k.keys > 0)
                 .map(|k| k.db)
                 .collect(),
-            allocated,
-            active,
-            resident: total,
-            clients,
-            cached_scripts,
         })
-    }
-
-    fn net(&self) -> u64 {
-        self.total.saturating_sub(self.startup).max(1)
-    }
-
-    fn dataset(&self) -> u64 {
-        self.total.saturating_sub(self.overhead_total)
-    }
-
-    fn ratio(a: u64, b: u64) -> f64 {
-        a as f64 / b.max(1) as f64
     }
 }
 
 /// Redis's `getMemoryDoctorReport`, over Relis's numbers. Relis calls an instance "empty"
 /// when it holds no key (its resident set is never below Redis's 5 MB threshold).
 fn doctor(o: &Overhead) -> String {
+    let (keys, o) = (o.keys, &o.f);
     let mut reports = Vec::new();
-    if o.keys == 0 {
+    if keys == 0 {
         return "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n".into();
     }
-    if Overhead::ratio(o.peak, o.total) > 1.5 {
+    if Figures::ratio(o.peak, o.total) > 1.5 {
         reports.push(" * Peak memory: In the past this instance used more than 150% the memory that is currently using. The allocator is normally not able to release memory after a peak, so you can expect to see a big fragmentation ratio, however this is actually harmless and is only due to the memory peak, and if the Redis instance Resident Set Size (RSS) is currently bigger than expected, the memory will be used as soon as you fill the Redis instance with more data. If the memory peak was only occasional and you want to try to reclaim memory, please try the MEMORY PURGE command, otherwise the only other option is to shutdown and restart the instance.\n\n");
     }
-    if Overhead::ratio(o.active, o.allocated) > 1.1 && o.active - o.allocated > 10 << 20 {
+    if Figures::ratio(o.active, o.allocated) > 1.1 && o.active - o.allocated > 10 << 20 {
         reports.push(" * High allocator fragmentation: This instance has an allocator external fragmentation greater than 1.1. This problem is usually due either to a large peak memory (check if there is a peak memory entry above in the report) or may result from a workload that causes the allocator to fragment memory a lot. You can try enabling 'activedefrag' config option.\n\n");
     }
     if o.clients > 0 && o.clients_normal / o.clients > 1024 * 200 {
@@ -326,6 +352,7 @@ fn doctor(o: &Overhead) -> String {
 }
 
 fn stats(o: &Overhead, cx: &Cx) -> Frame {
+    let (keys, dbs, o) = (o.keys, &o.dbs, &o.f);
     let int = |n: u64| Frame::Integer(i64::try_from(n).unwrap_or(i64::MAX));
     let name = |s: &str| Frame::Bulk(Bytes::copy_from_slice(s.as_bytes()));
     let mut m: Vec<(Frame, Frame)> = vec![
@@ -340,7 +367,7 @@ fn stats(o: &Overhead, cx: &Cx) -> Frame {
         (name("lua.caches"), int(o.lua_caches)),
         (name("functions.caches"), int(o.functions_caches)),
     ];
-    for db in &o.dbs {
+    for db in dbs {
         // Keys live in the file's B-trees: no in-memory hash tables to account for.
         m.push((
             name(&format!("db.{db}")),
@@ -352,14 +379,14 @@ fn stats(o: &Overhead, cx: &Cx) -> Frame {
         ));
     }
     let dataset = o.dataset();
-    let frag = |a: u64, b: u64| Frame::Double(Overhead::ratio(a, b));
+    let frag = |a: u64, b: u64| Frame::Double(Figures::ratio(a, b));
     let diff = |a: u64, b: u64| Frame::Integer(a as i64 - b as i64);
     m.extend([
-        (name("overhead.total"), int(o.overhead_total)),
-        (name("keys.count"), int(o.keys)),
+        (name("overhead.total"), int(o.overhead())),
+        (name("keys.count"), int(keys)),
         (
             name("keys.bytes-per-key"),
-            int(o.net().checked_div(o.keys).unwrap_or(0)),
+            int(o.net().checked_div(keys).unwrap_or(0)),
         ),
         (name("dataset.bytes"), int(dataset)),
         (
@@ -372,7 +399,7 @@ fn stats(o: &Overhead, cx: &Cx) -> Frame {
         ),
         (name("allocator.allocated"), int(o.allocated)),
         (name("allocator.active"), int(o.active)),
-        (name("allocator.resident"), int(o.resident)),
+        (name("allocator.resident"), int(o.total)),
         (
             name("allocator-fragmentation.ratio"),
             frag(o.active, o.allocated),
@@ -381,10 +408,10 @@ fn stats(o: &Overhead, cx: &Cx) -> Frame {
             name("allocator-fragmentation.bytes"),
             diff(o.active, o.allocated),
         ),
-        (name("allocator-rss.ratio"), frag(o.resident, o.active)),
-        (name("allocator-rss.bytes"), diff(o.resident, o.active)),
-        (name("rss-overhead.ratio"), frag(o.total, o.resident)),
-        (name("rss-overhead.bytes"), diff(o.total, o.resident)),
+        (name("allocator-rss.ratio"), frag(o.total, o.active)),
+        (name("allocator-rss.bytes"), diff(o.total, o.active)),
+        (name("rss-overhead.ratio"), frag(o.total, o.total)),
+        (name("rss-overhead.bytes"), diff(o.total, o.total)),
         (name("fragmentation"), frag(o.total, o.allocated)),
         (name("fragmentation.bytes"), diff(o.total, o.allocated)),
         // Relis's own: the data file with its WAL.
