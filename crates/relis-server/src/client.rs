@@ -207,10 +207,10 @@ impl Client {
                 .fetch_add(1, Ordering::Relaxed);
             self.server.count_error(e);
         }
-        match self.reply_mode {
-            ReplyMode::On => resp::encode(frame, self.proto, out),
-            ReplyMode::Off | ReplyMode::Skipping => {}
-            ReplyMode::Skip => {}
+        // Pushes (pub/sub confirmations) are not replies: Redis 7.0 sends them under CLIENT
+        // REPLY OFF and SKIP too, in RESP2 as in RESP3.
+        if self.reply_mode == ReplyMode::On || matches!(frame, Frame::Push(_)) {
+            resp::encode(frame, self.proto, out);
         }
     }
 
@@ -593,15 +593,10 @@ impl Client {
 }
 
 impl Client {
-    /// Moves published messages waiting in the mailbox to `out` (dropped under CLIENT REPLY
-    /// OFF, as Redis drops them).
+    /// Moves published messages (and other pushes) waiting in the mailbox to `out`: they are
+    /// not replies, so CLIENT REPLY OFF does not drop them (Redis 7.0 sends them too).
     pub fn take_messages(&mut self, out: &mut BytesMut) {
-        if !self.mailbox_used {
-            return;
-        }
-        if self.reply_mode == ReplyMode::Off {
-            self.info.pubsub.discard();
-        } else {
+        if self.mailbox_used {
             self.info.pubsub.take_into(out);
         }
     }
