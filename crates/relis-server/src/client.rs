@@ -136,6 +136,10 @@ pub struct Client {
     pub pushed: Vec<Frame>,
     /// Whether this connection ever subscribed (its mailbox may hold messages).
     pub mailbox_used: bool,
+    /// CLIENT TRACKING's options while tracking is on.
+    pub tracking: Option<crate::tracking::Options>,
+    /// CLIENT CACHING YES/NO, for the next command (or the next transaction).
+    pub caching: bool,
     /// Whether this turn's replies include reads run on the network thread (see the connection
     /// loop: they go out after the other ready connections had their turn).
     pub read_here: bool,
@@ -317,6 +321,9 @@ impl Client {
             ));
             return self.rejected(spec, e);
         }
+        if self.tracking.is_some() {
+            self.track_reads(spec, &argv);
+        }
         if let Some(m) = &mut self.multi {
             if !matches!(
                 spec.name,
@@ -348,6 +355,84 @@ impl Client {
                 Step::Reply(e.to_frame())
             }
         }
+    }
+
+    /// Client-side caching: remembers the keys a read-only command reads (or a script's
+    /// declared keys) for this tracking client, in the default mode, as Redis's
+    /// `trackingRememberKeys` after the command. Done before the command runs, so a write
+    /// that lands in between still invalidates the value read; then clears CLIENT CACHING
+    /// (kept across CLIENT subcommands and a transaction being queued, as in Redis).
+    fn track_reads(&mut self, spec: &'static Spec, argv: &[Bytes]) {
+        let Some(t) = &self.tracking else {
+            return;
+        };
+        let queued = self.multi.is_some()
+            && !matches!(
+                spec.name,
+                "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
+            );
+        if !queued && !t.bcast && !(t.optin && !self.caching) && !(t.optout && self.caching) {
+            // Redis remembers the declared keys of a script that reads through redis.call
+            // (its own EVAL_RO/FCALL_RO count as scripts too); Relis remembers them for every
+            // script run, which can only add invalidations.
+            let script = matches!(
+                spec.name,
+                "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro"
+            );
+            if script || spec.has("readonly") {
+                let keys: Vec<Bytes> = spec
+                    .keys_of(argv)
+                    .into_iter()
+                    .filter_map(|i| argv.get(i).cloned())
+                    .collect();
+                if !keys.is_empty() {
+                    let ps = &self.server.pubsub;
+                    ps.tracking.remember(self.info.id, &keys, ps.push_limits());
+                }
+            }
+        }
+        // Redis clears it after each command but CLIENT's, unless a transaction is open
+        // (MULTI opens one).
+        if self.multi.is_none() && spec.name != "multi" && !spec.name.starts_with("client|") {
+            self.caching = false;
+        }
+    }
+
+    /// Remembers the keys of the read-only commands of a transaction about to run (EXEC), as
+    /// [`Client::track_reads`] for each, and ends CLIENT CACHING.
+    pub fn track_transaction(&mut self, queued: &[Vec<Bytes>]) {
+        if self.tracking.is_none() {
+            return;
+        }
+        let multi = self.multi.take();
+        let table = Table::get();
+        for argv in queued {
+            let Some((_, mut spec)) = table.lookup(&argv[0]) else {
+                continue;
+            };
+            if !spec.subcommands.is_empty() && argv.len() > 1 {
+                match table.lookup_sub(spec, &argv[1]) {
+                    Some((_, s)) => spec = s,
+                    None => continue,
+                }
+            }
+            let caching = self.caching;
+            self.track_reads(spec, argv);
+            self.caching = caching;
+        }
+        self.multi = multi;
+        self.caching = false;
+    }
+
+    /// Ends client-side caching for this client (CLIENT TRACKING OFF, RESET).
+    pub fn tracking_off(&mut self) {
+        if self.tracking.take().is_some() {
+            let ps = &self.server.pubsub;
+            if ps.tracking.disable(self.info.id) {
+                ps.set_tracking_active(false);
+            }
+        }
+        self.caching = false;
     }
 
     /// The reply to a command rejected before it ran. Like Redis's `rejectCommand`, a rejected
@@ -468,6 +553,10 @@ impl Client {
         // RESP3 client that publishes to its own channel gets the message, then the count).
         self.take_messages(out);
         self.emit(f, out);
+        if self.mailbox_used {
+            // A client's own invalidations follow the reply of the command that caused them.
+            self.info.pubsub.take_after(out);
+        }
         match self.reply_mode {
             ReplyMode::Skipping => self.reply_mode = ReplyMode::On,
             ReplyMode::Skip => self.reply_mode = ReplyMode::Skipping,
@@ -542,6 +631,7 @@ impl Client {
                 let (tx, rx) = oneshot::channel();
                 self.server.db.write_async(
                     move |w| {
+                        w.set_origin(cx.client_id);
                         let mut served = Vec::new();
                         let frames = cmds
                             .into_iter()
@@ -593,11 +683,12 @@ impl Client {
 }
 
 impl Client {
-    /// Moves published messages (and other pushes) waiting in the mailbox to `out`: they are
-    /// not replies, so CLIENT REPLY OFF does not drop them (Redis 7.0 sends them too).
+    /// Moves published messages (and other pushes) waiting in the mailbox to `out`, but those
+    /// waiting for the next reply: they are not replies, so CLIENT REPLY OFF does not drop
+    /// them (Redis 7.0 sends them too).
     pub fn take_messages(&mut self, out: &mut BytesMut) {
         if self.mailbox_used {
-            self.info.pubsub.take_into(out);
+            self.info.pubsub.take_before(out);
         }
     }
 }
@@ -847,6 +938,7 @@ impl Client {
         let w2 = waiter.clone();
         self.server.db.write_async(
             move |w| {
+                w.set_origin(cx.client_id);
                 let mut served = Vec::new();
                 let res = w.atomic(|w| (w2.serve)(w, &cx));
                 let out = match res {
@@ -1191,6 +1283,8 @@ async fn serve_stream<W: AsyncWrite + Unpin>(
         pushed: Vec::new(),
         mailbox_used: false,
         read_here: false,
+        tracking: None,
+        caching: false,
     };
     let result = connection_loop(&mut wr, &mut client).await;
     if let Err(e) = result {
@@ -1198,6 +1292,7 @@ async fn serve_stream<W: AsyncWrite + Unpin>(
     }
     crate::pubsub::unsubscribe_all(&mut client);
     server.forget_client(id);
+    server.pubsub.client_gone(id);
 }
 
 async fn connection_loop<W: AsyncWrite + Unpin>(
@@ -1274,7 +1369,9 @@ async fn connection_loop<W: AsyncWrite + Unpin>(
             write_flush(stream, &out).await?;
             return Ok(());
         }
-        client.take_messages(&mut out);
+        if client.mailbox_used {
+            info.pubsub.take_into(&mut out);
+        }
         // Replies to reads this thread ran itself wait until the other connections that are
         // ready have run theirs, then go out together, as Redis writes every reply of an event
         // loop turn before it sleeps: a client woken by one reply then finds the next already

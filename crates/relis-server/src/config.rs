@@ -89,6 +89,9 @@ pub struct Config {
     /// Most memory the Lua state may use, in bytes (0: no limit); a script that needs more
     /// gets `not enough memory`.
     pub lua_memory_limit: usize,
+    /// Most keys client-side caching remembers (0: no limit); past it keys are invalidated
+    /// and forgotten, as in Redis.
+    pub tracking_table_max_keys: u64,
     /// Parameters Redis has that Relis accepts and reports but does not act on
     /// (clients and tools read them): name -> value.
     pub passive: Vec<(&'static str, String)>,
@@ -123,6 +126,7 @@ impl Default for Config {
             sql_max_memory: relis::DEFAULT_MAX_MEMORY,
             sql_max_databases: 16,
             lua_memory_limit: 1 << 30,
+            tracking_table_max_keys: 1_000_000,
             protected_mode: true,
             tls_port: 0,
             tls_cert_file: String::new(),
@@ -454,6 +458,12 @@ pub const PARAMS: &[Param] = &[
             c.aclfile = v.into();
             Ok(())
         },
+    },
+    Param {
+        name: "tracking-table-max-keys",
+        mutable: true,
+        get: |c| c.tracking_table_max_keys.to_string(),
+        set: |c, v| int_in(v, 0, i64::MAX).map(|n| c.tracking_table_max_keys = n as u64),
     },
     Param {
         name: "maxclients",
@@ -1000,6 +1010,14 @@ mod tests {
         );
         assert_eq!(
             e("timeout", "x"),
+            "argument couldn't be parsed into an integer"
+        );
+        assert_eq!(
+            e("tracking-table-max-keys", "-1"),
+            "argument must be between 0 and 9223372036854775807 inclusive"
+        );
+        assert_eq!(
+            e("tracking-table-max-keys", "1k"),
             "argument couldn't be parsed into an integer"
         );
         assert_eq!(

@@ -18,6 +18,7 @@ pub mod pubsub;
 pub mod script;
 pub mod server;
 pub mod tls;
+pub mod tracking;
 
 use std::sync::Arc;
 

@@ -48,6 +48,8 @@ impl ConnCmd for Reset {
             // Subscriptions end silently (no unsubscribe confirmations), as in Redis.
             crate::pubsub::unsubscribe_all(c);
             c.watched.clear();
+            // Tracking ends, as Redis's RESET disables it.
+            c.tracking_off();
             c.db = 0;
             c.info.db.store(0, Ordering::Relaxed);
             c.proto = Protocol::Resp2;

@@ -64,6 +64,7 @@ impl ConnCmd for Exec {
                     "EXECABORT Transaction discarded because of previous errors.",
                 ));
             }
+            c.track_transaction(&multi.queued);
             let table = Table::get();
             let mut db = c.db;
             let mut slots = Vec::with_capacity(multi.queued.len());
@@ -136,6 +137,7 @@ impl ConnCmd for Exec {
             let (tx, rx) = oneshot::channel();
             c.server.db.write_async(
                 move |w| -> relis::Result<Option<(Vec<Frame>, Vec<Delivery>)>> {
+                    w.set_origin(cx.client_id);
                     for (wdb, key, version) in &watched {
                         if w.meta(*wdb, key)?.map(|m| m.version) != *version {
                             return Ok(None);

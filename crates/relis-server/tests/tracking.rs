@@ -1,0 +1,565 @@
+//! Client-side caching (CLIENT TRACKING and friends) over TCP: the exact bytes of every reply
+//! and push, compared with redis-server 7.0.15 where it is installed (the same steps run
+//! against both), RESP2 and RESP3, default mode, BCAST with prefixes, OPTIN/OPTOUT, NOLOOP,
+//! REDIRECT and its breaking, flushes, scripts, transactions, expiry and the SQL morph
+//! commands.
+
+mod common;
+use common::*;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+
+/// One step: which connection sends what. `#close` closes the connection, `#sleep <ms>`
+/// waits; `$ID<n>` in an argument is connection n's client id.
+type Step<'a> = (usize, &'a [&'a str]);
+
+/// Runs `steps` on `conns` fresh connections to `addr` and returns the transcript: each step,
+/// then what every connection received after it (client ids written as `$ID<n>`).
+async fn transcript(addr: SocketAddr, conns: usize, steps: &[Step<'_>]) -> String {
+    let mut socks = Vec::new();
+    let mut ids = Vec::new();
+    for _ in 0..conns {
+        let mut raw = Raw::connect(addr).await;
+        match raw.cmd(&["CLIENT", "ID"]).await {
+            resp::Frame::Integer(id) => ids.push(id),
+            other => panic!("{other:?}"),
+        }
+        socks.push(Some(raw.stream));
+    }
+    let mut out = String::new();
+    for (n, args) in steps {
+        out.push_str(&format!("{n}> {}\n", args.join(" ")));
+        match args[0] {
+            "#close" => {
+                socks[*n] = None;
+                // The server notices the close on its own time.
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                continue;
+            }
+            "#sleep" => {
+                tokio::time::sleep(Duration::from_millis(args[1].parse().unwrap())).await;
+            }
+            "#hello3" => {
+                // RESP3, without HELLO's reply (it names the server's version).
+                let s = socks[*n].as_mut().expect("an open connection");
+                s.write_all(&encode_command(&[b"HELLO", b"3"]))
+                    .await
+                    .unwrap();
+                drain(&mut socks).await;
+                continue;
+            }
+            _ => {
+                let args: Vec<String> = args
+                    .iter()
+                    .map(|a| match a.strip_prefix("$ID") {
+                        Some(i) => ids[i.parse::<usize>().unwrap()].to_string(),
+                        None => a.to_string(),
+                    })
+                    .collect();
+                let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+                let s = socks[*n].as_mut().expect("an open connection");
+                s.write_all(&encode_command(&args)).await.unwrap();
+            }
+        }
+        for (i, got) in drain(&mut socks).await.into_iter().enumerate() {
+            if got.is_empty() {
+                continue;
+            }
+            let mut text = show(&got);
+            // Client ids differ between servers: where a reply names one, its connection.
+            for (j, id) in ids.iter().enumerate() {
+                for before in ["redirect", "broken"] {
+                    text = text.replace(
+                        &format!("{before}\\r\\n:{id}\\r\\n"),
+                        &format!("{before}\\r\\n:$ID{j}\\r\\n"),
+                    );
+                }
+                if args.get(1) == Some(&"GETREDIR") && text == format!(":{id}\\r\\n") {
+                    text = format!(":$ID{j}\\r\\n");
+                }
+            }
+            out.push_str(&format!("  {i}< {text}\n"));
+        }
+    }
+    out
+}
+
+/// Everything the connections receive until they have all been quiet for a while.
+async fn drain(socks: &mut [Option<TcpStream>]) -> Vec<Vec<u8>> {
+    let mut got = vec![Vec::new(); socks.len()];
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        let mut any = false;
+        for (i, s) in socks.iter_mut().enumerate() {
+            let Some(s) = s else { continue };
+            let mut buf = [0u8; 65536];
+            loop {
+                match s.try_read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        got[i].extend_from_slice(&buf[..n]);
+                        any = true;
+                    }
+                    Err(_) => break,
+                }
+            }
+        }
+        if !any || Instant::now() > deadline {
+            return got;
+        }
+    }
+}
+
+/// Runs `steps` against Relis and, where it is installed, redis-server, and checks that both
+/// transcripts are the same; returns Relis's.
+async fn differential(conns: usize, steps: &[Step<'_>]) -> String {
+    let s = start().await;
+    let ours = transcript(s.addr, conns, steps).await;
+    let tmp = tempfile::tempdir().unwrap();
+    if let Some(redis) = spawn_redis(tmp.path()) {
+        let theirs = transcript(redis.addr(), conns, steps).await;
+        if ours != theirs {
+            panic!("Relis:\n{ours}\nredis-server:\n{theirs}");
+        }
+    }
+    ours
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn default_mode_resp3_as_redis() {
+    let t = differential(
+        2,
+        &[
+            (0, &["#hello3"]),
+            (0, &["CLIENT", "TRACKING", "on"]),
+            (0, &["CLIENT", "GETREDIR"]),
+            (0, &["CLIENT", "TRACKINGINFO"]),
+            (0, &["GET", "k"]),
+            (0, &["MGET", "k", "k2"]),
+            (1, &["SET", "k", "1"]),
+            (0, &["GET", "k"]),
+            // Its own change: the reply, then the invalidation.
+            (0, &["SET", "k", "2"]),
+            (0, &["GET", "k"]),
+            (1, &["MSET", "k", "x", "k2", "y"]),
+            (0, &["GET", "t"]),
+            (1, &["DEL", "nokey"]),
+            (1, &["SET", "t", "1"]),
+            (0, &["GET", "t"]),
+            (1, &["SET", "t", "2", "NX"]),
+            (1, &["EXPIRE", "t", "100"]),
+            (0, &["GET", "t"]),
+            (1, &["PERSIST", "t"]),
+            (0, &["GET", "t"]),
+            (1, &["LPUSH", "t", "x"]),
+            (1, &["TOUCH", "t"]),
+            (1, &["RENAME", "t", "t9"]),
+            (0, &["GET", "t9"]),
+            (1, &["MOVE", "t9", "1"]),
+            // The table knows key names, not databases.
+            (0, &["EXISTS", "y"]),
+            (1, &["SELECT", "1"]),
+            (1, &["SET", "y", "1"]),
+            (0, &["TYPE", "h"]),
+            (1, &["HSET", "h", "f", "1"]),
+            (0, &["STRLEN", "h2"]),
+            (1, &["HSET", "h2", "f", "1"]),
+            (1, &["HSET", "h2", "f", "1"]),
+            (0, &["SORT_RO", "l"]),
+            (1, &["RPUSH", "l", "1"]),
+            (0, &["KEYS", "*"]),
+            (1, &["SET", "e1", "1"]),
+            (0, &["GET", "f"]),
+            (1, &["SELECT", "0"]),
+            (1, &["FLUSHDB"]),
+            (0, &["FLUSHALL"]),
+            (0, &["GET", "s"]),
+            (
+                1,
+                &[
+                    "EVAL",
+                    "redis.call('set','s','1') redis.call('set','s2','1')",
+                    "0",
+                ],
+            ),
+            (0, &["GET", "s"]),
+            (0, &["GET", "s2"]),
+            (1, &["MULTI"]),
+            (1, &["SET", "s", "2"]),
+            (1, &["SET", "s2", "2"]),
+            (1, &["EXEC"]),
+            (0, &["GET", "s"]),
+            (0, &["GET", "s2"]),
+            (0, &["MULTI"]),
+            (0, &["SET", "s", "2"]),
+            (0, &["SET", "s2", "2"]),
+            (0, &["EXEC"]),
+            (0, &["GET", "s"]),
+            (
+                0,
+                &[
+                    "EVAL",
+                    "redis.call('set','s','1') return redis.call('get','s3')",
+                    "0",
+                ],
+            ),
+            (1, &["SET", "s3", "x"]),
+            (0, &["EVAL", "return redis.call('get',KEYS[1])", "1", "s4"]),
+            (1, &["SET", "s4", "x"]),
+            (
+                0,
+                &["EVAL_RO", "return redis.call('get',KEYS[1])", "1", "s5"],
+            ),
+            (1, &["SET", "s5", "x"]),
+            (0, &["MULTI"]),
+            (0, &["GET", "m1"]),
+            (0, &["EXEC"]),
+            (1, &["SET", "m1", "x"]),
+            (0, &["CLIENT", "TRACKING", "off"]),
+            (0, &["CLIENT", "TRACKINGINFO"]),
+            (0, &["CLIENT", "GETREDIR"]),
+            (0, &["GET", "z"]),
+            (1, &["SET", "z", "1"]),
+        ],
+    )
+    .await;
+    // What the differential pins, checked on Relis's own too (redis-server may be absent).
+    assert!(
+        t.contains(
+            "0> SET k 2\n  0< +OK\\r\\n>2\\r\\n$10\\r\\ninvalidate\\r\\n*1\\r\\n$1\\r\\nk\\r\\n"
+        ),
+        "{t}"
+    );
+    assert!(
+        t.contains("1> FLUSHDB\n  0< >2\\r\\n$10\\r\\ninvalidate\\r\\n_\\r\\n\n  1< +OK"),
+        "{t}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redirect_resp2_resp3_and_broken_as_redis() {
+    differential(
+        6,
+        &[
+            // 0: a RESP2 tracking client; 1: the writer; 2: its RESP2 redirect target.
+            (0, &["CLIENT", "TRACKING", "on", "REDIRECT", "$ID2"]),
+            (0, &["GET", "k"]),
+            // Not subscribed: RESP2 has no way to tell it.
+            (1, &["SET", "k", "1"]),
+            (2, &["SUBSCRIBE", "__redis__:invalidate"]),
+            (0, &["GET", "k"]),
+            (0, &["GET", "k2"]),
+            (1, &["MSET", "k", "1", "k2", "2"]),
+            (1, &["FLUSHALL"]),
+            (0, &["CLIENT", "TRACKINGINFO"]),
+            (0, &["CLIENT", "GETREDIR"]),
+            // A RESP3 target: pushes, and the RESP2 null of the tracking client on a flush.
+            (3, &["#hello3"]),
+            (0, &["CLIENT", "TRACKING", "on", "REDIRECT", "$ID3"]),
+            (0, &["GET", "k"]),
+            (1, &["SET", "k", "1"]),
+            (1, &["FLUSHDB"]),
+            (3, &["#close"]),
+            (0, &["GET", "k"]),
+            (1, &["SET", "k", "1"]),
+            (0, &["CLIENT", "TRACKINGINFO"]),
+            // A RESP3 tracking client hears that its redirection broke.
+            (4, &["#hello3"]),
+            (5, &["#hello3"]),
+            (4, &["CLIENT", "TRACKING", "on", "REDIRECT", "$ID5"]),
+            (5, &["#close"]),
+            (4, &["GET", "k"]),
+            (1, &["SET", "k", "1"]),
+            (4, &["GET", "k"]),
+            (1, &["SET", "k", "1"]),
+            (1, &["FLUSHDB"]),
+            (4, &["CLIENT", "TRACKINGINFO"]),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bcast_prefixes_and_noloop_as_redis() {
+    differential(
+        4,
+        &[
+            (0, &["#hello3"]),
+            (
+                0,
+                &[
+                    "CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "b", "PREFIX", "a",
+                ],
+            ),
+            (1, &["MSET", "b2", "1", "a1", "1", "zz", "1", "a0", "2"]),
+            (0, &["MSET", "b2", "1", "a1", "1"]),
+            (
+                0,
+                &["CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "c", "NOLOOP"],
+            ),
+            (0, &["CLIENT", "TRACKINGINFO"]),
+            (0, &["SET", "c1", "1"]),
+            (1, &["SET", "c1", "2"]),
+            (1, &["FLUSHDB"]),
+            (2, &["#hello3"]),
+            (2, &["CLIENT", "TRACKING", "on", "BCAST", "NOLOOP"]),
+            (2, &["MSET", "x", "1"]),
+            (1, &["SET", "y", "1"]),
+            (2, &["CLIENT", "TRACKINGINFO"]),
+            (2, &["CLIENT", "TRACKING", "off"]),
+            (1, &["SET", "y", "1"]),
+            // RESP2 BCAST with a redirect target.
+            (3, &["SUBSCRIBE", "__redis__:invalidate"]),
+            (
+                1,
+                &[
+                    "CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "p:", "REDIRECT", "$ID3",
+                ],
+            ),
+            (1, &["MSET", "p:2", "x", "q", "y", "p:1", "z"]),
+            (1, &["CLIENT", "TRACKINGINFO"]),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn optin_optout_and_caching_as_redis() {
+    differential(
+        3,
+        &[
+            (0, &["#hello3"]),
+            (0, &["CLIENT", "TRACKING", "on", "OPTIN"]),
+            (0, &["GET", "o1"]),
+            (0, &["CLIENT", "CACHING", "yes"]),
+            (0, &["CLIENT", "TRACKINGINFO"]),
+            (0, &["GET", "o2"]),
+            (0, &["GET", "o3"]),
+            (1, &["MSET", "o1", "1", "o2", "1", "o3", "1"]),
+            (0, &["CLIENT", "CACHING", "YES"]),
+            (0, &["MULTI"]),
+            (0, &["GET", "o4"]),
+            (0, &["GET", "o5"]),
+            (0, &["EXEC"]),
+            (1, &["MSET", "o4", "1", "o5", "1"]),
+            (0, &["CLIENT", "CACHING", "yes"]),
+            (0, &["CLIENT", "GETREDIR"]),
+            (0, &["GET", "o6"]),
+            (0, &["GET", "o7"]),
+            (1, &["MSET", "o6", "1", "o7", "1"]),
+            (0, &["CLIENT", "CACHING", "no"]),
+            (0, &["CLIENT", "TRACKING", "on", "OPTOUT"]),
+            (2, &["#hello3"]),
+            (2, &["CLIENT", "TRACKING", "on", "OPTOUT"]),
+            (2, &["GET", "p1"]),
+            (2, &["CLIENT", "CACHING", "no"]),
+            (2, &["CLIENT", "TRACKINGINFO"]),
+            (2, &["GET", "p2"]),
+            (2, &["GET", "p3"]),
+            (1, &["MSET", "p1", "1", "p2", "1", "p3", "1"]),
+            (2, &["CLIENT", "CACHING", "yes"]),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tracking_errors_as_redis() {
+    differential(
+        2,
+        &[
+            (0, &["CLIENT", "TRACKING", "on", "REDIRECT", "99999"]),
+            (0, &["CLIENT", "TRACKING", "on", "REDIRECT", "abc"]),
+            (
+                0,
+                &[
+                    "CLIENT", "TRACKING", "on", "REDIRECT", "$ID1", "REDIRECT", "$ID1",
+                ],
+            ),
+            (0, &["CLIENT", "TRACKING", "on", "REDIRECT", "99", "foo"]),
+            (0, &["CLIENT", "TRACKING", "on", "foo", "REDIRECT", "99"]),
+            (0, &["CLIENT", "TRACKING", "off", "REDIRECT", "99"]),
+            (0, &["CLIENT", "TRACKING", "maybe", "REDIRECT", "99"]),
+            (0, &["CLIENT", "TRACKING", "maybe"]),
+            (0, &["CLIENT", "TRACKING", "on", "REDIRECT"]),
+            (0, &["CLIENT", "TRACKING", "on", "PREFIX", "a"]),
+            (0, &["CLIENT", "TRACKING", "on", "BCAST", "PREFIX"]),
+            (0, &["CLIENT", "TRACKING", "on", "OPTIN", "OPTOUT"]),
+            (0, &["CLIENT", "TRACKING", "on", "BCAST", "OPTIN"]),
+            (
+                0,
+                &[
+                    "CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "ab", "PREFIX", "a",
+                ],
+            ),
+            (
+                0,
+                &[
+                    "CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "x", "PREFIX", "x",
+                ],
+            ),
+            (0, &["CLIENT", "CACHING", "yes"]),
+            (0, &["CLIENT", "CACHING", "maybe"]),
+            (0, &["CLIENT", "TRACKING", "on"]),
+            (0, &["CLIENT", "CACHING", "yes"]),
+            (0, &["CLIENT", "CACHING", "no"]),
+            (0, &["CLIENT", "CACHING", "maybe"]),
+            (0, &["CLIENT", "TRACKING", "on", "BCAST"]),
+            (0, &["CLIENT", "TRACKING", "on", "OPTIN"]),
+            (0, &["CLIENT", "TRACKING", "on", "OPTOUT"]),
+            (0, &["CLIENT", "TRACKING", "off"]),
+            (
+                0,
+                &[
+                    "CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "b", "PREFIX", "a",
+                ],
+            ),
+            (0, &["CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "a"]),
+            (0, &["CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "bc"]),
+            (
+                0,
+                &[
+                    "CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "c", "PREFIX", "",
+                ],
+            ),
+            (0, &["CLIENT", "TRACKING", "on", "BCAST"]),
+            (0, &["CLIENT", "TRACKINGINFO"]),
+            (0, &["CLIENT", "TRACKING", "on"]),
+            (0, &["CLIENT", "TRACKING"]),
+            (0, &["CLIENT", "CACHING"]),
+            (0, &["CLIENT", "CACHING", "yes", "x"]),
+            (0, &["CLIENT", "GETREDIR", "x"]),
+            (0, &["CLIENT", "TRACKINGINFO", "x"]),
+            (0, &["RESET"]),
+            (0, &["CLIENT", "TRACKINGINFO"]),
+        ],
+    )
+    .await;
+}
+
+/// Reads one push (or reply) frame's bytes with a deadline.
+async fn next_bytes(c: &mut Raw) -> String {
+    show(&c.read_raw().await.expect("a frame"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expiry_invalidates_lazily_and_actively() {
+    let s = start().await;
+    let mut a = s.raw().await;
+    let mut w = s.raw().await;
+    a.cmd(&["HELLO", "3"]).await;
+    assert_eq!(a.cmd(&["CLIENT", "TRACKING", "on"]).await, ok());
+    // Lazy: the tracking client reads a key that has expired: the reply, then its
+    // invalidation (the deletion a read does in Redis).
+    w.cmd(&["SET", "f", "1", "PX", "100"]).await;
+    assert_eq!(a.cmd(&["GET", "f"]).await, bulk("1"));
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let mut got = Vec::new();
+    a.send(&encode_command(&[b"GET", b"f"])).await;
+    got.push(next_bytes(&mut a).await);
+    got.push(next_bytes(&mut a).await);
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            r">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nf\r\n".to_string(),
+            r"_\r\n".to_string()
+        ]
+    );
+    // Active: nobody reads; the sweep deletes it and the client hears of it.
+    w.cmd(&["SET", "g", "1", "PX", "100"]).await;
+    assert_eq!(a.cmd(&["GET", "g"]).await, bulk("1"));
+    assert_eq!(
+        next_bytes(&mut a).await,
+        r">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\ng\r\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sql_morph_and_swapdb_invalidate() {
+    let s = start().await;
+    let mut a = s.raw().await;
+    let mut w = s.raw().await;
+    a.cmd(&["HELLO", "3"]).await;
+    assert_eq!(a.cmd(&["CLIENT", "TRACKING", "on"]).await, ok());
+    w.cmd(&["SET", "user:1", "old"]).await;
+    assert_eq!(a.cmd(&["GET", "user:1"]).await, bulk("old"));
+    assert_eq!(a.cmd(&["HGET", "h:1", "name"]).await, resp::Frame::Null);
+    // SQL.TOSTRING overwrites the string, SQL.TOHASH creates the hash.
+    let r = w
+        .cmd(&["SQL.TOSTRING", "user:{id}", "SELECT 1 AS id, 'new' AS v"])
+        .await;
+    assert_eq!(r, int(1));
+    assert_eq!(
+        next_bytes(&mut a).await,
+        r">2\r\n$10\r\ninvalidate\r\n*1\r\n$6\r\nuser:1\r\n"
+    );
+    let r = w
+        .cmd(&["SQL.TOHASH", "h:{id}", "SELECT 1 AS id, 'x' AS name"])
+        .await;
+    assert_eq!(r, int(1));
+    assert_eq!(
+        next_bytes(&mut a).await,
+        r">2\r\n$10\r\ninvalidate\r\n*1\r\n$3\r\nh:1\r\n"
+    );
+    // SWAPDB changes every key of two databases: the null invalidation (Redis 7.0 sends
+    // nothing, and its clients keep serving the other database's values).
+    assert_eq!(a.cmd(&["GET", "user:1"]).await, bulk("new"));
+    assert_eq!(w.cmd(&["SWAPDB", "0", "1"]).await, ok());
+    assert_eq!(
+        next_bytes(&mut a).await,
+        r">2\r\n$10\r\ninvalidate\r\n_\r\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tracking_table_max_keys_evicts_and_invalidates() {
+    let s = start().await;
+    let mut w = s.raw().await;
+    assert_eq!(
+        w.cmd(&["CONFIG", "GET", "tracking-table-max-keys"]).await,
+        bulks(&["tracking-table-max-keys", "1000000"])
+    );
+    assert_eq!(
+        w.cmd(&["CONFIG", "SET", "tracking-table-max-keys", "-1"]).await,
+        err("ERR CONFIG SET failed (possibly related to argument 'tracking-table-max-keys') - argument must be between 0 and 9223372036854775807 inclusive")
+    );
+    assert_eq!(
+        w.cmd(&["CONFIG", "SET", "tracking-table-max-keys", "2"])
+            .await,
+        ok()
+    );
+    let mut a = s.raw().await;
+    a.cmd(&["HELLO", "3"]).await;
+    assert_eq!(a.cmd(&["CLIENT", "TRACKING", "on"]).await, ok());
+    assert_eq!(a.cmd(&["GET", "ka"]).await, resp::Frame::Null);
+    assert_eq!(a.cmd(&["GET", "kb"]).await, resp::Frame::Null);
+    // A third key: one of the three is forgotten, and invalidated after the reply.
+    a.send(&encode_command(&[b"MGET", b"kc"])).await;
+    assert_eq!(next_bytes(&mut a).await, r"*1\r\n_\r\n");
+    let push = next_bytes(&mut a).await;
+    let evicted = ["ka", "kb", "kc"]
+        .into_iter()
+        .find(|k| push == format!(r">2\r\n$10\r\ninvalidate\r\n*1\r\n$2\r\n{k}\r\n"))
+        .unwrap_or_else(|| panic!("{push}"));
+    // The two kept are still tracked; the evicted one is not.
+    let info = w.cmd(&["INFO", "stats"]).await;
+    let resp::Frame::Bulk(info) = info else {
+        panic!()
+    };
+    let info = String::from_utf8_lossy(&info).into_owned();
+    assert!(info.contains("tracking_total_keys:2\r\n"), "{info}");
+    for k in ["ka", "kb", "kc"] {
+        w.cmd(&["SET", k, "1"]).await;
+        if k != evicted {
+            assert_eq!(
+                next_bytes(&mut a).await,
+                format!(r">2\r\n$10\r\ninvalidate\r\n*1\r\n$2\r\n{k}\r\n")
+            );
+        }
+    }
+    assert_eq!(a.cmd(&["PING"]).await, simple("PONG"));
+}
