@@ -64,6 +64,11 @@ pub struct ClientInfo {
     pub blocked: AtomicBool,
     /// Published messages waiting for the connection to write them, and subscription counts.
     pub pubsub: crate::pubsub::Mailbox,
+    /// Client-side caching, as CLIENT LIST shows it: the redirect id (-1: not tracking).
+    pub tracking_redir: AtomicI64,
+    /// Client-side caching's CLIENT LIST flags: [`crate::tracking::BCAST_FLAG`],
+    /// [`crate::tracking::BROKEN_FLAG`].
+    pub tracking_flags: AtomicU8,
 }
 
 impl ClientInfo {
@@ -1235,6 +1240,8 @@ async fn serve_stream<W: AsyncWrite + Unpin>(
         no_touch: AtomicBool::new(false),
         blocked: AtomicBool::new(false),
         pubsub: Default::default(),
+        tracking_redir: AtomicI64::new(-1),
+        tracking_flags: AtomicU8::new(0),
     });
     let admitted = {
         let mut clients = server.clients.lock();

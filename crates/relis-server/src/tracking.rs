@@ -29,6 +29,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+/// [`ClientInfo::tracking_flags`]: BCAST mode (CLIENT LIST's `B`).
+pub const BCAST_FLAG: u8 = 1;
+/// [`ClientInfo::tracking_flags`]: the redirect client is gone (CLIENT LIST's `R`).
+pub const BROKEN_FLAG: u8 = 2;
+
 /// A tracking client's options (CLIENT TRACKING ON ...).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Options {
@@ -152,6 +157,10 @@ impl Tracking {
             prefixes: Vec::new(),
             redirect: None,
         });
+        info.tracking_redir
+            .store(opts.redirect as i64, Ordering::Relaxed);
+        info.tracking_flags
+            .store(if opts.bcast { BCAST_FLAG } else { 0 }, Ordering::Relaxed);
         t.opts = opts;
         t.redirect = redirect;
         let mut added = Vec::new();
@@ -174,6 +183,8 @@ impl Tracking {
     pub fn disable(&self, id: u64) -> bool {
         let mut st = self.state.lock();
         if let Some(t) = st.clients.remove(&id) {
+            t.info.tracking_redir.store(-1, Ordering::Relaxed);
+            t.info.tracking_flags.store(0, Ordering::Relaxed);
             for p in t.prefixes {
                 if let Some(ids) = st.prefixes.get_mut(&p) {
                     ids.retain(|&i| i != id);
@@ -193,6 +204,7 @@ impl Tracking {
         let mut st = self.state.lock();
         for t in st.clients.values_mut() {
             if t.redirect.as_ref().is_some_and(|r| r.id == id) {
+                // Marked broken when an invalidation finds it gone, as in Redis.
                 t.redirect = None;
             }
         }
@@ -218,18 +230,10 @@ impl Tracking {
         if t.opts.noloop {
             flags.push("noloop");
         }
-        if t.opts.redirect != 0 && t.redirect.is_none() {
+        if t.info.tracking_flags.load(Ordering::Relaxed) & BROKEN_FLAG != 0 {
             flags.push("broken_redirect");
         }
         (flags, t.opts.redirect as i64, t.prefixes.clone())
-    }
-
-    /// Whether the client's redirection is broken (CLIENT LIST's `R` flag).
-    pub fn broken_redirect(&self, id: u64) -> bool {
-        let st = self.state.lock();
-        st.clients
-            .get(&id)
-            .is_some_and(|t| t.opts.redirect != 0 && t.redirect.is_none())
     }
 
     /// Tracking clients, keys in the table, (key, client) items, BCAST prefixes (INFO).
@@ -357,6 +361,9 @@ fn send(t: &Tracker, payload: Payload<'_>, origin: u64, (normal, pubsub): Limits
         match &t.redirect {
             Some(r) => r,
             None => {
+                t.info
+                    .tracking_flags
+                    .fetch_or(BROKEN_FLAG, Ordering::Relaxed);
                 // The tracking client hears that its invalidations go nowhere (RESP3 only).
                 if resp3(&t.info) {
                     let mut b = BytesMut::new();

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
-/// One step: which connection sends what. `#close` closes the connection, `#sleep <ms>`
-/// waits; `$ID<n>` in an argument is connection n's client id.
+/// One step: which connection sends what. `#close` closes the connection, `#hello3` switches
+/// it to RESP3 (HELLO's reply left out); `$ID<n>` in an argument is connection n's client id.
 type Step<'a> = (usize, &'a [&'a str]);
 
 /// Runs `steps` on `conns` fresh connections to `addr` and returns the transcript: each step,
@@ -38,9 +38,6 @@ async fn transcript(addr: SocketAddr, conns: usize, steps: &[Step<'_>]) -> Strin
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 continue;
             }
-            "#sleep" => {
-                tokio::time::sleep(Duration::from_millis(args[1].parse().unwrap())).await;
-            }
             "#hello3" => {
                 // RESP3, without HELLO's reply (it names the server's version).
                 let s = socks[*n].as_mut().expect("an open connection");
@@ -63,7 +60,24 @@ async fn transcript(addr: SocketAddr, conns: usize, steps: &[Step<'_>]) -> Strin
                 s.write_all(&encode_command(&args)).await.unwrap();
             }
         }
-        for (i, got) in drain(&mut socks).await.into_iter().enumerate() {
+        // The sender's reply first (every step here has one), then whatever else comes.
+        let mut first = vec![0u8; 65536];
+        let s = socks[*n].as_mut().expect("an open connection");
+        let got = tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                s.readable().await.unwrap();
+                match s.try_read(&mut first) {
+                    Ok(n) => return n,
+                    Err(_) => continue,
+                }
+            }
+        })
+        .await
+        .expect("a reply within 10s");
+        first.truncate(got);
+        let mut all = drain(&mut socks).await;
+        all[*n].splice(0..0, first);
+        for (i, got) in all.into_iter().enumerate() {
             if got.is_empty() {
                 continue;
             }
@@ -91,7 +105,7 @@ async fn drain(socks: &mut [Option<TcpStream>]) -> Vec<Vec<u8>> {
     let mut got = vec![Vec::new(); socks.len()];
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        tokio::time::sleep(Duration::from_millis(60)).await;
+        tokio::time::sleep(Duration::from_millis(80)).await;
         let mut any = false;
         for (i, s) in socks.iter_mut().enumerate() {
             let Some(s) = s else { continue };
@@ -170,7 +184,7 @@ async fn default_mode_resp3_as_redis() {
             (1, &["HSET", "h2", "f", "1"]),
             (0, &["SORT_RO", "l"]),
             (1, &["RPUSH", "l", "1"]),
-            (0, &["KEYS", "*"]),
+            (0, &["KEYS", "k2*"]),
             (1, &["SET", "e1", "1"]),
             (0, &["GET", "f"]),
             (1, &["SELECT", "0"]),
@@ -562,4 +576,168 @@ async fn tracking_table_max_keys_evicts_and_invalidates() {
         }
     }
     assert_eq!(a.cmd(&["PING"]).await, simple("PONG"));
+}
+
+/// Every way a write command changes a key invalidates it, and a command that changes nothing
+/// invalidates nothing: a BCAST client on every key hears exactly what redis-server's does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_write_command_invalidates_as_redis() {
+    let cmds: &[&[&str]] = &[
+        &["SET", "s", "1"],
+        &["SET", "nx", "1", "XX"],
+        &["SETNX", "s", "2"],
+        &["SETNX", "s2", "2"],
+        &["SETEX", "s3", "100", "x"],
+        &["PSETEX", "s4", "100000", "x"],
+        &["GETSET", "s", "3"],
+        &["GETDEL", "s4"],
+        &["GETDEL", "s4"],
+        &["GETEX", "s3"],
+        &["GETEX", "s3", "PERSIST"],
+        &["APPEND", "s", "x"],
+        &["SETRANGE", "s", "1", "yy"],
+        &["INCR", "n"],
+        &["INCRBY", "n", "2"],
+        &["INCRBYFLOAT", "n", "1.5"],
+        &["DECR", "m"],
+        &["DECRBY", "m", "3"],
+        &["MSET", "a", "1", "b", "2"],
+        &["MSETNX", "a", "1", "c", "2"],
+        &["MSETNX", "d", "1", "e", "2"],
+        &["DEL", "a", "zz"],
+        &["UNLINK", "b"],
+        &["EXPIRE", "c", "100"],
+        &["EXPIRE", "c", "100", "NX"],
+        &["PEXPIRE", "c", "100000"],
+        &["EXPIREAT", "c", "99999999999"],
+        &["PERSIST", "c"],
+        &["PERSIST", "c"],
+        &["RENAME", "c", "c2"],
+        &["RENAMENX", "c2", "d"],
+        &["RENAMENX", "c2", "c3"],
+        &["MOVE", "c3", "1"],
+        &["COPY", "d", "d2"],
+        &["COPY", "d", "d2", "REPLACE"],
+        &["HSET", "h", "f", "1", "g", "2"],
+        &["HSETNX", "h", "f", "1"],
+        &["HSETNX", "h", "k", "1"],
+        &["HMSET", "h", "f", "2"],
+        &["HDEL", "h", "nope"],
+        &["HDEL", "h", "f"],
+        &["HINCRBY", "h", "g", "1"],
+        &["HINCRBYFLOAT", "h", "g", "1.5"],
+        &["LPUSH", "l", "a", "b", "c", "d"],
+        &["RPUSH", "l", "e"],
+        &["LPUSHX", "nol", "a"],
+        &["RPUSHX", "l", "f"],
+        &["LPOP", "l"],
+        &["RPOP", "l"],
+        &["LSET", "l", "0", "z"],
+        &["LINSERT", "l", "BEFORE", "z", "y"],
+        &["LREM", "l", "0", "nope"],
+        &["LREM", "l", "0", "y"],
+        &["LTRIM", "l", "0", "-1"],
+        &["LTRIM", "l", "0", "1"],
+        &["RPOPLPUSH", "l", "l2"],
+        &["LMOVE", "l2", "l3", "LEFT", "RIGHT"],
+        &["LMPOP", "1", "l", "LEFT"],
+        &["BLPOP", "l3", "0"],
+        &["SADD", "st", "a", "b", "c"],
+        &["SADD", "st", "a"],
+        &["SREM", "st", "zz"],
+        &["SREM", "st", "a"],
+        &["SMOVE", "st", "st2", "b"],
+        &["SINTERSTORE", "st3", "st", "st2"],
+        &["SUNIONSTORE", "st3", "st", "st2"],
+        &["SDIFFSTORE", "st4", "st", "st2"],
+        &["SPOP", "st"],
+        &["ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d"],
+        &["ZADD", "z", "1", "a"],
+        &["ZINCRBY", "z", "1", "a"],
+        &["ZREM", "z", "nope"],
+        &["ZREM", "z", "d"],
+        &["ZUNIONSTORE", "z2", "1", "z"],
+        &["ZINTERSTORE", "z3", "2", "z", "z2"],
+        &["ZDIFFSTORE", "z4", "2", "z", "z2"],
+        &["ZRANGESTORE", "z5", "z", "0", "-1"],
+        &["ZREMRANGEBYSCORE", "z2", "100", "200"],
+        &["ZREMRANGEBYSCORE", "z2", "0", "1.5"],
+        &["ZREMRANGEBYRANK", "z3", "0", "0"],
+        &["ZREMRANGEBYLEX", "z5", "[a", "[b"],
+        &["ZPOPMIN", "z"],
+        &["ZPOPMAX", "z"],
+        &["ZMPOP", "1", "z5", "MIN"],
+        &["BZPOPMIN", "z3", "0"],
+        &["SORT", "l3", "ALPHA", "STORE", "so"],
+        &["RPUSH", "nums", "3", "1", "2"],
+        &["SORT", "nums", "STORE", "so2"],
+        &[
+            "EVAL",
+            "redis.call('set','ev','1') redis.call('del','ev2')",
+            "0",
+        ],
+        &["FLUSHALL"],
+    ];
+    let mut steps: Vec<Step<'_>> = vec![
+        (0, &["#hello3"]),
+        (0, &["CLIENT", "TRACKING", "on", "BCAST"]),
+    ];
+    steps.extend(cmds.iter().map(|c| (1usize, *c)));
+    differential(2, &steps).await;
+}
+
+/// CLIENT LIST / INFO show tracking as Redis 7.0 does: `t`, then `R` for a broken redirect
+/// and `B` for BCAST, and `redir=` the redirect id (0 without one, -1 when not tracking).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_list_shows_tracking() {
+    let s = start().await;
+    let mut a = s.raw().await;
+    let info = |f: resp::Frame| match f {
+        resp::Frame::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
+        other => panic!("{other:?}"),
+    };
+    let line = info(a.cmd(&["CLIENT", "INFO"]).await);
+    assert!(
+        line.contains(" flags=N ") && line.contains(" redir=-1 "),
+        "{line}"
+    );
+    a.cmd(&["CLIENT", "TRACKING", "on"]).await;
+    let line = info(a.cmd(&["CLIENT", "INFO"]).await);
+    assert!(
+        line.contains(" flags=t ") && line.contains(" redir=0 "),
+        "{line}"
+    );
+    let mut r = s.raw().await;
+    let resp::Frame::Integer(rid) = r.cmd(&["CLIENT", "ID"]).await else {
+        panic!()
+    };
+    a.cmd(&["CLIENT", "TRACKING", "off"]).await;
+    let rid = rid.to_string();
+    a.cmd(&["CLIENT", "TRACKING", "on", "BCAST", "REDIRECT", &rid])
+        .await;
+    let line = info(a.cmd(&["CLIENT", "INFO"]).await);
+    assert!(
+        line.contains(" flags=tB ") && line.contains(&format!(" redir={rid} ")),
+        "{line}"
+    );
+    drop(r);
+    // Broken once an invalidation finds the redirect client gone, as Redis marks it.
+    let mut w = s.raw().await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        w.cmd(&["SET", "k", "1"]).await;
+        let line = info(a.cmd(&["CLIENT", "INFO"]).await);
+        if line.contains(" flags=tRB ") {
+            break;
+        }
+        assert!(line.contains(" flags=tB "), "{line}");
+        assert!(Instant::now() < deadline, "{line}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    a.cmd(&["CLIENT", "TRACKING", "off"]).await;
+    let line = info(a.cmd(&["CLIENT", "INFO"]).await);
+    assert!(
+        line.contains(" flags=N ") && line.contains(" redir=-1 "),
+        "{line}"
+    );
 }
