@@ -64,6 +64,8 @@ pub struct ClientInfo {
     pub blocked: AtomicBool,
     /// Published messages waiting for the connection to write them, and subscription counts.
     pub pubsub: crate::pubsub::Mailbox,
+    /// MONITOR (CLIENT LIST's `O` flag).
+    pub monitor: AtomicBool,
     /// Client-side caching, as CLIENT LIST shows it: the redirect id (-1: not tracking).
     pub tracking_redir: AtomicI64,
     /// Client-side caching's CLIENT LIST flags: [`crate::tracking::BCAST_FLAG`],
@@ -145,6 +147,11 @@ pub struct Client {
     pub tracking: Option<crate::tracking::Options>,
     /// CLIENT CACHING YES/NO, for the next command (or the next transaction).
     pub caching: bool,
+    /// This connection is a MONITOR.
+    pub monitor: bool,
+    /// A connection command's line, shown to monitors once it has run (SELECT shows the
+    /// database it selected, as in Redis).
+    monitor_after: Option<Vec<Bytes>>,
     /// Whether this turn's replies include reads run on the network thread (see the connection
     /// loop: they go out after the other ready connections had their turn).
     pub read_here: bool,
@@ -326,6 +333,16 @@ impl Client {
             ));
             return self.rejected(spec, e);
         }
+        // A monitor is a replica to Redis: it may not touch the keyspace.
+        if self.monitor && (spec.has("write") || spec.has("readonly") || spec.has("may_replicate"))
+        {
+            self.reject(idx);
+            self.flag_multi();
+            return self.rejected(
+                spec,
+                CmdError::err("Replica can't interact with the keyspace"),
+            );
+        }
         if self.tracking.is_some() {
             self.track_reads(spec, &argv);
         }
@@ -350,7 +367,20 @@ impl Client {
         } else {
             Vec::new()
         };
-        match parse(spec, argv, skip) {
+        let shown =
+            (self.server.monitors.active() && crate::monitor::shown(spec)).then(|| argv.clone());
+        let parsed = parse(spec, argv, skip);
+        if let Some(argv) = shown {
+            // Connection commands show once they have run, but blocking ones, which show as
+            // they start waiting; the rest as they are handed to the engine (a script's line
+            // comes before the lines of the commands it runs).
+            if matches!(parsed, Ok(Parsed::Conn(_))) && !spec.has("blocking") {
+                self.monitor_after = Some(argv);
+            } else {
+                self.feed_monitors(self.db, &argv);
+            }
+        }
+        match parsed {
             Ok(Parsed::Read(c)) => Step::Read(c, idx),
             Ok(Parsed::Write(c)) => Step::Write(c, idx, keys),
             Ok(Parsed::Conn(c)) => Step::Conn(c, idx),
@@ -438,6 +468,25 @@ impl Client {
             }
         }
         self.caching = false;
+    }
+
+    /// Shows a command line this client runs in `db` to the monitors.
+    pub fn feed_monitors(&self, db: u32, argv: &[Bytes]) {
+        let limit = self.server.pubsub.replica_limit.load();
+        self.server.monitors.feed(
+            db,
+            crate::monitor::Source::Client(&self.info.addr),
+            argv,
+            self.info.id,
+            limit,
+        );
+    }
+
+    /// Sends no reply to the command being run (a monitor's second MONITOR).
+    pub fn skip_reply(&mut self) {
+        if self.reply_mode == ReplyMode::On {
+            self.reply_mode = ReplyMode::Skipping;
+        }
     }
 
     /// The reply to a command rejected before it ran. Like Redis's `rejectCommand`, a rejected
@@ -538,6 +587,9 @@ impl Client {
                     let t = Instant::now();
                     let r = c.exec(self).await;
                     record(&self.server, idx, t, r.is_err());
+                    if let Some(argv) = self.monitor_after.take() {
+                        self.feed_monitors(self.db, &argv);
+                    }
                     let f = r.unwrap_or_else(|e| e.to_frame());
                     for p in std::mem::take(&mut self.pushed) {
                         self.emit(&p, out);
@@ -1240,6 +1292,7 @@ async fn serve_stream<W: AsyncWrite + Unpin>(
         no_touch: AtomicBool::new(false),
         blocked: AtomicBool::new(false),
         pubsub: Default::default(),
+        monitor: AtomicBool::new(false),
         tracking_redir: AtomicI64::new(-1),
         tracking_flags: AtomicU8::new(0),
     });
@@ -1292,6 +1345,8 @@ async fn serve_stream<W: AsyncWrite + Unpin>(
         read_here: false,
         tracking: None,
         caching: false,
+        monitor: false,
+        monitor_after: None,
     };
     let result = connection_loop(&mut wr, &mut client).await;
     if let Err(e) = result {
@@ -1300,6 +1355,7 @@ async fn serve_stream<W: AsyncWrite + Unpin>(
     crate::pubsub::unsubscribe_all(&mut client);
     server.forget_client(id);
     server.pubsub.client_gone(id);
+    server.monitors.remove(id);
 }
 
 async fn connection_loop<W: AsyncWrite + Unpin>(

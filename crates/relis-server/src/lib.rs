@@ -13,6 +13,7 @@ pub mod cmd;
 pub mod config;
 pub mod error;
 pub mod logging;
+pub mod monitor;
 pub mod pause;
 pub mod pubsub;
 pub mod script;

@@ -531,6 +531,8 @@ pub struct PubSub {
     pub normal_limit: LimitCell,
     /// Client-side caching: invalidations travel with the keyspace events.
     pub tracking: crate::tracking::Tracking,
+    /// `client-output-buffer-limit slave`: MONITOR clients count against it, as in Redis.
+    pub replica_limit: LimitCell,
 }
 
 impl Default for PubSub {
@@ -545,6 +547,11 @@ impl Default for PubSub {
             },
             normal_limit: LimitCell::default(),
             tracking: Default::default(),
+            replica_limit: {
+                let l = LimitCell::default();
+                l.store(class_limit("", "slave"));
+                l
+            },
         }
     }
 }
@@ -569,6 +576,7 @@ impl PubSub {
         let limits = config.get("client-output-buffer-limit").unwrap_or_default();
         self.limit.store(class_limit(&limits, "pubsub"));
         self.normal_limit.store(class_limit(&limits, "normal"));
+        self.replica_limit.store(class_limit(&limits, "slave"));
     }
 
     fn limit(&self) -> BufferLimit {

@@ -155,6 +155,8 @@ pub struct Shared {
     pub tls: RwLock<Option<crate::tls::TlsAcceptor>>,
     /// ACL users and the ACL log.
     pub acl: crate::acl::Acl,
+    /// MONITOR clients.
+    pub monitors: crate::monitor::Monitors,
     shutdown: watch::Sender<bool>,
 }
 
@@ -216,6 +218,7 @@ impl Shared {
             scripting,
             tls: RwLock::new(None),
             acl,
+            monitors: Default::default(),
             shutdown,
         });
         crate::cmd::server::info::spawn_sampler(&shared);
@@ -254,6 +257,13 @@ impl Shared {
     pub fn is_shutting_down(&self) -> bool {
         *self.shutdown.borrow()
     }
+}
+
+/// Unix time in microseconds (MONITOR's timestamps).
+pub fn unix_us() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
 }
 
 /// Unix time in milliseconds from the engine's clock source of truth for wall time.

@@ -140,6 +140,9 @@ impl ClientList {
 /// Redis's `flags=` letters for a client.
 fn flags(info: &ClientInfo) -> String {
     let mut f = String::new();
+    if info.monitor.load(Ordering::Relaxed) {
+        f.push('O');
+    }
     if info.pubsub.subscribed() {
         f.push('P');
     }

@@ -50,6 +50,11 @@ impl ConnCmd for Reset {
             c.watched.clear();
             // Tracking ends, as Redis's RESET disables it.
             c.tracking_off();
+            if c.monitor {
+                c.monitor = false;
+                c.info.monitor.store(false, Ordering::Relaxed);
+                c.server.monitors.remove(c.info.id);
+            }
             c.db = 0;
             c.info.db.store(0, Ordering::Relaxed);
             c.proto = Protocol::Resp2;

@@ -1,8 +1,9 @@
-//! The server family: INFO, COMMAND, CONFIG, TIME, LASTSAVE, SAVE, BGSAVE, SHUTDOWN.
+//! The server family: INFO, COMMAND, CONFIG, TIME, LASTSAVE, SAVE, BGSAVE, SHUTDOWN, MONITOR.
 
 pub mod command;
 pub mod config;
 pub mod info;
+pub mod monitor;
 pub mod save;
 pub mod shutdown;
 pub mod time;
@@ -21,6 +22,7 @@ pub static SPECS: &[Spec] = &[
     save::SPEC_SAVE,
     save::SPEC_BGSAVE,
     shutdown::SPEC,
+    monitor::SPEC,
 ];
 
 /// A `<CMD> HELP` reply in Redis's layout: a heading, the lines, then HELP itself, each a

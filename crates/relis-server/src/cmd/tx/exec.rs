@@ -96,6 +96,19 @@ impl ConnCmd for Exec {
                         continue;
                     }
                 }
+                // Monitors see the queued commands as the transaction runs them (a SELECT in
+                // it with the database it selects), then EXEC.
+                if c.server.monitors.active() && crate::monitor::shown(spec) {
+                    let shown_db = match (spec.name, argv.get(1)) {
+                        ("select", Some(a)) => crate::args::parse_i64(a)
+                            .ok()
+                            .and_then(|d| u32::try_from(d).ok())
+                            .filter(|d| *d < c.server.db.databases())
+                            .unwrap_or(db),
+                        _ => db,
+                    };
+                    c.feed_monitors(shown_db, &argv);
+                }
                 let keys: Vec<bytes::Bytes> = if spec.unblocks {
                     spec.keys_of(&argv)
                         .into_iter()
