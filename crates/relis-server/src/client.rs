@@ -406,7 +406,13 @@ impl Client {
                 spec.name,
                 "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
             );
-        if !queued && !t.bcast && !(t.optin && !self.caching) && !(t.optout && self.caching) {
+        // OPTIN remembers only after CACHING YES, OPTOUT all but after CACHING NO.
+        let wanted = if t.optin {
+            self.caching
+        } else {
+            !(t.optout && self.caching)
+        };
+        if !queued && !t.bcast && wanted {
             // Redis remembers the declared keys of a script that reads through redis.call
             // (its own EVAL_RO/FCALL_RO count as scripts too); Relis remembers them for every
             // script run, which can only add invalidations.
