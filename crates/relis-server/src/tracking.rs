@@ -54,7 +54,7 @@ struct Tracker {
     info: Arc<ClientInfo>,
     opts: Options,
     /// BCAST prefixes, in byte order.
-    prefixes: Vec<Bytes>,
+    prefixes: std::collections::BTreeSet<Bytes>,
     /// The redirect client, while it is connected.
     redirect: Option<Arc<ClientInfo>>,
 }
@@ -113,14 +113,21 @@ impl Tracking {
         self.max_keys.store(n, Ordering::Relaxed);
     }
 
-    /// Checks BCAST `prefixes` against each other and the client's own, as Redis's
-    /// `checkPrefixCollisionsOrReply`.
+    /// The client's BCAST prefixes, in byte order.
+    pub fn prefixes_of(&self, id: u64) -> Vec<Bytes> {
+        let st = self.state.lock();
+        st.clients
+            .get(&id)
+            .map_or_else(Vec::new, |t| t.prefixes.iter().cloned().collect())
+    }
+
+    /// Checks BCAST `prefixes` against each other and the client's `own`, as Redis's
+    /// `checkPrefixCollisionsOrReply` (quadratic, as there: the caller runs a long list off
+    /// the network threads, and no lock is held).
     ///
     /// # Errors
     /// Redis's text for the first overlap.
-    pub fn check_prefixes(&self, id: u64, prefixes: &[Bytes]) -> Result<(), String> {
-        let st = self.state.lock();
-        let own: &[Bytes] = st.clients.get(&id).map_or(&[], |t| &t.prefixes);
+    pub fn check_prefixes(own: &[Bytes], prefixes: &[Bytes]) -> Result<(), String> {
         for (i, p) in prefixes.iter().enumerate() {
             if let Some(o) = own.iter().find(|o| overlaps(o, p)) {
                 return Err(overlap(p, o, true));
@@ -154,7 +161,7 @@ impl Tracking {
         let t = st.clients.entry(info.id).or_insert_with(|| Tracker {
             info: info.clone(),
             opts: Options::default(),
-            prefixes: Vec::new(),
+            prefixes: Default::default(),
             redirect: None,
         });
         info.tracking_redir
@@ -165,12 +172,10 @@ impl Tracking {
         t.redirect = redirect;
         let mut added = Vec::new();
         for p in prefixes {
-            if !t.prefixes.contains(&p) {
-                t.prefixes.push(p.clone());
+            if t.prefixes.insert(p.clone()) {
                 added.push(p);
             }
         }
-        t.prefixes.sort();
         for p in added {
             st.prefixes.entry(p).or_default().push(info.id);
         }
@@ -233,7 +238,11 @@ impl Tracking {
         if t.info.tracking_flags.load(Ordering::Relaxed) & BROKEN_FLAG != 0 {
             flags.push("broken_redirect");
         }
-        (flags, t.opts.redirect as i64, t.prefixes.clone())
+        (
+            flags,
+            t.opts.redirect as i64,
+            t.prefixes.iter().cloned().collect(),
+        )
     }
 
     /// Tracking clients, keys in the table, (key, client) items, BCAST prefixes (INFO).
@@ -433,6 +442,10 @@ mod tests {
             t.check_prefixes(1, &p(&["ab", "a"])).unwrap_err(),
             "Prefix 'ab' overlaps with another provided prefix 'a'. Prefixes for a single client must not overlap."
         );
-        assert!(t.check_prefixes(1, &p(&["a", "b"])).is_ok());
+        assert!(Tracking::check_prefixes(&[], &p(&["a", "b"])).is_ok());
+        assert_eq!(
+            Tracking::check_prefixes(&p(&["b"]), &p(&["c", "bc"])).unwrap_err(),
+            "Prefix 'bc' overlaps with an existing prefix 'b'. Prefixes for a single client must not overlap."
+        );
     }
 }

@@ -192,11 +192,24 @@ impl ConnCmd for Tracking {
                 }
             }
             let ps = c.server.pubsub.clone();
-            if opts.bcast {
-                ps.tracking
-                    .check_prefixes(c.info.id, &prefixes)
-                    .map_err(CmdError::err)?;
-            }
+            let prefixes = if opts.bcast {
+                let own = ps.tracking.prefixes_of(c.info.id);
+                let long = prefixes.len() > 64;
+                // Redis's check is quadratic: a long list runs off the network threads.
+                let check = move || {
+                    crate::tracking::Tracking::check_prefixes(&own, &prefixes).map(|()| prefixes)
+                };
+                if long {
+                    tokio::task::spawn_blocking(check)
+                        .await
+                        .map_err(|_| CmdError::err("prefix check failed"))?
+                } else {
+                    check()
+                }
+                .map_err(CmdError::err)?
+            } else {
+                prefixes
+            };
             ps.tracking.enable(&c.info, opts.clone(), prefixes, target);
             ps.set_tracking_active(true);
             c.tracking = Some(opts);
