@@ -744,7 +744,8 @@ impl PubSub {
         });
         // A tracking client may hold the key: Redis's lazy expiry deletes it on the read, and
         // the deletion invalidates it.
-        if self.wants_class(class::EXPIRED) || self.tracking_active() {
+        if self.wants_class(class::EXPIRED) || self.tracking_active() && self.tracking.may_hold(key)
+        {
             let me = Arc::clone(self);
             engine.expire_if_needed_then(db, key.to_vec(), move || {
                 if let Some(e) = miss {

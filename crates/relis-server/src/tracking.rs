@@ -245,6 +245,12 @@ impl Tracking {
         )
     }
 
+    /// Whether some client may hold `key`: it is in the table, or under a BCAST prefix.
+    pub fn may_hold(&self, key: &[u8]) -> bool {
+        let st = self.state.lock();
+        st.table.contains_key(key) || st.prefixes.keys().any(|p| key.starts_with(p))
+    }
+
     /// Tracking clients, keys in the table, (key, client) items, BCAST prefixes (INFO).
     pub fn counts(&self) -> (usize, usize, usize, usize) {
         let st = self.state.lock();

@@ -794,3 +794,36 @@ async fn many_prefixes_hold_up_only_their_client() {
         r">2\r\n$10\r\ninvalidate\r\n*1\r\n$7\r\np000042\r\n"
     );
 }
+
+/// WATCH and invalidation see the same changes: a key an SQL morph command rewrites fails the
+/// transaction that watched it, and a key created by one too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_sees_sql_morph_writes() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    let mut w = s.raw().await;
+    for (setup, morph) in [
+        (
+            Some(["SET", "user:1", "old"]),
+            ["SQL.TOSTRING", "user:{id}", "SELECT 1 AS id, 'new' AS v"],
+        ),
+        (
+            None,
+            ["SQL.TOHASH", "h:{id}", "SELECT 1 AS id, 'x' AS name"],
+        ),
+    ] {
+        if let Some(setup) = setup {
+            w.cmd(&setup).await;
+        }
+        let key = if morph[0] == "SQL.TOSTRING" {
+            "user:1"
+        } else {
+            "h:1"
+        };
+        assert_eq!(c.cmd(&["WATCH", key]).await, ok());
+        assert_eq!(c.cmd(&["MULTI"]).await, ok());
+        assert_eq!(c.cmd(&["PING"]).await, simple("QUEUED"));
+        assert_eq!(w.cmd(&morph).await, int(1));
+        assert_eq!(c.cmd(&["EXEC"]).await, resp::Frame::NullArray);
+    }
+}
