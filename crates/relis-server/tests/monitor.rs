@@ -218,6 +218,15 @@ async fn monitor_lines_as_redis() {
             (1, &["PING"]),
             (1, &["ACL", "WHOAMI"]),
             (1, &["CLIENT", "SETNAME", "x"]),
+            (
+                1,
+                &[
+                    "FUNCTION",
+                    "LOAD",
+                    "#!lua name=lib\nredis.register_function('f', function(k, a) return redis.call('get', k[1]) end)",
+                ],
+            ),
+            (1, &["FCALL", "f", "1", "k"]),
             // The monitor itself: no keyspace, its own lines after its replies, MONITOR again
             // answers nothing.
             (0, &["PING"]),

@@ -677,6 +677,12 @@ async fn every_write_command_invalidates_as_redis() {
             "redis.call('set','ev','1') redis.call('del','ev2')",
             "0",
         ],
+        &[
+            "FUNCTION",
+            "LOAD",
+            "#!lua name=lib\nredis.register_function('f', function(k, a) return redis.call('incr', k[1]) end)",
+        ],
+        &["FCALL", "f", "1", "fc"],
         &["FLUSHALL"],
     ];
     let mut steps: Vec<Step<'_>> = vec![
