@@ -833,3 +833,50 @@ async fn watch_sees_sql_morph_writes() {
         assert_eq!(c.cmd(&["EXEC"]).await, resp::Frame::NullArray);
     }
 }
+
+/// A tracking client that never reads its invalidations is disconnected at
+/// `client-output-buffer-limit normal`, as Redis disconnects a client whose replies pile up
+/// (with Redis's default, no limit, they pile up in memory, as there).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tracking_client_that_does_not_read_hits_the_output_limit() {
+    let s = start().await;
+    let mut w = s.raw().await;
+    assert_eq!(
+        w.cmd(&[
+            "CONFIG",
+            "SET",
+            "client-output-buffer-limit",
+            "normal 1mb 0 0"
+        ])
+        .await,
+        ok()
+    );
+    let mut a = s.raw().await;
+    a.cmd(&["HELLO", "3"]).await;
+    assert_eq!(a.cmd(&["CLIENT", "TRACKING", "on", "BCAST"]).await, ok());
+    let clients = |f: resp::Frame| match f {
+        resp::Frame::Bulk(b) => String::from_utf8_lossy(&b).lines().count(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(clients(w.cmd(&["CLIENT", "LIST"]).await), 2);
+    // 10 KB key names: each write sends the silent client 10 KB it never reads.
+    let keys: Vec<String> = (0..10)
+        .map(|i| format!("{i}{}", "k".repeat(10_000)))
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let mut line: Vec<&[u8]> = vec![b"MSET"];
+        for k in &keys {
+            line.push(k.as_bytes());
+            line.push(b"v");
+        }
+        assert_eq!(w.cmd_bytes(&line).await, ok());
+        if clients(w.cmd(&["CLIENT", "LIST"]).await) == 1 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the silent client is still there"
+        );
+    }
+}
