@@ -580,7 +580,10 @@ impl Client {
                     }
                 }
                 Step::Write(c, idx, keys) => {
-                    if !matches!(group, Group::Writes(_)) {
+                    // A tracking client's own invalidations follow the reply of the write that
+                    // caused them: its writes go to the engine one by one (Redis's order).
+                    let alone = self.tracking.as_ref().is_some_and(|t| !t.noloop);
+                    if !matches!(group, Group::Writes(_)) || alone {
                         self.run_group(&mut group, out).await;
                         group = Group::Writes(Vec::new());
                     }

@@ -38,6 +38,16 @@ async fn transcript(addr: SocketAddr, conns: usize, steps: &[Step<'_>]) -> Strin
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 continue;
             }
+            "#pipe" => {
+                // Command lines separated by `|`, sent in one write.
+                let mut bytes = Vec::new();
+                for cmd in args[1..].split(|a| *a == "|") {
+                    let cmd: Vec<&[u8]> = cmd.iter().map(|a| a.as_bytes()).collect();
+                    bytes.extend(encode_command(&cmd));
+                }
+                let s = socks[*n].as_mut().expect("an open connection");
+                s.write_all(&bytes).await.unwrap();
+            }
             "#hello3" => {
                 // RESP3, without HELLO's reply (it names the server's version).
                 let s = socks[*n].as_mut().expect("an open connection");
@@ -191,6 +201,15 @@ async fn default_mode_resp3_as_redis() {
             (1, &["SELECT", "0"]),
             (1, &["FLUSHDB"]),
             (0, &["FLUSHALL"]),
+            // A pipeline of its own writes: each reply, then the invalidation it caused.
+            (0, &["MGET", "p1", "p2", "p3"]),
+            (
+                0,
+                &[
+                    "#pipe", "SET", "p1", "1", "|", "SET", "p2", "1", "|", "GET", "p3", "|", "SET",
+                    "p3", "1",
+                ],
+            ),
             (0, &["GET", "s"]),
             (
                 1,
