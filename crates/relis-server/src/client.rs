@@ -65,6 +65,13 @@ pub struct ClientInfo {
     pub blocked: AtomicBool,
     /// Published messages waiting for the connection to write them, and subscription counts.
     pub pubsub: crate::pubsub::Mailbox,
+    /// MONITOR (CLIENT LIST's `O` flag).
+    pub monitor: AtomicBool,
+    /// Client-side caching, as CLIENT LIST shows it: the redirect id (-1: not tracking).
+    pub tracking_redir: AtomicI64,
+    /// Client-side caching's CLIENT LIST flags: [`crate::tracking::BCAST_FLAG`],
+    /// [`crate::tracking::BROKEN_FLAG`].
+    pub tracking_flags: AtomicU8,
 }
 
 impl ClientInfo {
@@ -137,6 +144,15 @@ pub struct Client {
     pub pushed: Vec<Frame>,
     /// Whether this connection ever subscribed (its mailbox may hold messages).
     pub mailbox_used: bool,
+    /// CLIENT TRACKING's options while tracking is on.
+    pub tracking: Option<crate::tracking::Options>,
+    /// CLIENT CACHING YES/NO, for the next command (or the next transaction).
+    pub caching: bool,
+    /// This connection is a MONITOR.
+    pub monitor: bool,
+    /// A connection command's line, shown to monitors once it has run (SELECT shows the
+    /// database it selected, as in Redis).
+    monitor_after: Option<Vec<Bytes>>,
     /// Whether this turn's replies include reads run on the network thread (see the connection
     /// loop: they go out after the other ready connections had their turn).
     pub read_here: bool,
@@ -216,10 +232,10 @@ impl Client {
                 .fetch_add(1, Ordering::Relaxed);
             self.server.count_error(e);
         }
-        match self.reply_mode {
-            ReplyMode::On => resp::encode(frame, self.proto, out),
-            ReplyMode::Off | ReplyMode::Skipping => {}
-            ReplyMode::Skip => {}
+        // Pushes (pub/sub confirmations) are not replies: Redis 7.0 sends them under CLIENT
+        // REPLY OFF and SKIP too, in RESP2 as in RESP3.
+        if self.reply_mode == ReplyMode::On || matches!(frame, Frame::Push(_)) {
+            resp::encode(frame, self.proto, out);
         }
     }
 
@@ -319,6 +335,16 @@ impl Client {
             ));
             return self.rejected(spec, e);
         }
+        // A monitor is a replica to Redis: it may not touch the keyspace.
+        if self.monitor && (spec.has("write") || spec.has("readonly") || spec.has("may_replicate"))
+        {
+            self.reject(idx);
+            self.flag_multi();
+            return self.rejected(
+                spec,
+                CmdError::err("Replica can't interact with the keyspace"),
+            );
+        }
         // A script past busy-reply-threshold holds the writer: Redis answers BUSY to all but
         // a few commands (those flagged `allow_busy`) until it ends or is killed. Like Redis,
         // after the arity, auth, ACL and subscribed-context checks, and as a rejection (EXEC
@@ -338,6 +364,9 @@ impl Client {
                 // SHUTDOWN NOSAVE stops the script the hard way: nothing it wrote is kept.
                 self.server.scripting.run.abort();
             }
+        }
+        if self.tracking.is_some() {
+            self.track_reads(spec, &argv);
         }
         if let Some(m) = &mut self.multi {
             if !matches!(
@@ -367,7 +396,20 @@ impl Client {
             .enabled()
             .then(|| Line::new(&argv, Some(self.info.clone())));
         let started = Instant::now();
-        match parse(spec, argv, skip) {
+        let shown =
+            (self.server.monitors.active() && crate::monitor::shown(spec)).then(|| argv.clone());
+        let parsed = parse(spec, argv, skip);
+        if let Some(argv) = shown {
+            // Connection commands show once they have run, but blocking ones, which show as
+            // they start waiting; the rest as they are handed to the engine (a script's line
+            // comes before the lines of the commands it runs).
+            if matches!(parsed, Ok(Parsed::Conn(_))) && !spec.has("blocking") {
+                self.monitor_after = Some(argv);
+            } else {
+                self.feed_monitors(self.db, &argv);
+            }
+        }
+        match parsed {
             Ok(Parsed::Read(c)) => Step::Read(c, idx, line),
             Ok(Parsed::Write(c)) => Step::Write((c, idx, keys, line)),
             Ok(Parsed::Conn(c)) => Step::Conn(c, idx, line),
@@ -376,6 +418,109 @@ impl Client {
                 record(&self.server, idx, started, true, line.as_ref());
                 Step::Reply(e.to_frame())
             }
+        }
+    }
+
+    /// Client-side caching: remembers the keys a read-only command reads (or a script's
+    /// declared keys) for this tracking client, in the default mode, as Redis's
+    /// `trackingRememberKeys` after the command. Done before the command runs, so a write
+    /// that lands in between still invalidates the value read; then clears CLIENT CACHING
+    /// (kept across CLIENT subcommands and a transaction being queued, as in Redis).
+    fn track_reads(&mut self, spec: &'static Spec, argv: &[Bytes]) {
+        let Some(t) = &self.tracking else {
+            return;
+        };
+        let queued = self.multi.is_some()
+            && !matches!(
+                spec.name,
+                "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
+            );
+        // OPTIN remembers only after CACHING YES, OPTOUT all but after CACHING NO.
+        let wanted = if t.optin {
+            self.caching
+        } else {
+            !(t.optout && self.caching)
+        };
+        if !queued && !t.bcast && wanted {
+            // Redis remembers the declared keys of a script that reads through redis.call
+            // (its own EVAL_RO/FCALL_RO count as scripts too); Relis remembers them for every
+            // script run, which can only add invalidations.
+            let script = matches!(
+                spec.name,
+                "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro"
+            );
+            if script || spec.has("readonly") {
+                let keys: Vec<Bytes> = spec
+                    .keys_of(argv)
+                    .into_iter()
+                    .filter_map(|i| argv.get(i).cloned())
+                    .collect();
+                if !keys.is_empty() {
+                    let ps = &self.server.pubsub;
+                    ps.tracking.remember(self.info.id, &keys, ps.push_limits());
+                }
+            }
+        }
+        // Redis clears it after each command but CLIENT's, unless a transaction is open
+        // (MULTI opens one).
+        if self.multi.is_none() && spec.name != "multi" && !spec.name.starts_with("client|") {
+            self.caching = false;
+        }
+    }
+
+    /// Remembers the keys of the read-only commands of a transaction about to run (EXEC), as
+    /// [`Client::track_reads`] for each, and ends CLIENT CACHING.
+    pub fn track_transaction(&mut self, queued: &[Vec<Bytes>]) {
+        if self.tracking.is_none() {
+            return;
+        }
+        let multi = self.multi.take();
+        let table = Table::get();
+        for argv in queued {
+            let Some((_, mut spec)) = table.lookup(&argv[0]) else {
+                continue;
+            };
+            if !spec.subcommands.is_empty() && argv.len() > 1 {
+                match table.lookup_sub(spec, &argv[1]) {
+                    Some((_, s)) => spec = s,
+                    None => continue,
+                }
+            }
+            let caching = self.caching;
+            self.track_reads(spec, argv);
+            self.caching = caching;
+        }
+        self.multi = multi;
+        self.caching = false;
+    }
+
+    /// Ends client-side caching for this client (CLIENT TRACKING OFF, RESET).
+    pub fn tracking_off(&mut self) {
+        if self.tracking.take().is_some() {
+            let ps = &self.server.pubsub;
+            if ps.tracking.disable(self.info.id) {
+                ps.set_tracking_active(false);
+            }
+        }
+        self.caching = false;
+    }
+
+    /// Shows a command line this client runs in `db` to the monitors.
+    pub fn feed_monitors(&self, db: u32, argv: &[Bytes]) {
+        let limit = self.server.pubsub.replica_limit.load();
+        self.server.monitors.feed(
+            db,
+            crate::monitor::Source::Client(&self.info.addr),
+            argv,
+            self.info.id,
+            limit,
+        );
+    }
+
+    /// Sends no reply to the command being run (a monitor's second MONITOR).
+    pub fn skip_reply(&mut self) {
+        if self.reply_mode == ReplyMode::On {
+            self.reply_mode = ReplyMode::Skipping;
         }
     }
 
@@ -474,7 +619,10 @@ impl Client {
                     }
                 }
                 Step::Write(queued) => {
-                    if !matches!(group, Group::Writes(_)) {
+                    // A tracking client's own invalidations follow the reply of the write that
+                    // caused them: its writes go to the engine one by one (Redis's order).
+                    let alone = self.tracking.as_ref().is_some_and(|t| !t.noloop);
+                    if !matches!(group, Group::Writes(_)) || alone {
                         self.run_group(&mut group, out).await;
                         group = Group::Writes(Vec::new());
                     }
@@ -498,6 +646,9 @@ impl Client {
                         r.is_err(),
                         line.as_ref(),
                     );
+                    if let Some(argv) = self.monitor_after.take() {
+                        self.feed_monitors(self.db, &argv);
+                    }
                     let f = r.unwrap_or_else(|e| e.to_frame());
                     for p in std::mem::take(&mut self.pushed) {
                         self.emit(&p, out);
@@ -518,6 +669,10 @@ impl Client {
         // RESP3 client that publishes to its own channel gets the message, then the count).
         self.take_messages(out);
         self.emit(f, out);
+        if self.mailbox_used {
+            // A client's own invalidations follow the reply of the command that caused them.
+            self.info.pubsub.take_after(out);
+        }
         match self.reply_mode {
             ReplyMode::Skipping => self.reply_mode = ReplyMode::On,
             ReplyMode::Skip => self.reply_mode = ReplyMode::Skipping,
@@ -592,6 +747,7 @@ impl Client {
                 let (tx, rx) = oneshot::channel();
                 self.server.db.write_async(
                     move |w| {
+                        w.set_origin(cx.client_id);
                         let mut served = Vec::new();
                         let frames = cmds
                             .into_iter()
@@ -645,16 +801,12 @@ impl Client {
 }
 
 impl Client {
-    /// Moves published messages waiting in the mailbox to `out` (dropped under CLIENT REPLY
-    /// OFF, as Redis drops them).
+    /// Moves published messages (and other pushes) waiting in the mailbox to `out`, but those
+    /// waiting for the next reply: they are not replies, so CLIENT REPLY OFF does not drop
+    /// them (Redis 7.0 sends them too).
     pub fn take_messages(&mut self, out: &mut BytesMut) {
-        if !self.mailbox_used {
-            return;
-        }
-        if self.reply_mode == ReplyMode::Off {
-            self.info.pubsub.discard();
-        } else {
-            self.info.pubsub.take_into(out);
+        if self.mailbox_used {
+            self.info.pubsub.take_before(out);
         }
     }
 }
@@ -920,6 +1072,7 @@ impl Client {
         let w2 = waiter.clone();
         self.server.db.write_async(
             move |w| {
+                w.set_origin(cx.client_id);
                 let mut served = Vec::new();
                 let res = w.atomic(|w| (w2.serve)(w, &cx));
                 let out = match res {
@@ -1238,6 +1391,9 @@ async fn serve_stream<W: AsyncWrite + Unpin>(
         no_touch: AtomicBool::new(false),
         blocked: AtomicBool::new(false),
         pubsub: Default::default(),
+        monitor: AtomicBool::new(false),
+        tracking_redir: AtomicI64::new(-1),
+        tracking_flags: AtomicU8::new(0),
     });
     let admitted = {
         let mut clients = server.clients.lock();
@@ -1288,6 +1444,10 @@ async fn serve_stream<W: AsyncWrite + Unpin>(
         read_here: false,
         blocked_for: std::time::Duration::ZERO,
         timed_out: false,
+        tracking: None,
+        caching: false,
+        monitor: false,
+        monitor_after: None,
     };
     let result = connection_loop(&mut wr, &mut client).await;
     if let Err(e) = result {
@@ -1295,6 +1455,8 @@ async fn serve_stream<W: AsyncWrite + Unpin>(
     }
     crate::pubsub::unsubscribe_all(&mut client);
     server.forget_client(id);
+    server.pubsub.client_gone(id);
+    server.monitors.remove(id);
 }
 
 async fn connection_loop<W: AsyncWrite + Unpin>(
@@ -1371,7 +1533,9 @@ async fn connection_loop<W: AsyncWrite + Unpin>(
             write_flush(stream, &out).await?;
             return Ok(());
         }
-        client.take_messages(&mut out);
+        if client.mailbox_used {
+            info.pubsub.take_into(&mut out);
+        }
         // Replies to reads this thread ran itself wait until the other connections that are
         // ready have run theirs, then go out together, as Redis writes every reply of an event
         // loop turn before it sleeps: a client woken by one reply then finds the next already

@@ -106,6 +106,9 @@ pub struct Config {
     pub latency_tracking: bool,
     /// The percentiles INFO latencystats prints.
     pub latency_tracking_info_percentiles: Vec<f64>,
+    /// Most keys client-side caching remembers (0: no limit); past it keys are invalidated
+    /// and forgotten, as in Redis.
+    pub tracking_table_max_keys: u64,
     /// Redis settings Relis keeps as text, by name (not the old name): those it accepts and
     /// reports without acting on them, and a few other modules read (`busy-reply-threshold`,
     /// `notify-keyspace-events`, ...).
@@ -146,6 +149,7 @@ impl Default for Config {
             latency_monitor_threshold: 0,
             latency_tracking: true,
             latency_tracking_info_percentiles: vec![50.0, 99.0, 99.9],
+            tracking_table_max_keys: 1_000_000,
             protected_mode: true,
             tls_port: 0,
             tls_cert_file: String::new(),
@@ -396,6 +400,12 @@ pub const PARAMS: &[Param] = &[
             c.aclfile = v.into();
             Ok(())
         },
+    },
+    Param {
+        name: "tracking-table-max-keys",
+        mutable: true,
+        get: |c| c.tracking_table_max_keys.to_string(),
+        set: |c, v| int_in(v, 0, i64::MAX).map(|n| c.tracking_table_max_keys = n as u64),
     },
     Param {
         name: "maxclients",
@@ -1099,6 +1109,14 @@ mod tests {
         );
         assert_eq!(
             e("timeout", "x"),
+            "argument couldn't be parsed into an integer"
+        );
+        assert_eq!(
+            e("tracking-table-max-keys", "-1"),
+            "argument must be between 0 and 9223372036854775807 inclusive"
+        );
+        assert_eq!(
+            e("tracking-table-max-keys", "1k"),
             "argument couldn't be parsed into an integer"
         );
         assert_eq!(

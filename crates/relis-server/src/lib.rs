@@ -13,12 +13,14 @@ pub mod cmd;
 pub mod config;
 pub mod error;
 pub mod logging;
+pub mod monitor;
 pub mod observe;
 pub mod pause;
 pub mod pubsub;
 pub mod script;
 pub mod server;
 pub mod tls;
+pub mod tracking;
 
 use std::sync::Arc;
 

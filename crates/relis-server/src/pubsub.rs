@@ -28,6 +28,9 @@ use tokio::sync::Notify;
 pub const KEYSPACE: u32 = 1 << 0;
 /// `E`: publish `__keyevent@<db>__:<event>` messages.
 pub const KEYEVENT: u32 = 1 << 1;
+/// Not a `notify-keyspace-events` letter: set in the same word while any client tracks keys
+/// (client-side caching), so the write path asks one atomic whether anyone wants its events.
+const TRACKING: u32 = 1 << 31;
 /// `A`: every class but `m` (key miss) and `n` (new), as in Redis.
 pub const ALL: u32 = class::GENERIC
     | class::STRING
@@ -288,6 +291,9 @@ impl Kind {
 #[derive(Default)]
 struct Outbox {
     buf: BytesMut,
+    /// Pushes that follow the reply the connection is about to send (a client's own
+    /// invalidations, which Redis sends after the reply of the command that caused them).
+    after: BytesMut,
     /// Message bytes handed to the socket and not yet written.
     in_flight: usize,
     /// Since when the buffer has been over the soft limit.
@@ -300,6 +306,9 @@ struct Outbox {
 #[derive(Default)]
 pub struct Mailbox {
     outbox: Mutex<Outbox>,
+    /// Set while the outbox may hold something: a connection that takes its messages before
+    /// and after every reply looks here first, without the lock.
+    filled: std::sync::atomic::AtomicBool,
     ready: Notify,
     /// Channels subscribed.
     pub channels: AtomicUsize,
@@ -334,7 +343,37 @@ impl Mailbox {
     /// Moves the pending messages to the end of `out` (they count against the output-buffer
     /// limit until [`Mailbox::written`]).
     pub fn take_into(&self, out: &mut BytesMut) {
+        if !self.filled.load(Ordering::Acquire) {
+            return;
+        }
         let mut o = self.outbox.lock();
+        self.filled
+            .store(!(o.buf.is_empty() && o.after.is_empty()), Ordering::Release);
+        if o.buf.is_empty() && o.after.is_empty() {
+            return;
+        }
+        o.in_flight += o.buf.len() + o.after.len();
+        if out.is_empty() {
+            std::mem::swap(out, &mut o.buf);
+        } else {
+            out.extend_from_slice(&o.buf);
+            o.buf.clear();
+        }
+        if !o.after.is_empty() {
+            out.extend_from_slice(&o.after);
+            o.after.clear();
+        }
+    }
+
+    /// Moves the pending messages to `out`, but not those that wait for the reply being
+    /// written ([`Mailbox::take_after`] takes them).
+    pub fn take_before(&self, out: &mut BytesMut) {
+        if !self.filled.load(Ordering::Acquire) {
+            return;
+        }
+        let mut o = self.outbox.lock();
+        self.filled
+            .store(!(o.buf.is_empty() && o.after.is_empty()), Ordering::Release);
         if o.buf.is_empty() {
             return;
         }
@@ -347,9 +386,27 @@ impl Mailbox {
         }
     }
 
+    /// Moves the pushes that follow a reply to `out` (the reply is there already).
+    pub fn take_after(&self, out: &mut BytesMut) {
+        if !self.filled.load(Ordering::Acquire) {
+            return;
+        }
+        let mut o = self.outbox.lock();
+        self.filled
+            .store(!(o.buf.is_empty() && o.after.is_empty()), Ordering::Release);
+        if o.after.is_empty() {
+            return;
+        }
+        o.in_flight += o.after.len();
+        out.extend_from_slice(&o.after);
+        o.after.clear();
+    }
+
     /// Drops the pending messages (the client does not take replies: CLIENT REPLY OFF).
     pub fn discard(&self) {
-        self.outbox.lock().buf.clear();
+        let mut o = self.outbox.lock();
+        o.buf.clear();
+        o.after.clear();
     }
 
     /// The bytes taken with [`Mailbox::take_into`] have been written.
@@ -360,17 +417,46 @@ impl Mailbox {
     /// Bytes waiting or being written (CLIENT LIST `omem`).
     pub fn pending(&self) -> usize {
         let o = self.outbox.lock();
-        o.buf.len() + o.in_flight
+        o.buf.len() + o.after.len() + o.in_flight
     }
 
     /// Appends one message; past the limits the mailbox is emptied and the client killed.
     fn push(&self, info: &ClientInfo, msg: &Message<'_>, limit: BufferLimit) {
+        let resp3 = info.resp.load(Ordering::Relaxed) == 3;
+        self.push_with(info, limit, false, |out| msg.encode(resp3, out));
+    }
+
+    /// Appends a push already encoded for this client (an invalidation), after the reply the
+    /// client is about to get when `after_reply`; past the limits the mailbox is emptied and
+    /// the client killed.
+    pub fn push_encoded(
+        &self,
+        info: &ClientInfo,
+        bytes: &[u8],
+        after_reply: bool,
+        limit: BufferLimit,
+    ) {
+        self.push_with(info, limit, after_reply, |out| out.extend_from_slice(bytes));
+    }
+
+    fn push_with(
+        &self,
+        info: &ClientInfo,
+        limit: BufferLimit,
+        after_reply: bool,
+        encode: impl FnOnce(&mut BytesMut),
+    ) {
         let mut o = self.outbox.lock();
         if o.closed {
             return;
         }
-        msg.encode(info.resp.load(Ordering::Relaxed) == 3, &mut o.buf);
-        let used = (o.buf.len() + o.in_flight) as u64;
+        encode(if after_reply {
+            &mut o.after
+        } else {
+            &mut o.buf
+        });
+        self.filled.store(true, Ordering::Release);
+        let used = (o.buf.len() + o.after.len() + o.in_flight) as u64;
         let mut over = limit.hard > 0 && used >= limit.hard;
         if limit.soft > 0 && used >= limit.soft {
             match o.soft_since {
@@ -383,6 +469,7 @@ impl Mailbox {
         if over {
             o.closed = true;
             o.buf = BytesMut::new();
+            o.after = BytesMut::new();
             drop(o);
             tracing::warn!(
                 "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
@@ -443,6 +530,10 @@ pub struct PubSub {
     /// `client-output-buffer-limit normal`: the connections apply it to their replies (kept
     /// here, beside the pubsub class, so one CONFIG SET updates both).
     pub normal_limit: LimitCell,
+    /// Client-side caching: invalidations travel with the keyspace events.
+    pub tracking: crate::tracking::Tracking,
+    /// `client-output-buffer-limit slave`: MONITOR clients count against it, as in Redis.
+    pub replica_limit: LimitCell,
 }
 
 impl Default for PubSub {
@@ -456,6 +547,12 @@ impl Default for PubSub {
                 l
             },
             normal_limit: LimitCell::default(),
+            tracking: Default::default(),
+            replica_limit: {
+                let l = LimitCell::default();
+                l.store(class_limit("", "slave"));
+                l
+            },
         }
     }
 }
@@ -470,14 +567,47 @@ impl PubSub {
             .find(|(n, _)| *n == "notify-keyspace-events")
             .and_then(|(_, v)| parse_notify_flags(v))
             .unwrap_or(0);
-        self.notify_flags.store(flags, Ordering::Relaxed);
+        let _ = self
+            .notify_flags
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |f| {
+                Some(flags | f & TRACKING)
+            });
+        self.tracking
+            .set_max_keys(config.tracking_table_max_keys as usize);
         let limits = config.get("client-output-buffer-limit").unwrap_or_default();
         self.limit.store(class_limit(&limits, "pubsub"));
         self.normal_limit.store(class_limit(&limits, "normal"));
+        self.replica_limit.store(class_limit(&limits, "slave"));
     }
 
     fn limit(&self) -> BufferLimit {
         self.limit.load()
+    }
+
+    /// The output-buffer limits invalidation pushes count against (normal, pubsub).
+    pub fn push_limits(&self) -> crate::tracking::Limits {
+        (self.normal_limit.load(), self.limit.load())
+    }
+
+    /// Whether any client tracks keys (one atomic load).
+    pub fn tracking_active(&self) -> bool {
+        self.notify_flags.load(Ordering::Relaxed) & TRACKING != 0
+    }
+
+    /// Records whether any client tracks keys: while one does, every write records its events.
+    pub fn set_tracking_active(&self, on: bool) {
+        if on {
+            self.notify_flags.fetch_or(TRACKING, Ordering::Relaxed);
+        } else {
+            self.notify_flags.fetch_and(!TRACKING, Ordering::Relaxed);
+        }
+    }
+
+    /// Client `id` went away: it tracks no more, and redirections to it break.
+    pub fn client_gone(&self, id: u64) {
+        if self.tracking_active() && self.tracking.client_gone(id) {
+            self.set_tracking_active(false);
+        }
     }
 
     /// PUBLISH (`shard` false) or SPUBLISH: delivers `msg` to the subscribers of `channel` (and,
@@ -611,8 +741,12 @@ impl PubSub {
             event: "keymiss",
             db,
             key: key.to_vec(),
+            origin: 0,
         });
-        if self.wants_class(class::EXPIRED) {
+        // A tracking client may hold the key: Redis's lazy expiry deletes it on the read, and
+        // the deletion invalidates it.
+        if self.wants_class(class::EXPIRED) || self.tracking_active() && self.tracking.may_hold(key)
+        {
             let me = Arc::clone(self);
             engine.expire_if_needed_then(db, key.to_vec(), move || {
                 if let Some(e) = miss {
@@ -646,7 +780,7 @@ impl PubSub {
 
     /// Whether [`PubSub::key_missed`] would publish or expire anything.
     pub fn notifies_misses(&self) -> bool {
-        self.wants_class(class::KEY_MISS | class::EXPIRED)
+        self.wants_class(class::KEY_MISS | class::EXPIRED) || self.tracking_active()
     }
 
     fn wants_class(&self, class: u32) -> bool {
@@ -657,11 +791,18 @@ impl PubSub {
 
 impl relis::events::EventSink for PubSub {
     fn wants(&self, class: u32) -> bool {
-        self.wants_class(class)
+        let f = self.notify_flags.load(Ordering::Relaxed);
+        f & TRACKING != 0 || f & class != 0 && f & (KEYSPACE | KEYEVENT) != 0
     }
 
     fn publish(&self, events: Vec<KeyEvent>) {
         let flags = self.notify_flags.load(Ordering::Relaxed);
+        if flags & TRACKING != 0 {
+            self.tracking.invalidate(&events, self.push_limits());
+        }
+        if flags & (KEYSPACE | KEYEVENT) == 0 {
+            return;
+        }
         for e in events {
             // The flags may have changed since the event was recorded.
             if flags & e.class == 0 {

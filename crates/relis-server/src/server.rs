@@ -216,6 +216,8 @@ pub struct Shared {
     pub acl: crate::acl::Acl,
     /// SLOWLOG, LATENCY and the per-command latency histograms.
     pub observe: Arc<crate::observe::Observe>,
+    /// MONITOR clients.
+    pub monitors: crate::monitor::Monitors,
     shutdown: watch::Sender<bool>,
 }
 
@@ -290,6 +292,7 @@ impl Shared {
             tls: RwLock::new(None),
             acl,
             observe,
+            monitors: Default::default(),
             shutdown,
         });
         crate::cmd::server::info::spawn_sampler(&shared);
@@ -328,6 +331,13 @@ impl Shared {
     pub fn is_shutting_down(&self) -> bool {
         *self.shutdown.borrow()
     }
+}
+
+/// Unix time in microseconds (MONITOR's timestamps).
+pub fn unix_us() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
 }
 
 /// Unix time in milliseconds from the engine's clock source of truth for wall time.

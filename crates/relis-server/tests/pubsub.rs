@@ -658,3 +658,66 @@ async fn idle_timeout_spares_subscribers() {
         .await;
     assert_eq!(p.cmd(&["CONFIG", "SET", "timeout", "0"]).await, ok());
 }
+
+/// Pushes are not replies: under CLIENT REPLY OFF (and SKIP) the (un)subscribe confirmations
+/// and published messages still go out, in RESP3 and in RESP2 alike, as redis-server 7.0.15
+/// sends them; only the replies (PING's) are dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pushes_go_out_under_client_reply_off_and_skip() {
+    let s = start().await;
+    let mut p = s.raw().await;
+    for resp3 in [true, false] {
+        for mode in ["OFF", "SKIP"] {
+            let mut c = s.raw().await;
+            if resp3 {
+                c.cmd(&["HELLO", "3"]).await;
+            }
+            let t = if resp3 { ">" } else { "*" };
+            c.send(&encode_command(&[b"CLIENT", b"REPLY", mode.as_bytes()]))
+                .await;
+            exchange(
+                &mut c,
+                &["SUBSCRIBE", "ch", "ch2"],
+                format!(
+                    "{t}3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n{t}3\r\n$9\r\nsubscribe\r\n$3\r\nch2\r\n:2\r\n"
+                )
+                .as_bytes(),
+            )
+            .await;
+            assert_eq!(p.cmd(&["PUBLISH", "ch", "hi"]).await, int(1));
+            c.expect_bytes(format!("{t}3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n").as_bytes())
+                .await;
+            // SKIP was used up by SUBSCRIBE: PING answers; under OFF it does not.
+            c.send(&encode_command(&[b"PING"])).await;
+            if mode == "SKIP" {
+                c.expect_bytes(if resp3 {
+                    b"+PONG\r\n".as_slice()
+                } else {
+                    b"*2\r\n$4\r\npong\r\n$0\r\n\r\n".as_slice()
+                })
+                .await;
+            }
+            exchange(
+                &mut c,
+                &["UNSUBSCRIBE"],
+                format!(
+                    "{t}3\r\n$11\r\nunsubscribe\r\n$2\r\nch\r\n:1\r\n{t}3\r\n$11\r\nunsubscribe\r\n$3\r\nch2\r\n:0\r\n"
+                )
+                .as_bytes(),
+            )
+            .await;
+            exchange(
+                &mut c,
+                &["PSUBSCRIBE", "p*"],
+                format!("{t}3\r\n$10\r\npsubscribe\r\n$2\r\np*\r\n:1\r\n").as_bytes(),
+            )
+            .await;
+            exchange(
+                &mut c,
+                &["PUNSUBSCRIBE"],
+                format!("{t}3\r\n$12\r\npunsubscribe\r\n$2\r\np*\r\n:0\r\n").as_bytes(),
+            )
+            .await;
+        }
+    }
+}

@@ -36,6 +36,9 @@ pub mod class {
     pub const MODULE: u32 = 1 << 13;
     /// Keys created: `n`.
     pub const NEW: u32 = 1 << 14;
+    /// Relis's own, never a keyspace notification: a database was flushed or swapped (its key
+    /// is empty), which client-side caching answers with the null invalidation.
+    pub const FLUSHED: u32 = 1 << 20;
 }
 
 /// One event: `event` happened to `key` in logical database `db`.
@@ -49,6 +52,9 @@ pub struct KeyEvent {
     pub db: u32,
     /// The key.
     pub key: Vec<u8>,
+    /// The client whose command did it ([`crate::Writer::set_origin`]); 0 for the server's
+    /// own work (the expiry sweep, lazy expiry).
+    pub origin: u64,
 }
 
 /// Receives the events of each committed group transaction.

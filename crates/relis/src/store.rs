@@ -231,6 +231,8 @@ pub(crate) struct WriterState {
 pub struct Writer<'c> {
     r: Reader<'c>,
     st: &'c mut WriterState,
+    /// The client the current job works for (recorded in its events).
+    origin: u64,
 }
 
 impl<'c> Deref for Writer<'c> {
@@ -256,6 +258,7 @@ impl<'c> Writer<'c> {
         Writer {
             r: Reader::new(conn, now, databases),
             st,
+            origin: 0,
         }
     }
 
@@ -314,8 +317,15 @@ impl<'c> Writer<'c> {
                 event,
                 db,
                 key: key.to_vec(),
+                origin: self.origin,
             });
         }
+    }
+
+    /// Names the client this job works for: the events it records carry its id (client-side
+    /// caching's NOLOOP, and the order of a client's own invalidations after its reply).
+    pub fn set_origin(&mut self, client: u64) {
+        self.origin = client;
     }
 
     /// How many events the current group transaction has recorded so far: a place to record
@@ -337,6 +347,7 @@ impl<'c> Writer<'c> {
                     event,
                     db,
                     key: key.to_vec(),
+                    origin: self.origin,
                 },
             );
         }

@@ -1195,6 +1195,13 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
             "Write commands are not allowed from read-only scripts.",
         ));
     }
+    if st.cx.server.monitors.active() && crate::monitor::shown(spec) {
+        let limit = st.cx.server.pubsub.replica_limit.load();
+        st.cx
+            .server
+            .monitors
+            .feed(st.cx.db, crate::monitor::Source::Lua, &argv, 0, limit);
+    }
     let cx = Cx {
         db: st.cx.db,
         proto: if st.resp3 {

@@ -6,6 +6,7 @@ use super::{
     execute, sandbox, KeyAccess, Params, SqlConn, SqlError, SqlLimits, SqlOutput, SqlValue,
 };
 use crate::error::Error;
+use crate::events::class;
 use crate::keys::ExpireCond;
 use crate::list::End;
 use crate::store::{Reader, Writer};
@@ -244,8 +245,8 @@ impl Writer<'_> {
         seen: &mut HashSet<Vec<u8>>,
     ) -> Result<bool, Error> {
         let first = seen.insert(key.to_vec());
-        if first && opts.replace {
-            self.del(db, &[Bytes::copy_from_slice(key)])?;
+        if first && opts.replace && self.del(db, &[Bytes::copy_from_slice(key)])? > 0 {
+            self.notify(class::GENERIC, "del", db, key);
         }
         Ok(first)
     }
@@ -289,6 +290,9 @@ impl Writer<'_> {
                 continue;
             }
             self.hset(db, &key, &pairs)?;
+            // The event HSET sends: keyspace notifications, and client-side caching's
+            // invalidation, hang on it.
+            self.notify(class::HASH, "hset", db, &key);
             self.morph_ttl(db, &key, opts)?;
             n += 1;
         }
@@ -331,6 +335,7 @@ impl Writer<'_> {
                     ..SetOptions::default()
                 },
             )?;
+            self.notify(class::STRING, "set", db, &key);
             n += 1;
         }
         Ok(n)
@@ -350,6 +355,7 @@ impl Writer<'_> {
     ) -> Result<i64, SqlError> {
         self.rows_to_members(db, template, out, opts, "SQL.TOLIST", |w, db, key, v| {
             w.push(db, key, &[v], End::Right, false)?;
+            w.notify(class::LIST, "rpush", db, key);
             Ok(1)
         })
     }
@@ -367,7 +373,11 @@ impl Writer<'_> {
         opts: &MorphOptions,
     ) -> Result<i64, SqlError> {
         self.rows_to_members(db, template, out, opts, "SQL.TOSET", |w, db, key, v| {
-            w.sadd(db, key, &[v])
+            let added = w.sadd(db, key, &[v])?;
+            if added > 0 {
+                w.notify(class::SET, "sadd", db, key);
+            }
+            Ok(added)
         })
     }
 
@@ -447,6 +457,7 @@ impl Writer<'_> {
             {
                 n += added;
             }
+            self.notify(class::ZSET, "zadd", db, &key);
             self.morph_ttl(db, &key, opts)?;
         }
         Ok(n)

@@ -1,10 +1,12 @@
 //! CLIENT subcommand — inspect and control connections: ID, GETNAME, SETNAME, SETINFO, INFO,
-//! LIST, KILL, PAUSE, UNPAUSE, REPLY, NO-EVICT, NO-TOUCH, HELP. <https://redis.io/commands/client/>
+//! LIST, KILL, PAUSE, UNPAUSE, REPLY, NO-EVICT, NO-TOUCH, TRACKING, CACHING, GETREDIR,
+//! TRACKINGINFO, HELP. <https://redis.io/commands/client/>
 //!
-//! LIST and INFO are in `client_list.rs`, KILL in `client_kill.rs`. SETINFO and NO-TOUCH
+//! LIST and INFO are in `client_list.rs`, KILL in `client_kill.rs`, the client-side caching
+//! subcommands in `client_tracking.rs`. SETINFO and NO-TOUCH
 //! arrived in Redis 7.2; Relis accepts them as 7.2 does (CLIENT LIST keeps the 7.0 fields).
 
-use super::{client_kill, client_list};
+use super::{client_kill, client_list, client_tracking};
 use crate::args::Args;
 use crate::client::{Client, ReplyMode};
 use crate::cmd::{BoxFuture, ConnCmd, Parsed, Spec};
@@ -68,6 +70,10 @@ pub const SUBCOMMANDS: &[Spec] = &[
     client_list::SPEC_INFO,
     client_list::SPEC_LIST,
     client_kill::SPEC,
+    client_tracking::SPEC_TRACKING,
+    client_tracking::SPEC_CACHING,
+    client_tracking::SPEC_GETREDIR,
+    client_tracking::SPEC_TRACKINGINFO,
     Spec {
         name: "client|pause",
         arity: -3,
@@ -337,6 +343,10 @@ impl ClientCmd {
 /// CLIENT HELP's lines (Redis 7.0's wording, for the subcommands Relis has, plus 7.2's
 /// SETINFO and NO-TOUCH).
 const HELP: &[&str] = &[
+    "CACHING (YES|NO)",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+    "GETREDIR",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
     "GETNAME",
     "    Return the name of the current connection.",
     "ID",
@@ -375,6 +385,11 @@ const HELP: &[&str] = &[
     "    * LIB-VER: the client lib version.",
     "UNBLOCK <clientid> [TIMEOUT|ERROR]",
     "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
+    "TRACKINGINFO",
+    "    Report tracking status for the current connection.",
     "NO-EVICT (ON|OFF)",
     "    Protect current client connection from eviction.",
     "NO-TOUCH (ON|OFF)",

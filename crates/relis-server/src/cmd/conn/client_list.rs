@@ -3,7 +3,7 @@
 //! <https://redis.io/commands/client-info/>
 //!
 //! The line has Redis 7.0's fields in Redis's order. Fields that describe Redis internals Relis
-//! does not have (output buffer lists, tracking redirection) are reported as an idle Redis
+//! does not have (output buffer lists) are reported as an idle Redis
 //! client would report them.
 
 use crate::args::{parse_i64, Args};
@@ -140,6 +140,9 @@ impl ClientList {
 /// Redis's `flags=` letters for a client.
 fn flags(info: &ClientInfo) -> String {
     let mut f = String::new();
+    if info.monitor.load(Ordering::Relaxed) {
+        f.push('O');
+    }
     if info.pubsub.subscribed() {
         f.push('P');
     }
@@ -148,6 +151,16 @@ fn flags(info: &ClientInfo) -> String {
     }
     if info.blocked.load(Ordering::Relaxed) {
         f.push('b');
+    }
+    if info.tracking_redir.load(Ordering::Relaxed) >= 0 {
+        f.push('t');
+        let t = info.tracking_flags.load(Ordering::Relaxed);
+        if t & crate::tracking::BROKEN_FLAG != 0 {
+            f.push('R');
+        }
+        if t & crate::tracking::BCAST_FLAG != 0 {
+            f.push('B');
+        }
     }
     if info.no_evict.load(Ordering::Relaxed) {
         f.push('e');
@@ -182,7 +195,7 @@ pub fn write_line(out: &mut String, info: &ClientInfo) {
         out,
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} \
          multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp={} obl=0 oll=0 omem={} \
-         tot-mem={} events=r cmd={} user={} redir=-1 resp={}",
+         tot-mem={} events=r cmd={} user={} redir={} resp={}",
         info.id,
         info.addr,
         info.laddr,
@@ -204,6 +217,7 @@ pub fn write_line(out: &mut String, info: &ClientInfo) {
         rbs + omem + CLIENT_OVERHEAD,
         info.last_cmd.lock(),
         info.user.lock(),
+        info.tracking_redir.load(Ordering::Relaxed),
         info.resp.load(Ordering::Relaxed),
     );
 }

@@ -95,6 +95,9 @@ impl ConnCmd for Hello {
             }
             if let Some(p) = self.proto {
                 c.proto = p;
+                // A RESP3 connection takes pushes from others (invalidations redirected to it):
+                // its connection loop watches the mailbox from now on.
+                c.mailbox_used |= p == Protocol::Resp3;
                 c.info
                     .resp
                     .store(if p == Protocol::Resp3 { 3 } else { 2 }, Ordering::Relaxed);

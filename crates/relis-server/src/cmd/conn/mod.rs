@@ -4,6 +4,7 @@ pub mod auth;
 pub mod client;
 pub mod client_kill;
 pub mod client_list;
+pub mod client_tracking;
 pub mod hello;
 pub mod ping;
 pub mod quit;

@@ -48,6 +48,13 @@ impl ConnCmd for Reset {
             // Subscriptions end silently (no unsubscribe confirmations), as in Redis.
             crate::pubsub::unsubscribe_all(c);
             c.watched.clear();
+            // Tracking ends, as Redis's RESET disables it.
+            c.tracking_off();
+            if c.monitor {
+                c.monitor = false;
+                c.info.monitor.store(false, Ordering::Relaxed);
+                c.server.monitors.remove(c.info.id);
+            }
             c.db = 0;
             c.info.db.store(0, Ordering::Relaxed);
             c.proto = Protocol::Resp2;

@@ -74,6 +74,9 @@ impl WriteCmd for Flush {
         } else {
             w.flushdb(cx.db)?;
         }
+        // Client-side caching answers a flush with the null invalidation, whether or not the
+        // database held anything, as Redis's signalFlushedDb.
+        w.notify(relis::events::class::FLUSHED, "flush", cx.db, b"");
         Ok(Frame::ok())
     }
 }

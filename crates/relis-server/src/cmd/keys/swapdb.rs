@@ -46,6 +46,9 @@ impl WriteCmd for SwapDb {
         let n = w.databases();
         let (a, b) = (db_index(self.a, n)?, db_index(self.b, n)?);
         w.swapdb(a, b)?;
+        // Every key of both databases changed: client-side caching gets the null invalidation
+        // (Redis 7.0 sends nothing here, and its clients keep values of the other database).
+        w.notify(relis::events::class::FLUSHED, "swapdb", a, b"");
         // Every key of both databases may now hold what a client blocked there waits for, as
         // Redis's scanDatabaseForReadyKeys finds after a swap.
         for (db, key) in cx.server.blocking.keys_in(&[a, b]) {

@@ -405,7 +405,10 @@ fn clients_section(server: &Shared, kv: &mut Kv<'_>) {
     kv("client_recent_max_output_buffer", max_obuf.to_string());
     let blocked = server.blocking.len().to_string();
     kv("blocked_clients", blocked.clone());
-    kv("tracking_clients", "0".into());
+    kv(
+        "tracking_clients",
+        server.pubsub.tracking.counts().0.to_string(),
+    );
     kv("clients_in_timeout_table", blocked);
 }
 
@@ -631,9 +634,10 @@ fn stats_section(server: &Shared, kv: &mut Kv<'_>) {
     kv("active_defrag_key_misses", "0".into());
     kv("total_active_defrag_time", "0".into());
     kv("current_active_defrag_time", "0".into());
-    kv("tracking_total_keys", "0".into());
-    kv("tracking_total_items", "0".into());
-    kv("tracking_total_prefixes", "0".into());
+    let (_, keys, items, prefixes) = server.pubsub.tracking.counts();
+    kv("tracking_total_keys", keys.to_string());
+    kv("tracking_total_items", items.to_string());
+    kv("tracking_total_prefixes", prefixes.to_string());
     kv("unexpected_error_replies", "0".into());
     kv("total_error_replies", n(&s.total_error_replies));
     kv("dump_payload_sanitizations", "0".into());

@@ -1,5 +1,5 @@
 //! The server family: INFO, COMMAND, CONFIG, MEMORY, DEBUG, TIME, LASTSAVE, SAVE, BGSAVE,
-//! BGREWRITEAOF, SHUTDOWN, SLOWLOG, LATENCY, MODULE, LOLWUT.
+//! BGREWRITEAOF, SHUTDOWN, SLOWLOG, LATENCY, MODULE, LOLWUT, MONITOR.
 
 pub mod bgrewriteaof;
 pub mod command;
@@ -10,6 +10,7 @@ pub mod latency;
 pub mod lolwut;
 pub mod memory;
 pub mod module;
+pub mod monitor;
 pub mod save;
 pub mod shutdown;
 pub mod slowlog;
@@ -36,6 +37,7 @@ pub static SPECS: &[Spec] = &[
     latency::SPEC,
     module::SPEC,
     lolwut::SPEC,
+    monitor::SPEC,
 ];
 
 /// A `<CMD> HELP` reply in Redis's layout: a heading, the lines, then HELP itself, each a

@@ -199,6 +199,7 @@ impl ConnCmd for FromNamed {
             let db = c.db;
             c.server.db.write_async(
                 move |w| {
+                    w.set_origin(cx.client_id);
                     w.atomic(|w| {
                         w.rows_to(kind, db, &KeyTemplate::parse(&template), &out, &opts)
                             .map_err(|e| refused(&cx, e))

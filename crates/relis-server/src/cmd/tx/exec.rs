@@ -65,6 +65,7 @@ impl ConnCmd for Exec {
                     "EXECABORT Transaction discarded because of previous errors.",
                 ));
             }
+            c.track_transaction(&multi.queued);
             let table = Table::get();
             let mut db = c.db;
             let mut slots = Vec::with_capacity(multi.queued.len());
@@ -95,6 +96,19 @@ impl ConnCmd for Exec {
                         slots.push(Slot::Reply(CmdError::text(d.exec_noperm()).to_frame()));
                         continue;
                     }
+                }
+                // Monitors see the queued commands as the transaction runs them (a SELECT in
+                // it with the database it selects), then EXEC.
+                if c.server.monitors.active() && crate::monitor::shown(spec) {
+                    let shown_db = match (spec.name, argv.get(1)) {
+                        ("select", Some(a)) => crate::args::parse_i64(a)
+                            .ok()
+                            .and_then(|d| u32::try_from(d).ok())
+                            .filter(|d| *d < c.server.db.databases())
+                            .unwrap_or(db),
+                        _ => db,
+                    };
+                    c.feed_monitors(shown_db, &argv);
                 }
                 // Each command is slow-logged on its own (EXEC itself never is).
                 let line = c
@@ -144,6 +158,7 @@ impl ConnCmd for Exec {
             let (tx, rx) = oneshot::channel();
             c.server.db.write_async(
                 move |w| -> relis::Result<Option<(Vec<Frame>, Vec<Delivery>)>> {
+                    w.set_origin(cx.client_id);
                     for (wdb, key, version) in &watched {
                         if w.meta(*wdb, key)?.map(|m| m.version) != *version {
                             return Ok(None);
