@@ -2643,6 +2643,13 @@ const LUA_SANDBOX: &[&str] = &[
     "EVAL 'return {pcall(cmsgpack.unpack, \"\\129\\203\\127\\248\\0\\0\\0\\0\\0\\0\\1\")}' 0",
     "EVAL 'return cmsgpack.unpack(\"\\129\\192\\1\")' 0",
     "EVAL 'return cmsgpack.unpack(string.rep(\"\\145\", 1000))' 0",
+    // Packing nests past cmsgpack's 16 levels as nil, at any depth, without running out of
+    // stack (issue 15 saw "out of auxiliary stack space"; these are the shapes tried).
+    "EVAL 'local t = {} local c = t for i=1,1000 do c[1] = {} c = c[1] end return cmsgpack.pack(t)' 0",
+    "EVAL 'local t = {} local c = t for i=1,16 do local n = {} for j=1,20 do n[j] = {j} end c[1] = n c = n end return #cmsgpack.pack(t)' 0",
+    "EVAL 'local t = {} local c = t for i=1,15 do c[\"k\"..i] = {x=i, y={1,2,3}} c = c[\"k\"..i] end return #cmsgpack.pack(t)' 0",
+    "EVAL 'local t = {} for i=1,1000 do t[i] = {i} end return #cmsgpack.pack(unpack(t))' 0",
+    "EVAL 'local t = {} for i=1,7000 do t[i] = {i} end return {pcall(cmsgpack.pack, unpack(t))}' 0",
     "EVAL 'local t = {} local c = t for i=1,10000 do c[1] = {} c = c[1] end return #cmsgpack.pack(t)' 0",
     "EVAL 'local t = {} t[1] = t t.a = t return #cmsgpack.pack(t)' 0",
     "EVAL 'local t = {} for i = 1, 20000 do t[i] = \"x\" end return #cmsgpack.pack(unpack(t, 1, 4001))' 0",
