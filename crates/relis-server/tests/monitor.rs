@@ -4,11 +4,7 @@
 //! where it is installed (timestamps and client ports written as `T` and `c<n>`).
 
 mod common;
-use common::*;
-use std::net::SocketAddr;
-use std::time::{Duration, Instant};
-use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
+use common::transcript::*;
 
 /// A monitor line's timestamp becomes `T` and a test connection's address `c<n>`; anything
 /// else that is not a monitor line fails the test.
@@ -41,140 +37,6 @@ fn normalise(text: &str, addrs: &[String]) -> String {
     }
     out.push_str(rest);
     out
-}
-
-/// One step: which connection sends what. `#close` closes the connection, `#hello3` switches
-/// it to RESP3 (HELLO's reply left out); `$ID<n>` in an argument is connection n's client id.
-type Step<'a> = (usize, &'a [&'a str]);
-
-/// Runs `steps` on `conns` fresh connections to `addr` and returns the transcript: each step,
-/// then what every connection received after it (client ids written as `$ID<n>`).
-async fn transcript(addr: SocketAddr, conns: usize, steps: &[Step<'_>]) -> String {
-    let mut socks = Vec::new();
-    let mut ids = Vec::new();
-    let mut addrs = Vec::new();
-    for _ in 0..conns {
-        let mut raw = Raw::connect(addr).await;
-        match raw.cmd(&["CLIENT", "ID"]).await {
-            resp::Frame::Integer(id) => ids.push(id),
-            other => panic!("{other:?}"),
-        }
-        addrs.push(raw.stream.local_addr().unwrap().to_string());
-        socks.push(Some(raw.stream));
-    }
-    let mut out = String::new();
-    for (n, args) in steps {
-        out.push_str(&format!("{n}> {}\n", args.join(" ")));
-        match args[0] {
-            "#close" => {
-                socks[*n] = None;
-                // The server notices the close on its own time.
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                continue;
-            }
-            "#hello3" => {
-                // RESP3, without HELLO's reply (it names the server's version).
-                let s = socks[*n].as_mut().expect("an open connection");
-                s.write_all(&encode_command(&[b"HELLO", b"3"]))
-                    .await
-                    .unwrap();
-                drain(&mut socks).await;
-                continue;
-            }
-            _ => {
-                let args: Vec<String> = args
-                    .iter()
-                    .map(|a| match a.strip_prefix("$ID") {
-                        Some(i) => ids[i.parse::<usize>().unwrap()].to_string(),
-                        None => a.to_string(),
-                    })
-                    .collect();
-                let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-                let s = socks[*n].as_mut().expect("an open connection");
-                s.write_all(&encode_command(&args)).await.unwrap();
-            }
-        }
-        // The sender's reply first (every step here has one), then whatever else comes.
-        let mut first = vec![0u8; 65536];
-        let s = socks[*n].as_mut().expect("an open connection");
-        // (A monitor's second MONITOR has no reply: after a while, nothing it is.)
-        let got = tokio::time::timeout(Duration::from_secs(2), async {
-            loop {
-                s.readable().await.unwrap();
-                match s.try_read(&mut first) {
-                    Ok(n) => return n,
-                    Err(_) => continue,
-                }
-            }
-        })
-        .await
-        .unwrap_or(0);
-        first.truncate(got);
-        let mut all = drain(&mut socks).await;
-        all[*n].splice(0..0, first);
-        for (i, got) in all.into_iter().enumerate() {
-            if got.is_empty() {
-                continue;
-            }
-            let mut text = normalise(&show(&got), &addrs);
-            // Client ids differ between servers: where a reply names one, its connection.
-            for (j, id) in ids.iter().enumerate() {
-                for before in ["redirect", "broken"] {
-                    text = text.replace(
-                        &format!("{before}\\r\\n:{id}\\r\\n"),
-                        &format!("{before}\\r\\n:$ID{j}\\r\\n"),
-                    );
-                }
-                if args.get(1) == Some(&"GETREDIR") && text == format!(":{id}\\r\\n") {
-                    text = format!(":$ID{j}\\r\\n");
-                }
-            }
-            out.push_str(&format!("  {i}< {text}\n"));
-        }
-    }
-    out
-}
-
-/// Everything the connections receive until they have all been quiet for a while.
-async fn drain(socks: &mut [Option<TcpStream>]) -> Vec<Vec<u8>> {
-    let mut got = vec![Vec::new(); socks.len()];
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        tokio::time::sleep(Duration::from_millis(80)).await;
-        let mut any = false;
-        for (i, s) in socks.iter_mut().enumerate() {
-            let Some(s) = s else { continue };
-            let mut buf = [0u8; 65536];
-            loop {
-                match s.try_read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        got[i].extend_from_slice(&buf[..n]);
-                        any = true;
-                    }
-                    Err(_) => break,
-                }
-            }
-        }
-        if !any || Instant::now() > deadline {
-            return got;
-        }
-    }
-}
-
-/// Runs `steps` against Relis and, where it is installed, redis-server, and checks that both
-/// transcripts are the same; returns Relis's.
-async fn differential(conns: usize, steps: &[Step<'_>]) -> String {
-    let s = start().await;
-    let ours = transcript(s.addr, conns, steps).await;
-    let tmp = tempfile::tempdir().unwrap();
-    if let Some(redis) = spawn_redis(tmp.path()) {
-        let theirs = transcript(redis.addr(), conns, steps).await;
-        if ours != theirs {
-            panic!("Relis:\n{ours}\nredis-server:\n{theirs}");
-        }
-    }
-    ours
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -245,6 +107,7 @@ async fn monitor_lines_as_redis() {
             (3, &["MONITOR"]),
             (3, &["EXEC"]),
         ],
+        normalise,
     )
     .await;
     // The transcript escapes quotes; the checks below read it without.

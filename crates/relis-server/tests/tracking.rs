@@ -5,153 +5,9 @@
 //! commands.
 
 mod common;
+use common::transcript::*;
 use common::*;
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
-
-/// One step: which connection sends what. `#close` closes the connection, `#hello3` switches
-/// it to RESP3 (HELLO's reply left out); `$ID<n>` in an argument is connection n's client id.
-type Step<'a> = (usize, &'a [&'a str]);
-
-/// Runs `steps` on `conns` fresh connections to `addr` and returns the transcript: each step,
-/// then what every connection received after it (client ids written as `$ID<n>`).
-async fn transcript(addr: SocketAddr, conns: usize, steps: &[Step<'_>]) -> String {
-    let mut socks = Vec::new();
-    let mut ids = Vec::new();
-    for _ in 0..conns {
-        let mut raw = Raw::connect(addr).await;
-        match raw.cmd(&["CLIENT", "ID"]).await {
-            resp::Frame::Integer(id) => ids.push(id),
-            other => panic!("{other:?}"),
-        }
-        socks.push(Some(raw.stream));
-    }
-    let mut out = String::new();
-    for (n, args) in steps {
-        out.push_str(&format!("{n}> {}\n", args.join(" ")));
-        match args[0] {
-            "#close" => {
-                socks[*n] = None;
-                // The server notices the close on its own time.
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                continue;
-            }
-            "#pipe" => {
-                // Command lines separated by `|`, sent in one write.
-                let mut bytes = Vec::new();
-                for cmd in args[1..].split(|a| *a == "|") {
-                    let cmd: Vec<&[u8]> = cmd.iter().map(|a| a.as_bytes()).collect();
-                    bytes.extend(encode_command(&cmd));
-                }
-                let s = socks[*n].as_mut().expect("an open connection");
-                s.write_all(&bytes).await.unwrap();
-            }
-            "#hello3" => {
-                // RESP3, without HELLO's reply (it names the server's version).
-                let s = socks[*n].as_mut().expect("an open connection");
-                s.write_all(&encode_command(&[b"HELLO", b"3"]))
-                    .await
-                    .unwrap();
-                drain(&mut socks).await;
-                continue;
-            }
-            _ => {
-                let args: Vec<String> = args
-                    .iter()
-                    .map(|a| match a.strip_prefix("$ID") {
-                        Some(i) => ids[i.parse::<usize>().unwrap()].to_string(),
-                        None => a.to_string(),
-                    })
-                    .collect();
-                let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-                let s = socks[*n].as_mut().expect("an open connection");
-                s.write_all(&encode_command(&args)).await.unwrap();
-            }
-        }
-        // The sender's reply first (every step here has one), then whatever else comes.
-        let mut first = vec![0u8; 65536];
-        let s = socks[*n].as_mut().expect("an open connection");
-        // (CLIENT REPLY OFF/SKIP silence replies: after a while, nothing it is.)
-        let got = tokio::time::timeout(Duration::from_secs(2), async {
-            loop {
-                s.readable().await.unwrap();
-                match s.try_read(&mut first) {
-                    Ok(n) => return n,
-                    Err(_) => continue,
-                }
-            }
-        })
-        .await
-        .unwrap_or(0);
-        first.truncate(got);
-        let mut all = drain(&mut socks).await;
-        all[*n].splice(0..0, first);
-        for (i, got) in all.into_iter().enumerate() {
-            if got.is_empty() {
-                continue;
-            }
-            let mut text = show(&got);
-            // Client ids differ between servers: where a reply names one, its connection.
-            for (j, id) in ids.iter().enumerate() {
-                for before in ["redirect", "broken"] {
-                    text = text.replace(
-                        &format!("{before}\\r\\n:{id}\\r\\n"),
-                        &format!("{before}\\r\\n:$ID{j}\\r\\n"),
-                    );
-                }
-                if args.get(1) == Some(&"GETREDIR") && text == format!(":{id}\\r\\n") {
-                    text = format!(":$ID{j}\\r\\n");
-                }
-            }
-            out.push_str(&format!("  {i}< {text}\n"));
-        }
-    }
-    out
-}
-
-/// Everything the connections receive until they have all been quiet for a while.
-async fn drain(socks: &mut [Option<TcpStream>]) -> Vec<Vec<u8>> {
-    let mut got = vec![Vec::new(); socks.len()];
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        tokio::time::sleep(Duration::from_millis(80)).await;
-        let mut any = false;
-        for (i, s) in socks.iter_mut().enumerate() {
-            let Some(s) = s else { continue };
-            let mut buf = [0u8; 65536];
-            loop {
-                match s.try_read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        got[i].extend_from_slice(&buf[..n]);
-                        any = true;
-                    }
-                    Err(_) => break,
-                }
-            }
-        }
-        if !any || Instant::now() > deadline {
-            return got;
-        }
-    }
-}
-
-/// Runs `steps` against Relis and, where it is installed, redis-server, and checks that both
-/// transcripts are the same; returns Relis's.
-async fn differential(conns: usize, steps: &[Step<'_>]) -> String {
-    let s = start().await;
-    let ours = transcript(s.addr, conns, steps).await;
-    let tmp = tempfile::tempdir().unwrap();
-    if let Some(redis) = spawn_redis(tmp.path()) {
-        let theirs = transcript(redis.addr(), conns, steps).await;
-        if ours != theirs {
-            panic!("Relis:\n{ours}\nredis-server:\n{theirs}");
-        }
-    }
-    ours
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn default_mode_resp3_as_redis() {
@@ -258,6 +114,7 @@ async fn default_mode_resp3_as_redis() {
             (0, &["GET", "z"]),
             (1, &["SET", "z", "1"]),
         ],
+        as_is,
     )
     .await;
     // What the differential pins, checked on Relis's own too (redis-server may be absent).
@@ -312,6 +169,7 @@ async fn redirect_resp2_resp3_and_broken_as_redis() {
             (1, &["FLUSHDB"]),
             (4, &["CLIENT", "TRACKINGINFO"]),
         ],
+        as_is,
     )
     .await;
 }
@@ -356,6 +214,7 @@ async fn bcast_prefixes_and_noloop_as_redis() {
             (1, &["MSET", "p:2", "x", "q", "y", "p:1", "z"]),
             (1, &["CLIENT", "TRACKINGINFO"]),
         ],
+        as_is,
     )
     .await;
 }
@@ -396,6 +255,7 @@ async fn optin_optout_and_caching_as_redis() {
             (1, &["MSET", "p1", "1", "p2", "1", "p3", "1"]),
             (2, &["CLIENT", "CACHING", "yes"]),
         ],
+        as_is,
     )
     .await;
 }
@@ -470,6 +330,7 @@ async fn tracking_errors_as_redis() {
             (0, &["RESET"]),
             (0, &["CLIENT", "TRACKINGINFO"]),
         ],
+        as_is,
     )
     .await;
 }
@@ -709,7 +570,7 @@ async fn every_write_command_invalidates_as_redis() {
         (0, &["CLIENT", "TRACKING", "on", "BCAST"]),
     ];
     steps.extend(cmds.iter().map(|c| (1usize, *c)));
-    differential(2, &steps).await;
+    differential(2, &steps, as_is).await;
 }
 
 /// CLIENT LIST / INFO show tracking as Redis 7.0 does: `t`, then `R` for a broken redirect
@@ -782,6 +643,7 @@ async fn invalidations_go_out_under_client_reply_off_as_redis() {
             (1, &["SET", "k", "1"]),
             (0, &["GET", "k"]),
         ],
+        as_is,
     )
     .await;
     assert!(

@@ -3,6 +3,8 @@
 //! real-client view. A child-process server (`spawn_binary`) is there for kill/restart tests.
 #![allow(dead_code)]
 
+pub mod transcript;
+
 use bytes::{Bytes, BytesMut};
 use relis_server::config::Config;
 use resp::Frame;
