@@ -132,6 +132,8 @@ async fn debug_answers_as_redis() {
         &["DEBUG", "PROTOCOL", "false"],
         &["DEBUG", "PROTOCOL", "nosuch"],
         &["HELLO", "3"],
+        &["DEBUG", "PROTOCOL", "attrib"],
+        &["DEBUG", "PROTOCOL", "push"],
         &["DEBUG", "PROTOCOL", "double"],
         &["DEBUG", "PROTOCOL", "bignum"],
         &["DEBUG", "PROTOCOL", "null"],

@@ -17,7 +17,8 @@
 //!   back, is what this checks). In memory there is no file: an error.
 //! - `OBJECT key`: Redis's line, where `at` is the key's stable id and `serializedlength` the
 //!   bytes the key takes in the file (MEMORY USAGE); no quicklist fields.
-//! - `ERROR text`, `LOG text`, `PROTOCOL type` (but `attrib` and `push` under RESP3) as Redis.
+//! - `ERROR text`, `LOG text`, `PROTOCOL type` as Redis (under RESP3 `attrib` and `push` send
+//!   their frame before the reply).
 //! - `SEGFAULT`, `PANIC`, `ASSERT`, `OOM` log and abort the process (the data is safe in the
 //!   file). `STRINGMATCH-TEST` runs Relis's glob matcher over random patterns, bounded.
 //! - Knobs of Redis internals Relis does not have answer OK and change nothing:
@@ -132,6 +133,8 @@ pub enum Debug {
     Log(Bytes),
     /// PROTOCOL type: (RESP2 reply, RESP3 reply).
     Protocol(Frame, Frame),
+    /// PROTOCOL attrib / push: a RESP3 frame sent before the reply.
+    Preceded(Frame, Frame),
     /// SLEEP: hold the writer this long.
     Sleep(Duration),
     /// SET-ACTIVE-EXPIRE.
@@ -227,17 +230,17 @@ fn protocol(kind: &[u8]) -> Result<Debug, CmdError> {
         )),
         b"true" => Ok(Debug::Protocol(Frame::Integer(1), Frame::Boolean(true))),
         b"false" => Ok(Debug::Protocol(Frame::Integer(0), Frame::Boolean(false))),
-        b"attrib" => Ok(Debug::Protocol(
+        // Under RESP3 a frame goes out before the reply (see the ConnCmd below).
+        b"attrib" => Ok(Debug::Preceded(
+            Frame::Attribute(vec![(
+                bulk("key-popularity"),
+                Frame::Array(vec![bulk("key:123"), Frame::Integer(90)]),
+            )]),
             bulk("Some real reply following the attribute"),
-            Frame::Error(Bytes::from_static(
-                b"ERR DEBUG PROTOCOL attrib is not supported by Relis under RESP3",
-            )),
         )),
-        b"push" => Ok(Debug::Protocol(
-            Frame::Error(Bytes::from_static(b"ERR RESP2 is not supported by this command")),
-            Frame::Error(Bytes::from_static(
-                b"ERR DEBUG PROTOCOL push is not supported by Relis",
-            )),
+        b"push" => Ok(Debug::Preceded(
+            Frame::Push(vec![bulk("server-cpu-usage"), Frame::Integer(42)]),
+            bulk("Some real reply following the push reply"),
         )),
         _ => Err(CmdError::err("Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")),
     }
@@ -296,7 +299,7 @@ fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
     };
     match d {
         Debug::Sleep(_) | Debug::Populate(..) => Parsed::write(d),
-        Debug::Reload => Parsed::conn(d),
+        Debug::Reload | Debug::Preceded(..) => Parsed::conn(d),
         d => Parsed::read(d),
     }
 }
@@ -483,7 +486,7 @@ impl ReadCmd for Debug {
             }
             Debug::StringMatchTest => stringmatch_test(),
             Debug::Sleep(_) | Debug::Populate(..) => unreachable!("writes"),
-            Debug::Reload => unreachable!("a connection command"),
+            Debug::Reload | Debug::Preceded(..) => unreachable!("connection commands"),
         })
     }
 }
@@ -517,10 +520,24 @@ impl WriteCmd for Debug {
 }
 
 impl ConnCmd for Debug {
-    /// RELOAD: the file, read alone after a full checkpoint (as a restart would read it), must
-    /// hold the live keyspace: their digests are compared.
+    /// PROTOCOL attrib/push (a frame before the reply), and RELOAD: the file, read alone after
+    /// a full checkpoint (as a restart would read it), must hold the live keyspace: their
+    /// digests are compared.
     fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
         Box::pin(async move {
+            if let Debug::Preceded(first, reply) = *self {
+                // An attribute is dropped for RESP2 (Redis sends none); a push is refused there.
+                return match (c.proto, first) {
+                    (Protocol::Resp2, Frame::Push(_)) => {
+                        Err(CmdError::err("RESP2 is not supported by this command"))
+                    }
+                    (Protocol::Resp2, _) => Ok(reply),
+                    (Protocol::Resp3, first) => {
+                        c.pushed.push(first);
+                        Ok(reply)
+                    }
+                };
+            }
             let db = c.server.db.clone();
             let (live, stored) = tokio::task::spawn_blocking(move || {
                 db.verify_file(|r| {
