@@ -335,8 +335,10 @@ impl Client {
             ));
             return self.rejected(spec, e);
         }
-        // A monitor is a replica to Redis: it may not touch the keyspace.
-        if self.monitor && (spec.has("write") || spec.has("readonly") || spec.has("may_replicate"))
+        // A monitor is a replica to Redis: it may not touch the keyspace, nor run what may
+        // replicate (Redis's internal MAY_REPLICATE flag, which COMMAND INFO does not show).
+        if self.monitor
+            && (spec.has("write") || spec.has("readonly") || MAY_REPLICATE.contains(&spec.name))
         {
             self.reject(idx);
             self.flag_multi();
@@ -1006,6 +1008,10 @@ async fn write_flush<W: AsyncWrite + Unpin>(stream: &mut W, buf: &[u8]) -> std::
     stream.write_all(buf).await?;
     stream.flush().await
 }
+
+/// The commands Redis 7.0 flags MAY_REPLICATE (besides its write commands): they may change
+/// what replicas hold, so a replica (or a monitor) may not send them.
+const MAY_REPLICATE: &[&str] = &["eval", "evalsha", "fcall", "publish", "spublish", "pfcount"];
 
 /// The commands Redis 7.0 flags `protected`: (the name its refusal gives, the setting that
 /// allows them).

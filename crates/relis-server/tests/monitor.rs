@@ -95,6 +95,15 @@ async fn monitor_lines_as_redis() {
             (0, &["GET", "k"]),
             (0, &["SET", "k", "1"]),
             (0, &["CLIENT", "GETNAME"]),
+            // Commands that may replicate are refused too, as Redis refuses them a replica.
+            (0, &["PUBLISH", "ch", "m"]),
+            (0, &["SPUBLISH", "ch", "m"]),
+            (0, &["EVAL", "return 1", "0"]),
+            (0, &["EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"]),
+            (0, &["FCALL", "f", "0"]),
+            (0, &["EVAL_RO", "return 1", "0"]),
+            (0, &["FUNCTION", "FLUSH"]),
+            (0, &["PUBSUB", "CHANNELS"]),
             (0, &["MONITOR"]),
             // A RESP3 monitor beside it.
             (2, &["#hello3"]),
