@@ -32,6 +32,7 @@ mod sort;
 pub mod sql;
 mod stmt;
 mod store;
+mod stream;
 mod strings;
 mod usage;
 mod walwrite;
@@ -60,6 +61,9 @@ pub use sql::{
     TableInfo, DEFAULT_MAX_MEMORY, DEFAULT_MAX_RESULT_BYTES,
 };
 pub use store::{KeyMeta, KeyType, Reader, Writer};
+pub use stream::{
+    StreamEntry, StreamError, StreamId, StreamMeta, Trim, TrimTo, XAddId, XAdded, TRIM_RUN,
+};
 pub use strings::{
     add_float, clamp_range, lcs, parse_i64, Expiry, Lcs, SetCond, SetOptions, SetOutcome,
     StringLookup, MAX_STORED_VALUE, MAX_STRING,

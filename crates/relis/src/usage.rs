@@ -127,6 +127,9 @@ impl Reader<'_> {
             KeyType::ZSet => {
                 "SELECT kid, member, score FROM main.relis_zset WHERE kid = ?1 LIMIT ?2"
             }
+            KeyType::Stream => {
+                "SELECT kid, ms, seq, fields FROM main.relis_stream WHERE kid = ?1 LIMIT ?2"
+            }
         };
         let limit = samples.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
         let mut st = crate::stmt::prepare(self.conn, sql)?;

@@ -1,0 +1,33 @@
+-- Relis schema version 7: streams (relis_keys.type 5).
+--
+-- One row per entry, keyed (kid, ms, seq): XRANGE and XREAD are index ranges and XADD appends
+-- at the end of the index. Redis's ids are two unsigned 64-bit numbers; each is stored with its
+-- top bit flipped (`v XOR 2^63` as a signed integer), which keeps their order over the whole
+-- unsigned range. `fields` holds the entry's fields and values in order, each as its length
+-- (unsigned LEB128) then its bytes: one B-tree entry per XADD, and 48 bytes an entry for two
+-- short fields where a row per field took 71 (measured over 100,000 entries, after VACUUM).
+--
+-- The stream's own numbers live in its key row: `count` is its length, `value` its last id,
+-- largest deleted id and entries added (five big-endian unsigned 64-bit numbers: last ms, last
+-- seq, deleted ms, deleted seq, entries added), so COPY, RENAME and MOVE carry them. The first
+-- id is the first row of the index. A stream may be empty and still exist, as in Redis.
+CREATE TABLE relis_stream (
+    kid    INTEGER NOT NULL,
+    ms     INTEGER NOT NULL,
+    seq    INTEGER NOT NULL,
+    fields BLOB    NOT NULL,
+    PRIMARY KEY (kid, ms, seq)
+) STRICT, WITHOUT ROWID;
+
+DROP VIEW redis_keys;
+
+CREATE VIEW redis_keys AS
+SELECT db,
+       CAST(key AS TEXT) AS key,
+       CASE type WHEN 0 THEN 'string' WHEN 1 THEN 'hash' WHEN 2 THEN 'list'
+                 WHEN 3 THEN 'set' WHEN 4 THEN 'zset' WHEN 5 THEN 'stream' END AS type,
+       expire_at,
+       CASE type WHEN 0 THEN 1 ELSE count END AS count
+FROM relis_keys
+WHERE (expire_at IS NULL OR expire_at > relis_now())
+  AND ((SELECT relis_sees_all()) OR relis_visible(key));
