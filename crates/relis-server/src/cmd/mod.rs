@@ -18,6 +18,7 @@ pub mod scripting;
 pub mod server;
 pub mod set;
 pub mod sql;
+pub mod stream;
 pub mod string;
 pub mod tx;
 pub mod zset;
@@ -198,6 +199,9 @@ pub enum FindKeys {
     Range(i32, i32, i32),
     /// `keynum`: keynumidx, firstkey, keystep (relative to the begin index).
     Keynum(i32, i32, i32),
+    /// A `keyword` begin search (the keyword, searched from the begin index on) followed by a
+    /// `range`: lastkey, keystep, limit (XREAD's `STREAMS`: the first half of what follows).
+    AfterKeyword(&'static str, i32, i32, i32),
 }
 
 impl KeySpec {
@@ -222,6 +226,21 @@ impl KeySpec {
                 };
                 let (first, step) = (begin + i64::from(first), i64::from(step.max(1)));
                 pos >= first && (pos - first) % step == 0 && (pos - first) / step < n
+            }
+            FindKeys::AfterKeyword(word, last, step, limit) => {
+                let Some(at) = argv
+                    .iter()
+                    .skip(begin.max(0) as usize)
+                    .position(|a| a.eq_ignore_ascii_case(word.as_bytes()))
+                else {
+                    return false;
+                };
+                let first = begin + at as i64 + 1;
+                let last = if last >= 0 { first + i64::from(last) } else { argc + i64::from(last) };
+                let span = (last - first + 1).max(0) / i64::from(limit.max(1));
+                pos >= first
+                    && pos < first + span
+                    && (pos - first) % i64::from(step.max(1)) == 0
             }
         }
     }
@@ -311,6 +330,7 @@ pub fn all() -> impl Iterator<Item = &'static Spec> {
         .chain(scripting::SPECS)
         .chain(pubsub::SPECS)
         .chain(acl::SPECS)
+        .chain(stream::SPECS)
 }
 
 /// The table, indexed by lower-case name; each spec also has a dense index for statistics.

@@ -1250,6 +1250,10 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
                     ]))
                 }
                 "echo" => Ok(Frame::Bulk(first.unwrap_or_default())),
+                // Only XREAD with BLOCK is a connection command; Redis refuses it here.
+                "xread" => Err(CmdError::err(
+                    "xread command is not allowed with BLOCK option from scripts",
+                )),
                 "lastsave" => Ok(Frame::Integer(cx.server.lastsave.load(Ordering::Relaxed))),
                 // Messages go out at once, as Redis publishes them from a script.
                 "publish" | "spublish" => {

@@ -289,8 +289,27 @@ pub fn key_flags_at(spec: &Spec, argv: &[Bytes], pos: usize) -> Vec<&'static str
 fn explicit_key_spec(k: &crate::cmd::KeySpec) -> Frame {
     use crate::cmd::FindKeys;
     let int = |n: i32| Frame::Integer(n.into());
+    let begin = match k.find {
+        FindKeys::AfterKeyword(word, ..) => Frame::Map(vec![
+            (bulk("type"), bulk("keyword")),
+            (
+                bulk("spec"),
+                Frame::Map(vec![
+                    (bulk("keyword"), bulk(word)),
+                    (bulk("startfrom"), int(k.index)),
+                ]),
+            ),
+        ]),
+        _ => Frame::Map(vec![
+            (bulk("type"), bulk("index")),
+            (
+                bulk("spec"),
+                Frame::Map(vec![(bulk("index"), int(k.index))]),
+            ),
+        ]),
+    };
     let (kind, spec) = match k.find {
-        FindKeys::Range(last, step, limit) => (
+        FindKeys::Range(last, step, limit) | FindKeys::AfterKeyword(_, last, step, limit) => (
             "range",
             vec![
                 (bulk("lastkey"), int(last)),
@@ -312,16 +331,7 @@ fn explicit_key_spec(k: &crate::cmd::KeySpec) -> Frame {
             bulk("flags"),
             Frame::Set(k.flags.iter().map(|f| simple(f)).collect()),
         ),
-        (
-            bulk("begin_search"),
-            Frame::Map(vec![
-                (bulk("type"), bulk("index")),
-                (
-                    bulk("spec"),
-                    Frame::Map(vec![(bulk("index"), int(k.index))]),
-                ),
-            ]),
-        ),
+        (bulk("begin_search"), begin),
         (
             bulk("find_keys"),
             Frame::Map(vec![

@@ -1,0 +1,440 @@
+//! Streams over TCP: every command against redis-server 7.0 (the same lines, byte-for-byte
+//! replies, RESP2 and RESP3), XREAD BLOCK served and timed out, the type everywhere else, and
+//! the data after a restart.
+
+mod common;
+
+use common::*;
+use resp::Frame;
+use std::time::Duration;
+
+/// Differential scripts: each line runs on a fresh redis-server and a fresh Relis, in order.
+/// `~ ` compares only the reply's first byte (ids from the clock); `@N ` runs on connection N.
+const SCRIPTS: &[(&str, &[&str])] = &[
+    ("xadd", XADD),
+    ("xrange", XRANGE),
+    ("xdel_xlen", XDEL),
+    ("xtrim", XTRIM),
+    ("xsetid", XSETID),
+    ("xread", XREAD),
+    ("types", TYPES),
+    ("info", INFO),
+];
+
+const XADD: &[&str] = &[
+    "XADD s 0-0 f v",
+    "EXISTS s",
+    "XADD s 1-1 f v",
+    "XADD s 1-1 f v",
+    "XADD s 1-* f v",
+    "XADD s 0-* f v",
+    "XADD s 5-* a 1 b 2",
+    "XADD s 5 a 1",
+    "XADD s 6 a 1",
+    "XADD s abc f v",
+    "XADD s -* f v",
+    "XADD s 1-2-3 f v",
+    "XADD s 7-x f v",
+    "XADD s 18446744073709551616 f v",
+    "XADD s 7-1 f",
+    "XADD s 7-1 f v g",
+    "XADD s NOMKSTREAM MAXLEN = -1 * f v",
+    "XADD s MAXLEN = 1 LIMIT 10 * f v",
+    "XADD s MAXLEN ~ 1 LIMIT -1 * f v",
+    "XADD s MAXLEN ~ 1 LIMIT x * f v",
+    "XADD s MAXLEN x * f v",
+    "XADD s MAXLEN 1 MINID 1 * f v",
+    "XADD s MINID 1 MAXLEN 1 * f v",
+    "XADD s LIMIT 5 * f v",
+    "XADD s LIMIT 5 LIMIT 5",
+    "XADD s LIMIT 0 8-0 f v",
+    "XADD s MINID abc 9-0 f v",
+    "XADD s MINID - 9-0 f v",
+    "XADD nos NOMKSTREAM * f v",
+    "XADD nos nomkstream MAXLEN 0 10-0 f v",
+    "EXISTS nos",
+    "XADD s MAXLEN = 3 20-0 f v",
+    "XLEN s",
+    "XRANGE s - +",
+    "XADD s MINID 20 21-0 f v",
+    "XRANGE s - +",
+    "XADD s maxlen 0 22-0 f v",
+    "XLEN s",
+    "EXISTS s",
+    "XRANGE s - +",
+    "XADD s 18446744073709551615-18446744073709551615 f v",
+    "XADD s * f v",
+    "XADD s 18446744073709551615-* f v",
+    "XADD m 18446744073709551615-18446744073709551614 f v",
+    "XADD m 18446744073709551615-* f v",
+    "XADD m 18446744073709551615-* f v",
+    "XADD bin 1-1 \"\\x00\\xff\" \"\" \"\" \"\\r\\n\"",
+    "XRANGE bin - +",
+    "SET str x",
+    "XADD str * f v",
+    "XADD str NOMKSTREAM * f v",
+    "~ XADD auto * f v",
+    "XLEN auto",
+    "~ XADD auto * f v",
+    "XLEN auto",
+    "XADD",
+    "XADD s",
+    "XADD s *",
+];
+
+const XRANGE: &[&str] = &[
+    "XADD s 1-1 a 1",
+    "XADD s 1-2 b 2",
+    "XADD s 2-0 c 3",
+    "XADD s 3-5 d 4 e 5",
+    "XADD s 18446744073709551615-0 z 1",
+    "XRANGE s - +",
+    "XREVRANGE s + -",
+    "XRANGE s 1 1",
+    "XRANGE s 1-2 +",
+    "XRANGE s (1-1 (3-5",
+    "XREVRANGE s (3-5 (1-1",
+    "XRANGE s (1 +",
+    "XRANGE s - (2",
+    "XRANGE s 3 +",
+    "XRANGE s 18446744073709551615 +",
+    "XRANGE s - + COUNT 2",
+    "XREVRANGE s + - COUNT 2",
+    "XRANGE s - + COUNT 0",
+    "XRANGE s - + COUNT -1",
+    "XRANGE s - + count 1 count 3",
+    "XRANGE s - + COUNT",
+    "XRANGE s - + COUNT x",
+    "XRANGE s - + foo 1",
+    "XRANGE s 3 1",
+    "XRANGE s (- +",
+    "XRANGE s - (+",
+    "XRANGE s ( +",
+    "XRANGE s (18446744073709551615-18446744073709551615 +",
+    "XRANGE s - (0-0",
+    "XREVRANGE s (0-0 -",
+    "XRANGE s x +",
+    "XRANGE s - x",
+    "XRANGE s 1-x +",
+    "XRANGE nokey - +",
+    "XRANGE nokey - + COUNT 0",
+    "XREVRANGE nokey + -",
+    "SET str x",
+    "XRANGE str - +",
+    "XREVRANGE str + -",
+    "XRANGE",
+    "XRANGE s -",
+];
+
+const XDEL: &[&str] = &[
+    "XADD s 1-1 a 1",
+    "XADD s 2-1 b 2",
+    "XADD s 3-1 c 3",
+    "XDEL nokey abc",
+    "XDEL s abc",
+    "XDEL s 1-1 abc",
+    "XLEN s",
+    "XDEL s 3",
+    "XDEL s 3-1 3-1 1-1",
+    "XLEN s",
+    "XRANGE s - +",
+    "XDEL s 2-1",
+    "XLEN s",
+    "EXISTS s",
+    "TYPE s",
+    "XRANGE s - +",
+    "XADD s 3-1 x y",
+    "XADD s 3-2 x y",
+    "XLEN nokey",
+    "SET str x",
+    "XLEN str",
+    "XDEL str 1-1",
+    "XLEN",
+    "XLEN a b",
+    "XDEL s",
+];
+
+const XTRIM: &[&str] = &[
+    "XTRIM nokey MAXLEN 0",
+    "XTRIM nokey MAXLEN x",
+    "SET str x",
+    "XTRIM str MAXLEN 0",
+    "XADD s 1-0 f v",
+    "XADD s 2-0 f v",
+    "XADD s 3-0 f v",
+    "XADD s 4-0 f v",
+    "XADD s 5-0 f v",
+    "XTRIM s MAXLEN 1 foo",
+    "XTRIM s foo",
+    "XTRIM s LIMIT 1",
+    "XTRIM s LIMIT 0 MAXLEN 4",
+    "XTRIM s MAXLEN = 4 LIMIT 1",
+    "XTRIM s MAXLEN -1",
+    "XTRIM s MINID abc",
+    "XTRIM s MINID -",
+    "XTRIM s MAXLEN 1 MINID 1",
+    "XTRIM s MAXLEN ~ 1",
+    "XTRIM s MAXLEN ~ 1 LIMIT 1000",
+    "XTRIM s MAXLEN = 4",
+    "XRANGE s - +",
+    "XTRIM s MINID = 3",
+    "XRANGE s - +",
+    "XTRIM s MINID 4-0",
+    "XTRIM s MINID 4-1",
+    "XTRIM s maxlen 0",
+    "XLEN s",
+    "EXISTS s",
+    "XTRIM s MAXLEN",
+    "XTRIM s MAXLEN ~",
+    "XTRIM s MAXLEN =",
+    "XTRIM s MAXLEN ~ =",
+];
+
+const XSETID: &[&str] = &[
+    "XSETID nokey 1-1",
+    "XSETID nokey x",
+    "XADD s 1-1 f v",
+    "XADD s 2-1 f v",
+    "XSETID s 1-1",
+    "XSETID s 2-0",
+    "XSETID s 2-1",
+    "XADD s 2-1 f v",
+    "XSETID s 5-0",
+    "XADD s 5-0 f v",
+    "XADD s 5-* f v",
+    "XSETID s 6",
+    "XSETID s 7-0 ENTRIESADDED 1",
+    "XSETID s 7-0 ENTRIESADDED -1",
+    "XSETID s 7-0 ENTRIESADDED x",
+    "XSETID s 7-0 MAXDELETEDID 8-0",
+    "XSETID s 7-0 MAXDELETEDID x",
+    "XSETID s 7-0 MAXDELETEDID 3-0 ENTRIESADDED 10",
+    "XSETID s 7-0 foo",
+    "XSETID s 7-0 ENTRIESADDED",
+    "XSETID s 18446744073709551615-18446744073709551615",
+    "XADD s * f v",
+    "XADD s 18446744073709551615-* f v",
+    "XDEL s 1-1 2-1",
+    "XSETID s 1-0",
+    "XSETID s -",
+    "XSETID s +",
+    "SET str x",
+    "XSETID str 1-1",
+    "XSETID s",
+];
+
+const XREAD: &[&str] = &[
+    "XREAD STREAMS nokey 0",
+    "XREAD STREAMS nokey $",
+    "XADD s 1-1 a 1",
+    "XADD s 2-1 b 2",
+    "XADD t 5-0 c 3",
+    "XREAD STREAMS s 0",
+    "XREAD STREAMS s 1-1",
+    "XREAD STREAMS s 2-1",
+    "XREAD STREAMS s $",
+    "XREAD COUNT 1 STREAMS s t 0 0",
+    "XREAD COUNT -5 STREAMS s t nokey 0 0 0",
+    "XREAD COUNT 0 STREAMS t s 4 1",
+    "XREAD STREAMS s t 0",
+    "XREAD STREAMS s >",
+    "XREAD STREAMS s x",
+    "XREAD STREAMS s -",
+    "XREAD STREAMS s +",
+    "XREAD COUNT x STREAMS s 0",
+    "XREAD BLOCK x STREAMS s 0",
+    "XREAD BLOCK -1 STREAMS s 0",
+    "XREAD BLOCK 1.5 STREAMS s 0",
+    "XREAD BLOCK 10 STREAMS s 0",
+    "XREAD BLOCK 10 STREAMS nokey 0",
+    "XREAD BLOCK 10 STREAMS s $",
+    "XREAD FOO 1 STREAMS s 0",
+    "XREAD COUNT 1 BLOCK",
+    "XREAD COUNT 1 COUNT",
+    "SET str x",
+    "XREAD STREAMS str 0",
+    "XREAD STREAMS s str 0 0",
+    "XREAD STREAMS str s x 0",
+    "XREAD STREAMS s str x 0",
+    "MULTI",
+    "XREAD BLOCK 0 STREAMS nokey 0",
+    "XREAD BLOCK 0 STREAMS s 0",
+    "EXEC",
+    "EVAL \"return redis.call('XREAD', 'STREAMS', KEYS[1], '0')\" 1 s",
+    "EVAL \"return redis.pcall('xread', 'BLOCK', '0', 'STREAMS', KEYS[1], '0')\" 1 s",
+    "XREAD",
+    "XREAD STREAMS s",
+];
+
+/// The type everywhere a type shows.
+const TYPES: &[&str] = &[
+    "XADD s 1-1 f v",
+    "XADD s 2-1 g w",
+    "TYPE s",
+    "OBJECT ENCODING s",
+    "SCAN 0 TYPE stream",
+    "SCAN 0 TYPE STREAM",
+    "COPY s c",
+    "XRANGE c - +",
+    "XADD c 2-1 f v",
+    "XADD c 3-* f v",
+    "RENAME c r",
+    "XADD r 3-1 f v",
+    "XADD r 3-* f v",
+    "XRANGE r - +",
+    "MOVE r 1",
+    "SELECT 1",
+    "XLEN r",
+    "XADD r 3-2 f v",
+    "XADD r 3-* f v",
+    "SELECT 0",
+    "EXPIRE s 100",
+    "TTL s",
+    "PERSIST s",
+    "DEBUG DIGEST-VALUE s",
+    "DEBUG DIGEST",
+    "LPUSH s x",
+    "GET s",
+    "HSET s f v",
+    "DEL s",
+    "XADD s 1-1 f v",
+    "XDEL s 1-1",
+    "DEBUG DIGEST-VALUE s",
+    "SWAPDB 0 1",
+    "XLEN r",
+    "FLUSHALL",
+    "XLEN r",
+];
+
+/// Stream categories and specs as COMMAND shows them.
+const INFO: &[&str] = &[
+    "COMMAND INFO xadd xrange xrevrange xlen xdel xtrim xsetid xread",
+    "COMMAND GETKEYS xread count 1 block 5 streams a b 0 0",
+    "COMMAND GETKEYS xadd s * f v",
+    "COMMAND COUNT",
+];
+
+/// A command line split on spaces; `"..."` groups words and takes `\xHH`, `\r`, `\n` escapes.
+fn split(line: &str) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let b = line.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b' ' {
+            i += 1;
+            continue;
+        }
+        let mut word = Vec::new();
+        if b[i] == b'"' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                if b[i] == b'\\' && i + 1 < b.len() {
+                    match b[i + 1] {
+                        b'x' => {
+                            let hex = std::str::from_utf8(&b[i + 2..i + 4]).unwrap();
+                            word.push(u8::from_str_radix(hex, 16).unwrap());
+                            i += 4;
+                        }
+                        b'r' => {
+                            word.push(b'\r');
+                            i += 2;
+                        }
+                        b'n' => {
+                            word.push(b'\n');
+                            i += 2;
+                        }
+                        c => {
+                            word.push(c);
+                            i += 2;
+                        }
+                    }
+                } else {
+                    word.push(b[i]);
+                    i += 1;
+                }
+            }
+            i += 1;
+        } else {
+            while i < b.len() && b[i] != b' ' {
+                word.push(b[i]);
+                i += 1;
+            }
+        }
+        out.push(word);
+    }
+    out
+}
+
+async fn connect(addr: std::net::SocketAddr, resp3: bool) -> Vec<Raw> {
+    let mut conns = Vec::new();
+    for _ in 0..2 {
+        let mut c = Raw::connect(addr).await;
+        if resp3 {
+            assert!(matches!(c.cmd(&["HELLO", "3"]).await, Frame::Map(_)));
+        }
+        conns.push(c);
+    }
+    conns
+}
+
+async fn call(c: &mut Raw, argv: &[Vec<u8>]) -> Vec<u8> {
+    let args: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
+    c.send(&encode_command(&args)).await;
+    c.read_raw().await.expect("a reply")
+}
+
+async fn run_scripts(resp3: bool) {
+    let Some(_) = redis_server() else {
+        eprintln!("redis-server is not installed: skipping the differential tests");
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let proto = if resp3 { "resp3" } else { "resp2" };
+    let mut failures = Vec::new();
+    for (name, lines) in SCRIPTS {
+        let redis = spawn_redis_with(tmp.path(), &["--enable-debug-command", "yes"])
+            .expect("redis-server");
+        let relis = start_with(|c| c.enable_debug_command = "yes".into()).await;
+        let mut want = connect(redis.addr(), resp3).await;
+        let mut got = connect(relis.addr, resp3).await;
+        for (n, line) in lines.iter().enumerate() {
+            let shape_only = line.starts_with("~ ");
+            let line = line.trim_start_matches("~ ");
+            let (conn, line) = match line.strip_prefix('@') {
+                Some(rest) => {
+                    let (n, rest) = rest.split_once(' ').unwrap();
+                    (n.parse::<usize>().unwrap() - 1, rest)
+                }
+                None => (0, line),
+            };
+            let argv = split(line);
+            let w = call(&mut want[conn], &argv).await;
+            let g = call(&mut got[conn], &argv).await;
+            let same = if shape_only { w[0] == g[0] } else { w == g };
+            if !same {
+                failures.push(format!(
+                    "{proto} {name} line {}: {line}\n   redis: {}\n   relis: {}",
+                    n + 1,
+                    show(&w),
+                    show(&g)
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} replies differ from redis-server:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripts_match_redis_resp2() {
+    run_scripts(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripts_match_redis_resp3() {
+    run_scripts(true).await;
+}
