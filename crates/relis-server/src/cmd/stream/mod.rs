@@ -234,14 +234,15 @@ pub(crate) fn parse_trim_args(args: &mut Args, xadd: bool) -> Result<TrimArgs, C
             "syntax error, XTRIM must be called with a trimming strategy",
         ));
     }
+    // Also without a strategy (LIMIT 0 passes the check above).
+    if limit_given && !trim.is_some_and(|(_, approx)| approx) {
+        return Err(CmdError::err(
+            "syntax error, LIMIT cannot be used without the special ~ option",
+        ));
+    }
     let trim = match trim {
         None => None,
         Some((to, approx)) => {
-            if limit_given && !approx {
-                return Err(CmdError::err(
-                    "syntax error, LIMIT cannot be used without the special ~ option",
-                ));
-            }
             // Redis's default for `~`: 100 * stream-node-max-entries (100).
             let limit = if limit_given {
                 limit as u64

@@ -119,7 +119,7 @@ impl XRead {
                 let rest = args.rest();
                 if rest.len() % 2 != 0 {
                     return Err(CmdError::err(
-                        "Unbalanced 'xread' list of streams: for each stream key an ID or '$' must be specified.",
+                        "Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
                     ));
                 }
                 streams = Some(rest);
@@ -271,7 +271,7 @@ mod tests {
         assert_eq!(
             p("streams a b 0"),
             Err(CmdError::err(
-                "Unbalanced 'xread' list of streams: for each stream key an ID or '$' must be specified."
+                "Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."
             ))
         );
         assert_eq!(p("count 1 x 2"), Err(CmdError::Syntax));
