@@ -14,6 +14,7 @@ const SCRIPTS: &[(&str, &[&str])] = &[
     ("xrange", XRANGE),
     ("xdel_xlen", XDEL),
     ("xtrim", XTRIM),
+    ("xtrim_approx", XTRIM_APPROX),
     ("xsetid", XSETID),
     ("xread", XREAD),
     ("types", TYPES),
@@ -187,6 +188,36 @@ const XTRIM: &[&str] = &[
     "XTRIM s MAXLEN ~",
     "XTRIM s MAXLEN =",
     "XTRIM s MAXLEN ~ =",
+];
+
+/// `~` on streams that only grew by XADD: Redis trims whole nodes of 100 entries, as Relis
+/// trims runs of 100.
+const XTRIM_APPROX: &[&str] = &[
+    "EVAL \"for i = 1, 1250 do redis.call('XADD', KEYS[1], i .. '-0', 'f', 'v') end\" 1 s",
+    "XTRIM s MAXLEN ~ 1200",
+    "XTRIM s MAXLEN ~ 1149",
+    "XLEN s",
+    "XTRIM s MAXLEN ~ 120 LIMIT 250",
+    "XLEN s",
+    "XTRIM s MAXLEN ~ 0 LIMIT 99",
+    "XTRIM s MINID ~ 560",
+    "XRANGE s - + COUNT 1",
+    "XTRIM s MINID ~ 601",
+    "XRANGE s - + COUNT 1",
+    "XTRIM s MINID ~ 1000 LIMIT 0",
+    "XLEN s",
+    "XTRIM s MAXLEN ~ 10",
+    "XLEN s",
+    "XADD s MAXLEN ~ 0 2000-0 f v",
+    "XLEN s",
+    "XADD s MAXLEN ~ 0 2001-0 f v",
+    "XLEN s",
+    "EVAL \"for i = 1, 350 do redis.call('XADD', KEYS[1], i .. '-0', 'f', 'v') end\" 1 t",
+    "XADD t MAXLEN ~ 100 LIMIT 100 400-0 f v",
+    "XLEN t",
+    "XADD t MINID ~ 300 401-0 f v",
+    "XLEN t",
+    "XRANGE t - + COUNT 1",
 ];
 
 const XSETID: &[&str] = &[

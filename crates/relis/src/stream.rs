@@ -399,6 +399,25 @@ pub struct XAdded {
     pub trimmed: u64,
 }
 
+/// How many entries `~` trims: whole runs from the head, [`TRIM_RUN`] entries each and the
+/// last one what is left over (as Redis's nodes are for a stream that only grew by XADD), a run
+/// only when all of its entries are among the `allowed` first ones, and no run once `limit`
+/// (0 = none) would be passed by a full one (Redis's check, before each node).
+fn approx_runs(length: u64, allowed: u64, limit: u64) -> u64 {
+    let full = length / TRIM_RUN;
+    let mut runs = (allowed / TRIM_RUN).min(full);
+    if limit > 0 {
+        runs = runs.min(limit / TRIM_RUN);
+    }
+    let mut n = runs * TRIM_RUN;
+    // The partial last run, when everything before it went and it may go too.
+    let rest = length - full * TRIM_RUN;
+    if runs == full && rest > 0 && allowed >= length && (limit == 0 || n + TRIM_RUN <= limit) {
+        n += rest;
+    }
+    n
+}
+
 impl Writer<'_> {
     fn stream_for_write(&mut self, db: u32, key: &[u8]) -> Result<Option<(KeyMeta, StreamMeta)>> {
         let Some(meta) = self.meta_for_write_of(db, key, KeyType::Stream)? else {
@@ -502,10 +521,12 @@ impl Writer<'_> {
     /// XTRIM: removes entries from the head as `trim` says; returns how many.
     ///
     /// With `=`, exactly: the oldest entries beyond MAXLEN, or every entry below MINID. With
-    /// `~`, whole runs of [`TRIM_RUN`] entries counted from the head, and only runs that go
-    /// entirely (MAXLEN: the stream keeps at least the threshold; MINID: the run's last entry
-    /// is below it), at most `limit` entries in all: as Redis trims whole nodes, so the counts
-    /// agree with Redis's for a stream that only grew by XADD.
+    /// `~`, whole runs of [`TRIM_RUN`] entries counted from the head (the last run is what is
+    /// left over), and only runs that go entirely (MAXLEN: the stream keeps at least the
+    /// threshold; MINID: the run's last entry is below it), stopping before a full run would
+    /// pass `limit`: as Redis trims whole nodes, so the counts agree with Redis's for a stream
+    /// that only grew by XADD. After XDEL or an exact trim Redis's nodes no longer start where
+    /// these runs do, and the counts may differ (neither is promised by Redis).
     ///
     /// # Errors
     /// [`Error::WrongType`] if the key holds another type.
@@ -521,36 +542,20 @@ impl Writer<'_> {
     }
 
     fn trim_rows(&mut self, kid: i64, s: &mut StreamMeta, trim: Trim) -> Result<u64> {
-        let goes = match trim.to {
-            TrimTo::MaxLen(max) => {
-                let over = s.length.saturating_sub(max);
-                if trim.approx {
-                    let mut n = over / TRIM_RUN * TRIM_RUN;
-                    if trim.limit > 0 {
-                        n = n.min(trim.limit / TRIM_RUN * TRIM_RUN);
-                    }
-                    n
-                } else {
-                    over
-                }
-            }
-            TrimTo::MinId(min) => {
-                let below: u64 = crate::stmt::prepare(
-                    self.conn,
-                    "SELECT count(*) FROM main.relis_stream WHERE kid = ?1 AND (ms, seq) < (?2, ?3)",
-                )?
-                .query_row((kid, enc(min.ms), enc(min.seq)), |r| r.get::<_, i64>(0))?
-                    as u64;
-                if trim.approx {
-                    let mut n = below / TRIM_RUN * TRIM_RUN;
-                    if trim.limit > 0 {
-                        n = n.min(trim.limit / TRIM_RUN * TRIM_RUN);
-                    }
-                    n
-                } else {
-                    below
-                }
-            }
+        // Entries from the head that the trim's condition lets go (all of them for `=`).
+        let allowed = match trim.to {
+            TrimTo::MaxLen(max) => s.length.saturating_sub(max),
+            TrimTo::MinId(min) => crate::stmt::prepare(
+                self.conn,
+                "SELECT count(*) FROM main.relis_stream WHERE kid = ?1 AND (ms, seq) < (?2, ?3)",
+            )?
+            .query_row((kid, enc(min.ms), enc(min.seq)), |r| r.get::<_, i64>(0))?
+                as u64,
+        };
+        let goes = if trim.approx {
+            approx_runs(s.length, allowed, trim.limit)
+        } else {
+            allowed
         };
         if goes == 0 {
             return Ok(0);

@@ -1,10 +1,10 @@
 //! XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count] — removes entries from the head;
 //! replies how many. <https://redis.io/commands/xtrim/>
 //!
-//! `=` trims exactly. `~` trims whole runs of 100 entries from the head, never below the
-//! threshold (MAXLEN) and never an entry at or above it (MINID), at most LIMIT entries (default
-//! 10,000): the counts Redis replies for a stream that only grew by XADD, whose nodes are runs
-//! of 100 (see `relis::Writer::xtrim`).
+//! `=` trims exactly. `~` trims whole runs of 100 entries from the head (the last run is what
+//! is left over), never below the threshold (MAXLEN) and never an entry at or above it (MINID),
+//! stopping before a full run would pass LIMIT (default 10,000): the counts Redis replies for a
+//! stream that only grew by XADD, whose nodes are such runs (see `relis::Writer::xtrim`).
 
 use super::parse_trim_args;
 use crate::args::Args;
