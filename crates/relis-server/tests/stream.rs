@@ -467,3 +467,210 @@ async fn scripts_match_redis_resp2() {
 async fn scripts_match_redis_resp3() {
     run_scripts(true).await;
 }
+
+/// Sends a command without waiting for its reply.
+async fn send(c: &mut Raw, args: &[&str]) {
+    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+    c.send(&encode_command(&args)).await;
+}
+
+/// Waits (polling, up to 10 s) until CLIENT LIST shows `n` clients blocked in XREAD.
+async fn wait_blocked(c: &mut Raw, n: usize) {
+    for _ in 0..1000 {
+        let info = match c.cmd(&["INFO", "clients"]).await {
+            Frame::Bulk(b) => b,
+            Frame::Verbatim { data, .. } => data,
+            other => panic!("INFO: {other:?}"),
+        };
+        let now: usize = String::from_utf8_lossy(&info)
+            .lines()
+            .find_map(|l| l.strip_prefix("blocked_clients:"))
+            .and_then(|v| v.trim().parse().ok())
+            .expect("blocked_clients");
+        if now == n {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("never saw {n} blocked clients");
+}
+
+/// `[[key, [[id, [f, v]]]]]`, XREAD's RESP2 reply for one entry of one stream.
+fn one_entry(key: &str, id: &str, f: &str, v: &str) -> Frame {
+    arr(vec![arr(vec![
+        bulk(key),
+        arr(vec![arr(vec![bulk(id), bulks(&[f, v])])]),
+    ])])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn xread_block_is_served_by_xadd_from_anywhere() {
+    let s = start().await;
+    let mut ctl = s.raw().await;
+    let mut a = s.raw().await;
+    let mut b = s.raw().await;
+    ctl.cmd(&["XADD", "s", "1-1", "old", "x"]).await;
+    // `$` means after what is there now: both wait, and one XADD serves both.
+    send(&mut a, &["XREAD", "BLOCK", "0", "STREAMS", "s", "$"]).await;
+    send(&mut b, &["XREAD", "COUNT", "5", "BLOCK", "0", "STREAMS", "other", "s", "0", "$"]).await;
+    wait_blocked(&mut ctl, 2).await;
+    assert_eq!(ctl.cmd(&["XADD", "s", "2-1", "f", "v"]).await, bulk("2-1"));
+    assert_eq!(a.read().await.unwrap(), one_entry("s", "2-1", "f", "v"));
+    assert_eq!(b.read().await.unwrap(), one_entry("s", "2-1", "f", "v"));
+    wait_blocked(&mut ctl, 0).await;
+
+    // From MULTI: served with everything the transaction added after the reader's id.
+    send(&mut a, &["XREAD", "BLOCK", "0", "STREAMS", "s", "$"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    ctl.cmd(&["MULTI"]).await;
+    ctl.cmd(&["XADD", "s", "3-1", "f", "v"]).await;
+    ctl.cmd(&["XADD", "s", "3-2", "g", "w"]).await;
+    ctl.cmd(&["EXEC"]).await;
+    let got = a.read().await.unwrap();
+    assert_eq!(
+        got,
+        arr(vec![arr(vec![
+            bulk("s"),
+            arr(vec![
+                arr(vec![bulk("3-1"), bulks(&["f", "v"])]),
+                arr(vec![bulk("3-2"), bulks(&["g", "w"])]),
+            ]),
+        ])])
+    );
+
+    // From a script, onto a key that did not exist, with the reader in RESP3 (a map).
+    a.cmd(&["HELLO", "3"]).await;
+    send(&mut a, &["XREAD", "BLOCK", "0", "STREAMS", "s", "new", "$", "$"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    ctl.cmd(&[
+        "EVAL",
+        "return redis.call('XADD', KEYS[1], '7-7', 'k', 'v')",
+        "1",
+        "new",
+    ])
+    .await;
+    assert_eq!(
+        a.read().await.unwrap(),
+        Frame::Map(vec![(
+            bulk("new"),
+            arr(vec![arr(vec![bulk("7-7"), bulks(&["k", "v"])])])
+        )])
+    );
+
+    // A key that turns into another type does not serve the reader; the stream does.
+    send(&mut b, &["XREAD", "BLOCK", "0", "STREAMS", "l", "s", "$", "$"]).await;
+    wait_blocked(&mut ctl, 1).await;
+    ctl.cmd(&["LPUSH", "l", "x"]).await;
+    let r = tokio::time::timeout(std::time::Duration::from_millis(100), b.read()).await;
+    assert!(r.is_err(), "still blocked: {r:?}");
+    ctl.cmd(&["XADD", "s", "9-0", "f", "v"]).await;
+    assert_eq!(b.read().await.unwrap(), one_entry("s", "9-0", "f", "v"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn xread_block_times_out_with_a_null_array() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    c.cmd(&["XADD", "s", "1-1", "f", "v"]).await;
+    let t = std::time::Instant::now();
+    send(&mut c, &["XREAD", "BLOCK", "50", "STREAMS", "s", "$"]).await;
+    assert_eq!(c.read_raw().await.unwrap(), b"*-1\r\n");
+    assert!(t.elapsed() >= std::time::Duration::from_millis(50));
+    c.cmd(&["HELLO", "3"]).await;
+    send(&mut c, &["XREAD", "BLOCK", "50", "STREAMS", "s", "nokey", "$", "0"]).await;
+    assert_eq!(c.read_raw().await.unwrap(), b"_\r\n");
+    // The connection goes on, and nothing is left blocked.
+    assert_eq!(c.cmd(&["XLEN", "s"]).await, int(1));
+    wait_blocked(&mut c, 0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keyspace_events_are_redis_events() {
+    let Some(_) = redis_server() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let redis = spawn_redis(tmp.path()).unwrap();
+    let relis = start().await;
+    let lines: &[&[&str]] = &[
+        &["XADD", "s", "1-1", "f", "v"],
+        &["XADD", "s", "MAXLEN", "1", "2-1", "f", "v"],
+        &["XADD", "s", "MAXLEN", "5", "3-1", "f", "v"],
+        &["XDEL", "s", "1-1"],
+        &["XDEL", "s", "2-1"],
+        &["XTRIM", "s", "MAXLEN", "0"],
+        &["XTRIM", "s", "MAXLEN", "0"],
+        &["XSETID", "s", "9-9"],
+        &["XADD", "nope", "NOMKSTREAM", "*", "f", "v"],
+        &["DEL", "s"],
+    ];
+    let mut seen = Vec::new();
+    for addr in [redis.addr(), relis.addr] {
+        let mut ctl = Raw::connect(addr).await;
+        let mut sub = Raw::connect(addr).await;
+        ctl.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]).await;
+        sub.cmd(&["PSUBSCRIBE", "__key*__:*"]).await;
+        sub.cmd(&["SUBSCRIBE", "end"]).await;
+        for l in lines {
+            ctl.cmd(l).await;
+        }
+        ctl.cmd(&["PUBLISH", "end", "x"]).await;
+        let mut events = Vec::new();
+        loop {
+            let m = sub.read().await.unwrap();
+            let Frame::Array(parts) = m else { panic!() };
+            let text: Vec<String> = parts
+                .iter()
+                .map(|p| match p {
+                    Frame::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+                    other => format!("{other:?}"),
+                })
+                .collect();
+            if text[0] == "message" {
+                break;
+            }
+            events.push(text[2..].join(" "));
+        }
+        seen.push(events);
+    }
+    assert!(seen[0].iter().any(|e| e.ends_with("xsetid")), "{:?}", seen[0]);
+    assert_eq!(seen[1], seen[0]);
+}
+
+/// Streams (with their last ids, deleted ids and entries added) come back after a restart,
+/// byte for byte as DEBUG DIGEST and XINFO-free commands see them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_survive_a_restart_and_a_kill() {
+    let dir = tempfile::tempdir().unwrap();
+    let debug = ["--enable-debug-command", "yes"];
+    let mut child = spawn_binary(dir.path(), &debug);
+    let mut c = Raw::connect(child.addr()).await;
+    for i in 1..=2000 {
+        c.cmd(&["XADD", "big", &format!("{i}-0"), "f", &i.to_string()])
+            .await;
+    }
+    c.cmd(&["XADD", "s", "5-5", "a", "1", "b", "2"]).await;
+    c.cmd(&["XADD", "s", "6-0", "c", "3"]).await;
+    c.cmd(&["XDEL", "s", "6-0"]).await;
+    c.cmd(&["XSETID", "s", "10-0", "ENTRIESADDED", "40"]).await;
+    let before = state(&mut c).await;
+    drop(c);
+    child.kill9();
+    let child = spawn_binary(dir.path(), &debug);
+    let mut c = Raw::connect(child.addr()).await;
+    assert_eq!(state(&mut c).await, before);
+    // The last id (set past the last entry) survived.
+    assert_eq!(c.cmd(&["XADD", "s", "10-*", "x", "y"]).await, bulk("10-1"));
+    assert_eq!(c.cmd(&["XLEN", "s"]).await, int(2));
+}
+
+/// What a restart must keep: the digest of everything and the replies that show it.
+async fn state(c: &mut Raw) -> Vec<Frame> {
+    vec![
+        c.cmd(&["DEBUG", "DIGEST"]).await,
+        c.cmd(&["XRANGE", "s", "-", "+"]).await,
+        c.cmd(&["XLEN", "big"]).await,
+        c.cmd(&["XREVRANGE", "big", "+", "-", "COUNT", "2"]).await,
+        c.cmd(&["XADD", "s", "9-0", "f", "v"]).await,
+    ]
+}
