@@ -720,4 +720,36 @@ mod tests {
         })
         .unwrap();
     }
+
+    #[test]
+    fn a_huge_stream_is_deleted_in_the_background() {
+        let db = crate::Db::open_in_memory().unwrap();
+        let rows = |w: &Writer<'_>| -> i64 {
+            w.conn
+                .query_row("SELECT count(*) FROM main.relis_stream", [], |r| r.get(0))
+                .unwrap()
+        };
+        db.write(move |w| {
+            for i in 1..=3000u64 {
+                let f = [Bytes::from_static(b"f"), Bytes::from(i.to_string())];
+                w.xadd(0, b"big", XAddId::Explicit(StreamId::new(i, 0)), &f, false, None)?;
+            }
+            // COPY takes the entries along, DEL leaves them to the trash.
+            w.copy(0, b"big", 0, b"copy", false)?;
+            assert_eq!(rows(w), 6000);
+            assert_eq!(w.del(0, &[Bytes::from_static(b"big")])?, 1);
+            let trashed: i64 = w.conn.query_row(
+                "SELECT count(*) FROM main.relis_trash WHERE type = 5",
+                [],
+                |r| r.get(0),
+            )?;
+            assert_eq!((trashed, rows(w)), (1, 6000));
+            assert_eq!(w.empty_trash(1000)?, 1000);
+            while w.empty_trash(1000)? > 0 {}
+            assert_eq!(rows(w), 3000);
+            assert_eq!(w.xlen(0, b"copy")?, Some(3000));
+            Ok(())
+        })
+        .unwrap();
+    }
 }
