@@ -421,8 +421,8 @@ async fn run_scripts(resp3: bool) {
     let proto = if resp3 { "resp3" } else { "resp2" };
     let mut failures = Vec::new();
     for (name, lines) in SCRIPTS {
-        let redis = spawn_redis_with(tmp.path(), &["--enable-debug-command", "yes"])
-            .expect("redis-server");
+        let redis =
+            spawn_redis_with(tmp.path(), &["--enable-debug-command", "yes"]).expect("redis-server");
         let relis = start_with(|c| c.set("enable-debug-command", "yes").unwrap()).await;
         let mut want = connect(redis.addr(), resp3).await;
         let mut got = connect(relis.addr, resp3).await;
@@ -512,7 +512,13 @@ async fn xread_block_is_served_by_xadd_from_anywhere() {
     ctl.cmd(&["XADD", "s", "1-1", "old", "x"]).await;
     // `$` means after what is there now: both wait, and one XADD serves both.
     send(&mut a, &["XREAD", "BLOCK", "0", "STREAMS", "s", "$"]).await;
-    send(&mut b, &["XREAD", "COUNT", "5", "BLOCK", "0", "STREAMS", "other", "s", "0", "$"]).await;
+    send(
+        &mut b,
+        &[
+            "XREAD", "COUNT", "5", "BLOCK", "0", "STREAMS", "other", "s", "0", "$",
+        ],
+    )
+    .await;
     wait_blocked(&mut ctl, 2).await;
     assert_eq!(ctl.cmd(&["XADD", "s", "2-1", "f", "v"]).await, bulk("2-1"));
     assert_eq!(a.read().await.unwrap(), one_entry("s", "2-1", "f", "v"));
@@ -540,7 +546,11 @@ async fn xread_block_is_served_by_xadd_from_anywhere() {
 
     // From a script, onto a key that did not exist, with the reader in RESP3 (a map).
     a.cmd(&["HELLO", "3"]).await;
-    send(&mut a, &["XREAD", "BLOCK", "0", "STREAMS", "s", "new", "$", "$"]).await;
+    send(
+        &mut a,
+        &["XREAD", "BLOCK", "0", "STREAMS", "s", "new", "$", "$"],
+    )
+    .await;
     wait_blocked(&mut ctl, 1).await;
     ctl.cmd(&[
         "EVAL",
@@ -558,7 +568,11 @@ async fn xread_block_is_served_by_xadd_from_anywhere() {
     );
 
     // A key that turns into another type does not serve the reader; the stream does.
-    send(&mut b, &["XREAD", "BLOCK", "0", "STREAMS", "l", "s", "$", "$"]).await;
+    send(
+        &mut b,
+        &["XREAD", "BLOCK", "0", "STREAMS", "l", "s", "$", "$"],
+    )
+    .await;
     wait_blocked(&mut ctl, 1).await;
     ctl.cmd(&["LPUSH", "l", "x"]).await;
     let r = tokio::time::timeout(std::time::Duration::from_millis(100), b.read()).await;
@@ -577,7 +591,11 @@ async fn xread_block_times_out_with_a_null_array() {
     assert_eq!(c.read_raw().await.unwrap(), b"*-1\r\n");
     assert!(t.elapsed() >= std::time::Duration::from_millis(50));
     c.cmd(&["HELLO", "3"]).await;
-    send(&mut c, &["XREAD", "BLOCK", "50", "STREAMS", "s", "nokey", "$", "0"]).await;
+    send(
+        &mut c,
+        &["XREAD", "BLOCK", "50", "STREAMS", "s", "nokey", "$", "0"],
+    )
+    .await;
     assert_eq!(c.read_raw().await.unwrap(), b"_\r\n");
     // The connection goes on, and nothing is left blocked.
     assert_eq!(c.cmd(&["XLEN", "s"]).await, int(1));
@@ -608,7 +626,8 @@ async fn keyspace_events_are_redis_events() {
     for addr in [redis.addr(), relis.addr] {
         let mut ctl = Raw::connect(addr).await;
         let mut sub = Raw::connect(addr).await;
-        ctl.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]).await;
+        ctl.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEA"])
+            .await;
         sub.cmd(&["PSUBSCRIBE", "__key*__:*"]).await;
         sub.cmd(&["SUBSCRIBE", "end"]).await;
         for l in lines {
@@ -633,7 +652,11 @@ async fn keyspace_events_are_redis_events() {
         }
         seen.push(events);
     }
-    assert!(seen[0].iter().any(|e| e.ends_with("xsetid")), "{:?}", seen[0]);
+    assert!(
+        seen[0].iter().any(|e| e.ends_with("xsetid")),
+        "{:?}",
+        seen[0]
+    );
     assert_eq!(seen[1], seen[0]);
 }
 

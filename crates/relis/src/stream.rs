@@ -353,9 +353,7 @@ impl Reader<'_> {
             "SELECT ms, seq FROM main.relis_stream WHERE kid = ?1 ORDER BY ms, seq LIMIT 1"
         };
         Ok(crate::stmt::prepare(self.conn, sql)?
-            .query_row([kid], |r| {
-                Ok(StreamId::new(dec(r.get(0)?), dec(r.get(1)?)))
-            })
+            .query_row([kid], |r| Ok(StreamId::new(dec(r.get(0)?), dec(r.get(1)?))))
             .optional()?)
     }
 
@@ -386,7 +384,13 @@ impl Reader<'_> {
         let Some(start) = after.next() else {
             return Ok(None);
         };
-        Ok(Some(self.stream_entries(meta.id, start, StreamId::MAX, count, false)?))
+        Ok(Some(self.stream_entries(
+            meta.id,
+            start,
+            StreamId::MAX,
+            count,
+            false,
+        )?))
     }
 }
 
@@ -682,7 +686,14 @@ mod tests {
                     None,
                 )?;
             }
-            let e = w.xadd(0, b"s", XAddId::Explicit(StreamId::new(3, 0)), &fv("x"), false, None);
+            let e = w.xadd(
+                0,
+                b"s",
+                XAddId::Explicit(StreamId::new(3, 0)),
+                &fv("x"),
+                false,
+                None,
+            );
             assert_eq!(e, Err(Error::Stream(StreamError::IdTooSmall)));
             assert_eq!(
                 w.xadd(0, b"s", XAddId::AutoSeq(250), &fv("y"), false, None)?
@@ -690,7 +701,10 @@ mod tests {
                     .id,
                 StreamId::new(250, 1)
             );
-            assert_eq!(w.xdel(0, b"s", &[StreamId::new(2, 0), StreamId::new(9, 9)])?, 1);
+            assert_eq!(
+                w.xdel(0, b"s", &[StreamId::new(2, 0), StreamId::new(9, 9)])?,
+                1
+            );
             // 250 left: `~` to 120 takes one run of 100, `=` the rest.
             let approx = Trim {
                 to: TrimTo::MaxLen(120),
@@ -708,10 +722,14 @@ mod tests {
         .unwrap();
         db.read(|r| {
             assert_eq!(r.xlen(0, b"s")?, Some(120));
-            let all = r.xrange(0, b"s", StreamId::MIN, StreamId::MAX, 0, false)?.unwrap();
+            let all = r
+                .xrange(0, b"s", StreamId::MIN, StreamId::MAX, 0, false)?
+                .unwrap();
             assert_eq!(all.first().unwrap().id, StreamId::new(132, 0));
             assert_eq!(all.last().unwrap().fields, fv("y"));
-            let rev = r.xrange(0, b"s", StreamId::MIN, StreamId::MAX, 2, true)?.unwrap();
+            let rev = r
+                .xrange(0, b"s", StreamId::MIN, StreamId::MAX, 2, true)?
+                .unwrap();
             assert_eq!(rev[0].id, StreamId::new(250, 1));
             let s = r.stream_meta(0, b"s")?.unwrap();
             assert_eq!(s.entries_added, 251);
@@ -732,7 +750,14 @@ mod tests {
         db.write(move |w| {
             for i in 1..=3000u64 {
                 let f = [Bytes::from_static(b"f"), Bytes::from(i.to_string())];
-                w.xadd(0, b"big", XAddId::Explicit(StreamId::new(i, 0)), &f, false, None)?;
+                w.xadd(
+                    0,
+                    b"big",
+                    XAddId::Explicit(StreamId::new(i, 0)),
+                    &f,
+                    false,
+                    None,
+                )?;
             }
             // COPY takes the entries along, DEL leaves them to the trash.
             w.copy(0, b"big", 0, b"copy", false)?;

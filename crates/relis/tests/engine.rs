@@ -578,7 +578,10 @@ fn a_schema_6_file_is_migrated_to_streams() {
         .unwrap();
     }
     let db = Db::open(&path).unwrap();
-    let fields = [relis::Bytes::from_static(b"f"), relis::Bytes::from_static(b"v")];
+    let fields = [
+        relis::Bytes::from_static(b"f"),
+        relis::Bytes::from_static(b"v"),
+    ];
     let added = db
         .write(move |w| w.xadd(0, b"s", relis::XAddId::Auto, &fields, false, None))
         .unwrap()

@@ -14,7 +14,7 @@ use std::sync::Arc;
 enum Op {
     Add(u8, u8, Option<(bool, u16, bool)>, u8),
     Del(u8, Vec<(u8, u8)>),
-    TrimOp(u8, bool, u16, bool, u16),
+    XTrim(u8, bool, u16, bool, u16),
     SetId(u8, u8, u8),
     Range(u8, (u8, u8), (u8, u8), u8, bool),
     Read(u8, (u8, u8), u8),
@@ -37,7 +37,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (any::<u8>(), proptest::collection::vec((any::<u8>(), any::<u8>()), 1..4))
             .prop_map(|(k, ids)| Op::Del(k, ids)),
         1 => (any::<u8>(), any::<bool>(), 0..150u16, any::<bool>(), 0..300u16)
-            .prop_map(|(k, by_len, n, approx, limit)| Op::TrimOp(k, by_len, n, approx, limit)),
+            .prop_map(|(k, by_len, n, approx, limit)| Op::XTrim(k, by_len, n, approx, limit)),
         1 => (any::<u8>(), any::<u8>(), any::<u8>()).prop_map(|(k, a, b)| Op::SetId(k, a, b)),
         2 => (any::<u8>(), (any::<u8>(), any::<u8>()), (any::<u8>(), any::<u8>()), 0..5u8, any::<bool>())
             .prop_map(|(k, a, b, c, r)| Op::Range(k, a, b, c, r)),
@@ -116,7 +116,10 @@ fn run(ops: Vec<Op>) {
                     approx,
                     limit: if approx { 10_000 } else { 0 },
                 });
-                let fields = vec![Bytes::from_static(b"f"), Bytes::from(vec![v; usize::from(v % 3)])];
+                let fields = vec![
+                    Bytes::from_static(b"f"),
+                    Bytes::from(vec![v; usize::from(v % 3)]),
+                ];
                 let s = m.entry(key(k)).or_default();
                 let new = match how {
                     XAddId::Auto if now > s.last.ms => Some(StreamId::new(now, 0)),
@@ -156,7 +159,7 @@ fn run(ops: Vec<Op>) {
                 let got = db.write(move |w| w.xdel(0, &key(k), &ids)).unwrap();
                 assert_eq!(got, want, "{op:?}");
             }
-            Op::TrimOp(k, by_len, n, approx, limit) => {
+            Op::XTrim(k, by_len, n, approx, limit) => {
                 let to = if by_len {
                     TrimTo::MaxLen(u64::from(n))
                 } else {
@@ -173,9 +176,7 @@ fn run(ops: Vec<Op>) {
                 let want = match m.get_mut(&key(k)) {
                     None => Err(Error::NoSuchKey),
                     Some(s) => match s.entries.keys().next_back() {
-                        Some(top) if to < *top => {
-                            Err(Error::Stream(StreamError::SetIdBelowTop))
-                        }
+                        Some(top) if to < *top => Err(Error::Stream(StreamError::SetIdBelowTop)),
                         _ => {
                             s.last = to;
                             Ok(())
@@ -242,14 +243,9 @@ fn run(ops: Vec<Op>) {
         }
         // The stream's own numbers agree after every step.
         for k in 0..3u8 {
-            let want = m.get(&key(k)).map(|s| {
-                (
-                    s.entries.len() as u64,
-                    s.last,
-                    s.max_deleted,
-                    s.added,
-                )
-            });
+            let want = m
+                .get(&key(k))
+                .map(|s| (s.entries.len() as u64, s.last, s.max_deleted, s.added));
             let got = db
                 .read(move |r| r.stream_meta(0, &key(k)))
                 .unwrap()

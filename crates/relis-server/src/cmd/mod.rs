@@ -236,11 +236,13 @@ impl KeySpec {
                     return false;
                 };
                 let first = begin + at as i64 + 1;
-                let last = if last >= 0 { first + i64::from(last) } else { argc + i64::from(last) };
+                let last = if last >= 0 {
+                    first + i64::from(last)
+                } else {
+                    argc + i64::from(last)
+                };
                 let span = (last - first + 1).max(0) / i64::from(limit.max(1));
-                pos >= first
-                    && pos < first + span
-                    && (pos - first) % i64::from(step.max(1)) == 0
+                pos >= first && pos < first + span && (pos - first) % i64::from(step.max(1)) == 0
             }
         }
     }

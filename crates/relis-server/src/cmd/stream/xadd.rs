@@ -103,12 +103,18 @@ mod tests {
         let p = |line| XAdd::from_args(&mut super::super::args_of("xadd", line));
         let arity = Err(CmdError::WrongArity("xadd".into()));
         assert_eq!(p("s * f").map(|_| ()), arity);
-        assert_eq!(p("s limit 5 limit 5").map(|_| ()), Err(CmdError::err(
-            "syntax error, LIMIT cannot be used without specifying a trimming strategy"
-        )));
-        assert_eq!(p("s 0-0 f v").map(|_| ()), Err(CmdError::err(
-            "The ID specified in XADD must be greater than 0-0"
-        )));
+        assert_eq!(
+            p("s limit 5 limit 5").map(|_| ()),
+            Err(CmdError::err(
+                "syntax error, LIMIT cannot be used without specifying a trimming strategy"
+            ))
+        );
+        assert_eq!(
+            p("s 0-0 f v").map(|_| ()),
+            Err(CmdError::err(
+                "The ID specified in XADD must be greater than 0-0"
+            ))
+        );
         assert_eq!(p("s abc f v").map(|_| ()), Err(super::super::invalid_id()));
         let x = p("s nomkstream minid ~ 5 limit 7 9-* f v g w").unwrap();
         assert!(x.nomkstream);

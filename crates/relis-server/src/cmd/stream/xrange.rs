@@ -114,9 +114,15 @@ mod tests {
         let p = |line, rev| XRange::from_args(&mut super::super::args_of("xrange", line), rev);
         // A bare `ms` end is `ms-<largest>` before the exclusion takes one off, as in Redis.
         let x = p("s (1-1 (3", false).unwrap();
-        assert_eq!((x.start, x.end), (StreamId::new(1, 2), StreamId::new(3, u64::MAX - 1)));
+        assert_eq!(
+            (x.start, x.end),
+            (StreamId::new(1, 2), StreamId::new(3, u64::MAX - 1))
+        );
         let x = p("s + - count -3", true).unwrap();
-        assert_eq!((x.start, x.end, x.count), (StreamId::MIN, StreamId::MAX, Some(0)));
+        assert_eq!(
+            (x.start, x.end, x.count),
+            (StreamId::MIN, StreamId::MAX, Some(0))
+        );
         assert_eq!(
             p("s - (0-0", false),
             Err(CmdError::err("invalid end ID for the interval"))

@@ -71,7 +71,7 @@ pub fn xread_keys(argv: &[Bytes]) -> Vec<usize> {
         return Vec::new();
     };
     let n = argv.len() - at - 1;
-    if n == 0 || n % 2 != 0 {
+    if n == 0 || !n.is_multiple_of(2) {
         return Vec::new();
     }
     (at + 1..=at + n / 2).collect()
@@ -104,9 +104,9 @@ impl XRead {
             let more = args.remaining() > 1;
             if a.eq_ignore_ascii_case(b"block") && more {
                 args.next()?;
-                let ms = args.next_i64().map_err(|_| {
-                    CmdError::err("timeout is not an integer or out of range")
-                })?;
+                let ms = args
+                    .next_i64()
+                    .map_err(|_| CmdError::err("timeout is not an integer or out of range"))?;
                 if ms < 0 {
                     return Err(CmdError::err("timeout is negative"));
                 }
@@ -117,7 +117,7 @@ impl XRead {
             } else if a.eq_ignore_ascii_case(b"streams") && more {
                 args.next()?;
                 let rest = args.rest();
-                if rest.len() % 2 != 0 {
+                if !rest.len().is_multiple_of(2) {
                     return Err(CmdError::err(
                         "Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
                     ));
@@ -275,7 +275,10 @@ mod tests {
             ))
         );
         assert_eq!(p("count 1 x 2"), Err(CmdError::Syntax));
-        assert_eq!(p("block -1 streams a 0"), Err(CmdError::err("timeout is negative")));
+        assert_eq!(
+            p("block -1 streams a 0"),
+            Err(CmdError::err("timeout is negative"))
+        );
         assert_eq!(
             p("block 1.5 streams a 0"),
             Err(CmdError::err("timeout is not an integer or out of range"))
