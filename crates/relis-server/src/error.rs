@@ -129,7 +129,11 @@ impl From<relis::Error> for CmdError {
             E::StringTooLong => CmdError::StringTooLong,
             E::DbIndexOutOfRange => CmdError::DbIndexOutOfRange,
             E::SameObject => CmdError::SameObject,
+            E::Stream(relis::StreamError::BusyGroup) => {
+                CmdError::text("BUSYGROUP Consumer Group name already exists")
+            }
             E::Stream(e) => CmdError::err(match e {
+                relis::StreamError::BusyGroup => "Consumer Group name already exists",
                 relis::StreamError::IdTooSmall => {
                     "The ID specified in XADD is equal or smaller than the target stream top item"
                 }

@@ -33,6 +33,7 @@ pub mod sql;
 mod stmt;
 mod store;
 mod stream;
+mod stream_group;
 mod strings;
 mod usage;
 mod walwrite;
@@ -64,6 +65,7 @@ pub use store::{KeyMeta, KeyType, Reader, Writer};
 pub use stream::{
     StreamEntry, StreamError, StreamId, StreamMeta, Trim, TrimTo, XAddId, XAdded, TRIM_RUN,
 };
+pub use stream_group::{Delivered, GroupRead, GroupStart, PendingEntry, PendingSummary};
 pub use strings::{
     add_float, clamp_range, lcs, parse_i64, Expiry, Lcs, SetCond, SetOptions, SetOutcome,
     StringLookup, MAX_STORED_VALUE, MAX_STRING,

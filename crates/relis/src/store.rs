@@ -478,6 +478,16 @@ impl<'c> Writer<'c> {
             .conn
             .prepare_cached(&format!("DELETE FROM {table} WHERE kid = ?1"))?
             .execute([kid])?;
+        if table == "main.relis_stream" {
+            // Consumer groups go with the entries (a group's PEL is bounded by what it read).
+            for sql in [
+                "DELETE FROM main.relis_stream_pel WHERE kid = ?1",
+                "DELETE FROM main.relis_stream_consumer WHERE kid = ?1",
+                "DELETE FROM main.relis_stream_group WHERE kid = ?1",
+            ] {
+                crate::stmt::prepare(self.conn, sql)?.execute([kid])?;
+            }
+        }
         if table == "main.relis_zset" {
             crate::zset::forget_copy(self.conn, kid);
             crate::stmt::prepare(self.conn, "DELETE FROM main.relis_zrank WHERE kid = ?1")?

@@ -140,6 +140,8 @@ pub enum StreamError {
     SetIdBelowTop,
     /// XSETID: ENTRIESADDED is below the stream's length.
     EntriesAddedBelowLength,
+    /// XGROUP CREATE: the group exists.
+    BusyGroup,
 }
 
 /// Stores `v` as an SQLite integer that sorts as `v` does: the top bit flipped.
@@ -431,6 +433,37 @@ impl Writer<'_> {
         Ok(Some((meta, s)))
     }
 
+    /// A new, empty stream at `key` (which must be free); returns its id.
+    pub(crate) fn create_empty_stream(&mut self, db: u32, key: &[u8]) -> Result<i64> {
+        let kid = self.next_version();
+        crate::stmt::prepare(
+            self.conn,
+            "INSERT INTO main.relis_keys (db, key, id, type, version, count, mtime, value)
+             VALUES (?1, ?2, ?3, 5, ?3, 0, ?4, ?5)",
+        )?
+        .execute((
+            db,
+            key,
+            kid,
+            self.now,
+            &encode_meta(&StreamMeta::default())[..],
+        ))?;
+        self.note_new(db, key);
+        Ok(kid)
+    }
+
+    /// Records a write to the stream that changes none of its numbers (its groups): a new
+    /// version (WATCH) and mtime.
+    pub(crate) fn touch_stream(&mut self, db: u32, key: &[u8]) -> Result<()> {
+        let version = self.next_version();
+        crate::stmt::prepare(
+            self.conn,
+            "UPDATE main.relis_keys SET version = ?3, mtime = ?4 WHERE db = ?1 AND key = ?2",
+        )?
+        .execute((db, key, version, self.now))?;
+        Ok(())
+    }
+
     fn save_stream(&mut self, db: u32, key: &[u8], s: &StreamMeta) -> Result<()> {
         let version = self.next_version();
         crate::stmt::prepare(
@@ -467,18 +500,7 @@ impl Writer<'_> {
         let (kid, mut s) = match self.stream_for_write(db, key)? {
             Some((meta, s)) => (meta.id, s),
             None if nomkstream => return Ok(None),
-            None => {
-                let kid = self.next_version();
-                let s = StreamMeta::default();
-                crate::stmt::prepare(
-                    self.conn,
-                    "INSERT INTO main.relis_keys (db, key, id, type, version, count, mtime, value)
-                     VALUES (?1, ?2, ?3, 5, ?3, 0, ?4, ?5)",
-                )?
-                .execute((db, key, kid, self.now, &encode_meta(&s)[..]))?;
-                self.note_new(db, key);
-                (kid, s)
-            }
+            None => (self.create_empty_stream(db, key)?, StreamMeta::default()),
         };
         if s.last_id == StreamId::MAX {
             return Err(Error::Stream(StreamError::Exhausted));

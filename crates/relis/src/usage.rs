@@ -211,7 +211,10 @@ mod tests {
                 w.sadd(0, b"s", &[format!("member:{i}").into()])?;
             }
             for i in 0..500 {
-                let f = [bytes::Bytes::from_static(b"field"), format!("value:{i}").into()];
+                let f = [
+                    bytes::Bytes::from_static(b"field"),
+                    format!("value:{i}").into(),
+                ];
                 w.xadd(0, b"x", crate::XAddId::Auto, &f, false, None)?;
             }
             Ok(())

@@ -31,3 +31,41 @@ SELECT db,
 FROM relis_keys
 WHERE (expire_at IS NULL OR expire_at > relis_now())
   AND ((SELECT relis_sees_all()) OR relis_visible(key));
+
+-- Consumer groups. Ids are stored as in relis_stream. `entries_read` is NULL when unknown
+-- (Redis's SCG_INVALID_ENTRIES_READ).
+CREATE TABLE relis_stream_group (
+    kid          INTEGER NOT NULL,
+    name         BLOB    NOT NULL,
+    last_ms      INTEGER NOT NULL,
+    last_seq     INTEGER NOT NULL,
+    entries_read INTEGER,
+    PRIMARY KEY (kid, name)
+) STRICT, WITHOUT ROWID;
+
+-- A group's consumers; `seen` is the unix ms of the consumer's last read or claim.
+CREATE TABLE relis_stream_consumer (
+    kid   INTEGER NOT NULL,
+    grp   BLOB    NOT NULL,
+    name  BLOB    NOT NULL,
+    seen  INTEGER NOT NULL,
+    PRIMARY KEY (kid, grp, name)
+) STRICT, WITHOUT ROWID;
+
+-- The pending entries lists: one row per entry delivered to a group and not acknowledged,
+-- with its consumer, last delivery (unix ms) and delivery count. XPENDING and XACK go by
+-- (group, id); a consumer's own list (XPENDING ... consumer, XREADGROUP history, DELCONSUMER)
+-- by the consumer index; XAUTOCLAIM's idle scan by the delivery-time index.
+CREATE TABLE relis_stream_pel (
+    kid       INTEGER NOT NULL,
+    grp       BLOB    NOT NULL,
+    ms        INTEGER NOT NULL,
+    seq       INTEGER NOT NULL,
+    consumer  BLOB    NOT NULL,
+    delivered INTEGER NOT NULL,
+    count     INTEGER NOT NULL,
+    PRIMARY KEY (kid, grp, ms, seq)
+) STRICT, WITHOUT ROWID;
+
+CREATE INDEX relis_stream_pel_consumer ON relis_stream_pel (kid, grp, consumer, ms, seq);
+CREATE INDEX relis_stream_pel_delivered ON relis_stream_pel (kid, grp, delivered);

@@ -9,11 +9,15 @@
 //! XADD declares `unblocks`: right after it, in the same transaction, clients blocked in
 //! XREAD on its key are served (see `blocking.rs`).
 
+pub mod xack;
 pub mod xadd;
 pub mod xdel;
+pub mod xgroup;
 pub mod xlen;
+pub mod xpending;
 pub mod xrange;
 pub mod xread;
+pub mod xreadgroup;
 pub mod xsetid;
 pub mod xtrim;
 
@@ -34,6 +38,10 @@ pub static SPECS: &[Spec] = &[
     xdel::SPEC,
     xtrim::SPEC,
     xsetid::SPEC,
+    xgroup::SPEC,
+    xreadgroup::SPEC,
+    xack::SPEC,
+    xpending::SPEC,
 ];
 
 /// `ERR Invalid stream ID specified as stream command argument`

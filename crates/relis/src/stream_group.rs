@@ -1,0 +1,537 @@
+//! Stream consumer groups (Redis 7.0): each group's last delivered id, its consumers and its
+//! pending entries list (PEL), in the `relis_stream_group`, `relis_stream_consumer` and
+//! `relis_stream_pel` tables (schema 7). No operation reads a whole PEL unless its reply needs
+//! it: XACK and XPENDING's ranges go by (group, id), a consumer's list by its index.
+//!
+//! `entries_read` is kept as Redis keeps it where that needs no scan: set by XGROUP CREATE /
+//! SETID, advanced by one per new entry delivered while it is known; Redis's estimate after a
+//! deletion in the range (its "tombstones" check) is not done yet, so it is unknown (NULL) in
+//! that case only when set so. XINFO, which shows it, is not implemented yet.
+
+use crate::error::{Error, Result};
+use crate::store::{KeyMeta, KeyType, Reader, Writer};
+use crate::stream::{dec, decode_fields, enc, StreamId};
+use bytes::Bytes;
+use rusqlite::OptionalExtension;
+
+/// Where XGROUP CREATE / SETID put the group's last delivered id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupStart {
+    /// `$`: the stream's last id.
+    Last,
+    /// An id.
+    Id(StreamId),
+}
+
+/// What XREADGROUP reads for one stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupRead {
+    /// `>`: entries never delivered to the group.
+    New,
+    /// An id: the consumer's own pending entries after it (its history).
+    History(StreamId),
+}
+
+/// One entry XREADGROUP delivers: its id and its fields (`None` when the entry was deleted
+/// since it was delivered, for a history read).
+pub type Delivered = (StreamId, Option<Vec<Bytes>>);
+
+/// XPENDING's summary: how many, the smallest and largest ids, and per consumer how many.
+pub type PendingSummary = (u64, Option<(StreamId, StreamId)>, Vec<(Bytes, u64)>);
+
+/// One row of XPENDING's extended form: id, consumer, ms since last delivery, deliveries.
+pub type PendingEntry = (StreamId, Bytes, i64, u64);
+
+impl Reader<'_> {
+    fn group_stream(&self, db: u32, key: &[u8]) -> Result<Option<KeyMeta>> {
+        match self.meta(db, key)? {
+            Some(m) if m.kind != KeyType::Stream => Err(Error::WrongType),
+            m => Ok(m),
+        }
+    }
+
+    /// The group's last delivered id and entries read, if the group exists.
+    fn group_row(&self, kid: i64, group: &[u8]) -> Result<Option<(StreamId, Option<i64>)>> {
+        Ok(crate::stmt::prepare(
+            self.conn,
+            "SELECT last_ms, last_seq, entries_read FROM main.relis_stream_group
+             WHERE kid = ?1 AND name = ?2",
+        )?
+        .query_row((kid, group), |r| {
+            Ok((
+                StreamId::new(dec(r.get(0)?), dec(r.get(1)?)),
+                r.get::<_, Option<i64>>(2)?,
+            ))
+        })
+        .optional()?)
+    }
+
+    /// Whether the stream at `key` has the group `group` (`false` without a stream).
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    pub fn stream_group_exists(&self, db: u32, key: &[u8], group: &[u8]) -> Result<bool> {
+        let Some(meta) = self.group_stream(db, key)? else {
+            return Ok(false);
+        };
+        Ok(self.group_row(meta.id, group)?.is_some())
+    }
+
+    /// XPENDING key group: `None` when there is no such stream or group.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    pub fn xpending_summary(
+        &self,
+        db: u32,
+        key: &[u8],
+        group: &[u8],
+    ) -> Result<Option<PendingSummary>> {
+        let Some(meta) = self.group_stream(db, key)? else {
+            return Ok(None);
+        };
+        if self.group_row(meta.id, group)?.is_none() {
+            return Ok(None);
+        }
+        let edge = |sql: &'static str| -> Result<Option<StreamId>> {
+            Ok(crate::stmt::prepare(self.conn, sql)?
+                .query_row((meta.id, group), |r| {
+                    Ok(StreamId::new(dec(r.get(0)?), dec(r.get(1)?)))
+                })
+                .optional()?)
+        };
+        let first = edge(
+            "SELECT ms, seq FROM main.relis_stream_pel WHERE kid = ?1 AND grp = ?2
+             ORDER BY ms, seq LIMIT 1",
+        )?;
+        let last = edge(
+            "SELECT ms, seq FROM main.relis_stream_pel WHERE kid = ?1 AND grp = ?2
+             ORDER BY ms DESC, seq DESC LIMIT 1",
+        )?;
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "SELECT consumer, count(*) FROM main.relis_stream_pel WHERE kid = ?1 AND grp = ?2
+             GROUP BY consumer ORDER BY consumer",
+        )?;
+        let per: Vec<(Bytes, u64)> = st
+            .query_map((meta.id, group), |r| {
+                Ok((
+                    Bytes::from(r.get::<_, Vec<u8>>(0)?),
+                    r.get::<_, i64>(1)? as u64,
+                ))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let total = per.iter().map(|(_, n)| n).sum();
+        Ok(Some((total, first.zip(last), per)))
+    }
+
+    /// XPENDING key group [IDLE min] start end count [consumer]: `None` when there is no such
+    /// stream or group.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    #[allow(clippy::too_many_arguments)]
+    pub fn xpending_range(
+        &self,
+        db: u32,
+        key: &[u8],
+        group: &[u8],
+        min_idle: i64,
+        start: StreamId,
+        end: StreamId,
+        count: u64,
+        consumer: Option<&[u8]>,
+    ) -> Result<Option<Vec<PendingEntry>>> {
+        let Some(meta) = self.group_stream(db, key)? else {
+            return Ok(None);
+        };
+        if self.group_row(meta.id, group)?.is_none() {
+            return Ok(None);
+        }
+        if count == 0 || start > end {
+            return Ok(Some(Vec::new()));
+        }
+        let sql = if consumer.is_some() {
+            "SELECT ms, seq, consumer, delivered, count FROM main.relis_stream_pel
+             WHERE kid = ?1 AND grp = ?2 AND consumer = ?7
+               AND (ms, seq) >= (?3, ?4) AND (ms, seq) <= (?5, ?6) AND delivered <= ?8
+             ORDER BY ms, seq LIMIT ?9"
+        } else {
+            "SELECT ms, seq, consumer, delivered, count FROM main.relis_stream_pel
+             WHERE kid = ?1 AND grp = ?2 AND (?7 IS NULL OR consumer = ?7)
+               AND (ms, seq) >= (?3, ?4) AND (ms, seq) <= (?5, ?6) AND delivered <= ?8
+             ORDER BY ms, seq LIMIT ?9"
+        };
+        let limit = i64::try_from(count).unwrap_or(i64::MAX);
+        let mut st = crate::stmt::prepare(self.conn, sql)?;
+        let rows = st.query_map(
+            rusqlite::params![
+                meta.id,
+                group,
+                enc(start.ms),
+                enc(start.seq),
+                enc(end.ms),
+                enc(end.seq),
+                consumer,
+                self.now.saturating_sub(min_idle),
+                limit
+            ],
+            |r| {
+                Ok((
+                    StreamId::new(dec(r.get(0)?), dec(r.get(1)?)),
+                    Bytes::from(r.get::<_, Vec<u8>>(2)?),
+                    (self.now - r.get::<_, i64>(3)?).max(0),
+                    r.get::<_, i64>(4)? as u64,
+                ))
+            },
+        )?;
+        Ok(Some(rows.collect::<rusqlite::Result<_>>()?))
+    }
+}
+
+impl Writer<'_> {
+    /// The stream for a group command: [`Error::NoSuchKey`] when there is none.
+    fn group_stream_for_write(&mut self, db: u32, key: &[u8]) -> Result<KeyMeta> {
+        self.meta_for_write_of(db, key, KeyType::Stream)?
+            .ok_or(Error::NoSuchKey)
+    }
+
+    fn resolve_start(&self, db: u32, key: &[u8], start: GroupStart) -> Result<StreamId> {
+        Ok(match start {
+            GroupStart::Id(id) => id,
+            GroupStart::Last => self
+                .stream_meta(db, key)?
+                .map(|s| s.last_id)
+                .unwrap_or_default(),
+        })
+    }
+
+    /// XGROUP CREATE: returns whether the stream was created (MKSTREAM).
+    ///
+    /// # Errors
+    /// [`Error::NoSuchKey`] without `mkstream` when there is no stream; [`Error::WrongType`];
+    /// [`crate::StreamError::BusyGroup`].
+    pub fn xgroup_create(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        group: &[u8],
+        start: GroupStart,
+        mkstream: bool,
+        entries_read: Option<i64>,
+    ) -> Result<bool> {
+        let (meta, created) = match self.meta_for_write_of(db, key, KeyType::Stream)? {
+            Some(m) => (m, false),
+            None if mkstream => {
+                self.create_empty_stream(db, key)?;
+                let m = self.meta(db, key)?.ok_or(Error::NoSuchKey)?;
+                (m, true)
+            }
+            None => return Err(Error::NoSuchKey),
+        };
+        if self.group_row(meta.id, group)?.is_some() {
+            return Err(Error::Stream(crate::StreamError::BusyGroup));
+        }
+        let last = self.resolve_start(db, key, start)?;
+        crate::stmt::prepare(
+            self.conn,
+            "INSERT INTO main.relis_stream_group (kid, name, last_ms, last_seq, entries_read)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute((meta.id, group, enc(last.ms), enc(last.seq), entries_read))?;
+        self.touch_stream(db, key)?;
+        Ok(created)
+    }
+
+    /// XGROUP SETID: `false` when there is no such group.
+    ///
+    /// # Errors
+    /// [`Error::NoSuchKey`], [`Error::WrongType`].
+    pub fn xgroup_setid(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        group: &[u8],
+        start: GroupStart,
+        entries_read: Option<i64>,
+    ) -> Result<bool> {
+        let meta = self.group_stream_for_write(db, key)?;
+        if self.group_row(meta.id, group)?.is_none() {
+            return Ok(false);
+        }
+        let last = self.resolve_start(db, key, start)?;
+        crate::stmt::prepare(
+            self.conn,
+            "UPDATE main.relis_stream_group SET last_ms = ?3, last_seq = ?4, entries_read = ?5
+             WHERE kid = ?1 AND name = ?2",
+        )?
+        .execute((meta.id, group, enc(last.ms), enc(last.seq), entries_read))?;
+        self.touch_stream(db, key)?;
+        Ok(true)
+    }
+
+    /// XGROUP DESTROY: whether the group existed.
+    ///
+    /// # Errors
+    /// [`Error::NoSuchKey`], [`Error::WrongType`].
+    pub fn xgroup_destroy(&mut self, db: u32, key: &[u8], group: &[u8]) -> Result<bool> {
+        let meta = self.group_stream_for_write(db, key)?;
+        let n = crate::stmt::prepare(
+            self.conn,
+            "DELETE FROM main.relis_stream_group WHERE kid = ?1 AND name = ?2",
+        )?
+        .execute((meta.id, group))?;
+        if n == 0 {
+            return Ok(false);
+        }
+        for sql in [
+            "DELETE FROM main.relis_stream_consumer WHERE kid = ?1 AND grp = ?2",
+            "DELETE FROM main.relis_stream_pel WHERE kid = ?1 AND grp = ?2",
+        ] {
+            crate::stmt::prepare(self.conn, sql)?.execute((meta.id, group))?;
+        }
+        self.touch_stream(db, key)?;
+        Ok(true)
+    }
+
+    /// XGROUP CREATECONSUMER: `None` when there is no such group, else whether it was created.
+    ///
+    /// # Errors
+    /// [`Error::NoSuchKey`], [`Error::WrongType`].
+    pub fn xgroup_createconsumer(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        group: &[u8],
+        consumer: &[u8],
+    ) -> Result<Option<bool>> {
+        let meta = self.group_stream_for_write(db, key)?;
+        if self.group_row(meta.id, group)?.is_none() {
+            return Ok(None);
+        }
+        let created = self.ensure_consumer(meta.id, group, consumer)?;
+        if created {
+            self.touch_stream(db, key)?;
+        }
+        Ok(Some(created))
+    }
+
+    /// XGROUP DELCONSUMER: `None` when there is no such group, else how many entries the
+    /// consumer had pending (they are dropped with it).
+    ///
+    /// # Errors
+    /// [`Error::NoSuchKey`], [`Error::WrongType`].
+    pub fn xgroup_delconsumer(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        group: &[u8],
+        consumer: &[u8],
+    ) -> Result<Option<Option<u64>>> {
+        let meta = self.group_stream_for_write(db, key)?;
+        if self.group_row(meta.id, group)?.is_none() {
+            return Ok(None);
+        }
+        let existed = crate::stmt::prepare(
+            self.conn,
+            "DELETE FROM main.relis_stream_consumer WHERE kid = ?1 AND grp = ?2 AND name = ?3",
+        )?
+        .execute((meta.id, group, consumer))?;
+        if existed == 0 {
+            return Ok(Some(None));
+        }
+        let pending = crate::stmt::prepare(
+            self.conn,
+            "DELETE FROM main.relis_stream_pel WHERE kid = ?1 AND grp = ?2 AND consumer = ?3",
+        )?
+        .execute((meta.id, group, consumer))? as u64;
+        self.touch_stream(db, key)?;
+        Ok(Some(Some(pending)))
+    }
+
+    /// Creates the consumer if it does not exist; returns whether it did not.
+    fn ensure_consumer(&mut self, kid: i64, group: &[u8], consumer: &[u8]) -> Result<bool> {
+        let n = crate::stmt::prepare(
+            self.conn,
+            "INSERT OR IGNORE INTO main.relis_stream_consumer (kid, grp, name, seen)
+             VALUES (?1, ?2, ?3, ?4)",
+        )?
+        .execute((kid, group, consumer, self.now))?;
+        Ok(n > 0)
+    }
+
+    /// XREADGROUP for one stream: `None` when there is no such stream or group; else whether
+    /// the consumer was created, and what was delivered (for `>`, nothing new is `Some` of an
+    /// empty list).
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    #[allow(clippy::too_many_arguments)]
+    pub fn xreadgroup(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        group: &[u8],
+        consumer: &[u8],
+        from: GroupRead,
+        count: u64,
+        noack: bool,
+    ) -> Result<Option<(bool, Vec<Delivered>)>> {
+        let Some(meta) = self.meta_for_write_of(db, key, KeyType::Stream)? else {
+            return Ok(None);
+        };
+        let Some((last, entries_read)) = self.group_row(meta.id, group)? else {
+            return Ok(None);
+        };
+        let new_entries = match from {
+            GroupRead::New => {
+                let entries = match last.next() {
+                    Some(start) => {
+                        self.stream_entries(meta.id, start, StreamId::MAX, count, false)?
+                    }
+                    None => Vec::new(),
+                };
+                // Nothing new: Redis does not serve the stream (nor create the consumer).
+                if entries.is_empty() {
+                    return Ok(Some((false, Vec::new())));
+                }
+                entries
+            }
+            GroupRead::History(_) => Vec::new(),
+        };
+        let created = self.ensure_consumer(meta.id, group, consumer)?;
+        crate::stmt::prepare(
+            self.conn,
+            "UPDATE main.relis_stream_consumer SET seen = ?4 WHERE kid = ?1 AND grp = ?2 AND name = ?3",
+        )?
+        .execute((meta.id, group, consumer, self.now))?;
+        let out = match from {
+            GroupRead::New => {
+                let entries = new_entries;
+                if let Some(e) = entries.last() {
+                    let read = entries_read.map(|n| n + entries.len() as i64);
+                    crate::stmt::prepare(
+                        self.conn,
+                        "UPDATE main.relis_stream_group SET last_ms = ?3, last_seq = ?4,
+                         entries_read = ?5 WHERE kid = ?1 AND name = ?2",
+                    )?
+                    .execute((
+                        meta.id,
+                        group,
+                        enc(e.id.ms),
+                        enc(e.id.seq),
+                        read,
+                    ))?;
+                }
+                if !noack {
+                    for e in &entries {
+                        // An id already pending (after XGROUP SETID back) moves to this
+                        // consumer with a fresh delivery, as Redis's streamPropagateXCLAIM
+                        // path does.
+                        crate::stmt::prepare(
+                            self.conn,
+                            "INSERT INTO main.relis_stream_pel
+                                 (kid, grp, ms, seq, consumer, delivered, count)
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1)
+                             ON CONFLICT (kid, grp, ms, seq) DO UPDATE
+                             SET consumer = ?5, delivered = ?6, count = 1",
+                        )?
+                        .execute((
+                            meta.id,
+                            group,
+                            enc(e.id.ms),
+                            enc(e.id.seq),
+                            consumer,
+                            self.now,
+                        ))?;
+                    }
+                }
+                entries
+                    .into_iter()
+                    .map(|e| (e.id, Some(e.fields)))
+                    .collect()
+            }
+            GroupRead::History(after) => {
+                let Some(start) = after.next() else {
+                    return Ok(Some((created, Vec::new())));
+                };
+                let limit = if count == 0 {
+                    -1
+                } else {
+                    i64::try_from(count).unwrap_or(i64::MAX)
+                };
+                let ids: Vec<StreamId> = crate::stmt::prepare(
+                    self.conn,
+                    "SELECT ms, seq FROM main.relis_stream_pel
+                     WHERE kid = ?1 AND grp = ?2 AND consumer = ?3 AND (ms, seq) >= (?4, ?5)
+                     ORDER BY ms, seq LIMIT ?6",
+                )?
+                .query_map(
+                    (
+                        meta.id,
+                        group,
+                        consumer,
+                        enc(start.ms),
+                        enc(start.seq),
+                        limit,
+                    ),
+                    |r| Ok(StreamId::new(dec(r.get(0)?), dec(r.get(1)?))),
+                )?
+                .collect::<rusqlite::Result<_>>()?;
+                let mut out = Vec::with_capacity(ids.len());
+                for id in ids {
+                    let fields = crate::stmt::prepare(
+                        self.conn,
+                        "SELECT fields FROM main.relis_stream WHERE kid = ?1 AND ms = ?2 AND seq = ?3",
+                    )?
+                    .query_row((meta.id, enc(id.ms), enc(id.seq)), |r| r.get::<_, Vec<u8>>(0))
+                    .optional()?;
+                    if fields.is_some() {
+                        // Redis counts a history read as a delivery of the entries still there.
+                        crate::stmt::prepare(
+                            self.conn,
+                            "UPDATE main.relis_stream_pel SET delivered = ?5, count = count + 1
+                             WHERE kid = ?1 AND grp = ?2 AND ms = ?3 AND seq = ?4",
+                        )?
+                        .execute((
+                            meta.id,
+                            group,
+                            enc(id.ms),
+                            enc(id.seq),
+                            self.now,
+                        ))?;
+                    }
+                    out.push((id, fields.map(|f| decode_fields(&f)).transpose()?));
+                }
+                out
+            }
+        };
+        if created || !out.is_empty() {
+            self.touch_stream(db, key)?;
+        }
+        Ok(Some((created, out)))
+    }
+
+    /// XACK: how many of `ids` were pending in the group (0 when there is no such stream or
+    /// group).
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    pub fn xack(&mut self, db: u32, key: &[u8], group: &[u8], ids: &[StreamId]) -> Result<u64> {
+        let Some(meta) = self.meta_for_write_of(db, key, KeyType::Stream)? else {
+            return Ok(0);
+        };
+        let mut n = 0;
+        for id in ids {
+            n += crate::stmt::prepare(
+                self.conn,
+                "DELETE FROM main.relis_stream_pel WHERE kid = ?1 AND grp = ?2 AND ms = ?3 AND seq = ?4",
+            )?
+            .execute((meta.id, group, enc(id.ms), enc(id.seq)))? as u64;
+        }
+        if n > 0 {
+            self.touch_stream(db, key)?;
+        }
+        Ok(n)
+    }
+}
