@@ -65,7 +65,9 @@ pub use store::{KeyMeta, KeyType, Reader, Writer};
 pub use stream::{
     StreamEntry, StreamError, StreamId, StreamMeta, Trim, TrimTo, XAddId, XAdded, TRIM_RUN,
 };
-pub use stream_group::{Delivered, GroupRead, GroupStart, PendingEntry, PendingSummary};
+pub use stream_group::{
+    AutoClaimed, ClaimOptions, Delivered, GroupRead, GroupStart, PendingEntry, PendingSummary,
+};
 pub use strings::{
     add_float, clamp_range, lcs, parse_i64, Expiry, Lcs, SetCond, SetOptions, SetOutcome,
     StringLookup, MAX_STORED_VALUE, MAX_STRING,

@@ -42,6 +42,36 @@ pub type PendingSummary = (u64, Option<(StreamId, StreamId)>, Vec<(Bytes, u64)>)
 /// One row of XPENDING's extended form: id, consumer, ms since last delivery, deliveries.
 pub type PendingEntry = (StreamId, Bytes, i64, u64);
 
+/// XCLAIM's options.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClaimOptions {
+    /// IDLE / TIME: the last delivery time to record (unix ms); `None` = now.
+    pub delivered: Option<i64>,
+    /// RETRYCOUNT: the delivery count to record.
+    pub retrycount: Option<i64>,
+    /// FORCE: create the pending entry if the group has none for an existing entry.
+    pub force: bool,
+    /// JUSTID: reply ids only, and leave delivery counts alone.
+    pub justid: bool,
+    /// LASTID: moves the group's last delivered id up to it.
+    pub lastid: Option<StreamId>,
+}
+
+/// What XAUTOCLAIM did: the id to continue from (`0-0` at the end), the claimed entries
+/// (fields `None` with JUSTID) and the pending ids whose entries were gone (dropped).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AutoClaimed {
+    /// Where the next call starts.
+    pub next: StreamId,
+    /// The claimed entries.
+    pub claimed: Vec<Delivered>,
+    /// Pending ids whose entries had been deleted.
+    pub deleted: Vec<StreamId>,
+}
+
+/// One row of a PEL: id, consumer, last delivery, delivery count.
+type PelRow = (StreamId, Vec<u8>, i64, i64);
+
 impl Reader<'_> {
     fn group_stream(&self, db: u32, key: &[u8]) -> Result<Option<KeyMeta>> {
         match self.meta(db, key)? {
@@ -510,6 +540,226 @@ impl Writer<'_> {
             self.touch_stream(db, key)?;
         }
         Ok(Some((created, out)))
+    }
+
+    fn entry_fields(&self, kid: i64, id: StreamId) -> Result<Option<Vec<Bytes>>> {
+        crate::stmt::prepare(
+            self.conn,
+            "SELECT fields FROM main.relis_stream WHERE kid = ?1 AND ms = ?2 AND seq = ?3",
+        )?
+        .query_row((kid, enc(id.ms), enc(id.seq)), |r| r.get::<_, Vec<u8>>(0))
+        .optional()?
+        .map(|f| decode_fields(&f))
+        .transpose()
+    }
+
+    fn pel_row(&self, kid: i64, group: &[u8], id: StreamId) -> Result<Option<PelRow>> {
+        Ok(crate::stmt::prepare(
+            self.conn,
+            "SELECT consumer, delivered, count FROM main.relis_stream_pel
+             WHERE kid = ?1 AND grp = ?2 AND ms = ?3 AND seq = ?4",
+        )?
+        .query_row((kid, group, enc(id.ms), enc(id.seq)), |r| {
+            Ok((id, r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .optional()?)
+    }
+
+    fn drop_pending(&mut self, kid: i64, group: &[u8], id: StreamId) -> Result<usize> {
+        Ok(crate::stmt::prepare(
+            self.conn,
+            "DELETE FROM main.relis_stream_pel WHERE kid = ?1 AND grp = ?2 AND ms = ?3 AND seq = ?4",
+        )?
+        .execute((kid, group, enc(id.ms), enc(id.seq)))?)
+    }
+
+    /// Gives the pending entry `id` to `consumer` with this delivery time and count.
+    #[allow(clippy::too_many_arguments)]
+    fn hand_over(
+        &mut self,
+        kid: i64,
+        group: &[u8],
+        id: StreamId,
+        consumer: &[u8],
+        delivered: i64,
+        count: i64,
+    ) -> Result<()> {
+        crate::stmt::prepare(
+            self.conn,
+            "INSERT INTO main.relis_stream_pel (kid, grp, ms, seq, consumer, delivered, count)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+             ON CONFLICT (kid, grp, ms, seq) DO UPDATE SET consumer = ?5, delivered = ?6, count = ?7",
+        )?
+        .execute((kid, group, enc(id.ms), enc(id.seq), consumer, delivered, count))?;
+        Ok(())
+    }
+
+    /// XCLAIM: `None` when there is no such stream or group; else the claimed entries (fields
+    /// `None` with JUSTID), as Redis's `xclaimCommand` claims them: an id whose entry is gone
+    /// leaves the PEL; one not pending is skipped (or, with FORCE, made pending); one idle
+    /// for less than `min_idle` ms is skipped.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    #[allow(clippy::too_many_arguments)]
+    pub fn xclaim(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        group: &[u8],
+        consumer: &[u8],
+        min_idle: i64,
+        ids: &[StreamId],
+        opts: ClaimOptions,
+    ) -> Result<Option<Vec<Delivered>>> {
+        let Some(meta) = self.meta_for_write_of(db, key, KeyType::Stream)? else {
+            return Ok(None);
+        };
+        let Some((last, _)) = self.group_row(meta.id, group)? else {
+            return Ok(None);
+        };
+        let mut changed = false;
+        if let Some(lastid) = opts.lastid.filter(|l| *l > last) {
+            crate::stmt::prepare(
+                self.conn,
+                "UPDATE main.relis_stream_group SET last_ms = ?3, last_seq = ?4
+                 WHERE kid = ?1 AND name = ?2",
+            )?
+            .execute((meta.id, group, enc(lastid.ms), enc(lastid.seq)))?;
+            changed = true;
+        }
+        let now = self.now;
+        let delivered = opts
+            .delivered
+            .filter(|t| (0..=now).contains(t))
+            .unwrap_or(now);
+        let mut out = Vec::new();
+        for &id in ids {
+            let Some(fields) = self.entry_fields(meta.id, id)? else {
+                changed |= self.drop_pending(meta.id, group, id)? > 0;
+                continue;
+            };
+            let (count, check_idle, last_delivery) = match self.pel_row(meta.id, group, id)? {
+                Some((_, _, at, count)) => (count, true, at),
+                // FORCE makes a fresh pending entry (Redis's count starts at 1) whose idle
+                // time is not checked.
+                None if opts.force => (1, false, now),
+                None => continue,
+            };
+            if check_idle && min_idle > 0 && now - last_delivery < min_idle {
+                continue;
+            }
+            self.ensure_consumer(meta.id, group, consumer)?;
+            let count = match opts.retrycount {
+                Some(n) => n,
+                None if !opts.justid => count + 1,
+                None => count,
+            };
+            self.hand_over(meta.id, group, id, consumer, delivered, count)?;
+            changed = true;
+            out.push((id, (!opts.justid).then_some(fields)));
+        }
+        if changed {
+            self.touch_stream(db, key)?;
+        }
+        Ok(Some(out))
+    }
+
+    /// XAUTOCLAIM: `None` when there is no such stream or group. Walks the group's PEL from
+    /// `start` as Redis does: at most `count` entries claimed or found deleted, at most ten
+    /// times `count` pending entries looked at, a batch at a time (a huge COUNT allocates
+    /// nothing up front: CVE-2022-35951's class).
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    #[allow(clippy::too_many_arguments)]
+    pub fn xautoclaim(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        group: &[u8],
+        consumer: &[u8],
+        min_idle: i64,
+        start: StreamId,
+        count: u64,
+        justid: bool,
+    ) -> Result<Option<AutoClaimed>> {
+        let Some(meta) = self.meta_for_write_of(db, key, KeyType::Stream)? else {
+            return Ok(None);
+        };
+        if self.group_row(meta.id, group)?.is_none() {
+            return Ok(None);
+        }
+        let now = self.now;
+        let (mut attempts, mut left) = (count.saturating_mul(10), count);
+        let mut out = AutoClaimed::default();
+        let mut cursor = Some(start);
+        let mut last_seen: Option<StreamId> = None;
+        let mut stopped = false;
+        'walk: while let Some(from) = cursor {
+            let batch: Vec<PelRow> = crate::stmt::prepare(
+                self.conn,
+                "SELECT ms, seq, consumer, delivered, count FROM main.relis_stream_pel
+                 WHERE kid = ?1 AND grp = ?2 AND (ms, seq) >= (?3, ?4) ORDER BY ms, seq LIMIT 64",
+            )?
+            .query_map((meta.id, group, enc(from.ms), enc(from.seq)), |r| {
+                Ok((
+                    StreamId::new(dec(r.get(0)?), dec(r.get(1)?)),
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+            if batch.is_empty() {
+                break;
+            }
+            for (id, _, at, n) in batch {
+                if attempts == 0 || left == 0 {
+                    stopped = true;
+                    break 'walk;
+                }
+                attempts -= 1;
+                last_seen = Some(id);
+                cursor = id.next();
+                let Some(fields) = self.entry_fields(meta.id, id)? else {
+                    self.drop_pending(meta.id, group, id)?;
+                    out.deleted.push(id);
+                    left -= 1;
+                    continue;
+                };
+                if min_idle > 0 && now - at < min_idle {
+                    continue;
+                }
+                self.ensure_consumer(meta.id, group, consumer)?;
+                let n = if justid { n } else { n + 1 };
+                self.hand_over(meta.id, group, id, consumer, now, n)?;
+                out.claimed.push((id, (!justid).then_some(fields)));
+                left -= 1;
+            }
+            if cursor.is_none() {
+                break;
+            }
+        }
+        // The cursor is the pending entry after the last one looked at (0-0 at the end).
+        if stopped || attempts == 0 || left == 0 {
+            if let Some(after) = last_seen.and_then(|l| l.next()) {
+                out.next = crate::stmt::prepare(
+                    self.conn,
+                    "SELECT ms, seq FROM main.relis_stream_pel
+                     WHERE kid = ?1 AND grp = ?2 AND (ms, seq) >= (?3, ?4) ORDER BY ms, seq LIMIT 1",
+                )?
+                .query_row((meta.id, group, enc(after.ms), enc(after.seq)), |r| {
+                    Ok(StreamId::new(dec(r.get(0)?), dec(r.get(1)?)))
+                })
+                .optional()?
+                .unwrap_or_default();
+            }
+        }
+        if !out.claimed.is_empty() || !out.deleted.is_empty() {
+            self.touch_stream(db, key)?;
+        }
+        Ok(Some(out))
     }
 
     /// XACK: how many of `ids` were pending in the group (0 when there is no such stream or

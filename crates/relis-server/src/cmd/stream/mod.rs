@@ -11,6 +11,8 @@
 
 pub mod xack;
 pub mod xadd;
+pub mod xautoclaim;
+pub mod xclaim;
 pub mod xdel;
 pub mod xgroup;
 pub mod xlen;
@@ -42,6 +44,8 @@ pub static SPECS: &[Spec] = &[
     xreadgroup::SPEC,
     xack::SPEC,
     xpending::SPEC,
+    xclaim::SPEC,
+    xautoclaim::SPEC,
 ];
 
 /// `ERR Invalid stream ID specified as stream command argument`
