@@ -875,3 +875,209 @@ async fn state(c: &mut Raw) -> Vec<Frame> {
         c.cmd(&["XADD", "s", "9-0", "f", "v"]).await,
     ]
 }
+
+/// A worker pool's life: two consumers read, one dies with work pending, another claims it
+/// with XAUTOCLAIM and acknowledges it; the delivery counts say what happened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_consumer_group_life_over_two_connections() {
+    let s = start().await;
+    let mut ctl = s.raw().await;
+    let mut w1 = s.raw().await;
+    let mut w2 = s.raw().await;
+    assert_eq!(
+        ctl.cmd(&["XGROUP", "CREATE", "jobs", "workers", "$", "MKSTREAM"])
+            .await,
+        ok()
+    );
+    // w2 waits for work; w1 is busy elsewhere.
+    send(
+        &mut w2,
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "workers",
+            "w2",
+            "BLOCK",
+            "0",
+            "STREAMS",
+            "jobs",
+            ">",
+        ],
+    )
+    .await;
+    wait_blocked(&mut ctl, 1).await;
+    ctl.cmd(&["XADD", "jobs", "1-1", "job", "a"]).await;
+    assert_eq!(
+        w2.read().await.unwrap(),
+        one_entry("jobs", "1-1", "job", "a")
+    );
+    ctl.cmd(&["XADD", "jobs", "2-1", "job", "b"]).await;
+    assert_eq!(
+        w1.cmd(&[
+            "XREADGROUP",
+            "GROUP",
+            "workers",
+            "w1",
+            "STREAMS",
+            "jobs",
+            ">"
+        ])
+        .await,
+        one_entry("jobs", "2-1", "job", "b")
+    );
+    // w1 dies with 2-1 pending.
+    drop(w1);
+    assert_eq!(w2.cmd(&["XACK", "jobs", "workers", "1-1"]).await, int(1));
+    let claimed = w2
+        .cmd(&["XAUTOCLAIM", "jobs", "workers", "w2", "0", "0"])
+        .await;
+    assert_eq!(
+        claimed,
+        arr(vec![
+            bulk("0-0"),
+            arr(vec![arr(vec![bulk("2-1"), bulks(&["job", "b"])])]),
+            arr(vec![]),
+        ])
+    );
+    let Frame::Array(rows) = w2
+        .cmd(&["XPENDING", "jobs", "workers", "-", "+", "10"])
+        .await
+    else {
+        panic!()
+    };
+    let Frame::Array(row) = &rows[0] else {
+        panic!()
+    };
+    assert_eq!(
+        (&row[0], &row[1], &row[3]),
+        (&bulk("2-1"), &bulk("w2"), &int(2))
+    );
+    assert_eq!(w2.cmd(&["XACK", "jobs", "workers", "2-1"]).await, int(1));
+    assert_eq!(
+        w2.cmd(&["XPENDING", "jobs", "workers"]).await,
+        arr(vec![int(0), Frame::Null, Frame::Null, Frame::NullArray])
+    );
+    // A reader blocked on a group that goes away is told so; one that waits times out.
+    send(
+        &mut w2,
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "workers",
+            "w2",
+            "BLOCK",
+            "0",
+            "STREAMS",
+            "jobs",
+            ">",
+        ],
+    )
+    .await;
+    wait_blocked(&mut ctl, 1).await;
+    ctl.cmd(&["XGROUP", "DESTROY", "jobs", "workers"]).await;
+    ctl.cmd(&["XADD", "jobs", "3-1", "job", "c"]).await;
+    assert_eq!(
+        w2.read().await.unwrap(),
+        err("NOGROUP the consumer group this client was blocked on no longer exists")
+    );
+    ctl.cmd(&["XGROUP", "CREATE", "jobs", "workers", "$"]).await;
+    send(
+        &mut w2,
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "workers",
+            "w2",
+            "BLOCK",
+            "30",
+            "STREAMS",
+            "jobs",
+            ">",
+        ],
+    )
+    .await;
+    assert_eq!(w2.read_raw().await.unwrap(), b"*-1\r\n");
+}
+
+/// Groups, consumers, pending entries and delivery counts survive kill -9.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consumer_groups_survive_a_kill() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = spawn_binary(dir.path(), &[]);
+    let mut c = Raw::connect(child.addr()).await;
+    c.cmd(&["XGROUP", "CREATE", "s", "g", "0", "MKSTREAM"])
+        .await;
+    for i in 1..=5 {
+        c.cmd(&["XADD", "s", &format!("{i}-0"), "f", "v"]).await;
+    }
+    c.cmd(&[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "a",
+        "COUNT",
+        "3",
+        "STREAMS",
+        "s",
+        ">",
+    ])
+    .await;
+    c.cmd(&[
+        "XCLAIM",
+        "s",
+        "g",
+        "b",
+        "0",
+        "2-0",
+        "TIME",
+        "1000",
+        "RETRYCOUNT",
+        "9",
+    ])
+    .await;
+    c.cmd(&["XGROUP", "CREATECONSUMER", "s", "g", "idle"]).await;
+    let before_summary = c.cmd(&["XPENDING", "s", "g"]).await;
+    drop(c);
+    child.kill9();
+    let child = spawn_binary(dir.path(), &[]);
+    let mut c = Raw::connect(child.addr()).await;
+    assert_eq!(c.cmd(&["XPENDING", "s", "g"]).await, before_summary);
+    let after = group_state(&mut c).await;
+    let Frame::Array(rows) = &after[1] else {
+        panic!()
+    };
+    let Frame::Array(row) = &rows[0] else {
+        panic!()
+    };
+    // Claimed with TIME 1000: idle since 1970, delivered 9 times.
+    assert_eq!(
+        (&row[0], &row[1], &row[3]),
+        (&bulk("2-0"), &bulk("b"), &int(9))
+    );
+    assert_eq!(after[2], int(0), "the consumer survived");
+    assert_eq!(after[3], int(2), "a still had two pending");
+    // The group's last delivered id survived: only the two unread entries are new.
+    let Frame::Array(got) = c
+        .cmd(&["XREADGROUP", "GROUP", "g", "a", "STREAMS", "s", ">"])
+        .await
+    else {
+        panic!()
+    };
+    let Frame::Array(pair) = &got[0] else {
+        panic!()
+    };
+    let Frame::Array(entries) = &pair[1] else {
+        panic!()
+    };
+    assert_eq!(entries.len(), 2);
+}
+
+/// A group's state as replies show it (the last two change it).
+async fn group_state(c: &mut Raw) -> Vec<Frame> {
+    vec![
+        c.cmd(&["XPENDING", "s", "g"]).await,
+        c.cmd(&["XPENDING", "s", "g", "-", "+", "10", "b"]).await,
+        c.cmd(&["XGROUP", "CREATECONSUMER", "s", "g", "idle"]).await,
+        c.cmd(&["XGROUP", "DELCONSUMER", "s", "g", "a"]).await,
+    ]
+}
