@@ -66,7 +66,8 @@ pub use stream::{
     StreamEntry, StreamError, StreamId, StreamMeta, Trim, TrimTo, XAddId, XAdded, TRIM_RUN,
 };
 pub use stream_group::{
-    AutoClaimed, ClaimOptions, Delivered, GroupRead, GroupStart, PendingEntry, PendingSummary,
+    AutoClaimed, ClaimOptions, ConsumerInfo, Delivered, GroupInfo, GroupRead, GroupStart,
+    PendingEntry, PendingSummary,
 };
 pub use strings::{
     add_float, clamp_range, lcs, parse_i64, Expiry, Lcs, SetCond, SetOptions, SetOutcome,

@@ -254,7 +254,7 @@ impl Reader<'_> {
         Ok(Some((meta, self.stream_numbers(&meta, db, key)?)))
     }
 
-    fn stream_numbers(&self, meta: &KeyMeta, db: u32, key: &[u8]) -> Result<StreamMeta> {
+    pub(crate) fn stream_numbers(&self, meta: &KeyMeta, db: u32, key: &[u8]) -> Result<StreamMeta> {
         let blob: Vec<u8> = crate::stmt::prepare(
             self.conn,
             "SELECT value FROM main.relis_keys WHERE db = ?1 AND key = ?2",

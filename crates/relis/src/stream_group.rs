@@ -3,14 +3,14 @@
 //! `relis_stream_pel` tables (schema 7). No operation reads a whole PEL unless its reply needs
 //! it: XACK and XPENDING's ranges go by (group, id), a consumer's list by its index.
 //!
-//! `entries_read` is kept as Redis keeps it where that needs no scan: set by XGROUP CREATE /
-//! SETID, advanced by one per new entry delivered while it is known; Redis's estimate after a
-//! deletion in the range (its "tombstones" check) is not done yet, so it is unknown (NULL) in
-//! that case only when set so. XINFO, which shows it, is not implemented yet.
+//! `entries_read` and the lag follow Redis 7.0 (`streamReplyWithRange`,
+//! `streamEstimateDistanceFromFirstEverEntry`, `streamRangeHasTombstones`): counted per entry
+//! delivered while no deletion lies ahead, estimated otherwise, unknown (NULL, a nil lag) when
+//! Redis cannot tell.
 
 use crate::error::{Error, Result};
 use crate::store::{KeyMeta, KeyType, Reader, Writer};
-use crate::stream::{dec, decode_fields, enc, StreamId};
+use crate::stream::{dec, decode_fields, enc, StreamEntry, StreamId, StreamMeta};
 use bytes::Bytes;
 use rusqlite::OptionalExtension;
 
@@ -72,6 +72,85 @@ pub struct AutoClaimed {
 /// One row of a PEL: id, consumer, last delivery, delivery count.
 type PelRow = (StreamId, Vec<u8>, i64, i64);
 
+/// Redis's `streamRangeHasTombstones(s, start, NULL)`: whether an entry was deleted at or
+/// after `start` (as far as the largest deleted id tells).
+fn has_tombstones_from(s: &StreamMeta, first: StreamId, start: StreamId) -> bool {
+    if s.length == 0 || s.max_deleted_id == StreamId::MIN || first > s.max_deleted_id {
+        return false;
+    }
+    start <= s.max_deleted_id
+}
+
+/// Redis's `streamEstimateDistanceFromFirstEverEntry`: the entries-read count at `id`, when
+/// it can be known.
+fn estimate_read(s: &StreamMeta, first: StreamId, id: StreamId) -> Option<i64> {
+    let added = s.entries_added as i64;
+    if s.entries_added == 0 {
+        return Some(0);
+    }
+    if s.length == 0 && id <= s.last_id {
+        return Some(added);
+    }
+    match id.cmp(&s.last_id) {
+        std::cmp::Ordering::Equal => return Some(added),
+        std::cmp::Ordering::Greater => return None,
+        std::cmp::Ordering::Less => {}
+    }
+    if s.max_deleted_id == StreamId::MIN || s.max_deleted_id < first {
+        match id.cmp(&first) {
+            std::cmp::Ordering::Less => return Some(added - s.length as i64),
+            std::cmp::Ordering::Equal => return Some(added - s.length as i64 + 1),
+            std::cmp::Ordering::Greater => {}
+        }
+    }
+    None
+}
+
+/// The group's entries-read after delivering `id` (Redis's `streamReplyWithRange`).
+fn next_entries_read(
+    s: &StreamMeta,
+    first: StreamId,
+    read: Option<i64>,
+    id: StreamId,
+) -> Option<i64> {
+    match read {
+        Some(n) if !has_tombstones_from(s, first, id) => Some(n + 1),
+        _ if s.entries_added > 0 => estimate_read(s, first, id),
+        r => r,
+    }
+}
+
+/// Redis's `streamReplyWithCGLag`: how many entries the group has still to read, when known.
+fn group_lag(s: &StreamMeta, first: StreamId, last: StreamId, read: Option<i64>) -> Option<i64> {
+    if s.entries_added == 0 {
+        return Some(0);
+    }
+    if let Some(n) = read.filter(|_| !has_tombstones_from(s, first, last)) {
+        return Some(s.entries_added as i64 - n);
+    }
+    estimate_read(s, first, last).map(|n| s.entries_added as i64 - n)
+}
+
+/// XINFO GROUPS (and FULL) about one group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupInfo {
+    /// Its name.
+    pub name: Bytes,
+    /// How many consumers.
+    pub consumers: u64,
+    /// How many pending entries.
+    pub pending: u64,
+    /// Its last delivered id.
+    pub last_delivered: StreamId,
+    /// Entries read, when known.
+    pub entries_read: Option<i64>,
+    /// Entries still to read, when known.
+    pub lag: Option<i64>,
+}
+
+/// XINFO CONSUMERS about one consumer: name, pending entries, last seen (unix ms).
+pub type ConsumerInfo = (Bytes, u64, i64);
+
 impl Reader<'_> {
     fn group_stream(&self, db: u32, key: &[u8]) -> Result<Option<KeyMeta>> {
         match self.meta(db, key)? {
@@ -94,6 +173,159 @@ impl Reader<'_> {
             ))
         })
         .optional()?)
+    }
+
+    /// XINFO STREAM: the stream's numbers, its recorded first id (`0-0` when empty), its
+    /// number of groups, and its first and last entries; `None` when there is no stream.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    pub fn xinfo_stream(
+        &self,
+        db: u32,
+        key: &[u8],
+    ) -> Result<
+        Option<(
+            StreamMeta,
+            StreamId,
+            u64,
+            Option<StreamEntry>,
+            Option<StreamEntry>,
+        )>,
+    > {
+        let Some(meta) = self.group_stream(db, key)? else {
+            return Ok(None);
+        };
+        let s = self.stream_numbers(&meta, db, key)?;
+        let groups: i64 = crate::stmt::prepare(
+            self.conn,
+            "SELECT count(*) FROM main.relis_stream_group WHERE kid = ?1",
+        )?
+        .query_row([meta.id], |r| r.get(0))?;
+        let first = self
+            .stream_entries(meta.id, StreamId::MIN, StreamId::MAX, 1, false)?
+            .pop();
+        let last = self
+            .stream_entries(meta.id, StreamId::MIN, StreamId::MAX, 1, true)?
+            .pop();
+        let first_id = first.as_ref().map(|e| e.id).unwrap_or_default();
+        Ok(Some((s, first_id, groups as u64, first, last)))
+    }
+
+    /// XINFO GROUPS: every group, in name order; `None` when there is no stream.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    pub fn xinfo_groups(&self, db: u32, key: &[u8]) -> Result<Option<Vec<GroupInfo>>> {
+        let Some(meta) = self.group_stream(db, key)? else {
+            return Ok(None);
+        };
+        let s = self.stream_numbers(&meta, db, key)?;
+        let first = self.edge_id(meta.id, false)?.unwrap_or_default();
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "SELECT g.name, g.last_ms, g.last_seq, g.entries_read,
+                    (SELECT count(*) FROM main.relis_stream_consumer AS c
+                      WHERE c.kid = g.kid AND c.grp = g.name),
+                    (SELECT count(*) FROM main.relis_stream_pel AS p
+                      WHERE p.kid = g.kid AND p.grp = g.name)
+             FROM main.relis_stream_group AS g WHERE g.kid = ?1 ORDER BY g.name",
+        )?;
+        let rows = st.query_map([meta.id], |r| {
+            Ok((
+                Bytes::from(r.get::<_, Vec<u8>>(0)?),
+                StreamId::new(dec(r.get(1)?), dec(r.get(2)?)),
+                r.get::<_, Option<i64>>(3)?,
+                r.get::<_, i64>(4)? as u64,
+                r.get::<_, i64>(5)? as u64,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (name, last, read, consumers, pending) = row?;
+            out.push(GroupInfo {
+                name,
+                consumers,
+                pending,
+                last_delivered: last,
+                entries_read: read,
+                lag: group_lag(&s, first, last, read),
+            });
+        }
+        Ok(Some(out))
+    }
+
+    /// XINFO CONSUMERS: the group's consumers in name order; `None` when there is no stream,
+    /// `Some(None)` when there is no such group.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] if the key holds another type.
+    pub fn xinfo_consumers(
+        &self,
+        db: u32,
+        key: &[u8],
+        group: &[u8],
+    ) -> Result<Option<Option<Vec<ConsumerInfo>>>> {
+        let Some(meta) = self.group_stream(db, key)? else {
+            return Ok(None);
+        };
+        if self.group_row(meta.id, group)?.is_none() {
+            return Ok(Some(None));
+        }
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "SELECT c.name, (SELECT count(*) FROM main.relis_stream_pel AS p
+                              WHERE p.kid = c.kid AND p.grp = c.grp AND p.consumer = c.name),
+                    c.seen
+             FROM main.relis_stream_consumer AS c WHERE c.kid = ?1 AND c.grp = ?2
+             ORDER BY c.name",
+        )?;
+        let rows = st.query_map((meta.id, group), |r| {
+            Ok((
+                Bytes::from(r.get::<_, Vec<u8>>(0)?),
+                r.get::<_, i64>(1)? as u64,
+                r.get::<_, i64>(2)?,
+            ))
+        })?;
+        Ok(Some(Some(rows.collect::<rusqlite::Result<_>>()?)))
+    }
+
+    /// XINFO STREAM FULL's pending entries of a group (or of one consumer): id, consumer,
+    /// delivery time (unix ms), delivery count; at most `count` (0 = all).
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub fn xinfo_pel(
+        &self,
+        db: u32,
+        key: &[u8],
+        group: &[u8],
+        consumer: Option<&[u8]>,
+        count: u64,
+    ) -> Result<Vec<PendingEntry>> {
+        let Some(meta) = self.group_stream(db, key)? else {
+            return Ok(Vec::new());
+        };
+        let limit = if count == 0 {
+            -1
+        } else {
+            i64::try_from(count).unwrap_or(i64::MAX)
+        };
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "SELECT ms, seq, consumer, delivered, count FROM main.relis_stream_pel
+             WHERE kid = ?1 AND grp = ?2 AND (?3 IS NULL OR consumer = ?3)
+             ORDER BY ms, seq LIMIT ?4",
+        )?;
+        let rows = st.query_map((meta.id, group, consumer, limit), |r| {
+            Ok((
+                StreamId::new(dec(r.get(0)?), dec(r.get(1)?)),
+                Bytes::from(r.get::<_, Vec<u8>>(2)?),
+                r.get::<_, i64>(3)?,
+                r.get::<_, i64>(4)? as u64,
+            ))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// Whether the stream at `key` has the group `group` (`false` without a stream).
@@ -439,7 +671,16 @@ impl Writer<'_> {
             GroupRead::New => {
                 let entries = new_entries;
                 if let Some(e) = entries.last() {
-                    let read = entries_read.map(|n| n + entries.len() as i64);
+                    let s = self.stream_numbers(&meta, db, key)?;
+                    let first = self.edge_id(meta.id, false)?.unwrap_or_default();
+                    let mut read = entries_read;
+                    let mut at = last;
+                    for e in &entries {
+                        if e.id > at {
+                            read = next_entries_read(&s, first, read, e.id);
+                            at = e.id;
+                        }
+                    }
                     crate::stmt::prepare(
                         self.conn,
                         "UPDATE main.relis_stream_group SET last_ms = ?3, last_seq = ?4,

@@ -15,6 +15,7 @@ pub mod xautoclaim;
 pub mod xclaim;
 pub mod xdel;
 pub mod xgroup;
+pub mod xinfo;
 pub mod xlen;
 pub mod xpending;
 pub mod xrange;
@@ -46,6 +47,7 @@ pub static SPECS: &[Spec] = &[
     xpending::SPEC,
     xclaim::SPEC,
     xautoclaim::SPEC,
+    xinfo::SPEC,
 ];
 
 /// `ERR Invalid stream ID specified as stream command argument`
