@@ -67,7 +67,7 @@ pub use stream::{
 };
 pub use stream_group::{
     AutoClaimed, ClaimOptions, ConsumerInfo, Delivered, GroupInfo, GroupRead, GroupStart,
-    PendingEntry, PendingSummary,
+    PendingEntry, PendingSummary, StreamInfo,
 };
 pub use strings::{
     add_float, clamp_range, lcs, parse_i64, Expiry, Lcs, SetCond, SetOptions, SetOutcome,

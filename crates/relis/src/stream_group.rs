@@ -148,6 +148,16 @@ pub struct GroupInfo {
     pub lag: Option<i64>,
 }
 
+/// XINFO STREAM: the stream's numbers, its recorded first id, its number of groups, its
+/// first and last entries.
+pub type StreamInfo = (
+    StreamMeta,
+    StreamId,
+    u64,
+    Option<StreamEntry>,
+    Option<StreamEntry>,
+);
+
 /// XINFO CONSUMERS about one consumer: name, pending entries, last seen (unix ms).
 pub type ConsumerInfo = (Bytes, u64, i64);
 
@@ -180,19 +190,7 @@ impl Reader<'_> {
     ///
     /// # Errors
     /// [`Error::WrongType`] if the key holds another type.
-    pub fn xinfo_stream(
-        &self,
-        db: u32,
-        key: &[u8],
-    ) -> Result<
-        Option<(
-            StreamMeta,
-            StreamId,
-            u64,
-            Option<StreamEntry>,
-            Option<StreamEntry>,
-        )>,
-    > {
+    pub fn xinfo_stream(&self, db: u32, key: &[u8]) -> Result<Option<StreamInfo>> {
         let Some(meta) = self.group_stream(db, key)? else {
             return Ok(None);
         };

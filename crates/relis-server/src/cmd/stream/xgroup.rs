@@ -280,7 +280,7 @@ impl WriteCmd for XGroup {
             Err(relis::Error::WrongType) => return Err(CmdError::WrongType),
             m => m?.is_some(),
         };
-        if !exists && !(self.sub == Sub::Create && self.mkstream) {
+        if !(exists || (self.sub == Sub::Create && self.mkstream)) {
             return Err(CmdError::err(NO_KEY));
         }
         let has_group = exists && w.stream_group_exists(db, &self.key, &self.group)?;
