@@ -203,6 +203,30 @@ pub(crate) fn decode_fields(blob: &[u8]) -> Result<Vec<Bytes>> {
     Ok(out)
 }
 
+/// An entry's fields and values as a JSON array of strings, `[field, value, ...]`, for the
+/// `redis_streams` view (bytes that are not UTF-8 show as U+FFFD, as the other views' TEXT
+/// would not show them either). An array, not an object: an entry may repeat a field.
+pub(crate) fn fields_json(fields: &[Bytes]) -> String {
+    let mut out = String::from("[");
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('"');
+        for ch in String::from_utf8_lossy(f).chars() {
+            match ch {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+    }
+    out.push(']');
+    out
+}
+
 /// The key row's `value` for a stream: last id, largest deleted id, entries added, as five
 /// big-endian `u64`s.
 fn encode_meta(m: &StreamMeta) -> [u8; 40] {

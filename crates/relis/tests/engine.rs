@@ -470,7 +470,7 @@ fn a_schema_4_file_with_rank_rows_is_migrated() {
              INSERT INTO old SELECT kid, lvl, score, member, n FROM relis_zrank;
              DROP TABLE relis_zrank;
              ALTER TABLE old RENAME TO relis_zrank;
-             DROP TABLE relis_stream; DROP TABLE relis_stream_group;
+             DROP VIEW redis_streams; DROP TABLE relis_stream; DROP TABLE relis_stream_group;
              DROP TABLE relis_stream_consumer; DROP TABLE relis_stream_pel;
              PRAGMA user_version = 4;
              COMMIT;",
@@ -512,7 +512,7 @@ fn a_schema_5_file_gets_views_that_show_only_readable_keys() {
              DROP VIEW redis_keys; DROP VIEW redis_strings; DROP VIEW redis_hashes;
              DROP VIEW redis_lists; DROP VIEW redis_sets; DROP VIEW redis_zsets;
              {old}
-             DROP TABLE relis_stream; DROP TABLE relis_stream_group;
+             DROP VIEW redis_streams; DROP TABLE relis_stream; DROP TABLE relis_stream_group;
              DROP TABLE relis_stream_consumer; DROP TABLE relis_stream_pel;
              PRAGMA user_version = 5;
              COMMIT;"
@@ -570,7 +570,7 @@ fn a_schema_6_file_is_migrated_to_streams() {
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(&format!(
             "BEGIN;
-             DROP TABLE relis_stream; DROP TABLE relis_stream_group;
+             DROP VIEW redis_streams; DROP TABLE relis_stream; DROP TABLE relis_stream_group;
              DROP TABLE relis_stream_consumer; DROP TABLE relis_stream_pel;
              DROP VIEW redis_keys;
              {}

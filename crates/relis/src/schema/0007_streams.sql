@@ -19,6 +19,19 @@ CREATE TABLE relis_stream (
     PRIMARY KEY (kid, ms, seq)
 ) STRICT, WITHOUT ROWID;
 
+-- Stream entries for SQL, in the manner of the other views (live keys the call may read, keys
+-- as TEXT): one row per entry, its id as Redis writes it (`ms-seq`), `ms` and `seq` as
+-- numbers (NULL past 2^63 - 1, which SQLite's integers cannot hold), and its fields and values
+-- as a JSON array `[field, value, ...]` (an entry may repeat a field), for json_each().
+CREATE VIEW redis_streams AS
+SELECT k.db AS db, CAST(k.key AS TEXT) AS key, relis_stream_id(s.ms, s.seq) AS id,
+       CASE WHEN s.ms < 0 THEN s.ms + 9223372036854775807 + 1 END AS ms,
+       CASE WHEN s.seq < 0 THEN s.seq + 9223372036854775807 + 1 END AS seq,
+       relis_stream_fields(s.fields) AS fields
+FROM relis_keys AS k JOIN relis_stream AS s ON s.kid = k.id
+WHERE k.type = 5 AND (k.expire_at IS NULL OR k.expire_at > relis_now())
+  AND ((SELECT relis_sees_all()) OR relis_visible(k.key));
+
 DROP VIEW redis_keys;
 
 CREATE VIEW redis_keys AS
