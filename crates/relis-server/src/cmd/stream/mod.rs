@@ -324,6 +324,11 @@ mod tests {
         assert_eq!(parse_xadd_id(b"9-*"), Ok(relis::XAddId::AutoSeq(9)));
         assert_eq!(parse_xadd_id(b"9-1"), Ok(relis::XAddId::Explicit(id(9, 1))));
         assert_eq!(parse_xadd_id(b"-*"), Err(invalid_id()));
+        // Redis reads an id through a 128-byte buffer: a longer argument is invalid, however
+        // it is padded.
+        let long = format!("{}1-1", "0".repeat(125));
+        assert_eq!(parse_strict_id(long.as_bytes()), Err(invalid_id()));
+        assert_eq!(parse_strict_id(&long.as_bytes()[1..]), Ok(id(1, 1)));
         assert_eq!(parse_u64(b" +12"), Some(12));
         assert_eq!(parse_u64(b"012"), Some(12));
     }
