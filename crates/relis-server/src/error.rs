@@ -129,6 +129,24 @@ impl From<relis::Error> for CmdError {
             E::StringTooLong => CmdError::StringTooLong,
             E::DbIndexOutOfRange => CmdError::DbIndexOutOfRange,
             E::SameObject => CmdError::SameObject,
+            E::Stream(relis::StreamError::BusyGroup) => {
+                CmdError::text("BUSYGROUP Consumer Group name already exists")
+            }
+            E::Stream(e) => CmdError::err(match e {
+                relis::StreamError::BusyGroup => "Consumer Group name already exists",
+                relis::StreamError::IdTooSmall => {
+                    "The ID specified in XADD is equal or smaller than the target stream top item"
+                }
+                relis::StreamError::Exhausted => {
+                    "The stream has exhausted the last possible ID, unable to add more items"
+                }
+                relis::StreamError::SetIdBelowTop => {
+                    "The ID specified in XSETID is smaller than the target stream top item"
+                }
+                relis::StreamError::EntriesAddedBelowLength => {
+                    "The entries_added specified in XSETID is smaller than the target stream length"
+                }
+            }),
             // Commands that can hit this map it to their own name before it gets here.
             E::InvalidExpire => CmdError::err("invalid expire time"),
             e @ (E::DiskFull

@@ -10,22 +10,6 @@ use std::collections::BTreeSet;
 /// Redis 7.0 families with issues of their own (not implemented yet; ACL rules know them, see
 /// `cmd/planned.rs`): a name is left out when it is one of these or a subcommand of one.
 const FAMILIES: &[&str] = &[
-    // Streams.
-    "xack",
-    "xadd",
-    "xautoclaim",
-    "xclaim",
-    "xdel",
-    "xgroup",
-    "xinfo",
-    "xlen",
-    "xpending",
-    "xrange",
-    "xread",
-    "xreadgroup",
-    "xrevrange",
-    "xsetid",
-    "xtrim",
     // Bitmaps.
     "bitcount",
     "bitfield",

@@ -26,6 +26,8 @@ pub enum Error {
     DbIndexOutOfRange,
     /// The source and destination are the same object (COPY, MOVE).
     SameObject,
+    /// A stream command's own error (see [`crate::StreamError`]).
+    Stream(crate::stream::StreamError),
     /// SQLite failed; the message is for the log, not for clients.
     Storage(String),
     /// The disk is full: the write was not committed.
@@ -59,6 +61,7 @@ impl fmt::Display for Error {
             Error::InvalidExpire => f.write_str("invalid expire time"),
             Error::DbIndexOutOfRange => f.write_str("DB index is out of range"),
             Error::SameObject => f.write_str("source and destination objects are the same"),
+            Error::Stream(e) => write!(f, "stream error: {e:?}"),
             Error::Storage(m) => write!(f, "storage error: {m}"),
             Error::DiskFull => f.write_str("disk full"),
             Error::Io(m) => write!(f, "I/O error: {m}"),

@@ -291,6 +291,7 @@ impl Reader<'_> {
             KeyType::Set => (self.set_encoding(db, key)?, false),
             // Sorted sets record Redis's one-way conversion in their key row (see zset.rs).
             KeyType::ZSet => (self.zset_encoding(db, key)?, false),
+            KeyType::Stream => ("stream", false),
         };
         Ok(Some(ObjectInfo {
             meta,
@@ -462,6 +463,20 @@ impl Writer<'_> {
                     .execute((meta.id, to))?;
                 "INSERT INTO main.relis_zset (kid, member, score) SELECT ?2, member, score FROM main.relis_zset WHERE kid = ?1"
             }
+            KeyType::Stream => {
+                // Redis's COPY takes the consumer groups along.
+                for sql in [
+                    "INSERT INTO main.relis_stream_group (kid, name, last_ms, last_seq, entries_read)
+                     SELECT ?2, name, last_ms, last_seq, entries_read FROM main.relis_stream_group WHERE kid = ?1",
+                    "INSERT INTO main.relis_stream_consumer (kid, grp, name, seen)
+                     SELECT ?2, grp, name, seen FROM main.relis_stream_consumer WHERE kid = ?1",
+                    "INSERT INTO main.relis_stream_pel (kid, grp, ms, seq, consumer, delivered, count)
+                     SELECT ?2, grp, ms, seq, consumer, delivered, count FROM main.relis_stream_pel WHERE kid = ?1",
+                ] {
+                    crate::stmt::prepare(self.conn, sql)?.execute((meta.id, to))?;
+                }
+                "INSERT INTO main.relis_stream (kid, ms, seq, fields) SELECT ?2, ms, seq, fields FROM main.relis_stream WHERE kid = ?1"
+            }
         };
         crate::stmt::prepare(self.conn, sql)?.execute((meta.id, to))?;
         Ok(())
@@ -520,6 +535,10 @@ impl Writer<'_> {
             "main.relis_list",
             "main.relis_zset",
             "main.relis_zrank",
+            "main.relis_stream",
+            "main.relis_stream_group",
+            "main.relis_stream_consumer",
+            "main.relis_stream_pel",
             "main.relis_trash",
         ] {
             self.conn

@@ -32,6 +32,8 @@ mod sort;
 pub mod sql;
 mod stmt;
 mod store;
+mod stream;
+mod stream_group;
 mod strings;
 pub mod timing;
 mod usage;
@@ -61,6 +63,13 @@ pub use sql::{
     TableInfo, DEFAULT_MAX_MEMORY, DEFAULT_MAX_RESULT_BYTES,
 };
 pub use store::{KeyMeta, KeyType, Reader, Writer};
+pub use stream::{
+    StreamEntry, StreamError, StreamId, StreamMeta, Trim, TrimTo, XAddId, XAdded, TRIM_RUN,
+};
+pub use stream_group::{
+    AutoClaimed, ClaimOptions, ConsumerInfo, Delivered, GroupInfo, GroupRead, GroupStart,
+    PendingEntry, PendingSummary, StreamInfo,
+};
 pub use strings::{
     add_float, clamp_range, lcs, parse_i64, Expiry, Lcs, SetCond, SetOptions, SetOutcome,
     StringLookup, MAX_STORED_VALUE, MAX_STRING,

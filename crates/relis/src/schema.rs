@@ -14,6 +14,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema/0004_functions.sql"),
     include_str!("schema/0005_zrank_rowid.sql"),
     include_str!("schema/0006_view_keys.sql"),
+    include_str!("schema/0007_streams.sql"),
 ];
 
 /// The schema version this build writes.

@@ -20,6 +20,8 @@ pub enum KeyType {
     Set,
     /// A sorted set.
     ZSet,
+    /// A stream.
+    Stream,
 }
 
 impl KeyType {
@@ -31,6 +33,7 @@ impl KeyType {
             KeyType::List => "list",
             KeyType::Set => "set",
             KeyType::ZSet => "zset",
+            KeyType::Stream => "stream",
         }
     }
 
@@ -42,6 +45,7 @@ impl KeyType {
             KeyType::List,
             KeyType::Set,
             KeyType::ZSet,
+            KeyType::Stream,
         ]
         .into_iter()
         .find(|t| t.name().as_bytes().eq_ignore_ascii_case(name))
@@ -54,6 +58,7 @@ impl KeyType {
             KeyType::List => 2,
             KeyType::Set => 3,
             KeyType::ZSet => 4,
+            KeyType::Stream => 5,
         }
     }
 
@@ -65,6 +70,7 @@ impl KeyType {
             KeyType::List => Some("main.relis_list"),
             KeyType::Set => Some("main.relis_set"),
             KeyType::ZSet => Some("main.relis_zset"),
+            KeyType::Stream => Some("main.relis_stream"),
         }
     }
 
@@ -75,6 +81,7 @@ impl KeyType {
             2 => KeyType::List,
             3 => KeyType::Set,
             4 => KeyType::ZSet,
+            5 => KeyType::Stream,
             _ => return Err(Error::Storage(format!("unknown key type code {code}"))),
         })
     }
@@ -482,6 +489,16 @@ impl<'c> Writer<'c> {
             .conn
             .prepare_cached(&format!("DELETE FROM {table} WHERE kid = ?1"))?
             .execute([kid])?;
+        if table == "main.relis_stream" {
+            // Consumer groups go with the entries (a group's PEL is bounded by what it read).
+            for sql in [
+                "DELETE FROM main.relis_stream_pel WHERE kid = ?1",
+                "DELETE FROM main.relis_stream_consumer WHERE kid = ?1",
+                "DELETE FROM main.relis_stream_group WHERE kid = ?1",
+            ] {
+                crate::stmt::prepare(self.conn, sql)?.execute([kid])?;
+            }
+        }
         if table == "main.relis_zset" {
             crate::zset::forget_copy(self.conn, kid);
             crate::stmt::prepare(self.conn, "DELETE FROM main.relis_zrank WHERE kid = ?1")?
@@ -508,14 +525,16 @@ impl<'c> Writer<'c> {
             let key_col = match table {
                 "main.relis_list" => "pos",
                 "main.relis_hash" => "field",
+                "main.relis_stream" => "(ms, seq)",
                 _ => "member",
             };
+            let cols = key_col.trim_matches(|c| c == '(' || c == ')');
             let want = limit - done;
             let n = self
                 .conn
                 .prepare_cached(&format!(
                     "DELETE FROM {table} WHERE kid = ?1 AND {key_col} IN
-                     (SELECT {key_col} FROM {table} WHERE kid = ?1 LIMIT ?2)"
+                     (SELECT {cols} FROM {table} WHERE kid = ?1 LIMIT ?2)"
                 ))?
                 .execute((kid, want as i64))?;
             done += n;

@@ -127,6 +127,9 @@ impl Reader<'_> {
             KeyType::ZSet => {
                 "SELECT kid, member, score FROM main.relis_zset WHERE kid = ?1 LIMIT ?2"
             }
+            KeyType::Stream => {
+                "SELECT kid, ms, seq, fields FROM main.relis_stream WHERE kid = ?1 LIMIT ?2"
+            }
         };
         let limit = samples.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
         let mut st = crate::stmt::prepare(self.conn, sql)?;
@@ -207,6 +210,13 @@ mod tests {
             for i in 0..1000 {
                 w.sadd(0, b"s", &[format!("member:{i}").into()])?;
             }
+            for i in 0..500 {
+                let f = [
+                    bytes::Bytes::from_static(b"field"),
+                    format!("value:{i}").into(),
+                ];
+                w.xadd(0, b"x", crate::XAddId::Auto, &f, false, None)?;
+            }
             Ok(())
         })
         .unwrap();
@@ -216,6 +226,9 @@ mod tests {
             assert!((20..100).contains(&small), "{small}");
             assert!((100_000..110_000).contains(&big), "{big}");
             assert_eq!(r.memory_usage(0, b"nokey", Some(5))?, None);
+            let stream = r.memory_usage(0, b"x", None)?.unwrap();
+            // 500 entries of about 30 bytes, each one row (key, id and the fields' BLOB).
+            assert!((500 * 25..500 * 80).contains(&stream), "{stream}");
             let all = r.memory_usage(0, b"s", None)?.unwrap();
             let sampled = r.memory_usage(0, b"s", Some(5))?.unwrap();
             assert!((1000 * 15..1000 * 40).contains(&all), "{all}");

@@ -470,6 +470,8 @@ fn a_schema_4_file_with_rank_rows_is_migrated() {
              INSERT INTO old SELECT kid, lvl, score, member, n FROM relis_zrank;
              DROP TABLE relis_zrank;
              ALTER TABLE old RENAME TO relis_zrank;
+             DROP VIEW redis_streams; DROP TABLE relis_stream; DROP TABLE relis_stream_group;
+             DROP TABLE relis_stream_consumer; DROP TABLE relis_stream_pel;
              PRAGMA user_version = 4;
              COMMIT;",
         )
@@ -489,7 +491,7 @@ fn a_schema_4_file_with_rank_rows_is_migrated() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 6);
+    assert_eq!(version, 7);
 }
 
 #[test]
@@ -510,6 +512,8 @@ fn a_schema_5_file_gets_views_that_show_only_readable_keys() {
              DROP VIEW redis_keys; DROP VIEW redis_strings; DROP VIEW redis_hashes;
              DROP VIEW redis_lists; DROP VIEW redis_sets; DROP VIEW redis_zsets;
              {old}
+             DROP VIEW redis_streams; DROP TABLE relis_stream; DROP TABLE relis_stream_group;
+             DROP TABLE relis_stream_consumer; DROP TABLE relis_stream_pel;
              PRAGMA user_version = 5;
              COMMIT;"
         ))
@@ -548,7 +552,62 @@ fn a_schema_5_file_gets_views_that_show_only_readable_keys() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 6);
+    assert_eq!(version, 7);
+}
+
+#[test]
+fn a_schema_6_file_is_migrated_to_streams() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let db = Db::open(&path).unwrap();
+    db.hset("h", &[("f", "v")]).unwrap();
+    drop(db);
+    {
+        // Schema version 6: no stream table, and its redis_keys view.
+        let old = include_str!("../src/schema/0006_view_keys.sql");
+        let start = old.find("CREATE VIEW redis_keys").unwrap();
+        let end = old[start..].find("CREATE VIEW redis_strings").unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(&format!(
+            "BEGIN;
+             DROP VIEW redis_streams; DROP TABLE relis_stream; DROP TABLE relis_stream_group;
+             DROP TABLE relis_stream_consumer; DROP TABLE relis_stream_pel;
+             DROP VIEW redis_keys;
+             {}
+             PRAGMA user_version = 6;
+             COMMIT;",
+            &old[start..start + end]
+        ))
+        .unwrap();
+    }
+    let db = Db::open(&path).unwrap();
+    let fields = [
+        relis::Bytes::from_static(b"f"),
+        relis::Bytes::from_static(b"v"),
+    ];
+    let added = db
+        .write(move |w| w.xadd(0, b"s", relis::XAddId::Auto, &fields, false, None))
+        .unwrap()
+        .unwrap();
+    assert!(added.id.ms > 0);
+    assert_eq!(db.hgetall("h").unwrap().len(), 1);
+    let types = db
+        .sql_query("SELECT key, type FROM redis_keys ORDER BY key", ())
+        .unwrap()
+        .rows;
+    assert_eq!(
+        types,
+        vec![
+            vec![relis::SqlValue::text("h"), relis::SqlValue::text("hash")],
+            vec![relis::SqlValue::text("s"), relis::SqlValue::text("stream")],
+        ]
+    );
+    drop(db);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 7);
 }
 
 #[test]

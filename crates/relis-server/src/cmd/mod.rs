@@ -21,6 +21,7 @@ pub mod scripting;
 pub mod server;
 pub mod set;
 pub mod sql;
+pub mod stream;
 pub mod string;
 pub mod tx;
 pub mod zset;
@@ -208,6 +209,9 @@ pub enum FindKeys {
     /// name the key found right after it (any case), so that its flags apply to that key; an
     /// empty one names no key.
     Unknown(&'static str),
+    /// A `keyword` begin search (the keyword, searched from the begin index on) followed by a
+    /// `range`: lastkey, keystep, limit (XREAD's `STREAMS`: the first half of what follows).
+    AfterKeyword(&'static str, i32, i32, i32),
 }
 
 impl KeySpec {
@@ -239,6 +243,23 @@ impl KeySpec {
                     && argv
                         .get((pos - 1) as usize)
                         .is_some_and(|a| a.eq_ignore_ascii_case(keyword.as_bytes()))
+            }
+            FindKeys::AfterKeyword(word, last, step, limit) => {
+                let Some(at) = argv
+                    .iter()
+                    .skip(begin.max(0) as usize)
+                    .position(|a| a.eq_ignore_ascii_case(word.as_bytes()))
+                else {
+                    return false;
+                };
+                let first = begin + at as i64 + 1;
+                let last = if last >= 0 {
+                    first + i64::from(last)
+                } else {
+                    argc + i64::from(last)
+                };
+                let span = (last - first + 1).max(0) / i64::from(limit.max(1));
+                pos >= first && pos < first + span && (pos - first) % i64::from(step.max(1)) == 0
             }
         }
     }
@@ -330,6 +351,7 @@ pub fn all() -> impl Iterator<Item = &'static Spec> {
         .chain(acl::SPECS)
         .chain(cluster::SPECS)
         .chain(replication::SPECS)
+        .chain(stream::SPECS)
 }
 
 /// The table, indexed by lower-case name; each spec also has a dense index for statistics.

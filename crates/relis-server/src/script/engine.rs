@@ -1224,6 +1224,7 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
     let line = line.as_ref();
     let t = Instant::now();
     let first = argv.get(1).cloned();
+    let typed = argv.first().cloned().unwrap_or_default();
     let rest: Vec<Bytes> = match spec.name {
         "publish" | "spublish" | "info" => argv[1..].to_vec(),
         _ => Vec::new(),
@@ -1265,6 +1266,12 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
                     ]))
                 }
                 "echo" => Ok(Frame::Bulk(first.unwrap_or_default())),
+                // Only XREAD with BLOCK is a connection command; Redis refuses it here.
+                // (Named as the script typed it, as Redis names it.)
+                "xread" | "xreadgroup" => Err(CmdError::err(format!(
+                    "{} command is not allowed with BLOCK option from scripts",
+                    String::from_utf8_lossy(&typed)
+                ))),
                 "lastsave" => Ok(Frame::Integer(cx.server.lastsave.load(Ordering::Relaxed))),
                 // Messages go out at once, as Redis publishes them from a script.
                 "publish" | "spublish" => {

@@ -181,6 +181,14 @@ mod tests {
         db.sadd("other:set", &["n"]).unwrap();
         db.zadd("app:z", &[(1.0, &b"m"[..])]).unwrap();
         db.zadd("other:z", &[(2.0, &b"n"[..])]).unwrap();
+        for k in ["app:x", "other:x"] {
+            let f = [
+                bytes::Bytes::from_static(b"f"),
+                bytes::Bytes::from_static(b"v"),
+            ];
+            db.write(move |w| w.xadd(0, k.as_bytes(), crate::XAddId::Auto, &f, false, None))
+                .unwrap();
+        }
         db
     }
 
@@ -222,12 +230,13 @@ mod tests {
     fn every_view_shows_only_the_keys_the_call_may_read() {
         let db = filled();
         for (view, mine, all) in [
-            ("redis_keys", 5, 10),
+            ("redis_keys", 6, 12),
             ("redis_strings", 1, 2),
             ("redis_hashes", 1, 2),
             ("redis_lists", 1, 2),
             ("redis_sets", 1, 2),
             ("redis_zsets", 1, 2),
+            ("redis_streams", 1, 2),
         ] {
             let sql: &'static str =
                 Box::leak(format!("SELECT DISTINCT key FROM {view} ORDER BY key").into());
@@ -245,7 +254,7 @@ mod tests {
                 .unwrap()
                 .rows
                 .len(),
-            10
+            12
         );
         // Prepared statements and SQL.DESC's count run with the caller's predicate too.
         db.sql_prepare("strings", "SELECT key FROM redis_strings ORDER BY key")
@@ -329,7 +338,7 @@ mod tests {
             })
             .unwrap()
             .unwrap();
-        assert_eq!(n, 5);
+        assert_eq!(n, 6);
     }
 
     #[test]

@@ -148,6 +148,24 @@ pub(crate) fn install(conn: &Connection) -> rusqlite::Result<()> {
         |_| Ok(now_ms()),
     )?;
     super::builtins::install(conn)?;
+    // The stream view's columns (schema/0007_streams.sql): deterministic functions of a row.
+    let det = rusqlite::functions::FunctionFlags::SQLITE_UTF8
+        | rusqlite::functions::FunctionFlags::SQLITE_INNOCUOUS
+        | rusqlite::functions::FunctionFlags::SQLITE_DETERMINISTIC;
+    conn.create_scalar_function("relis_stream_id", 2, det, |c| {
+        let (ms, seq): (i64, i64) = (c.get(0)?, c.get(1)?);
+        Ok(format!(
+            "{}-{}",
+            crate::stream::dec(ms),
+            crate::stream::dec(seq)
+        ))
+    })?;
+    conn.create_scalar_function("relis_stream_fields", 1, det, |c| {
+        let blob: Vec<u8> = c.get(0)?;
+        let fields = crate::stream::decode_fields(&blob)
+            .map_err(|e| rusqlite::Error::UserFunctionError(e.to_string().into()))?;
+        Ok(crate::stream::fields_json(&fields))
+    })?;
     // The key filter of the views (ACL key patterns): see sql/access.rs.
     super::access::register(conn)?;
     conn.set_prepared_statement_cache_capacity(1024);

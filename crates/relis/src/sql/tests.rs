@@ -1356,3 +1356,54 @@ fn json_pretty_is_bounded() {
         .unwrap();
     assert_eq!(out.rows[0][0], SqlValue::Integer(7_000_009));
 }
+
+#[test]
+fn the_stream_view_shows_entries_with_their_ids_and_fields() {
+    let db = Db::open_in_memory().unwrap();
+    db.write(|w| {
+        let add = |w: &mut crate::Writer<'_>, id: crate::StreamId, f: &[&[u8]]| {
+            let f: Vec<bytes::Bytes> = f.iter().map(|b| bytes::Bytes::copy_from_slice(b)).collect();
+            w.xadd(0, b"s", crate::XAddId::Explicit(id), &f, false, None)
+                .map(|_| ())
+        };
+        add(
+            w,
+            crate::StreamId::new(5, 1),
+            &[b"name", b"a\"b", b"name", b"\n"],
+        )?;
+        add(w, crate::StreamId::new(u64::MAX, 7), &[b"x", b""])?;
+        Ok(())
+    })
+    .unwrap();
+    let q = "SELECT key, id, ms, seq, fields FROM redis_streams ORDER BY id";
+    assert_eq!(
+        db.sql_query(q, ()).unwrap().rows,
+        vec![
+            vec![
+                t("s"),
+                t("18446744073709551615-7"),
+                SqlValue::Null,
+                SqlValue::Integer(7),
+                t("[\"x\",\"\"]"),
+            ],
+            vec![
+                t("s"),
+                t("5-1"),
+                SqlValue::Integer(5),
+                SqlValue::Integer(1),
+                t("[\"name\",\"a\\\"b\",\"name\",\"\\u000a\"]"),
+            ],
+        ]
+    );
+    // The fields are JSON: json_each() gives them back.
+    let q = "SELECT j.value FROM redis_streams AS s, json_each(s.fields) AS j WHERE s.ms = 5";
+    assert_eq!(
+        db.sql_query(q, ()).unwrap().rows,
+        vec![
+            vec![t("name")],
+            vec![t("a\"b")],
+            vec![t("name")],
+            vec![t("\n")]
+        ]
+    );
+}

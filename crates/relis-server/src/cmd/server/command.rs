@@ -294,7 +294,7 @@ fn explicit_key_spec(k: &crate::cmd::KeySpec, notes: &str) -> Frame {
     use crate::cmd::FindKeys;
     let int = |n: i32| Frame::Integer(n.into());
     let (kind, spec) = match k.find {
-        FindKeys::Range(last, step, limit) => (
+        FindKeys::Range(last, step, limit) | FindKeys::AfterKeyword(_, last, step, limit) => (
             "range",
             vec![
                 (bulk("lastkey"), int(last)),
@@ -316,6 +316,16 @@ fn explicit_key_spec(k: &crate::cmd::KeySpec, notes: &str) -> Frame {
         FindKeys::Unknown(_) => Frame::Map(vec![
             (bulk("type"), bulk("unknown")),
             (bulk("spec"), Frame::Map(Vec::new())),
+        ]),
+        FindKeys::AfterKeyword(word, ..) => Frame::Map(vec![
+            (bulk("type"), bulk("keyword")),
+            (
+                bulk("spec"),
+                Frame::Map(vec![
+                    (bulk("keyword"), bulk(word)),
+                    (bulk("startfrom"), int(k.index)),
+                ]),
+            ),
         ]),
         _ => Frame::Map(vec![
             (bulk("type"), bulk("index")),

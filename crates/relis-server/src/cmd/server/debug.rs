@@ -334,6 +334,7 @@ fn value_digest(
         KeyType::Set => 2,
         KeyType::ZSet => 3,
         KeyType::Hash => 4,
+        KeyType::Stream => 6,
     };
     mix_digest(digest, &code.to_be_bytes());
     match meta.kind {
@@ -367,6 +368,26 @@ fn value_digest(
                 mix_digest(&mut e, &f);
                 mix_digest(&mut e, &v);
                 xor_digest(digest, &e);
+            }
+        }
+        // Redis 7.0 mixes each entry in order: its id as `ms.seq`, then its fields and values
+        // (consumer groups are not part of the digest).
+        KeyType::Stream => {
+            let mut from = relis::StreamId::MIN;
+            loop {
+                let page = r
+                    .xrange(db, key, from, relis::StreamId::MAX, 1000, false)?
+                    .unwrap_or_default();
+                for e in &page {
+                    mix_digest(digest, format!("{}.{}", e.id.ms, e.id.seq).as_bytes());
+                    for f in &e.fields {
+                        mix_digest(digest, f);
+                    }
+                }
+                match page.last().and_then(|e| e.id.next()) {
+                    Some(next) if page.len() == 1000 => from = next,
+                    _ => break,
+                }
             }
         }
     }

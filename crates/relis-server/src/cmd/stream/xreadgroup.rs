@@ -1,0 +1,283 @@
+//! XREADGROUP GROUP group consumer [COUNT count] [BLOCK milliseconds] [NOACK] STREAMS key
+//! [key ...] id [id ...] — reads as a consumer of a group: `>` for entries never delivered to
+//! the group (they enter its pending entries list, owned by this consumer, unless NOACK), an id
+//! for the consumer's own pending entries after it (its history; an entry deleted since reads
+//! as `[id, nil]`). <https://redis.io/commands/xreadgroup/>
+//!
+//! Checks run in Redis's order: options, then per key its type, its group (`NOGROUP`) and its
+//! id. Without BLOCK it runs on the writer; with BLOCK and nothing new for every `>` it waits
+//! as XREAD does (see `xread.rs`) until an XADD serves it, its timeout (a null array), or the
+//! group is destroyed (`NOGROUP ... no longer exists`). The consumer is created when it is
+//! first served, as in Redis 7.0.
+
+use super::{entry_frame, parse_strict_id};
+use crate::args::Args;
+use crate::blocking::{Served, TryServe};
+use crate::client::Client;
+use crate::cmd::{BoxFuture, ConnCmd, Cx, FindKeys, KeySpec, Parsed, Spec, WriteCmd};
+use crate::error::CmdError;
+use bytes::Bytes;
+use relis::{Delivered, GroupRead};
+use resp::{Frame, Protocol};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// XREADGROUP's declaration.
+pub const SPEC: Spec = Spec {
+    name: "xreadgroup",
+    arity: -7,
+    flags: &["write", "blocking", "movablekeys"],
+    acl: &["write", "stream", "slow", "blocking"],
+    keys: (0, 0, 0),
+    group: "stream",
+    since: "5.0.0",
+    summary: "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.",
+    complexity: "For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.",
+    parse: XReadGroup::parse,
+    key_flags: &["RO", "access"],
+    find_keys: Some(super::xread::xread_keys),
+    key_specs: &[KeySpec {
+        flags: &["RO", "access"],
+        index: 4,
+        notes: "",
+        find: FindKeys::AfterKeyword("STREAMS", -1, 1, 2),
+    }],
+    ..Spec::BASE
+};
+
+/// XREADGROUP.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct XReadGroup {
+    group: Bytes,
+    consumer: Bytes,
+    count: u64,
+    block: Option<Option<Duration>>,
+    noack: bool,
+    keys: Vec<Bytes>,
+    ids: Vec<Bytes>,
+}
+
+impl XReadGroup {
+    fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
+        let x = XReadGroup::from_args(args)?;
+        if x.block.is_some() {
+            Parsed::conn(x)
+        } else {
+            Parsed::write(x)
+        }
+    }
+
+    fn from_args(args: &mut Args) -> Result<XReadGroup, CmdError> {
+        let (mut count, mut block, mut noack) = (0, None, false);
+        let mut group = None;
+        let mut streams = None;
+        while let Some(a) = args.peek().cloned() {
+            let more = args.remaining() - 1;
+            if a.eq_ignore_ascii_case(b"block") && more > 0 {
+                args.next()?;
+                let ms = args
+                    .next_i64()
+                    .map_err(|_| CmdError::err("timeout is not an integer or out of range"))?;
+                if ms < 0 {
+                    return Err(CmdError::err("timeout is negative"));
+                }
+                block = Some((ms > 0).then(|| Duration::from_millis(ms as u64)));
+            } else if a.eq_ignore_ascii_case(b"count") && more > 0 {
+                args.next()?;
+                count = args.next_i64()?.max(0) as u64;
+            } else if a.eq_ignore_ascii_case(b"streams") && more > 0 {
+                args.next()?;
+                let rest = args.rest();
+                // Redis 7.0's text, which names XREAD and `$` here too.
+                if !rest.len().is_multiple_of(2) {
+                    return Err(CmdError::err(
+                        "Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
+                    ));
+                }
+                streams = Some(rest);
+                break;
+            } else if a.eq_ignore_ascii_case(b"group") && more >= 2 {
+                args.next()?;
+                group = Some((args.next()?, args.next()?));
+            } else if a.eq_ignore_ascii_case(b"noack") {
+                args.next()?;
+                noack = true;
+            } else {
+                return Err(CmdError::Syntax);
+            }
+        }
+        let mut keys = streams.ok_or(CmdError::Syntax)?;
+        let (group, consumer) =
+            group.ok_or_else(|| CmdError::err("Missing GROUP option for XREADGROUP"))?;
+        let ids = keys.split_off(keys.len() / 2);
+        Ok(XReadGroup {
+            group,
+            consumer,
+            count,
+            block,
+            noack,
+            keys,
+            ids,
+        })
+    }
+
+    /// Each key's read, checking each key's type and group first (Redis's order).
+    fn resolve(&self, w: &relis::Writer<'_>, cx: &Cx) -> Result<Vec<GroupRead>, CmdError> {
+        let mut out = Vec::with_capacity(self.keys.len());
+        for (key, id) in self.keys.iter().zip(&self.ids) {
+            let exists = match w.stream_group_exists(cx.db, key, &self.group) {
+                Err(relis::Error::WrongType) => return Err(CmdError::WrongType),
+                e => e?,
+            };
+            if !exists {
+                return Err(CmdError::text(format!(
+                    "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
+                    String::from_utf8_lossy(key),
+                    String::from_utf8_lossy(&self.group)
+                )));
+            }
+            out.push(match id.as_ref() {
+                b">" => GroupRead::New,
+                b"$" => {
+                    return Err(CmdError::err(
+                        "The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.",
+                    ))
+                }
+                id => GroupRead::History(parse_strict_id(id)?),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Reads every stream that has something; with `first_only`, the first one.
+    fn read(
+        &self,
+        w: &mut relis::Writer<'_>,
+        cx: &Cx,
+        reads: &[GroupRead],
+        first_only: bool,
+    ) -> Result<Vec<(Bytes, Vec<Delivered>)>, CmdError> {
+        let mut out = Vec::new();
+        for (key, from) in self.keys.iter().zip(reads) {
+            // A blocked reader is served from its streams; a key that is none is passed over.
+            if first_only {
+                match w.stream_meta(cx.db, key) {
+                    Ok(None) | Err(relis::Error::WrongType) => continue,
+                    Err(e) => return Err(e.into()),
+                    Ok(Some(_)) => {}
+                }
+            }
+            let got = w.xreadgroup(
+                cx.db,
+                key,
+                &self.group,
+                &self.consumer,
+                *from,
+                self.count,
+                self.noack,
+            );
+            let got = match got {
+                Err(relis::Error::WrongType) if first_only => continue,
+                g => g?,
+            };
+            let Some((created, delivered)) = got else {
+                if first_only {
+                    return Err(CmdError::text(
+                        "NOGROUP the consumer group this client was blocked on no longer exists",
+                    ));
+                }
+                continue;
+            };
+            if created {
+                w.notify(
+                    relis::events::class::STREAM,
+                    "xgroup-createconsumer",
+                    cx.db,
+                    key,
+                );
+            }
+            // `>` with nothing new is not served; a history read always is.
+            if *from == GroupRead::New && delivered.is_empty() {
+                continue;
+            }
+            out.push((key.clone(), delivered));
+            if first_only {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    fn reply(proto: Protocol, found: Vec<(Bytes, Vec<Delivered>)>) -> Frame {
+        if found.is_empty() {
+            return Frame::NullArray;
+        }
+        let pairs = found.into_iter().map(|(k, d)| {
+            let entries = d
+                .into_iter()
+                .map(|(id, fields)| match fields {
+                    Some(fields) => entry_frame(relis::StreamEntry { id, fields }),
+                    None => Frame::Array(vec![
+                        Frame::Bulk(Bytes::from(id.to_string())),
+                        Frame::NullArray,
+                    ]),
+                })
+                .collect();
+            (Frame::Bulk(k), Frame::Array(entries))
+        });
+        match proto {
+            Protocol::Resp3 => Frame::Map(pairs.collect()),
+            _ => Frame::Array(pairs.map(|(k, e)| Frame::Array(vec![k, e])).collect()),
+        }
+    }
+
+    fn run(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        let reads = self.resolve(w, cx)?;
+        let found = self.read(w, cx, &reads, false)?;
+        Ok(XReadGroup::reply(cx.proto, found))
+    }
+}
+
+impl WriteCmd for XReadGroup {
+    fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        self.run(w, cx)
+    }
+}
+
+impl ConnCmd for XReadGroup {
+    fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
+        Box::pin(async move {
+            let timeout = self.block.flatten();
+            let watched = self.keys.clone();
+            let first = AtomicBool::new(true);
+            let serve: TryServe = Box::new(move |w, cx: &Cx| {
+                if first.swap(false, Ordering::Relaxed) {
+                    let reads = self.resolve(w, cx)?;
+                    let found = self.read(w, cx, &reads, false)?;
+                    // History reads are always served; `>` ones wait for new entries.
+                    if found.is_empty() && reads.iter().all(|r| *r == GroupRead::New) {
+                        return Ok(None);
+                    }
+                    return Ok(Some(Served {
+                        reply: XReadGroup::reply(cx.proto, found),
+                        touched: Vec::new(),
+                    }));
+                }
+                let reads = vec![GroupRead::New; self.keys.len()];
+                let found = self.read(w, cx, &reads, true)?;
+                if found.is_empty() {
+                    return Ok(None);
+                }
+                Ok(Some(Served {
+                    reply: XReadGroup::reply(cx.proto, found),
+                    touched: Vec::new(),
+                }))
+            });
+            c.block_on(watched, timeout, serve, Frame::NullArray).await
+        })
+    }
+
+    fn in_transaction(&mut self) -> Option<Box<dyn WriteCmd>> {
+        Some(Box::new(self.clone()))
+    }
+}
