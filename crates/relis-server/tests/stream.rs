@@ -262,6 +262,9 @@ const XSETID: &[&str] = &[
 
 const XREAD: &[&str] = &[
     "XREAD STREAMS nokey 0",
+    "XREAD GROUP g c STREAMS s >",
+    "XREAD NOACK STREAMS s 0",
+    "XREAD COUNT 1 GROUP g STREAMS s 0",
     "XREAD STREAMS nokey $",
     "XADD s 1-1 a 1",
     "XADD s 2-1 b 2",

@@ -368,3 +368,89 @@ mod tests {
         );
     }
 }
+
+/// The options of XREAD and XREADGROUP, parsed by one loop as Redis's `xreadCommand` parses
+/// both (GROUP and NOACK are XREADGROUP's, and XREAD says so).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadArgs {
+    /// COUNT (0: no limit).
+    pub count: u64,
+    /// `None`: no BLOCK; `Some(None)`: BLOCK 0 (forever).
+    pub block: Option<Option<std::time::Duration>>,
+    /// NOACK.
+    pub noack: bool,
+    /// GROUP group consumer.
+    pub group: Option<(Bytes, Bytes)>,
+    /// The keys after STREAMS.
+    pub keys: Vec<Bytes>,
+    /// Their ids.
+    pub ids: Vec<Bytes>,
+}
+
+impl ReadArgs {
+    /// Parses `[COUNT n] [BLOCK ms] [GROUP g c] [NOACK] STREAMS key ... id ...`; `group` says
+    /// whether this is XREADGROUP.
+    ///
+    /// # Errors
+    /// Redis's texts for each option, in the order the options come.
+    pub fn parse(args: &mut Args, group: bool) -> Result<ReadArgs, CmdError> {
+        let mut r = ReadArgs {
+            count: 0,
+            block: None,
+            noack: false,
+            group: None,
+            keys: Vec::new(),
+            ids: Vec::new(),
+        };
+        let only_group = |what: &str| {
+            CmdError::err(format!(
+                "The {what} option is only supported by XREADGROUP. You called XREAD instead."
+            ))
+        };
+        let mut streams = None;
+        while let Some(a) = args.peek().cloned() {
+            let more = args.remaining() - 1;
+            if a.eq_ignore_ascii_case(b"block") && more > 0 {
+                args.next()?;
+                let ms = args
+                    .next_i64()
+                    .map_err(|_| CmdError::err("timeout is not an integer or out of range"))?;
+                if ms < 0 {
+                    return Err(CmdError::err("timeout is negative"));
+                }
+                r.block = Some((ms > 0).then(|| std::time::Duration::from_millis(ms as u64)));
+            } else if a.eq_ignore_ascii_case(b"count") && more > 0 {
+                args.next()?;
+                r.count = args.next_i64()?.max(0) as u64;
+            } else if a.eq_ignore_ascii_case(b"streams") && more > 0 {
+                args.next()?;
+                let rest = args.rest();
+                // Redis 7.0's text, which names XREAD and `$` for XREADGROUP too.
+                if !rest.len().is_multiple_of(2) {
+                    return Err(CmdError::err(
+                        "Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
+                    ));
+                }
+                streams = Some(rest);
+                break;
+            } else if a.eq_ignore_ascii_case(b"group") && more >= 2 {
+                if !group {
+                    return Err(only_group("GROUP"));
+                }
+                args.next()?;
+                r.group = Some((args.next()?, args.next()?));
+            } else if a.eq_ignore_ascii_case(b"noack") {
+                if !group {
+                    return Err(only_group("NOACK"));
+                }
+                args.next()?;
+                r.noack = true;
+            } else {
+                return Err(CmdError::Syntax);
+            }
+        }
+        r.keys = streams.ok_or(CmdError::Syntax)?;
+        r.ids = r.keys.split_off(r.keys.len() / 2);
+        Ok(r)
+    }
+}

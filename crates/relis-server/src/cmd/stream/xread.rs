@@ -14,7 +14,7 @@
 //! As Redis does, each key's type is checked before its id is parsed, and `$` is resolved
 //! once, at the first attempt.
 
-use super::{entries_frame, parse_strict_id};
+use super::{entries_frame, parse_strict_id, ReadArgs};
 use crate::args::Args;
 use crate::blocking::{Served, TryServe};
 use crate::client::Client;
@@ -99,43 +99,12 @@ impl XRead {
     }
 
     fn from_args(args: &mut Args) -> Result<XRead, CmdError> {
-        let (mut count, mut block) = (0, None);
-        let mut streams = None;
-        while let Some(a) = args.peek().cloned() {
-            let more = args.remaining() > 1;
-            if a.eq_ignore_ascii_case(b"block") && more {
-                args.next()?;
-                let ms = args
-                    .next_i64()
-                    .map_err(|_| CmdError::err("timeout is not an integer or out of range"))?;
-                if ms < 0 {
-                    return Err(CmdError::err("timeout is negative"));
-                }
-                block = Some((ms > 0).then(|| Duration::from_millis(ms as u64)));
-            } else if a.eq_ignore_ascii_case(b"count") && more {
-                args.next()?;
-                count = args.next_i64()?.max(0) as u64;
-            } else if a.eq_ignore_ascii_case(b"streams") && more {
-                args.next()?;
-                let rest = args.rest();
-                if !rest.len().is_multiple_of(2) {
-                    return Err(CmdError::err(
-                        "Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
-                    ));
-                }
-                streams = Some(rest);
-                break;
-            } else {
-                return Err(CmdError::Syntax);
-            }
-        }
-        let mut keys = streams.ok_or(CmdError::Syntax)?;
-        let ids = keys.split_off(keys.len() / 2);
+        let r = ReadArgs::parse(args, false)?;
         Ok(XRead {
-            count,
-            block,
-            keys,
-            ids,
+            count: r.count,
+            block: r.block,
+            keys: r.keys,
+            ids: r.ids,
         })
     }
 

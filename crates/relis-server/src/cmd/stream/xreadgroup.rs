@@ -10,7 +10,7 @@
 //! group is destroyed (`NOGROUP ... no longer exists`). The consumer is created when it is
 //! first served, as in Redis 7.0.
 
-use super::{entry_frame, parse_strict_id};
+use super::{entry_frame, parse_strict_id, ReadArgs};
 use crate::args::Args;
 use crate::blocking::{Served, TryServe};
 use crate::client::Client;
@@ -68,56 +68,18 @@ impl XReadGroup {
     }
 
     fn from_args(args: &mut Args) -> Result<XReadGroup, CmdError> {
-        let (mut count, mut block, mut noack) = (0, None, false);
-        let mut group = None;
-        let mut streams = None;
-        while let Some(a) = args.peek().cloned() {
-            let more = args.remaining() - 1;
-            if a.eq_ignore_ascii_case(b"block") && more > 0 {
-                args.next()?;
-                let ms = args
-                    .next_i64()
-                    .map_err(|_| CmdError::err("timeout is not an integer or out of range"))?;
-                if ms < 0 {
-                    return Err(CmdError::err("timeout is negative"));
-                }
-                block = Some((ms > 0).then(|| Duration::from_millis(ms as u64)));
-            } else if a.eq_ignore_ascii_case(b"count") && more > 0 {
-                args.next()?;
-                count = args.next_i64()?.max(0) as u64;
-            } else if a.eq_ignore_ascii_case(b"streams") && more > 0 {
-                args.next()?;
-                let rest = args.rest();
-                // Redis 7.0's text, which names XREAD and `$` here too.
-                if !rest.len().is_multiple_of(2) {
-                    return Err(CmdError::err(
-                        "Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
-                    ));
-                }
-                streams = Some(rest);
-                break;
-            } else if a.eq_ignore_ascii_case(b"group") && more >= 2 {
-                args.next()?;
-                group = Some((args.next()?, args.next()?));
-            } else if a.eq_ignore_ascii_case(b"noack") {
-                args.next()?;
-                noack = true;
-            } else {
-                return Err(CmdError::Syntax);
-            }
-        }
-        let mut keys = streams.ok_or(CmdError::Syntax)?;
-        let (group, consumer) =
-            group.ok_or_else(|| CmdError::err("Missing GROUP option for XREADGROUP"))?;
-        let ids = keys.split_off(keys.len() / 2);
+        let r = ReadArgs::parse(args, true)?;
+        let (group, consumer) = r
+            .group
+            .ok_or_else(|| CmdError::err("Missing GROUP option for XREADGROUP"))?;
         Ok(XReadGroup {
             group,
             consumer,
-            count,
-            block,
-            noack,
-            keys,
-            ids,
+            count: r.count,
+            block: r.block,
+            noack: r.noack,
+            keys: r.keys,
+            ids: r.ids,
         })
     }
 
