@@ -1416,3 +1416,105 @@ async fn one_query_cannot_take_all_memory() {
         err("ERR CONFIG SET failed (possibly related to argument 'sql-max-result-bytes') - argument must be a memory value")
     );
 }
+
+/// SQL.TOSTREAM: each row becomes an entry (auto id, in row order) of the stream its key
+/// template names; the other columns are its fields, NULLs left out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tostream_appends_rows_as_entries() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    c.cmd(&[
+        "SQL.EXEC",
+        "CREATE TABLE ev (user TEXT, action TEXT, n INTEGER)",
+    ])
+    .await;
+    c.cmd(&[
+        "SQL.EXEC",
+        "INSERT INTO ev VALUES ('ann', 'login', 1), ('bob', 'buy', NULL), ('ann', 'logout', 3)",
+    ])
+    .await;
+    assert_eq!(
+        c.cmd(&[
+            "SQL.TOSTREAM",
+            "events:{user}",
+            "SELECT user, action, n FROM ev ORDER BY rowid"
+        ])
+        .await,
+        int(3)
+    );
+    assert_eq!(c.cmd(&["TYPE", "events:ann"]).await, simple("stream"));
+    assert_eq!(c.cmd(&["XLEN", "events:ann"]).await, int(2));
+    let Frame::Array(entries) = c.cmd(&["XRANGE", "events:bob", "-", "+"]).await else {
+        panic!("XRANGE replies an array")
+    };
+    let Frame::Array(entry) = &entries[0] else {
+        panic!()
+    };
+    assert_eq!(
+        entry[1],
+        bulks(&["action", "buy"]),
+        "the NULL column is left out"
+    );
+    let Frame::Array(entries) = c.cmd(&["XRANGE", "events:ann", "-", "+"]).await else {
+        panic!()
+    };
+    let fields: Vec<Frame> = entries
+        .iter()
+        .map(|e| match e {
+            Frame::Array(e) => e[1].clone(),
+            _ => panic!(),
+        })
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            bulks(&["action", "login", "n", "1"]),
+            bulks(&["action", "logout", "n", "3"])
+        ],
+        "in row order"
+    );
+    // Appends; REPLACE starts over; EX gives a TTL.
+    assert_eq!(
+        c.cmd(&[
+            "SQL.TOSTREAM",
+            "events:{user}",
+            "SELECT user, action FROM ev WHERE user = 'bob'"
+        ])
+        .await,
+        int(1)
+    );
+    assert_eq!(c.cmd(&["XLEN", "events:bob"]).await, int(2));
+    assert_eq!(
+        c.cmd(&[
+            "SQL.TOSTREAM",
+            "REPLACE",
+            "EX",
+            "100",
+            "events:{user}",
+            "SELECT user, action FROM ev WHERE user = 'bob'"
+        ])
+        .await,
+        int(1)
+    );
+    assert_eq!(c.cmd(&["XLEN", "events:bob"]).await, int(1));
+    assert!(matches!(c.cmd(&["TTL", "events:bob"]).await, Frame::Integer(t) if t > 90 && t <= 100));
+    // A key of another type: WRONGTYPE, nothing written.
+    c.cmd(&["SET", "events:ann", "x"]).await;
+    assert_eq!(
+        c.cmd(&[
+            "SQL.TOSTREAM",
+            "events:{user}",
+            "SELECT user, action FROM ev"
+        ])
+        .await,
+        err("WRONGTYPE Operation against a key holding the wrong kind of value")
+    );
+    assert_eq!(c.cmd(&["XLEN", "events:bob"]).await, int(1));
+    // A row with no field besides the key's columns adds nothing.
+    assert_eq!(
+        c.cmd(&["SQL.TOSTREAM", "only:{user}", "SELECT user FROM ev"])
+            .await,
+        int(0)
+    );
+    assert_eq!(c.cmd(&["EXISTS", "only:ann"]).await, int(0));
+}

@@ -188,6 +188,8 @@ pub enum Morph {
     Set,
     /// [`Writer::rows_to_zsets`].
     ZSet,
+    /// [`Writer::rows_to_streams`].
+    Stream,
 }
 
 impl Writer<'_> {
@@ -209,6 +211,7 @@ impl Writer<'_> {
             Morph::List => self.rows_to_lists(db, template, out, opts),
             Morph::Set => self.rows_to_sets(db, template, out, opts),
             Morph::ZSet => self.rows_to_zsets(db, template, out, opts),
+            Morph::Stream => self.rows_to_streams(db, template, out, opts),
         }
     }
 
@@ -459,6 +462,49 @@ impl Writer<'_> {
             }
             self.notify(class::ZSET, "zadd", db, &key);
             self.morph_ttl(db, &key, opts)?;
+        }
+        Ok(n)
+    }
+}
+
+impl Writer<'_> {
+    /// SQL.TOSTREAM: each row becomes an entry of the stream named by `template`, with an id
+    /// from the clock (XADD's `*`), in row order; the other columns become its fields (NULLs
+    /// are skipped, and a row with no field left adds nothing). Returns how many entries were
+    /// added.
+    ///
+    /// # Errors
+    /// A placeholder names no column, [`Error::WrongType`] for a key of another type (without
+    /// `replace`), or the stream's own errors (its last id is the largest there is).
+    pub fn rows_to_streams(
+        &mut self,
+        db: u32,
+        template: &KeyTemplate,
+        out: &SqlOutput,
+        opts: &MorphOptions,
+    ) -> Result<i64, SqlError> {
+        let (t, used) = template.bind(&out.columns)?;
+        let fields = value_columns(&used);
+        let mut seen = HashSet::new();
+        let mut n = 0;
+        for row in &out.rows {
+            let key = render(&t, row);
+            writable(&key, opts)?;
+            self.replace_once(db, &key, opts, &mut seen)?;
+            let flat: Vec<Bytes> = fields
+                .iter()
+                .filter_map(|&i| {
+                    value_bytes(&row[i]).map(|v| [Bytes::from(out.columns[i].clone()), v])
+                })
+                .flatten()
+                .collect();
+            if flat.is_empty() {
+                continue;
+            }
+            self.xadd(db, &key, crate::XAddId::Auto, &flat, false, None)?;
+            self.notify(class::STREAM, "xadd", db, &key);
+            self.morph_ttl(db, &key, opts)?;
+            n += 1;
         }
         Ok(n)
     }

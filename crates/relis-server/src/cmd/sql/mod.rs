@@ -60,6 +60,7 @@ pub static SPECS: &[Spec] = &[
     morph::SPEC_TOLIST,
     morph::SPEC_TOSET,
     morph::SPEC_TOZSET,
+    morph::SPEC_TOSTREAM,
     fromhash::SPEC,
     redisql::SPEC_CREATE_DB,
     redisql::SPEC_CREATE_DB_NOW,

@@ -1,6 +1,6 @@
-//! SQL.TOHASH / SQL.TOSTRING / SQL.TOLIST / SQL.TOSET / SQL.TOZSET — query results become Redis
-//! structures (AlchemyDB's DENORM and `STORE ... $`, generalised). One shared core, five thin
-//! variants.
+//! SQL.TOHASH / SQL.TOSTRING / SQL.TOLIST / SQL.TOSET / SQL.TOZSET / SQL.TOSTREAM — query results
+//! become Redis structures (AlchemyDB's DENORM and `STORE ... $`, generalised). One shared core,
+//! six thin variants.
 //!
 //! `SQL.TO<TYPE> [DB name] [REPLACE] [EX seconds | PX milliseconds] key-template select [param ...]`
 //!
@@ -17,6 +17,8 @@
 //! - TOSET: the one other column is added to the set. Replies the number of new members.
 //! - TOZSET: the two other columns, member then score, are added to the sorted set. Replies the
 //!   number of new members.
+//! - TOSTREAM: each row becomes an entry (id from the clock, as XADD's `*`, in row order); the
+//!   other columns become its fields, NULLs skipped. Replies the number of entries added.
 //!
 //! REPLACE deletes each key (of any type) before its first write; otherwise hashes merge, lists
 //! append, sets and sorted sets add, and a key of another type is a WRONGTYPE error (nothing is
@@ -73,6 +75,12 @@ pub const SPEC_TOLIST: Spec = spec!("sql.tolist", "Push the rows of a query onto
 pub const SPEC_TOSET: Spec = spec!("sql.toset", "Add the rows of a query to sets", |a| {
     ToRedis::parse(a, Morph::Set, "sql.toset")
 });
+/// SQL.TOSTREAM's declaration.
+pub const SPEC_TOSTREAM: Spec = spec!(
+    "sql.tostream",
+    "Append the rows of a query to streams as entries",
+    |a| ToRedis::parse(a, Morph::Stream, "sql.tostream")
+);
 /// SQL.TOZSET's declaration.
 pub const SPEC_TOZSET: Spec = spec!(
     "sql.tozset",
