@@ -1518,3 +1518,30 @@ async fn tostream_appends_rows_as_entries() {
     );
     assert_eq!(c.cmd(&["EXISTS", "only:ann"]).await, int(0));
 }
+
+/// A client blocked in XREAD is served by the entries SQL.TOSTREAM adds, as by XADD.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tostream_serves_a_blocked_xread() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    let addr = s.addr;
+    let reader = tokio::spawn(async move {
+        let mut r = Raw::connect(addr).await;
+        r.cmd(&["XREAD", "BLOCK", "5000", "STREAMS", "feed", "$"])
+            .await
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert_eq!(
+        c.cmd(&["SQL.TOSTREAM", "feed", "SELECT 'hello' AS msg"])
+            .await,
+        int(1)
+    );
+    let got = tokio::time::timeout(std::time::Duration::from_secs(3), reader)
+        .await
+        .expect("served before its timeout")
+        .unwrap();
+    let Frame::Array(streams) = got else {
+        panic!("served with entries: {got:?}")
+    };
+    assert_eq!(streams.len(), 1);
+}
