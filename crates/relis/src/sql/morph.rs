@@ -275,6 +275,49 @@ impl Writer<'_> {
         out: &SqlOutput,
         opts: &MorphOptions,
     ) -> Result<i64, SqlError> {
+        self.rows_to_fields(db, template, out, opts, |w, db, key, pairs| {
+            w.hset(db, key, &pairs)?;
+            // The event HSET sends: keyspace notifications, and client-side caching's
+            // invalidation, hang on it.
+            w.notify(class::HASH, "hset", db, key);
+            Ok(())
+        })
+    }
+
+    /// SQL.TOSTREAM: each row becomes an entry of the stream named by `template`, with an id
+    /// from the clock (XADD's `*`), in row order; the other columns become its fields (NULLs
+    /// are skipped, and a row with no field left adds nothing). Returns how many entries were
+    /// added.
+    ///
+    /// # Errors
+    /// A placeholder names no column, [`Error::WrongType`] for a key of another type (without
+    /// `replace`), or the stream's own errors (its last id is the largest there is).
+    pub fn rows_to_streams(
+        &mut self,
+        db: u32,
+        template: &KeyTemplate,
+        out: &SqlOutput,
+        opts: &MorphOptions,
+    ) -> Result<i64, SqlError> {
+        self.rows_to_fields(db, template, out, opts, |w, db, key, pairs| {
+            let flat: Vec<Bytes> = pairs.into_iter().flat_map(|(f, v)| [f, v]).collect();
+            w.xadd(db, key, crate::XAddId::Auto, &flat, false, None)?;
+            w.notify(class::STREAM, "xadd", db, key);
+            Ok(())
+        })
+    }
+
+    /// The loop of TOHASH and TOSTREAM: each row's non-NULL value columns, named by their
+    /// columns, are handed to `write` for the key the row names (a row with none is skipped).
+    /// Returns how many rows were written.
+    fn rows_to_fields(
+        &mut self,
+        db: u32,
+        template: &KeyTemplate,
+        out: &SqlOutput,
+        opts: &MorphOptions,
+        mut write: impl FnMut(&mut Self, u32, &[u8], Vec<(Bytes, Bytes)>) -> Result<(), Error>,
+    ) -> Result<i64, SqlError> {
         let (t, used) = template.bind(&out.columns)?;
         let fields = value_columns(&used);
         let mut seen = HashSet::new();
@@ -292,10 +335,7 @@ impl Writer<'_> {
             if pairs.is_empty() {
                 continue;
             }
-            self.hset(db, &key, &pairs)?;
-            // The event HSET sends: keyspace notifications, and client-side caching's
-            // invalidation, hang on it.
-            self.notify(class::HASH, "hset", db, &key);
+            write(self, db, &key, pairs)?;
             self.morph_ttl(db, &key, opts)?;
             n += 1;
         }
@@ -462,49 +502,6 @@ impl Writer<'_> {
             }
             self.notify(class::ZSET, "zadd", db, &key);
             self.morph_ttl(db, &key, opts)?;
-        }
-        Ok(n)
-    }
-}
-
-impl Writer<'_> {
-    /// SQL.TOSTREAM: each row becomes an entry of the stream named by `template`, with an id
-    /// from the clock (XADD's `*`), in row order; the other columns become its fields (NULLs
-    /// are skipped, and a row with no field left adds nothing). Returns how many entries were
-    /// added.
-    ///
-    /// # Errors
-    /// A placeholder names no column, [`Error::WrongType`] for a key of another type (without
-    /// `replace`), or the stream's own errors (its last id is the largest there is).
-    pub fn rows_to_streams(
-        &mut self,
-        db: u32,
-        template: &KeyTemplate,
-        out: &SqlOutput,
-        opts: &MorphOptions,
-    ) -> Result<i64, SqlError> {
-        let (t, used) = template.bind(&out.columns)?;
-        let fields = value_columns(&used);
-        let mut seen = HashSet::new();
-        let mut n = 0;
-        for row in &out.rows {
-            let key = render(&t, row);
-            writable(&key, opts)?;
-            self.replace_once(db, &key, opts, &mut seen)?;
-            let flat: Vec<Bytes> = fields
-                .iter()
-                .filter_map(|&i| {
-                    value_bytes(&row[i]).map(|v| [Bytes::from(out.columns[i].clone()), v])
-                })
-                .flatten()
-                .collect();
-            if flat.is_empty() {
-                continue;
-            }
-            self.xadd(db, &key, crate::XAddId::Auto, &flat, false, None)?;
-            self.notify(class::STREAM, "xadd", db, &key);
-            self.morph_ttl(db, &key, opts)?;
-            n += 1;
         }
         Ok(n)
     }
