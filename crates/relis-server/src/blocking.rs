@@ -28,9 +28,24 @@ pub struct Served {
 }
 
 /// Runs a blocked command's non-blocking form: `Ok(None)` = still nothing for it (it stays
-/// blocked, e.g. the key is empty or now holds another type).
-pub type TryServe =
-    Box<dyn Fn(&mut relis::Writer<'_>, &Cx) -> Result<Option<Served>, CmdError> + Send + Sync>;
+/// blocked, e.g. the key is empty or now holds another type). The last argument is `None` at
+/// the command's first attempt (every key, in order; a key of another type is an error) and
+/// the key a write made ready when a blocked client is served: Redis serves it from that key
+/// only, whatever the order of its keys, and a key of another type leaves it blocked.
+pub type TryServe = Box<
+    dyn Fn(&mut relis::Writer<'_>, &Cx, Option<&Bytes>) -> Result<Option<Served>, CmdError>
+        + Send
+        + Sync,
+>;
+
+/// The keys a serve reads, and whether it passes over keys of another type: all of `keys` at
+/// the first attempt, only the ready key when a blocked client is served (see [`TryServe`]).
+pub fn serve_keys<'a>(keys: &'a [Bytes], ready: Option<&'a Bytes>) -> (&'a [Bytes], bool) {
+    match ready {
+        None => (keys, false),
+        Some(key) => (std::slice::from_ref(key), true),
+    }
+}
 
 /// A blocked client.
 pub struct Waiter {
@@ -188,7 +203,7 @@ impl Blocking {
                     // if it is already gone (its timeout fired, CLIENT UNBLOCK, its connection
                     // closed) between the queue snapshot and here, nobody would get the reply,
                     // so what the serve wrote is rolled back (the element stays in the list).
-                    let res = w.atomic(|w| match (waiter.serve)(w, &wcx) {
+                    let res = w.atomic(|w| match (waiter.serve)(w, &wcx, Some(&key)) {
                         Ok(None) => Ok(None),
                         Ok(Some(served)) if self.remove(waiter.id) => Ok(Some(served)),
                         // The waiter's command failed for good: it is answered with the error.

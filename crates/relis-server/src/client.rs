@@ -1080,7 +1080,7 @@ impl Client {
             move |w| {
                 w.set_origin(cx.client_id);
                 let mut served = Vec::new();
-                let res = w.atomic(|w| (w2.serve)(w, &cx));
+                let res = w.atomic(|w| (w2.serve)(w, &cx, None));
                 let out = match res {
                     Ok(Some(done)) => {
                         // Served at once; what it wrote may unblock others (BLMOVE).
@@ -1245,10 +1245,25 @@ pub fn run_write_feeding(
         let created = w.take_new_keys();
         w.watch_new_keys(false);
         if res.is_ok() {
-            ready.extend(created.into_iter().map(|(db, k)| (db, Bytes::from(k))));
+            add_ready(ready, created);
         }
     }
     res.unwrap_or_else(|e| e.to_frame())
+}
+
+/// Adds the keys a write made ready to `ready`, each once (XADD both names its key and notes it
+/// ready), so that no blocked client's serve runs twice for one write.
+fn add_ready(ready: &mut Vec<(u32, Bytes)>, made: Vec<(u32, Vec<u8>)>) {
+    if made.is_empty() {
+        return;
+    }
+    let mut seen: std::collections::HashSet<(u32, Bytes)> = ready.iter().cloned().collect();
+    for (db, key) in made {
+        let key = Bytes::from(key);
+        if seen.insert((db, key.clone())) {
+            ready.push((db, key));
+        }
+    }
 }
 
 /// Records one execution of the command at table index `idx`, which started at `started`, in

@@ -543,3 +543,75 @@ async fn every_way_of_creating_a_waited_key_serves_it() {
     assert_eq!(a.read().await.unwrap(), bulks(&["z", "m", "2"]));
     assert_eq!(blocked(&mut ctl).await, 0);
 }
+
+/// Each blocking command waits on keys `a` and `b`; one script then writes `b` before `a`.
+/// Redis serves a blocked client from the key a write made ready, whatever the order of its keys.
+async fn served_from_the_ready_key(addr: std::net::SocketAddr) -> Vec<Frame> {
+    let mut ctl = Raw::connect(addr).await;
+    let setup: &[&[&str]] = &[
+        &["XADD", "s1", "1-1", "f", "v"],
+        &["XADD", "s2", "1-1", "f", "v"],
+        &["XGROUP", "CREATE", "s1", "g", "$"],
+        &["XGROUP", "CREATE", "s2", "g", "$"],
+    ];
+    for cmd in setup {
+        ctl.cmd(cmd).await;
+    }
+    let waits: &[&[&str]] = &[
+        &["BLPOP", "l1", "l2", "0"],
+        &["BLMPOP", "0", "2", "l1", "l2", "LEFT", "COUNT", "5"],
+        &["BZPOPMIN", "z1", "z2", "0"],
+        &["BZMPOP", "0", "2", "z1", "z2", "MIN"],
+        &["XREAD", "BLOCK", "0", "STREAMS", "s1", "s2", "$", "$"],
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c",
+            "BLOCK",
+            "0",
+            "STREAMS",
+            "s1",
+            "s2",
+            ">",
+            ">",
+        ],
+    ];
+    let mut clients = Vec::new();
+    for (n, cmd) in waits.iter().enumerate() {
+        let mut c = Raw::connect(addr).await;
+        send(&mut c, cmd).await;
+        wait_blocked(&mut ctl, n + 1).await;
+        clients.push(c);
+    }
+    let script = "redis.call('rpush','l2','x','y') redis.call('rpush','l1','p') \
+                  redis.call('zadd','z2',1,'m') redis.call('zadd','z1',2,'n') \
+                  redis.call('xadd','s2','2-1','f','b') redis.call('xadd','s1','2-1','f','a')";
+    ctl.cmd(&["EVAL", script, "0"]).await;
+    let mut got = Vec::new();
+    for (c, cmd) in clients.iter_mut().zip(waits) {
+        let reply = tokio::time::timeout(Duration::from_secs(5), c.read()).await;
+        got.push(
+            reply
+                .unwrap_or_else(|_| panic!("{cmd:?} was not served"))
+                .unwrap(),
+        );
+    }
+    got
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocked_client_is_served_from_the_key_made_ready_as_redis() {
+    let relis = start().await;
+    let ours = served_from_the_ready_key(relis.addr).await;
+    // Each client got its element from `l2`/`z2`/`s2`, the keys written first.
+    assert_eq!(ours[0], bulks(&["l2", "x"]));
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(mut redis) = spawn_redis(tmp.path()) else {
+        eprintln!("skipped the comparison: redis-server is not installed");
+        return;
+    };
+    let theirs = served_from_the_ready_key(redis.addr()).await;
+    redis.kill9();
+    assert_eq!(ours, theirs);
+}

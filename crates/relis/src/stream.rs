@@ -522,7 +522,12 @@ impl Writer<'_> {
         trim: Option<Trim>,
     ) -> Result<Option<XAdded>> {
         let (kid, mut s) = match self.stream_for_write(db, key)? {
-            Some((meta, s)) => (meta.id, s),
+            Some((meta, s)) => {
+                // Every XADD may serve readers blocked on the stream (Redis signals the key
+                // ready); a stream it creates is counted among the new keys.
+                self.note_ready(db, key);
+                (meta.id, s)
+            }
             None if nomkstream => return Ok(None),
             None => (self.create_empty_stream(db, key)?, StreamMeta::default()),
         };

@@ -551,6 +551,8 @@ impl Writer<'_> {
             crate::stmt::prepare(self.conn, sql)?.execute((meta.id, group))?;
         }
         self.touch_stream(db, key)?;
+        // Readers blocked on the group are answered NOGROUP (Redis signals the key ready).
+        self.note_ready(db, key);
         Ok(true)
     }
 

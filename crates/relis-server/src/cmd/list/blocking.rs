@@ -10,23 +10,21 @@
 //! (fractional seconds, 0 = forever; it replies a null array), or until CLIENT UNBLOCK. Inside
 //! MULTI they run as their non-blocking forms and reply nil at once when there is nothing.
 //!
-//! When a served client's keys hold other types, Redis 7.0 serves it from the key that became
-//! ready regardless: so after the first attempt (where a key of another type is WRONGTYPE, as
-//! in Redis) a serve passes over such keys. BLMOVE reports its destination as touched, so that
+//! A blocked client is served from the key that became ready, whatever the order of its keys,
+//! as Redis 7.0 serves it; a key of another type is WRONGTYPE only at the first attempt. BLMOVE reports its destination as touched, so that
 //! clients blocked there are served in turn.
 
 use super::lmove::LMove;
 use super::lmpop::LMPop;
 use super::{parse_end, parse_timeout};
 use crate::args::Args;
-use crate::blocking::{Served, TryServe};
+use crate::blocking::{serve_keys, Served, TryServe};
 use crate::client::Client;
 use crate::cmd::{BoxFuture, ConnCmd, Cx, FindKeys, KeySpec, Parsed, Spec, WriteCmd};
 use crate::error::CmdError;
 use bytes::Bytes;
 use relis::End;
 use resp::Frame;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// BLPOP's declaration.
@@ -106,21 +104,6 @@ pub const SPEC_BLMPOP: Spec = Spec {
     ..Spec::BASE
 };
 
-/// Whether a serve is the command's first attempt (where a key of another type is an error)
-/// or a later one for a blocked client (where it is passed over, as Redis serves from the key
-/// that became ready).
-struct FirstTry(AtomicBool);
-
-impl FirstTry {
-    fn new() -> Self {
-        FirstTry(AtomicBool::new(true))
-    }
-    /// True on the first call only.
-    fn take(&self) -> bool {
-        self.0.swap(false, Ordering::Relaxed)
-    }
-}
-
 /// BLPOP / BRPOP.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BPop {
@@ -150,10 +133,9 @@ impl ConnCmd for BPop {
         Box::pin(async move {
             let BPop { keys, end, timeout } = *self;
             let watched = keys.clone();
-            let first = FirstTry::new();
-            let serve: TryServe = Box::new(move |w, cx: &Cx| {
-                let skip = !first.take();
-                let popped = w.lmpop_with(cx.db, &keys, end, 1, skip)?;
+            let serve: TryServe = Box::new(move |w, cx: &Cx, ready| {
+                let (keys, skip) = serve_keys(&keys, ready);
+                let popped = w.lmpop_with(cx.db, keys, end, 1, skip)?;
                 if let Some((key, _)) = &popped {
                     super::notify_pop(w, cx.db, key, end)?;
                 }
@@ -227,7 +209,7 @@ impl ConnCmd for BMove {
         Box::pin(async move {
             let BMove { mv, timeout } = *self;
             let watched = vec![mv.src.clone()];
-            let serve: TryServe = Box::new(move |w, cx: &Cx| {
+            let serve: TryServe = Box::new(move |w, cx: &Cx, _| {
                 // A destination of another type fails the command, blocked or not (Redis 7.0
                 // answers the blocked client WRONGTYPE and leaves the source alone).
                 let moved = w.lmove(cx.db, &mv.src, &mv.dst, mv.from, mv.to)?;
@@ -271,10 +253,9 @@ impl ConnCmd for BMPop {
         Box::pin(async move {
             let BMPop { pop, timeout } = *self;
             let watched = pop.keys.clone();
-            let first = FirstTry::new();
-            let serve: TryServe = Box::new(move |w, cx: &Cx| {
-                let skip = !first.take();
-                let popped = w.lmpop_with(cx.db, &pop.keys, pop.end, pop.count, skip)?;
+            let serve: TryServe = Box::new(move |w, cx: &Cx, ready| {
+                let (keys, skip) = serve_keys(&pop.keys, ready);
+                let popped = w.lmpop_with(cx.db, keys, pop.end, pop.count, skip)?;
                 if let Some((key, _)) = &popped {
                     super::notify_pop(w, cx.db, key, pop.end)?;
                 }

@@ -93,7 +93,7 @@ impl ConnCmd for Wait {
                 }
             };
             // No key: only CLIENT UNBLOCK (through the registry) answers it early.
-            let never: crate::blocking::TryServe = Box::new(|_, _| Ok(None));
+            let never: crate::blocking::TryServe = Box::new(|_, _, _| Ok(None));
             let (waiter, rx) =
                 crate::blocking::Waiter::new(c.info.id, c.db, c.proto, Vec::new(), never);
             let id = waiter.id;

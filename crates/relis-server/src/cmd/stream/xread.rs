@@ -129,24 +129,27 @@ impl XRead {
         Ok(out)
     }
 
-    /// The streams with entries after their ids: (key, entries).
+    /// The streams with entries after their ids: (key, entries). A blocked reader being served
+    /// reads only the `ready` stream, and passes it over if it is not a stream (any more).
     fn read(
         &self,
         r: &relis::Reader<'_>,
         cx: &Cx,
         ids: &[StreamId],
-        first_only: bool,
+        ready: Option<&Bytes>,
     ) -> Result<Vec<(Bytes, Vec<StreamEntry>)>, CmdError> {
         let mut out = Vec::new();
         for (key, after) in self.keys.iter().zip(ids) {
-            // A key that is not a stream (any more) is passed over by a blocked reader.
+            if ready.is_some_and(|k| k != key) {
+                continue;
+            }
             let found = match r.xread_after(cx.db, key, *after, self.count) {
-                Err(relis::Error::WrongType) if first_only => continue,
+                Err(relis::Error::WrongType) if ready.is_some() => continue,
                 f => f?,
             };
             if let Some(entries) = found {
                 out.push((key.clone(), entries));
-                if first_only {
+                if ready.is_some() {
                     break;
                 }
             }
@@ -170,7 +173,7 @@ impl XRead {
 
     fn run(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let ids = self.resolve(r, cx)?;
-        let found = self.read(r, cx, &ids, false)?;
+        let found = self.read(r, cx, &ids, None)?;
         for key in &self.keys {
             cx.hit(key, found.iter().any(|(k, _)| k == key));
         }
@@ -191,14 +194,13 @@ impl ConnCmd for XRead {
             let watched = self.keys.clone();
             // The ids to read after, fixed at the first attempt (`$` is "from now on").
             let resolved: Mutex<Option<Vec<StreamId>>> = Mutex::new(None);
-            let serve: TryServe = Box::new(move |w, cx: &Cx| {
+            let serve: TryServe = Box::new(move |w, cx: &Cx, ready| {
                 let mut slot = resolved.lock();
-                let first = slot.is_none();
-                if first {
+                if slot.is_none() {
                     *slot = Some(self.resolve(w, cx)?);
                 }
                 let ids = slot.as_deref().unwrap_or_default();
-                let found = self.read(w, cx, ids, !first)?;
+                let found = self.read(w, cx, ids, ready)?;
                 if found.is_empty() {
                     return Ok(None);
                 }

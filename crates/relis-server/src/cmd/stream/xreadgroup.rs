@@ -19,7 +19,6 @@ use crate::error::CmdError;
 use bytes::Bytes;
 use relis::{Delivered, GroupRead};
 use resp::{Frame, Protocol};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// XREADGROUP's declaration.
@@ -111,17 +110,21 @@ impl XReadGroup {
         Ok(out)
     }
 
-    /// Reads every stream that has something; with `first_only`, the first one.
+    /// Reads every stream that has something. A blocked reader being served reads only the
+    /// `ready` stream, and passes it over if it is not a stream (any more).
     fn read(
         &self,
         w: &mut relis::Writer<'_>,
         cx: &Cx,
         reads: &[GroupRead],
-        first_only: bool,
+        ready: Option<&Bytes>,
     ) -> Result<Vec<(Bytes, Vec<Delivered>)>, CmdError> {
+        let first_only = ready.is_some();
         let mut out = Vec::new();
         for (key, from) in self.keys.iter().zip(reads) {
-            // A blocked reader is served from its streams; a key that is none is passed over.
+            if ready.is_some_and(|k| k != key) {
+                continue;
+            }
             if first_only {
                 match w.stream_meta(cx.db, key) {
                     Ok(None) | Err(relis::Error::WrongType) => continue,
@@ -195,7 +198,7 @@ impl XReadGroup {
 
     fn run(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let reads = self.resolve(w, cx)?;
-        let found = self.read(w, cx, &reads, false)?;
+        let found = self.read(w, cx, &reads, None)?;
         Ok(XReadGroup::reply(cx.proto, found))
     }
 }
@@ -211,11 +214,10 @@ impl ConnCmd for XReadGroup {
         Box::pin(async move {
             let timeout = self.block.flatten();
             let watched = self.keys.clone();
-            let first = AtomicBool::new(true);
-            let serve: TryServe = Box::new(move |w, cx: &Cx| {
-                if first.swap(false, Ordering::Relaxed) {
+            let serve: TryServe = Box::new(move |w, cx: &Cx, ready| {
+                if ready.is_none() {
                     let reads = self.resolve(w, cx)?;
-                    let found = self.read(w, cx, &reads, false)?;
+                    let found = self.read(w, cx, &reads, None)?;
                     // History reads are always served; `>` ones wait for new entries.
                     if found.is_empty() && reads.iter().all(|r| *r == GroupRead::New) {
                         return Ok(None);
@@ -226,7 +228,7 @@ impl ConnCmd for XReadGroup {
                     }));
                 }
                 let reads = vec![GroupRead::New; self.keys.len()];
-                let found = self.read(w, cx, &reads, true)?;
+                let found = self.read(w, cx, &reads, ready)?;
                 if found.is_empty() {
                     return Ok(None);
                 }

@@ -12,20 +12,19 @@
 //!
 //! BZPOPMIN/BZPOPMAX reply `[key, member, score]`, BZMPOP `[key, [[member, score], ...]]`. The
 //! timeout is read first. On the first attempt a key of another type is WRONGTYPE (as in Redis,
-//! when met before a non-empty set); a blocked client being served passes over such keys, as
-//! Redis serves it from the key that became ready.
+//! when met before a non-empty set); a blocked client is served from the key that became ready,
+//! whatever the order of its keys, as Redis serves it.
 
 use super::parse_timeout;
 use super::zpop::ZMPop;
 use crate::args::Args;
-use crate::blocking::{Served, TryServe};
+use crate::blocking::{serve_keys, Served, TryServe};
 use crate::client::Client;
 use crate::cmd::{BoxFuture, ConnCmd, Cx, FindKeys, KeySpec, Parsed, Spec, WriteCmd};
 use crate::error::CmdError;
 use bytes::Bytes;
 use relis::Scored;
 use resp::Frame;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// BZPOPMIN's declaration.
@@ -75,20 +74,6 @@ pub const SPEC_BZMPOP: Spec = Spec {
     ..Spec::BASE
 };
 
-/// Whether a serve is the command's first attempt (a key of another type is an error) or a
-/// later one for a blocked client (such a key is passed over).
-struct FirstTry(AtomicBool);
-
-impl FirstTry {
-    fn new() -> Self {
-        FirstTry(AtomicBool::new(true))
-    }
-    /// True on the first call only.
-    fn take(&self) -> bool {
-        self.0.swap(false, Ordering::Relaxed)
-    }
-}
-
 /// BZPOPMIN / BZPOPMAX.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BZPop {
@@ -126,10 +111,9 @@ impl ConnCmd for BZPop {
         Box::pin(async move {
             let BZPop { keys, max, timeout } = *self;
             let watched = keys.clone();
-            let first = FirstTry::new();
-            let serve: TryServe = Box::new(move |w, cx: &Cx| {
-                let skip = !first.take();
-                let popped = w.zmpop(cx.db, &keys, max, 1, skip)?;
+            let serve: TryServe = Box::new(move |w, cx: &Cx, ready| {
+                let (keys, skip) = serve_keys(&keys, ready);
+                let popped = w.zmpop(cx.db, keys, max, 1, skip)?;
                 if let Some((key, _)) = &popped {
                     super::notify_pop(w, cx.db, key, max)?;
                 }
@@ -188,10 +172,9 @@ impl ConnCmd for BZMPop {
         Box::pin(async move {
             let BZMPop { pop, timeout } = *self;
             let watched = pop.keys.clone();
-            let first = FirstTry::new();
-            let serve: TryServe = Box::new(move |w, cx: &Cx| {
-                let skip = !first.take();
-                let popped = w.zmpop(cx.db, &pop.keys, pop.max, pop.count, skip)?;
+            let serve: TryServe = Box::new(move |w, cx: &Cx, ready| {
+                let (keys, skip) = serve_keys(&pop.keys, ready);
+                let popped = w.zmpop(cx.db, keys, pop.max, pop.count, skip)?;
                 if let Some((key, _)) = &popped {
                     super::notify_pop(w, cx.db, key, pop.max)?;
                 }
