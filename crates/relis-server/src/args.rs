@@ -9,6 +9,8 @@ use bytes::Bytes;
 pub struct Args {
     args: std::vec::IntoIter<Bytes>,
     name: &'static str,
+    /// A subcommand's name as the client spelled it.
+    sent: Option<Bytes>,
 }
 
 impl Args {
@@ -17,7 +19,21 @@ impl Args {
         Args {
             args: args.into_iter(),
             name,
+            sent: None,
         }
+    }
+
+    /// The arguments of a subcommand the client spelled `sent` (`argv[1]`).
+    pub fn of_subcommand(mut self, sent: Bytes) -> Self {
+        self.sent = Some(sent);
+        self
+    }
+
+    /// Redis's error for a subcommand's wrong arguments, naming the subcommand as the client
+    /// spelled it (`argv[1]`): "unknown subcommand or wrong number of arguments for 'get'. Try
+    /// SLOWLOG HELP."
+    pub fn subcommand_syntax(&self) -> CmdError {
+        subcommand_syntax(self.name, self.sent.as_deref())
     }
 
     /// The command's name.
@@ -95,6 +111,20 @@ impl Args {
             Err(CmdError::Syntax)
         }
     }
+}
+
+/// [`Args::subcommand_syntax`] for the subcommand `name` (`parent|sub`) spelled `sent` (its
+/// own name in capitals when unknown), for errors found after parsing.
+pub fn subcommand_syntax(name: &str, sent: Option<&[u8]>) -> CmdError {
+    let (parent, own) = name.split_once('|').unwrap_or((name, name));
+    let sent = match sent {
+        Some(s) => String::from_utf8_lossy(s).into_owned(),
+        None => own.to_ascii_uppercase(),
+    };
+    CmdError::err(format!(
+        "unknown subcommand or wrong number of arguments for '{sent}'. Try {} HELP.",
+        parent.to_ascii_uppercase()
+    ))
 }
 
 /// Parses an integer argument as Redis does.

@@ -1030,13 +1030,10 @@ pub fn parse(spec: &'static Spec, mut argv: Vec<Bytes>, skip: usize) -> Result<P
     let sub = (skip == 2).then(|| argv[1].clone());
     argv.drain(..skip);
     let mut args = Args::new(spec.name, argv);
-    (spec.parse)(&mut args).map_err(|e| match (e, sub) {
-        (CmdError::Text(t), Some(sub)) if t.contains(crate::error::SUBCOMMAND_AS_SENT) => {
-            let sent = String::from_utf8_lossy(&sub);
-            CmdError::Text(t.replace(crate::error::SUBCOMMAND_AS_SENT, &sent))
-        }
-        (e, _) => e,
-    })
+    if let Some(sub) = sub {
+        args = args.of_subcommand(sub);
+    }
+    (spec.parse)(&mut args)
 }
 
 impl Client {

@@ -186,10 +186,6 @@ pub fn unknown_subcommand(cmd: &str, sub: &[u8]) -> CmdError {
     )))
 }
 
-/// Stands for the subcommand as the client spelled it in an error text a subcommand's parse
-/// returns (Redis echoes `argv[1]` there); [`crate::client::parse`] puts the spelling in.
-pub const SUBCOMMAND_AS_SENT: &str = "\u{0}subcommand\u{0}";
-
 /// Redis replaces CR and LF in error texts with spaces so the reply stays one line.
 pub fn sanitize(s: &str) -> String {
     s.chars()

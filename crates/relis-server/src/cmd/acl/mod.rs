@@ -215,11 +215,7 @@ impl AclCmd {
 
     fn parse_log(args: &mut Args) -> Result<Parsed, CmdError> {
         if args.remaining() > 1 {
-            // Redis echoes the subcommand as the client spelled it.
-            return Err(CmdError::err(format!(
-                "unknown subcommand or wrong number of arguments for '{}'. Try ACL HELP.",
-                crate::error::SUBCOMMAND_AS_SENT
-            )));
+            return Err(args.subcommand_syntax());
         }
         let n = match args.peek() {
             None => Some(10),
@@ -562,10 +558,7 @@ mod tests {
         assert_eq!(parse(l, &["x"]).err(), Some(CmdError::NotInteger));
         assert_eq!(
             parse(l, &["a", "b"]).err().unwrap().message(),
-            format!(
-                "ERR unknown subcommand or wrong number of arguments for '{}'. Try ACL HELP.",
-                crate::error::SUBCOMMAND_AS_SENT
-            )
+            "ERR unknown subcommand or wrong number of arguments for 'LOG'. Try ACL HELP."
         );
     }
 }

@@ -143,10 +143,7 @@ impl PubSubCmd {
         // subcommand as it was sent).
         if args.remaining() > 1 {
             args.rest();
-            return Err(CmdError::err(format!(
-                "unknown subcommand or wrong number of arguments for '{}'. Try PUBSUB HELP.",
-                crate::error::SUBCOMMAND_AS_SENT
-            )));
+            return Err(args.subcommand_syntax());
         }
         let pattern = args.rest().pop();
         Parsed::conn(PubSubCmd::Channels(pattern, shard))

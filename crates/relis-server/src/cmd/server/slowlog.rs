@@ -111,11 +111,7 @@ impl Slowlog {
 
     fn get_args(args: &mut Args) -> Result<Slowlog, CmdError> {
         if args.remaining() > 1 {
-            // Redis echoes the subcommand as the client spelled it.
-            return Err(CmdError::err(format!(
-                "unknown subcommand or wrong number of arguments for '{}'. Try SLOWLOG HELP.",
-                crate::error::SUBCOMMAND_AS_SENT
-            )));
+            return Err(args.subcommand_syntax());
         }
         let count = match args.rest().first() {
             None => Some(10),

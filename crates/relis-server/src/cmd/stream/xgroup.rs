@@ -156,18 +156,6 @@ enum Sub {
     DelConsumer,
 }
 
-impl Sub {
-    fn name(self) -> &'static str {
-        match self {
-            Sub::Create => "CREATE",
-            Sub::SetId => "SETID",
-            Sub::Destroy => "DESTROY",
-            Sub::CreateConsumer => "CREATECONSUMER",
-            Sub::DelConsumer => "DELCONSUMER",
-        }
-    }
-}
-
 /// A parsed XGROUP subcommand; what only the key's state can decide waits for `exec`.
 #[derive(Debug)]
 pub struct XGroup {
@@ -180,15 +168,8 @@ pub struct XGroup {
     entries_read: Option<i64>,
     /// A shape Redis refuses after its key and group checks.
     bad_shape: bool,
-}
-
-/// Redis names the subcommand as the client typed it; Relis's parser sees it after the table
-/// lookup, so it names it in capitals, as clients send it.
-fn syntax(sub: Sub) -> CmdError {
-    CmdError::err(format!(
-        "unknown subcommand or wrong number of arguments for '{}'. Try XGROUP HELP.",
-        sub.name()
-    ))
+    /// The error for a wrong shape, naming the subcommand as sent.
+    usage: CmdError,
 }
 
 /// ENTRIESREAD's value: an integer, positive or -1 (unknown).
@@ -215,6 +196,7 @@ impl XGroup {
             mkstream: false,
             entries_read: None,
             bad_shape: false,
+            usage: args.subcommand_syntax(),
         };
         if !rest.is_empty() {
             x.arg = Some(rest.remove(0));
@@ -223,7 +205,7 @@ impl XGroup {
             Sub::Create => {
                 // Options are read before the key is looked at (argc 5..=8 in Redis).
                 if rest.len() > 3 {
-                    return Err(syntax(sub));
+                    return Err(args.subcommand_syntax());
                 }
                 let mut i = 0;
                 while i < rest.len() {
@@ -234,7 +216,7 @@ impl XGroup {
                         x.entries_read = entries_read(&rest[i + 1])?;
                         i += 2;
                     } else {
-                        return Err(syntax(sub));
+                        return Err(args.subcommand_syntax());
                     }
                 }
             }
@@ -257,7 +239,7 @@ impl XGroup {
         match self.arg.as_deref() {
             Some(b"$") => Ok(GroupStart::Last),
             Some(a) => Ok(GroupStart::Id(parse_strict_id(a)?)),
-            None => Err(syntax(self.sub)),
+            None => Err(self.usage.clone()),
         }
     }
 
@@ -309,7 +291,7 @@ impl WriteCmd for XGroup {
             }
             Sub::SetId => {
                 if self.bad_shape {
-                    return Err(syntax(self.sub));
+                    return Err(self.usage.clone());
                 }
                 let start = self.start()?;
                 w.xgroup_setid(db, &self.key, &self.group, start, self.entries_read)?;

@@ -83,6 +83,7 @@ pub const SPEC_HELP: Spec = Spec {
             what: What::Help,
             key: Bytes::new(),
             rest: Vec::new(),
+            usage: a.subcommand_syntax(),
         })
     },
     ..SUB
@@ -102,13 +103,21 @@ pub struct XInfo {
     what: What,
     key: Bytes,
     rest: Vec<Bytes>,
+    /// The error for a wrong shape, naming the subcommand as sent.
+    usage: CmdError,
 }
 
 impl XInfo {
     fn parse(args: &mut Args, what: What) -> Result<Parsed, CmdError> {
         let key = args.next()?;
         let rest = args.rest();
-        Parsed::read(XInfo { what, key, rest })
+        let usage = args.subcommand_syntax();
+        Parsed::read(XInfo {
+            what,
+            key,
+            rest,
+            usage,
+        })
     }
 }
 
@@ -199,11 +208,7 @@ impl ReadCmd for XInfo {
                 ))
             }
             _ => {
-                let syntax = || {
-                    CmdError::err(
-                        "unknown subcommand or wrong number of arguments for 'STREAM'. Try XINFO HELP.",
-                    )
-                };
+                let syntax = || self.usage.clone();
                 let full = match self.rest.len() {
                     0 => None,
                     1 | 3 => {
