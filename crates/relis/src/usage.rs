@@ -2,7 +2,8 @@
 //!
 //! A key is its row in `relis_keys` (with its expiry index entry, if it expires) and, for a
 //! collection, one row per element in its type's table (plus the score index entry and rank rows
-//! of a sorted set). Each row costs its record as SQLite encodes it (a header of serial types,
+//! of a sorted set; a stream's consumer groups, consumers and pending entries with their index
+//! entries). Each row costs its record as SQLite encodes it (a header of serial types,
 //! then the values: integers in 0 to 8 bytes by magnitude, blobs as they are), the cell's
 //! length prefix and its 2-byte pointer in the page, and, past what a page keeps inline, whole
 //! overflow pages. Free space inside pages is not counted: a page is rarely full, so the file
@@ -152,6 +153,9 @@ impl Reader<'_> {
             n if n >= count => bytes,
             n => (bytes as f64 / n as f64 * count as f64) as u64,
         };
+        if meta.kind == KeyType::Stream {
+            total += self.groups_usage(meta.id, page, samples)?;
+        }
         if meta.kind == KeyType::ZSet {
             // Rank rows (large sets only): few, so counted exactly.
             let mut st = crate::stmt::prepare(
@@ -172,6 +176,56 @@ impl Reader<'_> {
             }
         }
         Ok(total)
+    }
+
+    /// A stream's consumer groups: group and consumer rows (few) exactly, the pending entries
+    /// (a row and its two index entries each) estimated from a sample, as Redis samples a
+    /// group's PEL.
+    fn groups_usage(&self, kid: i64, page: u64, samples: Option<u64>) -> Result<u64> {
+        let mut total = 0;
+        for sql in [
+            "SELECT kid, name, last_ms, last_seq, entries_read
+             FROM main.relis_stream_group WHERE kid = ?1",
+            "SELECT kid, grp, name, seen FROM main.relis_stream_consumer WHERE kid = ?1",
+        ] {
+            let mut st = crate::stmt::prepare(self.conn, sql)?;
+            let mut rows = st.query([kid])?;
+            while let Some(r) = rows.next()? {
+                let values: Vec<ValueRef<'_>> = (0..r.as_ref().column_count())
+                    .map(|i| r.get_ref(i))
+                    .collect::<rusqlite::Result<_>>()?;
+                total += cell_bytes(record_len(&values), page);
+            }
+        }
+        let pending: u64 = crate::stmt::prepare(
+            self.conn,
+            "SELECT count(*) FROM main.relis_stream_pel WHERE kid = ?1",
+        )?
+        .query_row([kid], |r| r.get::<_, i64>(0))?
+        .try_into()
+        .unwrap_or(0);
+        if pending == 0 {
+            return Ok(total);
+        }
+        let limit = samples.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "SELECT kid, grp, ms, seq, consumer, delivered, count
+             FROM main.relis_stream_pel WHERE kid = ?1 LIMIT ?2",
+        )?;
+        let mut rows = st.query((kid, limit))?;
+        let (mut sampled, mut bytes) = (0u64, 0u64);
+        while let Some(r) = rows.next()? {
+            let v: Vec<ValueRef<'_>> = (0..7)
+                .map(|i| r.get_ref(i))
+                .collect::<rusqlite::Result<_>>()?;
+            bytes += cell_bytes(record_len(&v), page);
+            // The by-consumer and by-delivery index entries (each ends with the primary key).
+            bytes += cell_bytes(record_len(&[v[0], v[1], v[4], v[2], v[3]]), page);
+            bytes += cell_bytes(record_len(&[v[0], v[1], v[5], v[2], v[3]]), page);
+            sampled += 1;
+        }
+        Ok(total + (bytes as f64 / sampled.max(1) as f64 * pending as f64) as u64)
     }
 }
 
@@ -238,5 +292,40 @@ mod tests {
             Ok(())
         })
         .unwrap();
+    }
+
+    #[test]
+    fn a_stream_counts_its_groups_consumers_and_pending_entries() {
+        let db = crate::Db::open_in_memory().unwrap();
+        db.write(|w| {
+            let f = [
+                bytes::Bytes::from_static(b"f"),
+                bytes::Bytes::from_static(b"v"),
+            ];
+            for _ in 0..1000 {
+                w.xadd(0, b"x", crate::XAddId::Auto, &f, false, None)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        let before = db
+            .read(|r| r.memory_usage(0, b"x", Some(5)))
+            .unwrap()
+            .unwrap();
+        db.write(|w| {
+            let start = crate::GroupStart::Id(crate::StreamId::new(0, 0));
+            w.xgroup_create(0, b"x", b"group", start, false, None)?;
+            let read = crate::GroupRead::New;
+            w.xreadgroup(0, b"x", b"group", b"consumer", read, 1000, false)?;
+            Ok(())
+        })
+        .unwrap();
+        let after = db
+            .read(|r| r.memory_usage(0, b"x", Some(5)))
+            .unwrap()
+            .unwrap();
+        // A thousand pending entries, each a row and two index entries of ~25 bytes.
+        assert!(after >= before + 1000 * 50, "{before} -> {after}");
+        assert!(after <= before + 1000 * 200, "{before} -> {after}");
     }
 }
