@@ -113,7 +113,7 @@ fn configure(conn: &Connection, durability: Durability, file: bool) -> rusqlite:
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.pragma_update(None, "cache_size", -65536)?;
     conn.busy_timeout(Duration::from_secs(10))?;
-    Ok(())
+    crate::db::plan_once(conn)
 }
 
 fn open_reader(path: &Path) -> Result<Connection, SqlError> {
@@ -126,6 +126,7 @@ fn open_reader(path: &Path) -> Result<Connection, SqlError> {
     .map_err(|e| SqlError::Sql(format!("{}: {e}", path.display())))?;
     conn.busy_timeout(Duration::from_secs(10))
         .map_err(super::internal)?;
+    crate::db::plan_once(&conn).map_err(super::internal)?;
     sandbox::install(&conn).map_err(super::internal)?;
     Ok(conn)
 }
