@@ -7,15 +7,18 @@
 #   redis-benchmark -c 50 -n N -P 1 XRANGE s - + COUNT 10        over that stream
 #   redis-benchmark -c 50 -n N -P 1 XADD big * f v               into a stream of BIG entries
 #   redis-benchmark -c 50 -n N -P 1 XREADGROUP GROUP g c:<rand> COUNT 1 NOACK STREAMS s >
+#   stream_loop: 50 consumers each looping XREADGROUP ... COUNT 1 STREAMS q > then XACK q g <id>
+#                over a stream of LOOP entries until every one is acknowledged (entries/s)
 # and prints the best requests/s of each and the ratio Relis/Redis. The big stream is filled
-# once per server before the rounds (with pipelined XADDs); the consumer group reads the
-# entries the XADD runs left (NOACK: redis-benchmark cannot send back the ids it was given, so
-# this is the read half of a read-and-ack loop).
+# once per server before the rounds (with pipelined XADDs); the NOACK consumer group reads the
+# entries the XADD runs left. redis-benchmark cannot send back the ids it was given, so the
+# read-and-ack loop is a client of its own (crates/relis-server/benches/stream_loop.rs).
 #
 # Usage: bench/streams.sh                          (the full run)
 #        N=20000 ROUNDS=1 BIG=100000 bench/streams.sh   (a quick check)
 # Settings (environment): N requests per run (200000), ROUNDS (2), CLIENTS (50), BIG (entries
-# in the big stream, 1000000), RELIS_ARGS, RELIS_BIN (a prebuilt binary; skips the build).
+# in the big stream, 1000000), LOOP (entries the read-and-ack loop works through, 100000),
+# RELIS_ARGS, RELIS_BIN (a prebuilt binary; skips the build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,12 +26,18 @@ N="${N:-200000}"
 ROUNDS="${ROUNDS:-2}"
 CLIENTS="${CLIENTS:-50}"
 BIG="${BIG:-1000000}"
+LOOP="${LOOP:-100000}"
+
+echo "building the read-and-ack loop client (release)..." >&2
+LOOP_BIN="$(cargo bench -p relis-server --bench stream_loop --no-run 2>&1 |
+    grep -o 'target/release/deps/stream_loop-[0-9a-f]*' | head -1)"
+[ -x "$LOOP_BIN" ] || { echo "could not build the stream_loop client" >&2; exit 1; }
 
 . bench/common.sh
 start_servers
 
 declare -A best
-ORDER=("xadd" "xrange" "xadd_big" "xreadgroup")
+ORDER=("xadd" "xrange" "xadd_big" "xreadgroup" "loop")
 
 # Prints the requests/s of one redis-benchmark run of the given command.
 rps_of() {
@@ -52,6 +61,7 @@ run() {
             xrange) rps="$(rps_of "$port" "$N" 1 XRANGE s - + COUNT 10)" ;;
             xadd_big) rps="$(rps_of "$port" "$N" 1 XADD big '*' f v)" ;;
             xreadgroup) rps="$(rps_of "$port" "$N" 1 XREADGROUP GROUP g 'c:__rand_int__' COUNT 1 NOACK STREAMS s '>')" ;;
+            loop) rps="$("$LOOP_BIN" "$port" "$CLIENTS" "$LOOP")" ;;
         esac
         keep_best "$target|$name" "$rps"
     done
@@ -76,6 +86,7 @@ for name in "${ORDER[@]}"; do
         xrange) label='XRANGE s - + COUNT 10' ;;
         xadd_big) label="XADD big * f v (big: $BIG entries and more)" ;;
         xreadgroup) label='XREADGROUP GROUP g c:<r> COUNT 1 NOACK STREAMS s >' ;;
+        loop) label="XREADGROUP + XACK loop (entries/s, $LOOP entries)" ;;
     esac
     r="${best[redis|$name]:-0}"
     l="${best[relis|$name]:-0}"
