@@ -12,7 +12,7 @@
 #        RELIS_CRASH_ROUNDS=50 bench/crash.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -p relis-server --bin relis-server
+cargo build --release -p relis-server --bin relis-server --features test-shims
 export RELIS_CRASH_BIN="$PWD/target/release/relis-server"
 export RELIS_CRASH_ROUNDS="${RELIS_CRASH_ROUNDS:-200}"
 exec cargo test -p relis-server --test crash -- --nocapture --test-threads=1

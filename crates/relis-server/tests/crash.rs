@@ -391,7 +391,7 @@ fn spawn(dir: &Path, log: &Path, extra: &[&str], power_cut: Option<&str>) -> com
         .arg("--dir")
         .arg(dir)
         .args(extra)
-        .stdout(std::process::Stdio::null())
+        .stdout(log.try_clone().expect("log file"))
         .stderr(log)
         .spawn()
         .expect("spawn relis-server");
@@ -464,6 +464,15 @@ async fn run(
     let mut settled: BTreeMap<(usize, usize), BTreeMap<Kind, BTreeSet<u64>>> = BTreeMap::new();
     let started = Instant::now();
     let mut child = spawn(dir.path(), &log, extra, power_cut);
+    if power_cut.is_some() {
+        // The binary must carry the engine's test shims (the `test-shims` feature), or the
+        // variable would be ignored and these rounds would test nothing.
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        assert!(
+            text.contains("RELIS_SIMULATE_POWER_CUT is set"),
+            "the server did not simulate power cuts: {text}"
+        );
+    }
     {
         let mut c = Conn::connect(child.addr()).await.expect("connect");
         for t in ["crash_t", "crash_m"] {

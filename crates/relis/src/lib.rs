@@ -17,6 +17,7 @@ mod clock;
 mod db;
 mod error;
 pub mod events;
+#[cfg(feature = "test-shims")]
 pub mod faults;
 mod functions;
 pub mod glob;
@@ -24,6 +25,7 @@ mod hash;
 mod keys;
 mod list;
 mod pcache;
+#[cfg(feature = "test-shims")]
 mod powercut;
 mod schema;
 mod set;

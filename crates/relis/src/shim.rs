@@ -102,7 +102,8 @@ pub(crate) unsafe fn open_real(
 }
 
 /// Whether an `xOpen` with `flags` opens one of the files that hold the data (the database, its
-/// WAL or its rollback journal), as opposed to temporary files.
+/// WAL or its rollback journal), as opposed to temporary files. (The test shims' question.)
+#[cfg(feature = "test-shims")]
 pub(crate) fn holds_data(flags: c_int) -> bool {
     flags & (ffi::SQLITE_OPEN_MAIN_DB | ffi::SQLITE_OPEN_WAL | ffi::SQLITE_OPEN_MAIN_JOURNAL) != 0
 }
