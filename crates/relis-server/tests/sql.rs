@@ -1545,3 +1545,86 @@ async fn tostream_serves_a_blocked_xread() {
     };
     assert_eq!(streams.len(), 1);
 }
+
+#[tokio::test]
+async fn fromstream_writes_entries_as_rows() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    for (id, fields) in [
+        ("1-1", &["job", "mail", "tries", "1"][..]),
+        ("2-1", &["job", "sms", "tries", "2", "cost", "0.5"][..]),
+        ("3-1", &["job", "push"][..]),
+    ] {
+        let mut args = vec!["XADD", "jobs", id];
+        args.extend_from_slice(fields);
+        c.cmd(&args).await;
+    }
+    assert_eq!(c.cmd(&["SQL.FROMSTREAM", "jobs_t", "jobs"]).await, int(3));
+    assert_eq!(
+        c.cmd(&[
+            "SQL.QUERY",
+            "SELECT id, job, tries, cost FROM jobs_t ORDER BY id"
+        ])
+        .await,
+        arr(vec![
+            row(vec![bulk("1-1"), bulk("mail"), int(1), nil()]),
+            row(vec![bulk("2-1"), bulk("sms"), int(2), bulk("0.5")]),
+            row(vec![bulk("3-1"), bulk("push"), nil(), nil()]),
+        ])
+    );
+    assert_eq!(
+        c.cmd(&[
+            "SQL.QUERY",
+            "SELECT group_concat(name || ' ' || type, ',') FROM pragma_table_info('jobs_t')"
+        ])
+        .await,
+        arr(vec![row(vec![bulk(
+            "id TEXT,job TEXT,tries INTEGER,cost REAL"
+        )])])
+    );
+    // Again after more entries: upserted by id, a new field becomes a column.
+    c.cmd(&["XADD", "jobs", "4-1", "job", "fax", "prio", "high"])
+        .await;
+    assert_eq!(c.cmd(&["SQL.FROMSTREAM", "jobs_t", "jobs"]).await, int(4));
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "SELECT count(*), max(prio) FROM jobs_t"])
+            .await,
+        arr(vec![row(vec![int(4), bulk("high")])])
+    );
+    // Round trip: the table back into a stream holds the same fields.
+    assert_eq!(
+        c.cmd(&["SQL.TOSTREAM", "copy", "SELECT job FROM jobs_t ORDER BY id"])
+            .await,
+        int(4)
+    );
+    assert_eq!(c.cmd(&["XLEN", "copy"]).await, int(4));
+    // A missing key writes no row; another type is WRONGTYPE; a field named id is refused.
+    assert_eq!(c.cmd(&["SQL.FROMSTREAM", "none_t", "nokey"]).await, int(0));
+    c.cmd(&["SET", "str", "x"]).await;
+    assert_eq!(
+        c.cmd(&["SQL.FROMSTREAM", "t2", "str"]).await,
+        err("WRONGTYPE Operation against a key holding the wrong kind of value")
+    );
+    c.cmd(&["XADD", "bad", "1-1", "id", "x"]).await;
+    let refused = c.cmd(&["SQL.FROMSTREAM", "t3", "bad"]).await;
+    assert!(
+        matches!(&refused, Frame::Error(m) if String::from_utf8_lossy(m).contains("a field named 'id'")),
+        "{refused:?}"
+    );
+    // Into a named database.
+    c.cmd(&["SQL.DB", "CREATE", "side", "MEMORY"]).await;
+    assert_eq!(
+        c.cmd(&["SQL.FROMSTREAM", "DB", "side", "jobs_t", "jobs"])
+            .await,
+        int(4)
+    );
+    assert_eq!(
+        c.cmd(&["SQL.QUERY", "DB", "side", "SELECT count(*) FROM jobs_t"])
+            .await,
+        arr(vec![row(vec![int(4)])])
+    );
+    assert_eq!(
+        c.cmd(&["SQL.FROMSTREAM", "a"]).await,
+        err("ERR wrong number of arguments for 'sql.fromstream' command")
+    );
+}

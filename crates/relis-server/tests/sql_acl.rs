@@ -459,6 +459,37 @@ async fn fromhash_copies_only_hashes_the_user_may_read() {
 }
 
 #[tokio::test]
+async fn fromstream_needs_read_access_to_its_key() {
+    let s = start().await;
+    let mut admin = s.raw().await;
+    admin.cmd(&["XADD", "user:feed", "1-1", "f", "v"]).await;
+    admin.cmd(&["XADD", "app:feed", "1-1", "f", "v"]).await;
+    let mut app = as_user(&s, &mut admin, "app", &APP).await;
+    assert_eq!(
+        app.cmd(&["SQL.FROMSTREAM", "stolen", "user:feed"]).await,
+        err(NOPERM_KEYS)
+    );
+    assert_eq!(
+        app.cmd(&[
+            "SQL.QUERY",
+            "SELECT count(*) FROM sqlite_master WHERE name = 'stolen'"
+        ])
+        .await,
+        arr(vec![arr(vec![int(0)])])
+    );
+    admin.cmd(&["SQL.DB", "CREATE", "side", "MEMORY"]).await;
+    assert_eq!(
+        app.cmd(&["SQL.FROMSTREAM", "DB", "side", "t", "user:feed"])
+            .await,
+        err(NOPERM_KEYS)
+    );
+    assert_eq!(
+        app.cmd(&["SQL.FROMSTREAM", "mine", "app:feed"]).await,
+        int(1)
+    );
+}
+
+#[tokio::test]
 async fn scripts_run_sql_as_the_scripts_user() {
     let s = start().await;
     let mut admin = s.raw().await;

@@ -602,6 +602,45 @@ impl SqlConn<'_> {
         hashes: &[(Bytes, Vec<(Bytes, Bytes)>)],
         limits: &SqlLimits,
     ) -> Result<FromHashReport, SqlError> {
+        self.upsert_keyed(table, "key", "a hash", hashes, limits)
+    }
+
+    /// SQL.FROMSTREAM: each entry of a stream becomes a row of `table`, as
+    /// [`SqlConn::upsert_hashes`] writes hashes, keyed by an `id` column (the entry's id,
+    /// `ms-seq`) instead of `key`. A field an entry repeats gives its row the first value.
+    ///
+    /// # Errors
+    /// As [`SqlConn::upsert_hashes`], for a field named `id`.
+    pub fn upsert_stream(
+        &mut self,
+        table: &str,
+        entries: &[crate::StreamEntry],
+        limits: &SqlLimits,
+    ) -> Result<FromHashReport, SqlError> {
+        let rows: Hashes = entries
+            .iter()
+            .map(|e| {
+                let pairs = e
+                    .fields
+                    .chunks_exact(2)
+                    .map(|p| (p[0].clone(), p[1].clone()))
+                    .collect();
+                (Bytes::from(e.id.to_string()), pairs)
+            })
+            .collect();
+        self.upsert_keyed(table, "id", "an entry", &rows, limits)
+    }
+
+    /// Upserts `rows` (key, fields) into `table` by its `key_col` column (see
+    /// [`SqlConn::upsert_hashes`]); `what` names a row's source in errors ("a hash").
+    fn upsert_keyed(
+        &mut self,
+        table: &str,
+        key_col: &str,
+        what: &str,
+        hashes: &[(Bytes, Vec<(Bytes, Bytes)>)],
+        limits: &SqlLimits,
+    ) -> Result<FromHashReport, SqlError> {
         if !self.writable {
             return Err(SqlError::NotReadOnly);
         }
@@ -611,10 +650,10 @@ impl SqlConn<'_> {
             for (f, _) in pairs {
                 let name = std::str::from_utf8(f)
                     .map_err(|_| SqlError::Sql("a field name is not valid UTF-8".into()))?;
-                if name.eq_ignore_ascii_case("key") {
-                    return Err(SqlError::Sql(
-                        "a hash has a field named 'key', which is the table's key column".into(),
-                    ));
+                if name.eq_ignore_ascii_case(key_col) {
+                    return Err(SqlError::Sql(format!(
+                        "{what} has a field named '{key_col}', which is the table's key column"
+                    )));
                 }
                 if !fields.iter().any(|x| x.eq_ignore_ascii_case(name)) {
                     fields.push(name.to_string());
@@ -650,7 +689,7 @@ impl SqlConn<'_> {
             execute(self.conn, self.now, sql, &params, limits, false)
         };
         if existing.is_empty() {
-            let mut cols = vec!["\"key\" TEXT PRIMARY KEY".to_string()];
+            let mut cols = vec![format!("{} TEXT PRIMARY KEY", quote(key_col))];
             cols.extend(
                 fields
                     .iter()
@@ -663,9 +702,9 @@ impl SqlConn<'_> {
             )?;
             report.created = true;
         } else {
-            if !existing.iter().any(|c| c.eq_ignore_ascii_case("key")) {
+            if !existing.iter().any(|c| c.eq_ignore_ascii_case(key_col)) {
                 return Err(SqlError::Sql(format!(
-                    "table {table} has no 'key' column to upsert by"
+                    "table {table} has no '{key_col}' column to upsert by"
                 )));
             }
             for (f, t) in fields.iter().zip(&types) {
@@ -678,7 +717,7 @@ impl SqlConn<'_> {
                 }
             }
         }
-        let mut cols = vec!["\"key\"".to_string()];
+        let mut cols = vec![quote(key_col)];
         cols.extend(fields.iter().map(|f| quote(f)));
         let updates = if fields.is_empty() {
             "NOTHING".to_string()
@@ -693,10 +732,11 @@ impl SqlConn<'_> {
             )
         };
         let sql = format!(
-            "INSERT INTO {} ({}) VALUES ({}) ON CONFLICT (\"key\") DO {updates}",
+            "INSERT INTO {} ({}) VALUES ({}) ON CONFLICT ({}) DO {updates}",
             quote(table),
             cols.join(", "),
-            vec!["?"; cols.len()].join(", ")
+            vec!["?"; cols.len()].join(", "),
+            quote(key_col)
         );
         for (key, pairs) in hashes {
             let mut values = vec![SqlValue::Text(key.clone())];

@@ -29,6 +29,7 @@ pub mod db;
 pub mod desc;
 pub mod exec;
 pub mod fromhash;
+pub mod fromstream;
 pub mod morph;
 pub mod prepare;
 pub mod query;
@@ -62,6 +63,7 @@ pub static SPECS: &[Spec] = &[
     morph::SPEC_TOZSET,
     morph::SPEC_TOSTREAM,
     fromhash::SPEC,
+    fromstream::SPEC,
     redisql::SPEC_CREATE_DB,
     redisql::SPEC_CREATE_DB_NOW,
     redisql::SPEC_EXEC,
