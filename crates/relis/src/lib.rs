@@ -21,6 +21,8 @@ pub mod faults;
 mod functions;
 pub mod glob;
 mod hash;
+pub mod hll;
+mod hll_db;
 mod keys;
 mod list;
 mod pcache;
@@ -47,6 +49,8 @@ pub use db::{
     WAL_RESTART_FRAMES,
 };
 pub use error::{Error, Result};
+pub use hll::HllError;
+pub use hll_db::{PfDebug, PfDebugOut};
 pub use hash::{
     HashScanPage, RandomField, HASH_MAX_LISTPACK_ENTRIES, HASH_MAX_LISTPACK_VALUE,
     HRANDFIELD_MAX_REPEATS,
