@@ -229,11 +229,9 @@ impl Writer<'_> {
                 }
             }
             PfDebug::Decode => PfDebugOut::Decoded(hll::decode(&v)),
-            PfDebug::Encoding => PfDebugOut::Encoding(if hll::is_dense(&v) {
-                "dense"
-            } else {
-                "sparse"
-            }),
+            PfDebug::Encoding => {
+                PfDebugOut::Encoding(if hll::is_dense(&v) { "dense" } else { "sparse" })
+            }
             PfDebug::Check => PfDebugOut::Checked,
         };
         Ok(Some(out))
@@ -300,7 +298,10 @@ mod tests {
         db.pfmerge("m", &["h", "g"]).unwrap();
         assert_eq!(db.pfcount(&["m"]), Ok(4));
         db.set("s", "not an hll").unwrap();
-        assert_eq!(db.pfadd("s", &["x"]), Err(Error::Hll(hll::HllError::NotHll)));
+        assert_eq!(
+            db.pfadd("s", &["x"]),
+            Err(Error::Hll(hll::HllError::NotHll))
+        );
         assert_eq!(db.pfcount(&["s"]), Err(Error::Hll(hll::HllError::NotHll)));
         db.write(|w| {
             w.conn.execute(

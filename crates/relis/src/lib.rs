@@ -49,12 +49,12 @@ pub use db::{
     WAL_RESTART_FRAMES,
 };
 pub use error::{Error, Result};
-pub use hll::HllError;
-pub use hll_db::{PfDebug, PfDebugOut};
 pub use hash::{
     HashScanPage, RandomField, HASH_MAX_LISTPACK_ENTRIES, HASH_MAX_LISTPACK_VALUE,
     HRANDFIELD_MAX_REPEATS,
 };
+pub use hll::HllError;
+pub use hll_db::{PfDebug, PfDebugOut};
 pub use keys::{ExpireCond, KeyspaceInfo, ObjectInfo, ScanPage, Ttl};
 pub use list::{parse_timeout_ms, End, LposOptions, Side};
 #[doc(hidden)]

@@ -94,7 +94,8 @@ mod tests {
 
     #[test]
     fn subcommands_any_case() {
-        let p = |l: &str| PfDebug::parse_args(&mut super::super::args_of("pfdebug", l)).map(|c| c.op);
+        let p =
+            |l: &str| PfDebug::parse_args(&mut super::super::args_of("pfdebug", l)).map(|c| c.op);
         assert_eq!(p("GetReg k"), Ok(Op::GetReg));
         assert_eq!(p("DECODE k"), Ok(Op::Decode));
         assert_eq!(p("encoding k"), Ok(Op::Encoding));
