@@ -1096,6 +1096,21 @@ mod tests {
     }
 
     #[test]
+    fn hll_sparse_max_bytes_is_acted_on() {
+        let mut c = Config::default();
+        assert_eq!(c.hll_sparse_max_bytes, 3000);
+        assert_eq!(c.get("hll-sparse-max-bytes").as_deref(), Some("3000"));
+        c.set("hll-sparse-max-bytes", "1kb").unwrap();
+        assert_eq!(c.hll_sparse_max_bytes, 1024);
+        assert_eq!(c.get("hll-sparse-max-bytes").as_deref(), Some("1024"));
+        c.set("hll-sparse-max-bytes", "0").unwrap();
+        assert_eq!(c.hll_sparse_max_bytes, 0);
+        assert!(c.set("hll-sparse-max-bytes", "-1").is_err());
+        assert!(c.set("hll-sparse-max-bytes", "many").is_err());
+        assert_eq!(c.hll_sparse_max_bytes, 0);
+    }
+
+    #[test]
     fn unknown_directive_is_named() {
         let mut c = Config::default();
         let e = c.apply_file("port 1\nbogus-setting 3\n").unwrap_err();
