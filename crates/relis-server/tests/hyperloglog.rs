@@ -403,7 +403,7 @@ async fn values_copied_between_servers() {
     let (_s, _r, mut relis, mut redis) = both(2).await;
     for (n, key) in [(50u64, "small"), (20_000, "large")] {
         for (from, to) in [(0, 1), (1, 0)] {
-            let mut servers = [&mut relis, &mut redis];
+            let servers = [&mut relis, &mut redis];
             let elements = numbers(0, n);
             let mut args: Vec<&[u8]> = vec![b"PFADD", key.as_bytes()];
             args.extend(elements.iter().map(Vec::as_slice));

@@ -670,4 +670,89 @@ mod tests {
             assert_eq!(murmur64a(key, HLL_SEED), seeded, "{key:?}");
         }
     }
+
+    /// An HLL whose registers are the ones a plain array of registers says.
+    fn model_of(elements: &[Vec<u8>]) -> Vec<u8> {
+        let mut regs = vec![0u8; HLL_REGISTERS];
+        for e in elements {
+            let (i, c) = pattern(e);
+            regs[i] = regs[i].max(c);
+        }
+        regs
+    }
+
+    proptest::proptest! {
+        /// Adding elements one by one, in the sparse encoding (with any promotion threshold)
+        /// and after the promotion, gives the registers a plain array of maxima gives, and
+        /// the sparse opcodes always cover exactly the 16384 registers.
+        #[test]
+        fn sparse_and_dense_agree_with_a_model(
+            elements in proptest::collection::vec(proptest::collection::vec(0u8..8, 0..6), 0..400),
+            sparse_max in 16usize..4000,
+        ) {
+            let mut v = new_hll();
+            for e in &elements {
+                add(&mut v, e, sparse_max).unwrap();
+                if !is_dense(&v) {
+                    proptest::prop_assert!(v.len() <= sparse_max.max(HLL_HDR_SIZE + 2));
+                    walk_sparse(&v, |_, _, _| {}).unwrap();
+                }
+            }
+            let want = model_of(&elements);
+            let mut dense = v.clone();
+            to_dense(&mut dense).unwrap();
+            proptest::prop_assert_eq!(dense_registers(&dense), want.clone());
+            let mut max = [0u8; HLL_REGISTERS];
+            merge_into(&mut max, &v).unwrap();
+            proptest::prop_assert_eq!(&max[..], &want[..]);
+            proptest::prop_assert_eq!(count(&v).unwrap(), count_registers(&max));
+            proptest::prop_assert_eq!(count(&dense).unwrap(), count_registers(&max));
+        }
+
+        /// Any bytes after a sparse or dense header: every function returns (an error or a
+        /// value), never panics or reads out of bounds.
+        #[test]
+        fn hostile_values_never_panic(
+            ops in proptest::collection::vec(proptest::num::u8::ANY, 0..300),
+            dense in proptest::bool::ANY,
+            elements in proptest::collection::vec(proptest::collection::vec(proptest::num::u8::ANY, 0..4), 0..20),
+            sparse_max in 0usize..400,
+        ) {
+            let mut v = new_hll();
+            v.truncate(HLL_HDR_SIZE);
+            v[4] = u8::from(!dense);
+            v.extend_from_slice(&ops);
+            if check(&v).is_err() {
+                proptest::prop_assert!(dense);
+                return Ok(());
+            }
+            let _ = count(&v);
+            let _ = decode(&v);
+            let mut max = [0u8; HLL_REGISTERS];
+            let _ = merge_into(&mut max, &v);
+            let mut w = v.clone();
+            let _ = to_dense(&mut w);
+            for e in &elements {
+                if add(&mut v, e, sparse_max).is_err() {
+                    break;
+                }
+                let _ = count(&v);
+            }
+            for i in [0, 1, 63, 64, 65, 8000, HLL_REGISTERS - 1] {
+                let mut w = v.clone();
+                let _ = set_register(&mut w, i, 33, sparse_max);
+                let mut w = v.clone();
+                let _ = set_register(&mut w, i, 5, sparse_max);
+            }
+        }
+    }
+
+    #[test]
+    fn new_hll_is_what_redis_creates() {
+        let v = new_hll();
+        assert_eq!(v, b"HYLL\x01\0\0\0\0\0\0\0\0\0\0\0\x7f\xff");
+        assert_eq!(count(&v), Ok(0));
+        assert_eq!(cached(&v), Some(0));
+        assert_eq!(decode(&v).as_deref(), Some("Z:16384"));
+    }
 }

@@ -13,6 +13,9 @@ use crate::hll::{self, HLL_REGISTERS};
 use crate::store::{KeyMeta, KeyType, Reader, Writer};
 use bytes::Bytes;
 
+/// Hears of each read lookup: the key, and whether it was found.
+type Seen<'a> = &'a mut dyn FnMut(&[u8], bool);
+
 /// What PFDEBUG does to its key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PfDebug {
@@ -91,7 +94,7 @@ impl Writer<'_> {
         &mut self,
         db: u32,
         key: &[u8],
-        seen: Option<&mut dyn FnMut(&[u8], bool)>,
+        seen: Option<Seen<'_>>,
     ) -> Result<Option<(KeyMeta, Vec<u8>)>> {
         let m = self.meta_for_write(db, key)?;
         if let Some(seen) = seen {
