@@ -608,3 +608,46 @@ async fn client_pause_write_holds_pfcount() {
         );
     }
 }
+
+/// PFCOUNT's cache write invalidates a client-side cache of the key, as Redis's
+/// `signalModifiedKey` does; a PFCOUNT that only reads a valid cache does not. Compared with
+/// redis-server: the same frames, in the same order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pfcount_cache_write_invalidates_tracking() {
+    if redis_server().is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let redis = spawn_redis(tmp.path()).expect("redis-server");
+    let relis = start().await;
+    let mut seen = Vec::new();
+    for addr in [relis.addr, redis.addr()] {
+        let mut a = Raw::connect(addr).await;
+        let mut b = Raw::connect(addr).await;
+        let _ = a.cmd(&["HELLO", "3"]).await;
+        let _ = a.cmd(&["CLIENT", "TRACKING", "ON"]).await;
+        let _ = b.cmd(&["PFADD", "h", "x", "y"]).await;
+        let mut log = Vec::new();
+        for _ in 0..2 {
+            let _ = a.cmd(&["GET", "h"]).await;
+            log.push(show(&encode_command(&[b"PFCOUNT", b"h"])));
+            let _ = b.cmd(&["PFCOUNT", "h"]).await;
+            a.send(&encode_command(&[b"PING"])).await;
+            loop {
+                let r = a.read_raw().await.expect("a frame");
+                let pong = r == b"+PONG\r\n";
+                log.push(show(&r));
+                if pong {
+                    break;
+                }
+            }
+        }
+        seen.push(log);
+    }
+    assert_eq!(seen[0], seen[1]);
+    assert!(
+        seen[0].iter().any(|l| l.contains("invalidate")),
+        "{:?}",
+        seen[0]
+    );
+}
