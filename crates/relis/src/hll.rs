@@ -619,7 +619,8 @@ pub fn selftest(seed: u64, sparse_max: usize) -> Result<(), String> {
         let ele = (j ^ base).to_le_bytes();
         let (index, cnt) = pattern(&ele);
         dense_raise(&mut dense[HLL_HDR_SIZE..], index, cnt);
-        add(&mut sparse, &ele, sparse_max).map_err(|_| "TESTFAILED corrupted sparse HLL")?;
+        set_register(&mut sparse, index, cnt, sparse_max)
+            .map_err(|_| "TESTFAILED corrupted sparse HLL")?;
         if j != checkpoint {
             continue;
         }

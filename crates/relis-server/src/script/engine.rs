@@ -1292,6 +1292,7 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
                     Some(m) => Frame::Bulk(m),
                     None => Frame::Simple(Bytes::from_static(b"PONG")),
                 }),
+                "pfselftest" => crate::cmd::hyperloglog::pfselftest::run(&cx.server),
                 // Connection and server commands run on the connection's task, which a
                 // script on the writer cannot reach.
                 _ => Err(CmdError::err(

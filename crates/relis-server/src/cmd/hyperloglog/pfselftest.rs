@@ -6,6 +6,7 @@ use crate::args::Args;
 use crate::client::Client;
 use crate::cmd::{BoxFuture, ConnCmd, Parsed, Spec};
 use crate::error::CmdError;
+use crate::server::Shared;
 use bytes::Bytes;
 use resp::Frame;
 
@@ -37,16 +38,25 @@ impl PfSelfTest {
 impl ConnCmd for PfSelfTest {
     fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
         Box::pin(async move {
-            let max = c.server.config.read().hll_sparse_max_bytes;
-            // Redis seeds its elements from rand(); the clock will do.
-            let seed = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(1, |d| d.as_nanos() as u64);
-            tokio::task::spawn_blocking(move || relis::hll::selftest(seed, max))
+            let server = c.server.clone();
+            tokio::task::spawn_blocking(move || run(&server))
                 .await
                 .map_err(|e| CmdError::Internal(format!("pfselftest: {e}")))?
-                .map_err(|e| CmdError::Text(format!("ERR {e}")))?;
-            Ok(Frame::Simple(Bytes::from_static(b"OK")))
         })
     }
+}
+
+/// Runs the self test where the caller is (a script runs it on the writer, holding it as Redis
+/// holds its one thread).
+///
+/// # Errors
+/// Redis's `ERR TESTFAILED ...`.
+pub fn run(server: &Shared) -> Result<Frame, CmdError> {
+    let max = server.config.read().hll_sparse_max_bytes;
+    // Redis seeds its elements from rand(); the clock will do.
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64);
+    relis::hll::selftest(seed, max).map_err(|e| CmdError::Text(format!("ERR {e}")))?;
+    Ok(Frame::Simple(Bytes::from_static(b"OK")))
 }
