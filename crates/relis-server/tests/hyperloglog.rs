@@ -675,3 +675,56 @@ async fn pfcount_cache_write_invalidates_tracking() {
         seen[0]
     );
 }
+
+/// Random sequences of PFADD (short elements from a small alphabet, so that sparse values get
+/// VAL runs longer than one register and splits of them), PFMERGE of random keys and PFCOUNT,
+/// with hll-sparse-max-bytes changing now and then: the value bytes match redis-server's after
+/// every step.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn differential_random_sequences() {
+    if redis_server().is_none() {
+        return;
+    }
+    let (_s, _r, mut a, mut b) = both(2).await;
+    let mut rng: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move |n: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % n
+    };
+    for step in 0..3000 {
+        let key = format!("k{}", next(6));
+        match next(20) {
+            0 => {
+                let max = [0, 50, 300, 1000, 3000][next(5) as usize];
+                same_line(
+                    &mut a,
+                    &mut b,
+                    &format!("CONFIG SET hll-sparse-max-bytes {max}"),
+                )
+                .await;
+            }
+            1 | 2 => {
+                let mut args = vec!["PFMERGE".to_string(), key.clone()];
+                for _ in 0..next(3) {
+                    args.push(format!("k{}", next(6)));
+                }
+                let args: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
+                same(&mut a, &mut b, &args).await;
+            }
+            3 => {
+                same_line(&mut a, &mut b, &format!("PFCOUNT {key}")).await;
+            }
+            _ => {
+                let elements: Vec<Vec<u8>> = (0..1 + next(5))
+                    .map(|_| {
+                        format!("{}", next(if step < 1500 { 400 } else { 40_000 })).into_bytes()
+                    })
+                    .collect();
+                pfadd_both(&mut a, &mut b, &key, &elements).await;
+            }
+        }
+        same(&mut a, &mut b, &[b"GET", key.as_bytes()]).await;
+    }
+}

@@ -108,7 +108,8 @@ impl Writer<'_> {
         }
         let v = self.get(db, key)?.unwrap_or_default();
         hll::check(&v).map_err(Error::Hll)?;
-        Ok(Some((m, v.to_vec())))
+        // The value was copied out of SQLite for us alone: this takes it without a copy.
+        Ok(Some((m, Vec::from(v))))
     }
 
     /// PFADD: adds `elements` to the HLL at `key` (creating it); returns whether the HLL
