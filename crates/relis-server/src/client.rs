@@ -1011,7 +1011,8 @@ async fn write_flush<W: AsyncWrite + Unpin>(stream: &mut W, buf: &[u8]) -> std::
 
 /// The commands Redis 7.0 flags MAY_REPLICATE (besides its write commands): they may change
 /// what replicas hold, so a replica (or a monitor) may not send them.
-const MAY_REPLICATE: &[&str] = &["eval", "evalsha", "fcall", "publish", "spublish", "pfcount"];
+pub(crate) const MAY_REPLICATE: &[&str] =
+    &["eval", "evalsha", "fcall", "publish", "spublish", "pfcount"];
 
 /// The commands Redis 7.0 flags `protected`: (the name its refusal gives, the setting that
 /// allows them).

@@ -49,6 +49,9 @@ pub struct Config {
     pub acllog_max_len: usize,
     /// Largest bulk string accepted.
     pub proto_max_bulk_len: usize,
+    /// `hll-sparse-max-bytes`: the longest a sparse HyperLogLog value may grow before it is
+    /// converted to dense.
+    pub hll_sparse_max_bytes: usize,
     /// Largest query buffer per client.
     pub client_query_buffer_limit: usize,
     /// Reader threads.
@@ -135,6 +138,7 @@ impl Default for Config {
             acllog_max_len: crate::acl::LOG_MAX,
             proto_max_bulk_len: 512 * 1024 * 1024,
             client_query_buffer_limit: 1024 * 1024 * 1024,
+            hll_sparse_max_bytes: 3000,
             readers: relis::Options::default().readers,
             max_batch: 1024,
             page_size: relis::PAGE_SIZE,
@@ -471,6 +475,13 @@ pub const PARAMS: &[Param] = &[
         mutable: true,
         get: |c| c.proto_max_bulk_len.to_string(),
         set: |c, v| memory_at_least(v, 1 << 20).map(|n| c.proto_max_bulk_len = n),
+    },
+    Param {
+        name: "hll-sparse-max-bytes",
+        mutable: true,
+        get: |c| c.hll_sparse_max_bytes.to_string(),
+        // Checked against the settings table first (a memory value up to LONG_MAX).
+        set: |c, v| memory(v).map(|n| c.hll_sparse_max_bytes = n),
     },
     Param {
         name: "client-query-buffer-limit",
@@ -1082,6 +1093,21 @@ mod tests {
             assert!(c.set("page-size", bad).is_err(), "{bad}");
         }
         assert_eq!(c.page_size, 4096);
+    }
+
+    #[test]
+    fn hll_sparse_max_bytes_is_acted_on() {
+        let mut c = Config::default();
+        assert_eq!(c.hll_sparse_max_bytes, 3000);
+        assert_eq!(c.get("hll-sparse-max-bytes").as_deref(), Some("3000"));
+        c.set("hll-sparse-max-bytes", "1kb").unwrap();
+        assert_eq!(c.hll_sparse_max_bytes, 1024);
+        assert_eq!(c.get("hll-sparse-max-bytes").as_deref(), Some("1024"));
+        c.set("hll-sparse-max-bytes", "0").unwrap();
+        assert_eq!(c.hll_sparse_max_bytes, 0);
+        assert!(c.set("hll-sparse-max-bytes", "-1").is_err());
+        assert!(c.set("hll-sparse-max-bytes", "many").is_err());
+        assert_eq!(c.hll_sparse_max_bytes, 0);
     }
 
     #[test]

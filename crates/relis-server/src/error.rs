@@ -147,6 +147,12 @@ impl From<relis::Error> for CmdError {
                     "The entries_added specified in XSETID is smaller than the target stream length"
                 }
             }),
+            E::Hll(relis::HllError::NotHll) => {
+                CmdError::text("WRONGTYPE Key is not a valid HyperLogLog string value.")
+            }
+            E::Hll(relis::HllError::Corrupted) => {
+                CmdError::text("INVALIDOBJ Corrupted HLL object detected")
+            }
             // Commands that can hit this map it to their own name before it gets here.
             E::InvalidExpire => CmdError::err("invalid expire time"),
             e @ (E::DiskFull

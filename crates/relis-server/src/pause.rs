@@ -1,7 +1,7 @@
 //! CLIENT PAUSE: the server-wide pause that holds clients' commands back for a while, as Redis
 //! 7.0 does it. `ALL` holds every command; `WRITE` holds the commands that may change data
 //! (flagged `write`, and those Redis flags `may_replicate`: EVAL, EVALSHA, FCALL, PUBLISH,
-//! SPUBLISH). A held command runs once the pause ends (its time passes or CLIENT UNPAUSE); the
+//! SPUBLISH, PFCOUNT). A held command runs once the pause ends (its time passes or CLIENT UNPAUSE); the
 //! replies to the commands before it in a pipeline go out meanwhile, as Redis sends them.
 //! Commands rejected before they would run (unknown, wrong arity, no authentication) are
 //! answered at once, as in Redis. The check on the command path is one atomic load.
@@ -32,8 +32,8 @@ pub struct Pause {
     lifted: Notify,
 }
 
-/// Commands Redis flags `may_replicate` (held by a WRITE pause although not `write`).
-const MAY_REPLICATE: &[&str] = &["eval", "evalsha", "fcall", "publish", "spublish"];
+// Commands Redis flags `may_replicate` are held by a WRITE pause although not `write`.
+use crate::client::MAY_REPLICATE;
 
 impl Pause {
     /// CLIENT PAUSE: holds `mode`'s commands until `until`. A pause in force is only ever made

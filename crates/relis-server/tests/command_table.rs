@@ -18,12 +18,6 @@ const FAMILIES: &[&str] = &[
     "bitpos",
     "getbit",
     "setbit",
-    // HyperLogLog.
-    "pfadd",
-    "pfcount",
-    "pfdebug",
-    "pfmerge",
-    "pfselftest",
     // Geo.
     "geoadd",
     "geodist",

@@ -28,6 +28,8 @@ pub enum Error {
     SameObject,
     /// A stream command's own error (see [`crate::StreamError`]).
     Stream(crate::stream::StreamError),
+    /// A string value that is not a usable HyperLogLog (see [`crate::HllError`]).
+    Hll(crate::hll::HllError),
     /// SQLite failed; the message is for the log, not for clients.
     Storage(String),
     /// The disk is full: the write was not committed.
@@ -62,6 +64,7 @@ impl fmt::Display for Error {
             Error::DbIndexOutOfRange => f.write_str("DB index is out of range"),
             Error::SameObject => f.write_str("source and destination objects are the same"),
             Error::Stream(e) => write!(f, "stream error: {e:?}"),
+            Error::Hll(e) => write!(f, "HyperLogLog error: {e:?}"),
             Error::Storage(m) => write!(f, "storage error: {m}"),
             Error::DiskFull => f.write_str("disk full"),
             Error::Io(m) => write!(f, "I/O error: {m}"),

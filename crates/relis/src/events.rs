@@ -39,6 +39,10 @@ pub mod class {
     /// Relis's own, never a keyspace notification: a database was flushed or swapped (its key
     /// is empty), which client-side caching answers with the null invalidation.
     pub const FLUSHED: u32 = 1 << 20;
+    /// Relis's own, never a keyspace notification: a key's value changed without an event of
+    /// its own (Redis's `signalModifiedKey` alone, as when PFCOUNT caches the cardinality in
+    /// the value), which client-side caching answers with an invalidation.
+    pub const MODIFIED: u32 = 1 << 21;
 }
 
 /// One event: `event` happened to `key` in logical database `db`.

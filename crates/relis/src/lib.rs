@@ -22,6 +22,8 @@ pub mod faults;
 mod functions;
 pub mod glob;
 mod hash;
+pub mod hll;
+mod hll_db;
 mod keys;
 mod list;
 mod pcache;
@@ -53,6 +55,8 @@ pub use hash::{
     HashScanPage, RandomField, HASH_MAX_LISTPACK_ENTRIES, HASH_MAX_LISTPACK_VALUE,
     HRANDFIELD_MAX_REPEATS,
 };
+pub use hll::HllError;
+pub use hll_db::{PfDebug, PfDebugOut};
 pub use keys::{ExpireCond, KeyspaceInfo, ObjectInfo, ScanPage, Ttl};
 pub use list::{parse_timeout_ms, End, LposOptions, Side};
 #[doc(hidden)]

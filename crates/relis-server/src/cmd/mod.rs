@@ -12,6 +12,7 @@ pub mod acl;
 pub mod cluster;
 pub mod conn;
 pub mod hash;
+pub mod hyperloglog;
 pub mod keys;
 pub mod list;
 pub mod planned;
@@ -352,6 +353,7 @@ pub fn all() -> impl Iterator<Item = &'static Spec> {
         .chain(cluster::SPECS)
         .chain(replication::SPECS)
         .chain(stream::SPECS)
+        .chain(hyperloglog::SPECS)
 }
 
 /// The table, indexed by lower-case name; each spec also has a dense index for statistics.

@@ -1,4 +1,4 @@
-//! Redis 7.0 commands Relis has not implemented yet (bitmaps, HyperLogLog, geo,
+//! Redis 7.0 commands Relis has not implemented yet (bitmaps, geo,
 //! DUMP/RESTORE/MIGRATE): known to ACL rules only, so that a rule naming one is accepted,
 //! shown back and applied when the command lands. Not dispatched, not in COMMAND.
 //! Generated once by tools/gen_planned.py from redis-server 7.0.15; when a family
@@ -204,60 +204,6 @@ pub static SPECS: &[Spec] = &[
         group: "generic",
         since: "2.6.0",
         summary: "Atomically transfer a key from a Redis instance to another one.",
-        ..Spec::BASE
-    },
-    Spec {
-        name: "pfadd",
-        arity: -2,
-        flags: &["write", "denyoom", "fast"],
-        acl: &["write", "hyperloglog", "fast"],
-        keys: (1, 1, 1),
-        group: "hyperloglog",
-        since: "2.8.9",
-        summary: "Adds the specified elements to the specified HyperLogLog.",
-        ..Spec::BASE
-    },
-    Spec {
-        name: "pfcount",
-        arity: -2,
-        flags: &["readonly"],
-        acl: &["read", "hyperloglog", "slow"],
-        keys: (1, -1, 1),
-        group: "hyperloglog",
-        since: "2.8.9",
-        summary: "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).",
-        ..Spec::BASE
-    },
-    Spec {
-        name: "pfdebug",
-        arity: 3,
-        flags: &["write", "denyoom", "admin"],
-        acl: &["write", "hyperloglog", "admin", "slow", "dangerous"],
-        keys: (2, 2, 1),
-        group: "hyperloglog",
-        since: "2.8.9",
-        summary: "Internal commands for debugging HyperLogLog values",
-        ..Spec::BASE
-    },
-    Spec {
-        name: "pfmerge",
-        arity: -2,
-        flags: &["write", "denyoom"],
-        acl: &["write", "hyperloglog", "slow"],
-        keys: (1, -1, 1),
-        group: "hyperloglog",
-        since: "2.8.9",
-        summary: "Merge N different HyperLogLogs into a single one.",
-        ..Spec::BASE
-    },
-    Spec {
-        name: "pfselftest",
-        arity: 1,
-        flags: &["admin"],
-        acl: &["hyperloglog", "admin", "slow", "dangerous"],
-        group: "hyperloglog",
-        since: "2.8.9",
-        summary: "An internal command for testing HyperLogLog values",
         ..Spec::BASE
     },
     Spec {

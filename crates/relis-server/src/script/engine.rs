@@ -1190,7 +1190,8 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
         }
     }
     let write = spec.has("write");
-    if write && st.readonly {
+    // Redis refuses what may replicate (PUBLISH, PFCOUNT's cache write) as it refuses writes.
+    if (write || crate::client::MAY_REPLICATE.contains(&spec.name)) && st.readonly {
         return Err(CmdError::err(
             "Write commands are not allowed from read-only scripts.",
         ));
@@ -1291,6 +1292,7 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
                     Some(m) => Frame::Bulk(m),
                     None => Frame::Simple(Bytes::from_static(b"PONG")),
                 }),
+                "pfselftest" => crate::cmd::hyperloglog::pfselftest::run(&cx.server),
                 // Connection and server commands run on the connection's task, which a
                 // script on the writer cannot reach.
                 _ => Err(CmdError::err(

@@ -1,0 +1,359 @@
+//! The HyperLogLog commands on keys: each reads a string value through the string family's
+//! own read and write functions (`get`, `put_string`, so however strings are stored, an HLL is
+//! stored the same way), changes it with the pure functions of [`crate::hll`] and writes it
+//! back, all in the caller's one write transaction.
+//!
+//! Lookups report each key they look for to a `seen(key, found)` callback, in Redis's order,
+//! because PFCOUNT and PFMERGE look their keys up as reads (`lookupKeyRead`: counted in
+//! keyspace_hits / keyspace_misses, a `keymiss` event) even though they run on the writer.
+
+use crate::db::Db;
+use crate::error::{Error, Result};
+use crate::hll::{self, HLL_REGISTERS};
+use crate::store::{KeyMeta, KeyType, Reader, Writer};
+use bytes::Bytes;
+
+/// Hears of each read lookup: the key, and whether it was found.
+type Seen<'a> = &'a mut dyn FnMut(&[u8], bool);
+
+/// What PFDEBUG does to its key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PfDebug {
+    /// GETREG: the registers (converting a sparse value to dense, as Redis does).
+    GetReg,
+    /// DECODE: the sparse opcodes as text.
+    Decode,
+    /// ENCODING: `dense` or `sparse`.
+    Encoding,
+    /// TODENSE: converts a sparse value to dense.
+    ToDense,
+    /// Only checks the key (Redis looks the key up before it reads the subcommand name).
+    Check,
+}
+
+/// What PFDEBUG found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PfDebugOut {
+    /// GETREG's 16384 register values.
+    Registers(Vec<u8>),
+    /// DECODE's text, `None` for a dense value.
+    Decoded(Option<String>),
+    /// ENCODING's word.
+    Encoding(&'static str),
+    /// TODENSE: whether it converted.
+    Converted(bool),
+    /// The key holds an HLL.
+    Checked,
+}
+
+impl Reader<'_> {
+    /// A read lookup of an HLL (Redis's `lookupKeyRead` and `isHLLObjectOrReply`).
+    fn hll_read(
+        &self,
+        db: u32,
+        key: &[u8],
+        seen: &mut dyn FnMut(&[u8], bool),
+    ) -> Result<Option<Bytes>> {
+        let l = self.lookup_string(db, key)?;
+        seen(key, l.found());
+        match l {
+            crate::StringLookup::Missing => Ok(None),
+            crate::StringLookup::OtherType => Err(Error::WrongType),
+            crate::StringLookup::Value(v) => {
+                hll::check(&v).map_err(Error::Hll)?;
+                Ok(Some(v))
+            }
+        }
+    }
+
+    /// PFCOUNT of several keys: the estimate of their union (missing keys are empty), computed
+    /// from merged registers, caching nothing.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`], [`Error::Hll`].
+    pub fn pfcount_union(
+        &self,
+        db: u32,
+        keys: &[Bytes],
+        seen: &mut dyn FnMut(&[u8], bool),
+    ) -> Result<u64> {
+        let mut max = [0u8; HLL_REGISTERS];
+        for k in keys {
+            if let Some(v) = self.hll_read(db, k, seen)? {
+                hll::merge_into(&mut max, &v).map_err(Error::Hll)?;
+            }
+        }
+        Ok(hll::count_registers(&max))
+    }
+}
+
+impl Writer<'_> {
+    /// The HLL at `key` for a write (an expired key is deleted first), with its metadata.
+    /// `seen` hears of the lookup when it counts as a read.
+    fn hll_write(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        seen: Option<Seen<'_>>,
+    ) -> Result<Option<(KeyMeta, Vec<u8>)>> {
+        let m = self.meta_for_write(db, key)?;
+        if let Some(seen) = seen {
+            seen(key, m.is_some());
+        }
+        let Some(m) = m else {
+            return Ok(None);
+        };
+        if m.kind != KeyType::String {
+            return Err(Error::WrongType);
+        }
+        let v = self.get(db, key)?.unwrap_or_default();
+        hll::check(&v).map_err(Error::Hll)?;
+        // The value was copied out of SQLite for us alone: this takes it without a copy.
+        Ok(Some((m, Vec::from(v))))
+    }
+
+    /// PFADD: adds `elements` to the HLL at `key` (creating it); returns whether the HLL
+    /// changed (a new key always has). `sparse_max` is `hll-sparse-max-bytes`.
+    ///
+    /// A corrupted sparse value fails at the first element it cannot take; as in Redis, the
+    /// elements added before it are kept (they are written, and the error returned).
+    ///
+    /// # Errors
+    /// [`Error::WrongType`], [`Error::Hll`].
+    pub fn pfadd(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        elements: &[Bytes],
+        sparse_max: usize,
+    ) -> Result<bool> {
+        let old = self.hll_write(db, key, None)?;
+        let (meta, mut v, mut updated) = match old {
+            Some((m, v)) => (Some(m), v, false),
+            None => (None, hll::new_hll(), true),
+        };
+        let mut changed = false;
+        for e in elements {
+            match hll::add(&mut v, e, sparse_max) {
+                Ok(c) => changed |= c,
+                Err(e) => {
+                    if changed {
+                        self.put_string(db, key, meta.as_ref(), &v, None)?;
+                    }
+                    return Err(Error::Hll(e));
+                }
+            }
+        }
+        updated |= changed;
+        if updated {
+            hll::invalidate(&mut v);
+            self.put_string(db, key, meta.as_ref(), &v, None)?;
+        }
+        Ok(updated)
+    }
+
+    /// PFCOUNT of one key: the cached cardinality, or the estimate, which is then cached in
+    /// the value (a change of the key, as Redis makes it: a WATCH on it fails). Returns the
+    /// count and whether the value was written.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`], [`Error::Hll`].
+    pub fn pfcount(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        seen: &mut dyn FnMut(&[u8], bool),
+    ) -> Result<(u64, bool)> {
+        let Some((meta, mut v)) = self.hll_write(db, key, Some(seen))? else {
+            return Ok((0, false));
+        };
+        if let Some(card) = hll::cached(&v) {
+            return Ok((card, false));
+        }
+        let card = hll::count(&v).map_err(Error::Hll)?;
+        hll::set_cached(&mut v, card);
+        self.put_string(db, key, Some(&meta), &v, None)?;
+        Ok((card, true))
+    }
+
+    /// PFMERGE: merges the HLLs at `sources` (Redis passes the destination first among them)
+    /// into the HLL at `dest`, creating it. The destination becomes dense when any source is.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`], [`Error::Hll`]; nothing is written then.
+    pub fn pfmerge(
+        &mut self,
+        db: u32,
+        dest: &[u8],
+        sources: &[Bytes],
+        sparse_max: usize,
+        seen: &mut dyn FnMut(&[u8], bool),
+    ) -> Result<()> {
+        let mut max = [0u8; HLL_REGISTERS];
+        let mut dense = false;
+        for k in sources {
+            if let Some((_, v)) = self.hll_write(db, k, Some(&mut *seen))? {
+                dense |= hll::is_dense(&v);
+                hll::merge_into(&mut max, &v).map_err(Error::Hll)?;
+            }
+        }
+        let (meta, mut v) = match self.hll_write(db, dest, None)? {
+            Some((m, v)) => (Some(m), v),
+            None => (None, hll::new_hll()),
+        };
+        if dense {
+            hll::to_dense(&mut v).map_err(Error::Hll)?;
+        }
+        for (i, &r) in max.iter().enumerate() {
+            if r != 0 {
+                hll::set_register(&mut v, i, r, sparse_max).map_err(Error::Hll)?;
+            }
+        }
+        hll::invalidate(&mut v);
+        self.put_string(db, dest, meta.as_ref(), &v, None)
+    }
+
+    /// PFDEBUG: `None` when there is no key. GETREG and TODENSE write a converted value back.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`], [`Error::Hll`].
+    pub fn pfdebug(&mut self, db: u32, key: &[u8], op: PfDebug) -> Result<Option<PfDebugOut>> {
+        let Some((meta, mut v)) = self.hll_write(db, key, None)? else {
+            return Ok(None);
+        };
+        let out = match op {
+            PfDebug::GetReg | PfDebug::ToDense => {
+                let converted = hll::to_dense(&mut v).map_err(Error::Hll)?;
+                if converted {
+                    self.put_string(db, key, Some(&meta), &v, None)?;
+                }
+                match op {
+                    PfDebug::GetReg => PfDebugOut::Registers(hll::dense_registers(&v)),
+                    _ => PfDebugOut::Converted(converted),
+                }
+            }
+            PfDebug::Decode => PfDebugOut::Decoded(hll::decode(&v)),
+            PfDebug::Encoding => {
+                PfDebugOut::Encoding(if hll::is_dense(&v) { "dense" } else { "sparse" })
+            }
+            PfDebug::Check => PfDebugOut::Checked,
+        };
+        Ok(Some(out))
+    }
+}
+
+impl Db {
+    /// PFADD with Redis's default `hll-sparse-max-bytes` (3000).
+    ///
+    /// # Errors
+    /// As [`Writer::pfadd`].
+    pub fn pfadd<E: AsRef<[u8]>>(&self, key: impl AsRef<[u8]>, elements: &[E]) -> Result<bool> {
+        let (db, key) = (self.index(), key.as_ref().to_vec());
+        let elements: Vec<Bytes> = elements
+            .iter()
+            .map(|e| Bytes::copy_from_slice(e.as_ref()))
+            .collect();
+        self.write(move |w| w.pfadd(db, &key, &elements, 3000))
+    }
+
+    /// PFCOUNT: one key (caching the estimate in its value) or the union of several.
+    ///
+    /// # Errors
+    /// As [`Writer::pfcount`] and [`Reader::pfcount_union`].
+    pub fn pfcount<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<u64> {
+        let db = self.index();
+        let keys: Vec<Bytes> = keys
+            .iter()
+            .map(|k| Bytes::copy_from_slice(k.as_ref()))
+            .collect();
+        match keys.len() {
+            1 => self.write(move |w| Ok(w.pfcount(db, &keys[0], &mut |_, _| {})?.0)),
+            _ => self.read(move |r| r.pfcount_union(db, &keys, &mut |_, _| {})),
+        }
+    }
+
+    /// PFMERGE with Redis's default `hll-sparse-max-bytes`.
+    ///
+    /// # Errors
+    /// As [`Writer::pfmerge`].
+    pub fn pfmerge<K: AsRef<[u8]>>(&self, dest: impl AsRef<[u8]>, sources: &[K]) -> Result<()> {
+        let (db, dest) = (self.index(), Bytes::copy_from_slice(dest.as_ref()));
+        let mut all = vec![dest.clone()];
+        all.extend(sources.iter().map(|k| Bytes::copy_from_slice(k.as_ref())));
+        self.write(move |w| w.pfmerge(db, &dest, &all, 3000, &mut |_, _| {}))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn add_count_merge() {
+        let db = Db::open_in_memory().unwrap();
+        assert_eq!(db.pfadd("h", &["a", "b", "c"]), Ok(true));
+        assert_eq!(db.pfadd("h", &["a"]), Ok(false));
+        assert_eq!(db.pfcount(&["h"]), Ok(3));
+        // The estimate is cached in the value, valid.
+        let v = db.get("h").unwrap().unwrap();
+        assert_eq!(hll::cached(&v), Some(3));
+        assert_eq!(db.pfadd("g", &["c", "d"]), Ok(true));
+        assert_eq!(db.pfcount(&["h", "g", "missing"]), Ok(4));
+        db.pfmerge("m", &["h", "g"]).unwrap();
+        assert_eq!(db.pfcount(&["m"]), Ok(4));
+        db.set("s", "not an hll").unwrap();
+        assert_eq!(
+            db.pfadd("s", &["x"]),
+            Err(Error::Hll(hll::HllError::NotHll))
+        );
+        assert_eq!(db.pfcount(&["s"]), Err(Error::Hll(hll::HllError::NotHll)));
+        db.write(|w| {
+            w.conn.execute(
+                "UPDATE main.relis_keys SET type = 1 WHERE key = ?1",
+                [&b"h"[..]],
+            )?;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(db.pfcount(&["h"]), Err(Error::WrongType));
+    }
+
+    #[test]
+    fn corrupted_sparse_keeps_what_was_added_before() {
+        let db = Db::open_in_memory().unwrap();
+        // A sparse HLL whose opcodes cover only the first 16 registers: an element whose
+        // register is among them is added, the next one fails.
+        let mut v = hll::new_hll();
+        v.truncate(hll::HLL_HDR_SIZE);
+        v.push(0x0f);
+        db.set("c", &v).unwrap();
+        let (low, high) = find_elements();
+        // Through the writer: `Db::write` would roll back a closure that fails.
+        let elements = vec![Bytes::from(low), Bytes::from(high)];
+        let r = db
+            .write(move |w| Ok(w.pfadd(0, b"c", &elements, 3000)))
+            .unwrap();
+        assert_eq!(r, Err(Error::Hll(hll::HllError::Corrupted)));
+        let after = db.get("c").unwrap().unwrap();
+        assert_ne!(after.as_ref(), v.as_slice(), "the first element was added");
+        assert_eq!(hll::cached(&after), None);
+    }
+
+    /// An element hashed to one of the first 16 registers, and one hashed past them.
+    fn find_elements() -> (Vec<u8>, Vec<u8>) {
+        let (mut low, mut high) = (None, None);
+        for i in 0u32.. {
+            let e = i.to_string().into_bytes();
+            let (idx, _) = hll::pattern(&e);
+            if idx < 16 && low.is_none() {
+                low = Some(e);
+            } else if idx >= 16 && high.is_none() {
+                high = Some(e);
+            }
+            if let (Some(l), Some(h)) = (&low, &high) {
+                return (l.clone(), h.clone());
+            }
+        }
+        unreachable!()
+    }
+}
