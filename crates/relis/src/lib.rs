@@ -19,6 +19,7 @@ mod error;
 pub mod events;
 pub mod faults;
 mod functions;
+pub mod geo;
 pub mod glob;
 mod hash;
 mod keys;
