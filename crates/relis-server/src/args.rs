@@ -9,6 +9,8 @@ use bytes::Bytes;
 pub struct Args {
     args: std::vec::IntoIter<Bytes>,
     name: &'static str,
+    /// The command name as the client spelled it (some Redis errors quote `argv[0]`).
+    sent: Option<Bytes>,
 }
 
 impl Args {
@@ -17,6 +19,20 @@ impl Args {
         Args {
             args: args.into_iter(),
             name,
+            sent: None,
+        }
+    }
+
+    /// Records the command name as the client sent it.
+    pub fn set_sent_name(&mut self, sent: Bytes) {
+        self.sent = Some(sent);
+    }
+
+    /// The command name as the client sent it (its case kept), or [`Args::name`] when unknown.
+    pub fn sent_name(&self) -> String {
+        match &self.sent {
+            Some(b) => String::from_utf8_lossy(b).into_owned(),
+            None => self.name.to_string(),
         }
     }
 

@@ -1028,8 +1028,12 @@ fn protected(name: &str) -> Option<(&'static str, &'static str)> {
 /// Parses a checked command line with its spec.
 pub fn parse(spec: &'static Spec, mut argv: Vec<Bytes>, skip: usize) -> Result<Parsed, CmdError> {
     let sub = (skip == 2).then(|| argv[1].clone());
+    let sent = argv.first().cloned();
     argv.drain(..skip);
     let mut args = Args::new(spec.name, argv);
+    if let Some(sent) = sent.filter(|_| skip == 1) {
+        args.set_sent_name(sent);
+    }
     (spec.parse)(&mut args).map_err(|e| match (e, sub) {
         (CmdError::Text(t), Some(sub)) if t.contains(crate::error::SUBCOMMAND_AS_SENT) => {
             let sent = String::from_utf8_lossy(&sub);

@@ -24,17 +24,6 @@ const FAMILIES: &[&str] = &[
     "pfdebug",
     "pfmerge",
     "pfselftest",
-    // Geo.
-    "geoadd",
-    "geodist",
-    "geohash",
-    "geopos",
-    "georadius",
-    "georadius_ro",
-    "georadiusbymember",
-    "georadiusbymember_ro",
-    "geosearch",
-    "geosearchstore",
     // DUMP/RESTORE/MIGRATE.
     "dump",
     "restore",
