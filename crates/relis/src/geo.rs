@@ -439,6 +439,148 @@ impl Area {
     }
 }
 
+/// Orders search results by distance (`desc`: farthest first) as Redis does: when all of
+/// them are returned, with glibc's `qsort` (a stable merge sort here: equal distances keep
+/// the scan order); when only the first `keep` are, with Redis's `pqsort` (NetBSD's quicksort
+/// that skips the partitions outside the kept range), whose order of equal distances this
+/// reproduces step for step.
+pub fn sort_points(points: &mut [GeoPoint], desc: bool, keep: usize) {
+    let cmp = |a: &GeoPoint, b: &GeoPoint| -> i32 {
+        let c = if a.dist > b.dist {
+            1
+        } else if a.dist == b.dist {
+            0
+        } else {
+            -1
+        };
+        if desc {
+            -c
+        } else {
+            c
+        }
+    };
+    if keep >= points.len() {
+        points.sort_by(|a, b| cmp(a, b).cmp(&0));
+        return;
+    }
+    if keep == 0 {
+        return;
+    }
+    pqsort(points, 0, points.len(), &cmp, 0, keep - 1);
+}
+
+/// Redis's `_pqsort` over `v[a..a + n]`, with pointers as indices; `lo..=hi` is the range
+/// that must end up sorted.
+fn pqsort<T>(
+    v: &mut [T],
+    mut a: usize,
+    mut n: usize,
+    cmp: &dyn Fn(&T, &T) -> i32,
+    lo: usize,
+    hi: usize,
+) {
+    let med3 = |v: &[T], x: usize, y: usize, z: usize| -> usize {
+        if cmp(&v[x], &v[y]) < 0 {
+            if cmp(&v[y], &v[z]) < 0 {
+                y
+            } else if cmp(&v[x], &v[z]) < 0 {
+                z
+            } else {
+                x
+            }
+        } else if cmp(&v[y], &v[z]) > 0 {
+            y
+        } else if cmp(&v[x], &v[z]) < 0 {
+            x
+        } else {
+            z
+        }
+    };
+    let vecswap = |v: &mut [T], x: usize, y: usize, k: usize| {
+        for i in 0..k {
+            v.swap(x + i, y + i);
+        }
+    };
+    // Whether the kept range misses `[start, start + len)`.
+    let outside = |start: usize, len: usize| (lo < start && hi < start) || (lo >= start + len && hi >= start + len);
+    loop {
+        if n < 7 {
+            for pm in a + 1..a + n {
+                let mut pl = pm;
+                while pl > a && cmp(&v[pl - 1], &v[pl]) > 0 {
+                    v.swap(pl, pl - 1);
+                    pl -= 1;
+                }
+            }
+            return;
+        }
+        let mut pm = a + n / 2;
+        if n > 7 {
+            let mut pl = a;
+            let mut pn = a + n - 1;
+            if n > 40 {
+                let d = n / 8;
+                pl = med3(v, pl, pl + d, pl + 2 * d);
+                pm = med3(v, pm - d, pm, pm + d);
+                pn = med3(v, pn - 2 * d, pn - d, pn);
+            }
+            pm = med3(v, pl, pm, pn);
+        }
+        v.swap(a, pm);
+        let (mut pa, mut pb) = (a + 1, a + 1);
+        // `pc` and `pd` may step to just below `a + 1`: signed.
+        let (mut pc, mut pd) = ((a + n - 1) as isize, (a + n - 1) as isize);
+        loop {
+            while pb as isize <= pc {
+                let c = cmp(&v[pb], &v[a]);
+                if c > 0 {
+                    break;
+                }
+                if c == 0 {
+                    v.swap(pa, pb);
+                    pa += 1;
+                }
+                pb += 1;
+            }
+            while pb as isize <= pc {
+                let c = cmp(&v[pc as usize], &v[a]);
+                if c < 0 {
+                    break;
+                }
+                if c == 0 {
+                    v.swap(pc as usize, pd as usize);
+                    pd -= 1;
+                }
+                pc -= 1;
+            }
+            if pb as isize > pc {
+                break;
+            }
+            v.swap(pb, pc as usize);
+            pb += 1;
+            pc -= 1;
+        }
+        let pn = a + n;
+        let r = (pa - a).min(pb - pa);
+        vecswap(v, a, pb - r, r);
+        let r = ((pd - pc) as usize).min(pn - pd as usize - 1);
+        vecswap(v, pb, pn - r, r);
+        let r = pb - pa;
+        if r > 1 && !outside(a, r) {
+            pqsort(v, a, r, cmp, lo, hi);
+        }
+        let r = (pd - pc) as usize;
+        if r > 1 {
+            a = pn - r;
+            n = r;
+            if !outside(a, r) {
+                continue;
+            }
+        }
+        return;
+    }
+}
+
 /// `printf("%f")`: how Redis prints an invalid longitude/latitude pair.
 pub fn fmt_f(x: f64) -> String {
     format!("{x:.6}")
@@ -497,6 +639,33 @@ mod tests {
         assert_eq!(c_to_u64(f64::INFINITY), 0);
         assert_eq!(c_to_u64(f64::NEG_INFINITY), 0x8000_0000_0000_0000);
         assert_eq!(c_to_u64(1e19), 10000000000000000000);
+    }
+
+    #[test]
+    fn partial_sort_sorts_the_kept_range() {
+        let mk = |d: f64, i: usize| GeoPoint {
+            member: Bytes::from(i.to_string()),
+            score: 0.0,
+            lon: 0.0,
+            lat: 0.0,
+            dist: d,
+        };
+        let mut seed = 7u64;
+        for n in [1usize, 6, 7, 8, 40, 41, 200, 1000] {
+            for keep in [1usize, 3, n / 2, n.saturating_sub(1)] {
+                let mut v: Vec<GeoPoint> = (0..n)
+                    .map(|i| {
+                        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        mk(((seed >> 33) % 50) as f64, i)
+                    })
+                    .collect();
+                let mut want: Vec<f64> = v.iter().map(|p| p.dist).collect();
+                want.sort_by(f64::total_cmp);
+                sort_points(&mut v, false, keep);
+                let got: Vec<f64> = v.iter().take(keep).map(|p| p.dist).collect();
+                assert_eq!(got, want[..keep.min(n)], "n {n} keep {keep}");
+            }
+        }
     }
 
     #[test]

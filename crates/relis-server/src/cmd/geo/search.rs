@@ -320,15 +320,15 @@ impl Search {
         } else {
             self.sort
         };
-        // glibc's qsort is a stable merge sort here: equal distances keep the scan order.
-        match sort {
-            Sort::Asc => found.sort_by(|a, b| a.dist.total_cmp(&b.dist)),
-            Sort::Desc => found.sort_by(|a, b| b.dist.total_cmp(&a.dist)),
-            Sort::None => {}
+        let keep = if self.count > 0 {
+            (self.count as usize).min(found.len())
+        } else {
+            found.len()
+        };
+        if sort != Sort::None {
+            relis::geo::sort_points(&mut found, sort == Sort::Desc, keep);
         }
-        if self.count > 0 && found.len() > self.count as usize {
-            found.truncate(self.count as usize);
-        }
+        found.truncate(keep);
         for p in &mut found {
             p.dist /= self.unit;
         }
