@@ -48,6 +48,8 @@ pub use db::{
     WAL_RESTART_FRAMES,
 };
 pub use error::{Error, Result};
+/// The schema version this build writes (`PRAGMA user_version` of its files).
+pub use schema::VERSION as SCHEMA_VERSION;
 pub use hash::{
     HashScanPage, RandomField, HASH_MAX_LISTPACK_ENTRIES, HASH_MAX_LISTPACK_VALUE,
     HRANDFIELD_MAX_REPEATS,
