@@ -384,3 +384,39 @@ async fn searches_on_10k_random_points_match_redis() {
         );
     }
 }
+
+fn stat(info: &Frame, name: &str) -> i64 {
+    let (Frame::Bulk(b) | Frame::Verbatim { data: b, .. }) = info else {
+        panic!("{info:?}")
+    };
+    let text = String::from_utf8_lossy(b);
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}:")))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+}
+
+/// A search that scans more members than an inline read may is run again on a reader: the
+/// whole answer comes back, and the lookup counts once in keyspace_hits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_search_moves_to_a_reader_and_counts_once() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    let mut cmd = vec!["GEOADD".to_string(), "dense".to_string()];
+    for i in 0..2000 {
+        cmd.push(format!("{:.6}", 2.0 + (i % 50) as f64 * 0.001));
+        cmd.push(format!("{:.6}", 48.0 + (i / 50) as f64 * 0.001));
+        cmd.push(format!("p{i}"));
+    }
+    assert_eq!(show(&raw_reply(&mut c, &cmd).await), show(b":2000\r\n"));
+    let before = stat(&c.cmd(&["INFO", "stats"]).await, "keyspace_hits");
+    let Frame::Array(found) = c
+        .cmd(&["GEOSEARCH", "dense", "FROMLONLAT", "2.02", "48.02", "BYRADIUS", "50", "km"])
+        .await
+    else {
+        panic!()
+    };
+    assert_eq!(found.len(), 2000);
+    let after = stat(&c.cmd(&["INFO", "stats"]).await, "keyspace_hits");
+    assert_eq!(after - before, 1);
+}

@@ -241,6 +241,23 @@ pub struct GeoPoint {
     pub dist: f64,
 }
 
+/// What [`crate::Reader::geo_search`] found.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Found {
+    /// The key does not exist.
+    NoKey,
+    /// The members inside the area, in scan order.
+    Points(Vec<GeoPoint>),
+    /// Run inline, the search scanned more than [`INLINE_ROWS`] members and stopped, having
+    /// done nothing: run it again on a reader.
+    Deferred,
+}
+
+/// Most members a search run inline on the network thread may scan (a 10 km radius scans a
+/// handful in a set of a million spread over the globe; a city-wide one in a dense set may
+/// scan thousands, and goes to a reader).
+pub const INLINE_ROWS: usize = 512;
+
 /// Redis's `geohashEstimateStepsByRadius`.
 fn steps_by_radius(mut range: f64, lat: f64) -> u8 {
     if range == 0.0 {

@@ -1136,8 +1136,9 @@ impl Reader<'_> {
     /// A geo search (GEOSEARCH, GEORADIUS and their variants): the members of the set at `key`
     /// inside `area`, found by scanning the score ranges of the cells [`crate::geo::Area::cells`]
     /// names through the score index, in that order (and by score, then member, inside a cell),
-    /// never the whole set. With `any > 0` it stops once that many members are found. `None`
-    /// when the key does not exist.
+    /// never the whole set. With `any > 0` it stops once that many members are found. Run
+    /// inline ([`crate::Db::read_here`]), it gives up ([`crate::geo::Found::Deferred`]) past
+    /// [`crate::geo::INLINE_ROWS`] members scanned, for the caller to run it on a reader.
     ///
     /// # Errors
     /// [`Error::WrongType`] for a key of another type.
@@ -1147,10 +1148,16 @@ impl Reader<'_> {
         key: &[u8],
         area: &crate::geo::Area,
         any: usize,
-    ) -> Result<Option<Vec<crate::geo::GeoPoint>>> {
+    ) -> Result<crate::geo::Found> {
         let Some(z) = self.zmeta(db, key)? else {
-            return Ok(None);
+            return Ok(crate::geo::Found::NoKey);
         };
+        let budget = if crate::sql::sandbox::inline() {
+            crate::geo::INLINE_ROWS
+        } else {
+            usize::MAX
+        };
+        let mut scanned = 0usize;
         let mut out = Vec::new();
         let mut st = crate::stmt::prepare(
             self.conn,
@@ -1163,6 +1170,10 @@ impl Reader<'_> {
             }
             let mut rows = st.query((z.kid, min, max))?;
             while let Some(r) = rows.next()? {
+                scanned += 1;
+                if scanned > budget {
+                    return Ok(crate::geo::Found::Deferred);
+                }
                 let score: f64 = r.get(1)?;
                 if let Some((lon, lat, dist)) = area.test(score) {
                     out.push(crate::geo::GeoPoint {
@@ -1178,7 +1189,7 @@ impl Reader<'_> {
                 }
             }
         }
-        Ok(Some(out))
+        Ok(crate::geo::Found::Points(out))
     }
 
     /// ZRANDMEMBER: `count = None` picks one member; a positive count picks that many distinct

@@ -270,7 +270,29 @@ impl Search {
     /// Runs the checks that need the key, in Redis's order, and the search: `None` when the
     /// key does not exist.
     fn find(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Option<Vec<GeoPoint>>, CmdError> {
-        let exists = crate::cmd::counted(cx, &self.key, r.zcard(cx.db, &self.key))?.is_some();
+        // The lookup counts as a hit or a miss once, not again when an inline run defers.
+        let exists = match r.zcard(cx.db, &self.key) {
+            Ok(n) => n.is_some(),
+            Err(relis::Error::WrongType) => {
+                cx.hit(&self.key, true);
+                return Err(CmdError::WrongType);
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let res = self.search(r, cx, exists);
+        if !matches!(res, Err(CmdError::Deferred)) {
+            cx.hit(&self.key, exists);
+        }
+        res
+    }
+
+    /// [`Search::find`] after the key lookup.
+    fn search(
+        &self,
+        r: &relis::Reader<'_>,
+        cx: &Cx,
+        exists: bool,
+    ) -> Result<Option<Vec<GeoPoint>>, CmdError> {
         let mut center = self.center;
         let lookup = |m: &[u8]| -> Result<(f64, f64), CmdError> {
             match r.zscore(cx.db, &self.key, m)?.flatten() {
@@ -312,9 +334,11 @@ impl Search {
             unit: self.unit,
         };
         let any = if self.any { self.count as usize } else { 0 };
-        let mut found = r
-            .geo_search(cx.db, &self.key, &area, any)?
-            .unwrap_or_default();
+        let mut found = match r.geo_search(cx.db, &self.key, &area, any)? {
+            relis::geo::Found::Points(v) => v,
+            relis::geo::Found::NoKey => Vec::new(),
+            relis::geo::Found::Deferred => return Err(CmdError::Deferred),
+        };
         let sort = if self.count != 0 && self.sort == Sort::None && !self.any {
             Sort::Asc
         } else {
@@ -382,6 +406,13 @@ impl crate::cmd::ReadCmd for Search {
             Some(found) => self.reply(found),
             None => Frame::Array(Vec::new()),
         })
+    }
+
+    /// A search is tried on the network thread: a small radius reads a few index entries,
+    /// less than the hop to a reader costs. One that scans more than `relis::geo::INLINE_ROWS`
+    /// members stops there ([`CmdError::Deferred`]) and runs again on a reader.
+    fn inline(&self) -> bool {
+        true
     }
 }
 
