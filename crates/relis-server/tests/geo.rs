@@ -24,7 +24,13 @@ async fn geoadd_geopos_geohash_geodist_pinned() {
     let mut c = s.raw().await;
     let add = c
         .cmd(&[
-            "GEOADD", "Sicily", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669",
+            "GEOADD",
+            "Sicily",
+            "13.361389",
+            "38.115556",
+            "Palermo",
+            "15.087269",
+            "37.502669",
             "Catania",
         ])
         .await;
@@ -34,8 +40,10 @@ async fn geoadd_geopos_geohash_geodist_pinned() {
         c.cmd(&["ZRANGE", "Sicily", "0", "-1", "WITHSCORES"]).await,
         bulks(&["Palermo", "3479099956230698", "Catania", "3479447370796909"])
     );
-    c.send(&encode_command(&[b"GEOPOS", b"Sicily", b"Palermo", b"nosuch"]))
-        .await;
+    c.send(&encode_command(&[
+        b"GEOPOS", b"Sicily", b"Palermo", b"nosuch",
+    ]))
+    .await;
     assert_eq!(
         show(&c.read_raw().await.unwrap()),
         show(b"*2\r\n*2\r\n$20\r\n13.36138933897018433\r\n$20\r\n38.11555639549629859\r\n*-1\r\n")
@@ -59,7 +67,8 @@ async fn geoadd_geopos_geohash_geodist_pinned() {
         err("ERR invalid longitude,latitude pair 200.000000,100.000000")
     );
     assert_eq!(
-        c.cmd(&["GEOADD", "Sicily", "xx", "nx", "1", "2", "x"]).await,
+        c.cmd(&["GEOADD", "Sicily", "xx", "nx", "1", "2", "x"])
+            .await,
         err("ERR syntax error")
     );
     // CH counts a moved member; NX leaves it where it is.
@@ -69,13 +78,16 @@ async fn geoadd_geopos_geohash_geodist_pinned() {
         int(1)
     );
     assert_eq!(
-        c.cmd(&["GEOADD", "Sicily", "NX", "1", "1", "Palermo"]).await,
+        c.cmd(&["GEOADD", "Sicily", "NX", "1", "1", "Palermo"])
+            .await,
         int(0)
     );
     // RESP3: coordinates are doubles with the same text, a missing member is null.
     c.cmd(&["HELLO", "3"]).await;
-    c.send(&encode_command(&[b"GEOPOS", b"Sicily", b"Catania", b"nosuch"]))
-        .await;
+    c.send(&encode_command(&[
+        b"GEOPOS", b"Sicily", b"Catania", b"nosuch",
+    ]))
+    .await;
     assert_eq!(
         show(&c.read_raw().await.unwrap()),
         show(b"*2\r\n*2\r\n,15.08726745843887329\r\n,37.50266842333162032\r\n_\r\n")
@@ -87,11 +99,18 @@ async fn searches_pinned_resp2_and_resp3() {
     let s = start().await;
     let mut c = s.raw().await;
     c.cmd(&[
-        "GEOADD", "Sicily", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669",
+        "GEOADD",
+        "Sicily",
+        "13.361389",
+        "38.115556",
+        "Palermo",
+        "15.087269",
+        "37.502669",
         "Catania",
     ])
     .await;
-    let q = line("GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 200 km ASC WITHDIST WITHHASH WITHCOORD");
+    let q =
+        line("GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 200 km ASC WITHDIST WITHHASH WITHCOORD");
     assert_eq!(
         show(&raw_reply(&mut c, &q).await),
         show(
@@ -100,7 +119,8 @@ async fn searches_pinned_resp2_and_resp3() {
         )
     );
     assert_eq!(
-        c.cmd(&["GEORADIUS", "Sicily", "15", "37", "100", "km"]).await,
+        c.cmd(&["GEORADIUS", "Sicily", "15", "37", "100", "km"])
+            .await,
         bulks(&["Catania"])
     );
     assert_eq!(
@@ -109,8 +129,19 @@ async fn searches_pinned_resp2_and_resp3() {
         err("ERR could not decode requested zset member")
     );
     assert_eq!(
-        c.cmd(&["GEOSEARCHSTORE", "d", "Sicily", "FROMLONLAT", "15", "37", "BYRADIUS", "200", "km", "STOREDIST"])
-            .await,
+        c.cmd(&[
+            "GEOSEARCHSTORE",
+            "d",
+            "Sicily",
+            "FROMLONLAT",
+            "15",
+            "37",
+            "BYRADIUS",
+            "200",
+            "km",
+            "STOREDIST"
+        ])
+        .await,
         int(2)
     );
     assert_eq!(
@@ -137,18 +168,39 @@ async fn searches_pinned_resp2_and_resp3() {
 async fn keyspace_events_as_redis() {
     let s = start().await;
     let mut c = s.raw().await;
-    c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]).await;
+    c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEA"])
+        .await;
     let mut sub = s.raw().await;
     sub.cmd(&["PSUBSCRIBE", "__keyevent@0__:*"]).await;
     c.cmd(&["GEOADD", "g", "1", "2", "a", "3", "4", "b"]).await;
     // Nothing changed: no event.
     c.cmd(&["GEOADD", "g", "NX", "1", "2", "a"]).await;
-    c.cmd(&["GEOSEARCHSTORE", "d", "g", "FROMLONLAT", "1", "2", "BYRADIUS", "1000", "km"])
-        .await;
+    c.cmd(&[
+        "GEOSEARCHSTORE",
+        "d",
+        "g",
+        "FROMLONLAT",
+        "1",
+        "2",
+        "BYRADIUS",
+        "1000",
+        "km",
+    ])
+    .await;
     c.cmd(&["GEORADIUS", "g", "1", "2", "1000", "km", "STORE", "d2"])
         .await;
-    c.cmd(&["GEOSEARCHSTORE", "d", "g", "FROMLONLAT", "100", "2", "BYRADIUS", "1", "km"])
-        .await;
+    c.cmd(&[
+        "GEOSEARCHSTORE",
+        "d",
+        "g",
+        "FROMLONLAT",
+        "100",
+        "2",
+        "BYRADIUS",
+        "1",
+        "km",
+    ])
+    .await;
     let mut events = Vec::new();
     for _ in 0..4 {
         let Some(Frame::Array(v) | Frame::Push(v)) = sub.read().await else {
@@ -193,24 +245,36 @@ fn random_points(n: usize) -> Vec<(String, String)> {
     let mut pts: Vec<(String, String)> = Vec::with_capacity(n);
     for i in 0..n {
         let (lon, lat): (f64, f64) = match i % 10 {
-            0..=4 => (rng.gen_range(-180.0..=180.0), rng.gen_range(-85.05..=85.05)),
+            0..=4 => (
+                rng.random_range(-180.0..=180.0),
+                rng.random_range(-85.05..=85.05),
+            ),
             5 | 6 => {
                 let (cx, cy) = [(13.4, 38.1), (-73.99, 40.73), (139.69, 35.68)][i % 3];
-                (cx + rng.gen_range(-0.5..0.5), cy + rng.gen_range(-0.5..0.5))
+                (
+                    cx + rng.random_range(-0.5..0.5),
+                    cy + rng.random_range(-0.5..0.5),
+                )
             }
-            7 => (rng.gen_range(-180.0..=180.0), rng.gen_range(80.0..=85.05112878)),
-            8 => (rng.gen_range(-180.0..=180.0), rng.gen_range(-85.05112878..=-80.0)),
+            7 => (
+                rng.random_range(-180.0..=180.0),
+                rng.random_range(80.0..=85.05112878),
+            ),
+            8 => (
+                rng.random_range(-180.0..=180.0),
+                rng.random_range(-85.05112878..=-80.0),
+            ),
             _ => {
-                let lon = if rng.gen_bool(0.5) {
-                    rng.gen_range(179.0..=180.0)
+                let lon = if rng.random_bool(0.5) {
+                    rng.random_range(179.0..=180.0)
                 } else {
-                    rng.gen_range(-180.0..=-179.0)
+                    rng.random_range(-180.0..=-179.0)
                 };
-                (lon, rng.gen_range(-60.0..60.0))
+                (lon, rng.random_range(-60.0..60.0))
             }
         };
         if i % 50 == 49 {
-            let j = rng.gen_range(0..i);
+            let j = rng.random_range(0..i);
             pts.push(pts[j].clone());
         } else {
             pts.push((format!("{lon:.7}"), format!("{lat:.7}")));
@@ -267,11 +331,13 @@ fn queries(members: usize) -> Vec<Vec<String>> {
         for (si, shape) in shapes.iter().enumerate() {
             let opt = options[(ci * 7 + si) % options.len()];
             let from = if (ci + si) % 4 == 0 {
-                format!("FROMMEMBER m{}", rng.gen_range(0..members))
+                format!("FROMMEMBER m{}", rng.random_range(0..members))
             } else {
                 format!("FROMLONLAT {lon} {lat}")
             };
-            out.push(line(&format!("GEOSEARCH pts {from} {shape} {opt}").replace("  ", " ")));
+            out.push(line(
+                &format!("GEOSEARCH pts {from} {shape} {opt}").replace("  ", " "),
+            ));
         }
         let r = ["10 km", "250 km", "80 mi"][ci % 3];
         out.push(line(&format!(
@@ -282,17 +348,17 @@ fn queries(members: usize) -> Vec<Vec<String>> {
         )));
         out.push(line(&format!(
             "GEORADIUSBYMEMBER pts m{} {r} WITHDIST WITHHASH",
-            rng.gen_range(0..members)
+            rng.random_range(0..members)
         )));
         out.push(line(&format!(
             "GEORADIUSBYMEMBER_RO pts m{} {r} COUNT 3 ANY",
-            rng.gen_range(0..members)
+            rng.random_range(0..members)
         )));
     }
     // Random centres anywhere.
     for i in 0..60 {
-        let lon: f64 = rng.gen_range(-180.0..=180.0);
-        let lat: f64 = rng.gen_range(-85.0..=85.0);
+        let lon: f64 = rng.random_range(-180.0..=180.0);
+        let lat: f64 = rng.random_range(-85.0..=85.0);
         let shape = shapes[i % shapes.len()];
         let opt = options[i % options.len()];
         out.push(line(
@@ -375,7 +441,11 @@ async fn searches_on_10k_random_points_match_redis() {
             store.push("STOREDIST".into());
         }
         let w = raw_reply(&mut want, &store).await;
-        assert_eq!(show(&raw_reply(&mut got, &store).await), show(&w), "{store:?}");
+        assert_eq!(
+            show(&raw_reply(&mut got, &store).await),
+            show(&w),
+            "{store:?}"
+        );
         let z = line(&format!("ZRANGE d{i} 0 -1 WITHSCORES"));
         assert_eq!(
             show(&raw_reply(&mut got, &z).await),
@@ -411,7 +481,16 @@ async fn a_large_search_moves_to_a_reader_and_counts_once() {
     assert_eq!(show(&raw_reply(&mut c, &cmd).await), show(b":2000\r\n"));
     let before = stat(&c.cmd(&["INFO", "stats"]).await, "keyspace_hits");
     let Frame::Array(found) = c
-        .cmd(&["GEOSEARCH", "dense", "FROMLONLAT", "2.02", "48.02", "BYRADIUS", "50", "km"])
+        .cmd(&[
+            "GEOSEARCH",
+            "dense",
+            "FROMLONLAT",
+            "2.02",
+            "48.02",
+            "BYRADIUS",
+            "50",
+            "km",
+        ])
         .await
     else {
         panic!()
@@ -419,4 +498,59 @@ async fn a_large_search_moves_to_a_reader_and_counts_once() {
     assert_eq!(found.len(), 2000);
     let after = stat(&c.cmd(&["INFO", "stats"]).await, "keyspace_hits");
     assert_eq!(after - before, 1);
+}
+
+/// Waits (polling INFO, up to 10 s) until a client is blocked.
+async fn wait_blocked(c: &mut Raw) {
+    for _ in 0..1000 {
+        if stat(&c.cmd(&["INFO", "clients"]).await, "blocked_clients") == 1 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("the client never blocked");
+}
+
+/// GEOADD and GEOSEARCHSTORE make a sorted set, so they serve a client blocked in BZPOPMIN (as
+/// in Redis, where they add the key to the database).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn geoadd_and_geosearchstore_serve_bzpopmin() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    let mut blocked = s.raw().await;
+    blocked
+        .send(&encode_command(&[b"BZPOPMIN", b"g", b"0"]))
+        .await;
+    wait_blocked(&mut c).await;
+    c.cmd(&["GEOADD", "g", "13.361389", "38.115556", "Palermo"])
+        .await;
+    assert_eq!(
+        blocked.read().await.unwrap(),
+        bulks(&["g", "Palermo", "3479099956230698"])
+    );
+    c.cmd(&["GEOADD", "src", "13.361389", "38.115556", "Palermo"])
+        .await;
+    blocked
+        .send(&encode_command(&[b"BZPOPMIN", b"d", b"0"]))
+        .await;
+    wait_blocked(&mut c).await;
+    let stored = c
+        .cmd(&[
+            "GEOSEARCHSTORE",
+            "d",
+            "src",
+            "FROMLONLAT",
+            "13",
+            "38",
+            "BYRADIUS",
+            "100",
+            "km",
+            "STOREDIST",
+        ])
+        .await;
+    assert_eq!(stored, int(1));
+    let Some(Frame::Array(v)) = blocked.read().await else {
+        panic!()
+    };
+    assert_eq!(v[..2], [bulk("d"), bulk("Palermo")]);
 }

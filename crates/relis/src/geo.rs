@@ -332,8 +332,7 @@ impl Area {
         };
         let lat_delta = (height / EARTH_RADIUS) / D_R;
         let lon_delta_top = (width / EARTH_RADIUS / ((self.lat + lat_delta) * D_R).cos()) / D_R;
-        let lon_delta_bottom =
-            (width / EARTH_RADIUS / ((self.lat - lat_delta) * D_R).cos()) / D_R;
+        let lon_delta_bottom = (width / EARTH_RADIUS / ((self.lat - lat_delta) * D_R).cos()) / D_R;
         let southern = self.lat < 0.0;
         let delta = if southern {
             lon_delta_bottom
@@ -356,7 +355,10 @@ impl Area {
         let [min_lon, min_lat, max_lon, max_lat] = self.bounds();
         let mut steps = steps_by_radius(self.radius_m(), self.lat);
         let center = |steps: u8| {
-            encode_in(WGS84, self.lon, self.lat, steps).unwrap_or(Hash { bits: 0, step: steps })
+            encode_in(WGS84, self.lon, self.lat, steps).unwrap_or(Hash {
+                bits: 0,
+                step: steps,
+            })
         };
         // north, south, east, west, north-east, north-west, south-east, south-west
         let neighbours = |h: Hash| -> [Hash; 8] {
@@ -519,7 +521,9 @@ fn pqsort<T>(
         }
     };
     // Whether the kept range misses `[start, start + len)`.
-    let outside = |start: usize, len: usize| (lo < start && hi < start) || (lo >= start + len && hi >= start + len);
+    let outside = |start: usize, len: usize| {
+        (lo < start && hi < start) || (lo >= start + len && hi >= start + len)
+    };
     loop {
         if n < 7 {
             for pm in a + 1..a + n {
@@ -638,13 +642,22 @@ mod tests {
         assert_eq!(human(lat), "38.11555639549629859");
         assert_eq!(&geohash_string(3479099956230698.0), b"sqc8b49rny0");
         let (a, b) = (decode(3479099956230698.0), decode(3479447370796909.0));
-        assert_eq!(format!("{:.4}", distance(a.0, a.1, b.0, b.1)), "166274.1516");
+        assert_eq!(
+            format!("{:.4}", distance(a.0, a.1, b.0, b.1)),
+            "166274.1516"
+        );
         assert_eq!(encode(200.0, 100.0), None);
     }
 
     #[test]
     fn interleave_round_trips() {
-        for (x, y) in [(0u32, 0u32), (1, 0), (0, 1), (0x3ffffff, 0x1234567), (u32::MAX, 7)] {
+        for (x, y) in [
+            (0u32, 0u32),
+            (1, 0),
+            (0, 1),
+            (0x3ffffff, 0x1234567),
+            (u32::MAX, 7),
+        ] {
             let d = deinterleave(interleave(x, y));
             assert_eq!((d as u32, (d >> 32) as u32), (x, y));
         }
@@ -672,7 +685,9 @@ mod tests {
             for keep in [1usize, 3, n / 2, n.saturating_sub(1)] {
                 let mut v: Vec<GeoPoint> = (0..n)
                     .map(|i| {
-                        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        seed = seed
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
                         mk(((seed >> 33) % 50) as f64, i)
                     })
                     .collect();

@@ -48,8 +48,6 @@ pub use db::{
     WAL_RESTART_FRAMES,
 };
 pub use error::{Error, Result};
-/// The schema version this build writes (`PRAGMA user_version` of its files).
-pub use schema::VERSION as SCHEMA_VERSION;
 pub use hash::{
     HashScanPage, RandomField, HASH_MAX_LISTPACK_ENTRIES, HASH_MAX_LISTPACK_VALUE,
     HRANDFIELD_MAX_REPEATS,
@@ -58,6 +56,8 @@ pub use keys::{ExpireCond, KeyspaceInfo, ObjectInfo, ScanPage, Ttl};
 pub use list::{parse_timeout_ms, End, LposOptions, Side};
 #[doc(hidden)]
 pub use pcache::truncations as page_cache_truncations;
+/// The schema version this build writes (`PRAGMA user_version` of its files).
+pub use schema::VERSION as SCHEMA_VERSION;
 pub use set::{MAX_RANDOM_REPEATS, SET_MAX_INTSET_ENTRIES};
 pub use sort::{SortOptions, Sorted};
 pub use sql::{

@@ -1416,8 +1416,11 @@ fn the_geo_view_shows_positions_as_geopos_decodes_them() {
     db.zadd("Sicily", &[(palermo, b"Palermo"), (catania, b"Catania")])
         .unwrap();
     // Not what GEOADD writes: fractional, negative, past 52 bits.
-    db.zadd("board", &[(1.5, b"a"), (-3.0, b"b"), (4503599627370496.0, b"c")])
-        .unwrap();
+    db.zadd(
+        "board",
+        &[(1.5, b"a"), (-3.0, b"b"), (4503599627370496.0, b"c")],
+    )
+    .unwrap();
     let q = "SELECT key, member, longitude, latitude FROM redis_geo ORDER BY member";
     let (lon, lat) = crate::geo::decode(catania);
     let (plon, plat) = crate::geo::decode(palermo);

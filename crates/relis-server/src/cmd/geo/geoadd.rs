@@ -23,8 +23,10 @@ pub const SPEC: Spec = Spec {
     keys: (1, 1, 1),
     group: "geo",
     since: "3.2.0",
-    summary: "Add one or more geospatial items in the geospatial index represented using a sorted set",
-    complexity: "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
+    summary:
+        "Add one or more geospatial items in the geospatial index represented using a sorted set",
+    complexity:
+        "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
     parse: GeoAdd::parse,
     key_flags: &["RW", "update"],
     unblocks: true,

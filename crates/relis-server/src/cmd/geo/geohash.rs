@@ -20,7 +20,8 @@ pub const SPEC: Spec = Spec {
     group: "geo",
     since: "3.2.0",
     summary: "Returns members of a geospatial index as standard geohash strings",
-    complexity: "O(log(N)) for each member requested, where N is the number of elements in the sorted set.",
+    complexity:
+        "O(log(N)) for each member requested, where N is the number of elements in the sorted set.",
     parse: GeoHash::parse,
     ..Spec::BASE
 };

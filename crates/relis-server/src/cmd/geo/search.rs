@@ -91,7 +91,8 @@ pub struct Search {
 
 /// `<number> <unit>`: Redis's `extractDistanceOrReply`.
 fn radius(n: &[u8], u: &[u8]) -> Result<(f64, f64), CmdError> {
-    let r = crate::cmd::zset::parse_double(n).ok_or_else(|| CmdError::err("need numeric radius"))?;
+    let r =
+        crate::cmd::zset::parse_double(n).ok_or_else(|| CmdError::err("need numeric radius"))?;
     if r < 0.0 {
         return Err(CmdError::err("radius cannot be negative"));
     }
@@ -325,7 +326,9 @@ impl Search {
             return Ok(None);
         }
         let (Some((lon, lat)), Some(shape)) = (center, self.shape) else {
-            return Err(CmdError::Internal("geo search without centre or shape".into()));
+            return Err(CmdError::Internal(
+                "geo search without centre or shape".into(),
+            ));
         };
         let area = Area {
             lon,
@@ -492,7 +495,10 @@ mod tests {
 
     #[test]
     fn options_and_their_errors() {
-        let s = parse(Form::Radius { ro: false }, "k 15 37 200 km withdist count 3 desc");
+        let s = parse(
+            Form::Radius { ro: false },
+            "k 15 37 200 km withdist count 3 desc",
+        );
         assert_eq!(s.shape, Some(Shape::Radius(200.0)));
         assert_eq!((s.unit, s.count, s.sort), (1000.0, 3, Sort::Desc));
         assert!(s.withdist && fail(&s).is_none());
@@ -508,9 +514,15 @@ mod tests {
         assert!(matches!(s.steps[0], Step::Member(_)));
         let s = parse(Form::Search, "k fromlonlat 1 2 frommember a");
         assert_eq!(fail(&s).as_deref(), Some("ERR syntax error"));
-        let s = parse(Form::SearchStore, "d k fromlonlat 1 2 byradius 1 m storedist");
+        let s = parse(
+            Form::SearchStore,
+            "d k fromlonlat 1 2 byradius 1 m storedist",
+        );
         assert!(s.storedist && fail(&s).is_none() && s.stores());
-        let s = parse(Form::Search, "k fromlonlat 1 2 byradius 1 m count 1 any withhash");
+        let s = parse(
+            Form::Search,
+            "k fromlonlat 1 2 byradius 1 m count 1 any withhash",
+        );
         assert!(s.any && fail(&s).is_none());
         let s = parse(Form::Search, "k fromlonlat 1 2 byradius 1 m any");
         assert_eq!(
@@ -526,7 +538,11 @@ mod tests {
 
     #[test]
     fn store_keys() {
-        let v = |s: &str| s.split(' ').map(|a| Bytes::from(a.to_string())).collect::<Vec<_>>();
+        let v = |s: &str| {
+            s.split(' ')
+                .map(|a| Bytes::from(a.to_string()))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(georadius_keys(&v("georadius k 1 2 3 m")), vec![1]);
         assert_eq!(
             georadius_keys(&v("georadius k 1 2 3 m store a storedist b")),
