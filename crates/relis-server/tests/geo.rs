@@ -446,6 +446,12 @@ async fn searches_on_10k_random_points_match_redis() {
             show(&w),
             "{store:?}"
         );
+        let enc = line(&format!("OBJECT ENCODING d{i}"));
+        assert_eq!(
+            show(&raw_reply(&mut got, &enc).await),
+            show(&raw_reply(&mut want, &enc).await),
+            "{store:?}"
+        );
         let z = line(&format!("ZRANGE d{i} 0 -1 WITHSCORES"));
         assert_eq!(
             show(&raw_reply(&mut got, &z).await),

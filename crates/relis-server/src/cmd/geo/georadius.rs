@@ -6,7 +6,7 @@
 //!
 //! The search itself is `search.rs` (Redis's `georadiusGeneric`).
 
-use super::search::{georadius_keys, Form, Search};
+use super::search::{georadius_keys, georadiusbymember_keys, Form, Search};
 use crate::cmd::{FindKeys, KeySpec, Spec};
 
 const KEY_SPECS: &[KeySpec] = &[
@@ -89,7 +89,7 @@ pub const SPEC_GEORADIUSBYMEMBER: Spec = Spec {
             find: FindKeys::AfterKeyword("STOREDIST", 0, 1, 0),
         },
     ],
-    find_keys: Some(georadius_keys),
+    find_keys: Some(georadiusbymember_keys),
     ..SPEC_GEORADIUS
 };
 

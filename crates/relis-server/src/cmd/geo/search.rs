@@ -453,22 +453,26 @@ impl crate::cmd::WriteCmd for Search {
     }
 }
 
-/// Redis's `georadiusGetKeys`: the source key, and the key after the last STORE or STOREDIST.
+/// GEORADIUS's keys as Redis 7.0 finds them from its key specs (which it prefers to
+/// `georadiusGetKeys`): the source, then the key after the first `STORE` and the key after the
+/// first `STOREDIST` from argument 6 on (a keyword in the last argument names nothing).
 pub fn georadius_keys(argv: &[Bytes]) -> Vec<usize> {
+    keys_after_store(argv, 6)
+}
+
+/// GEORADIUSBYMEMBER's keys: as [`georadius_keys`], the keywords searched from argument 5.
+pub fn georadiusbymember_keys(argv: &[Bytes]) -> Vec<usize> {
+    keys_after_store(argv, 5)
+}
+
+fn keys_after_store(argv: &[Bytes], from: usize) -> Vec<usize> {
     let mut keys = vec![1];
-    let mut store = None;
-    let mut i = 5;
-    while i < argv.len() {
-        let a = &argv[i];
-        if (a.eq_ignore_ascii_case(b"store") || a.eq_ignore_ascii_case(b"storedist"))
-            && i + 1 < argv.len()
-        {
-            store = Some(i + 1);
-            i += 1;
+    for word in [&b"store"[..], b"storedist"] {
+        let end = argv.len().saturating_sub(1);
+        if let Some(i) = (from..end).find(|&i| argv[i].eq_ignore_ascii_case(word)) {
+            keys.push(i + 1);
         }
-        i += 1;
     }
-    keys.extend(store);
     keys
 }
 
@@ -544,9 +548,19 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(georadius_keys(&v("georadius k 1 2 3 m")), vec![1]);
+        // Pinned from redis-server 7.0.15's COMMAND GETKEYS.
         assert_eq!(
             georadius_keys(&v("georadius k 1 2 3 m store a storedist b")),
-            vec![1, 9]
+            vec![1, 7, 9]
+        );
+        assert_eq!(
+            georadius_keys(&v("georadius k 1 2 3 m storedist b store a")),
+            vec![1, 9, 7]
+        );
+        assert_eq!(georadius_keys(&v("georadius k 1 2 3 m store")), vec![1]);
+        assert_eq!(
+            georadiusbymember_keys(&v("georadiusbymember k m 3 m store d store x")),
+            vec![1, 6]
         );
     }
 }
