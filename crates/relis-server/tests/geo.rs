@@ -229,6 +229,34 @@ async fn acl_geo_category() {
         panic!()
     };
     assert_eq!(cmds.len(), 10);
+    // Redis checks only the first STORE key and writes to the last: Relis checks both.
+    c.cmd(&[
+        "ACL", "SETUSER", "st", "on", "nopass", "+@all", "~k", "~allowed",
+    ])
+    .await;
+    c.cmd(&["GEOADD", "k", "1", "2", "a"]).await;
+    let mut st = s.raw().await;
+    st.cmd(&["AUTH", "st", "x"]).await;
+    let store = |dst2: &'static str| {
+        [
+            "GEORADIUS",
+            "k",
+            "1",
+            "2",
+            "300",
+            "km",
+            "STORE",
+            "allowed",
+            "STORE",
+            dst2,
+        ]
+    };
+    assert_eq!(
+        st.cmd(&store("forbidden")).await,
+        err("NOPERM this user has no permissions to access one of the keys used as arguments")
+    );
+    assert_eq!(st.cmd(&store("allowed")).await, int(1));
+    assert_eq!(c.cmd(&["EXISTS", "forbidden"]).await, int(0));
     c.cmd(&["AUTH", "geo", "x"]).await;
     assert_eq!(c.cmd(&["GEOADD", "g", "1", "2", "a"]).await, int(1));
     assert_eq!(

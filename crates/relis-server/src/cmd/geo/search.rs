@@ -453,9 +453,12 @@ impl crate::cmd::WriteCmd for Search {
     }
 }
 
-/// GEORADIUS's keys as Redis 7.0 finds them from its key specs (which it prefers to
-/// `georadiusGetKeys`): the source, then the key after the first `STORE` and the key after the
-/// first `STOREDIST` from argument 6 on (a keyword in the last argument names nothing).
+/// GEORADIUS's keys: the source, then the key after the first `STORE` and the key after the
+/// first `STOREDIST` from argument 6 on (a keyword in the last argument names nothing), as
+/// Redis 7.0 finds them from its key specs (COMMAND GETKEYS); then, unlike Redis, the key after
+/// every later `STORE`/`STOREDIST`. Redis writes to the last one but checks ACL key patterns
+/// only against the first ones, so `STORE allowed STORE forbidden` writes where the user may
+/// not; Relis checks every key the command may write.
 pub fn georadius_keys(argv: &[Bytes]) -> Vec<usize> {
     keys_after_store(argv, 6)
 }
@@ -466,10 +469,16 @@ pub fn georadiusbymember_keys(argv: &[Bytes]) -> Vec<usize> {
 }
 
 fn keys_after_store(argv: &[Bytes], from: usize) -> Vec<usize> {
+    let end = argv.len().saturating_sub(1);
+    let is = |i: usize, word: &[u8]| argv[i].eq_ignore_ascii_case(word);
     let mut keys = vec![1];
     for word in [&b"store"[..], b"storedist"] {
-        let end = argv.len().saturating_sub(1);
-        if let Some(i) = (from..end).find(|&i| argv[i].eq_ignore_ascii_case(word)) {
+        if let Some(i) = (from..end).find(|&i| is(i, word)) {
+            keys.push(i + 1);
+        }
+    }
+    for i in from..end {
+        if (is(i, b"store") || is(i, b"storedist")) && !keys.contains(&(i + 1)) {
             keys.push(i + 1);
         }
     }
@@ -558,9 +567,10 @@ mod tests {
             vec![1, 9, 7]
         );
         assert_eq!(georadius_keys(&v("georadius k 1 2 3 m store")), vec![1]);
+        // Redis gives 1, 6 (the key it writes, 8, goes unchecked by ACL there).
         assert_eq!(
             georadiusbymember_keys(&v("georadiusbymember k m 3 m store d store x")),
-            vec![1, 6]
+            vec![1, 6, 8]
         );
     }
 }
