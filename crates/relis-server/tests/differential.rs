@@ -2370,6 +2370,9 @@ const GEO: &[&str] = &[
     "EVAL \"redis.setresp(3); return redis.call('GEOPOS', KEYS[1], 'a', 'zz')\" 1 m",
     "EVAL \"redis.setresp(3); local r = redis.call('GEOPOS', KEYS[1], 'a'); return tostring(r[1][1]['double'])\" 1 m",
     "EVAL \"return redis.call('GEORADIUS_RO', KEYS[1], 1, 2, 1000, 'km', 'STORE', 'x')\" 1 m",
+    "EVAL \"return redis.pcall('GeoSearch', KEYS[1], 'BYRADIUS', 1, 'km', 'WITHDIST')\" 1 m",
+    "EVAL_RO \"return redis.call('GEORADIUS', KEYS[1], 1, 2, 1000, 'km')\" 1 m",
+    "EVAL_RO \"return redis.call('GEOSEARCH', KEYS[1], 'FROMLONLAT', 1, 2, 'BYRADIUS', 1000, 'km')\" 1 m",
 ];
 
 const ZSET: &[&str] = &[
