@@ -9,7 +9,8 @@ use bytes::Bytes;
 pub struct Args {
     args: std::vec::IntoIter<Bytes>,
     name: &'static str,
-    /// A subcommand's name as the client spelled it.
+    /// The command's own name as the client spelled it: `argv[0]`, or `argv[1]` for a
+    /// subcommand (some Redis errors quote it).
     sent: Option<Bytes>,
 }
 
@@ -23,10 +24,18 @@ impl Args {
         }
     }
 
-    /// The arguments of a subcommand the client spelled `sent` (`argv[1]`).
-    pub fn of_subcommand(mut self, sent: Bytes) -> Self {
+    /// Records the command's own name as the client sent it (`argv[0]`, or `argv[1]` for a
+    /// subcommand).
+    pub fn set_sent_name(&mut self, sent: Bytes) {
         self.sent = Some(sent);
-        self
+    }
+
+    /// The command name as the client sent it (its case kept), or [`Args::name`] when unknown.
+    pub fn sent_name(&self) -> String {
+        match &self.sent {
+            Some(b) => String::from_utf8_lossy(b).into_owned(),
+            None => self.name.to_string(),
+        }
     }
 
     /// Redis's error for a subcommand's wrong arguments, naming the subcommand as the client

@@ -1028,11 +1028,12 @@ fn protected(name: &str) -> Option<(&'static str, &'static str)> {
 
 /// Parses a checked command line with its spec.
 pub fn parse(spec: &'static Spec, mut argv: Vec<Bytes>, skip: usize) -> Result<Parsed, CmdError> {
-    let sub = (skip == 2).then(|| argv[1].clone());
+    // The command's (or the subcommand's) name as the client spelled it.
+    let sent = skip.checked_sub(1).and_then(|i| argv.get(i)).cloned();
     argv.drain(..skip);
     let mut args = Args::new(spec.name, argv);
-    if let Some(sub) = sub {
-        args = args.of_subcommand(sub);
+    if let Some(sent) = sent {
+        args.set_sent_name(sent);
     }
     (spec.parse)(&mut args)
 }

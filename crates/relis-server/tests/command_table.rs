@@ -18,17 +18,6 @@ const FAMILIES: &[&str] = &[
     "bitpos",
     "getbit",
     "setbit",
-    // Geo.
-    "geoadd",
-    "geodist",
-    "geohash",
-    "geopos",
-    "georadius",
-    "georadius_ro",
-    "georadiusbymember",
-    "georadiusbymember_ro",
-    "geosearch",
-    "geosearchstore",
     // DUMP/RESTORE/MIGRATE.
     "dump",
     "restore",

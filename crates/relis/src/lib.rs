@@ -20,6 +20,7 @@ pub mod events;
 #[cfg(feature = "test-shims")]
 pub mod faults;
 mod functions;
+pub mod geo;
 pub mod glob;
 mod hash;
 pub mod hll;
@@ -61,6 +62,8 @@ pub use keys::{ExpireCond, KeyspaceInfo, ObjectInfo, ScanPage, Ttl};
 pub use list::{parse_timeout_ms, End, LposOptions, Side};
 #[doc(hidden)]
 pub use pcache::truncations as page_cache_truncations;
+/// The schema version this build writes (`PRAGMA user_version` of its files).
+pub use schema::VERSION as SCHEMA_VERSION;
 pub use set::{MAX_RANDOM_REPEATS, SET_MAX_INTSET_ENTRIES};
 pub use sort::{SortOptions, Sorted};
 pub use sql::{

@@ -1133,6 +1133,65 @@ impl Reader<'_> {
         self.z_select(z, spec).map(Some)
     }
 
+    /// A geo search (GEOSEARCH, GEORADIUS and their variants): the members of the set at `key`
+    /// inside `area`, found by scanning the score ranges of the cells [`crate::geo::Area::cells`]
+    /// names through the score index, in that order (and by score, then member, inside a cell),
+    /// never the whole set. With `any > 0` it stops once that many members are found. Run
+    /// inline ([`crate::Db::read_here`]), it gives up ([`crate::geo::Found::Deferred`]) past
+    /// [`crate::geo::INLINE_ROWS`] members scanned, for the caller to run it on a reader.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`] for a key of another type.
+    pub fn geo_search(
+        &self,
+        db: u32,
+        key: &[u8],
+        area: &crate::geo::Area,
+        any: usize,
+    ) -> Result<crate::geo::Found> {
+        let Some(z) = self.zmeta(db, key)? else {
+            return Ok(crate::geo::Found::NoKey);
+        };
+        let budget = if crate::sql::sandbox::inline() {
+            crate::geo::INLINE_ROWS
+        } else {
+            usize::MAX
+        };
+        let mut scanned = 0usize;
+        let mut out = Vec::new();
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "SELECT member, score FROM main.relis_zset WHERE kid = ?1 AND score >= ?2
+             AND score < ?3 ORDER BY score, member",
+        )?;
+        for (min, max) in area.cells() {
+            if any > 0 && out.len() >= any {
+                break;
+            }
+            let mut rows = st.query((z.kid, min, max))?;
+            while let Some(r) = rows.next()? {
+                scanned += 1;
+                if scanned > budget {
+                    return Ok(crate::geo::Found::Deferred);
+                }
+                let score: f64 = r.get(1)?;
+                if let Some((lon, lat, dist)) = area.test(score) {
+                    out.push(crate::geo::GeoPoint {
+                        member: blob(r, 0)?,
+                        score,
+                        lon,
+                        lat,
+                        dist,
+                    });
+                    if any > 0 && out.len() >= any {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(crate::geo::Found::Points(out))
+    }
+
     /// ZRANDMEMBER: `count = None` picks one member; a positive count picks that many distinct
     /// members (the whole set, highest first, when it has no more); a negative count picks
     /// `-count` members, possibly repeated. `None` when the key does not exist.
@@ -2877,6 +2936,15 @@ impl<'c> Writer<'c> {
             z.count > LISTPACK_ENTRIES || items.iter().any(|(m, _)| m.len() > LISTPACK_VALUE);
         self.replacing(existed, |w| w.zfinish(&z))?;
         Ok(z.count)
+    }
+
+    /// Replaces whatever is at `dst` with a sorted set of `items` (GEOSEARCHSTORE, the STORE
+    /// options of GEORADIUS), or deletes it when `items` is empty; returns the stored size.
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub fn zstore(&mut self, db: u32, dst: &[u8], items: &[Scored]) -> Result<i64> {
+        self.z_store(db, dst, items)
     }
 
     /// ZRANGESTORE: stores the range of `src` at `dst`; returns whether `src` existed and the

@@ -491,7 +491,7 @@ fn a_schema_4_file_with_rank_rows_is_migrated() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 7);
+    assert_eq!(version, relis::SCHEMA_VERSION);
 }
 
 #[test]
@@ -552,7 +552,7 @@ fn a_schema_5_file_gets_views_that_show_only_readable_keys() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 7);
+    assert_eq!(version, relis::SCHEMA_VERSION);
 }
 
 #[test]
@@ -607,7 +607,7 @@ fn a_schema_6_file_is_migrated_to_streams() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 7);
+    assert_eq!(version, relis::SCHEMA_VERSION);
 }
 
 #[test]

@@ -41,6 +41,13 @@ pub fn encode(frame: &Frame, proto: Protocol, out: &mut BytesMut) {
                 put_blob(out, b'$', text);
             }
         }
+        Frame::DoubleText(text) => {
+            if resp3 {
+                put_line(out, b',', text);
+            } else {
+                put_blob(out, b'$', text);
+            }
+        }
         Frame::Boolean(b) => out.put_slice(match (resp3, b) {
             (true, true) => b"#t\r\n",
             (true, false) => b"#f\r\n",
@@ -276,6 +283,11 @@ mod tests {
                 ",0.10000000000000001\r\n",
             ),
             (Frame::Double(f64::INFINITY), "$3\r\ninf\r\n", ",inf\r\n"),
+            (
+                Frame::DoubleText(b("13.36138933897018433")),
+                "$20\r\n13.36138933897018433\r\n",
+                ",13.36138933897018433\r\n",
+            ),
             (
                 Frame::Double(f64::NEG_INFINITY),
                 "$4\r\n-inf\r\n",

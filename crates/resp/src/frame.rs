@@ -40,6 +40,10 @@ pub enum Frame {
     /// RESP3 double, `,1.5`; RESP2 sends it as a bulk string. Formatted with
     /// [`format_double`](crate::format_double).
     Double(f64),
+    /// A double already formatted, for replies whose text is not `%.17g` (Redis's
+    /// `addReplyHumanLongDouble`, as GEOPOS sends coordinates): RESP3 `,<text>`, RESP2 a bulk
+    /// string of the text.
+    DoubleText(Bytes),
     /// RESP3 boolean, `#t` / `#f`; RESP2 sends integer 1 / 0.
     Boolean(bool),
     /// RESP3 big number, `(123`; RESP2 sends it as a bulk string.

@@ -11,6 +11,7 @@
 pub mod acl;
 pub mod cluster;
 pub mod conn;
+pub mod geo;
 pub mod hash;
 pub mod hyperloglog;
 pub mod keys;
@@ -345,6 +346,7 @@ pub fn all() -> impl Iterator<Item = &'static Spec> {
         .chain(server::SPECS)
         .chain(tx::SPECS)
         .chain(zset::SPECS)
+        .chain(geo::SPECS)
         .chain(sql::SPECS)
         .chain(set::SPECS)
         .chain(scripting::SPECS)

@@ -39,7 +39,9 @@ pub fn to_lua(lua: &Lua, f: Frame, resp3: bool) -> mlua::Result<Value> {
                 return Ok(Value::String(lua.create_string(resp::format_double(d))?))
             }
             Frame::Boolean(b) => return Ok(Value::Number(if b { 1.0 } else { 0.0 })),
-            Frame::BigNumber(s) => return Ok(Value::String(lua.create_string(&s)?)),
+            Frame::BigNumber(s) | Frame::DoubleText(s) => {
+                return Ok(Value::String(lua.create_string(&s)?))
+            }
             Frame::Verbatim { data, .. } => return Ok(Value::String(lua.create_string(&data)?)),
             other => return to_lua3(lua, other, false),
         }
@@ -91,6 +93,16 @@ fn to_lua3(lua: &Lua, f: Frame, resp3: bool) -> mlua::Result<Value> {
             Value::Table(t)
         }
         Frame::Double(d) => {
+            let t = lua.create_table()?;
+            t.raw_set("double", d)?;
+            Value::Table(t)
+        }
+        Frame::DoubleText(s) => {
+            // Redis's Lua reads the reply's text back with strtod.
+            let d = std::str::from_utf8(&s)
+                .ok()
+                .and_then(|s| s.parse::<f64>().ok())
+                .unwrap_or(0.0);
             let t = lua.create_table()?;
             t.raw_set("double", d)?;
             Value::Table(t)

@@ -237,6 +237,7 @@ mod tests {
             ("redis_sets", 1, 2),
             ("redis_zsets", 1, 2),
             ("redis_streams", 1, 2),
+            ("redis_geo", 1, 2),
         ] {
             let sql: &'static str =
                 Box::leak(format!("SELECT DISTINCT key FROM {view} ORDER BY key").into());

@@ -166,6 +166,13 @@ pub(crate) fn install(conn: &Connection) -> rusqlite::Result<()> {
             .map_err(|e| rusqlite::Error::UserFunctionError(e.to_string().into()))?;
         Ok(crate::stream::fields_json(&fields))
     })?;
+    // The geo view's columns (schema/0009_geo.sql): a score's position, as GEOPOS decodes it.
+    conn.create_scalar_function("relis_geo_lon", 1, det, |c| {
+        Ok(crate::geo::decode(c.get::<f64>(0)?).0)
+    })?;
+    conn.create_scalar_function("relis_geo_lat", 1, det, |c| {
+        Ok(crate::geo::decode(c.get::<f64>(0)?).1)
+    })?;
     // The key filter of the views (ACL key patterns): see sql/access.rs.
     super::access::register(conn)?;
     conn.set_prepared_statement_cache_capacity(1024);

@@ -1407,3 +1407,46 @@ fn the_stream_view_shows_entries_with_their_ids_and_fields() {
         ]
     );
 }
+
+#[test]
+fn the_geo_view_shows_positions_as_geopos_decodes_them() {
+    let db = Db::open_in_memory().unwrap();
+    let palermo = crate::geo::encode(13.361389, 38.115556).unwrap();
+    let catania = crate::geo::encode(15.087269, 37.502669).unwrap();
+    db.zadd("Sicily", &[(palermo, b"Palermo"), (catania, b"Catania")])
+        .unwrap();
+    // Not what GEOADD writes: fractional, negative, past 52 bits.
+    db.zadd(
+        "board",
+        &[(1.5, b"a"), (-3.0, b"b"), (4503599627370496.0, b"c")],
+    )
+    .unwrap();
+    let q = "SELECT key, member, longitude, latitude FROM redis_geo ORDER BY member";
+    let (lon, lat) = crate::geo::decode(catania);
+    let (plon, plat) = crate::geo::decode(palermo);
+    assert_eq!(
+        db.sql_query(q, ()).unwrap().rows,
+        vec![
+            vec![
+                t("Sicily"),
+                t("Catania"),
+                SqlValue::Real(lon),
+                SqlValue::Real(lat)
+            ],
+            vec![
+                t("Sicily"),
+                t("Palermo"),
+                SqlValue::Real(plon),
+                SqlValue::Real(plat)
+            ],
+        ]
+    );
+    // GEOPOS's text for Palermo, pinned from redis-server 7.0.15.
+    assert_eq!(crate::geo::human(plon), "13.36138933897018433");
+    // The members stay in redis_zsets with their scores.
+    let q = "SELECT score FROM redis_zsets WHERE member = 'Palermo'";
+    assert_eq!(
+        db.sql_query(q, ()).unwrap().rows,
+        vec![vec![SqlValue::Real(3479099956230698.0)]]
+    );
+}
