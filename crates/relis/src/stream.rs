@@ -269,13 +269,53 @@ fn entry_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<(StreamId, Vec<u8>)> {
 impl Reader<'_> {
     /// The live stream at `key`: its key row and its numbers.
     fn stream_row(&self, db: u32, key: &[u8]) -> Result<Option<(KeyMeta, StreamMeta)>> {
-        let Some(meta) = self.meta(db, key)? else {
+        match self.raw_stream_row(db, key)? {
+            Some((meta, _)) if !self.is_live(&meta) => Ok(None),
+            Some((meta, Some(s))) => Ok(Some((meta, s))),
+            Some(_) => Err(Error::WrongType),
+            None => Ok(None),
+        }
+    }
+
+    /// The key row, expired or not, and, if it holds a stream, the stream's numbers: one
+    /// lookup (XADD and the reads run it for every call). The value of a key of another type
+    /// (a string of any size) is not read.
+    fn raw_stream_row(&self, db: u32, key: &[u8]) -> Result<Option<(KeyMeta, Option<StreamMeta>)>> {
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "SELECT id, type, expire_at, version, count, mtime,
+                    CASE WHEN type = 5 THEN value END
+             FROM main.relis_keys WHERE db = ?1 AND key = ?2",
+        )?;
+        let row = st
+            .query_row((db, key), |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, Option<i64>>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, i64>(4)?,
+                    r.get::<_, i64>(5)?,
+                    r.get::<_, Option<Vec<u8>>>(6)?,
+                ))
+            })
+            .optional()?;
+        let Some((id, t, expire_at, version, count, mtime, value)) = row else {
             return Ok(None);
         };
-        if meta.kind != KeyType::Stream {
-            return Err(Error::WrongType);
-        }
-        Ok(Some((meta, self.stream_numbers(&meta, db, key)?)))
+        let meta = KeyMeta {
+            id,
+            kind: KeyType::from_code(t)?,
+            expire_at,
+            version,
+            count,
+            mtime,
+        };
+        let numbers = match (meta.kind, value) {
+            (KeyType::Stream, Some(blob)) => Some(decode_meta(&blob, count)?),
+            _ => None,
+        };
+        Ok(Some((meta, numbers)))
     }
 
     pub(crate) fn stream_numbers(&self, meta: &KeyMeta, db: u32, key: &[u8]) -> Result<StreamMeta> {
@@ -450,11 +490,15 @@ fn approx_runs(length: u64, allowed: u64, limit: u64) -> u64 {
 
 impl Writer<'_> {
     fn stream_for_write(&mut self, db: u32, key: &[u8]) -> Result<Option<(KeyMeta, StreamMeta)>> {
-        let Some(meta) = self.meta_for_write_of(db, key, KeyType::Stream)? else {
-            return Ok(None);
-        };
-        let s = self.stream_numbers(&meta, db, key)?;
-        Ok(Some((meta, s)))
+        match self.raw_stream_row(db, key)? {
+            Some((meta, _)) if !self.is_live(&meta) => {
+                self.delete_expired(db, key, &meta)?;
+                Ok(None)
+            }
+            Some((meta, Some(s))) => Ok(Some((meta, s))),
+            Some(_) => Err(Error::WrongType),
+            None => Ok(None),
+        }
     }
 
     /// A new, empty stream at `key` (which must be free); returns its id.
