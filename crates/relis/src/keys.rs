@@ -275,6 +275,14 @@ impl Reader<'_> {
             return Ok(None);
         };
         let (encoding, shared_integer) = match meta.kind {
+            // A string an in-place write unshared is raw whatever it holds (as in Redis).
+            KeyType::String
+                if self
+                    .raw_meta_head(db, key)?
+                    .is_some_and(|(_, h)| h & crate::strings::STRING_RAW != 0) =>
+            {
+                ("raw", false)
+            }
             KeyType::String => {
                 let v = self.get(db, key)?.unwrap_or_default();
                 match crate::strings::parse_i64(&v) {

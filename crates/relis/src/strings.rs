@@ -7,6 +7,20 @@ use crate::store::{KeyMeta, KeyType, Reader, Writer};
 use bytes::Bytes;
 use rusqlite::OptionalExtension;
 
+/// A string's `head` column: 1 when Redis would hold it as a raw string whatever its contents
+/// (an in-place write unshared it: APPEND, SETRANGE, SETBIT, BITFIELD, or BITOP built it), so
+/// OBJECT ENCODING says `raw`; 0 when the encoding follows from the value (int, embstr, raw).
+pub(crate) const STRING_RAW: i64 = 1;
+
+/// The shape of a string value, for the commands that touch a few of its bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct StrInfo {
+    /// The key's value id.
+    pub id: i64,
+    /// Its length in bytes.
+    pub len: usize,
+}
+
 /// Redis's proto-max-bulk-len: no string may grow past it.
 pub const MAX_STRING: usize = 512 * 1024 * 1024;
 
@@ -350,6 +364,65 @@ impl Reader<'_> {
         }))
     }
 
+    /// The shape of the string at `key` (its id and length), for the commands that read or
+    /// write a few bytes of it; `None` when there is no key.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`].
+    pub(crate) fn string_info(&self, db: u32, key: &[u8]) -> Result<Option<StrInfo>> {
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "SELECT type, id, length(value) FROM main.relis_keys
+             WHERE db = ?1 AND key = ?2 AND (expire_at IS NULL OR expire_at > ?3)",
+        )?;
+        let row = st
+            .query_row((db, key, self.now), |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, Option<i64>>(2)?,
+                ))
+            })
+            .optional()?;
+        match row {
+            None => Ok(None),
+            Some((0, id, len)) => Ok(Some(StrInfo {
+                id,
+                len: len.unwrap_or(0) as usize,
+            })),
+            Some(_) => Err(Error::WrongType),
+        }
+    }
+
+    /// Up to `len` bytes of the string at `key` from byte `start` (fewer at its end, none
+    /// past it).
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub(crate) fn read_string(
+        &self,
+        db: u32,
+        key: &[u8],
+        info: &StrInfo,
+        start: u64,
+        len: usize,
+    ) -> Result<Vec<u8>> {
+        if start >= info.len as u64 || len == 0 {
+            return Ok(Vec::new());
+        }
+        let len = len.min(info.len - start as usize);
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "SELECT substr(value, ?3, ?4) FROM main.relis_keys WHERE db = ?1 AND key = ?2",
+        )?;
+        let v = st
+            .query_row((db, key, start as i64 + 1, len as i64), |r| {
+                Ok(r.get_ref(0)?.as_blob_or_null()?.unwrap_or(&[]).to_vec())
+            })
+            .optional()?;
+        Ok(v.unwrap_or_default())
+    }
+
     /// What two keys hold, for LCS (which checks types itself, and counts both lookups).
     ///
     /// # Errors
@@ -370,6 +443,21 @@ impl Writer<'_> {
         value: &[u8],
         expire: Option<Option<i64>>,
     ) -> Result<()> {
+        self.put_string_as(db, key, old, value, expire, false)
+    }
+
+    /// [`Writer::put_string`], saying whether Redis would hold the result as a raw string
+    /// whatever its contents (`head` = 1: see [`STRING_RAW`]).
+    fn put_string_as(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        old: Option<&KeyMeta>,
+        value: &[u8],
+        expire: Option<Option<i64>>,
+        raw: bool,
+    ) -> Result<()> {
+        let head = i64::from(raw) * STRING_RAW;
         let version = self.next_version();
         let now = self.now;
         match old {
@@ -381,20 +469,87 @@ impl Writer<'_> {
                 crate::stmt::prepare(
                     self.conn,
                     "UPDATE main.relis_keys SET type = 0, expire_at = ?3, version = ?4, count = 0,
-                         mtime = ?5, value = ?6 WHERE db = ?1 AND key = ?2",
+                         mtime = ?5, value = ?6, head = ?7 WHERE db = ?1 AND key = ?2",
                 )?
-                .execute((db, key, expire_at, version, now, value))?;
+                .execute((db, key, expire_at, version, now, value, head))?;
             }
             None => {
                 crate::stmt::prepare(self.conn,
-                        "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, value)
-                         VALUES (?1, ?2, ?3, 0, ?4, ?3, 0, ?5, ?6)",
+                        "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, value, head)
+                         VALUES (?1, ?2, ?3, 0, ?4, ?3, 0, ?5, ?6, ?7)",
                     )?
-                    .execute((db, key, version, expire.flatten(), now, value))?;
+                    .execute((db, key, version, expire.flatten(), now, value, head))?;
                 self.note_new(db, key);
             }
         }
         Ok(())
+    }
+
+    /// Writes `data` at byte `offset` of the string at `key` (`old` is its key row, `None` to
+    /// create it), first growing it with zero bytes to at least `min_len` and to the end of
+    /// `data`; keeps its expiry. The value becomes a raw string, as Redis's in-place writes
+    /// (APPEND, SETRANGE, SETBIT, BITFIELD) leave it. Returns the new length. Callers check
+    /// lengths against proto-max-bulk-len; this refuses only what SQLite cannot store.
+    ///
+    /// # Errors
+    /// [`Error::StringTooLong`] past [`MAX_STORED_VALUE`].
+    pub(crate) fn write_string(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        old: Option<&KeyMeta>,
+        offset: u64,
+        data: &[u8],
+        min_len: usize,
+    ) -> Result<usize> {
+        let end = usize::try_from(offset)
+            .ok()
+            .and_then(|o| o.checked_add(data.len()))
+            .ok_or(Error::StringTooLong)?
+            .max(min_len);
+        if end > value_limit(key, usize::MAX) {
+            return Err(Error::StringTooLong);
+        }
+        let mut v = match old {
+            Some(_) => self.get(db, key)?.unwrap_or_default().to_vec(),
+            None => Vec::new(),
+        };
+        if v.len() < end {
+            v.resize(end, 0);
+        }
+        let o = offset as usize;
+        v[o..o + data.len()].copy_from_slice(data);
+        self.put_string_as(db, key, old, &v, None, true)?;
+        Ok(v.len())
+    }
+
+    /// Marks the string at `key` raw without writing it (Redis unshares a value for SETBIT or
+    /// BITFIELD even when the bits written were already there). Not a write: no new version.
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub(crate) fn mark_raw(&mut self, db: u32, key: &[u8]) -> Result<()> {
+        crate::stmt::prepare(
+            self.conn,
+            "UPDATE main.relis_keys SET head = head | ?3 WHERE db = ?1 AND key = ?2 AND type = 0",
+        )?
+        .execute((db, key, STRING_RAW))?;
+        Ok(())
+    }
+
+    /// Writes `value` over whatever `key` holds, as a raw string without an expiry (BITOP's
+    /// destination).
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub(crate) fn put_raw_string(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        old: Option<&KeyMeta>,
+        value: &[u8],
+    ) -> Result<()> {
+        self.put_string_as(db, key, old, value, Some(None), true)
     }
 
     /// SET with its options.
@@ -449,7 +604,7 @@ impl Writer<'_> {
             "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, value)
                  VALUES (?1, ?2, ?3, 0, NULL, ?3, 0, ?4, ?5)
                  ON CONFLICT (db, key) DO UPDATE SET expire_at = NULL, version = excluded.version,
-                   mtime = excluded.mtime, value = excluded.value
+                   mtime = excluded.mtime, value = excluded.value, head = 0
                  WHERE type = 0",
         )?
         .execute((db, key, version, self.now, value))?;
@@ -566,18 +721,20 @@ impl Writer<'_> {
     /// [`Error::WrongType`], [`Error::StringTooLong`].
     pub fn append(&mut self, db: u32, key: &[u8], value: &[u8], max: usize) -> Result<i64> {
         let old = self.meta_for_write_of(db, key, KeyType::String)?;
-        let cur = match &old {
-            Some(_) => self.get(db, key)?.unwrap_or_default(),
-            None => Bytes::new(),
+        let Some(m) = old else {
+            // A new key holds the value as SET would (Redis encodes it: int, embstr or raw).
+            if value.len() > value_limit(key, max) {
+                return Err(Error::StringTooLong);
+            }
+            self.put_string(db, key, None, value, None)?;
+            return Ok(value.len() as i64);
         };
-        if cur.len() + value.len() > value_limit(key, max) {
+        let len = self.string_info(db, key)?.map_or(0, |i| i.len);
+        if len + value.len() > value_limit(key, max) {
             return Err(Error::StringTooLong);
         }
-        let mut v = Vec::with_capacity(cur.len() + value.len());
-        v.extend_from_slice(&cur);
-        v.extend_from_slice(value);
-        self.put_string(db, key, old.as_ref(), &v, None)?;
-        Ok(v.len() as i64)
+        // Redis unshares the value even to append nothing: it is raw from now on.
+        Ok(self.write_string(db, key, Some(&m), len as u64, value, len)? as i64)
     }
 
     /// SETRANGE: returns the new length. The caller has checked `offset >= 0`; `max` is the
@@ -594,23 +751,17 @@ impl Writer<'_> {
         max: usize,
     ) -> Result<i64> {
         let old = self.meta_for_write_of(db, key, KeyType::String)?;
-        let cur = match &old {
-            Some(_) => self.get(db, key)?.unwrap_or_default(),
-            None => Bytes::new(),
+        let len = match &old {
+            Some(_) => self.string_info(db, key)?.map_or(0, |i| i.len),
+            None => 0,
         };
         if value.is_empty() {
-            return Ok(cur.len() as i64);
+            return Ok(len as i64);
         }
         if offset.saturating_add(value.len()) > value_limit(key, max) {
             return Err(Error::StringTooLong);
         }
-        let mut v = cur.to_vec();
-        if v.len() < offset + value.len() {
-            v.resize(offset + value.len(), 0);
-        }
-        v[offset..offset + value.len()].copy_from_slice(value);
-        self.put_string(db, key, old.as_ref(), &v, None)?;
-        Ok(v.len() as i64)
+        Ok(self.write_string(db, key, old.as_ref(), offset as u64, value, 0)? as i64)
     }
 }
 

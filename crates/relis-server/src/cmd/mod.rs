@@ -9,6 +9,7 @@
 //! - [`ConnCmd`] on the connection's task (connection state, server state, MULTI, ...).
 
 pub mod acl;
+pub mod bitmap;
 pub mod cluster;
 pub mod conn;
 pub mod hash;
@@ -352,6 +353,7 @@ pub fn all() -> impl Iterator<Item = &'static Spec> {
         .chain(cluster::SPECS)
         .chain(replication::SPECS)
         .chain(stream::SPECS)
+        .chain(bitmap::SPECS)
 }
 
 /// The table, indexed by lower-case name; each spec also has a dense index for statistics.
