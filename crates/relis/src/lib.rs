@@ -14,6 +14,7 @@
 #![warn(missing_docs)]
 
 mod bits;
+mod chunks;
 mod clock;
 mod db;
 mod error;

@@ -15,6 +15,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema/0005_zrank_rowid.sql"),
     include_str!("schema/0006_view_keys.sql"),
     include_str!("schema/0007_streams.sql"),
+    include_str!("schema/0008_string_chunks.sql"),
 ];
 
 /// The schema version this build writes.
