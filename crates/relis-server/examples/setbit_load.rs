@@ -30,7 +30,9 @@ async fn main() {
         // An even share of the commands for each connection.
         let mine = n / clients + u64::from(c < n % clients);
         tasks.push(tokio::spawn(async move {
-            let mut s = TcpStream::connect(("127.0.0.1", port)).await.expect("connect");
+            let mut s = TcpStream::connect(("127.0.0.1", port))
+                .await
+                .expect("connect");
             s.set_nodelay(true).ok();
             let mut buf = [0u8; 64];
             for _ in 0..mine {

@@ -1,5 +1,8 @@
 //! The string family: GET/SET and their variants, counters, APPEND, ranges, LCS.
-//! A string's value lives inline in its key row (see `schema/0001_keyspace.sql`).
+//! A string's value lives inline in its key row (see `schema/0001_keyspace.sql`), or, past
+//! 32 KiB, in fixed-size chunks (see `chunks.rs`): the commands that touch a few bytes go through
+//! [`Reader::read_string`] and [`Writer::write_string`], which read and write only the chunks
+//! concerned.
 
 use crate::db::Db;
 use crate::error::{Error, Result};
