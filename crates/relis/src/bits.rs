@@ -149,16 +149,21 @@ fn resolve_range(
     Some((start as usize, end as usize, first_mask, last_mask))
 }
 
+/// The bytes BITCOUNT counts in a string of `len` bytes: first and last byte and the masks of
+/// the edge bits outside the range; `None` when it counts nothing.
+fn count_bounds(len: usize, range: Option<(i64, i64, BitUnit)>) -> Option<(usize, usize, u8, u8)> {
+    match range {
+        None if len == 0 => None,
+        None => Some((0, len - 1, 0, 0)),
+        Some((s, e, _)) if s < 0 && e < 0 && s > e => None,
+        Some((s, e, u)) => resolve_range(len, s, e, u),
+    }
+}
+
 /// BITCOUNT over `value` with an optional (start, end, unit) range.
 pub fn bitcount(value: &[u8], range: Option<(i64, i64, BitUnit)>) -> i64 {
-    let (start, end, fm, lm) = match range {
-        None if value.is_empty() => return 0,
-        None => (0, value.len() - 1, 0, 0),
-        Some((s, e, _)) if s < 0 && e < 0 && s > e => return 0,
-        Some((s, e, u)) => match resolve_range(value.len(), s, e, u) {
-            Some(r) => r,
-            None => return 0,
-        },
+    let Some((start, end, fm, lm)) = count_bounds(value.len(), range) else {
+        return 0;
     };
     let mut n = popcount(&value[start..=end]) as i64;
     n -= i64::from((value[start] & fm).count_ones());
@@ -403,6 +408,38 @@ impl Reader<'_> {
         };
         let b = self.read_string(db, key, &info, offset >> 3, 1)?;
         Ok(Some(b.first().map_or(0, |b| (b >> (7 - (offset & 7))) & 1)))
+    }
+
+    /// The length of the string at `key` (BITCOUNT's lookup, before it checks its range);
+    /// `None` when there is no key.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`].
+    pub fn bit_len(&self, db: u32, key: &[u8]) -> Result<Option<usize>> {
+        Ok(self.string_info(db, key)?.map(|i| i.len))
+    }
+
+    /// BITCOUNT of the string at `key` (a missing key counts 0). A chunked string is counted
+    /// chunk by chunk, never held whole.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`].
+    pub fn bitcount(&self, db: u32, key: &[u8], range: Option<(i64, i64, BitUnit)>) -> Result<i64> {
+        let Some(info) = self.string_info(db, key)? else {
+            return Ok(0);
+        };
+        if !info.chunked {
+            let v = self.read_string(db, key, &info, 0, info.len)?;
+            return Ok(bitcount(&v, range));
+        }
+        let Some((start, end, fm, lm)) = count_bounds(info.len, range) else {
+            return Ok(0);
+        };
+        let mut n = self.popcount_chunks(info.id, start, end + 1)? as i64;
+        let edge = |at: usize| self.read_string(db, key, &info, at as u64, 1);
+        n -= i64::from((edge(start)?.first().copied().unwrap_or(0) & fm).count_ones());
+        n -= i64::from((edge(end)?.first().copied().unwrap_or(0) & lm).count_ones());
+        Ok(n)
     }
 
     /// The string BITCOUNT/BITPOS work on, after their key lookup: `None` when there is no key.

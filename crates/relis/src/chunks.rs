@@ -52,6 +52,32 @@ impl Reader<'_> {
     }
 }
 
+impl Reader<'_> {
+    /// The set bits in bytes `start..end` of the chunked string `kid`, a chunk at a time.
+    pub(crate) fn popcount_chunks(&self, kid: i64, start: usize, end: usize) -> Result<u64> {
+        if start >= end {
+            return Ok(0);
+        }
+        let (first, last) = (start / CHUNK, (end - 1) / CHUNK);
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "SELECT n, data FROM main.relis_chunks
+             WHERE kid = ?1 AND n BETWEEN ?2 AND ?3 AND length(data) > 0",
+        )?;
+        let mut rows = st.query((kid, first as i64, last as i64))?;
+        let mut total = 0;
+        while let Some(r) = rows.next()? {
+            let base = r.get::<_, i64>(0)? as usize * CHUNK;
+            let data = r.get_ref(1)?.as_blob()?;
+            let (lo, hi) = (start.max(base), end.min(base + data.len()));
+            if lo < hi {
+                total += crate::bits::popcount(&data[lo - base..hi - base]);
+            }
+        }
+        Ok(total)
+    }
+}
+
 impl Writer<'_> {
     /// Gives the chunked string `kid`, growing from `from` to `to` bytes, an empty row for each
     /// chunk it gains (they hold zeros).

@@ -1,9 +1,9 @@
-//! Model test: random SETBIT, SETRANGE, APPEND, BITFIELD, GETRANGE, GETBIT, SET, COPY and DEL on
+//! Model test: random SETBIT, SETRANGE, APPEND, BITFIELD, GETRANGE, GETBIT, BITCOUNT, SET, COPY and DEL on
 //! strings that grow across the chunking threshold (32 KiB, see the engine's chunks.rs) give
 //! the same bytes as a plain `Vec<u8>`.
 
 use proptest::prelude::*;
-use relis::{Db, FieldAction, FieldOp, Overflow};
+use relis::{BitUnit, Db, FieldAction, FieldOp, Overflow};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -13,6 +13,7 @@ enum Op {
     Field(u32, u8, i64),
     GetRange(i32, i32),
     GetBit(u32),
+    BitCount(Option<(i32, i32, bool)>),
     Set(u16),
     CopyBack,
     Del,
@@ -32,6 +33,12 @@ fn op() -> impl Strategy<Value = Op> {
         (offset(), 1..64u8, any::<i64>()).prop_map(|(o, b, v)| Op::Field(o * 8 + o % 5, b, v)),
         (-100_000..300_000i32, -100_000..300_000i32).prop_map(|(a, b)| Op::GetRange(a, b)),
         offset().prop_map(|o| Op::GetBit(o * 8 + 3)),
+        proptest::option::of((
+            -3_000_000..3_000_000i32,
+            -3_000_000..3_000_000i32,
+            any::<bool>()
+        ))
+        .prop_map(Op::BitCount),
         (0..50_000u16).prop_map(Op::Set),
         Just(Op::CopyBack),
         Just(Op::Del),
@@ -125,6 +132,15 @@ fn run(ops: Vec<Op>) {
                         .map_or(0, |b| (b >> (7 - (o & 7))) & 1)
                 });
                 assert_eq!(got, want);
+            }
+            Op::BitCount(range) => {
+                let range = range.map(|(a, b, bit)| {
+                    let unit = if bit { BitUnit::Bit } else { BitUnit::Byte };
+                    (i64::from(a), i64::from(b), unit)
+                });
+                let got = db.read(move |r| r.bitcount(0, b"k", range)).unwrap();
+                let want = model.as_ref().map_or(0, |m| relis::bitcount(m, range));
+                assert_eq!(got, want, "bitcount {range:?}");
             }
             Op::Set(n) => {
                 let v: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();

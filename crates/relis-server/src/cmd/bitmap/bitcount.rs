@@ -38,8 +38,7 @@ impl BitCount {
         Parsed::read(BitCount { key, rest })
     }
 
-    /// The range, in Redis's order of checks: `Ok(None)` for the whole string, `Err(Ok(()))`
-    /// when Redis answers 0 before looking at the unit.
+    /// The range, in Redis's order of checks: `None` for the whole string.
     fn range(&self) -> Result<Option<(i64, i64, relis::BitUnit)>, CmdError> {
         match self.rest.len() {
             0 => Ok(None),
@@ -63,10 +62,14 @@ impl BitCount {
 
 impl ReadCmd for BitCount {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let v = crate::cmd::counted(cx, &self.key, r.bit_string(cx.db, &self.key))?;
-        let Some(v) = v else {
+        let len = crate::cmd::counted(cx, &self.key, r.bit_len(cx.db, &self.key))?;
+        if len.is_none() {
             return Ok(Frame::Integer(0));
-        };
-        Ok(Frame::Integer(relis::bitcount(&v, self.range()?)))
+        }
+        Ok(Frame::Integer(r.bitcount(
+            cx.db,
+            &self.key,
+            self.range()?,
+        )?))
     }
 }
