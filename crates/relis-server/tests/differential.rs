@@ -399,7 +399,7 @@ const LARGE_STRINGS: &[&str] = &[
     "OBJECT ENCODING k3",
     "DEL k",
     "GETRANGE k 0 -1",
-    "SETBIT far 80000007 1",
+    "SETBIT far 8000007 1",
     "STRLEN far",
     "GETRANGE far -1 -1",
     "BITCOUNT far",
