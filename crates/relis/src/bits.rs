@@ -494,7 +494,7 @@ impl Writer<'_> {
             Some(i) => self.read_string(db, key, i, byte, 1)?,
             None => Vec::new(),
         };
-        let grows = info.map_or(true, |i| (i.len as u64) <= byte);
+        let grows = info.is_none_or(|i| (i.len as u64) <= byte);
         let b = cur.first().copied().unwrap_or(0);
         let mask = 1u8 << (7 - (offset & 7));
         let was = u8::from(b & mask != 0);
