@@ -503,7 +503,7 @@ impl Writer<'_> {
             return Ok((was, false));
         }
         let nb = if on { b | mask } else { b & !mask };
-        self.write_string(db, key, old.as_ref(), byte, &[nb], 0)?;
+        self.write_string_at(db, key, old.as_ref(), info, byte, &[nb], 0)?;
         Ok((was, true))
     }
 

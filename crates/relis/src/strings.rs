@@ -571,6 +571,26 @@ impl Writer<'_> {
         data: &[u8],
         min_len: usize,
     ) -> Result<usize> {
+        let info = match old {
+            Some(_) => self.string_info(db, key)?,
+            None => None,
+        };
+        self.write_string_at(db, key, old, info, offset, data, min_len)
+    }
+
+    /// [`Writer::write_string`] for a caller that has just read the string's shape (`info`,
+    /// `None` for a new key), saving the lookup.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn write_string_at(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        old: Option<&KeyMeta>,
+        info: Option<StrInfo>,
+        offset: u64,
+        data: &[u8],
+        min_len: usize,
+    ) -> Result<usize> {
         let end = usize::try_from(offset)
             .ok()
             .and_then(|o| o.checked_add(data.len()))
@@ -579,10 +599,6 @@ impl Writer<'_> {
         if end > value_limit(key, usize::MAX) {
             return Err(Error::StringTooLong);
         }
-        let info = match old {
-            Some(_) => self.string_info(db, key)?,
-            None => None,
-        };
         let len = info.map_or(0, |i| i.len);
         let new_len = len.max(end);
         let o = offset as usize;
