@@ -209,4 +209,32 @@ mod tests {
         assert_eq!(db.strlen("k").unwrap(), 10_000_001);
         assert_eq!(db.getrange("k", -2, -1).unwrap().to_vec(), vec![0, 1]);
     }
+
+    /// Deleting a chunked string of more than 1024 chunks hands its chunks to the background
+    /// sweep (as a large collection's elements), which deletes them in batches; a short one goes
+    /// at once. FLUSHDB trashes them too.
+    #[test]
+    fn large_deletes_go_to_the_trash() {
+        let db = Db::open_in_memory().unwrap();
+        let count = |db: &Db, sql: &'static str| -> i64 {
+            db.read(move |r| Ok(r.conn.query_row(sql, [], |r| r.get(0))?))
+                .unwrap()
+        };
+        db.set("small", vec![7u8; 100_000]).unwrap();
+        db.set("big", vec![7u8; 3_000_000]).unwrap();
+        let chunks = "SELECT count(*) FROM main.relis_chunks";
+        let trash = "SELECT count(*) FROM main.relis_trash WHERE type = 0";
+        assert_eq!(count(&db, chunks), 51 + 1513);
+        assert_eq!(db.del(&["small", "big"]).unwrap(), 2);
+        assert_eq!((count(&db, chunks), count(&db, trash)), (1513, 1));
+        let mut swept = 0;
+        while count(&db, trash) > 0 {
+            swept += db.write(|w| w.empty_trash(500)).unwrap();
+        }
+        assert_eq!((swept, count(&db, chunks)), (1513, 0));
+        db.set("big", vec![1u8; 3_000_000]).unwrap();
+        db.write(|w| w.flushdb(0)).unwrap();
+        assert_eq!(count(&db, trash), 1);
+        assert_eq!(db.get("big").unwrap(), None);
+    }
 }
