@@ -10,14 +10,6 @@ use std::collections::BTreeSet;
 /// Redis 7.0 families with issues of their own (not implemented yet; ACL rules know them, see
 /// `cmd/planned.rs`): a name is left out when it is one of these or a subcommand of one.
 const FAMILIES: &[&str] = &[
-    // Bitmaps.
-    "bitcount",
-    "bitfield",
-    "bitfield_ro",
-    "bitop",
-    "bitpos",
-    "getbit",
-    "setbit",
     // DUMP/RESTORE/MIGRATE.
     "dump",
     "restore",

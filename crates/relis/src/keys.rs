@@ -275,6 +275,16 @@ impl Reader<'_> {
             return Ok(None);
         };
         let (encoding, shared_integer) = match meta.kind {
+            // A string an in-place write unshared is raw whatever it holds (as in Redis).
+            // So is a chunked one (longer than any embstr or integer).
+            KeyType::String
+                if meta.count > 0
+                    || self
+                        .raw_meta_head(db, key)?
+                        .is_some_and(|(_, h)| h & crate::strings::STRING_RAW != 0) =>
+            {
+                ("raw", false)
+            }
             KeyType::String => {
                 let v = self.get(db, key)?.unwrap_or_default();
                 match crate::strings::parse_i64(&v) {
@@ -442,9 +452,12 @@ impl Writer<'_> {
 
     /// Copies a collection's elements to the key with id `to`.
     fn copy_elements(&mut self, meta: &KeyMeta, to: i64) -> Result<()> {
-        // Strings are inline in the key row, which the INSERT above copied.
+        // An inline string is in the key row, which the INSERT above copied.
         let sql = match meta.kind {
-            KeyType::String => return Ok(()),
+            KeyType::String if meta.count == 0 => return Ok(()),
+            KeyType::String => {
+                "INSERT INTO main.relis_chunks (kid, n, data) SELECT ?2, n, data FROM main.relis_chunks WHERE kid = ?1"
+            }
             KeyType::Hash => {
                 "INSERT INTO main.relis_hash (kid, field, value, seq) SELECT ?2, field, value, seq FROM main.relis_hash WHERE kid = ?1"
             }
@@ -510,11 +523,12 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors only.
     pub fn flushdb(&mut self, db: u32) -> Result<()> {
-        // Collections' elements go to the trash: the background sweep deletes them in batches.
+        // Collections' elements (and chunked strings' chunks) go to the trash: the background
+        // sweep deletes them in batches.
         crate::stmt::prepare(
             self.conn,
             "INSERT OR IGNORE INTO main.relis_trash (kid, type)
-                 SELECT id, type FROM main.relis_keys WHERE db = ?1 AND type <> 0",
+                 SELECT id, type FROM main.relis_keys WHERE db = ?1 AND (type <> 0 OR count > 0)",
         )?
         .execute([db])?;
         crate::stmt::prepare(self.conn, "DELETE FROM main.relis_keys WHERE db = ?1")?
@@ -540,6 +554,7 @@ impl Writer<'_> {
             "main.relis_stream_consumer",
             "main.relis_stream_pel",
             "main.relis_trash",
+            "main.relis_chunks",
         ] {
             self.conn
                 .prepare_cached(&format!("DELETE FROM {table}"))?

@@ -13,6 +13,8 @@
 //! servers use [`Db::read_async`] and [`Db::write_async`] with [`Reader`] and [`Writer`].
 #![warn(missing_docs)]
 
+mod bits;
+mod chunks;
 mod clock;
 mod db;
 mod error;
@@ -45,6 +47,7 @@ mod usage;
 mod walwrite;
 mod zset;
 
+pub use bits::{bitcount, bitpos, BitOp, BitUnit, BitopOutcome, FieldAction, FieldOp, Overflow};
 pub use bytes::Bytes;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use db::{

@@ -15,7 +15,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema/0005_zrank_rowid.sql"),
     include_str!("schema/0006_view_keys.sql"),
     include_str!("schema/0007_streams.sql"),
-    // 0008 is another branch's; the lead renumbers at merge.
+    include_str!("schema/0008_string_chunks.sql"),
     include_str!("schema/0009_geo.sql"),
 ];
 

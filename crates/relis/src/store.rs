@@ -62,10 +62,11 @@ impl KeyType {
         }
     }
 
-    /// The table holding this type's elements (`None` for strings, which are inline).
+    /// The table holding this type's elements (a string's chunks, when it is chunked: see
+    /// chunks.rs).
     pub(crate) fn element_table(self) -> Option<&'static str> {
         match self {
-            KeyType::String => None,
+            KeyType::String => Some("main.relis_chunks"),
             KeyType::Hash => Some("main.relis_hash"),
             KeyType::List => Some("main.relis_list"),
             KeyType::Set => Some("main.relis_set"),
@@ -98,7 +99,8 @@ pub struct KeyMeta {
     pub expire_at: Option<i64>,
     /// Changes with every write to the key.
     pub version: i64,
-    /// Element count of a collection (0 for strings).
+    /// Element count of a collection; for a string, 0 when it is inline and its length when
+    /// it is chunked (see chunks.rs).
     pub count: i64,
     /// Unix milliseconds of the last write.
     pub mtime: i64,
@@ -472,7 +474,13 @@ impl<'c> Writer<'c> {
         let Some(table) = meta.kind.element_table() else {
             return Ok(());
         };
-        if meta.count > INLINE_DELETE {
+        // A string's count is its length when chunked, 0 when inline.
+        let rows = match meta.kind {
+            KeyType::String if meta.count == 0 => return Ok(()),
+            KeyType::String => meta.count / crate::chunks::CHUNK as i64 + 1,
+            _ => meta.count,
+        };
+        if rows > INLINE_DELETE {
             crate::stmt::prepare(
                 self.conn,
                 "INSERT OR IGNORE INTO main.relis_trash (kid, type) VALUES (?1, ?2)",
@@ -524,6 +532,7 @@ impl<'c> Writer<'c> {
             // Elements are keyed (kid, ...): a range delete of the first rows of this kid.
             let key_col = match table {
                 "main.relis_list" => "pos",
+                "main.relis_chunks" => "n",
                 "main.relis_hash" => "field",
                 "main.relis_stream" => "(ms, seq)",
                 _ => "member",

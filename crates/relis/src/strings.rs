@@ -1,11 +1,30 @@
 //! The string family: GET/SET and their variants, counters, APPEND, ranges, LCS.
-//! A string's value lives inline in its key row (see `schema/0001_keyspace.sql`).
+//! A string's value lives inline in its key row (see `schema/0001_keyspace.sql`), or, past
+//! 32 KiB, in fixed-size chunks (see `chunks.rs`): the commands that touch a few bytes go through
+//! [`Reader::read_string`] and [`Writer::write_string`], which read and write only the chunks
+//! concerned.
 
 use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::store::{KeyMeta, KeyType, Reader, Writer};
 use bytes::Bytes;
 use rusqlite::OptionalExtension;
+
+/// A string's `head` column: 1 when Redis would hold it as a raw string whatever its contents
+/// (an in-place write unshared it: APPEND, SETRANGE, SETBIT, BITFIELD, or BITOP built it), so
+/// OBJECT ENCODING says `raw`; 0 when the encoding follows from the value (int, embstr, raw).
+pub(crate) const STRING_RAW: i64 = 1;
+
+/// The shape of a string value, for the commands that touch a few of its bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct StrInfo {
+    /// The key's value id.
+    pub id: i64,
+    /// Its length in bytes.
+    pub len: usize,
+    /// Whether its bytes are in chunks (see `chunks.rs`).
+    pub chunked: bool,
+}
 
 /// Redis's proto-max-bulk-len: no string may grow past it.
 pub const MAX_STRING: usize = 512 * 1024 * 1024;
@@ -281,25 +300,31 @@ impl Reader<'_> {
         // A literal, not format!: this is the hottest statement and the cache is keyed by text.
         let mut st = crate::stmt::prepare(
             self.conn,
-            "SELECT type, value FROM main.relis_keys
+            "SELECT type, value, count, id FROM main.relis_keys
              WHERE db = ?1 AND key = ?2 AND (expire_at IS NULL OR expire_at > ?3)",
         )?;
+        // A chunked string (count > 0) is read after the row: (id, length).
         let row = st
             .query_row((db, key, self.now), |r| {
                 let t: i64 = r.get(0)?;
                 if t != 0 {
                     return Ok(None);
                 }
+                let count: i64 = r.get(2)?;
+                if count > 0 {
+                    return Ok(Some(Err((r.get::<_, i64>(3)?, count as usize))));
+                }
                 let v = r.get_ref(1)?;
-                Ok(Some(Bytes::copy_from_slice(
+                Ok(Some(Ok(Bytes::copy_from_slice(
                     v.as_blob_or_null()?.unwrap_or(&[]),
-                )))
+                ))))
             })
             .optional()?;
         Ok(match row {
             None => StringLookup::Missing,
             Some(None) => StringLookup::OtherType,
-            Some(Some(v)) => StringLookup::Value(v),
+            Some(Some(Ok(v))) => StringLookup::Value(v),
+            Some(Some(Err((id, len)))) => StringLookup::Value(self.read_chunks(id, 0, len)?.into()),
         })
     }
 
@@ -320,7 +345,7 @@ impl Reader<'_> {
     pub fn strlen(&self, db: u32, key: &[u8]) -> Result<Option<i64>> {
         let mut st = crate::stmt::prepare(
             self.conn,
-            "SELECT type, length(value) FROM main.relis_keys
+            "SELECT type, CASE WHEN count > 0 THEN count ELSE length(value) END FROM main.relis_keys
              WHERE db = ?1 AND key = ?2 AND (expire_at IS NULL OR expire_at > ?3)",
         )?;
         let row = st
@@ -341,13 +366,83 @@ impl Reader<'_> {
     /// # Errors
     /// [`Error::WrongType`].
     pub fn getrange(&self, db: u32, key: &[u8], start: i64, end: i64) -> Result<Option<Bytes>> {
-        let Some(v) = self.get(db, key)? else {
+        let Some(info) = self.string_info(db, key)? else {
             return Ok(None);
         };
-        Ok(Some(match clamp_range(v.len(), start, end) {
-            Some((s, e)) => v.slice(s..e),
+        // Only the bytes asked for are read (only the chunks they are in, when chunked).
+        Ok(Some(match clamp_range(info.len, start, end) {
+            Some((s, e)) => self.read_string(db, key, &info, s as u64, e - s)?.into(),
             None => Bytes::new(),
         }))
+    }
+
+    /// The shape of the string at `key` (its id and length), for the commands that read or
+    /// write a few bytes of it; `None` when there is no key.
+    ///
+    /// # Errors
+    /// [`Error::WrongType`].
+    pub(crate) fn string_info(&self, db: u32, key: &[u8]) -> Result<Option<StrInfo>> {
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "SELECT type, id, length(value), count FROM main.relis_keys
+             WHERE db = ?1 AND key = ?2 AND (expire_at IS NULL OR expire_at > ?3)",
+        )?;
+        let row = st
+            .query_row((db, key, self.now), |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, Option<i64>>(2)?,
+                    r.get::<_, i64>(3)?,
+                ))
+            })
+            .optional()?;
+        match row {
+            None => Ok(None),
+            Some((0, id, _, count)) if count > 0 => Ok(Some(StrInfo {
+                id,
+                len: count as usize,
+                chunked: true,
+            })),
+            Some((0, id, len, _)) => Ok(Some(StrInfo {
+                id,
+                len: len.unwrap_or(0) as usize,
+                chunked: false,
+            })),
+            Some(_) => Err(Error::WrongType),
+        }
+    }
+
+    /// Up to `len` bytes of the string at `key` from byte `start` (fewer at its end, none
+    /// past it).
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub(crate) fn read_string(
+        &self,
+        db: u32,
+        key: &[u8],
+        info: &StrInfo,
+        start: u64,
+        len: usize,
+    ) -> Result<Vec<u8>> {
+        if start >= info.len as u64 || len == 0 {
+            return Ok(Vec::new());
+        }
+        let len = len.min(info.len - start as usize);
+        if info.chunked {
+            return self.read_chunks(info.id, start as usize, len);
+        }
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "SELECT substr(value, ?3, ?4) FROM main.relis_keys WHERE db = ?1 AND key = ?2",
+        )?;
+        let v = st
+            .query_row((db, key, start as i64 + 1, len as i64), |r| {
+                Ok(r.get_ref(0)?.as_blob_or_null()?.unwrap_or(&[]).to_vec())
+            })
+            .optional()?;
+        Ok(v.unwrap_or_default())
     }
 
     /// What two keys hold, for LCS (which checks types itself, and counts both lookups).
@@ -370,31 +465,209 @@ impl Writer<'_> {
         value: &[u8],
         expire: Option<Option<i64>>,
     ) -> Result<()> {
+        self.put_string_as(db, key, old, value, expire, false)
+    }
+
+    /// [`Writer::put_string`], saying whether Redis would hold the result as a raw string
+    /// whatever its contents (`head` = 1: see [`STRING_RAW`]).
+    fn put_string_as(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        old: Option<&KeyMeta>,
+        value: &[u8],
+        expire: Option<Option<i64>>,
+        raw: bool,
+    ) -> Result<()> {
+        if value.len() > crate::chunks::CHUNKED_ABOVE {
+            return self.put_chunked(db, key, old, value, value.len(), expire, raw);
+        }
+        let head = i64::from(raw) * STRING_RAW;
         let version = self.next_version();
         let now = self.now;
         match old {
             Some(m) => {
-                if m.kind != KeyType::String {
-                    self.delete_elements(m)?;
-                }
+                // The old value's elements (or chunks) go; chunks of an old chunked string may
+                // go to the trash, so the new value takes a new id.
+                self.delete_elements(m)?;
+                let id = if m.kind == KeyType::String && m.count == 0 {
+                    m.id
+                } else {
+                    version
+                };
                 let expire_at = expire.unwrap_or(m.expire_at);
                 crate::stmt::prepare(
                     self.conn,
                     "UPDATE main.relis_keys SET type = 0, expire_at = ?3, version = ?4, count = 0,
-                         mtime = ?5, value = ?6 WHERE db = ?1 AND key = ?2",
+                         mtime = ?5, value = ?6, head = ?7, id = ?8 WHERE db = ?1 AND key = ?2",
                 )?
-                .execute((db, key, expire_at, version, now, value))?;
+                .execute((db, key, expire_at, version, now, value, head, id))?;
             }
             None => {
                 crate::stmt::prepare(self.conn,
-                        "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, value)
-                         VALUES (?1, ?2, ?3, 0, ?4, ?3, 0, ?5, ?6)",
+                        "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, value, head)
+                         VALUES (?1, ?2, ?3, 0, ?4, ?3, 0, ?5, ?6, ?7)",
                     )?
-                    .execute((db, key, version, expire.flatten(), now, value))?;
+                    .execute((db, key, version, expire.flatten(), now, value, head))?;
                 self.note_new(db, key);
             }
         }
         Ok(())
+    }
+
+    /// Writes `value`, zero-padded to `len` bytes, over whatever `key` holds as a chunked
+    /// string (see `chunks.rs`), under a new value id; all-zero chunks are left out.
+    #[allow(clippy::too_many_arguments)]
+    fn put_chunked(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        old: Option<&KeyMeta>,
+        value: &[u8],
+        len: usize,
+        expire: Option<Option<i64>>,
+        raw: bool,
+    ) -> Result<()> {
+        let version = self.next_version();
+        let head = i64::from(raw) * STRING_RAW;
+        match old {
+            Some(m) => {
+                self.delete_elements(m)?;
+                let expire_at = expire.unwrap_or(m.expire_at);
+                crate::stmt::prepare(
+                    self.conn,
+                    "UPDATE main.relis_keys SET type = 0, expire_at = ?3, version = ?4, count = ?5,
+                         mtime = ?6, value = NULL, head = ?7, id = ?4 WHERE db = ?1 AND key = ?2",
+                )?
+                .execute((db, key, expire_at, version, len as i64, self.now, head))?;
+            }
+            None => {
+                crate::stmt::prepare(self.conn,
+                        "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, value, head)
+                         VALUES (?1, ?2, ?3, 0, ?4, ?3, ?5, ?6, NULL, ?7)",
+                    )?
+                    .execute((db, key, version, expire.flatten(), len as i64, self.now, head))?;
+                self.note_new(db, key);
+            }
+        }
+        self.write_chunks(version, 0, value)?;
+        self.grow_chunks(version, value.len(), len)
+    }
+
+    /// Writes `data` at byte `offset` of the string at `key` (`old` is its key row, `None` to
+    /// create it), first growing it with zero bytes to at least `min_len` and to the end of
+    /// `data`; keeps its expiry. The value becomes a raw string, as Redis's in-place writes
+    /// (APPEND, SETRANGE, SETBIT, BITFIELD) leave it. Returns the new length. Callers check
+    /// lengths against proto-max-bulk-len; this refuses only what SQLite cannot store.
+    ///
+    /// # Errors
+    /// [`Error::StringTooLong`] past [`MAX_STORED_VALUE`].
+    pub(crate) fn write_string(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        old: Option<&KeyMeta>,
+        offset: u64,
+        data: &[u8],
+        min_len: usize,
+    ) -> Result<usize> {
+        let info = match old {
+            Some(_) => self.string_info(db, key)?,
+            None => None,
+        };
+        self.write_string_at(db, key, old, info, offset, data, min_len)
+    }
+
+    /// [`Writer::write_string`] for a caller that has just read the string's shape (`info`,
+    /// `None` for a new key), saving the lookup.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn write_string_at(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        old: Option<&KeyMeta>,
+        info: Option<StrInfo>,
+        offset: u64,
+        data: &[u8],
+        min_len: usize,
+    ) -> Result<usize> {
+        let end = usize::try_from(offset)
+            .ok()
+            .and_then(|o| o.checked_add(data.len()))
+            .ok_or(Error::StringTooLong)?
+            .max(min_len);
+        if end > value_limit(key, usize::MAX) {
+            return Err(Error::StringTooLong);
+        }
+        let len = info.map_or(0, |i| i.len);
+        let new_len = len.max(end);
+        let o = offset as usize;
+        match info {
+            Some(i) if i.chunked => {}
+            // Small enough to stay inline: rewrite the row.
+            _ if new_len <= crate::chunks::CHUNKED_ABOVE => {
+                let mut v = match info {
+                    Some(i) => self.read_string(db, key, &i, 0, i.len)?,
+                    None => Vec::new(),
+                };
+                v.resize(new_len, 0);
+                v[o..o + data.len()].copy_from_slice(data);
+                self.put_string_as(db, key, old, &v, None, true)?;
+                return Ok(new_len);
+            }
+            // Growing past the threshold (or an inline value from an older Relis): the value
+            // moves to chunks once.
+            _ => {
+                let v = match info {
+                    Some(i) => self.read_string(db, key, &i, 0, i.len)?,
+                    None => Vec::new(),
+                };
+                self.put_chunked(db, key, old, &v, new_len, None, true)?;
+                let info = self.string_info(db, key)?.ok_or(Error::NoSuchKey)?;
+                self.write_chunks(info.id, o, data)?;
+                return Ok(new_len);
+            }
+        }
+        let id = info.map_or(0, |i| i.id);
+        self.grow_chunks(id, len, new_len)?;
+        self.write_chunks(id, o, data)?;
+        let version = self.next_version();
+        crate::stmt::prepare(
+            self.conn,
+            "UPDATE main.relis_keys SET count = ?3, version = ?4, mtime = ?5, head = ?6
+             WHERE db = ?1 AND key = ?2",
+        )?
+        .execute((db, key, new_len as i64, version, self.now, STRING_RAW))?;
+        Ok(new_len)
+    }
+
+    /// Marks the string at `key` raw without writing it (Redis unshares a value for SETBIT or
+    /// BITFIELD even when the bits written were already there). Not a write: no new version.
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub(crate) fn mark_raw(&mut self, db: u32, key: &[u8]) -> Result<()> {
+        crate::stmt::prepare(
+            self.conn,
+            "UPDATE main.relis_keys SET head = head | ?3 WHERE db = ?1 AND key = ?2 AND type = 0",
+        )?
+        .execute((db, key, STRING_RAW))?;
+        Ok(())
+    }
+
+    /// Writes `value` over whatever `key` holds, as a raw string without an expiry (BITOP's
+    /// destination).
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub(crate) fn put_raw_string(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        old: Option<&KeyMeta>,
+        value: &[u8],
+    ) -> Result<()> {
+        self.put_string_as(db, key, old, value, Some(None), true)
     }
 
     /// SET with its options.
@@ -436,6 +709,15 @@ impl Writer<'_> {
 
     /// Plain SET: one upsert into the keys table when the key is absent or a string.
     fn set_plain(&mut self, db: u32, key: &[u8], value: &[u8]) -> Result<SetOutcome> {
+        if value.len() > crate::chunks::CHUNKED_ABOVE {
+            // A large value goes to chunks (see chunks.rs), through the general path.
+            let old = self.meta_for_write(db, key)?;
+            self.put_string(db, key, old.as_ref(), value, Some(None))?;
+            return Ok(SetOutcome {
+                written: true,
+                old: None,
+            });
+        }
         // The upsert cannot tell a new key from an overwrite: look first, only when someone
         // listens for `new` (an expired key found here is deleted, with its `expired` event).
         if self.wants_events(crate::events::class::NEW | crate::events::class::EXPIRED)
@@ -449,8 +731,8 @@ impl Writer<'_> {
             "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, value)
                  VALUES (?1, ?2, ?3, 0, NULL, ?3, 0, ?4, ?5)
                  ON CONFLICT (db, key) DO UPDATE SET expire_at = NULL, version = excluded.version,
-                   mtime = excluded.mtime, value = excluded.value
-                 WHERE type = 0",
+                   mtime = excluded.mtime, value = excluded.value, head = 0
+                 WHERE type = 0 AND count = 0",
         )?
         .execute((db, key, version, self.now, value))?;
         if n == 0 {
@@ -566,18 +848,20 @@ impl Writer<'_> {
     /// [`Error::WrongType`], [`Error::StringTooLong`].
     pub fn append(&mut self, db: u32, key: &[u8], value: &[u8], max: usize) -> Result<i64> {
         let old = self.meta_for_write_of(db, key, KeyType::String)?;
-        let cur = match &old {
-            Some(_) => self.get(db, key)?.unwrap_or_default(),
-            None => Bytes::new(),
+        let Some(m) = old else {
+            // A new key holds the value as SET would (Redis encodes it: int, embstr or raw).
+            if value.len() > value_limit(key, max) {
+                return Err(Error::StringTooLong);
+            }
+            self.put_string(db, key, None, value, None)?;
+            return Ok(value.len() as i64);
         };
-        if cur.len() + value.len() > value_limit(key, max) {
+        let len = self.string_info(db, key)?.map_or(0, |i| i.len);
+        if len + value.len() > value_limit(key, max) {
             return Err(Error::StringTooLong);
         }
-        let mut v = Vec::with_capacity(cur.len() + value.len());
-        v.extend_from_slice(&cur);
-        v.extend_from_slice(value);
-        self.put_string(db, key, old.as_ref(), &v, None)?;
-        Ok(v.len() as i64)
+        // Redis unshares the value even to append nothing: it is raw from now on.
+        Ok(self.write_string(db, key, Some(&m), len as u64, value, len)? as i64)
     }
 
     /// SETRANGE: returns the new length. The caller has checked `offset >= 0`; `max` is the
@@ -594,23 +878,17 @@ impl Writer<'_> {
         max: usize,
     ) -> Result<i64> {
         let old = self.meta_for_write_of(db, key, KeyType::String)?;
-        let cur = match &old {
-            Some(_) => self.get(db, key)?.unwrap_or_default(),
-            None => Bytes::new(),
+        let len = match &old {
+            Some(_) => self.string_info(db, key)?.map_or(0, |i| i.len),
+            None => 0,
         };
         if value.is_empty() {
-            return Ok(cur.len() as i64);
+            return Ok(len as i64);
         }
         if offset.saturating_add(value.len()) > value_limit(key, max) {
             return Err(Error::StringTooLong);
         }
-        let mut v = cur.to_vec();
-        if v.len() < offset + value.len() {
-            v.resize(offset + value.len(), 0);
-        }
-        v[offset..offset + value.len()].copy_from_slice(value);
-        self.put_string(db, key, old.as_ref(), &v, None)?;
-        Ok(v.len() as i64)
+        Ok(self.write_string(db, key, old.as_ref(), offset as u64, value, 0)? as i64)
     }
 }
 

@@ -119,7 +119,17 @@ impl Reader<'_> {
     /// The element rows of a collection, estimated from a sample.
     fn elements_usage(&self, meta: &KeyMeta, page: u64, samples: Option<u64>) -> Result<u64> {
         let sql = match meta.kind {
-            KeyType::String => return Ok(0),
+            KeyType::String if meta.count == 0 => return Ok(0),
+            KeyType::String => {
+                // Chunk rows are rowid rows of about a page each (no overflow pages), plus an
+                // entry in the (kid, n) index: counted exactly, as their bytes and a few per row.
+                let (rows, bytes): (i64, f64) = crate::stmt::prepare(
+                    self.conn,
+                    "SELECT count(*), total(length(data)) FROM main.relis_chunks WHERE kid = ?1",
+                )?
+                .query_row([meta.id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                return Ok(bytes as u64 + rows as u64 * 32);
+            }
             KeyType::Hash => {
                 "SELECT kid, field, value, seq FROM main.relis_hash WHERE kid = ?1 LIMIT ?2"
             }

@@ -462,6 +462,8 @@ fn a_schema_4_file_with_rank_rows_is_migrated() {
         assert!(rows > 10, "the set has rank rows ({rows})");
         conn.execute_batch(
             "BEGIN;
+             DROP VIEW redis_strings; CREATE VIEW redis_strings AS SELECT 1 AS value;
+             DROP TABLE relis_chunks;
              CREATE TABLE old (
                  kid INTEGER NOT NULL, lvl INTEGER NOT NULL, score REAL NOT NULL,
                  member BLOB NOT NULL, n INTEGER NOT NULL,
@@ -494,6 +496,60 @@ fn a_schema_4_file_with_rank_rows_is_migrated() {
     assert_eq!(version, relis::SCHEMA_VERSION);
 }
 
+/// A schema 7 file (no chunks table) is migrated; a value longer than the chunking threshold
+/// that it holds inline still reads whole, through GET and the view, and moves to chunks at
+/// its next partial write.
+#[test]
+fn a_schema_7_file_is_migrated_to_string_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let big: Vec<u8> = (0..200_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    let db = Db::open(&path).unwrap();
+    db.set("s", "x").unwrap();
+    drop(db);
+    {
+        // Schema version 7: no chunks table, and the redis_strings view of version 6.
+        let old = include_str!("../src/schema/0006_view_keys.sql");
+        let start = old.find("CREATE VIEW redis_strings").unwrap();
+        let end = old[start..].find("CREATE VIEW redis_hashes").unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(&format!(
+            "BEGIN;
+             DROP TABLE relis_chunks;
+             DROP VIEW redis_strings;
+             {}
+             PRAGMA user_version = 7;
+             COMMIT;",
+            &old[start..start + end]
+        ))
+        .unwrap();
+        conn.execute(
+            "UPDATE relis_keys SET value = ?1 WHERE key = CAST('s' AS BLOB)",
+            [&big],
+        )
+        .unwrap();
+    }
+    let db = Db::open(&path).unwrap();
+    assert_eq!(db.get("s").unwrap().unwrap().to_vec(), big);
+    assert_eq!(db.strlen("s").unwrap(), 200_000);
+    let view = |db: &Db| {
+        db.sql_query("SELECT value FROM redis_strings WHERE key = 's'", ())
+            .unwrap()
+            .rows
+    };
+    let text = |v: &[u8]| vec![vec![relis::SqlValue::Text(v.to_vec().into())]];
+    assert_eq!(view(&db), text(&big));
+    assert_eq!(db.setrange("s", 199_999, "!").unwrap(), 200_000);
+    let mut want = big.clone();
+    want[199_999] = b'!';
+    assert_eq!(db.get("s").unwrap().unwrap().to_vec(), want);
+    assert_eq!(view(&db), text(&want));
+    assert_eq!(
+        db.getrange("s", 199_990, -1).unwrap().to_vec(),
+        want[199_990..]
+    );
+}
+
 #[test]
 fn a_schema_5_file_gets_views_that_show_only_readable_keys() {
     let dir = tempfile::tempdir().unwrap();
@@ -514,6 +570,7 @@ fn a_schema_5_file_gets_views_that_show_only_readable_keys() {
              {old}
              DROP VIEW redis_streams; DROP TABLE relis_stream; DROP TABLE relis_stream_group;
              DROP TABLE relis_stream_consumer; DROP TABLE relis_stream_pel;
+             DROP TABLE relis_chunks;
              PRAGMA user_version = 5;
              COMMIT;"
         ))
@@ -574,6 +631,7 @@ fn a_schema_6_file_is_migrated_to_streams() {
              DROP TABLE relis_stream_consumer; DROP TABLE relis_stream_pel;
              DROP VIEW redis_keys;
              {}
+             DROP TABLE relis_chunks;
              PRAGMA user_version = 6;
              COMMIT;",
             &old[start..start + end]

@@ -9,6 +9,7 @@
 //! - [`ConnCmd`] on the connection's task (connection state, server state, MULTI, ...).
 
 pub mod acl;
+pub mod bitmap;
 pub mod cluster;
 pub mod conn;
 pub mod geo;
@@ -356,6 +357,7 @@ pub fn all() -> impl Iterator<Item = &'static Spec> {
         .chain(replication::SPECS)
         .chain(stream::SPECS)
         .chain(hyperloglog::SPECS)
+        .chain(bitmap::SPECS)
 }
 
 /// The table, indexed by lower-case name; each spec also has a dense index for statistics.

@@ -1,6 +1,5 @@
-//! Redis 7.0 commands Relis has not implemented yet (bitmaps,
-//! DUMP/RESTORE/MIGRATE): known to ACL rules only, so that a rule naming one is accepted,
-//! shown back and applied when the command lands. Not dispatched, not in COMMAND.
+//! Redis 7.0 commands Relis has not implemented yet (DUMP/RESTORE/MIGRATE): known to ACL
+//! rules only, so that a rule naming one is accepted, shown back and applied when the command lands. Not dispatched, not in COMMAND.
 //! Generated once by tools/gen_planned.py from redis-server 7.0.15; when a family
 //! lands, its specs move to the family's own table.
 
@@ -8,61 +7,6 @@ use crate::cmd::Spec;
 
 /// The planned commands, each with its subcommands, in name order.
 pub static SPECS: &[Spec] = &[
-    Spec {
-        name: "bitcount",
-        arity: -2,
-        flags: &["readonly"],
-        acl: &["read", "bitmap", "slow"],
-        keys: (1, 1, 1),
-        group: "bitmap",
-        since: "2.6.0",
-        summary: "Count set bits in a string",
-        ..Spec::BASE
-    },
-    Spec {
-        name: "bitfield",
-        arity: -2,
-        flags: &["write", "denyoom"],
-        acl: &["write", "bitmap", "slow"],
-        keys: (1, 1, 1),
-        group: "bitmap",
-        since: "3.2.0",
-        summary: "Perform arbitrary bitfield integer operations on strings",
-        ..Spec::BASE
-    },
-    Spec {
-        name: "bitfield_ro",
-        arity: -2,
-        flags: &["readonly", "fast"],
-        acl: &["read", "bitmap", "fast"],
-        keys: (1, 1, 1),
-        group: "bitmap",
-        since: "6.0.0",
-        summary: "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD",
-        ..Spec::BASE
-    },
-    Spec {
-        name: "bitop",
-        arity: -4,
-        flags: &["write", "denyoom"],
-        acl: &["write", "bitmap", "slow"],
-        keys: (2, -1, 1),
-        group: "bitmap",
-        since: "2.6.0",
-        summary: "Perform bitwise operations between strings",
-        ..Spec::BASE
-    },
-    Spec {
-        name: "bitpos",
-        arity: -3,
-        flags: &["readonly"],
-        acl: &["read", "bitmap", "slow"],
-        keys: (1, 1, 1),
-        group: "bitmap",
-        since: "2.8.7",
-        summary: "Find first bit set or clear in a string",
-        ..Spec::BASE
-    },
     Spec {
         name: "dump",
         arity: 2,
@@ -72,17 +16,6 @@ pub static SPECS: &[Spec] = &[
         group: "generic",
         since: "2.6.0",
         summary: "Return a serialized version of the value stored at the specified key.",
-        ..Spec::BASE
-    },
-    Spec {
-        name: "getbit",
-        arity: 3,
-        flags: &["readonly", "fast"],
-        acl: &["read", "bitmap", "fast"],
-        keys: (1, 1, 1),
-        group: "bitmap",
-        since: "2.2.0",
-        summary: "Returns the bit value at offset in the string value stored at key",
         ..Spec::BASE
     },
     Spec {
@@ -116,17 +49,6 @@ pub static SPECS: &[Spec] = &[
         group: "server",
         since: "3.0.0",
         summary: "An internal command for migrating keys in a cluster",
-        ..Spec::BASE
-    },
-    Spec {
-        name: "setbit",
-        arity: 4,
-        flags: &["write", "denyoom"],
-        acl: &["write", "bitmap", "slow"],
-        keys: (1, 1, 1),
-        group: "bitmap",
-        since: "2.2.0",
-        summary: "Sets or clears the bit at offset in the string value stored at key",
         ..Spec::BASE
     },
 ];

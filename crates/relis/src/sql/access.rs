@@ -425,7 +425,20 @@ mod tests {
             ("sets", "key = 'app:set' AND member = 'm'"),
             ("zsets", "db = 0 AND key = 'app:z'"),
         ] {
-            let now = plan(&db, format!("SELECT * FROM redis_{view} WHERE {filter}"));
+            let mut now = plan(&db, format!("SELECT * FROM redis_{view} WHERE {filter}"));
+            // Schema 8's strings view reads a chunked value's chunks in a subquery, through
+            // their primary key, for chunked rows only: the key lookup is what it was.
+            if view == "strings" {
+                assert_eq!(
+                    now[1..],
+                    [
+                        "CORRELATED SCALAR SUBQUERY 3",
+                        "USE TEMP B-TREE FOR group_concat(ORDER BY)",
+                        "SEARCH relis_chunks USING INDEX sqlite_autoindex_relis_chunks_1 (kid=?)"
+                    ]
+                );
+                now.truncate(1);
+            }
             let before = plan(&db, format!("SELECT * FROM redis_v3_{view} WHERE {filter}"));
             assert_eq!(now, before, "{view} WHERE {filter}");
         }

@@ -1,0 +1,249 @@
+//! Large strings in chunks (schema version 8, `schema/0008_string_chunks.sql`).
+//!
+//! A string longer than [`CHUNKED_ABOVE`] bytes keeps its bytes in `relis_chunks`, in chunks of
+//! [`CHUNK`] bytes keyed by (value id, chunk number); its key row has `value` NULL and `count`
+//! = its length. Every chunk up to the length has a row, but a row may be short: the bytes it
+//! lacks (up to the string's length) are zeros, and a chunk of zeros is an empty row, so
+//! growing a string (SETBIT far out, SETRANGE past the end) writes a few bytes per chunk, not
+//! the zeros (the `redis_strings` view pads the rows back). Writes that touch a few bytes (SETBIT, SETRANGE, BITFIELD,
+//! APPEND) rewrite only the chunks they touch, and range reads (GETRANGE, GETBIT) read only the
+//! chunks they need: `SETRANGE big 0 x` on a 512 MB value writes one chunk and the key row.
+//!
+//! Why chunks rather than SQLite's incremental blob I/O: a blob handle still rewrites every
+//! overflow page it writes through and cannot grow a blob, while the writer's WAL holds each
+//! touched page; a chunk row is one page, found through the primary key.
+
+use crate::error::Result;
+use crate::store::{Reader, Writer};
+use rusqlite::OptionalExtension;
+
+/// Bytes per chunk: one chunk row (with its key) fills a 2 KiB page, the default page size,
+/// without an overflow page.
+pub(crate) const CHUNK: usize = 1984;
+
+/// Strings longer than this are written in chunks; shorter ones stay inline in their key row.
+pub(crate) const CHUNKED_ABOVE: usize = 32 * 1024;
+
+impl Reader<'_> {
+    /// `len` bytes of the chunked string `kid` from byte `start` (the caller keeps the range
+    /// inside the string): the chunks it covers, zeros where they lack bytes.
+    pub(crate) fn read_chunks(&self, kid: i64, start: usize, len: usize) -> Result<Vec<u8>> {
+        let mut out = vec![0u8; len];
+        if len == 0 {
+            return Ok(out);
+        }
+        let (first, last) = (start / CHUNK, (start + len - 1) / CHUNK);
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "SELECT n, data FROM main.relis_chunks WHERE kid = ?1 AND n BETWEEN ?2 AND ?3",
+        )?;
+        let mut rows = st.query((kid, first as i64, last as i64))?;
+        while let Some(r) = rows.next()? {
+            let n = r.get::<_, i64>(0)? as usize;
+            let data = r.get_ref(1)?.as_blob()?;
+            let base = n * CHUNK;
+            let lo = start.max(base);
+            let hi = (start + len).min(base + data.len());
+            if lo < hi {
+                out[lo - start..hi - start].copy_from_slice(&data[lo - base..hi - base]);
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Reader<'_> {
+    /// The set bits in bytes `start..end` of the chunked string `kid`, a chunk at a time.
+    pub(crate) fn popcount_chunks(&self, kid: i64, start: usize, end: usize) -> Result<u64> {
+        if start >= end {
+            return Ok(0);
+        }
+        let (first, last) = (start / CHUNK, (end - 1) / CHUNK);
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "SELECT n, data FROM main.relis_chunks
+             WHERE kid = ?1 AND n BETWEEN ?2 AND ?3 AND length(data) > 0",
+        )?;
+        let mut rows = st.query((kid, first as i64, last as i64))?;
+        let mut total = 0;
+        while let Some(r) = rows.next()? {
+            let base = r.get::<_, i64>(0)? as usize * CHUNK;
+            let data = r.get_ref(1)?.as_blob()?;
+            let (lo, hi) = (start.max(base), end.min(base + data.len()));
+            if lo < hi {
+                total += crate::bits::popcount(&data[lo - base..hi - base]);
+            }
+        }
+        Ok(total)
+    }
+}
+
+impl Writer<'_> {
+    /// Gives the chunked string `kid`, growing from `from` to `to` bytes, an empty row for each
+    /// chunk it gains (they hold zeros).
+    pub(crate) fn grow_chunks(&mut self, kid: i64, from: usize, to: usize) -> Result<()> {
+        let (first, end) = (from.div_ceil(CHUNK), to.div_ceil(CHUNK));
+        if first >= end {
+            return Ok(());
+        }
+        crate::stmt::prepare(
+            self.conn,
+            "WITH RECURSIVE s(n) AS (SELECT ?2 UNION ALL SELECT n + 1 FROM s WHERE n + 1 < ?3)
+             INSERT OR IGNORE INTO main.relis_chunks (kid, n, data) SELECT ?1, n, x'' FROM s",
+        )?
+        .execute((kid, first as i64, end as i64))?;
+        Ok(())
+    }
+
+    /// Writes `data` at byte `offset` of the chunked string `kid`, rewriting only the chunks it
+    /// touches. A chunk that does not exist yet and would hold only zeros gets an empty row.
+    pub(crate) fn write_chunks(&mut self, kid: i64, offset: usize, data: &[u8]) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let end = offset + data.len();
+        for n in offset / CHUNK..=(end - 1) / CHUNK {
+            let base = n * CHUNK;
+            let (lo, hi) = (offset.max(base), end.min(base + CHUNK));
+            let part = &data[lo - offset..hi - offset];
+            let whole = lo == base && hi == base + CHUNK;
+            let cur: Option<Vec<u8>> = if whole {
+                None
+            } else {
+                crate::stmt::prepare(
+                    self.conn,
+                    "SELECT data FROM main.relis_chunks WHERE kid = ?1 AND n = ?2",
+                )?
+                .query_row((kid, n as i64), |r| r.get(0))
+                .optional()?
+            };
+            let mut buf = cur.unwrap_or_default();
+            if buf.is_empty() && part.iter().all(|&b| b == 0) {
+                // Still all zeros: an empty row says so (see grow_chunks).
+                buf.clear();
+            } else {
+                if buf.len() < hi - base {
+                    buf.resize(hi - base, 0);
+                }
+                buf[lo - base..hi - base].copy_from_slice(part);
+            }
+            crate::stmt::prepare(
+                self.conn,
+                "INSERT INTO main.relis_chunks (kid, n, data) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (kid, n) DO UPDATE SET data = excluded.data",
+            )?
+            .execute((kid, n as i64, &buf))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Db;
+
+    /// A value longer than the threshold that an older Relis left inline moves to chunks at its
+    /// first partial write, and reads the same before and after.
+    #[test]
+    fn an_inline_large_value_moves_to_chunks_when_written() {
+        let db = Db::open_in_memory().unwrap();
+        let v: Vec<u8> = (0..100_000u32).map(|i| (i % 253) as u8).collect();
+        db.set("k", &v[..10]).unwrap();
+        let big = v.clone();
+        db.write(move |w| {
+            w.conn.execute(
+                "UPDATE main.relis_keys SET value = ?1 WHERE key = CAST('k' AS BLOB)",
+                [&big],
+            )?;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(db.get("k").unwrap().unwrap().to_vec(), v);
+        assert_eq!(db.getrange("k", 99_990, -1).unwrap().to_vec(), v[99_990..]);
+        assert_eq!(db.setrange("k", 5, "xy").unwrap(), 100_000);
+        let mut want = v.clone();
+        want[5..7].copy_from_slice(b"xy");
+        assert_eq!(db.get("k").unwrap().unwrap().to_vec(), want);
+        let (count, chunks) = db
+            .read(|r| {
+                Ok(r.conn.query_row(
+                    "SELECT (SELECT count FROM main.relis_keys), (SELECT count(*) FROM main.relis_chunks)",
+                    [],
+                    |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+                )?)
+            })
+            .unwrap();
+        assert_eq!(
+            (count, chunks),
+            (100_000, 100_000_u64.div_ceil(1984) as i64)
+        );
+        // Overwriting with a short value drops the chunks.
+        db.set("k", "short").unwrap();
+        let chunks: i64 = db
+            .read(|r| {
+                Ok(r.conn
+                    .query_row("SELECT count(*) FROM main.relis_chunks", [], |r| r.get(0))?)
+            })
+            .unwrap();
+        assert_eq!(chunks, 0);
+        assert_eq!(db.get("k").unwrap().unwrap().to_vec(), b"short");
+    }
+
+    /// A far SETBIT on a new key writes one chunk of data and empty rows before it.
+    #[test]
+    fn growth_writes_empty_rows() {
+        let db = Db::open_in_memory().unwrap();
+        let off = 8 * 10_000_000u64 + 7;
+        db.write(move |w| w.setbit(0, b"k", off, true)).unwrap();
+        let (rows, bytes): (i64, i64) = db
+            .read(|r| {
+                Ok(r.conn.query_row(
+                    "SELECT count(*), total(length(data)) FROM main.relis_chunks",
+                    [],
+                    |r| Ok((r.get(0)?, r.get::<_, f64>(1)? as i64)),
+                )?)
+            })
+            .unwrap();
+        assert_eq!(rows, 10_000_001_u64.div_ceil(1984) as i64);
+        assert!(bytes < 1984, "{bytes}");
+        assert_eq!(db.strlen("k").unwrap(), 10_000_001);
+        assert_eq!(db.getrange("k", -2, -1).unwrap().to_vec(), vec![0, 1]);
+    }
+
+    /// Deleting a chunked string of more than 1024 chunks hands its chunks to the background
+    /// sweep (as a large collection's elements), which deletes them in batches; a short one goes
+    /// at once. FLUSHDB trashes them too. (Counted inside the deleting write: the writer's own
+    /// sweep may empty the trash as soon as it commits.)
+    #[test]
+    fn large_deletes_go_to_the_trash() {
+        let db = Db::open_in_memory().unwrap();
+        fn count(c: &rusqlite::Connection, sql: &str) -> i64 {
+            c.query_row(sql, [], |r| r.get(0)).unwrap()
+        }
+        const CHUNKS: &str = "SELECT count(*) FROM main.relis_chunks";
+        const TRASH: &str = "SELECT count(*) FROM main.relis_trash WHERE type = 0";
+        db.set("small", vec![7u8; 100_000]).unwrap();
+        db.set("big", vec![7u8; 3_000_000]).unwrap();
+        let got = db
+            .write(|w| {
+                let before = count(w.conn, CHUNKS);
+                w.del(0, &["small".into(), "big".into()])?;
+                Ok((before, count(w.conn, CHUNKS), count(w.conn, TRASH)))
+            })
+            .unwrap();
+        assert_eq!(got, (51 + 1513, 1513, 1));
+        while db.read(|r| Ok(count(r.conn, CHUNKS))).unwrap() > 0 {
+            db.write(|w| w.empty_trash(500)).unwrap();
+        }
+        assert_eq!(db.read(|r| Ok(count(r.conn, TRASH))).unwrap(), 0);
+        db.set("big", vec![1u8; 3_000_000]).unwrap();
+        let trashed = db
+            .write(|w| {
+                w.flushdb(0)?;
+                Ok(count(w.conn, TRASH))
+            })
+            .unwrap();
+        assert_eq!(trashed, 1);
+        assert_eq!(db.get("big").unwrap(), None);
+    }
+}
