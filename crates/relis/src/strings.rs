@@ -362,7 +362,7 @@ impl Reader<'_> {
 impl Writer<'_> {
     /// Writes a string over whatever `key` holds, with an absolute expiry or none
     /// (`None` in `expire` means keep the current one).
-    fn put_string(
+    pub(crate) fn put_string(
         &mut self,
         db: u32,
         key: &[u8],
