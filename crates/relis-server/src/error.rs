@@ -186,6 +186,15 @@ pub fn unknown_subcommand(cmd: &str, sub: &[u8]) -> CmdError {
     )))
 }
 
+/// RESTORE on an existing key without REPLACE.
+pub const BUSYKEY: &str = "BUSYKEY Target key name already exists.";
+/// RESTORE of a payload with a bad footer (too short, newer RDB version, CRC mismatch).
+pub const BAD_PAYLOAD: &str = "ERR DUMP payload version or checksum are wrong";
+/// RESTORE of a payload whose content does not decode.
+pub const BAD_DATA: &str = "ERR Bad data format";
+/// MIGRATE when the target cannot be reached in time.
+pub const MIGRATE_CONNECT: &str = "IOERR error or timeout connecting to the client";
+
 /// Stands for the subcommand as the client spelled it in an error text a subcommand's parse
 /// returns (Redis echoes `argv[1]` there); [`crate::client::parse`] puts the spelling in.
 pub const SUBCOMMAND_AS_SENT: &str = "\u{0}subcommand\u{0}";

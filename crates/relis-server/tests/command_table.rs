@@ -36,9 +36,6 @@ const FAMILIES: &[&str] = &[
     "geosearch",
     "geosearchstore",
     // DUMP/RESTORE/MIGRATE.
-    "dump",
-    "restore",
-    "restore-asking",
     "migrate",
 ];
 

@@ -64,17 +64,6 @@ pub static SPECS: &[Spec] = &[
         ..Spec::BASE
     },
     Spec {
-        name: "dump",
-        arity: 2,
-        flags: &["readonly"],
-        acl: &["keyspace", "read", "slow"],
-        keys: (1, 1, 1),
-        group: "generic",
-        since: "2.6.0",
-        summary: "Return a serialized version of the value stored at the specified key.",
-        ..Spec::BASE
-    },
-    Spec {
         name: "geoadd",
         arity: -5,
         flags: &["write", "denyoom"],
@@ -258,28 +247,6 @@ pub static SPECS: &[Spec] = &[
         group: "hyperloglog",
         since: "2.8.9",
         summary: "An internal command for testing HyperLogLog values",
-        ..Spec::BASE
-    },
-    Spec {
-        name: "restore",
-        arity: -4,
-        flags: &["write", "denyoom"],
-        acl: &["keyspace", "write", "slow", "dangerous"],
-        keys: (1, 1, 1),
-        group: "generic",
-        since: "2.6.0",
-        summary: "Create a key using the provided serialized value, previously obtained using DUMP.",
-        ..Spec::BASE
-    },
-    Spec {
-        name: "restore-asking",
-        arity: -4,
-        flags: &["write", "denyoom", "asking"],
-        acl: &["keyspace", "write", "slow", "dangerous"],
-        keys: (1, 1, 1),
-        group: "server",
-        since: "3.0.0",
-        summary: "An internal command for migrating keys in a cluster",
         ..Spec::BASE
     },
     Spec {

@@ -4,6 +4,7 @@
 pub mod copy;
 pub mod dbsize;
 pub mod del;
+pub mod dump;
 pub mod exists;
 pub mod expire;
 pub mod flush;
@@ -14,6 +15,7 @@ pub mod object;
 pub mod persist;
 pub mod randomkey;
 pub mod rename;
+pub mod restore;
 pub mod scan;
 pub mod sort;
 pub mod swapdb;
@@ -53,6 +55,9 @@ pub static SPECS: &[Spec] = &[
     object::SPEC,
     sort::SPEC_SORT,
     sort::SPEC_SORT_RO,
+    dump::SPEC,
+    restore::SPEC,
+    restore::SPEC_ASKING,
 ];
 
 /// Parses a C `int` argument as Redis's `getIntFromObjectOrReply` does: not an integer gives
