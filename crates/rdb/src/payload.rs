@@ -50,20 +50,16 @@ pub fn dump(obj: &Object, kind: ObjectKind) -> Vec<u8> {
     out
 }
 
-/// RESTORE: the object in payload `p`. Unlike Redis, bytes left between the object and the
-/// footer are refused too.
+/// RESTORE: the object in payload `p`. As in Redis, the object is read from the whole payload:
+/// it may run into the footer, and bytes left after it are ignored.
 ///
 /// # Errors
 /// As [`PayloadError`] says.
 pub fn restore(p: &[u8]) -> Result<Object, PayloadError> {
-    let body = verify(p)?;
-    let mut input = Input::new(body);
+    verify(p)?;
+    let mut input = Input::new(p);
     let ty = input.byte().map_err(PayloadError::BadData)?;
-    let obj = decode_object(ty, &mut input).map_err(PayloadError::BadData)?;
-    if input.remaining() != 0 {
-        return Err(PayloadError::BadData(Error("trailing bytes after the object")));
-    }
-    Ok(obj)
+    decode_object(ty, &mut input).map_err(PayloadError::BadData)
 }
 
 /// FUNCTION DUMP: the payload of the libraries with source `codes`.
@@ -130,10 +126,14 @@ mod tests {
         let crc = crc64(0, &newer);
         newer.extend_from_slice(&crc.to_le_bytes());
         assert_eq!(restore(&newer), Err(PayloadError::VersionOrChecksum));
-        let mut trailing = p[..p.len() - 10].to_vec();
-        trailing.push(0);
-        footer(&mut trailing);
-        assert!(matches!(restore(&trailing), Err(PayloadError::BadData(_))));
+        // Redis reads the object from the whole payload, footer included.
+        let mut into_footer = b"\x00\x05v".to_vec();
+        footer(&mut into_footer);
+        let Ok(Object::String(s)) = restore(&into_footer) else { panic!() };
+        assert_eq!(s, into_footer[2..7]);
+        let mut truncated = b"\x00\x0cv".to_vec();
+        footer(&mut truncated);
+        assert!(matches!(restore(&truncated), Err(PayloadError::BadData(_))));
     }
 
     #[test]

@@ -163,3 +163,166 @@ async fn relis_dumps_restore_into_redis() {
     let Some((_relis, _redis, mut redis, mut relis)) = both().await else { return };
     cross(&mut relis, &mut redis).await;
 }
+
+/// `body` with a valid version 10 footer.
+fn with_footer(body: &[u8], version: u16) -> Vec<u8> {
+    let mut p = body.to_vec();
+    p.extend_from_slice(&version.to_le_bytes());
+    let crc = rdb::crc64::crc64(0, &p);
+    p.extend_from_slice(&crc.to_le_bytes());
+    p
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restore_errors_match_redis() {
+    let Some((_relis, _redis, mut redis, mut relis)) = both().await else { return };
+    let good = with_footer(b"\x00\x01v", 10);
+    let mut bad_crc = good.clone();
+    *bad_crc.last_mut().unwrap() ^= 1;
+    let lines: Vec<Vec<Vec<u8>>> = vec![
+        vec![b"SET".to_vec(), b"busy".to_vec(), b"x".to_vec()],
+        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), b"garbage".to_vec()],
+        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), bad_crc.clone()],
+        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), with_footer(b"\x00\x01v", 11)],
+        vec![b"RESTORE".to_vec(), b"busy".to_vec(), b"0".to_vec(), b"garbage".to_vec()],
+        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"-1".to_vec(), good.clone()],
+        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"x".to_vec(), good.clone()],
+        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), good.clone(), b"IDLETIME".to_vec(), b"-1".to_vec()],
+        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), good.clone(), b"FREQ".to_vec(), b"256".to_vec()],
+        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), good.clone(), b"FREQ".to_vec(), b"1".to_vec(), b"IDLETIME".to_vec(), b"1".to_vec()],
+        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), good.clone(), b"NOPE".to_vec()],
+        // Valid footers, bad content.
+        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), with_footer(b"\x00\x05v", 10)],
+        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), with_footer(b"\x63\x01v", 10)],
+        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), with_footer(b"\x12\x00", 10)],
+        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), with_footer(b"\x02\x02\x01a\x01a", 10)],
+        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), with_footer(b"\x0b\x08\x02\x00\x00\x00\x00\x00\x00\x00", 10)],
+        vec![b"EXISTS".to_vec(), b"k".to_vec()],
+        // A past expiry writes nothing; with REPLACE it deletes.
+        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"1".to_vec(), good.clone(), b"ABSTTL".to_vec()],
+        vec![b"EXISTS".to_vec(), b"k".to_vec()],
+        vec![b"RESTORE".to_vec(), b"busy".to_vec(), b"1".to_vec(), good.clone(), b"ABSTTL".to_vec(), b"REPLACE".to_vec()],
+        vec![b"EXISTS".to_vec(), b"busy".to_vec()],
+        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), good.clone(), b"IDLETIME".to_vec(), b"100".to_vec()],
+        vec![b"OBJECT".to_vec(), b"IDLETIME".to_vec(), b"k".to_vec()],
+        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), good.clone()],
+        vec![b"DUMP".to_vec(), b"nosuchkey".to_vec()],
+    ];
+    for line in &lines {
+        let args: Vec<&[u8]> = line.iter().map(Vec::as_slice).collect();
+        let want = redis.cmd_bytes(&args).await;
+        let got = relis.cmd_bytes(&args).await;
+        assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&line.concat()));
+    }
+}
+
+/// Truncated and bit-flipped payloads of every fixture: with the original CRC each is refused
+/// ("checksum"), with a recomputed CRC each either restores or is refused; a refused one writes
+/// nothing, and the server keeps answering.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mangled_payloads_never_write() {
+    let relis = start().await;
+    let mut c = relis.raw().await;
+    build(&mut c).await;
+    let mut payloads = Vec::new();
+    for (key, _) in fixtures() {
+        payloads.push(bulk_bytes(c.cmd(&["DUMP", &key]).await));
+    }
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut rand = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let (mut restored, mut refused) = (0, 0);
+    for p in &payloads {
+        for round in 0..60 {
+            let mut m = p.clone();
+            match round % 3 {
+                0 => m.truncate(rand(m.len())),
+                _ => {
+                    for _ in 0..1 + rand(3) {
+                        let i = rand(m.len() - 10);
+                        m[i] ^= 1 << rand(8);
+                    }
+                }
+            }
+            if m == *p {
+                continue; // two flips of one bit
+            }
+            let keep_crc = round % 3 == 1;
+            if !keep_crc && m.len() >= 10 {
+                let n = m.len();
+                let crc = rdb::crc64::crc64(0, &m[..n - 8]);
+                m[n - 8..].copy_from_slice(&crc.to_le_bytes());
+            }
+            let r = c.cmd_bytes(&[b"RESTORE", b"mangled", b"0", &m]).await;
+            match r {
+                Frame::Simple(_) => {
+                    assert!(!keep_crc, "a flipped bit passed the CRC");
+                    restored += 1;
+                    c.cmd(&["DEL", "mangled"]).await;
+                }
+                Frame::Error(e) => {
+                    refused += 1;
+                    if keep_crc {
+                        assert_eq!(&e[..], b"ERR DUMP payload version or checksum are wrong");
+                    }
+                    assert_eq!(c.cmd(&["EXISTS", "mangled"]).await, int(0), "{e:?}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+    assert!(refused > 0 && restored > 0, "{refused} refused, {restored} restored");
+    assert_eq!(c.cmd(&["PING"]).await, simple("PONG"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restore_notifies_and_touches_watched_keys() {
+    let relis = start().await;
+    let mut a = relis.raw().await;
+    let mut b = relis.raw().await;
+    a.cmd(&["SET", "k", "v"]).await;
+    let p = bulk_bytes(a.cmd(&["DUMP", "k"]).await);
+    assert_eq!(a.cmd(&["CONFIG", "SET", "notify-keyspace-events", "Eg"]).await, ok());
+    b.cmd(&["SUBSCRIBE", "__keyevent@0__:restore"]).await;
+    a.cmd(&["WATCH", "k"]).await;
+    let mut c = relis.raw().await;
+    assert_eq!(c.cmd_bytes(&[b"RESTORE", b"k", b"0", &p, b"REPLACE"]).await, ok());
+    let msg = b.read().await.unwrap();
+    assert_eq!(msg, bulks(&["message", "__keyevent@0__:restore", "k"]));
+    a.cmd(&["MULTI"]).await;
+    a.cmd(&["GET", "k"]).await;
+    assert_eq!(a.cmd(&["EXEC"]).await, Frame::NullArray);
+}
+
+/// Large collections restore whole, through one bulk write each, and DUMP back identically.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_collections_round_trip() {
+    let relis = start().await;
+    let mut c = relis.raw().await;
+    let n = 100_000;
+    let objects = [
+        rdb::Object::List((0..n).map(|i| bytes::Bytes::from(format!("e{i}"))).collect()),
+        rdb::Object::Set((0..n).map(|i| bytes::Bytes::from(format!("m{i}"))).collect()),
+        rdb::Object::Hash((0..n).map(|i| (bytes::Bytes::from(format!("f{i}")), bytes::Bytes::from(i.to_string()))).collect()),
+        rdb::Object::ZSet((0..n).map(|i| (bytes::Bytes::from(format!("z{i:06}")), i as f64)).collect()),
+    ];
+    for (i, o) in objects.iter().enumerate() {
+        let p = rdb::payload::dump(o, rdb::ObjectKind::General);
+        let key = format!("big{i}");
+        let t = std::time::Instant::now();
+        assert_eq!(c.cmd_bytes(&[b"RESTORE", key.as_bytes(), b"0", &p]).await, ok());
+        eprintln!("RESTORE of {n} elements: {:?}", t.elapsed());
+        let back = bulk_bytes(c.cmd(&["DUMP", &key]).await);
+        let mut got = rdb::payload::restore(&back).unwrap();
+        match &mut got {
+            rdb::Object::Set(m) => m.sort_by_key(|m| (m.len(), m.clone())),
+            rdb::Object::Hash(h) => h.sort_by_key(|(f, _)| (f.len(), f.clone())),
+            _ => {}
+        }
+        assert!(&got == o, "{key}");
+    }
+}
