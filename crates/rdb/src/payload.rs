@@ -79,13 +79,26 @@ pub fn dump_functions<'a>(codes: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> 
 /// # Errors
 /// As described.
 pub fn restore_functions(p: &[u8]) -> Result<Vec<Vec<u8>>, &'static str> {
-    let body = verify(p).map_err(|_| "payload version or checksum are wrong")?;
+    let body = verify(p).map_err(|_| "DUMP payload version or checksum are wrong")?;
     let mut input = Input::new(body);
     let mut out = Vec::new();
     while input.remaining() > 0 {
         match input.byte() {
             Ok(types::OPCODE_FUNCTION2) => {}
-            Ok(types::OPCODE_FUNCTION) => return Err("Pre-GA function format not supported"),
+            Ok(types::OPCODE_FUNCTION) => {
+                // The pre-GA record (name, engine, optional description, body), read far
+                // enough for Redis 7.0.15's error texts; a whole one is not supported.
+                input.string().map_err(|_| "Failed loading library name")?;
+                input.string().map_err(|_| "Failed loading engine name")?;
+                let desc = input.len().map_err(|_| "Failed loading library blob")?;
+                if desc != 0 {
+                    input
+                        .string()
+                        .map_err(|_| "Failed loading library description")?;
+                }
+                input.string().map_err(|_| "Failed loading library blob")?;
+                return Err("Pre-GA function format not supported");
+            }
             Ok(_) => return Err("given type is not a function"),
             Err(_) => return Err("can not read data type"),
         }

@@ -326,3 +326,35 @@ async fn large_collections_round_trip() {
         assert!(&got == o, "{key}");
     }
 }
+
+const LIB: &str = "#!lua name=mylib\nredis.register_function('myfunc', function(keys, args) return 'hello from a library that is long enough to compress, hello from a library' end)";
+
+async fn function_moves(from: &mut Raw, to: &mut Raw) {
+    from.cmd(&["FUNCTION", "LOAD", LIB]).await;
+    let p = bulk_bytes(from.cmd(&["FUNCTION", "DUMP"]).await);
+    assert_eq!(to.cmd_bytes(&[b"FUNCTION", b"RESTORE", &p]).await, ok());
+    assert_eq!(to.cmd(&["FCALL", "myfunc", "0"]).await, from.cmd(&["FCALL", "myfunc", "0"]).await);
+    // APPEND (the default) collides; REPLACE and FLUSH do not.
+    let e = to.cmd_bytes(&[b"FUNCTION", b"RESTORE", &p]).await;
+    assert_eq!(e, err("ERR Library mylib already exists"));
+    assert_eq!(to.cmd_bytes(&[b"FUNCTION", b"RESTORE", &p, b"REPLACE"]).await, ok());
+    assert_eq!(to.cmd_bytes(&[b"FUNCTION", b"RESTORE", &p, b"FLUSH"]).await, ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn function_dump_moves_both_ways() {
+    let Some((_relis, _redis, mut redis, mut relis)) = both().await else { return };
+    function_moves(&mut redis, &mut relis).await;
+    redis.cmd(&["FUNCTION", "FLUSH"]).await;
+    relis.cmd(&["FUNCTION", "FLUSH"]).await;
+    function_moves(&mut relis, &mut redis).await;
+    // Errors as redis-server gives them.
+    let not_fn = with_footer(b"\x00\x01x", 10);
+    let pre_ga = with_footer(b"\xf6\x01x", 10);
+    let pre_ga_desc = with_footer(b"\xf6\x01x\x03LUA\x01d", 10);
+    let truncated = with_footer(b"\xf5\x10x", 10);
+    for p in [&b"garbage"[..], &not_fn, &pre_ga, &pre_ga_desc, &truncated, &with_footer(b"", 10)] {
+        let line: [&[u8]; 3] = [b"FUNCTION", b"RESTORE", p];
+        assert_eq!(relis.cmd_bytes(&line).await, redis.cmd_bytes(&line).await, "{p:?}");
+    }
+}
