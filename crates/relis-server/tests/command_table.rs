@@ -35,8 +35,6 @@ const FAMILIES: &[&str] = &[
     "georadiusbymember_ro",
     "geosearch",
     "geosearchstore",
-    // DUMP/RESTORE/MIGRATE.
-    "migrate",
 ];
 
 /// Commands being added on a branch in parallel, left out until it merges (none now).

@@ -358,3 +358,66 @@ async fn function_dump_moves_both_ways() {
         assert_eq!(relis.cmd_bytes(&line).await, redis.cmd_bytes(&line).await, "{p:?}");
     }
 }
+
+async fn migrate_between(from: &mut Raw, to: &mut Raw, to_port: u16) {
+    let port = to_port.to_string();
+    from.cmd(&["RPUSH", "m:list", "a", "b", "c"]).await;
+    from.cmd(&["SET", "m:str", "v", "PX", "100000"]).await;
+    from.cmd(&["HSET", "m:hash", "f", "1"]).await;
+    to.cmd(&["SELECT", "2"]).await;
+    // One key, moved.
+    let r = from.cmd(&["MIGRATE", "127.0.0.1", &port, "m:list", "2", "5000"]).await;
+    assert_eq!(r, ok());
+    assert_eq!(from.cmd(&["EXISTS", "m:list"]).await, int(0));
+    assert_eq!(to.cmd(&["LRANGE", "m:list", "0", "-1"]).await, bulks(&["a", "b", "c"]));
+    // Several with KEYS and COPY: the TTL goes along, the source keeps its keys.
+    let r = from
+        .cmd(&["MIGRATE", "127.0.0.1", &port, "", "2", "5000", "COPY", "KEYS", "m:str", "m:hash", "m:none"])
+        .await;
+    assert_eq!(r, ok());
+    assert_eq!(from.cmd(&["EXISTS", "m:str", "m:hash"]).await, int(2));
+    assert_eq!(to.cmd(&["GET", "m:str"]).await, bulk("v"));
+    let Frame::Integer(ttl) = to.cmd(&["PTTL", "m:str"]).await else { panic!() };
+    assert!(ttl > 90_000 && ttl <= 100_000, "{ttl}");
+    // The target refuses an existing key without REPLACE; with it, it takes it.
+    let r = from.cmd(&["MIGRATE", "127.0.0.1", &port, "m:hash", "2", "5000"]).await;
+    assert_eq!(r, err("ERR Target instance replied with error: BUSYKEY Target key name already exists."));
+    assert_eq!(from.cmd(&["EXISTS", "m:hash"]).await, int(1));
+    let r = from.cmd(&["MIGRATE", "127.0.0.1", &port, "m:hash", "2", "5000", "REPLACE"]).await;
+    assert_eq!(r, ok());
+    assert_eq!(from.cmd(&["EXISTS", "m:hash"]).await, int(0));
+    assert_eq!(to.cmd(&["HGETALL", "m:hash"]).await, bulks(&["f", "1"]));
+    assert_eq!(from.cmd(&["MIGRATE", "127.0.0.1", &port, "m:none", "2", "5000"]).await, simple("NOKEY"));
+    // A wrong password is the target's error.
+    let r = from.cmd(&["MIGRATE", "127.0.0.1", &port, "m:str", "2", "5000", "AUTH", "nope"]).await;
+    let Frame::Error(e) = r else { panic!("{r:?}") };
+    assert!(e.starts_with(b"ERR Target instance replied with error: "), "{e:?}");
+    assert_eq!(from.cmd(&["EXISTS", "m:str"]).await, int(1));
+    to.cmd(&["FLUSHALL"]).await;
+    from.cmd(&["FLUSHALL"]).await;
+    to.cmd(&["SELECT", "0"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_between_relis_and_redis() {
+    let Some((relis_server, redis_child, mut redis, mut relis)) = both().await else { return };
+    migrate_between(&mut relis, &mut redis, redis_child.addr().port()).await;
+    migrate_between(&mut redis, &mut relis, relis_server.addr.port()).await;
+    // Relis to Relis.
+    let other = start().await;
+    let mut to = other.raw().await;
+    migrate_between(&mut relis, &mut to, other.addr.port()).await;
+    // Errors Redis gives alike.
+    let closed = free_port().to_string();
+    for line in [
+        vec!["MIGRATE", "127.0.0.1", &closed, "k", "0", "100"],
+        vec!["MIGRATE", "127.0.0.1", &closed, "nokey", "0", "100"],
+        vec!["MIGRATE", "127.0.0.1", &closed, "k", "0", "100", "KEYS", "a"],
+        vec!["MIGRATE", "127.0.0.1", &closed, "k", "x", "100"],
+        vec!["MIGRATE", "127.0.0.1", &closed, "k", "0", "100", "AUTH"],
+    ] {
+        redis.cmd(&["SET", "k", "v"]).await;
+        relis.cmd(&["SET", "k", "v"]).await;
+        assert_eq!(relis.cmd(&line).await, redis.cmd(&line).await, "{line:?}");
+    }
+}

@@ -185,17 +185,6 @@ pub static SPECS: &[Spec] = &[
         ..Spec::BASE
     },
     Spec {
-        name: "migrate",
-        arity: -6,
-        flags: &["write", "movablekeys"],
-        acl: &["keyspace", "write", "slow", "dangerous"],
-        keys: (3, 3, 1),
-        group: "generic",
-        since: "2.6.0",
-        summary: "Atomically transfer a key from a Redis instance to another one.",
-        ..Spec::BASE
-    },
-    Spec {
         name: "pfadd",
         arity: -2,
         flags: &["write", "denyoom", "fast"],

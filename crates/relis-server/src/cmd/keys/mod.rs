@@ -10,6 +10,7 @@ pub mod expire;
 pub mod flush;
 pub mod key_type;
 pub mod keys_cmd;
+pub mod migrate;
 pub mod move_key;
 pub mod object;
 pub mod persist;
@@ -58,6 +59,7 @@ pub static SPECS: &[Spec] = &[
     dump::SPEC,
     restore::SPEC,
     restore::SPEC_ASKING,
+    migrate::SPEC,
 ];
 
 /// Parses a C `int` argument as Redis's `getIntFromObjectOrReply` does: not an integer gives
