@@ -15,10 +15,12 @@ pub mod listpack;
 pub mod lzf;
 mod object;
 pub mod payload;
+pub mod stream;
 pub mod ziplist;
 pub mod zipmap;
 
 pub use object::{decode_object, encode_object, Object, ObjectKind};
+pub use stream::Stream;
 
 /// The RDB version Redis 7.0 writes (and the newest it reads).
 pub const RDB_VERSION: u16 = 10;

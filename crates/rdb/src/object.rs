@@ -18,6 +18,8 @@ pub enum Object {
     Hash(Vec<(Bytes, Bytes)>),
     /// A sorted set's (member, score) pairs, in rank order (score, then member).
     ZSet(Vec<(Bytes, f64)>),
+    /// A stream with its consumer groups.
+    Stream(Box<crate::Stream>),
 }
 
 /// Which of Redis 7.0's encodings to write a collection in: the compact one (listpack for
@@ -205,11 +207,14 @@ pub fn decode_object(ty: u8, input: &mut Input<'_>) -> Result<Object> {
             }
             Object::List(v)
         }
+        types::STREAM_LISTPACKS | types::STREAM_LISTPACKS_2 => {
+            Object::Stream(Box::new(crate::stream::decode(ty, input)?))
+        }
         _ => return Err(Error("unknown object type")),
     };
     // Redis refuses empty collections (`RDB_LOAD_ERR_EMPTY_KEY`).
     let empty = match &obj {
-        Object::String(_) => false,
+        Object::String(_) | Object::Stream(_) => false,
         Object::List(v) | Object::Set(v) => v.is_empty(),
         Object::Hash(v) => v.is_empty(),
         Object::ZSet(v) => v.is_empty(),
@@ -331,6 +336,7 @@ pub fn encode_object(obj: &Object, kind: ObjectKind, out: &mut Vec<u8>) {
                 }
             }
         },
+        Object::Stream(s) => crate::stream::encode(s, out),
     }
 }
 
