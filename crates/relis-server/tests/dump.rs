@@ -80,6 +80,32 @@ fn fixtures() -> Vec<(String, Vec<Vec<String>>)> {
     one("zset:listpack", zadd("zset:listpack", 12, 1));
     one("zset:skiplist", zadd("zset:skiplist", 300, 1));
     one("zset:longmember", zadd("zset:longmember", 3, 80));
+    let mut st: Vec<Vec<String>> = Vec::new();
+    for i in 1..=250 {
+        let fields = if i % 9 == 0 { vec![s("other"), s(i)] } else { vec![s("f"), format!("v{i}"), s("n"), s(i * 3)] };
+        let mut c = vec![s("XADD"), s("stream:groups"), format!("{}-{}", 1000 + i / 4, i % 4)];
+        c.extend(fields);
+        st.push(c);
+    }
+    for c in [
+        "XDEL stream:groups 1001-0 1002-1",
+        "XGROUP CREATE stream:groups g1 0",
+        "XGROUP CREATE stream:groups g2 1010-0",
+        "XGROUP CREATE stream:groups g3 $",
+        "XREADGROUP GROUP g1 alice COUNT 5 STREAMS stream:groups >",
+        "XREADGROUP GROUP g1 bob COUNT 3 STREAMS stream:groups >",
+        "XACK stream:groups g1 1000-1",
+        "XGROUP CREATECONSUMER stream:groups g1 carol",
+        "XREADGROUP GROUP g2 dave COUNT 2 STREAMS stream:groups >",
+    ] {
+        st.push(c.split(' ').map(s).collect());
+    }
+    one("stream:groups", st);
+    one("stream:empty", vec![
+        "XADD stream:empty 5-5 a b".split(' ').map(s).collect(),
+        "XDEL stream:empty 5-5".split(' ').map(s).collect(),
+        "XGROUP CREATE stream:empty g $".split(' ').map(s).collect(),
+    ]);
     f
 }
 
@@ -96,6 +122,17 @@ async fn contents(c: &mut Raw, key: &str) -> String {
         Frame::Simple(t) if &t[..] == b"zset" => {
             c.cmd(&["ZRANGE", key, "0", "-1", "WITHSCORES"]).await
         }
+        // Everything XINFO FULL shows but the radix tree's shape.
+        Frame::Simple(t) if &t[..] == b"stream" => match c.cmd(&["XINFO", "STREAM", key, "FULL"]).await {
+            Frame::Array(v) => Frame::Array(
+                v.chunks(2)
+                    .filter(|p| !matches!(&p[0], Frame::Bulk(k) if k.starts_with(b"radix-tree")))
+                    .flatten()
+                    .cloned()
+                    .collect(),
+            ),
+            other => other,
+        },
         _ => Frame::Null,
     };
     format!("{t:?} {enc:?} {body:?}")

@@ -4,6 +4,7 @@
 
 use crate::error::Result;
 use crate::store::{KeyType, Reader, Writer};
+use crate::stream::{dec, enc, StreamEntry, StreamId, StreamMeta};
 use crate::zset::{ZRange, ZRangeBy};
 use bytes::Bytes;
 
@@ -20,6 +21,34 @@ pub enum Value {
     Hash(Vec<(Bytes, Bytes)>),
     /// A sorted set's (member, score) pairs in rank order.
     ZSet(Vec<(Bytes, f64)>),
+    /// A stream with its consumer groups.
+    Stream(Box<StreamValue>),
+}
+
+/// A whole stream: entries, numbers and consumer groups.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StreamValue {
+    /// Entries in id order.
+    pub entries: Vec<StreamEntry>,
+    /// Last id, largest deleted id, entries added (`length` is the number of entries).
+    pub meta: StreamMeta,
+    /// Consumer groups by name.
+    pub groups: Vec<StreamGroupValue>,
+}
+
+/// A consumer group, whole.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StreamGroupValue {
+    /// Its name.
+    pub name: Bytes,
+    /// Last delivered id.
+    pub last_id: StreamId,
+    /// Entries read (`None`: unknown).
+    pub entries_read: Option<u64>,
+    /// Consumers: name and last-seen unix ms.
+    pub consumers: Vec<(Bytes, i64)>,
+    /// Pending entries: id, consumer, last delivery (unix ms), delivery count.
+    pub pending: Vec<(StreamId, Bytes, i64, i64)>,
 }
 
 /// A value as [`Reader::dump_value`] reads it.
@@ -64,15 +93,15 @@ pub(crate) fn kind_of(v: &Value) -> KeyType {
         Value::Set(_) => KeyType::Set,
         Value::Hash(_) => KeyType::Hash,
         Value::ZSet(_) => KeyType::ZSet,
+        Value::Stream(_) => KeyType::Stream,
     }
 }
 
 impl Reader<'_> {
     /// The whole value at `key` with its encoding and expiry; `None` for a missing key.
-    /// Streams are not supported yet ([`crate::Error::WrongType`]).
     ///
     /// # Errors
-    /// Storage errors; WRONGTYPE for a stream.
+    /// Storage errors.
     pub fn dump_value(&self, db: u32, key: &[u8]) -> Result<Option<Dumped>> {
         let Some(info) = self.object(db, key)? else {
             return Ok(None);
@@ -90,7 +119,7 @@ impl Reader<'_> {
                 };
                 Value::ZSet(self.zrange(db, key, &spec)?.unwrap_or_default())
             }
-            KeyType::Stream => return Err(crate::Error::WrongType),
+            KeyType::Stream => Value::Stream(Box::new(self.stream_value(db, key, &info.meta)?)),
         };
         Ok(Some(Dumped {
             value,
@@ -100,7 +129,130 @@ impl Reader<'_> {
     }
 }
 
+impl Reader<'_> {
+    fn stream_value(&self, db: u32, key: &[u8], meta: &crate::KeyMeta) -> Result<StreamValue> {
+        let numbers = self.stream_numbers(meta, db, key)?;
+        let max = StreamId::new(u64::MAX, u64::MAX);
+        let entries = self.stream_entries(meta.id, StreamId::new(0, 0), max, 0, false)?;
+        let blob = |r: &rusqlite::Row<'_>, i| -> rusqlite::Result<Bytes> {
+            Ok(Bytes::copy_from_slice(r.get_ref(i)?.as_blob()?))
+        };
+        let mut groups: Vec<StreamGroupValue> = crate::stmt::prepare(
+            self.conn,
+            "SELECT name, last_ms, last_seq, entries_read FROM main.relis_stream_group
+                 WHERE kid = ?1 ORDER BY name",
+        )?
+        .query_map([meta.id], |r| {
+            Ok(StreamGroupValue {
+                name: blob(r, 0)?,
+                last_id: StreamId::new(dec(r.get(1)?), dec(r.get(2)?)),
+                entries_read: r.get::<_, Option<i64>>(3)?.and_then(|n| u64::try_from(n).ok()),
+                ..StreamGroupValue::default()
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "SELECT grp, name, seen FROM main.relis_stream_consumer WHERE kid = ?1 ORDER BY grp, name",
+        )?;
+        let mut rows = st.query([meta.id])?;
+        while let Some(r) = rows.next()? {
+            let grp = blob(r, 0)?;
+            if let Some(g) = groups.iter_mut().find(|g| g.name == grp) {
+                g.consumers.push((blob(r, 1)?, r.get(2)?));
+            }
+        }
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "SELECT grp, ms, seq, consumer, delivered, count FROM main.relis_stream_pel
+                 WHERE kid = ?1 ORDER BY grp, ms, seq",
+        )?;
+        let mut rows = st.query([meta.id])?;
+        while let Some(r) = rows.next()? {
+            let grp = blob(r, 0)?;
+            if let Some(g) = groups.iter_mut().find(|g| g.name == grp) {
+                let id = StreamId::new(dec(r.get(1)?), dec(r.get(2)?));
+                g.pending.push((id, blob(r, 3)?, r.get(4)?, r.get(5)?));
+            }
+        }
+        Ok(StreamValue {
+            entries,
+            meta: numbers,
+            groups,
+        })
+    }
+}
+
 impl Writer<'_> {
+    /// Creates the stream `s` at `key` (which does not exist), all its rows at once.
+    fn put_stream(&mut self, db: u32, key: &[u8], s: &StreamValue) -> Result<()> {
+        let kid = self.next_version();
+        let meta = StreamMeta {
+            length: s.entries.len() as u64,
+            ..s.meta
+        };
+        crate::stmt::prepare(
+            self.conn,
+            "INSERT INTO main.relis_keys (db, key, id, type, version, count, mtime, value)
+             VALUES (?1, ?2, ?3, 5, ?3, ?4, ?5, ?6)",
+        )?
+        .execute((
+            db,
+            key,
+            kid,
+            s.entries.len() as i64,
+            self.now,
+            &crate::stream::encode_meta(&meta)[..],
+        ))?;
+        self.note_new(db, key);
+        let mut st = crate::stmt::prepare(
+            self.conn,
+            "INSERT INTO main.relis_stream (kid, ms, seq, fields) VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        for e in &s.entries {
+            st.execute((
+                kid,
+                enc(e.id.ms),
+                enc(e.id.seq),
+                crate::stream::encode_fields(&e.fields),
+            ))?;
+        }
+        for g in &s.groups {
+            let read = g.entries_read.and_then(|n| i64::try_from(n).ok());
+            crate::stmt::prepare(
+                self.conn,
+                "INSERT INTO main.relis_stream_group (kid, name, last_ms, last_seq, entries_read)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute((kid, &g.name[..], enc(g.last_id.ms), enc(g.last_id.seq), read))?;
+            for (name, seen) in &g.consumers {
+                crate::stmt::prepare(
+                    self.conn,
+                    "INSERT INTO main.relis_stream_consumer (kid, grp, name, seen)
+                     VALUES (?1, ?2, ?3, ?4)",
+                )?
+                .execute((kid, &g.name[..], &name[..], seen))?;
+            }
+            for (id, consumer, delivered, count) in &g.pending {
+                crate::stmt::prepare(
+                    self.conn,
+                    "INSERT INTO main.relis_stream_pel (kid, grp, ms, seq, consumer, delivered, count)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )?
+                .execute((
+                    kid,
+                    &g.name[..],
+                    enc(id.ms),
+                    enc(id.seq),
+                    &consumer[..],
+                    delivered,
+                    count,
+                ))?;
+            }
+        }
+        Ok(())
+    }
+
     /// RESTORE: writes `value` at `key` whole. An existing key is [`Restored::Busy`] unless
     /// `replace`, when it is deleted first in the same transaction; an expiry not in the future
     /// writes nothing (and deletes what REPLACE would have replaced), as Redis does. The
@@ -140,6 +292,7 @@ impl Writer<'_> {
             Value::ZSet(pairs) => {
                 self.z_store(db, key, pairs)?;
             }
+            Value::Stream(s) => self.put_stream(db, key, s)?,
         }
         let version = self.next_version();
         let mtime = self.now - opts.idle_secs.unwrap_or(0).saturating_mul(1000);
@@ -184,6 +337,25 @@ mod tests {
             Value::Set(vec![b("1"), b("2")]),
             Value::Hash(vec![(b("f"), b("1")), (b("g"), b("2"))]),
             Value::ZSet(vec![(b("z"), -1.0), (b("a"), 2.5)]),
+            Value::Stream(Box::new(StreamValue {
+                entries: vec![StreamEntry {
+                    id: StreamId::new(5, 1),
+                    fields: vec![b("f"), b("v")],
+                }],
+                meta: StreamMeta {
+                    length: 1,
+                    last_id: StreamId::new(9, 0),
+                    max_deleted_id: StreamId::new(2, 0),
+                    entries_added: 7,
+                },
+                groups: vec![StreamGroupValue {
+                    name: b("g"),
+                    last_id: StreamId::new(5, 1),
+                    entries_read: Some(6),
+                    consumers: vec![(b("a"), 11), (b("b"), 12)],
+                    pending: vec![(StreamId::new(5, 1), b("b"), 13, 2)],
+                }],
+            })),
         ];
         for (i, v) in values.iter().enumerate() {
             let key = format!("k{i}");

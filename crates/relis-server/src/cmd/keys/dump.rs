@@ -6,15 +6,16 @@
 //! OBJECT ENCODING reports: strings with the integer and LZF encodings (`rdbcompression yes`),
 //! lists as QUICKLIST_2 of listpack nodes up to 8 KB, listpack hashes and sorted sets as
 //! HASH_LISTPACK / ZSET_LISTPACK, intsets as SET_INTSET, and the large encodings as HASH, SET
-//! and ZSET_2 (binary scores, written from the highest rank as a skiplist is). Streams are not
-//! dumped yet.
+//! and ZSET_2 (binary scores, written from the highest rank as a skiplist is), streams as
+//! STREAM_LISTPACKS_2 with their consumer groups.
 
 use crate::args::Args;
 use crate::cmd::{Cx, Parsed, ReadCmd, Spec};
 use crate::error::CmdError;
 use bytes::Bytes;
 use rdb::{Object, ObjectKind};
-use relis::Value;
+use rdb::stream::{Consumer, Group, Id, Pending};
+use relis::{StreamEntry, StreamGroupValue, StreamId, StreamMeta, StreamValue, Value};
 use resp::Frame;
 
 /// DUMP's declaration.
@@ -56,6 +57,97 @@ pub fn to_object(v: Value) -> Object {
         Value::Set(s) => Object::Set(s),
         Value::Hash(h) => Object::Hash(h),
         Value::ZSet(z) => Object::ZSet(z),
+        Value::Stream(s) => Object::Stream(Box::new(stream_object(*s))),
+    }
+}
+
+fn id(i: StreamId) -> Id {
+    Id {
+        ms: i.ms,
+        seq: i.seq,
+    }
+}
+
+fn sid(i: Id) -> StreamId {
+    StreamId::new(i.ms, i.seq)
+}
+
+fn stream_object(s: StreamValue) -> rdb::Stream {
+    rdb::Stream {
+        first_id: s.entries.first().map(|e| id(e.id)).unwrap_or_default(),
+        last_id: id(s.meta.last_id),
+        max_deleted_id: id(s.meta.max_deleted_id),
+        entries_added: s.meta.entries_added,
+        entries: s.entries.into_iter().map(|e| (id(e.id), e.fields)).collect(),
+        groups: s
+            .groups
+            .into_iter()
+            .map(|g| Group {
+                name: g.name,
+                last_id: id(g.last_id),
+                entries_read: g.entries_read,
+                pending: g
+                    .pending
+                    .into_iter()
+                    .map(|(i, consumer, delivered, count)| Pending {
+                        id: id(i),
+                        delivery_time: delivered as u64,
+                        delivery_count: count as u64,
+                        consumer,
+                    })
+                    .collect(),
+                consumers: g
+                    .consumers
+                    .into_iter()
+                    .map(|(name, seen)| Consumer {
+                        name,
+                        seen_time: seen as u64,
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+fn stream_value(s: rdb::Stream) -> StreamValue {
+    StreamValue {
+        meta: StreamMeta {
+            length: s.entries.len() as u64,
+            last_id: sid(s.last_id),
+            max_deleted_id: sid(s.max_deleted_id),
+            entries_added: s.entries_added,
+        },
+        entries: s
+            .entries
+            .into_iter()
+            .map(|(i, fields)| StreamEntry { id: sid(i), fields })
+            .collect(),
+        groups: s
+            .groups
+            .into_iter()
+            .map(|g| StreamGroupValue {
+                name: g.name,
+                last_id: sid(g.last_id),
+                entries_read: g.entries_read,
+                consumers: g
+                    .consumers
+                    .into_iter()
+                    .map(|c| (c.name, c.seen_time as i64))
+                    .collect(),
+                pending: g
+                    .pending
+                    .into_iter()
+                    .map(|p| {
+                        (
+                            sid(p.id),
+                            p.consumer,
+                            p.delivery_time as i64,
+                            p.delivery_count as i64,
+                        )
+                    })
+                    .collect(),
+            })
+            .collect(),
     }
 }
 
@@ -67,25 +159,21 @@ pub fn to_value(o: Object) -> Value {
         Object::Set(s) => Value::Set(s),
         Object::Hash(h) => Value::Hash(h),
         Object::ZSet(z) => Value::ZSet(z),
+        Object::Stream(s) => Value::Stream(Box::new(stream_value(*s))),
     }
 }
 
 /// The DUMP payload of `key` and its expiry, or `None` for a missing key.
 ///
 /// # Errors
-/// Storage errors; a stream (not serialized yet) is an error reply.
+/// Storage errors.
 pub fn payload(
     r: &relis::Reader<'_>,
     db: u32,
     key: &[u8],
 ) -> Result<Option<(Vec<u8>, Option<i64>)>, CmdError> {
-    let d = match r.dump_value(db, key) {
-        Ok(Some(d)) => d,
-        Ok(None) => return Ok(None),
-        Err(relis::Error::WrongType) => {
-            return Err(CmdError::err("DUMP of a stream is not supported yet"))
-        }
-        Err(e) => return Err(e.into()),
+    let Some(d) = r.dump_value(db, key)? else {
+        return Ok(None);
     };
     let kind = match d.encoding {
         "listpack" | "intset" => ObjectKind::Compact,
