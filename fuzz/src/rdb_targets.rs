@@ -37,7 +37,8 @@ pub fn rdb_object(data: &[u8]) {
     for kind in [ObjectKind::Compact, ObjectKind::General] {
         let mut out = Vec::new();
         encode_object(&obj, kind, &mut out);
-        let again = decode_object(out[0], &mut Input::new(&out[1..])).expect("re-encoded value decodes");
+        let again =
+            decode_object(out[0], &mut Input::new(&out[1..])).expect("re-encoded value decodes");
         assert_eq!(canonical(again), canonical(obj.clone()), "{kind:?}");
     }
 }

@@ -11,7 +11,11 @@ const TABLE: [u64; 256] = {
         let mut crc = i as u64;
         let mut k = 0;
         while k < 8 {
-            crc = if crc & 1 == 1 { (crc >> 1) ^ POLY } else { crc >> 1 };
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ POLY
+            } else {
+                crc >> 1
+            };
             k += 1;
         }
         t[i] = crc;

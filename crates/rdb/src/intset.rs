@@ -18,7 +18,11 @@ pub fn decode(is: &[u8]) -> Result<Vec<i64>> {
     }
     let width = u32::from_le_bytes([is[0], is[1], is[2], is[3]]) as usize;
     let count = u32::from_le_bytes([is[4], is[5], is[6], is[7]]) as usize;
-    if !matches!(width, 2 | 4 | 8) || count == 0 || (is.len() - 8) / width != count || (is.len() - 8) % width != 0 {
+    if !matches!(width, 2 | 4 | 8)
+        || count == 0
+        || (is.len() - 8) / width != count
+        || !(is.len() - 8).is_multiple_of(width)
+    {
         return Err(bad());
     }
     let mut out: Vec<i64> = Vec::with_capacity(count);
@@ -64,7 +68,11 @@ mod tests {
 
     #[test]
     fn widths_round_trip() {
-        for set in [vec![1i64, -5, 300], vec![70000, -1], vec![i64::MIN, 0, i64::MAX]] {
+        for set in [
+            vec![1i64, -5, 300],
+            vec![70000, -1],
+            vec![i64::MIN, 0, i64::MAX],
+        ] {
             let is = encode(&set);
             let mut want = set.clone();
             want.sort();

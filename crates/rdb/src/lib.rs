@@ -203,7 +203,7 @@ impl<'a> Input<'a> {
     ///
     /// # Errors
     /// Truncated input, or a string encoding where a length belongs.
-    pub fn len(&mut self) -> Result<u64> {
+    pub fn length(&mut self) -> Result<u64> {
         match self.len_or_encoding()? {
             Len::Len(n) => Ok(n),
             Len::Encoded(_) => Err(Error("unexpected string encoding")),
@@ -216,7 +216,7 @@ impl<'a> Input<'a> {
     /// # Errors
     /// As [`Input::len`], or an impossible count.
     pub fn count(&mut self, min_bytes: usize) -> Result<usize> {
-        let n = self.len()?;
+        let n = self.length()?;
         match usize::try_from(n) {
             Ok(n) if n.saturating_mul(min_bytes.max(1)) <= self.remaining() => Ok(n),
             _ => Err(Error("count larger than the payload")),
@@ -242,8 +242,8 @@ impl<'a> Input<'a> {
                 i32::from_le_bytes(self.array()?).to_string().into_bytes(),
             )),
             Len::Encoded(3) => {
-                let clen = usize::try_from(self.len()?).map_err(|_| Error("bad LZF length"))?;
-                let len = usize::try_from(self.len()?).map_err(|_| Error("bad LZF length"))?;
+                let clen = usize::try_from(self.length()?).map_err(|_| Error("bad LZF length"))?;
+                let len = usize::try_from(self.length()?).map_err(|_| Error("bad LZF length"))?;
                 if len > MAX_STRING {
                     return Err(Error("string too long"));
                 }
@@ -370,18 +370,35 @@ mod tests {
         assert_eq!(string2ll(b"0"), Some(0));
         assert_eq!(string2ll(b"-9223372036854775808"), Some(i64::MIN));
         assert_eq!(string2ll(b"9223372036854775807"), Some(i64::MAX));
-        for s in [&b""[..], b"-0", b"01", b"+1", b" 1", b"1 ", b"9223372036854775808", b"-"] {
+        for s in [
+            &b""[..],
+            b"-0",
+            b"01",
+            b"+1",
+            b" 1",
+            b"1 ",
+            b"9223372036854775808",
+            b"-",
+        ] {
             assert_eq!(string2ll(s), None, "{s:?}");
         }
     }
 
     #[test]
     fn lengths_round_trip() {
-        for n in [0u64, 63, 64, 16383, 16384, u64::from(u32::MAX), u64::from(u32::MAX) + 1] {
+        for n in [
+            0u64,
+            63,
+            64,
+            16383,
+            16384,
+            u64::from(u32::MAX),
+            u64::from(u32::MAX) + 1,
+        ] {
             let mut out = Vec::new();
             put_len(&mut out, n);
             let mut i = Input::new(&out);
-            assert_eq!(i.len().unwrap(), n);
+            assert_eq!(i.length().unwrap(), n);
             assert_eq!(i.remaining(), 0);
         }
     }
@@ -410,10 +427,18 @@ mod tests {
 
     #[test]
     fn hostile_strings_fail() {
-        assert!(Input::new(&[0x80, 0xff, 0xff, 0xff, 0xff, b'a']).string().is_err());
-        assert!(Input::new(&[0xc3, 2, 0x84, 0x7f, 0xff, 0xff, 0xff, 0, 1]).string().is_err());
+        assert!(Input::new(&[0x80, 0xff, 0xff, 0xff, 0xff, b'a'])
+            .string()
+            .is_err());
+        assert!(Input::new(&[0xc3, 2, 0x84, 0x7f, 0xff, 0xff, 0xff, 0, 1])
+            .string()
+            .is_err());
         assert!(Input::new(&[0xc5]).string().is_err());
         assert!(Input::new(&[0xc2, 1]).string().is_err());
-        assert!(Input::new(&[0x81, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]).string().is_err());
+        assert!(
+            Input::new(&[0x81, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])
+                .string()
+                .is_err()
+        );
     }
 }

@@ -290,14 +290,16 @@ mod tests {
         let lp = b.finish();
         assert_eq!(
             lp,
-            [
-                19, 0, 0, 0, 4, 0, 0x81, b'a', 2, 1, 1, 0xdc, 0x18, 2, 0x82, b'0', b'1', 3,
-                0xff
-            ]
+            [19, 0, 0, 0, 4, 0, 0x81, b'a', 2, 1, 1, 0xdc, 0x18, 2, 0x82, b'0', b'1', 3, 0xff]
         );
         assert_eq!(
             decode(&lp).unwrap(),
-            vec![Item::Str(b"a"), Item::Int(1), Item::Int(-1000), Item::Str(b"01")]
+            vec![
+                Item::Str(b"a"),
+                Item::Int(1),
+                Item::Int(-1000),
+                Item::Str(b"01")
+            ]
         );
     }
 

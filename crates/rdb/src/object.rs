@@ -48,7 +48,7 @@ fn no_dups<'a>(keys: impl Iterator<Item = &'a [u8]>, what: &'static str) -> Resu
 }
 
 fn pairs(items: Vec<Bytes>) -> Result<Vec<(Bytes, Bytes)>> {
-    if items.len() % 2 != 0 {
+    if !items.len().is_multiple_of(2) {
         return Err(Error("odd number of hash elements"));
     }
     let mut out = Vec::with_capacity(items.len() / 2);
@@ -74,14 +74,17 @@ fn score_of(item: &Item<'_>) -> Result<f64> {
 }
 
 fn zset_items(items: &[Item<'_>]) -> Result<Vec<(Bytes, f64)>> {
-    if items.len() % 2 != 0 || items.is_empty() {
+    if !items.len().is_multiple_of(2) || items.is_empty() {
         return Err(Error("bad sorted set listpack"));
     }
     let mut out = Vec::with_capacity(items.len() / 2);
     for p in items.chunks_exact(2) {
         out.push((p[0].to_bytes(), score_of(&p[1])?));
     }
-    no_dups(out.iter().map(|(m, _)| &m[..]), "Duplicate zset members detected")?;
+    no_dups(
+        out.iter().map(|(m, _)| &m[..]),
+        "Duplicate zset members detected",
+    )?;
     Ok(out)
 }
 
@@ -90,7 +93,10 @@ fn hash_items(items: &[Item<'_>]) -> Result<Vec<(Bytes, Bytes)>> {
         return Err(Error("empty hash"));
     }
     let h = pairs(items_to_bytes(items))?;
-    no_dups(h.iter().map(|(f, _)| &f[..]), "Duplicate hash fields detected")?;
+    no_dups(
+        h.iter().map(|(f, _)| &f[..]),
+        "Duplicate hash fields detected",
+    )?;
     Ok(h)
 }
 
@@ -139,7 +145,10 @@ pub fn decode_object(ty: u8, input: &mut Input<'_>) -> Result<Object> {
                 }
                 v.push((m, s));
             }
-            no_dups(v.iter().map(|(m, _)| &m[..]), "Duplicate zset members detected")?;
+            no_dups(
+                v.iter().map(|(m, _)| &m[..]),
+                "Duplicate zset members detected",
+            )?;
             sort_zset(&mut v);
             Object::ZSet(v)
         }
@@ -149,7 +158,10 @@ pub fn decode_object(ty: u8, input: &mut Input<'_>) -> Result<Object> {
             for _ in 0..n {
                 v.push((input.bytes()?, input.bytes()?));
             }
-            no_dups(v.iter().map(|(f, _)| &f[..]), "Duplicate hash fields detected")?;
+            no_dups(
+                v.iter().map(|(f, _)| &f[..]),
+                "Duplicate hash fields detected",
+            )?;
             Object::Hash(v)
         }
         types::HASH_ZIPMAP => {
@@ -158,7 +170,10 @@ pub fn decode_object(ty: u8, input: &mut Input<'_>) -> Result<Object> {
                 .into_iter()
                 .map(|(f, v)| (Bytes::copy_from_slice(f), Bytes::copy_from_slice(v)))
                 .collect();
-            no_dups(h.iter().map(|(f, _)| &f[..]), "Duplicate hash fields detected")?;
+            no_dups(
+                h.iter().map(|(f, _)| &f[..]),
+                "Duplicate hash fields detected",
+            )?;
             Object::Hash(h)
         }
         types::LIST_ZIPLIST => Object::List(items_to_bytes(&ziplist::decode(&input.string()?)?)),
@@ -185,7 +200,7 @@ pub fn decode_object(ty: u8, input: &mut Input<'_>) -> Result<Object> {
             let mut v = Vec::new();
             for _ in 0..nodes {
                 let container = if ty == types::LIST_QUICKLIST_2 {
-                    input.len()?
+                    input.length()?
                 } else {
                     2
                 };
@@ -359,8 +374,15 @@ mod tests {
 
     #[test]
     fn every_type_round_trips() {
-        let list = Object::List((0..3000).map(|i| b(&format!("item-{i}-{}", "x".repeat(i % 50)))).collect());
-        assert_eq!(round(&list, ObjectKind::General), (types::LIST_QUICKLIST_2, list.clone()));
+        let list = Object::List(
+            (0..3000)
+                .map(|i| b(&format!("item-{i}-{}", "x".repeat(i % 50))))
+                .collect(),
+        );
+        assert_eq!(
+            round(&list, ObjectKind::General),
+            (types::LIST_QUICKLIST_2, list.clone())
+        );
         let ints = Object::Set(vec![b("3"), b("-1"), b("100000")]);
         let (t, got) = round(&ints, ObjectKind::Compact);
         assert_eq!(t, types::SET_INTSET);
@@ -368,8 +390,14 @@ mod tests {
         let set = Object::Set(vec![b("a"), b("1")]);
         assert_eq!(round(&set, ObjectKind::Compact), (types::SET, set.clone()));
         let hash = Object::Hash(vec![(b("f"), b("1")), (b("g"), b(&"v".repeat(100)))]);
-        assert_eq!(round(&hash, ObjectKind::Compact), (types::HASH_LISTPACK, hash.clone()));
-        assert_eq!(round(&hash, ObjectKind::General), (types::HASH, hash.clone()));
+        assert_eq!(
+            round(&hash, ObjectKind::Compact),
+            (types::HASH_LISTPACK, hash.clone())
+        );
+        assert_eq!(
+            round(&hash, ObjectKind::General),
+            (types::HASH, hash.clone())
+        );
         let z = Object::ZSet(vec![
             (b("n"), f64::NEG_INFINITY),
             (b("a"), -0.5),
@@ -379,7 +407,10 @@ mod tests {
             (b("c"), 1e300),
             (b("e"), f64::INFINITY),
         ]);
-        assert_eq!(round(&z, ObjectKind::Compact), (types::ZSET_LISTPACK, z.clone()));
+        assert_eq!(
+            round(&z, ObjectKind::Compact),
+            (types::ZSET_LISTPACK, z.clone())
+        );
         assert_eq!(round(&z, ObjectKind::General), (types::ZSET_2, z.clone()));
     }
 
@@ -389,9 +420,18 @@ mod tests {
         let mut p = Vec::new();
         put_string(&mut p, &zl);
         let dec = |ty| decode_object(ty, &mut Input::new(&p)).unwrap();
-        assert_eq!(dec(types::LIST_ZIPLIST), Object::List(vec![b("a"), b("1"), b("b"), b("2")]));
-        assert_eq!(dec(types::HASH_ZIPLIST), Object::Hash(vec![(b("a"), b("1")), (b("b"), b("2"))]));
-        assert_eq!(dec(types::ZSET_ZIPLIST), Object::ZSet(vec![(b("a"), 1.0), (b("b"), 2.0)]));
+        assert_eq!(
+            dec(types::LIST_ZIPLIST),
+            Object::List(vec![b("a"), b("1"), b("b"), b("2")])
+        );
+        assert_eq!(
+            dec(types::HASH_ZIPLIST),
+            Object::Hash(vec![(b("a"), b("1")), (b("b"), b("2"))])
+        );
+        assert_eq!(
+            dec(types::ZSET_ZIPLIST),
+            Object::ZSet(vec![(b("a"), 1.0), (b("b"), 2.0)])
+        );
         let mut q = Vec::new();
         put_len(&mut q, 2);
         put_string(&mut q, &zl);
@@ -430,7 +470,9 @@ mod tests {
         assert!(decode_object(types::HASH_LISTPACK, &mut Input::new(&h)).is_err());
         assert!(decode_object(types::ZSET_LISTPACK, &mut Input::new(&h)).is_err());
         // A huge claimed count fails before allocating.
-        assert!(decode_object(types::SET, &mut Input::new(&[0x80, 0xff, 0xff, 0xff, 0xff])).is_err());
+        assert!(
+            decode_object(types::SET, &mut Input::new(&[0x80, 0xff, 0xff, 0xff, 0xff])).is_err()
+        );
         let mut nan = Vec::new();
         put_len(&mut nan, 1);
         put_string(&mut nan, b"m");

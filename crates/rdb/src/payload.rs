@@ -35,7 +35,11 @@ pub fn verify(p: &[u8]) -> Result<&[u8], PayloadError> {
     if version > RDB_VERSION {
         return Err(PayloadError::VersionOrChecksum);
     }
-    let crc = u64::from_le_bytes(p[n - 8..].try_into().map_err(|_| PayloadError::VersionOrChecksum)?);
+    let crc = u64::from_le_bytes(
+        p[n - 8..]
+            .try_into()
+            .map_err(|_| PayloadError::VersionOrChecksum)?,
+    );
     if crc64(0, &p[..n - 8]) != crc {
         return Err(PayloadError::VersionOrChecksum);
     }
@@ -90,7 +94,7 @@ pub fn restore_functions(p: &[u8]) -> Result<Vec<Vec<u8>>, &'static str> {
                 // enough for Redis 7.0.15's error texts; a whole one is not supported.
                 input.string().map_err(|_| "Failed loading library name")?;
                 input.string().map_err(|_| "Failed loading engine name")?;
-                let desc = input.len().map_err(|_| "Failed loading library blob")?;
+                let desc = input.length().map_err(|_| "Failed loading library blob")?;
                 if desc != 0 {
                     input
                         .string()
@@ -120,7 +124,13 @@ mod tests {
         // `redis-cli DUMP` of `SET k hello` on redis-server 7.0.15.
         let p = b"\x00\x05hello\x0a\x00cr\xdfve4 \x0a";
         assert_eq!(restore(p), Ok(Object::String(Bytes::from_static(b"hello"))));
-        assert_eq!(dump(&Object::String(Bytes::from_static(b"hello")), ObjectKind::General), p);
+        assert_eq!(
+            dump(
+                &Object::String(Bytes::from_static(b"hello")),
+                ObjectKind::General
+            ),
+            p
+        );
         // `SET a <30 times a>`: liblzf's compression.
         let p = b"\x00\xc3\x09\x1e\x01aa\xe0\x11\x00\x01aa\x0a\x00Es|\xbb+d{\xbb";
         assert_eq!(restore(p), Ok(Object::String(Bytes::from(vec![b'a'; 30]))));
@@ -128,7 +138,10 @@ mod tests {
 
     #[test]
     fn footer_faults() {
-        let p = dump(&Object::String(Bytes::from_static(b"x")), ObjectKind::General);
+        let p = dump(
+            &Object::String(Bytes::from_static(b"x")),
+            ObjectKind::General,
+        );
         let mut bad_crc = p.clone();
         let n = bad_crc.len();
         bad_crc[n - 1] ^= 1;
@@ -142,7 +155,9 @@ mod tests {
         // Redis reads the object from the whole payload, footer included.
         let mut into_footer = b"\x00\x05v".to_vec();
         footer(&mut into_footer);
-        let Ok(Object::String(s)) = restore(&into_footer) else { panic!() };
+        let Ok(Object::String(s)) = restore(&into_footer) else {
+            panic!()
+        };
         assert_eq!(s, into_footer[2..7]);
         let mut truncated = b"\x00\x0cv".to_vec();
         footer(&mut truncated);
@@ -154,9 +169,15 @@ mod tests {
         let code = b"#!lua name=mylib\nredis.register_function('f', function() return 1 end)";
         let p = dump_functions([&code[..]]);
         assert_eq!(restore_functions(&p).unwrap(), vec![code.to_vec()]);
-        assert_eq!(restore_functions(&dump_functions([])).unwrap(), Vec::<Vec<u8>>::new());
+        assert_eq!(
+            restore_functions(&dump_functions([])).unwrap(),
+            Vec::<Vec<u8>>::new()
+        );
         let mut other = vec![0u8, 1, b'x'];
         footer(&mut other);
-        assert_eq!(restore_functions(&other), Err("given type is not a function"));
+        assert_eq!(
+            restore_functions(&other),
+            Err("given type is not a function")
+        );
     }
 }

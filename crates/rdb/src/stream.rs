@@ -30,7 +30,9 @@ impl Id {
 
     fn from_raw(b: &[u8]) -> Result<Id> {
         if b.len() != 16 {
-            return Err(Error("Stream node key entry is not the size of a stream ID"));
+            return Err(Error(
+                "Stream node key entry is not the size of a stream ID",
+            ));
         }
         let (ms, seq) = b.split_at(8);
         Ok(Id {
@@ -191,10 +193,10 @@ pub fn decode(ty: u8, input: &mut Input<'_>) -> Result<Stream> {
         let lp = input.string()?;
         decode_node(master, &lp, &mut s.entries)?;
     }
-    let length = input.len()?;
+    let length = input.length()?;
     s.last_id = Id {
-        ms: input.len()?,
-        seq: input.len()?,
+        ms: input.length()?,
+        seq: input.length()?,
     };
     if length != s.entries.len() as u64 {
         return Err(bad("stream length does not match its entries"));
@@ -205,14 +207,14 @@ pub fn decode(ty: u8, input: &mut Input<'_>) -> Result<Stream> {
     let v2 = ty == types::STREAM_LISTPACKS_2;
     if v2 {
         s.first_id = Id {
-            ms: input.len()?,
-            seq: input.len()?,
+            ms: input.length()?,
+            seq: input.length()?,
         };
         s.max_deleted_id = Id {
-            ms: input.len()?,
-            seq: input.len()?,
+            ms: input.length()?,
+            seq: input.length()?,
         };
-        s.entries_added = input.len()?;
+        s.entries_added = input.length()?;
     } else {
         s.first_id = s.entries.first().map(|e| e.0).unwrap_or_default();
         s.entries_added = length;
@@ -225,12 +227,12 @@ pub fn decode(ty: u8, input: &mut Input<'_>) -> Result<Stream> {
             return Err(bad("Duplicated consumer group name"));
         }
         let last_id = Id {
-            ms: input.len()?,
-            seq: input.len()?,
+            ms: input.length()?,
+            seq: input.length()?,
         };
         let entries_read = if v2 {
             // Redis writes its -1 ("unknown") as a 64-bit length.
-            match input.len()? {
+            match input.length()? {
                 u64::MAX => None,
                 n => Some(n),
             }
@@ -245,9 +247,11 @@ pub fn decode(ty: u8, input: &mut Input<'_>) -> Result<Stream> {
         for _ in 0..npel {
             let id = Id::from_raw(input.take(16)?)?;
             let delivery_time = input.u64_le()?;
-            let delivery_count = input.len()?;
+            let delivery_count = input.length()?;
             if index.insert(id, pending.len()).is_some() {
-                return Err(bad("Duplicated global PEL entry loading stream consumer group"));
+                return Err(bad(
+                    "Duplicated global PEL entry loading stream consumer group",
+                ));
             }
             pending.push(Pending {
                 id,
@@ -301,7 +305,11 @@ const NODE_ENTRIES: usize = 100;
 const NODE_BYTES: usize = 4096;
 
 fn same_fields(master: &[Bytes], fields: &[Bytes]) -> bool {
-    master.len() * 2 == fields.len() && master.iter().zip(fields.iter().step_by(2)).all(|(a, b)| a == b)
+    master.len() * 2 == fields.len()
+        && master
+            .iter()
+            .zip(fields.iter().step_by(2))
+            .all(|(a, b)| a == b)
 }
 
 fn node(entries: &[(Id, Vec<Bytes>)]) -> (Id, Vec<u8>) {
@@ -414,7 +422,13 @@ mod tests {
                 } else {
                     vec![b("f"), b(&format!("v{i}")), b("n"), b(&i.to_string())]
                 };
-                (Id { ms: 1000 + i / 3, seq: i % 3 }, fields)
+                (
+                    Id {
+                        ms: 1000 + i / 3,
+                        seq: i % 3,
+                    },
+                    fields,
+                )
             })
             .collect();
         Stream {
@@ -423,20 +437,48 @@ mod tests {
             max_deleted_id: Id { ms: 10, seq: 0 },
             entries_added: 300,
             entries,
-            groups: vec![Group {
-                name: b("g"),
-                last_id: Id { ms: 1001, seq: 0 },
-                entries_read: Some(4),
-                pending: vec![
-                    Pending { id: Id { ms: 1000, seq: 0 }, delivery_time: 77, delivery_count: 2, consumer: b("c1") },
-                    Pending { id: Id { ms: 1000, seq: 1 }, delivery_time: 78, delivery_count: 1, consumer: b("c2") },
-                ],
-                consumers: vec![
-                    Consumer { name: b("c1"), seen_time: 5 },
-                    Consumer { name: b("c2"), seen_time: 6 },
-                    Consumer { name: b("idle"), seen_time: 7 },
-                ],
-            }, Group { name: b("h"), last_id: Id::default(), entries_read: None, pending: vec![], consumers: vec![] }],
+            groups: vec![
+                Group {
+                    name: b("g"),
+                    last_id: Id { ms: 1001, seq: 0 },
+                    entries_read: Some(4),
+                    pending: vec![
+                        Pending {
+                            id: Id { ms: 1000, seq: 0 },
+                            delivery_time: 77,
+                            delivery_count: 2,
+                            consumer: b("c1"),
+                        },
+                        Pending {
+                            id: Id { ms: 1000, seq: 1 },
+                            delivery_time: 78,
+                            delivery_count: 1,
+                            consumer: b("c2"),
+                        },
+                    ],
+                    consumers: vec![
+                        Consumer {
+                            name: b("c1"),
+                            seen_time: 5,
+                        },
+                        Consumer {
+                            name: b("c2"),
+                            seen_time: 6,
+                        },
+                        Consumer {
+                            name: b("idle"),
+                            seen_time: 7,
+                        },
+                    ],
+                },
+                Group {
+                    name: b("h"),
+                    last_id: Id::default(),
+                    entries_read: None,
+                    pending: vec![],
+                    consumers: vec![],
+                },
+            ],
         }
     }
 

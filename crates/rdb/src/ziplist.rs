@@ -77,9 +77,18 @@ pub fn decode(zl: &[u8]) -> Result<Vec<Item<'_>>> {
             _ => {
                 p += 1;
                 let (v, n) = match e {
-                    0xc0 => (i64::from(i16::from_le_bytes(get(p, 2)?.try_into().unwrap_or([0; 2]))), 2),
-                    0xd0 => (i64::from(i32::from_le_bytes(get(p, 4)?.try_into().unwrap_or([0; 4]))), 4),
-                    0xe0 => (i64::from_le_bytes(get(p, 8)?.try_into().unwrap_or([0; 8])), 8),
+                    0xc0 => (
+                        i64::from(i16::from_le_bytes(get(p, 2)?.try_into().unwrap_or([0; 2]))),
+                        2,
+                    ),
+                    0xd0 => (
+                        i64::from(i32::from_le_bytes(get(p, 4)?.try_into().unwrap_or([0; 4]))),
+                        4,
+                    ),
+                    0xe0 => (
+                        i64::from_le_bytes(get(p, 8)?.try_into().unwrap_or([0; 8])),
+                        8,
+                    ),
                     0xf0 => {
                         let b = get(p, 3)?;
                         (i64::from(i32::from_le_bytes([0, b[0], b[1], b[2]]) >> 8), 3)
@@ -170,7 +179,18 @@ mod tests {
     #[test]
     fn round_trip() {
         let big = vec![b'q'; 300];
-        let items: Vec<&[u8]> = vec![b"a", b"5", b"-100", b"1000", b"100000", b"3000000000", b"12", b"13", &big, b"x"];
+        let items: Vec<&[u8]> = vec![
+            b"a",
+            b"5",
+            b"-100",
+            b"1000",
+            b"100000",
+            b"3000000000",
+            b"12",
+            b"13",
+            &big,
+            b"x",
+        ];
         let zl = encode(&items);
         let got: Vec<bytes::Bytes> = decode(&zl).unwrap().iter().map(Item::to_bytes).collect();
         assert_eq!(got, items);

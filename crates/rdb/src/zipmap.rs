@@ -61,7 +61,9 @@ mod tests {
 
     #[test]
     fn reads_entries() {
-        let zm = [2, 1, b'a', 1, 0, b'x', 2, b'b', b'c', 3, 1, b'y', b'z', b'w', 0, 0xff];
+        let zm = [
+            2, 1, b'a', 1, 0, b'x', 2, b'b', b'c', 3, 1, b'y', b'z', b'w', 0, 0xff,
+        ];
         assert_eq!(
             decode(&zm).unwrap(),
             vec![(&b"a"[..], &b"x"[..]), (&b"bc"[..], &b"yzw"[..])]

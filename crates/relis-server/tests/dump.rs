@@ -36,20 +36,53 @@ fn fixtures() -> Vec<(String, Vec<Vec<String>>)> {
     one("str:notint", set("str:notint", s("0123")));
     one("str:empty", set("str:empty", s("")));
     one("str:lzf", set("str:lzf", "abcdefgh".repeat(100)));
-    one("str:long", set("str:long", (0..300).map(|i| ((i * 7919) % 251) as u8 as char).filter(|c| c.is_ascii_graphic()).collect()));
+    one(
+        "str:long",
+        set(
+            "str:long",
+            (0..300)
+                .map(|i| ((i * 7919) % 251) as u8 as char)
+                .filter(|c| c.is_ascii_graphic())
+                .collect(),
+        ),
+    );
     let push = |k: &str, items: Vec<String>| {
         let mut c = vec![s("RPUSH"), s(k)];
         c.extend(items);
         vec![c]
     };
-    one("list:small", push("list:small", vec![s("a"), s("1"), s("-7"), s("b"), s("1000000000000")]));
-    one("list:big", push("list:big", (0..5000).map(|i| if i % 3 == 0 { s(i) } else { format!("e{i}") }).collect()));
-    one("list:wide", push("list:wide", (0..5).map(|i| format!("{i}{}", "w".repeat(9000))).collect()));
+    one(
+        "list:small",
+        push(
+            "list:small",
+            vec![s("a"), s("1"), s("-7"), s("b"), s("1000000000000")],
+        ),
+    );
+    one(
+        "list:big",
+        push(
+            "list:big",
+            (0..5000)
+                .map(|i| if i % 3 == 0 { s(i) } else { format!("e{i}") })
+                .collect(),
+        ),
+    );
+    one(
+        "list:wide",
+        push(
+            "list:wide",
+            (0..5).map(|i| format!("{i}{}", "w".repeat(9000))).collect(),
+        ),
+    );
     let hset = |k: &str, n: usize, vlen: usize| {
         let mut c = vec![s("HSET"), s(k)];
         for i in 0..n {
             c.push(format!("f{i}"));
-            c.push(if i % 2 == 0 { s(i * 1000) } else { format!("{i}{}", "v".repeat(vlen)) });
+            c.push(if i % 2 == 0 {
+                s(i * 1000)
+            } else {
+                format!("{i}{}", "v".repeat(vlen))
+            });
         }
         vec![c]
     };
@@ -61,9 +94,21 @@ fn fixtures() -> Vec<(String, Vec<Vec<String>>)> {
         c.extend(items);
         vec![c]
     };
-    one("set:intset", sadd("set:intset", vec![s("5"), s("-3"), s("70000"), s("9223372036854775807")]));
-    one("set:bigints", sadd("set:bigints", (0..600).map(s).collect()));
-    one("set:strings", sadd("set:strings", vec![s("a"), s("b"), s("1")]));
+    one(
+        "set:intset",
+        sadd(
+            "set:intset",
+            vec![s("5"), s("-3"), s("70000"), s("9223372036854775807")],
+        ),
+    );
+    one(
+        "set:bigints",
+        sadd("set:bigints", (0..600).map(s).collect()),
+    );
+    one(
+        "set:strings",
+        sadd("set:strings", vec![s("a"), s("b"), s("1")]),
+    );
     let zadd = |k: &str, n: usize, mlen: usize| {
         let mut c = vec![s("ZADD"), s(k)];
         for i in 0..n {
@@ -82,8 +127,16 @@ fn fixtures() -> Vec<(String, Vec<Vec<String>>)> {
     one("zset:longmember", zadd("zset:longmember", 3, 80));
     let mut st: Vec<Vec<String>> = Vec::new();
     for i in 1..=250 {
-        let fields = if i % 9 == 0 { vec![s("other"), s(i)] } else { vec![s("f"), format!("v{i}"), s("n"), s(i * 3)] };
-        let mut c = vec![s("XADD"), s("stream:groups"), format!("{}-{}", 1000 + i / 4, i % 4)];
+        let fields = if i % 9 == 0 {
+            vec![s("other"), s(i)]
+        } else {
+            vec![s("f"), format!("v{i}"), s("n"), s(i * 3)]
+        };
+        let mut c = vec![
+            s("XADD"),
+            s("stream:groups"),
+            format!("{}-{}", 1000 + i / 4, i % 4),
+        ];
         c.extend(fields);
         st.push(c);
     }
@@ -101,11 +154,14 @@ fn fixtures() -> Vec<(String, Vec<Vec<String>>)> {
         st.push(c.split(' ').map(s).collect());
     }
     one("stream:groups", st);
-    one("stream:empty", vec![
-        "XADD stream:empty 5-5 a b".split(' ').map(s).collect(),
-        "XDEL stream:empty 5-5".split(' ').map(s).collect(),
-        "XGROUP CREATE stream:empty g $".split(' ').map(s).collect(),
-    ]);
+    one(
+        "stream:empty",
+        vec![
+            "XADD stream:empty 5-5 a b".split(' ').map(s).collect(),
+            "XDEL stream:empty 5-5".split(' ').map(s).collect(),
+            "XGROUP CREATE stream:empty g $".split(' ').map(s).collect(),
+        ],
+    );
     f
 }
 
@@ -123,7 +179,10 @@ async fn contents(c: &mut Raw, key: &str) -> String {
             c.cmd(&["ZRANGE", key, "0", "-1", "WITHSCORES"]).await
         }
         // Everything XINFO FULL shows but the radix tree's shape.
-        Frame::Simple(t) if &t[..] == b"stream" => match c.cmd(&["XINFO", "STREAM", key, "FULL"]).await {
+        Frame::Simple(t) if &t[..] == b"stream" => match c
+            .cmd(&["XINFO", "STREAM", key, "FULL"])
+            .await
+        {
             Frame::Array(v) => Frame::Array(
                 v.chunks(2)
                     .filter(|p| !matches!(&p[0], Frame::Bulk(k) if k.starts_with(b"radix-tree")))
@@ -179,7 +238,9 @@ async fn cross(from: &mut Raw, to: &mut Raw) {
     }
     // The expiry moves with ABSTTL.
     from.cmd(&["SET", "ttl", "v", "PX", "100000"]).await;
-    let Frame::Integer(at) = from.cmd(&["PEXPIRETIME", "ttl"]).await else { panic!() };
+    let Frame::Integer(at) = from.cmd(&["PEXPIRETIME", "ttl"]).await else {
+        panic!()
+    };
     let p = bulk_bytes(from.cmd(&["DUMP", "ttl"]).await);
     let at_s = at.to_string();
     let r = to
@@ -191,13 +252,17 @@ async fn cross(from: &mut Raw, to: &mut Raw) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_dumps_restore_into_relis() {
-    let Some((_relis, _redis, mut redis, mut relis)) = both().await else { return };
+    let Some((_relis, _redis, mut redis, mut relis)) = both().await else {
+        return;
+    };
     cross(&mut redis, &mut relis).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn relis_dumps_restore_into_redis() {
-    let Some((_relis, _redis, mut redis, mut relis)) = both().await else { return };
+    let Some((_relis, _redis, mut redis, mut relis)) = both().await else {
+        return;
+    };
     cross(&mut relis, &mut redis).await;
 }
 
@@ -212,37 +277,148 @@ fn with_footer(body: &[u8], version: u16) -> Vec<u8> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restore_errors_match_redis() {
-    let Some((_relis, _redis, mut redis, mut relis)) = both().await else { return };
+    let Some((_relis, _redis, mut redis, mut relis)) = both().await else {
+        return;
+    };
     let good = with_footer(b"\x00\x01v", 10);
     let mut bad_crc = good.clone();
     *bad_crc.last_mut().unwrap() ^= 1;
     let lines: Vec<Vec<Vec<u8>>> = vec![
         vec![b"SET".to_vec(), b"busy".to_vec(), b"x".to_vec()],
-        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), b"garbage".to_vec()],
-        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), bad_crc.clone()],
-        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), with_footer(b"\x00\x01v", 11)],
-        vec![b"RESTORE".to_vec(), b"busy".to_vec(), b"0".to_vec(), b"garbage".to_vec()],
-        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"-1".to_vec(), good.clone()],
-        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"x".to_vec(), good.clone()],
-        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), good.clone(), b"IDLETIME".to_vec(), b"-1".to_vec()],
-        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), good.clone(), b"FREQ".to_vec(), b"256".to_vec()],
-        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), good.clone(), b"FREQ".to_vec(), b"1".to_vec(), b"IDLETIME".to_vec(), b"1".to_vec()],
-        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), good.clone(), b"NOPE".to_vec()],
+        vec![
+            b"RESTORE".to_vec(),
+            b"k".to_vec(),
+            b"0".to_vec(),
+            b"garbage".to_vec(),
+        ],
+        vec![
+            b"RESTORE".to_vec(),
+            b"k".to_vec(),
+            b"0".to_vec(),
+            bad_crc.clone(),
+        ],
+        vec![
+            b"RESTORE".to_vec(),
+            b"k".to_vec(),
+            b"0".to_vec(),
+            with_footer(b"\x00\x01v", 11),
+        ],
+        vec![
+            b"RESTORE".to_vec(),
+            b"busy".to_vec(),
+            b"0".to_vec(),
+            b"garbage".to_vec(),
+        ],
+        vec![
+            b"RESTORE".to_vec(),
+            b"k".to_vec(),
+            b"-1".to_vec(),
+            good.clone(),
+        ],
+        vec![
+            b"RESTORE".to_vec(),
+            b"k".to_vec(),
+            b"x".to_vec(),
+            good.clone(),
+        ],
+        vec![
+            b"RESTORE".to_vec(),
+            b"k".to_vec(),
+            b"0".to_vec(),
+            good.clone(),
+            b"IDLETIME".to_vec(),
+            b"-1".to_vec(),
+        ],
+        vec![
+            b"RESTORE".to_vec(),
+            b"k".to_vec(),
+            b"0".to_vec(),
+            good.clone(),
+            b"FREQ".to_vec(),
+            b"256".to_vec(),
+        ],
+        vec![
+            b"RESTORE".to_vec(),
+            b"k".to_vec(),
+            b"0".to_vec(),
+            good.clone(),
+            b"FREQ".to_vec(),
+            b"1".to_vec(),
+            b"IDLETIME".to_vec(),
+            b"1".to_vec(),
+        ],
+        vec![
+            b"RESTORE".to_vec(),
+            b"k".to_vec(),
+            b"0".to_vec(),
+            good.clone(),
+            b"NOPE".to_vec(),
+        ],
         // Valid footers, bad content.
-        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), with_footer(b"\x00\x05v", 10)],
-        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), with_footer(b"\x63\x01v", 10)],
-        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), with_footer(b"\x12\x00", 10)],
-        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), with_footer(b"\x02\x02\x01a\x01a", 10)],
-        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), with_footer(b"\x0b\x08\x02\x00\x00\x00\x00\x00\x00\x00", 10)],
+        vec![
+            b"RESTORE".to_vec(),
+            b"k".to_vec(),
+            b"0".to_vec(),
+            with_footer(b"\x00\x05v", 10),
+        ],
+        vec![
+            b"RESTORE".to_vec(),
+            b"k".to_vec(),
+            b"0".to_vec(),
+            with_footer(b"\x63\x01v", 10),
+        ],
+        vec![
+            b"RESTORE".to_vec(),
+            b"k".to_vec(),
+            b"0".to_vec(),
+            with_footer(b"\x12\x00", 10),
+        ],
+        vec![
+            b"RESTORE".to_vec(),
+            b"k".to_vec(),
+            b"0".to_vec(),
+            with_footer(b"\x02\x02\x01a\x01a", 10),
+        ],
+        vec![
+            b"RESTORE".to_vec(),
+            b"k".to_vec(),
+            b"0".to_vec(),
+            with_footer(b"\x0b\x08\x02\x00\x00\x00\x00\x00\x00\x00", 10),
+        ],
         vec![b"EXISTS".to_vec(), b"k".to_vec()],
         // A past expiry writes nothing; with REPLACE it deletes.
-        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"1".to_vec(), good.clone(), b"ABSTTL".to_vec()],
+        vec![
+            b"RESTORE".to_vec(),
+            b"k".to_vec(),
+            b"1".to_vec(),
+            good.clone(),
+            b"ABSTTL".to_vec(),
+        ],
         vec![b"EXISTS".to_vec(), b"k".to_vec()],
-        vec![b"RESTORE".to_vec(), b"busy".to_vec(), b"1".to_vec(), good.clone(), b"ABSTTL".to_vec(), b"REPLACE".to_vec()],
+        vec![
+            b"RESTORE".to_vec(),
+            b"busy".to_vec(),
+            b"1".to_vec(),
+            good.clone(),
+            b"ABSTTL".to_vec(),
+            b"REPLACE".to_vec(),
+        ],
         vec![b"EXISTS".to_vec(), b"busy".to_vec()],
-        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), good.clone(), b"IDLETIME".to_vec(), b"100".to_vec()],
+        vec![
+            b"RESTORE".to_vec(),
+            b"k".to_vec(),
+            b"0".to_vec(),
+            good.clone(),
+            b"IDLETIME".to_vec(),
+            b"100".to_vec(),
+        ],
         vec![b"OBJECT".to_vec(), b"IDLETIME".to_vec(), b"k".to_vec()],
-        vec![b"RESTORE".to_vec(), b"k".to_vec(), b"0".to_vec(), good.clone()],
+        vec![
+            b"RESTORE".to_vec(),
+            b"k".to_vec(),
+            b"0".to_vec(),
+            good.clone(),
+        ],
         vec![b"DUMP".to_vec(), b"nosuchkey".to_vec()],
     ];
     for line in &lines {
@@ -312,7 +488,10 @@ async fn mangled_payloads_never_write() {
             }
         }
     }
-    assert!(refused > 0 && restored > 0, "{refused} refused, {restored} restored");
+    assert!(
+        refused > 0 && restored > 0,
+        "{refused} refused, {restored} restored"
+    );
     assert_eq!(c.cmd(&["PING"]).await, simple("PONG"));
 }
 
@@ -323,11 +502,18 @@ async fn restore_notifies_and_touches_watched_keys() {
     let mut b = relis.raw().await;
     a.cmd(&["SET", "k", "v"]).await;
     let p = bulk_bytes(a.cmd(&["DUMP", "k"]).await);
-    assert_eq!(a.cmd(&["CONFIG", "SET", "notify-keyspace-events", "Eg"]).await, ok());
+    assert_eq!(
+        a.cmd(&["CONFIG", "SET", "notify-keyspace-events", "Eg"])
+            .await,
+        ok()
+    );
     b.cmd(&["SUBSCRIBE", "__keyevent@0__:restore"]).await;
     a.cmd(&["WATCH", "k"]).await;
     let mut c = relis.raw().await;
-    assert_eq!(c.cmd_bytes(&[b"RESTORE", b"k", b"0", &p, b"REPLACE"]).await, ok());
+    assert_eq!(
+        c.cmd_bytes(&[b"RESTORE", b"k", b"0", &p, b"REPLACE"]).await,
+        ok()
+    );
     let msg = b.read().await.unwrap();
     assert_eq!(msg, bulks(&["message", "__keyevent@0__:restore", "k"]));
     a.cmd(&["MULTI"]).await;
@@ -342,16 +528,40 @@ async fn large_collections_round_trip() {
     let mut c = relis.raw().await;
     let n = 100_000;
     let objects = [
-        rdb::Object::List((0..n).map(|i| bytes::Bytes::from(format!("e{i}"))).collect()),
-        rdb::Object::Set((0..n).map(|i| bytes::Bytes::from(format!("m{i}"))).collect()),
-        rdb::Object::Hash((0..n).map(|i| (bytes::Bytes::from(format!("f{i}")), bytes::Bytes::from(i.to_string()))).collect()),
-        rdb::Object::ZSet((0..n).map(|i| (bytes::Bytes::from(format!("z{i:06}")), i as f64)).collect()),
+        rdb::Object::List(
+            (0..n)
+                .map(|i| bytes::Bytes::from(format!("e{i}")))
+                .collect(),
+        ),
+        rdb::Object::Set(
+            (0..n)
+                .map(|i| bytes::Bytes::from(format!("m{i}")))
+                .collect(),
+        ),
+        rdb::Object::Hash(
+            (0..n)
+                .map(|i| {
+                    (
+                        bytes::Bytes::from(format!("f{i}")),
+                        bytes::Bytes::from(i.to_string()),
+                    )
+                })
+                .collect(),
+        ),
+        rdb::Object::ZSet(
+            (0..n)
+                .map(|i| (bytes::Bytes::from(format!("z{i:06}")), i as f64))
+                .collect(),
+        ),
     ];
     for (i, o) in objects.iter().enumerate() {
         let p = rdb::payload::dump(o, rdb::ObjectKind::General);
         let key = format!("big{i}");
         let t = std::time::Instant::now();
-        assert_eq!(c.cmd_bytes(&[b"RESTORE", key.as_bytes(), b"0", &p]).await, ok());
+        assert_eq!(
+            c.cmd_bytes(&[b"RESTORE", key.as_bytes(), b"0", &p]).await,
+            ok()
+        );
         eprintln!("RESTORE of {n} elements: {:?}", t.elapsed());
         let back = bulk_bytes(c.cmd(&["DUMP", &key]).await);
         let mut got = rdb::payload::restore(&back).unwrap();
@@ -370,17 +580,29 @@ async fn function_moves(from: &mut Raw, to: &mut Raw) {
     from.cmd(&["FUNCTION", "LOAD", LIB]).await;
     let p = bulk_bytes(from.cmd(&["FUNCTION", "DUMP"]).await);
     assert_eq!(to.cmd_bytes(&[b"FUNCTION", b"RESTORE", &p]).await, ok());
-    assert_eq!(to.cmd(&["FCALL", "myfunc", "0"]).await, from.cmd(&["FCALL", "myfunc", "0"]).await);
+    assert_eq!(
+        to.cmd(&["FCALL", "myfunc", "0"]).await,
+        from.cmd(&["FCALL", "myfunc", "0"]).await
+    );
     // APPEND (the default) collides; REPLACE and FLUSH do not.
     let e = to.cmd_bytes(&[b"FUNCTION", b"RESTORE", &p]).await;
     assert_eq!(e, err("ERR Library mylib already exists"));
-    assert_eq!(to.cmd_bytes(&[b"FUNCTION", b"RESTORE", &p, b"REPLACE"]).await, ok());
-    assert_eq!(to.cmd_bytes(&[b"FUNCTION", b"RESTORE", &p, b"FLUSH"]).await, ok());
+    assert_eq!(
+        to.cmd_bytes(&[b"FUNCTION", b"RESTORE", &p, b"REPLACE"])
+            .await,
+        ok()
+    );
+    assert_eq!(
+        to.cmd_bytes(&[b"FUNCTION", b"RESTORE", &p, b"FLUSH"]).await,
+        ok()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn function_dump_moves_both_ways() {
-    let Some((_relis, _redis, mut redis, mut relis)) = both().await else { return };
+    let Some((_relis, _redis, mut redis, mut relis)) = both().await else {
+        return;
+    };
     function_moves(&mut redis, &mut relis).await;
     redis.cmd(&["FUNCTION", "FLUSH"]).await;
     relis.cmd(&["FUNCTION", "FLUSH"]).await;
@@ -390,9 +612,20 @@ async fn function_dump_moves_both_ways() {
     let pre_ga = with_footer(b"\xf6\x01x", 10);
     let pre_ga_desc = with_footer(b"\xf6\x01x\x03LUA\x01d", 10);
     let truncated = with_footer(b"\xf5\x10x", 10);
-    for p in [&b"garbage"[..], &not_fn, &pre_ga, &pre_ga_desc, &truncated, &with_footer(b"", 10)] {
+    for p in [
+        &b"garbage"[..],
+        &not_fn,
+        &pre_ga,
+        &pre_ga_desc,
+        &truncated,
+        &with_footer(b"", 10),
+    ] {
         let line: [&[u8]; 3] = [b"FUNCTION", b"RESTORE", p];
-        assert_eq!(relis.cmd_bytes(&line).await, redis.cmd_bytes(&line).await, "{p:?}");
+        assert_eq!(
+            relis.cmd_bytes(&line).await,
+            redis.cmd_bytes(&line).await,
+            "{p:?}"
+        );
     }
 }
 
@@ -403,32 +636,84 @@ async fn migrate_between(from: &mut Raw, to: &mut Raw, to_port: u16) {
     from.cmd(&["HSET", "m:hash", "f", "1"]).await;
     to.cmd(&["SELECT", "2"]).await;
     // One key, moved.
-    let r = from.cmd(&["MIGRATE", "127.0.0.1", &port, "m:list", "2", "5000"]).await;
+    let r = from
+        .cmd(&["MIGRATE", "127.0.0.1", &port, "m:list", "2", "5000"])
+        .await;
     assert_eq!(r, ok());
     assert_eq!(from.cmd(&["EXISTS", "m:list"]).await, int(0));
-    assert_eq!(to.cmd(&["LRANGE", "m:list", "0", "-1"]).await, bulks(&["a", "b", "c"]));
+    assert_eq!(
+        to.cmd(&["LRANGE", "m:list", "0", "-1"]).await,
+        bulks(&["a", "b", "c"])
+    );
     // Several with KEYS and COPY: the TTL goes along, the source keeps its keys.
     let r = from
-        .cmd(&["MIGRATE", "127.0.0.1", &port, "", "2", "5000", "COPY", "KEYS", "m:str", "m:hash", "m:none"])
+        .cmd(&[
+            "MIGRATE",
+            "127.0.0.1",
+            &port,
+            "",
+            "2",
+            "5000",
+            "COPY",
+            "KEYS",
+            "m:str",
+            "m:hash",
+            "m:none",
+        ])
         .await;
     assert_eq!(r, ok());
     assert_eq!(from.cmd(&["EXISTS", "m:str", "m:hash"]).await, int(2));
     assert_eq!(to.cmd(&["GET", "m:str"]).await, bulk("v"));
-    let Frame::Integer(ttl) = to.cmd(&["PTTL", "m:str"]).await else { panic!() };
+    let Frame::Integer(ttl) = to.cmd(&["PTTL", "m:str"]).await else {
+        panic!()
+    };
     assert!(ttl > 90_000 && ttl <= 100_000, "{ttl}");
     // The target refuses an existing key without REPLACE; with it, it takes it.
-    let r = from.cmd(&["MIGRATE", "127.0.0.1", &port, "m:hash", "2", "5000"]).await;
-    assert_eq!(r, err("ERR Target instance replied with error: BUSYKEY Target key name already exists."));
+    let r = from
+        .cmd(&["MIGRATE", "127.0.0.1", &port, "m:hash", "2", "5000"])
+        .await;
+    assert_eq!(
+        r,
+        err("ERR Target instance replied with error: BUSYKEY Target key name already exists.")
+    );
     assert_eq!(from.cmd(&["EXISTS", "m:hash"]).await, int(1));
-    let r = from.cmd(&["MIGRATE", "127.0.0.1", &port, "m:hash", "2", "5000", "REPLACE"]).await;
+    let r = from
+        .cmd(&[
+            "MIGRATE",
+            "127.0.0.1",
+            &port,
+            "m:hash",
+            "2",
+            "5000",
+            "REPLACE",
+        ])
+        .await;
     assert_eq!(r, ok());
     assert_eq!(from.cmd(&["EXISTS", "m:hash"]).await, int(0));
     assert_eq!(to.cmd(&["HGETALL", "m:hash"]).await, bulks(&["f", "1"]));
-    assert_eq!(from.cmd(&["MIGRATE", "127.0.0.1", &port, "m:none", "2", "5000"]).await, simple("NOKEY"));
+    assert_eq!(
+        from.cmd(&["MIGRATE", "127.0.0.1", &port, "m:none", "2", "5000"])
+            .await,
+        simple("NOKEY")
+    );
     // A wrong password is the target's error.
-    let r = from.cmd(&["MIGRATE", "127.0.0.1", &port, "m:str", "2", "5000", "AUTH", "nope"]).await;
+    let r = from
+        .cmd(&[
+            "MIGRATE",
+            "127.0.0.1",
+            &port,
+            "m:str",
+            "2",
+            "5000",
+            "AUTH",
+            "nope",
+        ])
+        .await;
     let Frame::Error(e) = r else { panic!("{r:?}") };
-    assert!(e.starts_with(b"ERR Target instance replied with error: "), "{e:?}");
+    assert!(
+        e.starts_with(b"ERR Target instance replied with error: "),
+        "{e:?}"
+    );
     assert_eq!(from.cmd(&["EXISTS", "m:str"]).await, int(1));
     to.cmd(&["FLUSHALL"]).await;
     from.cmd(&["FLUSHALL"]).await;
@@ -437,7 +722,9 @@ async fn migrate_between(from: &mut Raw, to: &mut Raw, to_port: u16) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migrate_between_relis_and_redis() {
-    let Some((relis_server, redis_child, mut redis, mut relis)) = both().await else { return };
+    let Some((relis_server, redis_child, mut redis, mut relis)) = both().await else {
+        return;
+    };
     migrate_between(&mut relis, &mut redis, redis_child.addr().port()).await;
     migrate_between(&mut redis, &mut relis, relis_server.addr.port()).await;
     // Relis to Relis.
@@ -449,7 +736,16 @@ async fn migrate_between_relis_and_redis() {
     for line in [
         vec!["MIGRATE", "127.0.0.1", &closed, "k", "0", "100"],
         vec!["MIGRATE", "127.0.0.1", &closed, "nokey", "0", "100"],
-        vec!["MIGRATE", "127.0.0.1", &closed, "k", "0", "100", "KEYS", "a"],
+        vec![
+            "MIGRATE",
+            "127.0.0.1",
+            &closed,
+            "k",
+            "0",
+            "100",
+            "KEYS",
+            "a",
+        ],
         vec!["MIGRATE", "127.0.0.1", &closed, "k", "x", "100"],
         vec!["MIGRATE", "127.0.0.1", &closed, "k", "0", "100", "AUTH"],
     ] {

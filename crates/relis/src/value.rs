@@ -146,7 +146,9 @@ impl Reader<'_> {
             Ok(StreamGroupValue {
                 name: blob(r, 0)?,
                 last_id: StreamId::new(dec(r.get(1)?), dec(r.get(2)?)),
-                entries_read: r.get::<_, Option<i64>>(3)?.and_then(|n| u64::try_from(n).ok()),
+                entries_read: r
+                    .get::<_, Option<i64>>(3)?
+                    .and_then(|n| u64::try_from(n).ok()),
                 ..StreamGroupValue::default()
             })
         })?
@@ -224,7 +226,13 @@ impl Writer<'_> {
                 "INSERT INTO main.relis_stream_group (kid, name, last_ms, last_seq, entries_read)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
             )?
-            .execute((kid, &g.name[..], enc(g.last_id.ms), enc(g.last_id.seq), read))?;
+            .execute((
+                kid,
+                &g.name[..],
+                enc(g.last_id.ms),
+                enc(g.last_id.seq),
+                read,
+            ))?;
             for (name, seen) in &g.consumers {
                 crate::stmt::prepare(
                     self.conn,
@@ -370,14 +378,20 @@ mod tests {
                 .unwrap();
             assert_eq!(r, Restored::Written);
             let k = key.clone();
-            let d = db.read(move |r| r.dump_value(0, k.as_bytes())).unwrap().unwrap();
+            let d = db
+                .read(move |r| r.dump_value(0, k.as_bytes()))
+                .unwrap()
+                .unwrap();
             let mut got = d.value.clone();
             if let Value::Set(m) = &mut got {
                 m.sort();
             }
             assert_eq!(&got, v);
             assert_eq!(d.expire_at, Some(T0 + 5000));
-            let info = db.read(move |r| r.object(0, key.as_bytes())).unwrap().unwrap();
+            let info = db
+                .read(move |r| r.object(0, key.as_bytes()))
+                .unwrap()
+                .unwrap();
             assert_eq!(info.meta.mtime, T0 - 7000);
         }
         assert_eq!(db.read(|r| r.set_encoding(0, b"k2")).unwrap(), "intset");
@@ -395,10 +409,17 @@ mod tests {
         let plain = RestoreOptions::default();
         assert_eq!(restore(plain), Restored::Busy);
         assert_eq!(db.get("k").unwrap(), Some(b("old")));
-        let replace = RestoreOptions { replace: true, ..plain };
+        let replace = RestoreOptions {
+            replace: true,
+            ..plain
+        };
         assert_eq!(restore(replace), Restored::Written);
         assert_eq!(db.lrange("k", 0, -1).unwrap(), vec![b("x")]);
-        let past = RestoreOptions { replace: true, expire_at: Some(T0), ..plain };
+        let past = RestoreOptions {
+            replace: true,
+            expire_at: Some(T0),
+            ..plain
+        };
         assert_eq!(restore(past), Restored::Expired(true));
         assert!(db.read(|r| r.meta(0, b"k")).unwrap().is_none());
         assert_eq!(restore(past), Restored::Expired(false));

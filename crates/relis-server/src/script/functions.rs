@@ -432,6 +432,9 @@ mod tests {
         let mut redis = redis.to_vec();
         let crc = rdb::crc64::crc64(0, &redis);
         redis.extend_from_slice(&crc.to_le_bytes());
-        assert_eq!(undump(&redis).unwrap(), vec![Bytes::from_static(b"#!lua name=x\nreturn 1")]);
+        assert_eq!(
+            undump(&redis).unwrap(),
+            vec![Bytes::from_static(b"#!lua name=x\nreturn 1")]
+        );
     }
 }

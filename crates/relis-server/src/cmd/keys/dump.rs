@@ -13,8 +13,8 @@ use crate::args::Args;
 use crate::cmd::{Cx, Parsed, ReadCmd, Spec};
 use crate::error::CmdError;
 use bytes::Bytes;
-use rdb::{Object, ObjectKind};
 use rdb::stream::{Consumer, Group, Id, Pending};
+use rdb::{Object, ObjectKind};
 use relis::{StreamEntry, StreamGroupValue, StreamId, StreamMeta, StreamValue, Value};
 use resp::Frame;
 
@@ -78,7 +78,11 @@ fn stream_object(s: StreamValue) -> rdb::Stream {
         last_id: id(s.meta.last_id),
         max_deleted_id: id(s.meta.max_deleted_id),
         entries_added: s.meta.entries_added,
-        entries: s.entries.into_iter().map(|e| (id(e.id), e.fields)).collect(),
+        entries: s
+            .entries
+            .into_iter()
+            .map(|e| (id(e.id), e.fields))
+            .collect(),
         groups: s
             .groups
             .into_iter()
@@ -163,6 +167,9 @@ pub fn to_value(o: Object) -> Value {
     }
 }
 
+/// A DUMP payload and the key's expiry (unix ms).
+pub type Payload = (Vec<u8>, Option<i64>);
+
 /// The DUMP payload of `key` and its expiry, or `None` for a missing key.
 ///
 /// # Errors
@@ -171,7 +178,7 @@ pub fn payload(
     r: &relis::Reader<'_>,
     db: u32,
     key: &[u8],
-) -> Result<Option<(Vec<u8>, Option<i64>)>, CmdError> {
+) -> Result<Option<Payload>, CmdError> {
     let Some(d) = r.dump_value(db, key)? else {
         return Ok(None);
     };

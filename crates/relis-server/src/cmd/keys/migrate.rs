@@ -262,10 +262,16 @@ impl ConnCmd for Migrate {
             }
             let mut rd = BufReader::new(rd);
             let auth_reply = match &self.auth {
-                Some(_) => Some(read_line(&mut rd, timeout).await.ok_or_else(|| io_error("reading"))?),
+                Some(_) => Some(
+                    read_line(&mut rd, timeout)
+                        .await
+                        .ok_or_else(|| io_error("reading"))?,
+                ),
                 None => None,
             };
-            let select_reply = read_line(&mut rd, timeout).await.ok_or_else(|| io_error("reading"))?;
+            let select_reply = read_line(&mut rd, timeout)
+                .await
+                .ok_or_else(|| io_error("reading"))?;
             let mut target_error: Option<String> = None;
             let mut moved = Vec::new();
             let mut socket_error = false;
@@ -274,10 +280,14 @@ impl ConnCmd for Migrate {
                     socket_error = true;
                     break;
                 };
-                let failed = [auth_reply.as_deref(), Some(select_reply.as_str()), Some(&reply)]
-                    .into_iter()
-                    .flatten()
-                    .find(|l| l.starts_with('-'));
+                let failed = [
+                    auth_reply.as_deref(),
+                    Some(select_reply.as_str()),
+                    Some(&reply),
+                ]
+                .into_iter()
+                .flatten()
+                .find(|l| l.starts_with('-'));
                 match failed {
                     Some(e) => {
                         target_error.get_or_insert_with(|| e[1..].to_string());
@@ -308,7 +318,9 @@ impl ConnCmd for Migrate {
                     .map_err(CmdError::from)?;
             }
             if let Some(e) = target_error {
-                return Err(CmdError::err(format!("Target instance replied with error: {e}")));
+                return Err(CmdError::err(format!(
+                    "Target instance replied with error: {e}"
+                )));
             }
             if socket_error {
                 return Err(io_error("reading"));
@@ -325,16 +337,24 @@ mod tests {
     fn parse(line: &[&str]) -> Result<Migrate, CmdError> {
         let mut args = Args::new(
             "migrate",
-            line.iter().map(|a| Bytes::copy_from_slice(a.as_bytes())).collect(),
+            line.iter()
+                .map(|a| Bytes::copy_from_slice(a.as_bytes()))
+                .collect(),
         );
         Migrate::from_args(&mut args)
     }
 
     #[test]
     fn options() {
-        let m = parse(&["h", "6379", "", "3", "0", "COPY", "auth2", "u", "p", "KEYS", "a", "b"]).unwrap();
+        let m = parse(&[
+            "h", "6379", "", "3", "0", "COPY", "auth2", "u", "p", "KEYS", "a", "b",
+        ])
+        .unwrap();
         assert_eq!(m.keys, vec![Bytes::from("a"), Bytes::from("b")]);
-        assert_eq!((m.port, m.db, m.timeout_ms, m.copy, m.replace), (6379, 3, 1000, true, false));
+        assert_eq!(
+            (m.port, m.db, m.timeout_ms, m.copy, m.replace),
+            (6379, 3, 1000, true, false)
+        );
         assert_eq!(m.auth, Some((Some(Bytes::from("u")), Bytes::from("p"))));
         let e = |l: &[&str]| parse(l).unwrap_err().message();
         assert_eq!(
@@ -342,18 +362,33 @@ mod tests {
             "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string"
         );
         assert_eq!(e(&["h", "1", "k", "0", "5", "AUTH"]), "ERR syntax error");
-        assert_eq!(e(&["h", "1", "k", "0", "5", "AUTH2", "u"]), "ERR syntax error");
+        assert_eq!(
+            e(&["h", "1", "k", "0", "5", "AUTH2", "u"]),
+            "ERR syntax error"
+        );
         assert_eq!(e(&["h", "1", "k", "0", "5", "nope"]), "ERR syntax error");
-        assert_eq!(e(&["h", "1", "k", "x", "y"]), "ERR value is not an integer or out of range");
+        assert_eq!(
+            e(&["h", "1", "k", "x", "y"]),
+            "ERR value is not an integer or out of range"
+        );
         assert_eq!(parse(&["h", "12x", "k", "0", "5"]).unwrap().port, 12);
     }
 
     #[test]
     fn keys() {
-        let argv = |l: &[&str]| l.iter().map(|a| Bytes::copy_from_slice(a.as_bytes())).collect::<Vec<_>>();
-        assert_eq!(migrate_keys(&argv(&["migrate", "h", "1", "k", "0", "5"])), vec![3]);
+        let argv = |l: &[&str]| {
+            l.iter()
+                .map(|a| Bytes::copy_from_slice(a.as_bytes()))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(
-            migrate_keys(&argv(&["migrate", "h", "1", "", "0", "5", "COPY", "KEYS", "a", "b"])),
+            migrate_keys(&argv(&["migrate", "h", "1", "k", "0", "5"])),
+            vec![3]
+        );
+        assert_eq!(
+            migrate_keys(&argv(&[
+                "migrate", "h", "1", "", "0", "5", "COPY", "KEYS", "a", "b"
+            ])),
             vec![8, 9]
         );
     }

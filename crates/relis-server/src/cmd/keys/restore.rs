@@ -84,9 +84,7 @@ impl Restore {
             } else if more && idle.is_none() && args.eat("freq") {
                 let n = crate::args::parse_i64(&args.next()?)?;
                 if !(0..=255).contains(&n) {
-                    return Err(CmdError::err(
-                        "Invalid FREQ value, must be >= 0 and <= 255",
-                    ));
+                    return Err(CmdError::err("Invalid FREQ value, must be >= 0 and <= 255"));
                 }
                 freq = Some(n);
             } else {
@@ -172,7 +170,10 @@ mod tests {
         assert_eq!(r.value, Ok(Value::String(Bytes::from_static(b"v"))));
         assert!(parse(&[b"k", b"0", &p, b"freq", b"255"]).is_ok());
         let err = |l: &[&[u8]]| parse(l).err().map(|e| e.message());
-        assert_eq!(err(&[b"k", b"0", &p, b"idletime"]).unwrap(), "ERR syntax error");
+        assert_eq!(
+            err(&[b"k", b"0", &p, b"idletime"]).unwrap(),
+            "ERR syntax error"
+        );
         assert_eq!(
             err(&[b"k", b"0", &p, b"idletime", b"-1"]).unwrap(),
             "ERR Invalid IDLETIME value, must be >= 0"
