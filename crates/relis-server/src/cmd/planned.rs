@@ -1,5 +1,5 @@
-//! Redis 7.0 commands Relis has not implemented yet (bitmaps, HyperLogLog, geo,
-//! DUMP/RESTORE/MIGRATE): known to ACL rules only, so that a rule naming one is accepted,
+//! Redis 7.0 commands Relis has not implemented yet (bitmaps, HyperLogLog, geo): known to ACL
+//! rules only, so that a rule naming one is accepted,
 //! shown back and applied when the command lands. Not dispatched, not in COMMAND.
 //! Generated once by tools/gen_planned.py from redis-server 7.0.15; when a family
 //! lands, its specs move to the family's own table.
