@@ -754,3 +754,28 @@ async fn migrate_between_relis_and_redis() {
         assert_eq!(relis.cmd(&line).await, redis.cmd(&line).await, "{line:?}");
     }
 }
+
+/// A restored list serves a client blocked on its key, as a push would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restore_serves_a_blocked_client() {
+    let relis = start().await;
+    let mut a = relis.raw().await;
+    let mut b = relis.raw().await;
+    let p = rdb::payload::dump(
+        &rdb::Object::List(vec![bytes::Bytes::from_static(b"x")]),
+        rdb::ObjectKind::General,
+    );
+    b.send(&encode_command(&[b"BLPOP", b"q", b"5"])).await;
+    // Until INFO counts it blocked.
+    for _ in 0..1000 {
+        let Frame::Bulk(info) = a.cmd(&["INFO", "clients"]).await else {
+            panic!()
+        };
+        if String::from_utf8_lossy(&info).contains("blocked_clients:1") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(a.cmd_bytes(&[b"RESTORE", b"q", b"0", &p]).await, ok());
+    assert_eq!(b.read().await, Some(bulks(&["q", "x"])));
+}

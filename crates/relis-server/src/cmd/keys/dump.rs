@@ -174,11 +174,7 @@ pub type Payload = (Vec<u8>, Option<i64>);
 ///
 /// # Errors
 /// Storage errors.
-pub fn payload(
-    r: &relis::Reader<'_>,
-    db: u32,
-    key: &[u8],
-) -> Result<Option<Payload>, CmdError> {
+pub fn payload(r: &relis::Reader<'_>, db: u32, key: &[u8]) -> Result<Option<Payload>, CmdError> {
     let Some(d) = r.dump_value(db, key)? else {
         return Ok(None);
     };
