@@ -358,6 +358,33 @@ pub fn encode_object(obj: &Object, kind: ObjectKind, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn never_panics(ty in 0u8..22, body in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let _ = decode_object(ty, &mut Input::new(&body));
+        }
+
+        #[test]
+        fn mutated_valid_objects_never_panic(seed in any::<u64>(), flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..4)) {
+            let objs = [
+                Object::List((0..50).map(|i| Bytes::from(format!("e{i}"))).collect()),
+                Object::Hash((0..20).map(|i| (Bytes::from(format!("f{i}")), Bytes::from(i.to_string()))).collect()),
+                Object::ZSet((0..20).map(|i| (Bytes::from(format!("m{i}")), i as f64 / 3.0)).collect()),
+                Object::Set((0..20).map(|i| Bytes::from(i.to_string())).collect()),
+            ];
+            let o = &objs[(seed % 4) as usize];
+            let kind = if seed & 4 == 0 { ObjectKind::Compact } else { ObjectKind::General };
+            let mut out = Vec::new();
+            encode_object(o, kind, &mut out);
+            for (at, x) in flips {
+                let i = at % out.len();
+                out[i] ^= x;
+            }
+            let _ = decode_object(out[0], &mut Input::new(&out[1..]));
+        }
+    }
 
     fn round(obj: &Object, kind: ObjectKind) -> (u8, Object) {
         let mut out = Vec::new();
