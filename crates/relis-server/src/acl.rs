@@ -181,7 +181,7 @@ impl Selector {
     /// An empty selector: no commands, keys or channels.
     pub fn new() -> Selector {
         Selector {
-            bits: vec![0; Table::get().acl_specs.len() / 64 + 1],
+            bits: vec![0; Table::get().specs.len() / 64 + 1],
             future: false,
             allcommands: false,
             first_args: BTreeMap::new(),
@@ -218,8 +218,8 @@ impl Selector {
         let table = Table::get();
         self.first_args.remove(&idx);
         self.set_bit(idx, on);
-        let spec = table.acl_specs[idx];
-        for (i, s) in table.acl_specs.iter().enumerate().skip(idx + 1) {
+        let spec = table.specs[idx];
+        for (i, s) in table.specs.iter().enumerate().skip(idx + 1) {
             if !s.name.starts_with(spec.name)
                 || s.name.as_bytes().get(spec.name.len()) != Some(&b'|')
             {
@@ -232,7 +232,7 @@ impl Selector {
 
     fn set_category(&mut self, cat: &str, on: bool) {
         let table = Table::get();
-        for (i, s) in table.acl_specs.iter().enumerate() {
+        for (i, s) in table.specs.iter().enumerate() {
             if s.acl.contains(&cat) {
                 self.change_perm(i, on);
             }
@@ -330,7 +330,7 @@ impl Selector {
                     return Ok(());
                 }
                 let table = Table::get();
-                if let Some((i, _)) = table.acl_lookup(name) {
+                if let Some((i, _)) = table.lookup(name.as_bytes()) {
                     self.change_perm(i, allow);
                     return Ok(());
                 }
@@ -338,7 +338,7 @@ impl Selector {
                 let Some((parent, rest)) = name.split_once('|') else {
                     return Err(RuleError::Unknown);
                 };
-                let Some((pi, pspec)) = table.acl_lookup(parent) else {
+                let Some((pi, pspec)) = table.lookup(parent.as_bytes()) else {
                     return Err(RuleError::Unknown);
                 };
                 if !pspec.subcommands.is_empty() {
@@ -346,7 +346,7 @@ impl Selector {
                         Some((s, m)) => (s, Some(m)),
                         None => (rest, None),
                     };
-                    let Some((si, _)) = table.acl_lookup(&format!("{parent}|{sub}")) else {
+                    let Some((si, _)) = table.lookup(format!("{parent}|{sub}").as_bytes()) else {
                         return Err(RuleError::Unknown);
                     };
                     if more.is_some() {
@@ -483,7 +483,7 @@ impl Selector {
                     continue;
                 }
                 let (mut on, mut off) = (0, 0);
-                for (i, s) in table.acl_specs.iter().enumerate() {
+                for (i, s) in table.specs.iter().enumerate() {
                     if s.acl.contains(cat) {
                         if temp.bit(i) {
                             on += 1;
@@ -507,7 +507,7 @@ impl Selector {
             rules.push(' ');
             applied[j] = true;
         }
-        for (i, s) in table.acl_specs.iter().enumerate() {
+        for (i, s) in table.specs.iter().enumerate() {
             let (user, f) = (self.bit(i), fake.bit(i));
             if user != f {
                 rules.push(if user { '+' } else { '-' });
@@ -1334,8 +1334,8 @@ mod tests {
             }
         }
         assert!(n > 30);
-        // Every category a spec names is one ACL knows (the planned commands' too).
-        for s in &Table::get().acl_specs {
+        // Every category a spec names is one ACL knows.
+        for s in &Table::get().specs {
             for c in s.acl {
                 assert!(CATEGORIES.contains(c), "{}: unknown category {c}", s.name);
             }

@@ -192,6 +192,15 @@ pub fn unknown_subcommand(cmd: &str, sub: &[u8]) -> CmdError {
     )))
 }
 
+/// RESTORE on an existing key without REPLACE.
+pub const BUSYKEY: &str = "BUSYKEY Target key name already exists.";
+/// RESTORE of a payload with a bad footer (too short, newer RDB version, CRC mismatch).
+pub const BAD_PAYLOAD: &str = "ERR DUMP payload version or checksum are wrong";
+/// RESTORE of a payload whose content does not decode.
+pub const BAD_DATA: &str = "ERR Bad data format";
+/// MIGRATE when the target cannot be reached in time.
+pub const MIGRATE_CONNECT: &str = "IOERR error or timeout connecting to the client";
+
 /// Redis replaces CR and LF in error texts with spaces so the reply stays one line.
 pub fn sanitize(s: &str) -> String {
     s.chars()

@@ -640,7 +640,7 @@ async fn function_libraries() {
         raw(&mut c, &["FUNCTION", "STATS"]).await,
         "*4\r\n$14\r\nrunning_script\r\n$-1\r\n$7\r\nengines\r\n*2\r\n$3\r\nLUA\r\n*4\r\n$15\r\nlibraries_count\r\n:3\r\n$15\r\nfunctions_count\r\n:3\r\n"
     );
-    // DUMP / RESTORE (Relis's own payload).
+    // DUMP / RESTORE (Redis's payload format; see tests/dump.rs for redis-server both ways).
     let Some(resp::Frame::Bulk(payload)) = c.cmd(&["FUNCTION", "DUMP"]).await.into() else {
         panic!("no payload");
     };

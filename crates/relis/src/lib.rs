@@ -44,6 +44,7 @@ mod stream_group;
 mod strings;
 pub mod timing;
 mod usage;
+mod value;
 mod walwrite;
 mod zset;
 
@@ -86,6 +87,7 @@ pub use strings::{
     add_float, clamp_range, lcs, parse_i64, Expiry, Lcs, SetCond, SetOptions, SetOutcome,
     StringLookup, MAX_STORED_VALUE, MAX_STRING,
 };
+pub use value::{Dumped, RestoreOptions, Restored, StreamGroupValue, StreamValue, Value};
 pub use zset::{
     block_size, rank_threshold, set_rank_blocks, Aggregate, Combine, LexBound, LexRange,
     ScoreRange, Scored, SetOp, ZAddCmp, ZAddCond, ZAddOptions, ZAddOutcome, ZRange, ZRangeBy,

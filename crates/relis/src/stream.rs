@@ -229,7 +229,7 @@ pub(crate) fn fields_json(fields: &[Bytes]) -> String {
 
 /// The key row's `value` for a stream: last id, largest deleted id, entries added, as five
 /// big-endian `u64`s.
-fn encode_meta(m: &StreamMeta) -> [u8; 40] {
+pub(crate) fn encode_meta(m: &StreamMeta) -> [u8; 40] {
     let mut out = [0u8; 40];
     for (i, v) in [
         m.last_id.ms,

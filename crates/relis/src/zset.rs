@@ -2909,7 +2909,7 @@ impl<'c> Writer<'c> {
     /// Replaces whatever is at `dst` with a sorted set of `items` (deletes it when `items` is
     /// empty); returns the new size. The encoding follows the content, as Redis's
     /// `zsetConvertToListpackIfNeeded` decides for stored results.
-    fn z_store(&mut self, db: u32, dst: &[u8], items: &[Scored]) -> Result<i64> {
+    pub(crate) fn z_store(&mut self, db: u32, dst: &[u8], items: &[Scored]) -> Result<i64> {
         let existed = match self.meta_for_write(db, dst)? {
             Some(m) => {
                 self.delete_key(db, dst, &m)?;

@@ -17,7 +17,6 @@ pub mod hash;
 pub mod hyperloglog;
 pub mod keys;
 pub mod list;
-pub mod planned;
 pub mod pubsub;
 pub mod replication;
 pub mod scripting;
@@ -365,11 +364,6 @@ pub struct Table {
     by_name: rustc_hash::FxHashMap<&'static str, (usize, &'static Spec)>,
     /// Every spec and subcommand spec, in index order.
     pub specs: Vec<&'static Spec>,
-    /// [`Table::specs`] followed by the [`planned`] commands (which continue its indices): what
-    /// ACL rules name and categories cover, so that a rule naming a Redis command Relis lacks
-    /// yet is kept and applies once the command lands.
-    pub acl_specs: Vec<&'static Spec>,
-    planned_by_name: rustc_hash::FxHashMap<&'static str, usize>,
 }
 
 impl Table {
@@ -380,8 +374,6 @@ impl Table {
             let mut t = Table {
                 by_name: rustc_hash::FxHashMap::default(),
                 specs: Vec::new(),
-                acl_specs: Vec::new(),
-                planned_by_name: rustc_hash::FxHashMap::default(),
             };
             for s in all() {
                 for s in std::iter::once(s).chain(s.subcommands) {
@@ -389,18 +381,6 @@ impl Table {
                     t.specs.push(s);
                     let prev = t.by_name.insert(s.name, (i, s));
                     assert!(prev.is_none(), "command {} declared twice", s.name);
-                }
-            }
-            t.acl_specs = t.specs.clone();
-            for s in planned::SPECS {
-                for s in std::iter::once(s).chain(s.subcommands) {
-                    assert!(
-                        !t.by_name.contains_key(s.name),
-                        "command {} is both planned and implemented",
-                        s.name
-                    );
-                    t.planned_by_name.insert(s.name, t.acl_specs.len());
-                    t.acl_specs.push(s);
                 }
             }
             t
@@ -418,15 +398,6 @@ impl Table {
         lower.make_ascii_lowercase();
         let lower = std::str::from_utf8(lower).ok()?;
         self.by_name.get(lower).copied()
-    }
-
-    /// The spec named `name` (lower case) among [`Table::acl_specs`], with its index: a command
-    /// of the table or a planned one.
-    pub fn acl_lookup(&self, name: &str) -> Option<(usize, &'static Spec)> {
-        self.lookup(name.as_bytes()).or_else(|| {
-            let i = *self.planned_by_name.get(name)?;
-            Some((i, self.acl_specs[i]))
-        })
     }
 
     /// The subcommand `sub` of `parent`, with its index.

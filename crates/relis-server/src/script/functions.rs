@@ -360,58 +360,26 @@ pub(super) fn sync(engine: &mut Engine, s: &super::Scripting) -> Result<(), CmdE
     Ok(())
 }
 
-/// FUNCTION DUMP's payload: Relis's own format (Redis's is an RDB fragment): a magic and
-/// version, then each library's code as a 4-byte big-endian length and the bytes, then a
-/// 4-byte checksum (FNV-1a) of everything before it.
+/// FUNCTION DUMP's payload, Redis's: one `RDB_OPCODE_FUNCTION2` record (the library's code
+/// as an RDB string) per library, then RDB version 10 and a CRC-64, so it restores into
+/// redis-server and back.
 pub fn dump(libs: &BTreeMap<String, Library>) -> Vec<u8> {
-    let mut out = b"RELISFN\x01".to_vec();
-    for l in libs.values() {
-        out.extend_from_slice(&(l.code.len() as u32).to_be_bytes());
-        out.extend_from_slice(&l.code);
-    }
-    let sum = fnv(&out);
-    out.extend_from_slice(&sum.to_be_bytes());
-    out
+    rdb::payload::dump_functions(libs.values().map(|l| &l.code[..]))
 }
 
-/// The library codes in a [`dump`] payload.
+/// The library codes in a FUNCTION DUMP payload (Relis's or redis-server's).
 ///
 /// # Errors
-/// `ERR DUMP payload version or checksum are wrong`.
+/// Redis's FUNCTION RESTORE texts: `ERR DUMP payload version or checksum are wrong`, `ERR given
+/// type is not a function`, ...
 pub fn undump(p: &[u8]) -> Result<Vec<Bytes>, CmdError> {
-    let bad = || CmdError::err("DUMP payload version or checksum are wrong");
-    if p.len() < 12 || !p.starts_with(b"RELISFN\x01") {
-        return Err(bad());
-    }
-    let (body, sum) = p.split_at(p.len() - 4);
-    if fnv(body).to_be_bytes() != sum {
-        return Err(bad());
-    }
-    let mut rest = &body[8..];
-    let mut out = Vec::new();
-    while !rest.is_empty() {
-        if rest.len() < 4 {
-            return Err(bad());
-        }
-        let n = u32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
-        rest = &rest[4..];
-        if rest.len() < n {
-            return Err(bad());
-        }
-        out.push(Bytes::copy_from_slice(&rest[..n]));
-        rest = &rest[n..];
-    }
-    Ok(out)
+    rdb::payload::restore_functions(p)
+        .map(|codes| codes.into_iter().map(Bytes::from).collect())
+        .map_err(CmdError::err)
 }
 
 fn internal(e: mlua::Error) -> CmdError {
     CmdError::Internal(format!("lua: {e}"))
-}
-
-fn fnv(b: &[u8]) -> u32 {
-    b.iter().fold(0x811c9dc5u32, |h, &c| {
-        (h ^ u32::from(c)).wrapping_mul(0x01000193)
-    })
 }
 
 #[cfg(test)]
@@ -456,7 +424,17 @@ mod tests {
         );
         let mut bad = p.clone();
         bad[9] ^= 1;
-        assert!(undump(&bad).is_err());
-        assert!(undump(b"xx").is_err());
+        let e = |p: &[u8]| undump(p).unwrap_err().message();
+        assert_eq!(e(&bad), "ERR DUMP payload version or checksum are wrong");
+        assert_eq!(e(b"xx"), "ERR DUMP payload version or checksum are wrong");
+        // One library in the layout redis-server 7.0.15 writes (record 245, the code, footer).
+        let redis = b"\xf5\x15#!lua name=x\nreturn 1\n\x00";
+        let mut redis = redis.to_vec();
+        let crc = rdb::crc64::crc64(0, &redis);
+        redis.extend_from_slice(&crc.to_le_bytes());
+        assert_eq!(
+            undump(&redis).unwrap(),
+            vec![Bytes::from_static(b"#!lua name=x\nreturn 1")]
+        );
     }
 }

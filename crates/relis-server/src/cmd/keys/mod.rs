@@ -4,16 +4,19 @@
 pub mod copy;
 pub mod dbsize;
 pub mod del;
+pub mod dump;
 pub mod exists;
 pub mod expire;
 pub mod flush;
 pub mod key_type;
 pub mod keys_cmd;
+pub mod migrate;
 pub mod move_key;
 pub mod object;
 pub mod persist;
 pub mod randomkey;
 pub mod rename;
+pub mod restore;
 pub mod scan;
 pub mod sort;
 pub mod swapdb;
@@ -53,6 +56,10 @@ pub static SPECS: &[Spec] = &[
     object::SPEC,
     sort::SPEC_SORT,
     sort::SPEC_SORT_RO,
+    dump::SPEC,
+    restore::SPEC,
+    restore::SPEC_ASKING,
+    migrate::SPEC,
 ];
 
 /// Parses a C `int` argument as Redis's `getIntFromObjectOrReply` does: not an integer gives

@@ -4,8 +4,9 @@
 //! <https://redis.io/commands/function-load/> and the other FUNCTION pages.
 //!
 //! LOAD, DELETE, FLUSH and RESTORE run as write jobs: the libraries' code is stored in the
-//! database (they survive restarts), and the running set changes once that has committed. DUMP's payload is Relis's own
-//! format (Redis's is an RDB fragment), so payloads move between Relis servers only. STATS and
+//! database (they survive restarts), and the running set changes once that has committed. DUMP's
+//! payload is Redis's (an RDB fragment: see `rdb::payload`), so libraries move between
+//! redis-server and Relis both ways. STATS and
 //! KILL run on the connection's task, so they are served while a function holds the writer.
 
 use crate::args::Args;
