@@ -1,4 +1,4 @@
--- Relis schema: the geo view. (Numbered 0009 on its branch; 0008 belongs to another change.)
+-- Relis schema version 9: the geo view.
 --
 -- Geo members are sorted-set members whose score is a 52-bit interleaved geohash (GEOADD), so
 -- they already appear in redis_zsets. This view adds their position, decoded as GEOPOS decodes
