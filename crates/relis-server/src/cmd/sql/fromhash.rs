@@ -81,37 +81,19 @@ pub struct IntoNamed {
 impl ConnCmd for IntoNamed {
     fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
         Box::pin(async move {
-            let named = c.server.sql.get(&self.db)?;
             let limits = c.server.config.read().sql_limits();
             let access = c.cx().key_access(self.cmd.cmd);
             let FromHash { table, pattern, .. } = self.cmd;
-            let (tx, rx) = tokio::sync::oneshot::channel();
             let db = c.db;
             let read_access = access.clone();
-            c.server.db.read_async(
-                move |r| r.hashes_matching(db, &pattern, &read_access),
-                move |r| {
-                    let _ = tx.send(r);
-                },
-            );
-            let hashes = rx
-                .await
-                .map_err(|_| CmdError::from(relis::Error::Closed))?
-                .and_then(|r| r)?;
-            let (tx, rx) = tokio::sync::oneshot::channel();
-            named.write_async(
-                move |conn| {
-                    conn.set_access(access);
-                    conn.upsert_hashes(&table, &hashes, &limits)
-                },
-                move |r| {
-                    let _ = tx.send(r);
-                },
-            );
-            let report = rx
-                .await
-                .map_err(|_| CmdError::from(relis::Error::Closed))??;
-            Ok(Frame::Integer(report.rows as i64))
+            super::copy_into_named(
+                c,
+                &self.db,
+                access,
+                move |r| Ok(r.hashes_matching(db, &pattern, &read_access)?),
+                move |conn, hashes| conn.upsert_hashes(&table, &hashes, &limits),
+            )
+            .await
         })
     }
 }

@@ -89,40 +89,22 @@ pub struct IntoNamed {
 impl ConnCmd for IntoNamed {
     fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
         Box::pin(async move {
-            let named = c.server.sql.get(&self.db)?;
             let limits = c.server.config.read().sql_limits();
             let access = c.cx().key_access(self.cmd.cmd);
             if !access.may_read(&self.cmd.key) {
                 return Err(CmdError::text(crate::acl::NOPERM_KEYS));
             }
-            let (tx, rx) = tokio::sync::oneshot::channel();
             let db = c.db;
-            let IntoNamed { cmd, .. } = *self;
+            let IntoNamed { db: named, cmd } = *self;
             let table = cmd.table.clone();
-            c.server.db.read_async(
+            super::copy_into_named(
+                c,
+                &named,
+                access,
                 move |r| cmd.entries(r, db),
-                move |r| {
-                    let _ = tx.send(r);
-                },
-            );
-            let entries = rx
-                .await
-                .map_err(|_| CmdError::from(relis::Error::Closed))?
-                .map_err(CmdError::from)??;
-            let (tx, rx) = tokio::sync::oneshot::channel();
-            named.write_async(
-                move |conn| {
-                    conn.set_access(access);
-                    conn.upsert_stream(&table, &entries, &limits)
-                },
-                move |r| {
-                    let _ = tx.send(r);
-                },
-            );
-            let report = rx
-                .await
-                .map_err(|_| CmdError::from(relis::Error::Closed))??;
-            Ok(Frame::Integer(report.rows as i64))
+                move |conn, entries| conn.upsert_stream(&table, &entries, &limits),
+            )
+            .await
         })
     }
 }

@@ -167,6 +167,44 @@ pub fn parse_options(
     Ok((target, header))
 }
 
+/// SQL.FROMHASH / SQL.FROMSTREAM into a named database: `read` runs on a snapshot of the
+/// keyspace, then `write` puts what it read into the named database `db` in one transaction,
+/// as the user (`access`); replies the number of rows written.
+pub async fn copy_into_named<T: Send + 'static>(
+    c: &mut Client,
+    db: &str,
+    access: relis::sql::KeyAccess,
+    read: impl FnOnce(&relis::Reader<'_>) -> Result<T, CmdError> + Send + 'static,
+    write: impl FnOnce(&mut SqlConn<'_>, T) -> Result<relis::FromHashReport, SqlError> + Send + 'static,
+) -> Result<Frame, CmdError> {
+    let named = c.server.sql.get(db)?;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    c.server.db.read_async(
+        move |r| read(r),
+        move |r| {
+            let _ = tx.send(r);
+        },
+    );
+    let found = rx
+        .await
+        .map_err(|_| CmdError::from(relis::Error::Closed))?
+        .map_err(CmdError::from)??;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    named.write_async(
+        move |conn| {
+            conn.set_access(access);
+            write(conn, found)
+        },
+        move |r| {
+            let _ = tx.send(r);
+        },
+    );
+    let report = rx
+        .await
+        .map_err(|_| CmdError::from(relis::Error::Closed))??;
+    Ok(Frame::Integer(report.rows as i64))
+}
+
 /// Parameters from the network: TEXT when valid UTF-8, else BLOB.
 pub fn params(args: Vec<Bytes>) -> Vec<SqlValue> {
     args.into_iter().map(SqlValue::from_bytes).collect()
