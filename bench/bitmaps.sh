@@ -57,10 +57,7 @@ run() {
 }
 
 for round in $(seq 1 "$ROUNDS"); do
-    echo "round $round/$ROUNDS: redis-server" >&2
-    run redis "$REDIS_PORT"
-    echo "round $round/$ROUNDS: relis-server" >&2
-    run relis "$RELIS_PORT"
+    run_both "round $round/$ROUNDS"
 done
 
 echo

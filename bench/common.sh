@@ -6,6 +6,8 @@
 #   keep_best K V   best[K] = V if V is higher (or best[K] is unset); the caller declares `best`
 #   ratio A B       A / B to two decimals, or "-" when B is 0
 #   redis_version   the installed redis-server's version
+#   run_both L [A]  one interleaved round: the caller's `run TARGET PORT [A]` against
+#                   redis-server, then relis-server, each announced as "L: <server>" on stderr
 # Everything started is stopped, and the temporary directory removed, when the script exits.
 
 RELIS_ARGS="${RELIS_ARGS:-}"
@@ -79,4 +81,15 @@ ratio() {
 
 redis_version() {
     redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'
+}
+
+# One interleaved round: the caller's `run TARGET PORT [ARG]` against redis-server, then
+# relis-server (ARG: a pipeline depth, or nothing).
+run_both() {
+    local label=$1
+    shift
+    echo "$label: redis-server" >&2
+    run redis "$REDIS_PORT" "$@"
+    echo "$label: relis-server" >&2
+    run relis "$RELIS_PORT" "$@"
 }

@@ -53,10 +53,7 @@ run() {
 
 for round in $(seq 1 "$ROUNDS"); do
     for pipeline in $PIPELINES; do
-        echo "round $round/$ROUNDS, -P $pipeline: redis-server" >&2
-        run redis "$REDIS_PORT" "$pipeline"
-        echo "round $round/$ROUNDS, -P $pipeline: relis-server" >&2
-        run relis "$RELIS_PORT" "$pipeline"
+        run_both "round $round/$ROUNDS, -P $pipeline" "$pipeline"
     done
 done
 
