@@ -42,7 +42,15 @@ impl Args {
     /// spelled it (`argv[1]`): "unknown subcommand or wrong number of arguments for 'get'. Try
     /// SLOWLOG HELP."
     pub fn subcommand_syntax(&self) -> CmdError {
-        subcommand_syntax(self.name, self.sent.as_deref())
+        let (parent, own) = self.name.split_once('|').unwrap_or((self.name, self.name));
+        let sent = match &self.sent {
+            Some(s) => String::from_utf8_lossy(s).into_owned(),
+            None => own.to_ascii_uppercase(),
+        };
+        CmdError::err(format!(
+            "unknown subcommand or wrong number of arguments for '{sent}'. Try {} HELP.",
+            parent.to_ascii_uppercase()
+        ))
     }
 
     /// The command's name.
@@ -120,20 +128,6 @@ impl Args {
             Err(CmdError::Syntax)
         }
     }
-}
-
-/// [`Args::subcommand_syntax`] for the subcommand `name` (`parent|sub`) spelled `sent` (its
-/// own name in capitals when unknown), for errors found after parsing.
-pub fn subcommand_syntax(name: &str, sent: Option<&[u8]>) -> CmdError {
-    let (parent, own) = name.split_once('|').unwrap_or((name, name));
-    let sent = match sent {
-        Some(s) => String::from_utf8_lossy(s).into_owned(),
-        None => own.to_ascii_uppercase(),
-    };
-    CmdError::err(format!(
-        "unknown subcommand or wrong number of arguments for '{sent}'. Try {} HELP.",
-        parent.to_ascii_uppercase()
-    ))
 }
 
 /// Parses an integer argument as Redis does.

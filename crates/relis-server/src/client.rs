@@ -1253,7 +1253,14 @@ pub fn run_write_feeding(
 /// Adds the keys a write made ready to `ready`, each once (XADD both names its key and notes it
 /// ready), so that no blocked client's serve runs twice for one write.
 fn add_ready(ready: &mut Vec<(u32, Bytes)>, made: Vec<(u32, Vec<u8>)>) {
-    if made.is_empty() {
+    // A write names a key or two: a linear look. A script or morph command that creates many
+    // keys gets a set, so its cost stays linear.
+    if ready.len() + made.len() <= 16 {
+        for (db, key) in made {
+            if !ready.iter().any(|(d, k)| *d == db && k[..] == key[..]) {
+                ready.push((db, Bytes::from(key)));
+            }
+        }
         return;
     }
     let mut seen: std::collections::HashSet<(u32, Bytes)> = ready.iter().cloned().collect();

@@ -305,6 +305,15 @@ async fn client_unblock_timeout_and_error() {
         ctl.cmd(&["CLIENT", "UNBLOCK", "1", "TIMEOUT", "x"]).await,
         err("ERR unknown subcommand or wrong number of arguments for 'UNBLOCK'. Try CLIENT HELP.")
     );
+    // Named as the client spelled it (redis-server 7.0.15's replies).
+    assert_eq!(
+        ctl.cmd(&["client", "unBlock", "1", "a", "b"]).await,
+        err("ERR unknown subcommand or wrong number of arguments for 'unBlock'. Try CLIENT HELP.")
+    );
+    assert_eq!(
+        ctl.cmd(&["client", "pAuse", "10", "a", "b"]).await,
+        err("ERR unknown subcommand or wrong number of arguments for 'pAuse'. Try CLIENT HELP.")
+    );
     assert_eq!(
         ctl.cmd(&["CLIENT", "UNBLOCK"]).await,
         err("ERR wrong number of arguments for 'client|unblock' command")

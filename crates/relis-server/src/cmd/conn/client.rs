@@ -276,11 +276,7 @@ impl ClientCmd {
 
     fn parse_unblock(args: &mut Args) -> Result<Parsed, CmdError> {
         if args.remaining() > 2 {
-            // Redis names the subcommand as typed; the parse only sees it lower-cased, and
-            // clients send it in capitals.
-            return Err(CmdError::err(
-                "unknown subcommand or wrong number of arguments for 'UNBLOCK'. Try CLIENT HELP.",
-            ));
+            return Err(args.subcommand_syntax());
         }
         let id = args.next()?;
         // The reason is checked before the id, as in Redis.
@@ -301,10 +297,7 @@ impl ClientCmd {
     fn parse_pause(args: &mut Args) -> Result<Parsed, CmdError> {
         use crate::pause::PauseMode;
         if args.remaining() > 2 {
-            // As for UNBLOCK: Redis names the subcommand as typed.
-            return Err(CmdError::err(
-                "unknown subcommand or wrong number of arguments for 'PAUSE'. Try CLIENT HELP.",
-            ));
+            return Err(args.subcommand_syntax());
         }
         let timeout = args.next()?;
         let mode = if args.is_empty() || args.eat("all") {
