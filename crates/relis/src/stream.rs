@@ -268,7 +268,7 @@ fn entry_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<(StreamId, Vec<u8>)> {
 
 impl Reader<'_> {
     /// The live stream at `key`: its key row and its numbers.
-    fn stream_row(&self, db: u32, key: &[u8]) -> Result<Option<(KeyMeta, StreamMeta)>> {
+    pub(crate) fn stream_row(&self, db: u32, key: &[u8]) -> Result<Option<(KeyMeta, StreamMeta)>> {
         match self.raw_stream_row(db, key)? {
             Some((meta, _)) if !self.is_live(&meta) => Ok(None),
             Some((meta, Some(s))) => Ok(Some((meta, s))),
@@ -489,7 +489,11 @@ fn approx_runs(length: u64, allowed: u64, limit: u64) -> u64 {
 }
 
 impl Writer<'_> {
-    fn stream_for_write(&mut self, db: u32, key: &[u8]) -> Result<Option<(KeyMeta, StreamMeta)>> {
+    pub(crate) fn stream_for_write(
+        &mut self,
+        db: u32,
+        key: &[u8],
+    ) -> Result<Option<(KeyMeta, StreamMeta)>> {
         match self.raw_stream_row(db, key)? {
             Some((meta, _)) if !self.is_live(&meta) => {
                 self.delete_expired(db, key, &meta)?;

@@ -191,10 +191,9 @@ impl Reader<'_> {
     /// # Errors
     /// [`Error::WrongType`] if the key holds another type.
     pub fn xinfo_stream(&self, db: u32, key: &[u8]) -> Result<Option<StreamInfo>> {
-        let Some(meta) = self.group_stream(db, key)? else {
+        let Some((meta, s)) = self.stream_row(db, key)? else {
             return Ok(None);
         };
-        let s = self.stream_numbers(&meta, db, key)?;
         let groups: i64 = crate::stmt::prepare(
             self.conn,
             "SELECT count(*) FROM main.relis_stream_group WHERE kid = ?1",
@@ -215,10 +214,9 @@ impl Reader<'_> {
     /// # Errors
     /// [`Error::WrongType`] if the key holds another type.
     pub fn xinfo_groups(&self, db: u32, key: &[u8]) -> Result<Option<Vec<GroupInfo>>> {
-        let Some(meta) = self.group_stream(db, key)? else {
+        let Some((meta, s)) = self.stream_row(db, key)? else {
             return Ok(None);
         };
-        let s = self.stream_numbers(&meta, db, key)?;
         let first = self.edge_id(meta.id, false)?.unwrap_or_default();
         let mut st = crate::stmt::prepare(
             self.conn,
@@ -639,7 +637,7 @@ impl Writer<'_> {
         count: u64,
         noack: bool,
     ) -> Result<Option<(bool, Vec<Delivered>)>> {
-        let Some(meta) = self.meta_for_write_of(db, key, KeyType::Stream)? else {
+        let Some((meta, s)) = self.stream_for_write(db, key)? else {
             return Ok(None);
         };
         let Some((last, entries_read)) = self.group_row(meta.id, group)? else {
@@ -671,7 +669,6 @@ impl Writer<'_> {
             GroupRead::New => {
                 let entries = new_entries;
                 if let Some(e) = entries.last() {
-                    let s = self.stream_numbers(&meta, db, key)?;
                     let first = self.edge_id(meta.id, false)?.unwrap_or_default();
                     let mut read = entries_read;
                     let mut at = last;
