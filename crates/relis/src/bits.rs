@@ -486,9 +486,25 @@ impl Writer<'_> {
     pub fn setbit(&mut self, db: u32, key: &[u8], offset: u64, on: bool) -> Result<(u8, bool)> {
         let old = self.meta_for_write_of(db, key, KeyType::String)?;
         let byte = offset >> 3;
-        let info = match &old {
-            Some(_) => self.string_info(db, key)?,
-            None => None,
+        let mask = 1u8 << (7 - (offset & 7));
+        let chunked = old.as_ref().and_then(crate::chunks::chunked_info);
+        if let (Some(m), Some(i)) = (&old, chunked) {
+            if (i.len as u64) > byte {
+                // Inside a chunked string: one chunk read and written, the key row updated.
+                let b = self.set_chunk_bit(i.id, byte as usize, mask, on)?;
+                let was = u8::from(b & mask != 0);
+                if (was == 1) == on {
+                    self.mark_raw(db, key)?;
+                    return Ok((was, false));
+                }
+                self.touch_string(db, key, m, true)?;
+                return Ok((was, true));
+            }
+        }
+        let info = match (&old, chunked) {
+            (_, Some(i)) => Some(i),
+            (Some(_), None) => self.string_info(db, key)?,
+            (None, _) => None,
         };
         let cur = match &info {
             Some(i) => self.read_string(db, key, i, byte, 1)?,
@@ -496,7 +512,6 @@ impl Writer<'_> {
         };
         let grows = info.is_none_or(|i| (i.len as u64) <= byte);
         let b = cur.first().copied().unwrap_or(0);
-        let mask = 1u8 << (7 - (offset & 7));
         let was = u8::from(b & mask != 0);
         if !grows && (was == 1) == on {
             self.mark_raw(db, key)?;

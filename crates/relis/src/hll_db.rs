@@ -106,10 +106,9 @@ impl Writer<'_> {
         if m.kind != KeyType::String {
             return Err(Error::WrongType);
         }
-        let v = self.get(db, key)?.unwrap_or_default();
+        let v = self.string_of(db, key, &m)?;
         hll::check(&v).map_err(Error::Hll)?;
-        // The value was copied out of SQLite for us alone: this takes it without a copy.
-        Ok(Some((m, Vec::from(v))))
+        Ok(Some((m, v)))
     }
 
     /// PFADD: adds `elements` to the HLL at `key` (creating it); returns whether the HLL
@@ -132,13 +131,14 @@ impl Writer<'_> {
             Some((m, v)) => (Some(m), v, false),
             None => (None, hll::new_hll(), true),
         };
+        let before = meta.is_some().then(|| v.clone());
         let mut changed = false;
         for e in elements {
             match hll::add(&mut v, e, sparse_max) {
                 Ok(c) => changed |= c,
                 Err(e) => {
                     if changed {
-                        self.put_string(db, key, meta.as_ref(), &v, None)?;
+                        self.put_hll(db, key, meta.as_ref(), before.as_deref(), &v)?;
                     }
                     return Err(Error::Hll(e));
                 }
@@ -147,7 +147,7 @@ impl Writer<'_> {
         updated |= changed;
         if updated {
             hll::invalidate(&mut v);
-            self.put_string(db, key, meta.as_ref(), &v, None)?;
+            self.put_hll(db, key, meta.as_ref(), before.as_deref(), &v)?;
         }
         Ok(updated)
     }
@@ -171,8 +171,9 @@ impl Writer<'_> {
             return Ok((card, false));
         }
         let card = hll::count(&v).map_err(Error::Hll)?;
+        let before = v.clone();
         hll::set_cached(&mut v, card);
-        self.put_string(db, key, Some(&meta), &v, None)?;
+        self.rewrite_string(db, key, &meta, &before, &v)?;
         Ok((card, true))
     }
 
@@ -201,6 +202,7 @@ impl Writer<'_> {
             Some((m, v)) => (Some(m), v),
             None => (None, hll::new_hll()),
         };
+        let before = meta.is_some().then(|| v.clone());
         if dense {
             hll::to_dense(&mut v).map_err(Error::Hll)?;
         }
@@ -210,7 +212,23 @@ impl Writer<'_> {
             }
         }
         hll::invalidate(&mut v);
-        self.put_string(db, dest, meta.as_ref(), &v, None)
+        self.put_hll(db, dest, meta.as_ref(), before.as_deref(), &v)
+    }
+
+    /// Writes the HLL `v` at `key` (`meta` its key row, `before` the bytes it held), only the
+    /// chunks that changed when it keeps its length.
+    fn put_hll(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        meta: Option<&KeyMeta>,
+        before: Option<&[u8]>,
+        v: &[u8],
+    ) -> Result<()> {
+        match (meta, before) {
+            (Some(m), Some(b)) => self.rewrite_string(db, key, m, b, v),
+            _ => self.put_string(db, key, meta, v, None),
+        }
     }
 
     /// PFDEBUG: `None` when there is no key. GETREG and TODENSE write a converted value back.

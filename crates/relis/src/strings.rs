@@ -530,6 +530,22 @@ impl Writer<'_> {
     ) -> Result<()> {
         let version = self.next_version();
         let head = i64::from(raw) * STRING_RAW;
+        let reuse = old
+            .and_then(crate::chunks::chunked_info)
+            .filter(|i| i.len.div_ceil(crate::chunks::CHUNK) <= crate::chunks::REUSE_UP_TO);
+        if let (Some(m), Some(i)) = (old, reuse) {
+            // A chunked string of a few chunks is overwritten in place: its chunk rows are
+            // replaced (fewer row changes than deleting them and inserting new ones).
+            let expire_at = expire.unwrap_or(m.expire_at);
+            crate::stmt::prepare(
+                self.conn,
+                "UPDATE main.relis_keys SET expire_at = ?3, version = ?4, count = ?5, mtime = ?6,
+                     head = ?7 WHERE db = ?1 AND key = ?2",
+            )?
+            .execute((db, key, expire_at, version, len as i64, self.now, head))?;
+            self.replace_chunks(i.id, i.len.div_ceil(crate::chunks::CHUNK), value)?;
+            return self.grow_chunks(i.id, value.len(), len);
+        }
         match old {
             Some(m) => {
                 self.delete_elements(m)?;
@@ -550,7 +566,7 @@ impl Writer<'_> {
                 self.note_new(db, key);
             }
         }
-        self.write_chunks(version, 0, value)?;
+        self.insert_chunks(version, value)?;
         self.grow_chunks(version, value.len(), len)
     }
 
@@ -639,6 +655,69 @@ impl Writer<'_> {
         )?
         .execute((db, key, new_len as i64, version, self.now, STRING_RAW))?;
         Ok(new_len)
+    }
+
+    /// Records a change made to the chunks of the string at `key` (`meta` its key row): a new
+    /// version and mtime, and whether the value is now raw (see [`STRING_RAW`]).
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub(crate) fn touch_string(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        meta: &KeyMeta,
+        raw: bool,
+    ) -> Result<()> {
+        let version = self.next_version();
+        crate::stmt::prepare(
+            self.conn,
+            "UPDATE main.relis_keys SET count = ?3, version = ?4, mtime = ?5, head = ?6
+             WHERE db = ?1 AND key = ?2",
+        )?
+        .execute((
+            db,
+            key,
+            meta.count,
+            version,
+            self.now,
+            i64::from(raw) * STRING_RAW,
+        ))?;
+        Ok(())
+    }
+
+    /// Writes `new` over the string at `key` that held `old` (`meta` its key row), keeping its
+    /// expiry, as [`Writer::put_string`]; a chunked value that keeps its length has only the
+    /// chunks that differ written (an HLL register or two in 12 KB).
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub(crate) fn rewrite_string(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        meta: &KeyMeta,
+        old: &[u8],
+        new: &[u8],
+    ) -> Result<()> {
+        match crate::chunks::chunked_info(meta) {
+            Some(i) if i.len == new.len() && old.len() == new.len() => {
+                self.patch_chunks(i.id, old, new)?;
+                self.touch_string(db, key, meta, false)
+            }
+            _ => self.put_string(db, key, Some(meta), new, None),
+        }
+    }
+
+    /// The bytes of the string whose key row is `meta` (a live string at `key`).
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub(crate) fn string_of(&self, db: u32, key: &[u8], meta: &KeyMeta) -> Result<Vec<u8>> {
+        match crate::chunks::chunked_info(meta) {
+            Some(i) => self.read_chunks(i.id, 0, i.len),
+            None => Ok(self.get(db, key)?.map(Vec::from).unwrap_or_default()),
+        }
     }
 
     /// Marks the string at `key` raw without writing it (Redis unshares a value for SETBIT or

@@ -119,9 +119,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Raw<S> {
                 return Some(f);
             }
             let n =
-                tokio::time::timeout(Duration::from_secs(10), self.stream.read_buf(&mut self.buf))
+                tokio::time::timeout(Duration::from_secs(30), self.stream.read_buf(&mut self.buf))
                     .await
-                    .expect("reply within 10s")
+                    .expect("reply within 30s")
                     .expect("read");
             if n == 0 {
                 return None;
@@ -141,9 +141,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Raw<S> {
                 return Some(before[..before.len() - self.buf.len()].to_vec());
             }
             let n =
-                tokio::time::timeout(Duration::from_secs(10), self.stream.read_buf(&mut self.buf))
+                tokio::time::timeout(Duration::from_secs(30), self.stream.read_buf(&mut self.buf))
                     .await
-                    .expect("reply within 10s")
+                    .expect("reply within 30s")
                     .expect("read");
             if n == 0 {
                 return None;
@@ -155,7 +155,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Raw<S> {
     pub async fn read_bytes(&mut self, n: usize) -> Vec<u8> {
         while self.buf.len() < n {
             let got =
-                tokio::time::timeout(Duration::from_secs(10), self.stream.read_buf(&mut self.buf))
+                tokio::time::timeout(Duration::from_secs(30), self.stream.read_buf(&mut self.buf))
                     .await
                     .expect("bytes within 10s")
                     .expect("read");
