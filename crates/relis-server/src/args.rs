@@ -47,10 +47,7 @@ impl Args {
             Some(s) => String::from_utf8_lossy(s).into_owned(),
             None => own.to_ascii_uppercase(),
         };
-        CmdError::err(format!(
-            "unknown subcommand or wrong number of arguments for '{sent}'. Try {} HELP.",
-            parent.to_ascii_uppercase()
-        ))
+        crate::error::subcommand_syntax(&sent, parent)
     }
 
     /// The command's name.

@@ -45,7 +45,7 @@ impl HIncrByFloat {
         match relis::add_float(None, &incr) {
             Ok(_) => {}
             Err(relis::Error::NanOrInfinity) => {
-                return Err(CmdError::err("value is NaN or Infinity"))
+                return Err(CmdError::VALUE_NAN_OR_INFINITY)
             }
             Err(_) => return Err(CmdError::NotFloat),
         }
@@ -71,7 +71,7 @@ impl WriteCmd for HIncrByFloat {
                 Ok(Frame::Bulk(v))
             }
             // The increment was checked already: this is the stored value.
-            Err(relis::Error::NotFloat) => Err(CmdError::err("hash value is not a float")),
+            Err(relis::Error::NotFloat) => Err(CmdError::HASH_NOT_FLOAT),
             Err(e) => Err(e.into()),
         }
     }

@@ -85,7 +85,7 @@ impl ScanOptions {
 /// sign, a negative value wraps, an empty string is 0), no leading space, nothing after the
 /// digits, no overflow. The argument ends at a NUL byte, as a C string does.
 pub fn parse_cursor(b: &[u8]) -> Result<u64, CmdError> {
-    let invalid = || CmdError::err("invalid cursor");
+    let invalid = || CmdError::INVALID_CURSOR;
     let b = &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())];
     let Some(&first) = b.first() else {
         return Ok(0);

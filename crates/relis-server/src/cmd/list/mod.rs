@@ -130,8 +130,8 @@ fn parse_end(arg: &[u8]) -> Result<End, CmdError> {
 /// A blocking command's timeout in seconds (fractional; 0 = forever), with Redis 7.0's errors.
 fn parse_timeout(arg: &[u8]) -> Result<Option<Duration>, CmdError> {
     match relis::parse_timeout_ms(arg) {
-        None => Err(CmdError::err("timeout is not a float or out of range")),
-        Some(ms) if ms < 0 => Err(CmdError::err("timeout is negative")),
+        None => Err(CmdError::TIMEOUT_NOT_FLOAT),
+        Some(ms) if ms < 0 => Err(CmdError::TIMEOUT_NEGATIVE),
         Some(0) => Ok(None),
         Some(ms) => Ok(Some(Duration::from_millis(ms as u64))),
     }
@@ -142,7 +142,7 @@ fn parse_timeout(arg: &[u8]) -> Result<Option<Duration>, CmdError> {
 fn parse_positive(arg: &[u8]) -> Result<usize, CmdError> {
     relis::parse_i64(arg)
         .and_then(|n| usize::try_from(n).ok())
-        .ok_or_else(|| CmdError::err("value is out of range, must be positive"))
+        .ok_or(CmdError::NOT_POSITIVE)
 }
 
 /// Test helper: splits a command line into arguments.

@@ -252,10 +252,7 @@ impl Function {
             if w.eq_ignore_ascii_case(b"replace") {
                 replace = true;
             } else {
-                return Err(CmdError::err(format!(
-                    "Unknown option given: {}",
-                    String::from_utf8_lossy(&w)
-                )));
+                return Err(CmdError::function_list_option(&w));
             }
         }
         let code = args.next()?;
@@ -274,9 +271,7 @@ impl Function {
             [] => {}
             [m] if m.eq_ignore_ascii_case(b"sync") || m.eq_ignore_ascii_case(b"async") => {}
             _ => {
-                return Err(CmdError::err(
-                    "FUNCTION FLUSH only supports SYNC|ASYNC option",
-                ))
+                return Err(CmdError::FUNCTION_FLUSH_OPTION)
             }
         }
         Parsed::conn(Function::Flush)
@@ -289,14 +284,11 @@ impl Function {
                 code = true;
             } else if w.eq_ignore_ascii_case(b"libraryname") && pattern.is_none() {
                 if args.remaining() == 0 {
-                    return Err(CmdError::err("library name argument was not given"));
+                    return Err(CmdError::FUNCTION_NO_LIBRARY_NAME);
                 }
                 pattern = Some(args.next()?);
             } else {
-                return Err(CmdError::err(format!(
-                    "Unknown argument {}",
-                    String::from_utf8_lossy(&w)
-                )));
+                return Err(CmdError::function_argument(&w));
             }
         }
         args.finish()?;
@@ -314,9 +306,7 @@ impl Function {
                 [p] if p.eq_ignore_ascii_case(b"flush") => Policy::Flush,
                 [p] if p.eq_ignore_ascii_case(b"append") => Policy::Append,
                 [p] if p.eq_ignore_ascii_case(b"replace") => Policy::Replace,
-                [_] => return Err(CmdError::err(
-                    "Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
-                )),
+                [_] => return Err(CmdError::FUNCTION_RESTORE_POLICY),
                 _ => return Err(CmdError::Syntax),
             };
         args.finish()?;
@@ -345,18 +335,14 @@ fn join(
     restoring: bool,
 ) -> Result<(), CmdError> {
     if libs.contains_key(&new.name) && !replace {
-        return Err(CmdError::err(if restoring {
-            format!("Library {} already exists", new.name)
-        } else {
-            format!("Library '{}' already exists", new.name)
-        }));
+        return Err(CmdError::library_exists(&new.name, restoring));
     }
     for f in new.functions.keys() {
         if libs
             .values()
             .any(|l| l.name != new.name && l.functions.contains_key(f))
         {
-            return Err(CmdError::err(format!("Function {f} already exists")));
+            return Err(CmdError::function_exists(f));
         }
     }
     libs.insert(new.name.clone(), new);
@@ -377,7 +363,7 @@ impl Function {
                 // Redis checks the name before it compiles anything.
                 let (name, _) = functions::parse_shebang(code)?;
                 if !replace && libs.contains_key(&name) {
-                    return Err(CmdError::err(format!("Library '{name}' already exists")));
+                    return Err(CmdError::library_exists(&name, false));
                 }
                 let lib = functions::evaluate(s, code)?;
                 join(libs, lib, *replace, false)?;
@@ -387,7 +373,7 @@ impl Function {
             Function::Delete(name) => {
                 let name = String::from_utf8_lossy(name).into_owned();
                 if libs.remove(&name).is_none() {
-                    return Err(CmdError::err("Library not found"));
+                    return Err(CmdError::LIBRARY_NOT_FOUND);
                 }
                 w.function_delete(&name)?;
                 Ok(ok())
@@ -526,7 +512,7 @@ impl ConnCmd for Function {
             let s = &c.server.scripting;
             match *self {
                 Function::Kill => {
-                    s.run.kill(false).map_err(CmdError::text)?;
+                    s.run.kill(false)?;
                     Ok(ok())
                 }
                 Function::Stats => {

@@ -170,9 +170,7 @@ pub fn get(config: &Config, patterns: &[String]) -> Vec<(String, String)> {
 /// in Redis, the first problem found is the one reported.
 pub fn set(config: &Config, pairs: &[(String, String)], local: bool) -> Result<Config, CmdError> {
     let failed = |name: &str, why: &str| {
-        CmdError::err(format!(
-            "CONFIG SET failed (possibly related to argument '{name}') - {why}"
-        ))
+        CmdError::config_set(&name, &why)
     };
     let protected_allowed = match config.get("enable-protected-configs").as_deref() {
         Some("yes") => true,
@@ -185,9 +183,7 @@ pub fn set(config: &Config, pairs: &[(String, String)], local: bool) -> Result<C
     for (name, _) in pairs {
         let (Some(access), Some(registered)) = (config.access(name), Config::registered_name(name))
         else {
-            return Err(CmdError::err(format!(
-                "Unknown option or number of arguments for CONFIG SET - '{name}'"
-            )));
+            return Err(CmdError::config_unknown(&name));
         };
         match access {
             Access::Immutable => return Err(failed(name, "can't set immutable config")),
@@ -235,9 +231,7 @@ fn check_listeners(
             tracing::warn!(
                 "CONFIG SET {registered}: Relis listens where it started; restart it with the new {registered} to move."
             );
-            return Err(CmdError::err(format!(
-                "CONFIG SET failed (possibly related to argument '{registered}') - {why}"
-            )));
+            return Err(CmdError::config_set(&registered, &why));
         }
     }
     Ok(())
@@ -296,9 +290,7 @@ fn reconfigure_tls(
             tracing::warn!(
                 "Failed applying new configuration. Possibly related to new {name} setting. Restoring previous settings."
             );
-            Err(CmdError::err(format!(
-                "CONFIG SET failed (possibly related to argument '{name}') - Unable to update TLS configuration. Check server logs."
-            )))
+            Err(CmdError::config_set(&name, "Unable to update TLS configuration. Check server logs."))
         }
     }
 }
@@ -389,7 +381,7 @@ impl ConnCmd for ConfigCmd {
                 }
                 ConfigCmd::Rewrite => {
                     let Some(path) = c.server.config_file.clone() else {
-                        return Err(CmdError::err("The server is running without a config file"));
+                        return Err(CmdError::CONFIG_NO_FILE);
                     };
                     let mut text = c.server.config.read().render();
                     // Without an ACL file, users live in the config file, as in Redis.
@@ -409,7 +401,7 @@ impl ConnCmd for ConfigCmd {
                         }
                         Err(e) => {
                             tracing::warn!("CONFIG REWRITE failed: {e}");
-                            Err(CmdError::err(format!("Rewriting config file: {e}")))
+                            Err(CmdError::config_rewrite(e))
                         }
                     }
                 }

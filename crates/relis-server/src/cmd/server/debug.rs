@@ -156,10 +156,7 @@ pub enum Debug {
 }
 
 fn wrong(sub: &[u8]) -> CmdError {
-    CmdError::err(format!(
-        "unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
-        String::from_utf8_lossy(sub)
-    ))
+    CmdError::debug_subcommand(sub)
 }
 
 /// C's `strtod` on the longest numeric prefix (0 when there is none), as Redis reads SLEEP.
@@ -197,7 +194,7 @@ fn atoi(s: &[u8]) -> i64 {
 fn positive(b: &[u8]) -> Result<u64, CmdError> {
     relis::parse_i64(b)
         .and_then(|n| u64::try_from(n).ok())
-        .ok_or_else(|| CmdError::err("value is out of range, must be positive"))
+        .ok_or(CmdError::NOT_POSITIVE)
 }
 
 fn protocol(kind: &[u8]) -> Result<Debug, CmdError> {
@@ -242,7 +239,7 @@ fn protocol(kind: &[u8]) -> Result<Debug, CmdError> {
             Frame::Push(vec![bulk("server-cpu-usage"), Frame::Integer(42)]),
             bulk("Some real reply following the push reply"),
         )),
-        _ => Err(CmdError::err("Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")),
+        _ => Err(CmdError::DEBUG_PROTOCOL),
     }
 }
 
@@ -285,16 +282,13 @@ fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
             // always the whole data, so each is accepted and changes nothing.
             for o in &rest {
                 if ![&b"merge"[..], b"noflush", b"nosave"].contains(&o.to_ascii_lowercase().as_slice()) {
-                    return Err(CmdError::err("DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."));
+                    return Err(CmdError::DEBUG_RELOAD_OPTION);
                 }
             }
             Debug::Reload
         }
         (name, n) if NO_OPS.contains(&(name, n)) => Debug::Reply(Frame::Simple(Bytes::from_static(b"OK"))),
-        (name, _) if NOT_HERE.contains(&name) => Debug::Reply(Frame::Error(Bytes::from(format!(
-            "ERR DEBUG {} does not apply to Relis (it keeps its data in SQLite, not in Redis's structures)",
-            lower.to_ascii_uppercase()
-        )))),
+        (name, _) if NOT_HERE.contains(&name) => Debug::Reply(CmdError::debug_not_here(&lower).to_frame()),
         _ => return Err(wrong(&sub)),
     };
     match d {
@@ -485,7 +479,7 @@ impl ReadCmd for Debug {
             }
             Debug::Object(key) => {
                 let Some(info) = r.object(cx.db, key)? else {
-                    return Err(CmdError::err("no such key"));
+                    return Err(CmdError::NoSuchKey);
                 };
                 let accessed = cx
                     .server
@@ -550,7 +544,7 @@ impl ConnCmd for Debug {
                 // An attribute is dropped for RESP2 (Redis sends none); a push is refused there.
                 return match (c.proto, first) {
                     (Protocol::Resp2, Frame::Push(_)) => {
-                        Err(CmdError::err("RESP2 is not supported by this command"))
+                        Err(CmdError::DEBUG_RESP2)
                     }
                     (Protocol::Resp2, _) => Ok(reply),
                     (Protocol::Resp3, first) => {
@@ -567,13 +561,9 @@ impl ConnCmd for Debug {
             })
             .await
             .map_err(|_| CmdError::from(relis::Error::Closed))?
-            .map_err(|e| CmdError::err(format!("Error trying to load the RDB dump: {e}")))?;
+            .map_err(|e| CmdError::debug_reload(e))?;
             if live != stored {
-                return Err(CmdError::err(format!(
-                    "Error trying to load the RDB dump: the file's keyspace differs from the live one (digest {} instead of {})",
-                    hex_string(&stored),
-                    hex_string(&live)
-                )));
+                return Err(CmdError::debug_reload_digest(&hex_string(&stored), &hex_string(&live)));
             }
             tracing::warn!("DB reloaded by DEBUG RELOAD (the file holds the live keyspace)");
             Ok(Frame::Simple(Bytes::from_static(b"OK")))

@@ -62,13 +62,13 @@ impl XRange {
         if start_ex {
             start = start
                 .next()
-                .ok_or_else(|| CmdError::err("invalid start ID for the interval"))?;
+                .ok_or(CmdError::INVALID_START_ID)?;
         }
         let (mut end, end_ex) = parse_bound(&end_arg, u64::MAX)?;
         if end_ex {
             end = end
                 .prev()
-                .ok_or_else(|| CmdError::err("invalid end ID for the interval"))?;
+                .ok_or(CmdError::INVALID_END_ID)?;
         }
         let mut count = None;
         while !args.is_empty() {

@@ -267,7 +267,7 @@ pub fn parse_score_bound(arg: &[u8]) -> Option<(f64, bool)> {
 /// # Errors
 /// `ERR min or max is not a float`.
 pub fn parse_score_range(min: &[u8], max: &[u8]) -> Result<relis::ScoreRange, CmdError> {
-    let err = || CmdError::err("min or max is not a float");
+    let err = || CmdError::MIN_MAX_NOT_FLOAT;
     let (min, min_ex) = parse_score_bound(min).ok_or_else(err)?;
     let (max, max_ex) = parse_score_bound(max).ok_or_else(err)?;
     Ok(relis::ScoreRange {
@@ -294,7 +294,7 @@ pub fn parse_lex_bound(arg: &[u8]) -> Option<LexBound> {
 /// # Errors
 /// `ERR min or max not valid string range item`.
 pub fn parse_lex_range(min: &[u8], max: &[u8]) -> Result<relis::LexRange, CmdError> {
-    let err = || CmdError::err("min or max not valid string range item");
+    let err = || CmdError::MIN_MAX_NOT_LEX;
     Ok(relis::LexRange {
         min: parse_lex_bound(min).ok_or_else(err)?,
         max: parse_lex_bound(max).ok_or_else(err)?,
@@ -307,8 +307,8 @@ pub fn parse_lex_range(min: &[u8], max: &[u8]) -> Result<relis::LexRange, CmdErr
 /// `ERR timeout is not a float or out of range`, `ERR timeout is negative`.
 pub fn parse_timeout(arg: &[u8]) -> Result<Option<Duration>, CmdError> {
     match relis::parse_timeout_ms(arg) {
-        None => Err(CmdError::err("timeout is not a float or out of range")),
-        Some(ms) if ms < 0 => Err(CmdError::err("timeout is negative")),
+        None => Err(CmdError::TIMEOUT_NOT_FLOAT),
+        Some(ms) if ms < 0 => Err(CmdError::TIMEOUT_NEGATIVE),
         Some(0) => Ok(None),
         Some(ms) => Ok(Some(Duration::from_millis(ms as u64))),
     }
@@ -372,11 +372,11 @@ fn bzmpop_keys(argv: &[Bytes]) -> Vec<usize> {
 }
 
 /// An integer that Redis reads with `getRangeLongFromObjectOrReply(.., 1, LONG_MAX, msg)`: any
-/// failure replies `msg`.
-fn parse_positive(arg: &[u8], msg: &str) -> Result<i64, CmdError> {
+/// failure replies `err`.
+fn parse_positive(arg: &[u8], err: CmdError) -> Result<i64, CmdError> {
     match relis::parse_i64(arg) {
         Some(n) if n >= 1 => Ok(n),
-        _ => Err(CmdError::err(msg)),
+        _ => Err(err),
     }
 }
 
