@@ -909,8 +909,8 @@ impl CmdError {
     pub const UNKILLABLE: CmdError = CmdError::fixed("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.");
     /// EVALSHA of an unknown SHA1.
     pub const NOSCRIPT: CmdError = CmdError::fixed("NOSCRIPT No matching script. Please use EVAL.");
-    /// The reply to a script stopped by SCRIPT KILL / FUNCTION KILL (before where it stopped).
-    pub const SCRIPT_KILLED: &'static str = "ERR Script killed by user with SCRIPT KILL...";
+    /// A Lua error that is neither a table nor a string.
+    pub const LUA_EXECUTION_FAILURE: CmdError = CmdError::fixed("ERR execution failure");
     /// FCALL of an unknown function.
     pub const FUNCTION_NOT_FOUND: CmdError = CmdError::fixed("ERR Function not found");
     /// EVAL_RO/FCALL_RO of a script that may write.
@@ -973,6 +973,18 @@ impl CmdError {
         "ERR Please specify at least one argument for this redis lib call";
     /// A Lua reply nested past the stack limit.
     pub const LUA_STACK_LIMIT: &'static str = "ERR reached lua stack limit";
+
+    /// The reply to a script stopped by SCRIPT KILL / FUNCTION KILL, with where the hook
+    /// stopped it (`source`, `line`) when known.
+    pub fn script_killed(name: &str, at: Option<(&str, i64)>) -> CmdError {
+        let msg = "ERR Script killed by user with SCRIPT KILL...";
+        match at {
+            Some((source, line)) => CmdError::text(sanitize(&format!(
+                "{msg} script: {name}, on {source}:{line}."
+            ))),
+            None => CmdError::text(msg),
+        }
+    }
 
     /// `redis.call` of XREAD/XREADGROUP with BLOCK; `cmd` as the script typed it.
     pub fn script_block(cmd: &[u8]) -> CmdError {
@@ -1139,5 +1151,134 @@ impl CmdError {
     /// SQL.DB CREATE of a database that exists.
     pub fn sql_db_exists(name: &str) -> CmdError {
         CmdError::err(format!("SQL database '{name}' exists already"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The code words Redis starts its error texts with.
+    const CODES: &[&str] = &[
+        "ERR", "WRONGTYPE", "NOPERM", "BUSY", "BUSYKEY", "BUSYGROUP", "NOSCRIPT", "EXECABORT",
+        "NOAUTH", "WRONGPASS", "NOGROUP", "INVALIDOBJ", "READONLY", "OOM", "UNBLOCKED",
+        "NOPROTO", "NOTBUSY", "UNKILLABLE", "IOERR", "MISCONF", "LOADING", "MASTERDOWN",
+        "NOREPLICAS", "DENIED", "CROSSSLOT", "TRYAGAIN", "CLUSTERDOWN", "MOVED", "ASK",
+    ];
+
+    /// Calls that build an error from the text given to them.
+    const BUILDERS: &[&str] = &["CmdError::err(", "CmdError::text(", "CmdError::Text("];
+
+    /// The places in `src` (a Rust file, its `mod tests` cut off) that write an error text
+    /// inline: a string literal starting with a code word and more, or an error built from a
+    /// literal or a `format!`. Comments are skipped; each hit is `line: excerpt`.
+    fn inline_texts(src: &str) -> Vec<String> {
+        let src = match src.find("#[cfg(test)]\nmod tests") {
+            Some(at) => &src[..at],
+            None => src,
+        };
+        let b = src.as_bytes();
+        let line = |at: usize| src[..at].matches('\n').count() + 1;
+        let mut hits = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            match b[i] {
+                b'/' if b.get(i + 1) == Some(&b'/') => {
+                    i = src[i..].find('\n').map_or(b.len(), |n| i + n);
+                }
+                // A char literal ('"', '\'', 'x') or a lifetime ('a).
+                b'\'' => {
+                    i += match (b.get(i + 1), b.get(i + 2)) {
+                        (Some(b'\\'), _) => src[i + 2..].find('\'').map_or(1, |n| n + 3),
+                        (_, Some(b'\'')) => 3,
+                        _ => 1,
+                    };
+                }
+                b'"' => {
+                    let raw = i > 0 && b[i - 1] == b'r' || i > 1 && b[i - 1] == b'#';
+                    let mut j = i + 1;
+                    while j < b.len() && b[j] != b'"' {
+                        j += if b[j] == b'\\' && !raw { 2 } else { 1 };
+                    }
+                    let text = src[i + 1..j.min(b.len())].trim_start_matches('-');
+                    let coded = text.split_once(' ').is_some_and(|(word, rest)| {
+                        CODES.contains(&word) && !rest.is_empty()
+                    });
+                    if coded {
+                        let excerpt = text.lines().next().unwrap_or_default();
+                        hits.push(format!("{}: {}", line(i), &excerpt[..excerpt.len().min(60)]));
+                    }
+                    i = j + 1;
+                }
+                _ => {
+                    if let Some(call) = BUILDERS.iter().find(|c| src[i..].starts_with(*c)) {
+                        let arg = src[i + call.len()..].trim_start();
+                        let inline = ["\"", "r\"", "r#\"", "format!", "sanitize(&format!"];
+                        if inline.iter().any(|p| arg.starts_with(p)) {
+                            let excerpt = arg.lines().next().unwrap_or_default();
+                            hits.push(format!("{}: {call}{excerpt}", line(i)));
+                        }
+                        i += call.len();
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+        }
+        hits
+    }
+
+    #[test]
+    fn scanner_finds_inline_texts() {
+        let src = concat!(
+            "fn a() -> CmdError { CmdError::err(\"no such thing\") }\n",
+            "// CmdError::err(\"in a comment\")\n",
+            "fn b() -> CmdError { CmdError::text(format!(\"NOGROUP {x}\")) }\n",
+            "const C: &str = \"WRONGTYPE Operation\";\n",
+            "const D: &[u8] = b\"-ERR x\";\n",
+            "fn e(s: &str) -> &str { s.strip_prefix(\"ERR \").unwrap_or(s) }\n",
+            "fn f() -> CmdError { CmdError::NOTBUSY }\n",
+            "fn g() -> char { '\"' }\n",
+            "fn h() -> CmdError { CmdError::text(sanitize(&format!(\"x {y}\"))) }\n",
+            "#[cfg(test)]\nmod tests {\n  const T: &str = \"ERR in a test\";\n}\n",
+        );
+        let lines: Vec<String> = inline_texts(src)
+            .iter()
+            .map(|h| h.split(':').next().unwrap().to_string())
+            .collect();
+        assert_eq!(lines, ["1", "3", "3", "4", "5", "9"]);
+    }
+
+    /// Every error text lives in this file: a new one written inline elsewhere fails here (add it
+    /// above as a constant or a constructor instead).
+    #[test]
+    fn no_inline_error_texts_outside_this_file() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut dirs = vec![root.clone()];
+        let mut found = Vec::new();
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs")
+                    && path != root.join("error.rs")
+                {
+                    let src = std::fs::read_to_string(&path).unwrap();
+                    for hit in inline_texts(&src) {
+                        found.push(format!("{}:{hit}", path.strip_prefix(&root).unwrap().display()));
+                    }
+                }
+            }
+        }
+        found.sort();
+        assert!(found.is_empty(), "error texts outside error.rs:\n{}", found.join("\n"));
+    }
+
+    #[test]
+    fn fixed_texts_equal_built_ones() {
+        // Tests compare errors by value: a constant equals the same text built at run time.
+        assert_eq!(CmdError::NOTBUSY, CmdError::text(CmdError::NOTBUSY.message()));
+        assert_eq!(CmdError::TIMEOUT_NEGATIVE, CmdError::err("timeout is negative"));
     }
 }

@@ -724,7 +724,7 @@ fn raise(_lua: &Lua, msg: &str) -> mlua::Error {
 /// (mlua raises errors from Rust as wrapped values; the handler turns them into strings and
 /// the error handler and `pcall` unwrap it).
 pub(super) fn rust_error(msg: &str) -> mlua::Error {
-    raw_error(&format!("ERR {msg}"))
+    raw_error(&CmdError::err(msg).message())
 }
 
 /// [`rust_error`] with a complete error text (code word included).
@@ -1026,13 +1026,8 @@ fn clip(s: &str) -> &str {
 
 /// The reply to a killed script: Redis's text, with where the hook stopped it.
 fn killed_reply(run: &RunState, name: &str) -> CmdError {
-    let msg = CmdError::SCRIPT_KILLED;
-    match run.stopped_at.lock().take() {
-        Some((source, line)) => CmdError::text(sanitize(&format!(
-            "{msg} script: {name}, on {source}:{line}."
-        ))),
-        None => CmdError::text(msg),
-    }
+    let at = run.stopped_at.lock().take();
+    CmdError::script_killed(name, at.as_ref().map(|(source, line)| (source.as_str(), *line)))
 }
 
 /// The reply to a script that raised `v` (the handler's table): `-<err> script: <name>, on

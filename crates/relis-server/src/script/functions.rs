@@ -187,7 +187,7 @@ fn run_library(engine: &Engine, body: &[u8]) -> Result<Vec<Registered>, CmdError
                 .map(|s| s.to_string_lossy())
                 .unwrap_or_default(),
             Some(Value::String(s)) => CmdError::err(s.to_string_lossy()).message(),
-            _ => CmdError::err("execution failure").message(),
+            _ => CmdError::LUA_EXECUTION_FAILURE.message(),
         };
         return Err(CmdError::function_register(&msg));
     }
