@@ -46,7 +46,6 @@ pub const CATEGORIES: &[&str] = &[
 const READ: u8 = 1;
 const WRITE: u8 = 2;
 
-
 /// Why a rule was refused; [`RuleError::message`] is Redis's text for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RuleError {

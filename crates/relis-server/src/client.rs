@@ -300,9 +300,7 @@ impl Client {
         if self.multi.is_some() && spec.has("no_multi") {
             self.reject(idx);
             self.flag_multi();
-            return Step::Reply(
-                CmdError::NOT_IN_MULTI.to_frame(),
-            );
+            return Step::Reply(CmdError::NOT_IN_MULTI.to_frame());
         }
         // ACL: one atomic load for a user that may run anything (the default user).
         if !self.user.unrestricted() {
@@ -339,10 +337,7 @@ impl Client {
         {
             self.reject(idx);
             self.flag_multi();
-            return self.rejected(
-                spec,
-                CmdError::REPLICA_KEYSPACE,
-            );
+            return self.rejected(spec, CmdError::REPLICA_KEYSPACE);
         }
         // A script past busy-reply-threshold holds the writer: Redis answers BUSY to all but
         // a few commands (those flagged `allow_busy`) until it ends or is killed. Like Redis,
@@ -535,9 +530,7 @@ impl Client {
         self.info.multi.store(-1, Ordering::Relaxed);
         let msg = e.message();
         let msg = msg.strip_prefix("ERR ").unwrap_or(&msg);
-        Step::Reply(
-            CmdError::execabort_because(msg).to_frame(),
-        )
+        Step::Reply(CmdError::execabort_because(msg).to_frame())
     }
 
     /// Whether the protected command guarded by `setting` may run for this client: the

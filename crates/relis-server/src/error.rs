@@ -242,8 +242,7 @@ impl CmdError {
     /// A negative `numkeys` (EVAL, FCALL).
     pub const NUMKEYS_NEGATIVE: CmdError = CmdError::fixed("ERR Number of keys can't be negative");
     /// A COUNT below 1 (LMPOP, ZMPOP and their blocking forms).
-    pub const COUNT_NOT_POSITIVE: CmdError =
-        CmdError::fixed("ERR count should be greater than 0");
+    pub const COUNT_NOT_POSITIVE: CmdError = CmdError::fixed("ERR count should be greater than 0");
     /// A COUNT below 1 (GEOSEARCH, XAUTOCLAIM).
     pub const COUNT_NOT_ABOVE_ZERO: CmdError = CmdError::fixed("ERR COUNT must be > 0");
     /// A negative count (LPOP/RPOP, SPOP, ZPOPMIN/ZPOPMAX, DEBUG).
@@ -257,15 +256,16 @@ impl CmdError {
         "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
     );
     /// An integer outside a C `int` (`getIntFromObjectOrReply`).
-    pub const OUT_OF_INT_RANGE: CmdError = CmdError::fixed(
-        "ERR value is out of range, value must between -2147483648 and 2147483647",
-    );
+    pub const OUT_OF_INT_RANGE: CmdError =
+        CmdError::fixed("ERR value is out of range, value must between -2147483648 and 2147483647");
     /// A negative LIMIT (SINTERCARD, ZINTERCARD).
     pub const LIMIT_NEGATIVE: CmdError = CmdError::fixed("ERR LIMIT can't be negative");
 
     /// A set operation given no keys: `at least 1 input key is needed for '<cmd>' command`.
     pub fn no_input_keys(cmd: &str) -> CmdError {
-        CmdError::err(format!("at least 1 input key is needed for '{cmd}' command"))
+        CmdError::err(format!(
+            "at least 1 input key is needed for '{cmd}' command"
+        ))
     }
 }
 
@@ -529,7 +529,8 @@ impl CmdError {
     pub const XADD_ID_ZERO: CmdError =
         CmdError::fixed("ERR The ID specified in XADD must be greater than 0-0");
     /// XSETID with a negative ENTRIESADDED.
-    pub const XSETID_ENTRIES_ADDED: CmdError = CmdError::fixed("ERR entries_added must be positive");
+    pub const XSETID_ENTRIES_ADDED: CmdError =
+        CmdError::fixed("ERR entries_added must be positive");
     /// XSETID with an ID below MAXDELETEDID.
     pub const XSETID_BELOW_MAX_DELETED: CmdError = CmdError::fixed(
         "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id",
@@ -748,9 +749,8 @@ impl CmdError {
         "NOPERM this user has no permissions to access one of the channels used as arguments",
     );
     /// A script's command the user may not run.
-    pub const SCRIPT_NOPERM_COMMAND: CmdError = CmdError::fixed(
-        "ERR The user executing the script can't run this command or subcommand",
-    );
+    pub const SCRIPT_NOPERM_COMMAND: CmdError =
+        CmdError::fixed("ERR The user executing the script can't run this command or subcommand");
     /// A script's key the user may not touch.
     pub const SCRIPT_NOPERM_KEYS: CmdError = CmdError::fixed("ERR The user executing the script can't access at least one of the keys mentioned in the command arguments");
     /// A script's channel the user may not publish to.
@@ -828,7 +828,8 @@ impl CmdError {
     /// SHUTDOWN ABORT with no shutdown waiting.
     pub const NO_SHUTDOWN: CmdError = CmdError::fixed("ERR No shutdown in progress.");
     /// SHUTDOWN that could not save.
-    pub const SHUTDOWN_FAILED: CmdError = CmdError::fixed("ERR Errors trying to SHUTDOWN. Check logs.");
+    pub const SHUTDOWN_FAILED: CmdError =
+        CmdError::fixed("ERR Errors trying to SHUTDOWN. Check logs.");
     /// MODULE LOAD: Relis has no modules.
     pub const NO_MODULES: CmdError =
         CmdError::fixed("ERR Error loading the extension. Relis does not support modules.");
@@ -886,10 +887,7 @@ impl CmdError {
 
     /// LATENCY GRAPH of an event without samples.
     pub fn latency_no_samples(event: &[u8]) -> CmdError {
-        CmdError::err(format!(
-            "No samples available for event '{}'",
-            lossy(event)
-        ))
+        CmdError::err(format!("No samples available for event '{}'", lossy(event)))
     }
 }
 
@@ -1116,9 +1114,8 @@ impl CmdError {
 // Relis's own SQL commands (no Redis counterpart; worded in Redis's manner).
 impl CmdError {
     /// SQL.DB with a bad database name.
-    pub const SQL_DB_NAME: CmdError = CmdError::fixed(
-        "ERR invalid database name (1 to 128 bytes, no '/' or control characters)",
-    );
+    pub const SQL_DB_NAME: CmdError =
+        CmdError::fixed("ERR invalid database name (1 to 128 bytes, no '/' or control characters)");
     /// REDISQL ... INTO a stream.
     pub const REDISQL_INTO_STREAM: CmdError =
         CmdError::fixed("ERR REDISQL ... INTO (streams) is not supported");
@@ -1160,10 +1157,35 @@ mod tests {
 
     /// The code words Redis starts its error texts with.
     const CODES: &[&str] = &[
-        "ERR", "WRONGTYPE", "NOPERM", "BUSY", "BUSYKEY", "BUSYGROUP", "NOSCRIPT", "EXECABORT",
-        "NOAUTH", "WRONGPASS", "NOGROUP", "INVALIDOBJ", "READONLY", "OOM", "UNBLOCKED",
-        "NOPROTO", "NOTBUSY", "UNKILLABLE", "IOERR", "MISCONF", "LOADING", "MASTERDOWN",
-        "NOREPLICAS", "DENIED", "CROSSSLOT", "TRYAGAIN", "CLUSTERDOWN", "MOVED", "ASK",
+        "ERR",
+        "WRONGTYPE",
+        "NOPERM",
+        "BUSY",
+        "BUSYKEY",
+        "BUSYGROUP",
+        "NOSCRIPT",
+        "EXECABORT",
+        "NOAUTH",
+        "WRONGPASS",
+        "NOGROUP",
+        "INVALIDOBJ",
+        "READONLY",
+        "OOM",
+        "UNBLOCKED",
+        "NOPROTO",
+        "NOTBUSY",
+        "UNKILLABLE",
+        "IOERR",
+        "MISCONF",
+        "LOADING",
+        "MASTERDOWN",
+        "NOREPLICAS",
+        "DENIED",
+        "CROSSSLOT",
+        "TRYAGAIN",
+        "CLUSTERDOWN",
+        "MOVED",
+        "ASK",
     ];
 
     /// Calls that build an error from the text given to them.
@@ -1189,7 +1211,7 @@ mod tests {
                 // A char literal ('"', '\'', 'x') or a lifetime ('a).
                 b'\'' => {
                     i += match (b.get(i + 1), b.get(i + 2)) {
-                        (Some(b'\\'), _) => src[i + 2..].find('\'').map_or(1, |n| n + 3),
+                        (Some(b'\\'), _) => src[i + 3..].find('\'').map_or(1, |n| n + 4),
                         (_, Some(b'\'')) => 3,
                         _ => 1,
                     };
@@ -1201,12 +1223,16 @@ mod tests {
                         j += if b[j] == b'\\' && !raw { 2 } else { 1 };
                     }
                     let text = src[i + 1..j.min(b.len())].trim_start_matches('-');
-                    let coded = text.split_once(' ').is_some_and(|(word, rest)| {
-                        CODES.contains(&word) && !rest.is_empty()
-                    });
+                    let coded = text
+                        .split_once(' ')
+                        .is_some_and(|(word, rest)| CODES.contains(&word) && !rest.is_empty());
                     if coded {
                         let excerpt = text.lines().next().unwrap_or_default();
-                        hits.push(format!("{}: {}", line(i), &excerpt[..excerpt.len().min(60)]));
+                        hits.push(format!(
+                            "{}: {}",
+                            line(i),
+                            &excerpt[..excerpt.len().min(60)]
+                        ));
                     }
                     i = j + 1;
                 }
@@ -1238,7 +1264,7 @@ mod tests {
             "const D: &[u8] = b\"-ERR x\";\n",
             "fn e(s: &str) -> &str { s.strip_prefix(\"ERR \").unwrap_or(s) }\n",
             "fn f() -> CmdError { CmdError::NOTBUSY }\n",
-            "fn g() -> char { '\"' }\n",
+            "fn g() -> (char, char) { ('\"', '\\'') }\n",
             "fn h() -> CmdError { CmdError::text(sanitize(&format!(\"x {y}\"))) }\n",
             "#[cfg(test)]\nmod tests {\n  const T: &str = \"ERR in a test\";\n}\n",
         );
@@ -1266,19 +1292,32 @@ mod tests {
                 {
                     let src = std::fs::read_to_string(&path).unwrap();
                     for hit in inline_texts(&src) {
-                        found.push(format!("{}:{hit}", path.strip_prefix(&root).unwrap().display()));
+                        found.push(format!(
+                            "{}:{hit}",
+                            path.strip_prefix(&root).unwrap().display()
+                        ));
                     }
                 }
             }
         }
         found.sort();
-        assert!(found.is_empty(), "error texts outside error.rs:\n{}", found.join("\n"));
+        assert!(
+            found.is_empty(),
+            "error texts outside error.rs:\n{}",
+            found.join("\n")
+        );
     }
 
     #[test]
     fn fixed_texts_equal_built_ones() {
         // Tests compare errors by value: a constant equals the same text built at run time.
-        assert_eq!(CmdError::NOTBUSY, CmdError::text(CmdError::NOTBUSY.message()));
-        assert_eq!(CmdError::TIMEOUT_NEGATIVE, CmdError::err("timeout is negative"));
+        assert_eq!(
+            CmdError::NOTBUSY,
+            CmdError::text(CmdError::NOTBUSY.message())
+        );
+        assert_eq!(
+            CmdError::TIMEOUT_NEGATIVE,
+            CmdError::err("timeout is negative")
+        );
     }
 }

@@ -718,33 +718,6 @@ async fn scripts_match_redis_resp3() {
     run_scripts(true).await;
 }
 
-/// Sends a command without waiting for its reply.
-async fn send(c: &mut Raw, args: &[&str]) {
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    c.send(&encode_command(&args)).await;
-}
-
-/// Waits (polling, up to 10 s) until CLIENT LIST shows `n` clients blocked in XREAD.
-async fn wait_blocked(c: &mut Raw, n: usize) {
-    for _ in 0..1000 {
-        let info = match c.cmd(&["INFO", "clients"]).await {
-            Frame::Bulk(b) => b,
-            Frame::Verbatim { data, .. } => data,
-            other => panic!("INFO: {other:?}"),
-        };
-        let now: usize = String::from_utf8_lossy(&info)
-            .lines()
-            .find_map(|l| l.strip_prefix("blocked_clients:"))
-            .and_then(|v| v.trim().parse().ok())
-            .expect("blocked_clients");
-        if now == n {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    panic!("never saw {n} blocked clients");
-}
-
 /// `[[key, [[id, [f, v]]]]]`, XREAD's RESP2 reply for one entry of one stream.
 fn one_entry(key: &str, id: &str, f: &str, v: &str) -> Frame {
     arr(vec![arr(vec![

@@ -283,9 +283,7 @@ impl Engine {
             .load(&*src)
             .set_name("@user_script")
             .into_function()
-            .map_err(|e| {
-                CmdError::script_compile(&lua_message(&e))
-            })?;
+            .map_err(|e| CmdError::script_compile(&lua_message(&e)))?;
         Ok((f, shebang))
     }
 
@@ -1027,7 +1025,10 @@ fn clip(s: &str) -> &str {
 /// The reply to a killed script: Redis's text, with where the hook stopped it.
 fn killed_reply(run: &RunState, name: &str) -> CmdError {
     let at = run.stopped_at.lock().take();
-    CmdError::script_killed(name, at.as_ref().map(|(source, line)| (source.as_str(), *line)))
+    CmdError::script_killed(
+        name,
+        at.as_ref().map(|(source, line)| (source.as_str(), *line)),
+    )
 }
 
 /// The reply to a script that raised `v` (the handler's table): `-<err> script: <name>, on
@@ -1078,9 +1079,7 @@ fn redis_call(
             Value::String(s) => buf.extend_from_slice(&s.as_bytes()),
             Value::Integer(n) => buf.extend_from_slice(resp::format_double(*n as f64).as_bytes()),
             Value::Number(n) => buf.extend_from_slice(resp::format_double(*n).as_bytes()),
-            _ => {
-                return Ok(Err(CmdError::SCRIPT_ARGUMENT_TYPE.as_bytes().to_vec()))
-            }
+            _ => return Ok(Err(CmdError::SCRIPT_ARGUMENT_TYPE.as_bytes().to_vec())),
         }
         ends.push(buf.len());
     }
@@ -1136,13 +1135,17 @@ fn log_denial(st: &RunCx<'_, '_>, d: crate::acl::Denied, spec: &crate::cmd::Spec
 /// Runs one command line for a script, as Redis's `scriptCall` checks it.
 fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError> {
     let table = CmdTable::get();
-    let (mut idx, mut spec) = table.lookup(&argv[0]).ok_or(CmdError::SCRIPT_UNKNOWN_COMMAND)?;
+    let (mut idx, mut spec) = table
+        .lookup(&argv[0])
+        .ok_or(CmdError::SCRIPT_UNKNOWN_COMMAND)?;
     let mut skip = 1;
     if !(spec.subcommands.is_empty() || argv.len() < 2 && spec.arity_ok(argv.len())) {
         if argv.len() < 2 {
             return Err(CmdError::SCRIPT_ARITY);
         }
-        (idx, spec) = table.lookup_sub(spec, &argv[1]).ok_or(CmdError::SCRIPT_UNKNOWN_COMMAND)?;
+        (idx, spec) = table
+            .lookup_sub(spec, &argv[1])
+            .ok_or(CmdError::SCRIPT_UNKNOWN_COMMAND)?;
         skip = 2;
     }
     if !spec.arity_ok(argv.len()) {

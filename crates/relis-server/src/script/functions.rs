@@ -147,9 +147,7 @@ fn run_library(engine: &Engine, body: &[u8]) -> Result<Vec<Registered>, CmdError
         .load(body)
         .set_name("@user_function")
         .into_function()
-        .map_err(|e| {
-            CmdError::function_compile(&lua_message(&e))
-        })?;
+        .map_err(|e| CmdError::function_compile(&lua_message(&e)))?;
     let out = std::cell::RefCell::new(Vec::<Registered>::new());
     let res = lua.scope(|scope| {
         let register = scope.create_function(|lua, args: MultiValue| {
@@ -176,9 +174,8 @@ fn run_library(engine: &Engine, body: &[u8]) -> Result<Vec<Registered>, CmdError
         // The time limit: an uncatchable error, which no handler turned into a table.
         return Err(CmdError::FUNCTION_LOAD_TIMEOUT);
     }
-    let res = res.map_err(|e| {
-        CmdError::function_register(&CmdError::err(lua_message(&e)).message())
-    })?;
+    let res =
+        res.map_err(|e| CmdError::function_register(&CmdError::err(lua_message(&e)).message()))?;
     let mut it = res.into_iter();
     if !matches!(it.next(), Some(Value::Boolean(true))) {
         let msg = match it.next() {

@@ -186,7 +186,6 @@ pub enum AclCmd {
     Help,
 }
 
-
 impl AclCmd {
     fn parse_cat(args: &mut Args) -> Result<Parsed, CmdError> {
         let cat = if args.is_empty() {

@@ -303,8 +303,7 @@ impl ClientCmd {
         };
         args.finish()?;
         // The mode is checked before the timeout, as in Redis.
-        let ms = crate::args::parse_i64(&timeout)
-            .map_err(|_| CmdError::TIMEOUT_NOT_INTEGER)?;
+        let ms = crate::args::parse_i64(&timeout).map_err(|_| CmdError::TIMEOUT_NOT_INTEGER)?;
         if ms < 0 {
             return Err(CmdError::TIMEOUT_NEGATIVE);
         }

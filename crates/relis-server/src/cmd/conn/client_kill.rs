@@ -113,7 +113,7 @@ impl ConnCmd for ClientKill {
         Box::pin(async move {
             if let Some(user) = &self.user {
                 if c.server.acl.user(user.as_bytes()).is_none() {
-                    return Err(CmdError::no_such_user(&user));
+                    return Err(CmdError::no_such_user(user));
                 }
             }
             let me = c.info.id;

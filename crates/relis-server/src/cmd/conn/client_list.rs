@@ -69,9 +69,7 @@ impl ClientType {
             b"slave" | b"replica" => ClientType::Replica,
             b"pubsub" => ClientType::PubSub,
             b"master" => ClientType::Master,
-            _ => {
-                return Err(CmdError::client_type(b))
-            }
+            _ => return Err(CmdError::client_type(b)),
         })
     }
 

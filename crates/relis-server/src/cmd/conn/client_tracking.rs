@@ -145,9 +145,7 @@ impl ConnCmd for Tracking {
             let target = match redirect {
                 Some(id) => match c.server.clients.lock().get(&id) {
                     Some(info) => Some(info.clone()),
-                    None => {
-                        return Err(CmdError::TRACKING_NO_REDIRECT_TARGET)
-                    }
+                    None => return Err(CmdError::TRACKING_NO_REDIRECT_TARGET),
                 },
                 None => None,
             };

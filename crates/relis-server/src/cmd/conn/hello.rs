@@ -51,8 +51,7 @@ impl Hello {
             return Ok(h);
         };
         args.next()?;
-        let ver = parse_i64(&ver)
-            .map_err(|_| CmdError::HELLO_VERSION)?;
+        let ver = parse_i64(&ver).map_err(|_| CmdError::HELLO_VERSION)?;
         h.proto = Some(match ver {
             2 => Protocol::Resp2,
             3 => Protocol::Resp3,

@@ -91,8 +91,7 @@ pub struct Search {
 
 /// `<number> <unit>`: Redis's `extractDistanceOrReply`.
 fn radius(n: &[u8], u: &[u8]) -> Result<(f64, f64), CmdError> {
-    let r =
-        crate::cmd::zset::parse_double(n).ok_or(CmdError::GEO_NEED_RADIUS)?;
+    let r = crate::cmd::zset::parse_double(n).ok_or(CmdError::GEO_NEED_RADIUS)?;
     if r < 0.0 {
         return Err(CmdError::GEO_RADIUS_NEGATIVE);
     }
@@ -102,8 +101,7 @@ fn radius(n: &[u8], u: &[u8]) -> Result<(f64, f64), CmdError> {
 /// `<width> <height> <unit>`: Redis's `extractBoxOrReply`.
 fn bbox(w: &[u8], h: &[u8], u: &[u8]) -> Result<(f64, f64, f64), CmdError> {
     let w = crate::cmd::zset::parse_double(w).ok_or(CmdError::GEO_NEED_WIDTH)?;
-    let h =
-        crate::cmd::zset::parse_double(h).ok_or(CmdError::GEO_NEED_HEIGHT)?;
+    let h = crate::cmd::zset::parse_double(h).ok_or(CmdError::GEO_NEED_HEIGHT)?;
     if h < 0.0 || w < 0.0 {
         return Err(CmdError::GEO_BOX_NEGATIVE);
     }
@@ -244,7 +242,11 @@ impl Search {
         }
         // The checks after the loop, in Redis's order.
         if self.dst.is_some() && (self.withdist || self.withhash || self.withcoord) {
-            return Err(if form == Form::SearchStore { CmdError::GEOSEARCHSTORE_WITH } else { CmdError::GEORADIUS_STORE_WITH });
+            return Err(if form == Form::SearchStore {
+                CmdError::GEOSEARCHSTORE_WITH
+            } else {
+                CmdError::GEORADIUS_STORE_WITH
+            });
         }
         if form.is_search() && !(frommember || fromloc) {
             return Err(CmdError::geo_one_from(&self.sent_name));

@@ -44,9 +44,7 @@ impl HIncrByFloat {
         // Adding the increment to nothing checks it as Redis does (pure arithmetic, no I/O).
         match relis::add_float(None, &incr) {
             Ok(_) => {}
-            Err(relis::Error::NanOrInfinity) => {
-                return Err(CmdError::VALUE_NAN_OR_INFINITY)
-            }
+            Err(relis::Error::NanOrInfinity) => return Err(CmdError::VALUE_NAN_OR_INFINITY),
             Err(_) => return Err(CmdError::NotFloat),
         }
         args.finish()?;

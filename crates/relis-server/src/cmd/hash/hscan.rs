@@ -82,8 +82,8 @@ impl ReadCmd for HScan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cmd::keys::scan::ScanOptions;
     use crate::cmd::hash::args_of;
+    use crate::cmd::keys::scan::ScanOptions;
 
     fn parse(line: &str) -> Result<HScan, CmdError> {
         HScan::from_args(&mut args_of("hscan", line))

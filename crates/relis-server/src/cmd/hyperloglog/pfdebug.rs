@@ -78,9 +78,7 @@ impl WriteCmd for PfDebug {
             PfDebugOut::Decoded(None) => return Err(CmdError::PFDEBUG_NOT_SPARSE),
             PfDebugOut::Encoding(e) => Frame::Simple(Bytes::from_static(e.as_bytes())),
             PfDebugOut::Converted(c) => Frame::Integer(i64::from(c)),
-            PfDebugOut::Checked => {
-                return Err(CmdError::pfdebug_unknown(&self.sub))
-            }
+            PfDebugOut::Checked => return Err(CmdError::pfdebug_unknown(&self.sub)),
         })
     }
 }

@@ -73,8 +73,7 @@ impl LMPop {
                 count = Some(
                     relis::parse_i64(&args.next()?)
                         .filter(|n| *n > 0)
-                        .ok_or(CmdError::COUNT_NOT_POSITIVE)?
-                        as usize,
+                        .ok_or(CmdError::COUNT_NOT_POSITIVE)? as usize,
                 );
             } else {
                 return Err(CmdError::Syntax);

@@ -72,7 +72,10 @@ impl Failover {
 impl ConnCmd for Failover {
     fn exec<'a>(self: Box<Self>, _c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
         Box::pin(async move {
-            Err(match *self { Failover::Abort => CmdError::NO_FAILOVER, Failover::Start => CmdError::FAILOVER_NO_REPLICAS })
+            Err(match *self {
+                Failover::Abort => CmdError::NO_FAILOVER,
+                Failover::Start => CmdError::FAILOVER_NO_REPLICAS,
+            })
         })
     }
 }

@@ -65,9 +65,7 @@ impl Replconf {
             } else if is("rdb-only") {
                 match relis::parse_i64(val) {
                     Some(0 | 1) => {}
-                    Some(_) => {
-                        return Err(CmdError::REPLCONF_BOOL)
-                    }
+                    Some(_) => return Err(CmdError::REPLCONF_BOOL),
                     None => return Err(CmdError::NotInteger),
                 }
             } else {

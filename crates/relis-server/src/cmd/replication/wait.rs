@@ -55,8 +55,7 @@ impl Wait {
         let numreplicas = args.next_i64()?;
         let t = args.next()?;
         args.finish()?;
-        let ms = relis::parse_i64(&t)
-            .ok_or(CmdError::TIMEOUT_NOT_INTEGER)?;
+        let ms = relis::parse_i64(&t).ok_or(CmdError::TIMEOUT_NOT_INTEGER)?;
         if ms < 0 {
             return Err(CmdError::TIMEOUT_NEGATIVE);
         }

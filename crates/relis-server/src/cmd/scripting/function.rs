@@ -270,9 +270,7 @@ impl Function {
         match mode.as_slice() {
             [] => {}
             [m] if m.eq_ignore_ascii_case(b"sync") || m.eq_ignore_ascii_case(b"async") => {}
-            _ => {
-                return Err(CmdError::FUNCTION_FLUSH_OPTION)
-            }
+            _ => return Err(CmdError::FUNCTION_FLUSH_OPTION),
         }
         Parsed::conn(Function::Flush)
     }
@@ -300,15 +298,14 @@ impl Function {
     }
     fn parse_restore(args: &mut Args) -> Result<Parsed, CmdError> {
         let payload = args.next()?;
-        let policy =
-            match args.rest().as_slice() {
-                [] => Policy::Append,
-                [p] if p.eq_ignore_ascii_case(b"flush") => Policy::Flush,
-                [p] if p.eq_ignore_ascii_case(b"append") => Policy::Append,
-                [p] if p.eq_ignore_ascii_case(b"replace") => Policy::Replace,
-                [_] => return Err(CmdError::FUNCTION_RESTORE_POLICY),
-                _ => return Err(CmdError::Syntax),
-            };
+        let policy = match args.rest().as_slice() {
+            [] => Policy::Append,
+            [p] if p.eq_ignore_ascii_case(b"flush") => Policy::Flush,
+            [p] if p.eq_ignore_ascii_case(b"append") => Policy::Append,
+            [p] if p.eq_ignore_ascii_case(b"replace") => Policy::Replace,
+            [_] => return Err(CmdError::FUNCTION_RESTORE_POLICY),
+            _ => return Err(CmdError::Syntax),
+        };
         args.finish()?;
         Parsed::conn(Function::Restore(payload, policy))
     }

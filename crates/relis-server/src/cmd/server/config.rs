@@ -169,9 +169,7 @@ pub fn get(config: &Config, patterns: &[String]) -> Vec<(String, String)> {
 /// Redis's texts for unknown, immutable, protected or repeated parameters and bad values. As
 /// in Redis, the first problem found is the one reported.
 pub fn set(config: &Config, pairs: &[(String, String)], local: bool) -> Result<Config, CmdError> {
-    let failed = |name: &str, why: &str| {
-        CmdError::config_set(&name, &why)
-    };
+    let failed = |name: &str, why: &str| CmdError::config_set(name, why);
     let protected_allowed = match config.get("enable-protected-configs").as_deref() {
         Some("yes") => true,
         Some("local") => local,
@@ -183,7 +181,7 @@ pub fn set(config: &Config, pairs: &[(String, String)], local: bool) -> Result<C
     for (name, _) in pairs {
         let (Some(access), Some(registered)) = (config.access(name), Config::registered_name(name))
         else {
-            return Err(CmdError::config_unknown(&name));
+            return Err(CmdError::config_unknown(name));
         };
         match access {
             Access::Immutable => return Err(failed(name, "can't set immutable config")),
@@ -231,7 +229,7 @@ fn check_listeners(
             tracing::warn!(
                 "CONFIG SET {registered}: Relis listens where it started; restart it with the new {registered} to move."
             );
-            return Err(CmdError::config_set(&registered, &why));
+            return Err(CmdError::config_set(registered, why));
         }
     }
     Ok(())
@@ -290,7 +288,10 @@ fn reconfigure_tls(
             tracing::warn!(
                 "Failed applying new configuration. Possibly related to new {name} setting. Restoring previous settings."
             );
-            Err(CmdError::config_set(&name, "Unable to update TLS configuration. Check server logs."))
+            Err(CmdError::config_set(
+                name,
+                "Unable to update TLS configuration. Check server logs.",
+            ))
         }
     }
 }

@@ -162,7 +162,7 @@ pub fn default_file(name: &str) -> String {
 /// A file for a database, relative to `dir` as it is recorded, checked to stay inside `dir`.
 /// Returns (recorded form, absolute path).
 pub fn resolve(dir: &Path, file: &str) -> Result<(String, PathBuf), CmdError> {
-    let escape = || CmdError::sql_path_outside(&file);
+    let escape = || CmdError::sql_path_outside(file);
     let abs = relis::sql::inside(dir, Path::new(file)).ok_or_else(escape)?;
     let base = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let rel = abs.strip_prefix(&base).map_err(|_| escape())?;
@@ -281,7 +281,7 @@ fn check_room(open: usize, max: usize) -> Result<(), CmdError> {
 
 /// `ERR no such SQL database 'name'`.
 pub fn no_such(name: &str) -> CmdError {
-    CmdError::sql_no_db(&name)
+    CmdError::sql_no_db(name)
 }
 
 /// Copies every named database next to the main snapshot (SAVE, BGSAVE): a file-backed one to

@@ -269,15 +269,8 @@ pub(crate) fn parse_trim_args(args: &mut Args, xadd: bool) -> Result<TrimArgs, C
     })
 }
 
-/// Parses a command line for the tests.
 #[cfg(test)]
-pub(crate) fn args_of(name: &'static str, line: &str) -> Args {
-    let args = line
-        .split_whitespace()
-        .map(|s| Bytes::copy_from_slice(s.as_bytes()))
-        .collect();
-    Args::new(name, args)
-}
+pub(crate) use crate::args::args_of;
 
 #[cfg(test)]
 mod tests {

@@ -60,9 +60,7 @@ impl XAutoClaim {
             .max(0);
         let (mut start, ex) = parse_bound(&args.next()?, 0)?;
         if ex {
-            start = start
-                .next()
-                .ok_or(CmdError::INVALID_START_ID)?;
+            start = start.next().ok_or(CmdError::INVALID_START_ID)?;
         }
         let (mut count, mut justid) = (100u64, false);
         while !args.is_empty() {
@@ -71,8 +69,7 @@ impl XAutoClaim {
                 let max = i64::MAX / 16;
                 count = relis::parse_i64(&args.next()?)
                     .filter(|n| (1..=max).contains(n))
-                    .ok_or(CmdError::COUNT_NOT_ABOVE_ZERO)?
-                    as u64;
+                    .ok_or(CmdError::COUNT_NOT_ABOVE_ZERO)? as u64;
             } else if args.eat("justid") {
                 justid = true;
             } else {

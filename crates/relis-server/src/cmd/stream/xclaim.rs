@@ -89,10 +89,7 @@ fn parse_claim(
             o.delivered = Some(int(&rest[j], CmdError::XCLAIM_TIME)?);
         } else if opt.eq_ignore_ascii_case(b"retrycount") && more {
             j += 1;
-            o.retrycount = Some(int(
-                &rest[j],
-                CmdError::XCLAIM_RETRYCOUNT,
-            )?);
+            o.retrycount = Some(int(&rest[j], CmdError::XCLAIM_RETRYCOUNT)?);
         } else if opt.eq_ignore_ascii_case(b"lastid") && more {
             j += 1;
             o.lastid = Some(parse_strict_id(&rest[j])?);

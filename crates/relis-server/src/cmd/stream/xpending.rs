@@ -77,15 +77,11 @@ impl XPending {
             let count = crate::args::parse_i64(&rest[at + 2])?.max(0) as u64;
             let (mut start, start_ex) = parse_bound(&rest[at], 0)?;
             if start_ex {
-                start = start
-                    .next()
-                    .ok_or(CmdError::INVALID_START_ID)?;
+                start = start.next().ok_or(CmdError::INVALID_START_ID)?;
             }
             let (mut end, end_ex) = parse_bound(&rest[at + 1], u64::MAX)?;
             if end_ex {
-                end = end
-                    .prev()
-                    .ok_or(CmdError::INVALID_END_ID)?;
+                end = end.prev().ok_or(CmdError::INVALID_END_ID)?;
             }
             let consumer = rest.get(at + 3).cloned();
             Some(Range {

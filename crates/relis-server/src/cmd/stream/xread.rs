@@ -118,9 +118,7 @@ impl XRead {
             };
             out.push(match id.as_ref() {
                 b"$" => meta.map(|m| m.last_id).unwrap_or_default(),
-                b">" => {
-                    return Err(CmdError::XREAD_GT_ID)
-                }
+                b">" => return Err(CmdError::XREAD_GT_ID),
                 id => parse_strict_id(id)?,
             });
         }

@@ -68,9 +68,7 @@ impl XReadGroup {
 
     fn from_args(args: &mut Args) -> Result<XReadGroup, CmdError> {
         let r = ReadArgs::parse(args, true)?;
-        let (group, consumer) = r
-            .group
-            .ok_or(CmdError::XREADGROUP_NO_GROUP_OPTION)?;
+        let (group, consumer) = r.group.ok_or(CmdError::XREADGROUP_NO_GROUP_OPTION)?;
         Ok(XReadGroup {
             group,
             consumer,
@@ -95,9 +93,7 @@ impl XReadGroup {
             }
             out.push(match id.as_ref() {
                 b">" => GroupRead::New,
-                b"$" => {
-                    return Err(CmdError::XREADGROUP_DOLLAR)
-                }
+                b"$" => return Err(CmdError::XREADGROUP_DOLLAR),
                 id => GroupRead::History(parse_strict_id(id)?),
             });
         }

@@ -81,9 +81,7 @@ impl Lcs {
             }
         }
         Ok(match (idx, len) {
-            (true, true) => {
-                return Err(CmdError::LCS_LEN_AND_IDX)
-            }
+            (true, true) => return Err(CmdError::LCS_LEN_AND_IDX),
             (true, false) => Output::Idx {
                 min_len: usize::try_from(min_len).unwrap_or(usize::MAX),
                 with_len,

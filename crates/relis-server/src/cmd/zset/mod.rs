@@ -26,7 +26,6 @@ use crate::error::CmdError;
 use bytes::Bytes;
 use relis::{LexBound, Scored};
 use resp::{Frame, Protocol};
-use std::time::Duration;
 
 /// The sorted-set commands, in Redis's COMMAND order.
 pub static SPECS: &[Spec] = &[
@@ -301,19 +300,6 @@ pub fn parse_lex_range(min: &[u8], max: &[u8]) -> Result<relis::LexRange, CmdErr
     })
 }
 
-/// A blocking command's timeout (seconds, fractional, 0 = forever) as Redis 7.0 reads it.
-///
-/// # Errors
-/// `ERR timeout is not a float or out of range`, `ERR timeout is negative`.
-pub fn parse_timeout(arg: &[u8]) -> Result<Option<Duration>, CmdError> {
-    match relis::parse_timeout_ms(arg) {
-        None => Err(CmdError::TIMEOUT_NOT_FLOAT),
-        Some(ms) if ms < 0 => Err(CmdError::TIMEOUT_NEGATIVE),
-        Some(0) => Ok(None),
-        Some(ms) => Ok(Some(Duration::from_millis(ms as u64))),
-    }
-}
-
 /// A destination (`OW update`) at 1, then `numkeys` sources (`RO access`) from 2: the STORE
 /// commands' key specs.
 const STORE_KEY_SPECS: &[KeySpec] = &[
@@ -407,15 +393,8 @@ fn pairs_reply(items: Vec<Scored>) -> Frame {
     Frame::Array(items.into_iter().map(|(m, s)| pair(m, s)).collect())
 }
 
-/// Test helper: splits a command line into arguments.
 #[cfg(test)]
-pub(crate) fn args_of(name: &'static str, line: &str) -> crate::args::Args {
-    let args = line
-        .split_whitespace()
-        .map(|s| Bytes::copy_from_slice(s.as_bytes()))
-        .collect();
-    crate::args::Args::new(name, args)
-}
+pub(crate) use crate::args::args_of;
 
 #[cfg(test)]
 mod tests {

@@ -150,8 +150,7 @@ impl Options {
                 o.combine.weights = (0..nkeys)
                     .map(|_| {
                         let w = args.next()?;
-                        super::parse_double(&w)
-                            .ok_or(CmdError::WEIGHT_NOT_FLOAT)
+                        super::parse_double(&w).ok_or(CmdError::WEIGHT_NOT_FLOAT)
                     })
                     .collect::<Result<_, _>>()?;
             } else if setop && args.remaining() >= 2 && args.eat("aggregate") {
