@@ -593,57 +593,6 @@ const INFO: &[&str] = &[
     "COMMAND GETKEYS xadd s * f v",
 ];
 
-/// A command line split on spaces; `"..."` groups words and takes `\xHH`, `\r`, `\n` escapes.
-fn split(line: &str) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
-    let b = line.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b' ' {
-            i += 1;
-            continue;
-        }
-        let mut word = Vec::new();
-        if b[i] == b'"' {
-            i += 1;
-            while i < b.len() && b[i] != b'"' {
-                if b[i] == b'\\' && i + 1 < b.len() {
-                    match b[i + 1] {
-                        b'x' => {
-                            let hex = std::str::from_utf8(&b[i + 2..i + 4]).unwrap();
-                            word.push(u8::from_str_radix(hex, 16).unwrap());
-                            i += 4;
-                        }
-                        b'r' => {
-                            word.push(b'\r');
-                            i += 2;
-                        }
-                        b'n' => {
-                            word.push(b'\n');
-                            i += 2;
-                        }
-                        c => {
-                            word.push(c);
-                            i += 2;
-                        }
-                    }
-                } else {
-                    word.push(b[i]);
-                    i += 1;
-                }
-            }
-            i += 1;
-        } else {
-            while i < b.len() && b[i] != b' ' {
-                word.push(b[i]);
-                i += 1;
-            }
-        }
-        out.push(word);
-    }
-    out
-}
-
 async fn connect(addr: std::net::SocketAddr, resp3: bool) -> Vec<Raw> {
     let mut conns = Vec::new();
     for _ in 0..2 {
@@ -686,7 +635,7 @@ async fn run_scripts(resp3: bool) {
                 }
                 None => (0, line),
             };
-            let argv = split(line);
+            let argv = split_args(line);
             let w = call(&mut want[conn], &argv).await;
             let g = call(&mut got[conn], &argv).await;
             let same = if shape_only { w[0] == g[0] } else { w == g };

@@ -220,6 +220,58 @@ pub fn show(b: &[u8]) -> String {
     b.escape_ascii().to_string()
 }
 
+/// Splits a script line into arguments: white space separates them; `"…"`
+/// takes `\xHH`, `\n`, `\r`, `\t` and `\<c>` escapes; `'…'` is literal but for `\'`.
+pub fn split_args(line: &str) -> Vec<Vec<u8>> {
+    let b = line.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    loop {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i == b.len() {
+            return out;
+        }
+        let mut arg = Vec::new();
+        match b[i] {
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                while b[i] != q {
+                    if b[i] == b'\\' && q == b'"' {
+                        i += 1;
+                        match b[i] {
+                            b'x' => {
+                                let hex = std::str::from_utf8(&b[i + 1..i + 3]).unwrap();
+                                arg.push(u8::from_str_radix(hex, 16).unwrap());
+                                i += 2;
+                            }
+                            b'n' => arg.push(b'\n'),
+                            b'r' => arg.push(b'\r'),
+                            b't' => arg.push(b'\t'),
+                            c => arg.push(c),
+                        }
+                    } else if b[i] == b'\\' && b.get(i + 1) == Some(&b'\'') {
+                        i += 1;
+                        arg.push(b'\'');
+                    } else {
+                        arg.push(b[i]);
+                    }
+                    i += 1;
+                }
+                i += 1;
+            }
+            _ => {
+                while i < b.len() && !b[i].is_ascii_whitespace() {
+                    arg.push(b[i]);
+                    i += 1;
+                }
+            }
+        }
+        out.push(arg);
+    }
+}
+
 /// Sends each command and asserts its reply.
 pub async fn check(c: &mut Raw, cases: &[(&[&str], Frame)]) {
     for (cmd, want) in cases {

@@ -169,7 +169,6 @@ pub fn get(config: &Config, patterns: &[String]) -> Vec<(String, String)> {
 /// Redis's texts for unknown, immutable, protected or repeated parameters and bad values. As
 /// in Redis, the first problem found is the one reported.
 pub fn set(config: &Config, pairs: &[(String, String)], local: bool) -> Result<Config, CmdError> {
-    let failed = |name: &str, why: &str| CmdError::config_set(name, why);
     let protected_allowed = match config.get("enable-protected-configs").as_deref() {
         Some("yes") => true,
         Some("local") => local,
@@ -184,23 +183,28 @@ pub fn set(config: &Config, pairs: &[(String, String)], local: bool) -> Result<C
             return Err(CmdError::config_unknown(name));
         };
         match access {
-            Access::Immutable => return Err(failed(name, "can't set immutable config")),
+            Access::Immutable => {
+                return Err(CmdError::config_set(name, "can't set immutable config"))
+            }
             Access::Protected if !protected_allowed => {
-                return Err(failed(name, "can't set protected config"))
+                return Err(CmdError::config_set(name, "can't set protected config"))
             }
             // `dir` and `dbfilename` name the open database: Relis cannot move it at run time.
-            Access::Protected => return Err(failed(name, "can't set immutable config")),
+            Access::Protected => {
+                return Err(CmdError::config_set(name, "can't set immutable config"))
+            }
             Access::Mutable => {}
         }
         if seen.contains(&registered) {
-            return Err(failed(name, "duplicate parameter"));
+            return Err(CmdError::config_set(name, "duplicate parameter"));
         }
         seen.push(registered);
     }
     let mut next = config.clone();
     for (name, value) in pairs {
         let registered = Config::registered_name(name).unwrap_or("");
-        next.set(name, value).map_err(|e| failed(registered, &e))?;
+        next.set(name, value)
+            .map_err(|e| CmdError::config_set(registered, &e))?;
     }
     Ok(next)
 }
