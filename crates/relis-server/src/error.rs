@@ -1,5 +1,10 @@
 //! Every error text the server sends, in one place, byte for byte as Redis 7.0 words them.
 //!
+//! A fixed text is an associated constant of [`CmdError`] (`CmdError::TIMEOUT_NEGATIVE`), a text
+//! with arguments a constructor beside it (`CmdError::no_group_for_key(key, group)`), both in one
+//! `impl CmdError` block per family below. `tests::no_inline_error_texts_outside_this_file`
+//! fails when another file of `src/` writes one inline.
+//!
 //! Three outcomes (STYLE.md): a protocol error closes the connection (see `conn.rs`); a command
 //! error ([`CmdError`]) is replied and the connection goes on; an internal error is logged and
 //! replied as a short `ERR` without details.
