@@ -9,6 +9,7 @@
 //! such a user check nothing else.
 
 use crate::cmd::{Spec, Table};
+use crate::error::CmdError;
 use bytes::Bytes;
 use parking_lot::{Mutex, RwLock};
 use sha2::{Digest, Sha256};
@@ -44,11 +45,6 @@ pub const CATEGORIES: &[&str] = &[
 
 const READ: u8 = 1;
 const WRITE: u8 = 2;
-
-/// Redis's refusal of a key (`-NOPERM`), at the top level or in MULTI; also what a SQL morph
-/// command replies for a key its user may not write.
-pub const NOPERM_KEYS: &str =
-    "NOPERM this user has no permissions to access one of the keys used as arguments";
 
 /// Why a rule was refused; [`RuleError::message`] is Redis's text for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,40 +102,30 @@ impl Denied {
     }
 
     /// The `-NOPERM` error of a command refused at the top level or in MULTI.
-    pub fn noperm(self, spec: &Spec) -> String {
+    pub fn noperm(self, spec: &Spec) -> CmdError {
         match self {
-            Denied::Cmd => format!(
-                "NOPERM this user has no permissions to run the '{}' command",
-                spec.name
-            ),
-            Denied::Key(_) => NOPERM_KEYS.into(),
-            Denied::Channel(_) => {
-                "NOPERM this user has no permissions to access one of the channels used as arguments"
-                    .into()
-            }
+            Denied::Cmd => CmdError::noperm_command(spec.name),
+            Denied::Key(_) => CmdError::NOPERM_KEYS,
+            Denied::Channel(_) => CmdError::NOPERM_CHANNELS,
         }
     }
 
     /// The `-NOPERM` error of a queued command that EXEC finds no longer allowed (the user's
     /// rules changed after it was queued).
-    pub fn exec_noperm(self) -> String {
-        let reason = match self {
+    pub fn exec_noperm(self) -> CmdError {
+        CmdError::exec_noperm(match self {
             Denied::Cmd => "no permission to execute the command or subcommand",
             Denied::Key(_) => "no permission to touch the specified keys",
             Denied::Channel(_) => "no permission to access one of the channels used as arguments",
-        };
-        format!(
-            "NOPERM ACLs rules changed between the moment the transaction was accumulated and \
-             the EXEC call. This command is no longer allowed for the following reason: {reason}"
-        )
+        })
     }
 
     /// The error of a command refused inside a script (`scriptVerifyACL`).
-    pub fn script_error(self) -> &'static str {
+    pub fn script_error(self) -> CmdError {
         match self {
-            Denied::Cmd => "The user executing the script can't run this command or subcommand",
-            Denied::Key(_) => "The user executing the script can't access at least one of the keys mentioned in the command arguments",
-            Denied::Channel(_) => "The user executing the script can't publish to the channel mentioned in the command",
+            Denied::Cmd => CmdError::SCRIPT_NOPERM_COMMAND,
+            Denied::Key(_) => CmdError::SCRIPT_NOPERM_KEYS,
+            Denied::Channel(_) => CmdError::SCRIPT_NOPERM_CHANNEL,
         }
     }
 

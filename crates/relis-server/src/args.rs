@@ -47,10 +47,7 @@ impl Args {
             Some(s) => String::from_utf8_lossy(s).into_owned(),
             None => own.to_ascii_uppercase(),
         };
-        CmdError::err(format!(
-            "unknown subcommand or wrong number of arguments for '{sent}'. Try {} HELP.",
-            parent.to_ascii_uppercase()
-        ))
+        crate::error::subcommand_syntax(&sent, parent)
     }
 
     /// The command's name.
@@ -127,6 +124,30 @@ impl Args {
         } else {
             Err(CmdError::Syntax)
         }
+    }
+}
+
+/// Test helper: a command line's arguments, split at white space.
+#[cfg(test)]
+pub(crate) fn args_of(name: &'static str, line: &str) -> Args {
+    let args = line
+        .split_whitespace()
+        .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+        .collect();
+    Args::new(name, args)
+}
+
+/// A blocking command's timeout (seconds, fractional, 0 = forever) as Redis 7.0 reads it
+/// (BLPOP and the other list and sorted-set blocking pops).
+///
+/// # Errors
+/// `ERR timeout is not a float or out of range`, `ERR timeout is negative`.
+pub fn parse_timeout(arg: &[u8]) -> Result<Option<std::time::Duration>, CmdError> {
+    match relis::parse_timeout_ms(arg) {
+        None => Err(CmdError::TIMEOUT_NOT_FLOAT),
+        Some(ms) if ms < 0 => Err(CmdError::TIMEOUT_NEGATIVE),
+        Some(0) => Ok(None),
+        Some(ms) => Ok(Some(std::time::Duration::from_millis(ms as u64))),
     }
 }
 

@@ -288,7 +288,7 @@ impl Client {
             if !self.protected_allowed(setting) {
                 self.reject(idx);
                 self.flag_multi();
-                let e = CmdError::err(format!("{what} command not allowed. If the {setting} option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."));
+                let e = CmdError::protected_command(what, setting);
                 return self.rejected(spec, e);
             }
         }
@@ -300,9 +300,7 @@ impl Client {
         if self.multi.is_some() && spec.has("no_multi") {
             self.reject(idx);
             self.flag_multi();
-            return Step::Reply(
-                CmdError::err("Command not allowed inside a transaction").to_frame(),
-            );
+            return Step::Reply(CmdError::NOT_IN_MULTI.to_frame());
         }
         // ACL: one atomic load for a user that may run anything (the default user).
         if !self.user.unrestricted() {
@@ -323,16 +321,13 @@ impl Client {
                     &self.user.name,
                 );
                 self.flag_multi();
-                return self.rejected(spec, CmdError::text(d.noperm(spec)));
+                return self.rejected(spec, d.noperm(spec));
             }
         }
         if self.proto == Protocol::Resp2 && self.subs.any() && !allowed_subscribed(spec.name) {
             self.reject(idx);
             self.flag_multi();
-            let e = CmdError::err(format!(
-                "Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
-                spec.name
-            ));
+            let e = CmdError::subscribed_context(spec.name);
             return self.rejected(spec, e);
         }
         // A monitor is a replica to Redis: it may not touch the keyspace, nor run what may
@@ -342,10 +337,7 @@ impl Client {
         {
             self.reject(idx);
             self.flag_multi();
-            return self.rejected(
-                spec,
-                CmdError::err("Replica can't interact with the keyspace"),
-            );
+            return self.rejected(spec, CmdError::REPLICA_KEYSPACE);
         }
         // A script past busy-reply-threshold holds the writer: Redis answers BUSY to all but
         // a few commands (those flagged `allow_busy`) until it ends or is killed. Like Redis,
@@ -360,7 +352,7 @@ impl Client {
             {
                 self.reject(idx);
                 self.flag_multi();
-                return self.rejected(spec, CmdError::text(busy));
+                return self.rejected(spec, busy);
             }
             if spec.name == "shutdown" {
                 // SHUTDOWN NOSAVE stops the script the hard way: nothing it wrote is kept.
@@ -538,9 +530,7 @@ impl Client {
         self.info.multi.store(-1, Ordering::Relaxed);
         let msg = e.message();
         let msg = msg.strip_prefix("ERR ").unwrap_or(&msg);
-        Step::Reply(
-            CmdError::text(format!("EXECABORT Transaction discarded because of: {msg}")).to_frame(),
-        )
+        Step::Reply(CmdError::execabort_because(msg).to_frame())
     }
 
     /// Whether the protected command guarded by `setting` may run for this client: the

@@ -8,41 +8,6 @@ use common::*;
 use resp::Frame;
 use std::time::{Duration, Instant};
 
-/// INFO's blocked_clients.
-async fn blocked(c: &mut Raw) -> usize {
-    let Frame::Bulk(info) = c.cmd(&["INFO", "clients"]).await else {
-        panic!("INFO is a bulk string");
-    };
-    String::from_utf8_lossy(&info)
-        .lines()
-        .find_map(|l| l.strip_prefix("blocked_clients:"))
-        .and_then(|v| v.trim().parse().ok())
-        .expect("INFO clients has blocked_clients")
-}
-
-/// Waits (polling, up to 10 s) until INFO says `n` clients are blocked.
-async fn wait_blocked(c: &mut Raw, n: usize) {
-    for _ in 0..1000 {
-        if blocked(c).await == n {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("never saw {n} blocked clients");
-}
-
-/// Sends a command without waiting for its reply.
-async fn send(c: &mut Raw, args: &[&str]) {
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    c.send(&encode_command(&args)).await;
-}
-
-/// Asserts nothing arrives on `c` for a little while (a client that must stay blocked).
-async fn still_blocked(c: &mut Raw) {
-    let r = tokio::time::timeout(Duration::from_millis(100), c.read()).await;
-    assert!(r.is_err(), "expected no reply yet, got {r:?}");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clients_are_served_first_come_first_served() {
     let s = start().await;

@@ -5,13 +5,6 @@ mod common;
 use common::*;
 use resp::Frame;
 
-/// Sends a command and returns the exact bytes of its reply.
-async fn raw(c: &mut Raw, args: &[&str]) -> String {
-    let a: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
-    c.send(&encode_command(&a)).await;
-    show(&c.read_raw().await.expect("a reply"))
-}
-
 async fn id(c: &mut Raw) -> i64 {
     match c.cmd(&["CLIENT", "ID"]).await {
         Frame::Integer(n) => n,

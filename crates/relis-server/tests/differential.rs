@@ -3589,60 +3589,10 @@ const PUBSUB: &[&str] = &[
     "CONFIG GET client-output-buffer-limit",
 ];
 
-fn split(line: &str) -> Vec<Vec<u8>> {
-    let b = line.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    loop {
-        while i < b.len() && b[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        if i == b.len() {
-            return out;
-        }
-        let mut arg = Vec::new();
-        match b[i] {
-            q @ (b'"' | b'\'') => {
-                i += 1;
-                while b[i] != q {
-                    if b[i] == b'\\' && q == b'"' {
-                        i += 1;
-                        match b[i] {
-                            b'x' => {
-                                let hex = std::str::from_utf8(&b[i + 1..i + 3]).unwrap();
-                                arg.push(u8::from_str_radix(hex, 16).unwrap());
-                                i += 2;
-                            }
-                            b'n' => arg.push(b'\n'),
-                            b'r' => arg.push(b'\r'),
-                            b't' => arg.push(b'\t'),
-                            c => arg.push(c),
-                        }
-                    } else if b[i] == b'\\' && b.get(i + 1) == Some(&b'\'') {
-                        i += 1;
-                        arg.push(b'\'');
-                    } else {
-                        arg.push(b[i]);
-                    }
-                    i += 1;
-                }
-                i += 1;
-            }
-            _ => {
-                while i < b.len() && !b[i].is_ascii_whitespace() {
-                    arg.push(b[i]);
-                    i += 1;
-                }
-            }
-        }
-        out.push(arg);
-    }
-}
-
 #[test]
 fn split_handles_quotes_and_escapes() {
     assert_eq!(
-        split(r#"SET "a b" 'c d' "\x00\r\n" 'it\'s'"#),
+        split_args(r#"SET "a b" 'c d' "\x00\r\n" 'it\'s'"#),
         vec![
             b"SET".to_vec(),
             b"a b".to_vec(),
@@ -3651,7 +3601,7 @@ fn split_handles_quotes_and_escapes() {
             b"it's".to_vec()
         ]
     );
-    assert_eq!(split("  \"\"  "), vec![Vec::<u8>::new()]);
+    assert_eq!(split_args("  \"\"  "), vec![Vec::<u8>::new()]);
 }
 
 /// One server's side of a script run: its connections.
@@ -3732,7 +3682,7 @@ async fn run_scripts(resp3: bool) {
                 }
                 None => (0, line),
             };
-            let argv = split(line);
+            let argv = split_args(line);
             let w = want.call(conn, &argv).await;
             let g = got.call(conn, &argv).await;
             let same = if shape_only { w[0] == g[0] } else { w == g };

@@ -534,17 +534,6 @@ async fn a_large_search_moves_to_a_reader_and_counts_once() {
     assert_eq!(after - before, 1);
 }
 
-/// Waits (polling INFO, up to 10 s) until a client is blocked.
-async fn wait_blocked(c: &mut Raw) {
-    for _ in 0..1000 {
-        if stat(&c.cmd(&["INFO", "clients"]).await, "blocked_clients") == 1 {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    panic!("the client never blocked");
-}
-
 /// GEOADD and GEOSEARCHSTORE make a sorted set, so they serve a client blocked in BZPOPMIN (as
 /// in Redis, where they add the key to the database).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -555,7 +544,7 @@ async fn geoadd_and_geosearchstore_serve_bzpopmin() {
     blocked
         .send(&encode_command(&[b"BZPOPMIN", b"g", b"0"]))
         .await;
-    wait_blocked(&mut c).await;
+    wait_blocked(&mut c, 1).await;
     c.cmd(&["GEOADD", "g", "13.361389", "38.115556", "Palermo"])
         .await;
     assert_eq!(
@@ -567,7 +556,7 @@ async fn geoadd_and_geosearchstore_serve_bzpopmin() {
     blocked
         .send(&encode_command(&[b"BZPOPMIN", b"d", b"0"]))
         .await;
-    wait_blocked(&mut c).await;
+    wait_blocked(&mut c, 1).await;
     let stored = c
         .cmd(&[
             "GEOSEARCHSTORE",

@@ -11,13 +11,6 @@ const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kin
 const NOT_INT: &str = "ERR value is not an integer or out of range";
 const NOT_FLOAT: &str = "ERR value is not a valid float";
 
-/// Sends each command and checks its reply, naming the command on failure.
-async fn check(c: &mut Raw, cases: &[(&[&str], Frame)]) {
-    for (cmd, want) in cases {
-        assert_eq!(&c.cmd(cmd).await, want, "{cmd:?}");
-    }
-}
-
 fn map(pairs: &[(&str, &str)]) -> Frame {
     Frame::Map(pairs.iter().map(|(f, v)| (bulk(f), bulk(v))).collect())
 }
@@ -37,19 +30,6 @@ fn strings(f: Frame) -> Vec<String> {
             .collect(),
         other => panic!("not an array: {other:?}"),
     }
-}
-
-async fn keyspace_stats(c: &mut Raw) -> (i64, i64) {
-    let Frame::Bulk(info) = c.cmd(&["INFO", "stats"]).await else {
-        panic!("INFO stats");
-    };
-    let info = String::from_utf8_lossy(&info).into_owned();
-    let get = |name: &str| -> i64 {
-        info.lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':')?.trim().parse().ok())
-            .expect("stat")
-    };
-    (get("keyspace_hits"), get("keyspace_misses"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

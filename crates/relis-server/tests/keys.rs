@@ -906,21 +906,6 @@ impl Drop for KillOnDrop {
     }
 }
 
-/// INFO's keyspace_hits and keyspace_misses.
-async fn hits_misses(c: &mut Raw) -> (i64, i64) {
-    let Frame::Bulk(info) = c.cmd(&["INFO", "stats"]).await else {
-        panic!("INFO replies with a bulk")
-    };
-    let info = String::from_utf8(info.to_vec()).unwrap();
-    let get = |name: &str| {
-        info.lines()
-            .find_map(|l| l.strip_prefix(&format!("{name}:")))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or_else(|| panic!("no {name} in INFO"))
-    };
-    (get("keyspace_hits"), get("keyspace_misses"))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lookups_count_as_redis_counts_them() {
     let s = start().await;
@@ -952,9 +937,9 @@ async fn lookups_count_as_redis_counts_them() {
         (&["DBSIZE"], 0, 0),
     ];
     for (line, hits, misses) in table {
-        let (h0, m0) = hits_misses(&mut c).await;
+        let (h0, m0) = keyspace_stats(&mut c).await;
         c.cmd(line).await;
-        let (h1, m1) = hits_misses(&mut c).await;
+        let (h1, m1) = keyspace_stats(&mut c).await;
         assert_eq!((h1 - h0, m1 - m0), (*hits, *misses), "{line:?}");
     }
 }

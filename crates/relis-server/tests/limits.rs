@@ -10,18 +10,6 @@ use resp::Frame;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-/// INFO's `field:value` for `field`.
-async fn info_field(c: &mut Raw, section: &str, name: &str) -> String {
-    let info = match c.cmd(&["INFO", section]).await {
-        Frame::Bulk(b) => String::from_utf8(b.to_vec()).unwrap(),
-        f => panic!("INFO: {f:?}"),
-    };
-    info.split("\r\n")
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
-        .unwrap_or_else(|| panic!("no {name} in {info}"))
-        .to_string()
-}
-
 /// Polls INFO until `name` reads `want` (the server notices a closed connection on its own
 /// schedule).
 async fn wait_info(c: &mut Raw, section: &str, name: &str, want: &str) {

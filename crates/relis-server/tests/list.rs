@@ -10,42 +10,6 @@ const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kin
 const NOT_INT: &str = "ERR value is not an integer or out of range";
 const POSITIVE: &str = "ERR value is out of range, must be positive";
 
-/// Sends each command and checks its reply, naming the command on failure.
-async fn check(c: &mut Raw, cases: &[(&[&str], Frame)]) {
-    for (cmd, want) in cases {
-        assert_eq!(&c.cmd(cmd).await, want, "{cmd:?}");
-    }
-}
-
-/// Sends each command and checks the exact bytes of its reply.
-async fn check_raw(c: &mut Raw, cases: &[(&[&str], &[u8])]) {
-    for (cmd, want) in cases {
-        let args: Vec<&[u8]> = cmd.iter().map(|a| a.as_bytes()).collect();
-        c.send(&encode_command(&args)).await;
-        let got = c.read_raw().await.expect("a reply");
-        assert_eq!(show(&got), show(want), "{cmd:?}");
-    }
-}
-
-fn ints(items: &[i64]) -> Frame {
-    Frame::Array(items.iter().map(|n| int(*n)).collect())
-}
-
-/// INFO's keyspace_hits and keyspace_misses.
-async fn hits_misses(c: &mut Raw) -> (u64, u64) {
-    let Frame::Bulk(info) = c.cmd(&["INFO", "stats"]).await else {
-        panic!("INFO is a bulk string");
-    };
-    let info = String::from_utf8_lossy(&info).into_owned();
-    let get = |name: &str| -> u64 {
-        info.lines()
-            .find_map(|l| l.strip_prefix(&format!("{name}:")))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or_else(|| panic!("INFO stats has {name}"))
-    };
-    (get("keyspace_hits"), get("keyspace_misses"))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn push_pop_and_lengths() {
     let s = start().await;
@@ -360,7 +324,7 @@ async fn keyspace_hits_and_misses_count_like_redis() {
     let mut c = s.raw().await;
     assert_eq!(c.cmd(&["RPUSH", "l", "a", "b"]).await, int(2));
     assert_eq!(c.cmd(&["SET", "s", "x"]).await, ok());
-    let before = hits_misses(&mut c).await;
+    let before = keyspace_stats(&mut c).await;
     // Reads count (a key of another type is a hit); writes do not. Counts from redis-server.
     for cmd in [
         &["LLEN", "l"][..],
@@ -384,7 +348,7 @@ async fn keyspace_hits_and_misses_count_like_redis() {
     ] {
         c.cmd(cmd).await;
     }
-    let after = hits_misses(&mut c).await;
+    let after = keyspace_stats(&mut c).await;
     assert_eq!((after.0 - before.0, after.1 - before.1), (8, 5));
 }
 

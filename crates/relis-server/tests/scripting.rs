@@ -9,14 +9,14 @@ use common::*;
 use std::time::{Duration, Instant};
 
 /// Sends a command and returns the exact bytes of its reply.
-async fn raw(c: &mut Raw, args: &[&str]) -> String {
+async fn raw_text(c: &mut Raw, args: &[&str]) -> String {
     let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
     c.send(&encode_command(&args)).await;
     String::from_utf8_lossy(&c.read_raw().await.expect("a reply")).into_owned()
 }
 
 async fn eval(c: &mut Raw, script: &str) -> String {
-    raw(c, &["EVAL", script, "0"]).await
+    raw_text(c, &["EVAL", script, "0"]).await
 }
 
 fn sha1(script: &str) -> String {
@@ -73,7 +73,7 @@ async fn lua_to_redis_conversions() {
     )
     .await;
     assert_eq!(
-        raw(
+        raw_text(
             &mut c,
             &[
                 "EVAL",
@@ -200,7 +200,7 @@ async fn errors_as_redis_words_them() {
     .await;
     let ro = "return redis.call('set','a','b')";
     assert_eq!(
-        raw(&mut c, &["EVAL_RO", ro, "0"]).await,
+        raw_text(&mut c, &["EVAL_RO", ro, "0"]).await,
         format!("-ERR Write commands are not allowed from read-only scripts. script: {}, on @user_script:1.\r\n", sha1(ro))
     );
     // The shebang of EVAL scripts.
@@ -211,35 +211,35 @@ async fn errors_as_redis_words_them() {
         ("#!lua flags=bogus\nreturn 1", "-ERR Unexpected flag in script shebang: bogus\r\n"),
         ("#!lua\nreturn +", "-ERR Error compiling script (new function): user_script:2: unexpected symbol near '+'\r\n"),
     ] {
-        assert_eq!(raw(&mut c, &["EVAL", script, "0"]).await, want, "{script}");
+        assert_eq!(raw_text(&mut c, &["EVAL", script, "0"]).await, want, "{script}");
     }
     let nw = "#!lua flags=no-writes,allow-oom\nreturn redis.call('set','x','1')";
     assert_eq!(
-        raw(&mut c, &["EVAL", nw, "0"]).await,
+        raw_text(&mut c, &["EVAL", nw, "0"]).await,
         format!("-ERR Write commands are not allowed from read-only scripts. script: {}, on @user_script:2.\r\n", sha1(nw))
     );
     assert_eq!(
-        raw(&mut c, &["EVAL_RO", "#!lua\nreturn 2", "0"]).await,
+        raw_text(&mut c, &["EVAL_RO", "#!lua\nreturn 2", "0"]).await,
         "-ERR Can not execute a script with write flag using *_ro command.\r\n"
     );
     assert_eq!(
-        raw(&mut c, &["EVAL_RO", "#!lua flags=no-writes\nreturn 2", "0"]).await,
+        raw_text(&mut c, &["EVAL_RO", "#!lua flags=no-writes\nreturn 2", "0"]).await,
         ":2\r\n"
     );
     assert_eq!(
-        raw(&mut c, &["EVAL", "return 1", "-1"]).await,
+        raw_text(&mut c, &["EVAL", "return 1", "-1"]).await,
         "-ERR Number of keys can't be negative\r\n"
     );
     assert_eq!(
-        raw(&mut c, &["EVAL", "return 1", "2", "a"]).await,
+        raw_text(&mut c, &["EVAL", "return 1", "2", "a"]).await,
         "-ERR Number of keys can't be greater than number of args\r\n"
     );
     assert_eq!(
-        raw(&mut c, &["EVAL", "return 1", "x"]).await,
+        raw_text(&mut c, &["EVAL", "return 1", "x"]).await,
         "-ERR value is not an integer or out of range\r\n"
     );
     assert_eq!(
-        raw(
+        raw_text(
             &mut c,
             &["EVALSHA", "0123456789012345678901234567890123456789", "0"]
         )
@@ -315,23 +315,23 @@ async fn script_cache() {
     let mut c = s.raw().await;
     let sha = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db";
     assert_eq!(
-        raw(&mut c, &["SCRIPT", "LOAD", "return 1"]).await,
+        raw_text(&mut c, &["SCRIPT", "LOAD", "return 1"]).await,
         format!("$40\r\n{sha}\r\n")
     );
     assert_eq!(
-        raw(&mut c, &["SCRIPT", "LOAD", "return +"]).await,
+        raw_text(&mut c, &["SCRIPT", "LOAD", "return +"]).await,
         "-ERR Error compiling script (new function): user_script:1: unexpected symbol near '+'\r\n"
     );
     assert_eq!(
-        raw(
+        raw_text(
             &mut c,
             &["SCRIPT", "EXISTS", sha, &sha.to_uppercase(), "nope"]
         )
         .await,
         "*3\r\n:1\r\n:1\r\n:0\r\n"
     );
-    assert_eq!(raw(&mut c, &["EVALSHA", sha, "0"]).await, ":1\r\n");
-    let info = raw(&mut c, &["INFO", "memory"]).await;
+    assert_eq!(raw_text(&mut c, &["EVALSHA", sha, "0"]).await, ":1\r\n");
+    let info = raw_text(&mut c, &["INFO", "memory"]).await;
     assert!(
         info.contains("\r\nnumber_of_cached_scripts:1\r\n"),
         "{info}"
@@ -339,33 +339,36 @@ async fn script_cache() {
     assert!(info.contains("\r\nused_memory_scripts:8\r\n"), "{info}");
     assert!(!info.contains("\r\nused_memory_lua:0\r\n"), "{info}");
     assert_eq!(
-        raw(&mut c, &["EVALSHA", &sha.to_uppercase(), "0"]).await,
+        raw_text(&mut c, &["EVALSHA", &sha.to_uppercase(), "0"]).await,
         ":1\r\n"
     );
-    assert_eq!(raw(&mut c, &["EVALSHA_RO", sha, "0"]).await, ":1\r\n");
+    assert_eq!(raw_text(&mut c, &["EVALSHA_RO", sha, "0"]).await, ":1\r\n");
     // EVAL caches what it runs.
-    assert_eq!(raw(&mut c, &["EVAL", "return 2", "0"]).await, ":2\r\n");
+    assert_eq!(raw_text(&mut c, &["EVAL", "return 2", "0"]).await, ":2\r\n");
     let sha2 = "7f923f79fe76194c868d7e1d0820de36700eb649";
-    assert_eq!(raw(&mut c, &["EVALSHA", sha2, "0"]).await, ":2\r\n");
+    assert_eq!(raw_text(&mut c, &["EVALSHA", sha2, "0"]).await, ":2\r\n");
     assert_eq!(
-        raw(&mut c, &["SCRIPT", "FLUSH", "bogus"]).await,
+        raw_text(&mut c, &["SCRIPT", "FLUSH", "bogus"]).await,
         "-ERR SCRIPT FLUSH only support SYNC|ASYNC option\r\n"
     );
-    assert_eq!(raw(&mut c, &["SCRIPT", "FLUSH", "ASYNC"]).await, "+OK\r\n");
     assert_eq!(
-        raw(&mut c, &["EVALSHA", sha, "0"]).await,
+        raw_text(&mut c, &["SCRIPT", "FLUSH", "ASYNC"]).await,
+        "+OK\r\n"
+    );
+    assert_eq!(
+        raw_text(&mut c, &["EVALSHA", sha, "0"]).await,
         "-NOSCRIPT No matching script. Please use EVAL.\r\n"
     );
     assert_eq!(
-        raw(&mut c, &["SCRIPT", "EXISTS", sha]).await,
+        raw_text(&mut c, &["SCRIPT", "EXISTS", sha]).await,
         "*1\r\n:0\r\n"
     );
     assert_eq!(
-        raw(&mut c, &["SCRIPT", "KILL"]).await,
+        raw_text(&mut c, &["SCRIPT", "KILL"]).await,
         "-NOTBUSY No scripts in execution right now.\r\n"
     );
     assert_eq!(
-        raw(&mut c, &["SCRIPT", "BOGUS"]).await,
+        raw_text(&mut c, &["SCRIPT", "BOGUS"]).await,
         "-ERR unknown subcommand 'BOGUS'. Try SCRIPT HELP.\r\n"
     );
 }
@@ -382,9 +385,9 @@ async fn select_inside_a_script_stays_inside() {
         .await,
         "+OK\r\n"
     );
-    assert_eq!(raw(&mut c, &["GET", "x"]).await, "$-1\r\n");
-    assert_eq!(raw(&mut c, &["SELECT", "3"]).await, "+OK\r\n");
-    assert_eq!(raw(&mut c, &["GET", "x"]).await, "$1\r\ny\r\n");
+    assert_eq!(raw_text(&mut c, &["GET", "x"]).await, "$-1\r\n");
+    assert_eq!(raw_text(&mut c, &["SELECT", "3"]).await, "+OK\r\n");
+    assert_eq!(raw_text(&mut c, &["GET", "x"]).await, "$1\r\ny\r\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -398,25 +401,25 @@ async fn writes_before_a_runtime_error_are_kept_as_in_redis() {
     )
     .await;
     assert!(r.starts_with("-ERR value is not an integer"), "{r}");
-    assert_eq!(raw(&mut c, &["GET", "a"]).await, "$1\r\n1\r\n");
-    assert_eq!(raw(&mut c, &["GET", "b"]).await, "$-1\r\n");
+    assert_eq!(raw_text(&mut c, &["GET", "a"]).await, "$1\r\n1\r\n");
+    assert_eq!(raw_text(&mut c, &["GET", "b"]).await, "$-1\r\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scripts_in_multi_and_feeding_blocked_clients() {
     let s = start().await;
     let mut c = s.raw().await;
-    assert_eq!(raw(&mut c, &["MULTI"]).await, "+OK\r\n");
+    assert_eq!(raw_text(&mut c, &["MULTI"]).await, "+OK\r\n");
     assert_eq!(
-        raw(
+        raw_text(
             &mut c,
             &["EVAL", "return redis.call('incr', KEYS[1])", "1", "n"]
         )
         .await,
         "+QUEUED\r\n"
     );
-    assert_eq!(raw(&mut c, &["INCR", "n"]).await, "+QUEUED\r\n");
-    assert_eq!(raw(&mut c, &["EXEC"]).await, "*2\r\n:1\r\n:2\r\n");
+    assert_eq!(raw_text(&mut c, &["INCR", "n"]).await, "+QUEUED\r\n");
+    assert_eq!(raw_text(&mut c, &["EXEC"]).await, "*2\r\n:1\r\n:2\r\n");
     // A client blocked on a list is served by a script's push.
     let addr = s.addr;
     let blocked = tokio::spawn(async move {
@@ -425,7 +428,7 @@ async fn scripts_in_multi_and_feeding_blocked_clients() {
     });
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(
-        raw(
+        raw_text(
             &mut c,
             &["EVAL", "return redis.call('rpush', KEYS[1], 'x')", "1", "q"]
         )
@@ -439,7 +442,7 @@ async fn scripts_in_multi_and_feeding_blocked_clients() {
 async fn until_busy(c: &mut Raw) {
     let t = Instant::now();
     loop {
-        let r = raw(c, &["PING"]).await;
+        let r = raw_text(c, &["PING"]).await;
         if r.starts_with("-BUSY") {
             assert_eq!(
                 r,
@@ -457,25 +460,25 @@ async fn busy_script_and_script_kill() {
     let s = start().await;
     let mut c = s.raw().await;
     assert_eq!(
-        raw(&mut c, &["CONFIG", "SET", "busy-reply-threshold", "50"]).await,
+        raw_text(&mut c, &["CONFIG", "SET", "busy-reply-threshold", "50"]).await,
         "+OK\r\n"
     );
     assert_eq!(
-        raw(&mut c, &["CONFIG", "GET", "lua-time-limit"]).await,
+        raw_text(&mut c, &["CONFIG", "GET", "lua-time-limit"]).await,
         "*2\r\n$14\r\nlua-time-limit\r\n$2\r\n50\r\n"
     );
     let addr = s.addr;
     let spin = "local i = 0 while true do i = i + 1 end";
     let runaway = tokio::spawn(async move {
         let mut r = Raw::connect(addr).await;
-        raw(&mut r, &["EVAL", spin, "0"]).await
+        raw_text(&mut r, &["EVAL", spin, "0"]).await
     });
     until_busy(&mut c).await;
     assert_eq!(
-        raw(&mut c, &["GET", "x"]).await,
+        raw_text(&mut c, &["GET", "x"]).await,
         "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
     );
-    assert_eq!(raw(&mut c, &["SCRIPT", "KILL"]).await, "+OK\r\n");
+    assert_eq!(raw_text(&mut c, &["SCRIPT", "KILL"]).await, "+OK\r\n");
     assert_eq!(
         runaway.await.unwrap(),
         format!(
@@ -483,9 +486,9 @@ async fn busy_script_and_script_kill() {
             sha1(spin)
         )
     );
-    assert_eq!(raw(&mut c, &["PING"]).await, "+PONG\r\n");
+    assert_eq!(raw_text(&mut c, &["PING"]).await, "+PONG\r\n");
     assert_eq!(
-        raw(&mut c, &["SCRIPT", "KILL"]).await,
+        raw_text(&mut c, &["SCRIPT", "KILL"]).await,
         "-NOTBUSY No scripts in execution right now.\r\n"
     );
 
@@ -498,15 +501,15 @@ async fn busy_script_and_script_kill() {
               local n = redis.call('time') \
               if n[1] * 1000000 + n[2] - start > 400000 then break end \
             end return 7";
-        raw(&mut r, &["EVAL", script, "0"]).await
+        raw_text(&mut r, &["EVAL", script, "0"]).await
     });
     until_busy(&mut c).await;
     assert_eq!(
-        raw(&mut c, &["SCRIPT", "KILL"]).await,
+        raw_text(&mut c, &["SCRIPT", "KILL"]).await,
         "-UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.\r\n"
     );
     assert_eq!(writer.await.unwrap(), ":7\r\n");
-    assert_eq!(raw(&mut c, &["GET", "w"]).await, "$1\r\n1\r\n");
+    assert_eq!(raw_text(&mut c, &["GET", "w"]).await, "$1\r\n1\r\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -514,7 +517,7 @@ async fn a_script_mixing_hset_and_sql_exec_fails_as_one_unit() {
     let s = start().await;
     let mut c = s.raw().await;
     assert_eq!(
-        raw(&mut c, &["SQL.EXEC", "CREATE TABLE t (i INTEGER)"]).await,
+        raw_text(&mut c, &["SQL.EXEC", "CREATE TABLE t (i INTEGER)"]).await,
         "+OK\r\n"
     );
     // Both kinds of write commit together.
@@ -526,15 +529,15 @@ async fn a_script_mixing_hset_and_sql_exec_fails_as_one_unit() {
         .await,
         ":1\r\n"
     );
-    assert_eq!(raw(&mut c, &["HGET", "h", "f"]).await, "$1\r\nv\r\n");
+    assert_eq!(raw_text(&mut c, &["HGET", "h", "f"]).await, "$1\r\nv\r\n");
     assert_eq!(
-        raw(&mut c, &["SQL.QUERY", "SELECT count(*) FROM t"]).await,
+        raw_text(&mut c, &["SQL.QUERY", "SELECT count(*) FROM t"]).await,
         "*1\r\n*1\r\n:1\r\n"
     );
     // A statement that makes SQLite roll the transaction back (interrupted at sql-time-limit)
     // fails the whole script: its HSET and its first INSERT are gone with it.
     assert_eq!(
-        raw(&mut c, &["CONFIG", "SET", "sql-time-limit", "200"]).await,
+        raw_text(&mut c, &["CONFIG", "SET", "sql-time-limit", "200"]).await,
         "+OK\r\n"
     );
     let r = eval(
@@ -545,9 +548,9 @@ async fn a_script_mixing_hset_and_sql_exec_fails_as_one_unit() {
     )
     .await;
     assert!(r.starts_with("-ERR transaction rolled back: "), "{r}");
-    assert_eq!(raw(&mut c, &["EXISTS", "h2"]).await, ":0\r\n");
+    assert_eq!(raw_text(&mut c, &["EXISTS", "h2"]).await, ":0\r\n");
     assert_eq!(
-        raw(&mut c, &["SQL.QUERY", "SELECT count(*) FROM t"]).await,
+        raw_text(&mut c, &["SQL.QUERY", "SELECT count(*) FROM t"]).await,
         "*1\r\n*1\r\n:1\r\n"
     );
     // SQL.QUERY reads inside the script's transaction.
@@ -587,81 +590,87 @@ async fn function_libraries() {
     for (code, want) in cases {
         let args = load(code);
         let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
-        assert_eq!(raw(&mut c, &args).await, *want, "{code}");
+        assert_eq!(raw_text(&mut c, &args).await, *want, "{code}");
     }
     // A library's top level gets 500 ms.
     assert_eq!(
-        raw(
+        raw_text(
             &mut c,
             &["FUNCTION", "LOAD", "#!lua name=inf\nwhile true do end"]
         )
         .await,
         "-ERR Error registering functions: ERR FUNCTION LOAD timeout\r\n"
     );
-    assert_eq!(raw(&mut c, &["FCALL", "f1", "2", "a", "b"]).await, ":2\r\n");
     assert_eq!(
-        raw(&mut c, &["FCALL", "nope", "0"]).await,
+        raw_text(&mut c, &["FCALL", "f1", "2", "a", "b"]).await,
+        ":2\r\n"
+    );
+    assert_eq!(
+        raw_text(&mut c, &["FCALL", "nope", "0"]).await,
         "-ERR Function not found\r\n"
     );
     assert_eq!(
-        raw(&mut c, &["FCALL", "f1", "x"]).await,
+        raw_text(&mut c, &["FCALL", "f1", "x"]).await,
         "-ERR Bad number of keys provided\r\n"
     );
     assert_eq!(
-        raw(&mut c, &["FCALL", "f3", "0"]).await,
+        raw_text(&mut c, &["FCALL", "f3", "0"]).await,
         "-ERR Write commands are not allowed from read-only scripts. script: f3, on @user_function:2.\r\n"
     );
     assert_eq!(
-        raw(&mut c, &["FCALL_RO", "f1", "0"]).await,
+        raw_text(&mut c, &["FCALL_RO", "f1", "0"]).await,
         "-ERR Can not execute a script with write flag using *_ro command.\r\n"
     );
     assert_eq!(
-        raw(&mut c, &["FCALL", "f4", "0"]).await,
+        raw_text(&mut c, &["FCALL", "f4", "0"]).await,
         "-ERR user_function:2: bad script: f4, on @user_function:2.\r\n"
     );
     assert_eq!(
-        raw(&mut c, &["FUNCTION", "LIST", "LIBRARYNAME", "l1", "WITHCODE"]).await,
+        raw_text(&mut c, &["FUNCTION", "LIST", "LIBRARYNAME", "l1", "WITHCODE"]).await,
         "*1\r\n*8\r\n$12\r\nlibrary_name\r\n$2\r\nl1\r\n$6\r\nengine\r\n$3\r\nLUA\r\n$9\r\nfunctions\r\n*1\r\n*6\r\n$4\r\nname\r\n$2\r\nf1\r\n$11\r\ndescription\r\n$-1\r\n$5\r\nflags\r\n*0\r\n$12\r\nlibrary_code\r\n$72\r\n#!lua name=l1\nredis.register_function('f1', function(k,a) return #k end)\r\n"
     );
     assert_eq!(
-        raw(&mut c, &["FUNCTION", "LOAD", "REPLACE", "#!lua name=l1\nredis.register_function{function_name='f1', callback=function(k,a) return 2 end, description='desc', flags={'allow-oom','no-writes'}}"]).await,
+        raw_text(&mut c, &["FUNCTION", "LOAD", "REPLACE", "#!lua name=l1\nredis.register_function{function_name='f1', callback=function(k,a) return 2 end, description='desc', flags={'allow-oom','no-writes'}}"]).await,
         "$2\r\nl1\r\n"
     );
     assert_eq!(
-        raw(&mut c, &["FUNCTION", "LIST", "LIBRARYNAME", "l1"]).await,
+        raw_text(&mut c, &["FUNCTION", "LIST", "LIBRARYNAME", "l1"]).await,
         "*1\r\n*6\r\n$12\r\nlibrary_name\r\n$2\r\nl1\r\n$6\r\nengine\r\n$3\r\nLUA\r\n$9\r\nfunctions\r\n*1\r\n*6\r\n$4\r\nname\r\n$2\r\nf1\r\n$11\r\ndescription\r\n$4\r\ndesc\r\n$5\r\nflags\r\n*2\r\n+no-writes\r\n+allow-oom\r\n"
     );
-    assert_eq!(raw(&mut c, &["FCALL_RO", "f1", "0"]).await, ":2\r\n");
+    assert_eq!(raw_text(&mut c, &["FCALL_RO", "f1", "0"]).await, ":2\r\n");
     assert_eq!(
-        raw(&mut c, &["FUNCTION", "LIST", "bogus"]).await,
+        raw_text(&mut c, &["FUNCTION", "LIST", "bogus"]).await,
         "-ERR Unknown argument bogus\r\n"
     );
     assert_eq!(
-        raw(&mut c, &["FUNCTION", "STATS"]).await,
+        raw_text(&mut c, &["FUNCTION", "STATS"]).await,
         "*4\r\n$14\r\nrunning_script\r\n$-1\r\n$7\r\nengines\r\n*2\r\n$3\r\nLUA\r\n*4\r\n$15\r\nlibraries_count\r\n:3\r\n$15\r\nfunctions_count\r\n:3\r\n"
     );
     // DUMP / RESTORE (Redis's payload format; see tests/dump.rs for redis-server both ways).
     let Some(resp::Frame::Bulk(payload)) = c.cmd(&["FUNCTION", "DUMP"]).await.into() else {
         panic!("no payload");
     };
-    assert_eq!(raw(&mut c, &["FUNCTION", "DELETE", "l4"]).await, "+OK\r\n");
     assert_eq!(
-        raw(&mut c, &["FUNCTION", "DELETE", "l4"]).await,
+        raw_text(&mut c, &["FUNCTION", "DELETE", "l4"]).await,
+        "+OK\r\n"
+    );
+    assert_eq!(
+        raw_text(&mut c, &["FUNCTION", "DELETE", "l4"]).await,
         "-ERR Library not found\r\n"
     );
-    assert_eq!(raw(&mut c, &["FUNCTION", "FLUSH"]).await, "+OK\r\n");
+    assert_eq!(raw_text(&mut c, &["FUNCTION", "FLUSH"]).await, "+OK\r\n");
     assert_eq!(
-        raw(&mut c, &["FCALL", "f1", "0"]).await,
+        raw_text(&mut c, &["FCALL", "f1", "0"]).await,
         "-ERR Function not found\r\n"
     );
     assert_eq!(
-        raw(&mut c, &["FUNCTION", "RESTORE", "xx"]).await,
+        raw_text(&mut c, &["FUNCTION", "RESTORE", "xx"]).await,
         "-ERR DUMP payload version or checksum are wrong\r\n"
     );
     c.send(&encode_command(&[b"FUNCTION", b"RESTORE", &payload]))
         .await;
     assert_eq!(c.read().await, Some(ok()));
-    assert_eq!(raw(&mut c, &["FCALL", "f1", "0"]).await, ":2\r\n");
+    assert_eq!(raw_text(&mut c, &["FCALL", "f1", "0"]).await, ":2\r\n");
     c.send(&encode_command(&[b"FUNCTION", b"RESTORE", &payload]))
         .await;
     assert_eq!(c.read().await, Some(err("ERR Library l1 already exists")));
@@ -683,11 +692,11 @@ async fn functions_survive_a_restart() {
         let child = spawn_binary(dir.path(), &[]);
         let mut c = Raw::connect(child.addr()).await;
         assert_eq!(
-            raw(&mut c, &["FUNCTION", "LOAD", lib]).await,
+            raw_text(&mut c, &["FUNCTION", "LOAD", lib]).await,
             "$7\r\ncounter\r\n"
         );
         assert_eq!(
-            raw(&mut c, &["FCALL", "bump", "1", "n", "5"]).await,
+            raw_text(&mut c, &["FCALL", "bump", "1", "n", "5"]).await,
             ":5\r\n"
         );
         let mut child = child;
@@ -696,42 +705,42 @@ async fn functions_survive_a_restart() {
     let child = spawn_binary(dir.path(), &[]);
     let mut c = Raw::connect(child.addr()).await;
     assert_eq!(
-        raw(&mut c, &["FCALL", "bump", "1", "n", "2"]).await,
+        raw_text(&mut c, &["FCALL", "bump", "1", "n", "2"]).await,
         ":7\r\n"
     );
     assert_eq!(
-        raw(&mut c, &["FUNCTION", "LIST", "WITHCODE"]).await,
+        raw_text(&mut c, &["FUNCTION", "LIST", "WITHCODE"]).await,
         format!("*1\r\n*8\r\n$12\r\nlibrary_name\r\n$7\r\ncounter\r\n$6\r\nengine\r\n$3\r\nLUA\r\n$9\r\nfunctions\r\n*1\r\n*6\r\n$4\r\nname\r\n$4\r\nbump\r\n$11\r\ndescription\r\n$-1\r\n$5\r\nflags\r\n*0\r\n$12\r\nlibrary_code\r\n${}\r\n{lib}\r\n", lib.len())
     );
     // FUNCTION DELETE is durable too.
     assert_eq!(
-        raw(&mut c, &["FUNCTION", "DELETE", "counter"]).await,
+        raw_text(&mut c, &["FUNCTION", "DELETE", "counter"]).await,
         "+OK\r\n"
     );
     drop(c);
     drop(child);
     let child = spawn_binary(dir.path(), &[]);
     let mut c = Raw::connect(child.addr()).await;
-    assert_eq!(raw(&mut c, &["FUNCTION", "LIST"]).await, "*0\r\n");
+    assert_eq!(raw_text(&mut c, &["FUNCTION", "LIST"]).await, "*0\r\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn busy_function_and_function_kill() {
     let s = start().await;
     let mut c = s.raw().await;
-    raw(&mut c, &["CONFIG", "SET", "busy-reply-threshold", "50"]).await;
+    raw_text(&mut c, &["CONFIG", "SET", "busy-reply-threshold", "50"]).await;
     assert_eq!(
-        raw(&mut c, &["FUNCTION", "LOAD", "#!lua name=spin\nredis.register_function('spin', function() while true do end end)"]).await,
+        raw_text(&mut c, &["FUNCTION", "LOAD", "#!lua name=spin\nredis.register_function('spin', function() while true do end end)"]).await,
         "$4\r\nspin\r\n"
     );
     let addr = s.addr;
     let runaway = tokio::spawn(async move {
         let mut r = Raw::connect(addr).await;
-        raw(&mut r, &["FCALL", "spin", "0"]).await
+        raw_text(&mut r, &["FCALL", "spin", "0"]).await
     });
     let t = Instant::now();
     loop {
-        let r = raw(&mut c, &["PING"]).await;
+        let r = raw_text(&mut c, &["PING"]).await;
         if r.starts_with("-BUSY") {
             assert_eq!(r, "-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n");
             break;
@@ -739,16 +748,16 @@ async fn busy_function_and_function_kill() {
         assert!(t.elapsed() < Duration::from_secs(10), "never busy");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let stats = raw(&mut c, &["FUNCTION", "STATS"]).await;
+    let stats = raw_text(&mut c, &["FUNCTION", "STATS"]).await;
     assert!(
         stats.starts_with("*4\r\n$14\r\nrunning_script\r\n*6\r\n$4\r\nname\r\n$4\r\nspin\r\n$7\r\ncommand\r\n*3\r\n$5\r\nfcall\r\n$4\r\nspin\r\n$1\r\n0\r\n$11\r\nduration_ms\r\n:"),
         "{stats}"
     );
     assert_eq!(
-        raw(&mut c, &["SCRIPT", "KILL"]).await,
+        raw_text(&mut c, &["SCRIPT", "KILL"]).await,
         "-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n"
     );
-    assert_eq!(raw(&mut c, &["FUNCTION", "KILL"]).await, "+OK\r\n");
+    assert_eq!(raw_text(&mut c, &["FUNCTION", "KILL"]).await, "+OK\r\n");
     assert_eq!(
         runaway.await.unwrap(),
         "-ERR Script killed by user with SCRIPT KILL... script: spin, on @user_function:2.\r\n"
@@ -761,7 +770,7 @@ async fn shutdown_nosave_stops_a_busy_script_without_its_writes() {
     let mut child = spawn_binary(dir.path(), &["--busy-reply-threshold", "50"]);
     let addr = child.addr();
     let mut c = Raw::connect(addr).await;
-    assert_eq!(raw(&mut c, &["SET", "before", "1"]).await, "+OK\r\n");
+    assert_eq!(raw_text(&mut c, &["SET", "before", "1"]).await, "+OK\r\n");
     let runaway = tokio::spawn(async move {
         let mut r = Raw::connect(addr).await;
         r.send(&encode_command(&[
@@ -774,7 +783,7 @@ async fn shutdown_nosave_stops_a_busy_script_without_its_writes() {
     });
     until_busy(&mut c).await;
     assert_eq!(
-        raw(&mut c, &["SHUTDOWN"]).await,
+        raw_text(&mut c, &["SHUTDOWN"]).await,
         "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
     );
     c.send(&encode_command(&[b"SHUTDOWN", b"NOSAVE"])).await;
@@ -793,8 +802,8 @@ async fn shutdown_nosave_stops_a_busy_script_without_its_writes() {
     }
     let child = spawn_binary(dir.path(), &[]);
     let mut c = Raw::connect(child.addr()).await;
-    assert_eq!(raw(&mut c, &["GET", "before"]).await, "$1\r\n1\r\n");
-    assert_eq!(raw(&mut c, &["EXISTS", "w"]).await, ":0\r\n");
+    assert_eq!(raw_text(&mut c, &["GET", "before"]).await, "$1\r\n1\r\n");
+    assert_eq!(raw_text(&mut c, &["EXISTS", "w"]).await, ":0\r\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -803,7 +812,7 @@ async fn connection_and_server_commands_a_script_may_call() {
     let mut c = s.raw().await;
     let mut sub = s.raw().await;
     assert_eq!(
-        raw(&mut sub, &["SUBSCRIBE", "news"]).await,
+        raw_text(&mut sub, &["SUBSCRIBE", "news"]).await,
         "*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n"
     );
     check(
@@ -839,7 +848,7 @@ async fn a_table_that_contains_itself_ends_with_the_stack_limit_error() {
     // bytes: the test decoder refuses replies nested that deep.)
     let want = format!("{}-ERR reached lua stack limit\r\n", "*1\r\n".repeat(1000));
     assert_eq!(c.read_bytes(want.len()).await, want.as_bytes());
-    assert_eq!(raw(&mut c, &["PING"]).await, "+PONG\r\n");
+    assert_eq!(raw_text(&mut c, &["PING"]).await, "+PONG\r\n");
 }
 
 // ---- Hostile scripts (issue 14 items 7-11): every expected reply below is redis-server
@@ -907,7 +916,7 @@ async fn a_restricted_users_script_cannot_make_the_default_users_scripts_write()
     let s = start().await;
     let mut admin = s.raw().await;
     assert_eq!(
-        raw(
+        raw_text(
             &mut admin,
             &["ACL", "SETUSER", "lowly", "on", ">pw", "~*", "+eval", "+get"]
         )
@@ -915,7 +924,7 @@ async fn a_restricted_users_script_cannot_make_the_default_users_scripts_write()
         "+OK\r\n"
     );
     assert_eq!(
-        raw(
+        raw_text(
             &mut admin,
             &["FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function() return redis.call('get', 'k') end)"]
         )
@@ -923,7 +932,10 @@ async fn a_restricted_users_script_cannot_make_the_default_users_scripts_write()
         "$3\r\nlib\r\n"
     );
     let mut lowly = s.raw().await;
-    assert_eq!(raw(&mut lowly, &["AUTH", "lowly", "pw"]).await, "+OK\r\n");
+    assert_eq!(
+        raw_text(&mut lowly, &["AUTH", "lowly", "pw"]).await,
+        "+OK\r\n"
+    );
     let plant = "pcall(redis.call, 'set', 'secret', 'pwned')";
     let attacks = [
         (format!("local o=redis.call rawset(redis,'call',function(...) {plant} return o(...) end) return 1"), false),
@@ -952,8 +964,8 @@ async fn a_restricted_users_script_cannot_make_the_default_users_scripts_write()
     for v in victims {
         assert!(!eval(&mut admin, v).await.starts_with('-'), "{v}");
     }
-    assert_eq!(raw(&mut admin, &["FCALL", "f", "0"]).await, "$-1\r\n");
-    assert_eq!(raw(&mut admin, &["GET", "secret"]).await, "$-1\r\n");
+    assert_eq!(raw_text(&mut admin, &["FCALL", "f", "0"]).await, "$-1\r\n");
+    assert_eq!(raw_text(&mut admin, &["GET", "secret"]).await, "$-1\r\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1003,27 +1015,27 @@ async fn kill_runaway(s: &TestServer, c: &mut Raw, cmd: Vec<String>, kill: &[&st
     let runaway = tokio::spawn(async move {
         let mut r = Raw::connect(addr).await;
         let args: Vec<&str> = cmd.iter().map(String::as_str).collect();
-        raw(&mut r, &args).await
+        raw_text(&mut r, &args).await
     });
     let t = Instant::now();
-    while !raw(c, &["PING"]).await.starts_with("-BUSY") {
+    while !raw_text(c, &["PING"]).await.starts_with("-BUSY") {
         assert!(t.elapsed() < Duration::from_secs(10), "never busy");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(raw(c, kill).await, "+OK\r\n");
+    assert_eq!(raw_text(c, kill).await, "+OK\r\n");
     let reply = tokio::time::timeout(Duration::from_secs(10), runaway)
         .await
         .expect("the script stops")
         .unwrap();
     assert_eq!(reply, want);
-    assert_eq!(raw(c, &["PING"]).await, "+PONG\r\n");
+    assert_eq!(raw_text(c, &["PING"]).await, "+PONG\r\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn script_kill_cannot_be_caught() {
     let s = start().await;
     let mut c = s.raw().await;
-    raw(&mut c, &["CONFIG", "SET", "busy-reply-threshold", "50"]).await;
+    raw_text(&mut c, &["CONFIG", "SET", "busy-reply-threshold", "50"]).await;
     for script in [
         "while true do pcall(function() while true do end end) end",
         // The handler runs with hooks off after a hook's error: redis-server 7.0.15 never
@@ -1061,7 +1073,7 @@ async fn script_kill_cannot_be_caught() {
 async fn a_script_stuck_in_a_pattern_match_is_reported_busy_and_killed() {
     let s = start().await;
     let mut c = s.raw().await;
-    raw(&mut c, &["CONFIG", "SET", "busy-reply-threshold", "50"]).await;
+    raw_text(&mut c, &["CONFIG", "SET", "busy-reply-threshold", "50"]).await;
     for script in [
         "local r = string.find(string.rep('a', 100000), '.-.-.-b') return r",
         "local r = string.match(string.rep('a', 100000), '.-.-.-b') return r",
@@ -1094,12 +1106,12 @@ async fn a_script_stuck_in_a_pattern_match_is_reported_busy_and_killed() {
 async fn function_kill_cannot_be_caught() {
     let s = start().await;
     let mut c = s.raw().await;
-    raw(&mut c, &["CONFIG", "SET", "busy-reply-threshold", "50"]).await;
+    raw_text(&mut c, &["CONFIG", "SET", "busy-reply-threshold", "50"]).await;
     let lib = "#!lua name=spin\n\
         redis.register_function('p', function() while true do pcall(function() while true do end end) end end)\n\
         redis.register_function('x', function() xpcall(function() while true do end end, function() while true do end end) end)";
     assert_eq!(
-        raw(&mut c, &["FUNCTION", "LOAD", lib]).await,
+        raw_text(&mut c, &["FUNCTION", "LOAD", lib]).await,
         "$4\r\nspin\r\n"
     );
     for (f, line) in [("p", 2), ("x", 3)] {
@@ -1119,7 +1131,7 @@ async fn function_kill_cannot_be_caught() {
         "xpcall(function() while true do end end, function() while true do end end)",
     ] {
         assert_eq!(
-            raw(
+            raw_text(
                 &mut c,
                 &["FUNCTION", "LOAD", &format!("#!lua name=t\n{body}")]
             )
@@ -1168,18 +1180,18 @@ async fn lua_cves() {
     let mut args = vec!["RPUSH".to_string(), "big".to_string()];
     args.extend((0..100_000).map(|i| i.to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    assert_eq!(raw(&mut c, &args).await, ":100000\r\n");
+    assert_eq!(raw_text(&mut c, &args).await, ":100000\r\n");
     let count = "return #redis.call('lrange', KEYS[1], 0, -1)";
     assert_eq!(
-        raw(&mut c, &["EVAL", count, "1", "big"]).await,
+        raw_text(&mut c, &["EVAL", count, "1", "big"]).await,
         ":100000\r\n"
     );
     let spread = "return {pcall(unpack, redis.call('lrange', KEYS[1], 0, -1))}";
     assert_eq!(
-        raw(&mut c, &["EVAL", spread, "1", "big"]).await,
+        raw_text(&mut c, &["EVAL", spread, "1", "big"]).await,
         "*2\r\n$-1\r\n$26\r\ntoo many results to unpack\r\n"
     );
-    let whole = raw(
+    let whole = raw_text(
         &mut c,
         &[
             "EVAL",
@@ -1203,7 +1215,7 @@ async fn lua_cves() {
     // CVE-2025-49844: the parser runs the collector; the chunk name must survive it. A fresh
     // state (SCRIPT FLUSH) and a script with many constants make the collector run while
     // the name is new.
-    assert_eq!(raw(&mut c, &["SCRIPT", "FLUSH"]).await, "+OK\r\n");
+    assert_eq!(raw_text(&mut c, &["SCRIPT", "FLUSH"]).await, "+OK\r\n");
     let mut big = String::from("local t = {}\n");
     for i in 0..20_000 {
         big.push_str(&format!(
@@ -1257,7 +1269,7 @@ async fn hostile_data_for_the_libraries_answers_errors() {
     let mut args = vec!["EVAL".to_string(), "return #ARGV".into(), "0".into()];
     args.extend((0..20_000).map(|i| format!("a{i}")));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    assert_eq!(raw(&mut c, &args).await, ":20000\r\n");
+    assert_eq!(raw_text(&mut c, &args).await, ":20000\r\n");
     let many = "local t = {} for i = 1, 1100000 do t[i] = 'x' end return t";
     let reply = eval(&mut c, many).await;
     assert!(
@@ -1275,7 +1287,7 @@ async fn hostile_data_for_the_libraries_answers_errors() {
         ],
     )
     .await;
-    assert_eq!(raw(&mut c, &["PING"]).await, "+PONG\r\n");
+    assert_eq!(raw_text(&mut c, &["PING"]).await, "+PONG\r\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1283,11 +1295,11 @@ async fn lua_memory_limit() {
     let s = start().await;
     let mut c = s.raw().await;
     assert_eq!(
-        raw(&mut c, &["CONFIG", "GET", "lua-memory-limit"]).await,
+        raw_text(&mut c, &["CONFIG", "GET", "lua-memory-limit"]).await,
         "*2\r\n$16\r\nlua-memory-limit\r\n$10\r\n1073741824\r\n"
     );
     assert_eq!(
-        raw(&mut c, &["CONFIG", "SET", "lua-memory-limit", "64mb"]).await,
+        raw_text(&mut c, &["CONFIG", "SET", "lua-memory-limit", "64mb"]).await,
         "+OK\r\n"
     );
     let over = [
@@ -1304,7 +1316,7 @@ async fn lua_memory_limit() {
             ),
             "{script}"
         );
-        assert_eq!(raw(&mut c, &["PING"]).await, "+PONG\r\n");
+        assert_eq!(raw_text(&mut c, &["PING"]).await, "+PONG\r\n");
         assert_eq!(eval(&mut c, "return 'next'").await, "$4\r\nnext\r\n");
     }
     // Caught as any error is, and the script goes on (Lua's own text).
@@ -1332,18 +1344,18 @@ async fn lua_memory_limit() {
         eval(&mut c, "local s = string.rep('x', 2^24) return #s").await,
         ":16777216\r\n"
     );
-    let after = lua_memory(raw(&mut c, &["INFO", "memory"]).await);
+    let after = lua_memory(raw_text(&mut c, &["INFO", "memory"]).await);
     assert!(
         after < 4 << 20,
         "used_memory_lua {after} after a 16 MB string"
     );
     // Settings: 0 is no limit; less than 1 MB would stop every script.
     assert_eq!(
-        raw(&mut c, &["CONFIG", "SET", "lua-memory-limit", "100"]).await,
+        raw_text(&mut c, &["CONFIG", "SET", "lua-memory-limit", "100"]).await,
         "-ERR CONFIG SET failed (possibly related to argument 'lua-memory-limit') - argument must be 0 or at least 1mb\r\n"
     );
     assert_eq!(
-        raw(&mut c, &["CONFIG", "SET", "lua-memory-limit", "0"]).await,
+        raw_text(&mut c, &["CONFIG", "SET", "lua-memory-limit", "0"]).await,
         "+OK\r\n"
     );
     assert_eq!(
@@ -1385,34 +1397,37 @@ async fn exec_during_a_busy_script_aborts_the_transaction() {
     let s = start().await;
     let mut c = s.raw().await;
     let mut admin = s.raw().await;
-    raw(&mut c, &["CONFIG", "SET", "busy-reply-threshold", "50"]).await;
+    raw_text(&mut c, &["CONFIG", "SET", "busy-reply-threshold", "50"]).await;
     let spin = "local i = 0 while true do i = i + 1 end";
     let addr = s.addr;
     let runaway = |addr| {
         tokio::spawn(async move {
             let mut r = Raw::connect(addr).await;
-            raw(&mut r, &["EVAL", spin, "0"]).await
+            raw_text(&mut r, &["EVAL", spin, "0"]).await
         })
     };
 
-    assert_eq!(raw(&mut c, &["MULTI"]).await, "+OK\r\n");
-    assert_eq!(raw(&mut c, &["INCR", "x"]).await, "+QUEUED\r\n");
+    assert_eq!(raw_text(&mut c, &["MULTI"]).await, "+OK\r\n");
+    assert_eq!(raw_text(&mut c, &["INCR", "x"]).await, "+QUEUED\r\n");
     let script = runaway(addr);
     until_busy(&mut admin).await;
     assert_eq!(
-        raw(&mut c, &["EXEC"]).await,
+        raw_text(&mut c, &["EXEC"]).await,
         format!("-EXECABORT Transaction discarded because of: {BUSY}\r\n")
     );
     // Out of MULTI: the next command is refused as busy, not queued.
-    assert_eq!(raw(&mut c, &["PING"]).await, format!("-{BUSY}\r\n"));
+    assert_eq!(raw_text(&mut c, &["PING"]).await, format!("-{BUSY}\r\n"));
     // MULTI is allowed while busy; a refused command flags the transaction.
-    assert_eq!(raw(&mut c, &["MULTI"]).await, "+OK\r\n");
-    assert_eq!(raw(&mut c, &["INCR", "x"]).await, format!("-{BUSY}\r\n"));
-    assert_eq!(raw(&mut admin, &["SCRIPT", "KILL"]).await, "+OK\r\n");
+    assert_eq!(raw_text(&mut c, &["MULTI"]).await, "+OK\r\n");
+    assert_eq!(
+        raw_text(&mut c, &["INCR", "x"]).await,
+        format!("-{BUSY}\r\n")
+    );
+    assert_eq!(raw_text(&mut admin, &["SCRIPT", "KILL"]).await, "+OK\r\n");
     script.await.unwrap();
     assert_eq!(
-        raw(&mut c, &["EXEC"]).await,
+        raw_text(&mut c, &["EXEC"]).await,
         "-EXECABORT Transaction discarded because of previous errors.\r\n"
     );
-    assert_eq!(raw(&mut c, &["GET", "x"]).await, "$-1\r\n");
+    assert_eq!(raw_text(&mut c, &["GET", "x"]).await, "$-1\r\n");
 }

@@ -6,12 +6,6 @@ use common::*;
 use resp::Frame;
 use std::time::Duration;
 
-async fn raw(c: &mut Raw, args: &[&str]) -> String {
-    let a: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
-    c.send(&encode_command(&a)).await;
-    show(&c.read_raw().await.expect("a reply"))
-}
-
 fn text(f: Frame) -> String {
     match f {
         Frame::Bulk(b) => String::from_utf8(b.to_vec()).unwrap(),

@@ -15,19 +15,8 @@ fn set(items: &[&str]) -> Frame {
     Frame::Set(items.iter().map(|s| bulk(s)).collect())
 }
 
-fn ints(items: &[i64]) -> Frame {
-    Frame::Array(items.iter().map(|n| int(*n)).collect())
-}
-
 fn scan(cursor: &str, items: &[&str]) -> Frame {
     arr(vec![bulk(cursor), bulks(items)])
-}
-
-/// Sends each command and checks its reply, naming the command on failure.
-async fn check(c: &mut Raw, cases: &[(&[&str], Frame)]) {
-    for (cmd, want) in cases {
-        assert_eq!(&c.cmd(cmd).await, want, "{cmd:?}");
-    }
 }
 
 /// The members of a multi-bulk reply, as a sorted set of strings.
@@ -56,19 +45,6 @@ fn list(f: Frame) -> Vec<String> {
             .collect(),
         other => panic!("not a list of members: {other:?}"),
     }
-}
-
-async fn keyspace_stats(c: &mut Raw) -> (i64, i64) {
-    let Frame::Bulk(info) = c.cmd(&["INFO", "stats"]).await else {
-        panic!("INFO stats");
-    };
-    let info = String::from_utf8_lossy(&info).into_owned();
-    let get = |name: &str| -> i64 {
-        info.lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':')?.trim().parse().ok())
-            .expect("stat")
-    };
-    (get("keyspace_hits"), get("keyspace_misses"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -15,13 +15,6 @@ const NOT_INT: &str = "ERR value is not an integer or out of range";
 const NOT_DOUBLE: &str = "ERR One or more scores can't be converted into double";
 const SYNTAX: &str = "ERR syntax error";
 
-/// Sends each command and checks its reply, naming the command on failure.
-async fn check(c: &mut Raw, cases: &[(&[&str], Frame)]) {
-    for (cmd, want) in cases {
-        assert_eq!(&c.cmd(cmd).await, want, "{cmd:?}");
-    }
-}
-
 /// An array of bulk strings and nils (`None`).
 fn opt(items: &[Option<&str>]) -> Frame {
     Frame::Array(items.iter().map(|i| i.map_or(Frame::Null, bulk)).collect())
@@ -29,19 +22,6 @@ fn opt(items: &[Option<&str>]) -> Frame {
 
 fn bin(b: &[u8]) -> Frame {
     Frame::Bulk(Bytes::copy_from_slice(b))
-}
-
-async fn keyspace_stats(c: &mut Raw) -> (i64, i64) {
-    let Frame::Bulk(info) = c.cmd(&["INFO", "stats"]).await else {
-        panic!("INFO stats");
-    };
-    let info = String::from_utf8_lossy(&info).into_owned();
-    let get = |name: &str| -> i64 {
-        info.lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':')?.trim().parse().ok())
-            .expect("stat")
-    };
-    (get("keyspace_hits"), get("keyspace_misses"))
 }
 
 async fn setup_weights(c: &mut Raw) {

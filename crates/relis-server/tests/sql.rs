@@ -7,10 +7,6 @@ use common::*;
 use resp::Frame;
 use std::time::{Duration, Instant};
 
-fn nil() -> Frame {
-    Frame::Null
-}
-
 fn row(items: Vec<Frame>) -> Frame {
     arr(items)
 }

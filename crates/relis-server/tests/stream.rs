@@ -593,57 +593,6 @@ const INFO: &[&str] = &[
     "COMMAND GETKEYS xadd s * f v",
 ];
 
-/// A command line split on spaces; `"..."` groups words and takes `\xHH`, `\r`, `\n` escapes.
-fn split(line: &str) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
-    let b = line.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b' ' {
-            i += 1;
-            continue;
-        }
-        let mut word = Vec::new();
-        if b[i] == b'"' {
-            i += 1;
-            while i < b.len() && b[i] != b'"' {
-                if b[i] == b'\\' && i + 1 < b.len() {
-                    match b[i + 1] {
-                        b'x' => {
-                            let hex = std::str::from_utf8(&b[i + 2..i + 4]).unwrap();
-                            word.push(u8::from_str_radix(hex, 16).unwrap());
-                            i += 4;
-                        }
-                        b'r' => {
-                            word.push(b'\r');
-                            i += 2;
-                        }
-                        b'n' => {
-                            word.push(b'\n');
-                            i += 2;
-                        }
-                        c => {
-                            word.push(c);
-                            i += 2;
-                        }
-                    }
-                } else {
-                    word.push(b[i]);
-                    i += 1;
-                }
-            }
-            i += 1;
-        } else {
-            while i < b.len() && b[i] != b' ' {
-                word.push(b[i]);
-                i += 1;
-            }
-        }
-        out.push(word);
-    }
-    out
-}
-
 async fn connect(addr: std::net::SocketAddr, resp3: bool) -> Vec<Raw> {
     let mut conns = Vec::new();
     for _ in 0..2 {
@@ -686,7 +635,7 @@ async fn run_scripts(resp3: bool) {
                 }
                 None => (0, line),
             };
-            let argv = split(line);
+            let argv = split_args(line);
             let w = call(&mut want[conn], &argv).await;
             let g = call(&mut got[conn], &argv).await;
             let same = if shape_only { w[0] == g[0] } else { w == g };
@@ -716,33 +665,6 @@ async fn scripts_match_redis_resp2() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scripts_match_redis_resp3() {
     run_scripts(true).await;
-}
-
-/// Sends a command without waiting for its reply.
-async fn send(c: &mut Raw, args: &[&str]) {
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    c.send(&encode_command(&args)).await;
-}
-
-/// Waits (polling, up to 10 s) until CLIENT LIST shows `n` clients blocked in XREAD.
-async fn wait_blocked(c: &mut Raw, n: usize) {
-    for _ in 0..1000 {
-        let info = match c.cmd(&["INFO", "clients"]).await {
-            Frame::Bulk(b) => b,
-            Frame::Verbatim { data, .. } => data,
-            other => panic!("INFO: {other:?}"),
-        };
-        let now: usize = String::from_utf8_lossy(&info)
-            .lines()
-            .find_map(|l| l.strip_prefix("blocked_clients:"))
-            .and_then(|v| v.trim().parse().ok())
-            .expect("blocked_clients");
-        if now == n {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    panic!("never saw {n} blocked clients");
 }
 
 /// `[[key, [[id, [f, v]]]]]`, XREAD's RESP2 reply for one entry of one stream.

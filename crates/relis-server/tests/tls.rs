@@ -159,20 +159,6 @@ async fn plain_input_sent_while_blocked_runs_after() {
     );
 }
 
-/// Polls INFO clients until `n` clients are blocked.
-async fn wait_blocked(p: &mut Raw, n: usize) {
-    let want = format!("blocked_clients:{n}\r\n");
-    for _ in 0..500 {
-        if let resp::Frame::Bulk(b) = p.cmd(&["INFO", "clients"]).await {
-            if String::from_utf8_lossy(&b).contains(&want) {
-                return;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("never {n} blocked clients");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_certificates() {
     let pki = Pki::generate();

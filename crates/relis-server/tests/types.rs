@@ -170,13 +170,6 @@ fn words(line: &str) -> Vec<&str> {
     line.split(' ').collect()
 }
 
-/// Sends each command and checks its reply, naming the command on failure.
-async fn check(c: &mut Raw, cases: &[(&[&str], Frame)]) {
-    for (cmd, want) in cases {
-        assert_eq!(&c.cmd(cmd).await, want, "{cmd:?}");
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wrongtype_across_every_family_pair() {
     let s = start().await;

@@ -23,6 +23,60 @@ impl ProtocolError {
         ProtocolError(msg.to_owned())
     }
 
+    // The request errors, in Redis's words (`processMultibulkBuffer`, `processInlineBuffer`).
+
+    /// A multibulk count line longer than 64 KiB.
+    pub(crate) fn too_big_mbulk_count() -> ProtocolError {
+        ProtocolError::new("too big mbulk count string")
+    }
+
+    /// A multibulk count that is not a number or is past the limit.
+    pub(crate) fn invalid_multibulk_length() -> ProtocolError {
+        ProtocolError::new("invalid multibulk length")
+    }
+
+    /// A large multibulk count before authentication.
+    pub(crate) fn unauthenticated_multibulk_length() -> ProtocolError {
+        ProtocolError::new("unauthenticated multibulk length")
+    }
+
+    /// A bulk length line longer than 64 KiB.
+    pub(crate) fn too_big_bulk_count() -> ProtocolError {
+        ProtocolError::new("too big bulk count string")
+    }
+
+    /// A bulk length that is not a number or is past `proto-max-bulk-len`.
+    pub(crate) fn invalid_bulk_length() -> ProtocolError {
+        ProtocolError::new("invalid bulk length")
+    }
+
+    /// A large bulk length before authentication.
+    pub(crate) fn unauthenticated_bulk_length() -> ProtocolError {
+        ProtocolError::new("unauthenticated bulk length")
+    }
+
+    /// A multibulk element that does not start with `$`: Redis formats the raw byte with `%c`
+    /// and then turns CR and LF into spaces (`addReplyErrorFormat`); NUL cannot occur because
+    /// the line search stops at it. A byte above 0x7f is kept as the Latin-1 char of the same
+    /// value.
+    pub(crate) fn expected_dollar(byte: u8) -> ProtocolError {
+        let shown = match byte {
+            b'\r' | b'\n' => ' ',
+            b => char::from(b),
+        };
+        ProtocolError(format!("expected '$', got '{shown}'"))
+    }
+
+    /// An inline request line longer than 64 KiB.
+    pub(crate) fn too_big_inline_request() -> ProtocolError {
+        ProtocolError::new("too big inline request")
+    }
+
+    /// An inline request with an unclosed quote.
+    pub(crate) fn unbalanced_quotes() -> ProtocolError {
+        ProtocolError::new("unbalanced quotes in request")
+    }
+
     /// The error reply Redis sends before closing: `ERR Protocol error: <msg>`, with the message
     /// bytes exactly as Redis would write them.
     pub fn to_frame(&self) -> Frame {

@@ -256,17 +256,17 @@ fn scan_multibulk(
             let line = buf.get(p.pos..).unwrap_or_default();
             let Some(cr) = header_end(line) else {
                 if line.len() > limits.max_inline_len {
-                    return Err(ProtocolError::new("too big mbulk count string"));
+                    return Err(ProtocolError::too_big_mbulk_count());
                 }
                 return Ok(false);
             };
             let count = string2ll(line.get(1..cr).unwrap_or_default());
             let count = match count {
                 Some(n) if n <= 0 || n as u64 <= limits.max_multibulk_len as u64 => n,
-                _ => return Err(ProtocolError::new("invalid multibulk length")),
+                _ => return Err(ProtocolError::invalid_multibulk_length()),
             };
             if count > UNAUTH_MAX_MULTIBULK_LEN && auth_required {
-                return Err(ProtocolError::new("unauthenticated multibulk length"));
+                return Err(ProtocolError::unauthenticated_multibulk_length());
             }
             p.pos += cr + 2;
             if count <= 0 {
@@ -284,20 +284,20 @@ fn scan_multibulk(
         let line = buf.get(p.pos..).unwrap_or_default();
         let Some(cr) = header_end(line) else {
             if line.len() > limits.max_inline_len {
-                return Err(ProtocolError::new("too big bulk count string"));
+                return Err(ProtocolError::too_big_bulk_count());
             }
             p.remaining = Some(remaining);
             return Ok(false);
         };
         if line[0] != b'$' {
-            return Err(expected_dollar(line[0]));
+            return Err(ProtocolError::expected_dollar(line[0]));
         }
         let len = match string2ll(&line[1..cr]) {
             Some(n) if n >= 0 && n as u64 <= limits.proto_max_bulk_len as u64 => n,
-            _ => return Err(ProtocolError::new("invalid bulk length")),
+            _ => return Err(ProtocolError::invalid_bulk_length()),
         };
         if len > UNAUTH_MAX_BULK_LEN && auth_required {
-            return Err(ProtocolError::new("unauthenticated bulk length"));
+            return Err(ProtocolError::unauthenticated_bulk_length());
         }
         // len <= proto_max_bulk_len, a usize.
         let len = len as usize;
@@ -323,17 +323,6 @@ fn scan_multibulk(
 fn header_end(line: &[u8]) -> Option<usize> {
     let cr = find_or_nul(line, b'\r')?;
     (line[cr] == b'\r' && cr + 2 <= line.len()).then_some(cr)
-}
-
-/// `expected '$', got '<c>'`. Redis formats the raw byte with `%c` and then turns CR and LF into
-/// spaces (`addReplyErrorFormat`); NUL cannot occur because the line search stops at it. A byte
-/// above 0x7f is kept as the Latin-1 char of the same value.
-fn expected_dollar(byte: u8) -> ProtocolError {
-    let shown = match byte {
-        b'\r' | b'\n' => ' ',
-        b => char::from(b),
-    };
-    ProtocolError(format!("expected '$', got '{shown}'"))
 }
 
 /// Redis's `string2ll`: a strict decimal i64. Rejects the empty string, 21 bytes or more, a `+`
@@ -374,7 +363,7 @@ fn decode_inline(buf: &mut BytesMut, limits: &Limits) -> Result<Option<Vec<Bytes
         Some(i) if buf[i] == b'\n' => i,
         _ => {
             if buf.len() > limits.max_inline_len {
-                return Err(ProtocolError::new("too big inline request"));
+                return Err(ProtocolError::too_big_inline_request());
             }
             return Ok(None);
         }
@@ -384,8 +373,7 @@ fn decode_inline(buf: &mut BytesMut, limits: &Limits) -> Result<Option<Vec<Bytes
     } else {
         newline
     };
-    let tokens = split_args(&buf[..line_len])
-        .ok_or_else(|| ProtocolError::new("unbalanced quotes in request"))?;
+    let tokens = split_args(&buf[..line_len]).ok_or_else(ProtocolError::unbalanced_quotes)?;
     let line = buf.split_to(newline + 1).freeze();
     Ok(Some(
         tokens

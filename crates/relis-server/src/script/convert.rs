@@ -11,7 +11,7 @@
 //! -> error, `ok` -> status, `double`, `big_number`, `map`, `set` -> those types, any other table
 //! -> array of its elements up to the first nil.
 
-use crate::error::sanitize;
+use crate::error::{sanitize, CmdError};
 use bytes::Bytes;
 use mlua::{Function, Lua, Table, Value};
 use resp::Frame;
@@ -254,7 +254,7 @@ fn frame(lua: &Lua, v: &Value, resp3: bool, depth: usize) -> Frame {
         return scalar_to_frame(v, resp3);
     };
     if depth >= MAX_REPLY_DEPTH {
-        return Frame::Error(Bytes::from_static(b"ERR reached lua stack limit"));
+        return Frame::Error(Bytes::from_static(CmdError::LUA_STACK_LIMIT.as_bytes()));
     }
     if let Ok(Value::String(e)) = t.raw_get::<Value>("err") {
         let msg = String::from_utf8_lossy(&e.as_bytes()).into_owned();

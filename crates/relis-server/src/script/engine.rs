@@ -283,12 +283,7 @@ impl Engine {
             .load(&*src)
             .set_name("@user_script")
             .into_function()
-            .map_err(|e| {
-                CmdError::Text(sanitize(&format!(
-                    "ERR Error compiling script (new function): {}",
-                    lua_message(&e)
-                )))
-            })?;
+            .map_err(|e| CmdError::script_compile(&lua_message(&e)))?;
         Ok((f, shebang))
     }
 
@@ -506,20 +501,16 @@ fn eval_shebang(body: &[u8]) -> Result<(Option<bool>, std::borrow::Cow<'_, [u8]>
     let line = String::from_utf8_lossy(&body[..end]).into_owned();
     let mut parts = line[2..].split(' ').filter(|p| !p.is_empty());
     if parts.next() != Some("lua") {
-        return Err(CmdError::err(format!(
-            "Unexpected engine in script shebang: {line}"
-        )));
+        return Err(CmdError::shebang_engine(&line));
     }
     let mut no_writes = false;
     for p in parts {
         let Some(flags) = p.strip_prefix("flags=") else {
-            return Err(CmdError::err(format!("Unknown lua shebang option: {p}")));
+            return Err(CmdError::shebang_option(p));
         };
         for f in flags.split(',').filter(|f| !f.is_empty()) {
             if !super::functions::FLAG_NAMES.contains(&f) {
-                return Err(CmdError::err(format!(
-                    "Unexpected flag in script shebang: {f}"
-                )));
+                return Err(CmdError::shebang_flag(f));
             }
             no_writes |= f == "no-writes";
         }
@@ -731,7 +722,7 @@ fn raise(_lua: &Lua, msg: &str) -> mlua::Error {
 /// (mlua raises errors from Rust as wrapped values; the handler turns them into strings and
 /// the error handler and `pcall` unwrap it).
 pub(super) fn rust_error(msg: &str) -> mlua::Error {
-    raw_error(&format!("ERR {msg}"))
+    raw_error(&CmdError::err(msg).message())
 }
 
 /// [`rust_error`] with a complete error text (code word included).
@@ -890,9 +881,7 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
                             let body: Option<Bytes> =
                                 scripting.scripts.lock().get(sha.as_ref()).cloned();
                             let Some(body) = body else {
-                                return Err(CmdError::text(
-                                    "NOSCRIPT No matching script. Please use EVAL.",
-                                ));
+                                return Err(CmdError::NOSCRIPT);
                             };
                             engine.compile_cached(&sha, &body)?
                         }
@@ -903,12 +892,10 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
                 Target::Function(name) => {
                     super::functions::sync(engine, scripting)?;
                     let Some((f, flags)) = engine.function(name) else {
-                        return Err(CmdError::err("Function not found"));
+                        return Err(CmdError::FUNCTION_NOT_FOUND);
                     };
                     if call.readonly && !flags.no_writes {
-                        return Err(CmdError::err(
-                            "Can not execute a script with write flag using *_ro command.",
-                        ));
+                        return Err(CmdError::SCRIPT_RO_WRITE);
                     }
                     (
                         f,
@@ -968,10 +955,7 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
                         Err(error_reply(&v, &name))
                     }
                 }
-                Err(e) => Err(CmdError::Text(sanitize(&format!(
-                    "ERR Error running script {name}, {}",
-                    clip(&lua_message(&e))
-                )))),
+                Err(e) => Err(CmdError::script_run(&name, clip(&lua_message(&e)))),
             }
         };
         let aborted = run.aborted.load(Ordering::SeqCst);
@@ -1015,9 +999,7 @@ pub fn load(cx: &Cx, body: Bytes) -> Result<String, CmdError> {
 /// EVAL_RO of a script whose shebang does not say `no-writes`.
 fn check_ro(readonly: bool, shebang: Option<bool>) -> Result<(), CmdError> {
     if readonly && shebang == Some(false) {
-        return Err(CmdError::err(
-            "Can not execute a script with write flag using *_ro command.",
-        ));
+        return Err(CmdError::SCRIPT_RO_WRITE);
     }
     Ok(())
 }
@@ -1042,11 +1024,11 @@ fn clip(s: &str) -> &str {
 
 /// The reply to a killed script: Redis's text, with where the hook stopped it.
 fn killed_reply(run: &RunState, name: &str) -> CmdError {
-    let msg = "ERR Script killed by user with SCRIPT KILL...";
-    CmdError::Text(match run.stopped_at.lock().take() {
-        Some((source, line)) => sanitize(&format!("{msg} script: {name}, on {source}:{line}.")),
-        None => msg.to_string(),
-    })
+    let at = run.stopped_at.lock().take();
+    CmdError::script_killed(
+        name,
+        at.as_ref().map(|(source, line)| (source.as_str(), *line)),
+    )
 }
 
 /// The reply to a script that raised `v` (the handler's table): `-<err> script: <name>, on
@@ -1058,10 +1040,7 @@ fn error_reply(v: &Value, name: &str) -> CmdError {
             Value::String(s) => s.to_string_lossy(),
             _ => "execution failure".to_string(),
         };
-        return CmdError::Text(sanitize(&format!(
-            "ERR Error running script {name}, {}",
-            clip(&msg)
-        )));
+        return CmdError::script_run(name, clip(&msg));
     };
     let mut msg = t
         .raw_get::<mlua::String>("err")
@@ -1075,7 +1054,7 @@ fn error_reply(v: &Value, name: &str) -> CmdError {
             source.to_string_lossy()
         );
     }
-    CmdError::Text(sanitize(&msg))
+    CmdError::text(sanitize(&msg))
 }
 
 /// `redis.call` / `redis.pcall`: the command's reply as a Lua value, or its error text.
@@ -1100,11 +1079,7 @@ fn redis_call(
             Value::String(s) => buf.extend_from_slice(&s.as_bytes()),
             Value::Integer(n) => buf.extend_from_slice(resp::format_double(*n as f64).as_bytes()),
             Value::Number(n) => buf.extend_from_slice(resp::format_double(*n).as_bytes()),
-            _ => {
-                return Ok(Err(
-                    b"ERR Lua redis lib command arguments must be strings or integers".to_vec(),
-                ))
-            }
+            _ => return Ok(Err(CmdError::SCRIPT_ARGUMENT_TYPE.as_bytes().to_vec())),
         }
         ends.push(buf.len());
     }
@@ -1119,9 +1094,7 @@ fn redis_call(
         })
         .collect();
     if argv.is_empty() {
-        return Ok(Err(
-            b"ERR Please specify at least one argument for this redis lib call".to_vec(),
-        ));
+        return Ok(Err(CmdError::SCRIPT_NO_ARGUMENTS.as_bytes().to_vec()));
     }
     let reply = match dispatch(st, argv) {
         Ok(f) => f,
@@ -1162,39 +1135,37 @@ fn log_denial(st: &RunCx<'_, '_>, d: crate::acl::Denied, spec: &crate::cmd::Spec
 /// Runs one command line for a script, as Redis's `scriptCall` checks it.
 fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError> {
     let table = CmdTable::get();
-    let unknown = || CmdError::err("Unknown Redis command called from script");
-    let arity = || CmdError::err("Wrong number of args calling Redis command from script");
-    let (mut idx, mut spec) = table.lookup(&argv[0]).ok_or_else(unknown)?;
+    let (mut idx, mut spec) = table
+        .lookup(&argv[0])
+        .ok_or(CmdError::SCRIPT_UNKNOWN_COMMAND)?;
     let mut skip = 1;
     if !(spec.subcommands.is_empty() || argv.len() < 2 && spec.arity_ok(argv.len())) {
         if argv.len() < 2 {
-            return Err(arity());
+            return Err(CmdError::SCRIPT_ARITY);
         }
-        (idx, spec) = table.lookup_sub(spec, &argv[1]).ok_or_else(unknown)?;
+        (idx, spec) = table
+            .lookup_sub(spec, &argv[1])
+            .ok_or(CmdError::SCRIPT_UNKNOWN_COMMAND)?;
         skip = 2;
     }
     if !spec.arity_ok(argv.len()) {
-        return Err(arity());
+        return Err(CmdError::SCRIPT_ARITY);
     }
     if spec.has("noscript") {
-        return Err(CmdError::err(
-            "This Redis command is not allowed from script",
-        ));
+        return Err(CmdError::SCRIPT_NOSCRIPT_COMMAND);
     }
     // As Redis's scriptVerifyACL: the script's user must be allowed the command, its keys and
     // channels; a denial is logged with context `lua`.
     if !st.cx.user.unrestricted() {
         if let Err(d) = st.cx.user.check(idx, spec, &argv) {
             log_denial(st, d, spec, &argv);
-            return Err(CmdError::err(d.script_error()));
+            return Err(d.script_error());
         }
     }
     let write = spec.has("write");
     // Redis refuses what may replicate (PUBLISH, PFCOUNT's cache write) as it refuses writes.
     if (write || crate::client::MAY_REPLICATE.contains(&spec.name)) && st.readonly {
-        return Err(CmdError::err(
-            "Write commands are not allowed from read-only scripts.",
-        ));
+        return Err(CmdError::SCRIPT_READONLY);
     }
     if st.cx.server.monitors.active() && crate::monitor::shown(spec) {
         let limit = st.cx.server.pubsub.replica_limit.load();
@@ -1269,10 +1240,7 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
                 "echo" => Ok(Frame::Bulk(first.unwrap_or_default())),
                 // Only XREAD with BLOCK is a connection command; Redis refuses it here.
                 // (Named as the script typed it, as Redis names it.)
-                "xread" | "xreadgroup" => Err(CmdError::err(format!(
-                    "{} command is not allowed with BLOCK option from scripts",
-                    String::from_utf8_lossy(&typed)
-                ))),
+                "xread" | "xreadgroup" => Err(CmdError::script_block(&typed)),
                 "lastsave" => Ok(Frame::Integer(cx.server.lastsave.load(Ordering::Relaxed))),
                 // Messages go out at once, as Redis publishes them from a script.
                 "publish" | "spublish" => {
@@ -1295,9 +1263,7 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
                 "pfselftest" => crate::cmd::hyperloglog::pfselftest::run(&cx.server),
                 // Connection and server commands run on the connection's task, which a
                 // script on the writer cannot reach.
-                _ => Err(CmdError::err(
-                    "This Redis command is not allowed from script",
-                )),
+                _ => Err(CmdError::SCRIPT_NOSCRIPT_COMMAND),
             };
             record(&cx.server, idx, t, r.is_err(), line);
             r

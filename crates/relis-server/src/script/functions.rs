@@ -6,7 +6,7 @@
 //! them. The code is stored in the database (`relis_functions`) so libraries survive restarts.
 
 use super::engine::{lua_message, Engine};
-use crate::error::{sanitize, CmdError};
+use crate::error::CmdError;
 use bytes::Bytes;
 use mlua::{Function, Lua, MultiValue, Value};
 use parking_lot::Mutex;
@@ -100,27 +100,27 @@ impl Registry {
 /// Redis's metadata errors.
 pub fn parse_shebang(code: &[u8]) -> Result<(String, Vec<u8>), CmdError> {
     if !code.starts_with(b"#!") {
-        return Err(CmdError::err("Missing library metadata"));
+        return Err(CmdError::LIBRARY_NO_METADATA);
     }
     let end = code.iter().position(|&c| c == b'\n').unwrap_or(code.len());
     let line = String::from_utf8_lossy(&code[2..end]).into_owned();
     let mut parts = line.split(' ').filter(|p| !p.is_empty());
     let engine = parts.next().unwrap_or("");
     if !engine.eq_ignore_ascii_case("lua") {
-        return Err(CmdError::err(format!("Engine '{engine}' not found")));
+        return Err(CmdError::function_engine(engine));
     }
     let mut name = None;
     for p in parts {
         match p.strip_prefix("name=") {
             Some(n) => name = Some(n.to_string()),
-            None => return Err(CmdError::err(format!("Invalid metadata value given: {p}"))),
+            None => return Err(CmdError::function_metadata(p)),
         }
     }
     let Some(name) = name else {
-        return Err(CmdError::err("Library name was not given"));
+        return Err(CmdError::LIBRARY_NO_NAME);
     };
     if !valid_name(&name) {
-        return Err(CmdError::err("Library names can only contain letters, numbers, or underscores(_) and must be at least one character long"));
+        return Err(CmdError::LIBRARY_NAME);
     }
     let mut body = code[end..].to_vec();
     if body.is_empty() {
@@ -147,12 +147,7 @@ fn run_library(engine: &Engine, body: &[u8]) -> Result<Vec<Registered>, CmdError
         .load(body)
         .set_name("@user_function")
         .into_function()
-        .map_err(|e| {
-            CmdError::Text(sanitize(&format!(
-                "ERR Error compiling function: {}",
-                lua_message(&e)
-            )))
-        })?;
+        .map_err(|e| CmdError::function_compile(&lua_message(&e)))?;
     let out = std::cell::RefCell::new(Vec::<Registered>::new());
     let res = lua.scope(|scope| {
         let register = scope.create_function(|lua, args: MultiValue| {
@@ -177,16 +172,10 @@ fn run_library(engine: &Engine, body: &[u8]) -> Result<Vec<Registered>, CmdError
     let res = res.map_err(|e| CmdError::Internal(format!("lua: {e}")))?;
     if engine.run.stopped_at.lock().take().is_some() {
         // The time limit: an uncatchable error, which no handler turned into a table.
-        return Err(CmdError::text(
-            "ERR Error registering functions: ERR FUNCTION LOAD timeout",
-        ));
+        return Err(CmdError::FUNCTION_LOAD_TIMEOUT);
     }
-    let res = res.map_err(|e| {
-        CmdError::Text(sanitize(&format!(
-            "ERR Error registering functions: ERR {}",
-            lua_message(&e)
-        )))
-    })?;
+    let res =
+        res.map_err(|e| CmdError::function_register(&CmdError::err(lua_message(&e)).message()))?;
     let mut it = res.into_iter();
     if !matches!(it.next(), Some(Value::Boolean(true))) {
         let msg = match it.next() {
@@ -194,16 +183,14 @@ fn run_library(engine: &Engine, body: &[u8]) -> Result<Vec<Registered>, CmdError
                 .raw_get::<mlua::String>("err")
                 .map(|s| s.to_string_lossy())
                 .unwrap_or_default(),
-            Some(Value::String(s)) => format!("ERR {}", s.to_string_lossy()),
-            _ => "ERR execution failure".into(),
+            Some(Value::String(s)) => CmdError::err(s.to_string_lossy()).message(),
+            _ => CmdError::LUA_EXECUTION_FAILURE.message(),
         };
-        return Err(CmdError::Text(sanitize(&format!(
-            "ERR Error registering functions: {msg}"
-        ))));
+        return Err(CmdError::function_register(&msg));
     }
     let out = out.into_inner();
     if out.is_empty() {
-        return Err(CmdError::err("No functions registered"));
+        return Err(CmdError::NO_FUNCTIONS);
     }
     Ok(out)
 }

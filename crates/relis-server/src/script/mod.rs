@@ -22,19 +22,13 @@ mod random;
 
 pub use engine::{load, run, Call, Target};
 
+use crate::error::CmdError;
 use bytes::Bytes;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-
-/// `BUSY` while an EVAL script runs past `busy-reply-threshold`.
-pub const BUSY_SCRIPT: &str =
-    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
-/// `BUSY` while a function runs past `busy-reply-threshold`.
-pub const BUSY_FUNCTION: &str =
-    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
 
 /// Scripting state shared by the connections and the writer thread.
 #[derive(Default)]
@@ -155,14 +149,14 @@ impl RunState {
     }
 
     /// The BUSY error other clients get now, if the running script is past the threshold.
-    pub fn busy_error(&self) -> Option<&'static str> {
+    pub fn busy_error(&self) -> Option<CmdError> {
         if !self.busy.load(Ordering::Relaxed) {
             return None;
         }
         Some(if self.function.load(Ordering::Relaxed) {
-            BUSY_FUNCTION
+            CmdError::BUSY_FUNCTION
         } else {
-            BUSY_SCRIPT
+            CmdError::BUSY_SCRIPT
         })
     }
 
@@ -170,19 +164,19 @@ impl RunState {
     ///
     /// # Errors
     /// NOTBUSY, UNKILLABLE, or BUSY when the other kind of script is running.
-    pub fn kill(&self, eval: bool) -> Result<(), &'static str> {
+    pub fn kill(&self, eval: bool) -> Result<(), CmdError> {
         if !self.running.load(Ordering::SeqCst) {
-            return Err("NOTBUSY No scripts in execution right now.");
+            return Err(CmdError::NOTBUSY);
         }
         if self.wrote.load(Ordering::SeqCst) {
-            return Err("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.");
+            return Err(CmdError::UNKILLABLE);
         }
         let function = self.function.load(Ordering::Relaxed);
         if eval && function {
-            return Err(BUSY_FUNCTION);
+            return Err(CmdError::BUSY_FUNCTION);
         }
         if !eval && !function {
-            return Err(BUSY_SCRIPT);
+            return Err(CmdError::BUSY_SCRIPT);
         }
         self.kill.store(true, Ordering::SeqCst);
         Ok(())

@@ -220,6 +220,138 @@ pub fn show(b: &[u8]) -> String {
     b.escape_ascii().to_string()
 }
 
+/// Splits a script line into arguments: white space separates them; `"…"`
+/// takes `\xHH`, `\n`, `\r`, `\t` and `\<c>` escapes; `'…'` is literal but for `\'`.
+pub fn split_args(line: &str) -> Vec<Vec<u8>> {
+    let b = line.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    loop {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i == b.len() {
+            return out;
+        }
+        let mut arg = Vec::new();
+        match b[i] {
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                while b[i] != q {
+                    if b[i] == b'\\' && q == b'"' {
+                        i += 1;
+                        match b[i] {
+                            b'x' => {
+                                let hex = std::str::from_utf8(&b[i + 1..i + 3]).unwrap();
+                                arg.push(u8::from_str_radix(hex, 16).unwrap());
+                                i += 2;
+                            }
+                            b'n' => arg.push(b'\n'),
+                            b'r' => arg.push(b'\r'),
+                            b't' => arg.push(b'\t'),
+                            c => arg.push(c),
+                        }
+                    } else if b[i] == b'\\' && b.get(i + 1) == Some(&b'\'') {
+                        i += 1;
+                        arg.push(b'\'');
+                    } else {
+                        arg.push(b[i]);
+                    }
+                    i += 1;
+                }
+                i += 1;
+            }
+            _ => {
+                while i < b.len() && !b[i].is_ascii_whitespace() {
+                    arg.push(b[i]);
+                    i += 1;
+                }
+            }
+        }
+        out.push(arg);
+    }
+}
+
+/// Sends each command and asserts its reply.
+pub async fn check(c: &mut Raw, cases: &[(&[&str], Frame)]) {
+    for (cmd, want) in cases {
+        assert_eq!(&c.cmd(cmd).await, want, "{cmd:?}");
+    }
+}
+
+/// Sends each command and asserts its reply's exact bytes.
+pub async fn check_raw(c: &mut Raw, cases: &[(&[&str], &[u8])]) {
+    for (cmd, want) in cases {
+        let args: Vec<&[u8]> = cmd.iter().map(|a| a.as_bytes()).collect();
+        c.send(&encode_command(&args)).await;
+        let got = c.read_raw().await.expect("a reply");
+        assert_eq!(show(&got), show(want), "{cmd:?}");
+    }
+}
+
+/// Sends a command and returns its reply's exact bytes, escaped ([`show`]).
+pub async fn raw(c: &mut Raw, args: &[&str]) -> String {
+    let a: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
+    c.send(&encode_command(&a)).await;
+    show(&c.read_raw().await.expect("a reply"))
+}
+
+/// Sends a command without waiting for its reply.
+pub async fn send(c: &mut Raw, args: &[&str]) {
+    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+    c.send(&encode_command(&args)).await;
+}
+
+/// INFO `section`'s value for `name` (its `name:value` line).
+pub async fn info_field(c: &mut Raw, section: &str, name: &str) -> String {
+    let info = match c.cmd(&["INFO", section]).await {
+        Frame::Bulk(b) | Frame::Verbatim { data: b, .. } => String::from_utf8(b.to_vec()).unwrap(),
+        f => panic!("INFO: {f:?}"),
+    };
+    info.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+        .unwrap_or_else(|| panic!("no {name} in {info}"))
+        .to_string()
+}
+
+/// INFO `section`'s number for `name`.
+pub async fn info_int(c: &mut Raw, section: &str, name: &str) -> i64 {
+    let v = info_field(c, section, name).await;
+    v.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{name}:{v} is not a number"))
+}
+
+/// INFO's keyspace_hits and keyspace_misses.
+pub async fn keyspace_stats(c: &mut Raw) -> (i64, i64) {
+    (
+        info_int(c, "stats", "keyspace_hits").await,
+        info_int(c, "stats", "keyspace_misses").await,
+    )
+}
+
+/// INFO's blocked_clients.
+pub async fn blocked(c: &mut Raw) -> usize {
+    info_int(c, "clients", "blocked_clients").await as usize
+}
+
+/// Waits (polling, up to 10 s) until INFO says `n` clients are blocked.
+pub async fn wait_blocked(c: &mut Raw, n: usize) {
+    for _ in 0..1000 {
+        if blocked(c).await == n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("never saw {n} blocked clients");
+}
+
+/// Asserts nothing arrives on `c` for a little while (a client that must stay blocked).
+pub async fn still_blocked(c: &mut Raw) {
+    let r = tokio::time::timeout(Duration::from_millis(100), c.read()).await;
+    assert!(r.is_err(), "expected no reply yet, got {r:?}");
+}
+
 /// Frame shorthands for assertions.
 pub fn ok() -> Frame {
     Frame::Simple(Bytes::from_static(b"OK"))
@@ -241,6 +373,12 @@ pub fn arr(items: Vec<Frame>) -> Frame {
 }
 pub fn bulks(items: &[&str]) -> Frame {
     Frame::Array(items.iter().map(|s| bulk(s)).collect())
+}
+pub fn ints(items: &[i64]) -> Frame {
+    Frame::Array(items.iter().map(|n| int(*n)).collect())
+}
+pub fn nil() -> Frame {
+    Frame::Null
 }
 
 /// A relis-server child process (for SIGKILL and restart tests).

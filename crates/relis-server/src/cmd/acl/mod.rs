@@ -186,9 +186,6 @@ pub enum AclCmd {
     Help,
 }
 
-const GENPASS_ERR: &str = "ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096";
-const NO_ACLFILE: &str = "This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration.";
-
 impl AclCmd {
     fn parse_cat(args: &mut Args) -> Result<Parsed, CmdError> {
         let cat = if args.is_empty() {
@@ -208,7 +205,7 @@ impl AclCmd {
         };
         args.finish()?;
         if bits <= 0 || bits > 4096 {
-            return Err(CmdError::err(GENPASS_ERR));
+            return Err(CmdError::ACL_GENPASS);
         }
         Parsed::conn(AclCmd::GenPass(bits))
     }
@@ -363,7 +360,7 @@ impl ConnCmd for AclCmd {
                 }
                 AclCmd::DelUser(names) => {
                     if names.iter().any(|n| n.as_ref() == b"default") {
-                        return Err(CmdError::err("The 'default' user cannot be removed"));
+                        return Err(CmdError::ACL_DEFAULT_USER);
                     }
                     let removed: Vec<_> = names.iter().filter_map(|n| acl.remove(n)).collect();
                     let n = removed.len() as i64;
@@ -376,7 +373,7 @@ impl ConnCmd for AclCmd {
                 AclCmd::Cat(Some(cat)) => {
                     let name = text(&cat).to_ascii_lowercase();
                     if !acl::CATEGORIES.contains(&name.as_str()) {
-                        return Err(CmdError::err(format!("Unknown category '{}'", text(&cat))));
+                        return Err(CmdError::acl_category(&text(&cat)));
                     }
                     Ok(Frame::Array(
                         Table::get()
@@ -428,7 +425,7 @@ impl ConnCmd for AclCmd {
                 AclCmd::Save => {
                     let path = c.server.config.read().aclfile.clone();
                     if path.is_empty() {
-                        return Err(CmdError::err(NO_ACLFILE));
+                        return Err(CmdError::ACL_NO_FILE);
                     }
                     let text = acl::render_file(acl);
                     let res = tokio::task::spawn_blocking(move || {
@@ -441,14 +438,14 @@ impl ConnCmd for AclCmd {
                     .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
                     res.map_err(|e| {
                         tracing::warn!("ACL SAVE: {e}");
-                        CmdError::err("There was an error trying to save the ACLs. Please check the server logs for more information")
+                        CmdError::ACL_SAVE
                     })?;
                     Ok(Frame::ok())
                 }
                 AclCmd::Load => {
                     let path = c.server.config.read().aclfile.clone();
                     if path.is_empty() {
-                        return Err(CmdError::err(NO_ACLFILE));
+                        return Err(CmdError::ACL_NO_FILE);
                     }
                     let dropped = load_file(acl, &path).map_err(CmdError::err)?;
                     disconnect(c, &dropped);
@@ -464,10 +461,10 @@ impl ConnCmd for AclCmd {
 fn dry_run(acl: &Acl, args: Vec<Bytes>) -> Result<Frame, CmdError> {
     let user = acl
         .user(&args[0])
-        .ok_or_else(|| CmdError::err(format!("User '{}' not found", text(&args[0]))))?;
+        .ok_or_else(|| CmdError::acl_no_user(&text(&args[0])))?;
     let argv = &args[1..];
     let table = Table::get();
-    let not_found = || CmdError::err(format!("Command '{}' not found", text(&argv[0])));
+    let not_found = || CmdError::acl_no_command(&text(&argv[0]));
     let (mut idx, mut spec) = table.lookup(&argv[0]).ok_or_else(not_found)?;
     if !spec.subcommands.is_empty() && argv.len() > 1 {
         if let Some((i, s)) = table.lookup_sub(spec, &argv[1]) {
@@ -544,7 +541,7 @@ mod tests {
         for bad in ["0", "-1", "4097"] {
             assert_eq!(
                 parse(g, &[bad]).err().unwrap().message(),
-                format!("ERR {GENPASS_ERR}")
+                "ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096"
             );
         }
         assert_eq!(parse(g, &["x"]).err(), Some(CmdError::NotInteger));

@@ -47,9 +47,6 @@ pub const SPEC_RO: Spec = Spec {
     ..Spec::BASE
 };
 
-const BAD_TYPE: &str =
-    "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
-
 /// BITFIELD or BITFIELD_RO key and its operations (checked when it runs: offsets are limited
 /// by proto-max-bulk-len, and Redis checks them all before it looks at the key).
 #[derive(Debug, PartialEq, Eq)]
@@ -98,7 +95,7 @@ impl BitField {
                         b"wrap" => Overflow::Wrap,
                         b"sat" => Overflow::Sat,
                         b"fail" => Overflow::Fail,
-                        _ => return Err(CmdError::err("Invalid OVERFLOW type specified")),
+                        _ => return Err(CmdError::BITFIELD_OVERFLOW),
                     };
                     j += 2;
                     continue;
@@ -128,7 +125,7 @@ impl BitField {
 /// A field type: `i` (signed, 1..=64 bits) or `u` (unsigned, 1..=63 bits), lower case only.
 /// Redis reads the width as a C string: anything after a zero byte is ignored.
 fn field_type(arg: &[u8]) -> Result<(bool, u32), CmdError> {
-    let bad = || CmdError::text(BAD_TYPE);
+    let bad = || CmdError::BITFIELD_TYPE;
     let signed = match arg.first() {
         Some(b'i') => true,
         Some(b'u') => false,
@@ -185,9 +182,7 @@ impl ReadCmd for BitField {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let ops = self.operations(cx.server.config.read().proto_max_bulk_len)?;
         if ops.iter().any(|o| o.action != FieldAction::Get) {
-            return Err(CmdError::err(
-                "BITFIELD_RO only supports the GET subcommand",
-            ));
+            return Err(CmdError::BITFIELD_RO_GET_ONLY);
         }
         self.read(r, cx, &ops)
     }
@@ -205,7 +200,7 @@ mod tests {
         for bad in ["u64", "i65", "i0", "U8", "i", "", "i08", "u-1"] {
             assert_eq!(
                 field_type(bad.as_bytes()),
-                Err(CmdError::text(BAD_TYPE)),
+                Err(CmdError::BITFIELD_TYPE),
                 "{bad}"
             );
         }

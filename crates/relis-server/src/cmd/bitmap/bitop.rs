@@ -62,9 +62,7 @@ impl BitOp {
         let dest = args.next()?;
         let sources = args.rest();
         if op == relis::BitOp::Not && sources.len() != 1 {
-            return Err(CmdError::err(
-                "BITOP NOT must be called with a single source key.",
-            ));
+            return Err(CmdError::BITOP_NOT_ONE_KEY);
         }
         Ok(BitOp { op, dest, sources })
     }

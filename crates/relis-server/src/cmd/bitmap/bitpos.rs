@@ -66,7 +66,7 @@ impl ReadCmd for BitPos {
         let bit = match crate::args::parse_i64(&self.bit)? {
             0 => false,
             1 => true,
-            _ => return Err(CmdError::err("The bit argument must be 1 or 0.")),
+            _ => return Err(CmdError::BIT_ARGUMENT),
         };
         let v = crate::cmd::counted(cx, &self.key, r.bit_string(cx.db, &self.key))?;
         let Some(v) = v else {

@@ -27,8 +27,6 @@ pub static SPECS: &[Spec] = &[
     bitfield::SPEC_RO,
 ];
 
-const BAD_OFFSET: &str = "ERR bit offset is not an integer or out of range";
-
 /// Redis's `getBitOffsetFromArgument`: a bit offset, or with `hash_bits` a `#n` offset counted
 /// in fields of that many bits; negative offsets and offsets whose byte is at or past
 /// proto-max-bulk-len are refused.
@@ -42,11 +40,11 @@ fn bit_offset_within(arg: &[u8], hash_bits: Option<u32>, max: usize) -> Result<u
         (Some(b'#'), Some(bits)) => (&arg[1..], Some(bits)),
         _ => (arg, None),
     };
-    let n = relis::parse_i64(digits).ok_or_else(|| CmdError::text(BAD_OFFSET))?;
+    let n = relis::parse_i64(digits).ok_or(CmdError::BIT_OFFSET)?;
     // Redis multiplies in C's long long; a product past its range wraps (and is then refused).
     let n = bits.map_or(n, |b| n.wrapping_mul(i64::from(b)));
     if n < 0 || (n >> 3) as u64 >= max as u64 {
-        return Err(CmdError::text(BAD_OFFSET));
+        return Err(CmdError::BIT_OFFSET);
     }
     Ok(n as u64)
 }
@@ -69,7 +67,7 @@ mod tests {
     #[test]
     fn offsets() {
         let max = 512 * 1024 * 1024;
-        let bad = Err(CmdError::text(BAD_OFFSET));
+        let bad = Err(CmdError::BIT_OFFSET);
         assert_eq!(bit_offset_within(b"0", None, max), Ok(0));
         assert_eq!(bit_offset_within(b"4294967295", None, max), Ok(4294967295));
         assert_eq!(bit_offset_within(b"4294967296", None, max), bad);

@@ -51,7 +51,7 @@ impl WriteCmd for SetBit {
         let on = match relis::parse_i64(&self.value) {
             Some(0) => false,
             Some(1) => true,
-            _ => return Err(CmdError::err("bit is not an integer or out of range")),
+            _ => return Err(CmdError::BIT_VALUE),
         };
         let (old, changed) = w.setbit(cx.db, &self.key, offset, on)?;
         // Redis 7.0 signals nothing when an existing string already had that bit.

@@ -17,14 +17,11 @@ pub static SPECS: &[Spec] = &[
     readonly::SPEC_ASKING,
 ];
 
-/// Redis's reply to a cluster command when cluster support is disabled.
-pub const DISABLED: &str = "This instance has cluster support disabled";
-
 /// A cluster command, refused when it runs (so it counts as a failed call, as in Redis).
 pub struct Disabled;
 
 impl ConnCmd for Disabled {
     fn exec<'a>(self: Box<Self>, _c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
-        Box::pin(async move { Err(CmdError::err(DISABLED)) })
+        Box::pin(async move { Err(CmdError::CLUSTER_DISABLED) })
     }
 }

@@ -66,7 +66,7 @@ impl Auth {
 
 /// The WRONGPASS error of a failed authentication.
 pub fn wrongpass() -> CmdError {
-    CmdError::text("WRONGPASS invalid username-password pair or user is disabled.")
+    CmdError::WRONGPASS
 }
 
 /// Checks `user`/`pass` against the ACL users and, if they match an enabled user, makes it the
@@ -105,9 +105,7 @@ impl ConnCmd for Auth {
                 Some(u) => u.clone(),
                 None => {
                     if c.server.acl.default_user().state().nopass {
-                        return Err(CmdError::err(
-                            "AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?",
-                        ));
+                        return Err(CmdError::AUTH_NO_PASSWORD);
                     }
                     Bytes::from_static(b"default")
                 }

@@ -218,9 +218,7 @@ pub fn validate_name(name: &[u8]) -> Result<(), CmdError> {
     if name.iter().all(|b| (b'!'..=b'~').contains(b)) {
         Ok(())
     } else {
-        Err(CmdError::err(
-            "Client names cannot contain spaces, newlines or special characters.",
-        ))
+        Err(CmdError::CLIENT_NAME)
     }
 }
 
@@ -247,12 +245,10 @@ impl ClientCmd {
         } else if attr.eq_ignore_ascii_case(b"lib-ver") {
             false
         } else {
-            return Err(CmdError::err(format!("Unrecognized option '{attr_s}'")));
+            return Err(CmdError::setinfo_option(&attr_s));
         };
         if !value.iter().all(|b| (b'!'..=b'~').contains(b)) {
-            return Err(CmdError::err(format!(
-                "{attr_s} cannot contain spaces, newlines or special characters."
-            )));
+            return Err(CmdError::setinfo_value(&attr_s));
         }
         Parsed::conn(ClientCmd::SetInfo {
             lib_name,
@@ -285,9 +281,7 @@ impl ClientCmd {
         } else if args.eat("error") {
             true
         } else {
-            return Err(CmdError::err(
-                "CLIENT UNBLOCK reason should be TIMEOUT or ERROR",
-            ));
+            return Err(CmdError::UNBLOCK_REASON);
         };
         args.finish()?;
         let id = crate::args::parse_i64(&id)?;
@@ -305,14 +299,13 @@ impl ClientCmd {
         } else if args.eat("write") {
             PauseMode::Write
         } else {
-            return Err(CmdError::err("CLIENT PAUSE mode must be WRITE or ALL"));
+            return Err(CmdError::PAUSE_MODE);
         };
         args.finish()?;
         // The mode is checked before the timeout, as in Redis.
-        let ms = crate::args::parse_i64(&timeout)
-            .map_err(|_| CmdError::err("timeout is not an integer or out of range"))?;
+        let ms = crate::args::parse_i64(&timeout).map_err(|_| CmdError::TIMEOUT_NOT_INTEGER)?;
         if ms < 0 {
-            return Err(CmdError::err("timeout is negative"));
+            return Err(CmdError::TIMEOUT_NEGATIVE);
         }
         Parsed::conn(ClientCmd::Pause {
             ms: ms as u64,
@@ -437,9 +430,7 @@ impl ConnCmd for ClientCmd {
                             // Every keyed blocking command times out with a null array; WAIT
                             // (the one waiter without keys) with its count of replicas.
                             w.answer(if error {
-                                Err(CmdError::text(
-                                    "UNBLOCKED client unblocked via CLIENT UNBLOCK",
-                                ))
+                                Err(CmdError::UNBLOCKED)
                             } else if w.keys.is_empty() {
                                 Ok(Frame::Integer(crate::cmd::replication::wait::ACKED))
                             } else {

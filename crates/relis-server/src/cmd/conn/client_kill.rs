@@ -69,7 +69,7 @@ impl ClientKill {
                     let id = parse_i64(&val)
                         .ok()
                         .filter(|i| *i > 0)
-                        .ok_or_else(|| CmdError::err("client-id should be greater than 0"))?;
+                        .ok_or(CmdError::CLIENT_ID_NOT_POSITIVE)?;
                     k.id = Some(id as u64);
                 }
                 b"type" => k.kind = Some(ClientType::parse(&val)?),
@@ -113,7 +113,7 @@ impl ConnCmd for ClientKill {
         Box::pin(async move {
             if let Some(user) = &self.user {
                 if c.server.acl.user(user.as_bytes()).is_none() {
-                    return Err(CmdError::err(format!("No such user '{user}'")));
+                    return Err(CmdError::no_such_user(user));
                 }
             }
             let me = c.info.id;
@@ -135,7 +135,7 @@ impl ConnCmd for ClientKill {
             }
             if self.old_form {
                 if victims.is_empty() {
-                    return Err(CmdError::err("No such client"));
+                    return Err(CmdError::NO_SUCH_CLIENT);
                 }
                 return Ok(Frame::ok());
             }

@@ -69,12 +69,7 @@ impl ClientType {
             b"slave" | b"replica" => ClientType::Replica,
             b"pubsub" => ClientType::PubSub,
             b"master" => ClientType::Master,
-            _ => {
-                return Err(CmdError::err(format!(
-                    "Unknown client type '{}'",
-                    String::from_utf8_lossy(b)
-                )))
-            }
+            _ => return Err(CmdError::client_type(b)),
         })
     }
 
@@ -124,7 +119,7 @@ impl ClientList {
             let ids = args
                 .rest()
                 .iter()
-                .map(|a| parse_i64(a).map_err(|_| CmdError::err("Invalid client ID")))
+                .map(|a| parse_i64(a).map_err(|_| CmdError::INVALID_CLIENT_ID))
                 .collect::<Result<Vec<i64>, _>>()?;
             // Negative ids name nobody.
             return Ok(ClientList::Ids(

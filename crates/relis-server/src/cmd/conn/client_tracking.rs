@@ -103,9 +103,7 @@ impl Tracking {
             let more = args.remaining() > 1;
             if more && args.eat("redirect") {
                 if t.redirect.is_some() {
-                    return Err(CmdError::err(
-                        "A client can only redirect to a single other client",
-                    ));
+                    return Err(CmdError::TRACKING_ONE_REDIRECT);
                 }
                 let id = crate::args::parse_i64(&args.next()?)?;
                 // Ids are positive: one that is not names no client.
@@ -147,11 +145,7 @@ impl ConnCmd for Tracking {
             let target = match redirect {
                 Some(id) => match c.server.clients.lock().get(&id) {
                     Some(info) => Some(info.clone()),
-                    None => {
-                        return Err(CmdError::err(
-                            "The client ID you want redirect to does not exist",
-                        ))
-                    }
+                    None => return Err(CmdError::TRACKING_NO_REDIRECT_TARGET),
                 },
                 None => None,
             };
@@ -167,28 +161,22 @@ impl ConnCmd for Tracking {
                 return Err(CmdError::Syntax);
             }
             if !opts.bcast && !prefixes.is_empty() {
-                return Err(CmdError::err(
-                    "PREFIX option requires BCAST mode to be enabled",
-                ));
+                return Err(CmdError::TRACKING_PREFIX_NEEDS_BCAST);
             }
             if let Some(old) = &c.tracking {
                 if old.bcast != opts.bcast {
-                    return Err(CmdError::err("You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode."));
+                    return Err(CmdError::TRACKING_SWITCH_BCAST);
                 }
             }
             if opts.bcast && (opts.optin || opts.optout) {
-                return Err(CmdError::err(
-                    "OPTIN and OPTOUT are not compatible with BCAST",
-                ));
+                return Err(CmdError::TRACKING_OPT_AND_BCAST);
             }
             if opts.optin && opts.optout {
-                return Err(CmdError::err(
-                    "You can't specify both OPTIN mode and OPTOUT mode",
-                ));
+                return Err(CmdError::TRACKING_OPTIN_AND_OPTOUT);
             }
             if let Some(old) = &c.tracking {
                 if opts.optin && old.optout || opts.optout && old.optin {
-                    return Err(CmdError::err("You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode."));
+                    return Err(CmdError::TRACKING_SWITCH_OPT);
                 }
             }
             let ps = c.server.pubsub.clone();
@@ -202,7 +190,7 @@ impl ConnCmd for Tracking {
                 if long {
                     tokio::task::spawn_blocking(check)
                         .await
-                        .map_err(|_| CmdError::err("prefix check failed"))?
+                        .map_err(|_| CmdError::TRACKING_PREFIX_OVERLAP)?
                 } else {
                     check()
                 }
@@ -239,19 +227,15 @@ impl ConnCmd for Caching {
     fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
         Box::pin(async move {
             let Some(t) = &c.tracking else {
-                return Err(CmdError::err("CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"));
+                return Err(CmdError::CACHING_NOT_OPT);
             };
             if self.value.eq_ignore_ascii_case(b"yes") {
                 if !t.optin {
-                    return Err(CmdError::err(
-                        "CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.",
-                    ));
+                    return Err(CmdError::CACHING_YES);
                 }
             } else if self.value.eq_ignore_ascii_case(b"no") {
                 if !t.optout {
-                    return Err(CmdError::err(
-                        "CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.",
-                    ));
+                    return Err(CmdError::CACHING_NO);
                 }
             } else {
                 return Err(CmdError::Syntax);

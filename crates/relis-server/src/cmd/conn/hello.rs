@@ -51,12 +51,11 @@ impl Hello {
             return Ok(h);
         };
         args.next()?;
-        let ver = parse_i64(&ver)
-            .map_err(|_| CmdError::err("Protocol version is not an integer or out of range"))?;
+        let ver = parse_i64(&ver).map_err(|_| CmdError::HELLO_VERSION)?;
         h.proto = Some(match ver {
             2 => Protocol::Resp2,
             3 => Protocol::Resp3,
-            _ => return Err(CmdError::text("NOPROTO unsupported protocol version")),
+            _ => return Err(CmdError::NOPROTO),
         });
         while let Some(opt) = args.peek().cloned() {
             args.next()?;
@@ -68,10 +67,7 @@ impl Hello {
                 validate_name(&name)?;
                 h.name = Some(name);
             } else {
-                return Err(CmdError::err(format!(
-                    "Syntax error in HELLO option '{}'",
-                    String::from_utf8_lossy(&opt)
-                )));
+                return Err(CmdError::hello_option(&opt));
             }
         }
         args.finish()?;
@@ -86,9 +82,7 @@ impl ConnCmd for Hello {
                 authenticate(c, user, pass, "HELLO")?;
             }
             if !c.authed {
-                return Err(CmdError::text(
-                    "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time",
-                ));
+                return Err(CmdError::HELLO_NOAUTH);
             }
             if let Some(name) = self.name {
                 *c.info.name.lock() = (!name.is_empty()).then_some(name);

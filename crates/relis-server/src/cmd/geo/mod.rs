@@ -33,7 +33,7 @@ pub static SPECS: &[Spec] = &[
 
 /// `ERR could not decode requested zset member`.
 fn member_error() -> CmdError {
-    CmdError::err("could not decode requested zset member")
+    CmdError::GEO_DECODE
 }
 
 /// Redis's `extractUnitOrReply`: the unit's factor to metres.
@@ -41,8 +41,7 @@ fn member_error() -> CmdError {
 /// # Errors
 /// `ERR unsupported unit provided. please use M, KM, FT, MI`.
 fn parse_unit(arg: &[u8]) -> Result<f64, CmdError> {
-    relis::geo::unit(arg)
-        .ok_or_else(|| CmdError::err("unsupported unit provided. please use M, KM, FT, MI"))
+    relis::geo::unit(arg).ok_or(CmdError::GEO_UNIT)
 }
 
 /// Redis's `extractLongLatOrReply`: two floats, then the range check.
@@ -53,11 +52,10 @@ fn parse_lonlat(lon: &[u8], lat: &[u8]) -> Result<(f64, f64), CmdError> {
     let lon = crate::cmd::zset::parse_score(lon)?;
     let lat = crate::cmd::zset::parse_score(lat)?;
     if !relis::geo::valid(lon, lat) {
-        return Err(CmdError::err(format!(
-            "invalid longitude,latitude pair {},{}",
-            relis::geo::fmt_f(lon),
-            relis::geo::fmt_f(lat)
-        )));
+        return Err(CmdError::geo_pair(
+            &relis::geo::fmt_f(lon),
+            &relis::geo::fmt_f(lat),
+        ));
     }
     Ok((lon, lat))
 }

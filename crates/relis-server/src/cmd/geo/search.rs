@@ -91,21 +91,19 @@ pub struct Search {
 
 /// `<number> <unit>`: Redis's `extractDistanceOrReply`.
 fn radius(n: &[u8], u: &[u8]) -> Result<(f64, f64), CmdError> {
-    let r =
-        crate::cmd::zset::parse_double(n).ok_or_else(|| CmdError::err("need numeric radius"))?;
+    let r = crate::cmd::zset::parse_double(n).ok_or(CmdError::GEO_NEED_RADIUS)?;
     if r < 0.0 {
-        return Err(CmdError::err("radius cannot be negative"));
+        return Err(CmdError::GEO_RADIUS_NEGATIVE);
     }
     Ok((r, parse_unit(u)?))
 }
 
 /// `<width> <height> <unit>`: Redis's `extractBoxOrReply`.
 fn bbox(w: &[u8], h: &[u8], u: &[u8]) -> Result<(f64, f64, f64), CmdError> {
-    let w = crate::cmd::zset::parse_double(w).ok_or_else(|| CmdError::err("need numeric width"))?;
-    let h =
-        crate::cmd::zset::parse_double(h).ok_or_else(|| CmdError::err("need numeric height"))?;
+    let w = crate::cmd::zset::parse_double(w).ok_or(CmdError::GEO_NEED_WIDTH)?;
+    let h = crate::cmd::zset::parse_double(h).ok_or(CmdError::GEO_NEED_HEIGHT)?;
     if h < 0.0 || w < 0.0 {
-        return Err(CmdError::err("height or width cannot be negative"));
+        return Err(CmdError::GEO_BOX_NEGATIVE);
     }
     Ok((w, h, parse_unit(u)?))
 }
@@ -203,7 +201,7 @@ impl Search {
                 b"count" if has(1) => {
                     let n = crate::args::parse_i64(&opts[i + 1])?;
                     if n <= 0 {
-                        return Err(CmdError::err("COUNT must be > 0"));
+                        return Err(CmdError::COUNT_NOT_ABOVE_ZERO);
                     }
                     self.count = n;
                     i += 1;
@@ -244,26 +242,20 @@ impl Search {
         }
         // The checks after the loop, in Redis's order.
         if self.dst.is_some() && (self.withdist || self.withhash || self.withcoord) {
-            return Err(CmdError::err(if form == Form::SearchStore {
-                "GEOSEARCHSTORE is not compatible with WITHDIST, WITHHASH and WITHCOORD options"
+            return Err(if form == Form::SearchStore {
+                CmdError::GEOSEARCHSTORE_WITH
             } else {
-                "STORE option in GEORADIUS is not compatible with WITHDIST, WITHHASH and WITHCOORD options"
-            }));
+                CmdError::GEORADIUS_STORE_WITH
+            });
         }
         if form.is_search() && !(frommember || fromloc) {
-            return Err(CmdError::err(format!(
-                "exactly one of FROMMEMBER or FROMLONLAT can be specified for {}",
-                self.sent_name
-            )));
+            return Err(CmdError::geo_one_from(&self.sent_name));
         }
         if form.is_search() && !(byradius || bybox) {
-            return Err(CmdError::err(format!(
-                "exactly one of BYRADIUS and BYBOX can be specified for {}",
-                self.sent_name
-            )));
+            return Err(CmdError::geo_one_by(&self.sent_name));
         }
         if self.any && self.count == 0 {
-            return Err(CmdError::err("the ANY argument requires COUNT argument"));
+            return Err(CmdError::GEO_ANY_NEEDS_COUNT);
         }
         Ok(())
     }

@@ -61,7 +61,7 @@ impl WriteCmd for HIncrBy {
                 Ok(Frame::Integer(n))
             }
             // The increment was parsed already: this is the stored value.
-            Err(relis::Error::NotInteger) => Err(CmdError::err("hash value is not an integer")),
+            Err(relis::Error::NotInteger) => Err(CmdError::HASH_NOT_INTEGER),
             Err(e) => Err(e.into()),
         }
     }

@@ -44,9 +44,7 @@ impl HIncrByFloat {
         // Adding the increment to nothing checks it as Redis does (pure arithmetic, no I/O).
         match relis::add_float(None, &incr) {
             Ok(_) => {}
-            Err(relis::Error::NanOrInfinity) => {
-                return Err(CmdError::err("value is NaN or Infinity"))
-            }
+            Err(relis::Error::NanOrInfinity) => return Err(CmdError::VALUE_NAN_OR_INFINITY),
             Err(_) => return Err(CmdError::NotFloat),
         }
         args.finish()?;
@@ -71,7 +69,7 @@ impl WriteCmd for HIncrByFloat {
                 Ok(Frame::Bulk(v))
             }
             // The increment was checked already: this is the stored value.
-            Err(relis::Error::NotFloat) => Err(CmdError::err("hash value is not a float")),
+            Err(relis::Error::NotFloat) => Err(CmdError::HASH_NOT_FLOAT),
             Err(e) => Err(e.into()),
         }
     }

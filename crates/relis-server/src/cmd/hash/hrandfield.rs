@@ -44,7 +44,7 @@ pub struct HRandField {
 }
 
 fn out_of_range() -> CmdError {
-    CmdError::err("value is out of range")
+    CmdError::OUT_OF_RANGE
 }
 
 impl HRandField {
@@ -56,9 +56,7 @@ impl HRandField {
         // Redis's getRangeLongFromObjectOrReply(-LONG_MAX, LONG_MAX).
         let count = args.next_i64()?;
         if count == i64::MIN {
-            return Err(CmdError::err(
-                "value is out of range, value must between -9223372036854775807 and 9223372036854775807",
-            ));
+            return Err(CmdError::OUT_OF_LONG_RANGE);
         }
         let with_values = match args.remaining() {
             0 => false,

@@ -13,7 +13,7 @@
 //! missing key replies an empty scan whatever options follow.
 
 use crate::args::Args;
-use crate::cmd::keys::scan::{parse_cursor, ScanOptions};
+use crate::cmd::keys::scan::KeyScan;
 use crate::cmd::{Cx, Parsed, ReadCmd, Spec};
 use crate::error::CmdError;
 use bytes::Bytes;
@@ -37,26 +37,11 @@ pub const SPEC: Spec = Spec {
 
 /// HSCAN key cursor [MATCH pattern] [COUNT count].
 #[derive(Debug, PartialEq, Eq)]
-pub struct HScan {
-    key: Bytes,
-    cursor: u64,
-    /// The options, or the error they give once the key turns out to be a hash.
-    options: Result<ScanOptions, CmdError>,
-}
+pub struct HScan(KeyScan);
 
 impl HScan {
     fn from_args(args: &mut Args) -> Result<HScan, CmdError> {
-        let key = args.next()?;
-        let cursor = parse_cursor(&args.next()?)?;
-        let options = ScanOptions::from_args(args);
-        // Whatever the options said, every argument is accounted for.
-        args.rest();
-        args.finish()?;
-        Ok(HScan {
-            key,
-            cursor,
-            options,
-        })
+        KeyScan::from_args(args).map(HScan)
     }
 
     fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
@@ -78,39 +63,19 @@ fn reply(cursor: u64, entries: Vec<(Bytes, Bytes)>) -> Frame {
 
 impl ReadCmd for HScan {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let o = match &self.options {
-            Ok(o) => o,
-            // Bad options matter only for a hash: look the key up as HSCAN would first.
-            Err(e) => {
-                return match crate::cmd::counted(cx, &self.key, r.hlen(cx.db, &self.key))? {
-                    None => Ok(reply(0, Vec::new())),
-                    Some(_) => Err(e.clone()),
-                }
-            }
-        };
-        let after = match self.cursor {
-            0 => None,
-            c => cx.server.cursors.lock().resume_keyed(cx.db, &self.key, c),
-        };
-        let page = r.hscan(
-            cx.db,
-            &self.key,
-            after.as_deref(),
-            o.count,
-            o.pattern.as_deref(),
-        );
-        let Some(page) = crate::cmd::counted(cx, &self.key, page)? else {
-            return Ok(reply(0, Vec::new()));
-        };
-        let cursor = match page.next {
-            Some(f) => cx
-                .server
-                .cursors
-                .lock()
-                .save_keyed(cx.db, self.key.clone(), f),
-            None => 0,
-        };
-        Ok(reply(cursor, page.entries))
+        let s = &self.0;
+        let page = s.run(
+            cx,
+            || r.hlen(cx.db, &s.key),
+            |after, o| {
+                let page = r.hscan(cx.db, &s.key, after, o.count, o.pattern.as_deref())?;
+                Ok(page.map(|p| (p.next, p.entries)))
+            },
+        )?;
+        Ok(match page {
+            Some((cursor, entries)) => reply(cursor, entries),
+            None => reply(0, Vec::new()),
+        })
     }
 }
 
@@ -118,6 +83,7 @@ impl ReadCmd for HScan {
 mod tests {
     use super::*;
     use crate::cmd::hash::args_of;
+    use crate::cmd::keys::scan::ScanOptions;
 
     fn parse(line: &str) -> Result<HScan, CmdError> {
         HScan::from_args(&mut args_of("hscan", line))
@@ -127,16 +93,16 @@ mod tests {
     fn options_are_kept_for_after_the_lookup() {
         let s = parse("h 0").unwrap();
         assert_eq!(
-            s.options,
+            s.0.options,
             Ok(ScanOptions {
                 pattern: None,
                 count: 10
             })
         );
         let s = parse("h 42 MATCH a* count 5 match b*").unwrap();
-        assert_eq!(s.cursor, 42);
+        assert_eq!(s.0.cursor, 42);
         assert_eq!(
-            s.options,
+            s.0.options,
             Ok(ScanOptions {
                 pattern: Some(Bytes::from("b*")),
                 count: 5
@@ -153,7 +119,7 @@ mod tests {
             ("h 0 type string", CmdError::Syntax),
             ("h 0 count 1 count 0", CmdError::Syntax),
         ] {
-            assert_eq!(parse(line).unwrap().options, Err(err), "{line}");
+            assert_eq!(parse(line).unwrap().0.options, Err(err), "{line}");
         }
     }
 }

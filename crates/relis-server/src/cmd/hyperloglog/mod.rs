@@ -24,12 +24,5 @@ fn sparse_max(cx: &Cx) -> usize {
     cx.server.config.read().hll_sparse_max_bytes
 }
 
-/// Test helper: splits a command line into arguments.
 #[cfg(test)]
-pub(crate) fn args_of(name: &'static str, line: &str) -> crate::args::Args {
-    let args = line
-        .split_whitespace()
-        .map(|s| bytes::Bytes::copy_from_slice(s.as_bytes()))
-        .collect();
-    crate::args::Args::new(name, args)
-}
+pub(crate) use crate::args::args_of;

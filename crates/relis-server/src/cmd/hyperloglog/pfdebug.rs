@@ -9,7 +9,7 @@
 
 use crate::args::Args;
 use crate::cmd::{Cx, Parsed, Spec, WriteCmd};
-use crate::error::{sanitize, CmdError};
+use crate::error::CmdError;
 use bytes::Bytes;
 use relis::{PfDebug as Op, PfDebugOut};
 use resp::Frame;
@@ -66,7 +66,7 @@ impl WriteCmd for PfDebug {
 
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let Some(out) = w.pfdebug(cx.db, &self.key, self.op)? else {
-            return Err(CmdError::err("The specified key does not exist"));
+            return Err(CmdError::PFDEBUG_NO_KEY);
         };
         Ok(match out {
             PfDebugOut::Registers(regs) => Frame::Array(
@@ -75,15 +75,10 @@ impl WriteCmd for PfDebug {
                     .collect(),
             ),
             PfDebugOut::Decoded(Some(text)) => Frame::Bulk(Bytes::from(text)),
-            PfDebugOut::Decoded(None) => return Err(CmdError::err("HLL encoding is not sparse")),
+            PfDebugOut::Decoded(None) => return Err(CmdError::PFDEBUG_NOT_SPARSE),
             PfDebugOut::Encoding(e) => Frame::Simple(Bytes::from_static(e.as_bytes())),
             PfDebugOut::Converted(c) => Frame::Integer(i64::from(c)),
-            PfDebugOut::Checked => {
-                return Err(CmdError::Text(sanitize(&format!(
-                    "ERR Unknown PFDEBUG subcommand '{}'",
-                    String::from_utf8_lossy(&self.sub)
-                ))))
-            }
+            PfDebugOut::Checked => return Err(CmdError::pfdebug_unknown(&self.sub)),
         })
     }
 }

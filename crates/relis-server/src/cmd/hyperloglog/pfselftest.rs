@@ -57,6 +57,6 @@ pub fn run(server: &Shared) -> Result<Frame, CmdError> {
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(1, |d| d.as_nanos() as u64);
-    relis::hll::selftest(seed, max).map_err(|e| CmdError::Text(format!("ERR {e}")))?;
+    relis::hll::selftest(seed, max).map_err(CmdError::pfselftest)?;
     Ok(Frame::Simple(Bytes::from_static(b"OK")))
 }

@@ -103,24 +103,15 @@ fn parse_cond(opts: &[Bytes]) -> Result<ExpireCond, CmdError> {
             "gt" => gt = true,
             "lt" => lt = true,
             _ => {
-                // Redis formats the option with %s: it ends at a NUL byte.
-                let end = o.iter().position(|&b| b == 0).unwrap_or(o.len());
-                return Err(CmdError::text(crate::error::sanitize(&format!(
-                    "ERR Unsupported option {}",
-                    String::from_utf8_lossy(&o[..end])
-                ))));
+                return Err(CmdError::unsupported_option(o));
             }
         }
     }
     if nx && (xx || gt || lt) {
-        return Err(CmdError::err(
-            "NX and XX, GT or LT options at the same time are not compatible",
-        ));
+        return Err(CmdError::EXPIRE_NX_AND_OTHERS);
     }
     if gt && lt {
-        return Err(CmdError::err(
-            "GT and LT options at the same time are not compatible",
-        ));
+        return Err(CmdError::EXPIRE_GT_AND_LT);
     }
     Ok(match (nx, xx, gt, lt) {
         (true, ..) => ExpireCond::Nx,

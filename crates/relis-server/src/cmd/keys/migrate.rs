@@ -16,7 +16,7 @@
 use crate::args::Args;
 use crate::client::Client;
 use crate::cmd::{BoxFuture, ConnCmd, FindKeys, KeySpec, Parsed, Spec};
-use crate::error::{CmdError, MIGRATE_CONNECT};
+use crate::error::CmdError;
 use bytes::Bytes;
 use resp::Frame;
 use std::time::Duration;
@@ -124,9 +124,7 @@ impl Migrate {
                 auth = Some((Some(user), args.next()?));
             } else if args.eat("keys") {
                 if !key.is_empty() {
-                    return Err(CmdError::err(
-                        "When using MIGRATE KEYS option, the key argument must be set to the empty string",
-                    ));
+                    return Err(CmdError::MIGRATE_KEYS_NEEDS_EMPTY_KEY);
                 }
                 keys = Some(args.rest());
             } else {
@@ -163,7 +161,7 @@ fn put_command(out: &mut Vec<u8>, args: &[&[u8]]) {
 }
 
 fn io_error(what: &str) -> CmdError {
-    CmdError::text(format!("IOERR error or timeout {what} to target instance"))
+    CmdError::migrate_io(what)
 }
 
 /// The keys to send: (key, DUMP payload, expiry) for each that exists, and the time they were
@@ -227,7 +225,7 @@ impl ConnCmd for Migrate {
                 Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
                     return Err(io_error("writing"))
                 }
-                _ => return Err(CmdError::text(MIGRATE_CONNECT)),
+                _ => return Err(CmdError::MIGRATE_CONNECT),
             };
             let _ = stream.set_nodelay(true);
             let mut out = Vec::new();
@@ -318,9 +316,7 @@ impl ConnCmd for Migrate {
                     .map_err(CmdError::from)?;
             }
             if let Some(e) = target_error {
-                return Err(CmdError::err(format!(
-                    "Target instance replied with error: {e}"
-                )));
+                return Err(CmdError::migrate_target(&e));
             }
             if socket_error {
                 return Err(io_error("reading"));

@@ -63,26 +63,17 @@ pub static SPECS: &[Spec] = &[
 ];
 
 /// Parses a C `int` argument as Redis's `getIntFromObjectOrReply` does: not an integer gives
-/// `msg` (or the usual integer error), an integer outside `int` gives `msg` (or Redis's range
+/// `err` (or the usual integer error), an integer outside `int` gives `err` (or Redis's range
 /// error).
 ///
 /// # Errors
 /// As described.
-pub fn parse_int(b: &[u8], msg: Option<&str>) -> Result<i32, CmdError> {
+pub fn parse_int(b: &[u8], err: Option<CmdError>) -> Result<i32, CmdError> {
     let n = match crate::args::parse_i64(b) {
         Ok(n) => n,
-        Err(e) => return Err(msg.map_or(e, CmdError::err)),
+        Err(e) => return Err(err.unwrap_or(e)),
     };
-    i32::try_from(n).map_err(|_| {
-        msg.map_or_else(
-            || {
-                CmdError::err(
-                    "value is out of range, value must between -2147483648 and 2147483647",
-                )
-            },
-            CmdError::err,
-        )
-    })
+    i32::try_from(n).map_err(|_| err.unwrap_or(CmdError::OUT_OF_INT_RANGE))
 }
 
 /// Checks a database index argument against the configured number of databases, as Redis's

@@ -250,14 +250,14 @@ impl ReadCmd for Object {
             }
             What::IdleTime => {
                 if eviction(cx).lfu {
-                    return Err(CmdError::err("An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."));
+                    return Err(CmdError::OBJECT_LFU);
                 }
                 Frame::Integer(idle_ms / 1000)
             }
             What::Freq => {
                 let ev = eviction(cx);
                 if !ev.lfu {
-                    return Err(CmdError::err("An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."));
+                    return Err(CmdError::OBJECT_NO_LFU);
                 }
                 let periods = if ev.lfu_decay_minutes > 0 {
                     idle_ms / 60_000 / ev.lfu_decay_minutes

@@ -17,7 +17,7 @@
 use crate::args::Args;
 use crate::cmd::keys::dump::to_value;
 use crate::cmd::{Cx, Parsed, Spec, WriteCmd};
-use crate::error::{CmdError, BAD_DATA, BAD_PAYLOAD, BUSYKEY};
+use crate::error::CmdError;
 use bytes::Bytes;
 use rdb::payload::PayloadError;
 use relis::{RestoreOptions, Restored, Value};
@@ -78,13 +78,13 @@ impl Restore {
             } else if more && freq.is_none() && args.eat("idletime") {
                 let n = crate::args::parse_i64(&args.next()?)?;
                 if n < 0 {
-                    return Err(CmdError::err("Invalid IDLETIME value, must be >= 0"));
+                    return Err(CmdError::RESTORE_IDLETIME);
                 }
                 idle = Some(n);
             } else if more && idle.is_none() && args.eat("freq") {
                 let n = crate::args::parse_i64(&args.next()?)?;
                 if !(0..=255).contains(&n) {
-                    return Err(CmdError::err("Invalid FREQ value, must be >= 0 and <= 255"));
+                    return Err(CmdError::RESTORE_FREQ);
                 }
                 freq = Some(n);
             } else {
@@ -111,16 +111,16 @@ impl Restore {
 impl WriteCmd for Restore {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         if !self.replace && w.meta(cx.db, &self.key)?.is_some() {
-            return Err(CmdError::text(BUSYKEY));
+            return Err(CmdError::BUSYKEY);
         }
         let ttl = crate::args::parse_i64(&self.ttl)?;
         if ttl < 0 {
-            return Err(CmdError::err("Invalid TTL value, must be >= 0"));
+            return Err(CmdError::RESTORE_TTL);
         }
         let value = match &self.value {
             Ok(v) => v,
-            Err(PayloadError::VersionOrChecksum) => return Err(CmdError::text(BAD_PAYLOAD)),
-            Err(PayloadError::BadData(_)) => return Err(CmdError::text(BAD_DATA)),
+            Err(PayloadError::VersionOrChecksum) => return Err(CmdError::BAD_PAYLOAD),
+            Err(PayloadError::BadData(_)) => return Err(CmdError::BAD_DATA),
         };
         let expire_at = match ttl {
             0 => None,
@@ -133,7 +133,7 @@ impl WriteCmd for Restore {
             idle_secs: self.idle,
         };
         match w.restore_value(cx.db, &self.key, value, opts)? {
-            Restored::Busy => return Err(CmdError::text(BUSYKEY)),
+            Restored::Busy => return Err(CmdError::BUSYKEY),
             Restored::Expired(true) => {
                 w.notify(relis::events::class::GENERIC, "del", cx.db, &self.key)
             }

@@ -45,7 +45,7 @@ pub struct Scan {
     kind: Option<Bytes>,
 }
 
-/// MATCH and COUNT of SSCAN, HSCAN and ZSCAN (SCAN also has TYPE and parses its own).
+/// MATCH and COUNT of every SCAN form (SCAN also has TYPE).
 #[derive(Debug, PartialEq, Eq)]
 pub struct ScanOptions {
     /// MATCH pattern.
@@ -60,10 +60,16 @@ impl ScanOptions {
     /// # Errors
     /// `ERR syntax error`, or the integer error for a bad COUNT.
     pub fn from_args(args: &mut Args) -> Result<ScanOptions, CmdError> {
+        Ok(ScanOptions::parse(args, false)?.0)
+    }
+
+    /// [`ScanOptions::from_args`], with `TYPE type` too when `with_type` (SCAN).
+    fn parse(args: &mut Args, with_type: bool) -> Result<(Self, Option<Bytes>), CmdError> {
         let mut o = ScanOptions {
             pattern: None,
-            count: 10,
+            count: DEFAULT_COUNT,
         };
+        let mut kind = None;
         while !args.is_empty() {
             if args.remaining() >= 2 && args.eat("count") {
                 let n = args.next_i64()?;
@@ -73,11 +79,90 @@ impl ScanOptions {
                 o.count = usize::try_from(n).unwrap_or(usize::MAX);
             } else if args.remaining() >= 2 && args.eat("match") {
                 o.pattern = Some(args.next()?);
+            } else if with_type && args.remaining() >= 2 && args.eat("type") {
+                kind = Some(args.next()?);
             } else {
                 return Err(CmdError::Syntax);
             }
         }
-        Ok(o)
+        Ok((o, kind))
+    }
+}
+
+/// HSCAN, SSCAN and ZSCAN: `key cursor [MATCH pattern] [COUNT count]`, and the flow they
+/// share. Redis checks the cursor first, then looks the key up, and only then reads the
+/// options: a missing key replies an empty scan whatever options follow.
+#[derive(Debug, PartialEq, Eq)]
+pub struct KeyScan {
+    /// The collection's key.
+    pub key: Bytes,
+    /// The cursor as given.
+    pub cursor: u64,
+    /// The options, or the error they give once the key turns out to be of the command's type.
+    pub options: Result<ScanOptions, CmdError>,
+}
+
+impl KeyScan {
+    /// Parses the arguments; only a bad cursor fails here.
+    ///
+    /// # Errors
+    /// `ERR invalid cursor`; `ERR syntax error` when the key or cursor is missing.
+    pub fn from_args(args: &mut Args) -> Result<KeyScan, CmdError> {
+        let key = args.next()?;
+        let cursor = parse_cursor(&args.next()?)?;
+        let options = ScanOptions::from_args(args);
+        // Whatever the options said, every argument is accounted for.
+        args.rest();
+        args.finish()?;
+        Ok(KeyScan {
+            key,
+            cursor,
+            options,
+        })
+    }
+
+    /// Runs one page: `lookup` reads the key's size (only to judge bad options after the
+    /// lookup), `page` reads the elements after the cursor's element with the options and
+    /// returns them with the element a next page would start after. `None` for a missing key;
+    /// else the cursor to hand out (0 when done) and the elements.
+    ///
+    /// # Errors
+    /// The options' error for an existing key, WRONGTYPE, storage errors.
+    pub fn run<L, P>(
+        &self,
+        cx: &Cx,
+        lookup: impl FnOnce() -> Result<Option<L>, relis::Error>,
+        page: impl FnOnce(
+            Option<&[u8]>,
+            &ScanOptions,
+        ) -> Result<Option<(Option<Bytes>, P)>, relis::Error>,
+    ) -> Result<Option<(u64, P)>, CmdError> {
+        let o = match &self.options {
+            Ok(o) => o,
+            Err(e) => {
+                return match crate::cmd::counted(cx, &self.key, lookup())? {
+                    None => Ok(None),
+                    Some(_) => Err(e.clone()),
+                }
+            }
+        };
+        let after = match self.cursor {
+            0 => None,
+            c => cx.server.cursors.lock().resume_keyed(cx.db, &self.key, c),
+        };
+        let Some((next, items)) = crate::cmd::counted(cx, &self.key, page(after.as_deref(), o))?
+        else {
+            return Ok(None);
+        };
+        let cursor = match next {
+            Some(e) => cx
+                .server
+                .cursors
+                .lock()
+                .save_keyed(cx.db, self.key.clone(), e),
+            None => 0,
+        };
+        Ok(Some((cursor, items)))
     }
 }
 
@@ -85,7 +170,7 @@ impl ScanOptions {
 /// sign, a negative value wraps, an empty string is 0), no leading space, nothing after the
 /// digits, no overflow. The argument ends at a NUL byte, as a C string does.
 pub fn parse_cursor(b: &[u8]) -> Result<u64, CmdError> {
-    let invalid = || CmdError::err("invalid cursor");
+    let invalid = || CmdError::INVALID_CURSOR;
     let b = &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())];
     let Some(&first) = b.first() else {
         return Ok(0);
@@ -114,29 +199,14 @@ pub fn parse_cursor(b: &[u8]) -> Result<u64, CmdError> {
 impl Scan {
     fn from_args(args: &mut Args) -> Result<Scan, CmdError> {
         let cursor = parse_cursor(&args.next()?)?;
-        let mut scan = Scan {
-            cursor,
-            pattern: None,
-            count: DEFAULT_COUNT,
-            kind: None,
-        };
-        while !args.is_empty() {
-            if args.remaining() >= 2 && args.eat("count") {
-                let n = args.next_i64()?;
-                if n < 1 {
-                    return Err(CmdError::Syntax);
-                }
-                scan.count = usize::try_from(n).unwrap_or(usize::MAX);
-            } else if args.remaining() >= 2 && args.eat("match") {
-                scan.pattern = Some(args.next()?);
-            } else if args.remaining() >= 2 && args.eat("type") {
-                scan.kind = Some(args.next()?);
-            } else {
-                return Err(CmdError::Syntax);
-            }
-        }
+        let (o, kind) = ScanOptions::parse(args, true)?;
         args.finish()?;
-        Ok(scan)
+        Ok(Scan {
+            cursor,
+            pattern: o.pattern,
+            count: o.count,
+            kind,
+        })
     }
 
     fn parse(args: &mut Args) -> Result<Parsed, CmdError> {

@@ -199,9 +199,7 @@ impl Sort {
     fn check(&self, cx: &Cx) -> Result<(), CmdError> {
         if let Some(option) = self.pattern {
             if !cx.key_access(self.cmd).reads_all() {
-                return Err(CmdError::err(format!(
-                    "{option} option of SORT denied due to insufficient ACL permissions."
-                )));
+                return Err(CmdError::sort_denied(option));
             }
         }
         match &self.later_error {
@@ -223,9 +221,7 @@ impl Sort {
 /// The reply for a SORT's outcome.
 fn reply(sorted: Sorted, store: bool) -> Result<Frame, CmdError> {
     match sorted {
-        Sorted::NotANumber => Err(CmdError::err(
-            "One or more scores can't be converted into double",
-        )),
+        Sorted::NotANumber => Err(CmdError::SORT_NOT_DOUBLE),
         Sorted::Values(v) if store => Ok(Frame::Integer(v.len() as i64)),
         Sorted::Values(v) => Ok(Frame::Array(
             v.into_iter()

@@ -34,8 +34,8 @@ pub struct SwapDb {
 
 impl SwapDb {
     fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
-        let a = parse_int(&args.next()?, Some("invalid first DB index"))?;
-        let b = parse_int(&args.next()?, Some("invalid second DB index"))?;
+        let a = parse_int(&args.next()?, Some(CmdError::SWAPDB_FIRST))?;
+        let b = parse_int(&args.next()?, Some(CmdError::SWAPDB_SECOND))?;
         args.finish()?;
         Parsed::write(SwapDb { a, b })
     }

@@ -16,7 +16,8 @@
 
 use super::lmove::LMove;
 use super::lmpop::LMPop;
-use super::{parse_end, parse_timeout};
+use super::parse_end;
+use crate::args::parse_timeout;
 use crate::args::Args;
 use crate::blocking::{serve_keys, Served, TryServe};
 use crate::client::Client;

@@ -57,7 +57,7 @@ impl LMPop {
     pub fn from_args(args: &mut Args) -> Result<LMPop, CmdError> {
         let numkeys = relis::parse_i64(&args.next()?)
             .filter(|n| *n > 0)
-            .ok_or_else(|| CmdError::err("numkeys should be greater than 0"))?;
+            .ok_or(CmdError::NUMKEYS_NOT_POSITIVE)?;
         // The end must follow the keys.
         if numkeys as u64 >= args.remaining() as u64 {
             return Err(CmdError::Syntax);
@@ -73,8 +73,7 @@ impl LMPop {
                 count = Some(
                     relis::parse_i64(&args.next()?)
                         .filter(|n| *n > 0)
-                        .ok_or_else(|| CmdError::err("count should be greater than 0"))?
-                        as usize,
+                        .ok_or(CmdError::COUNT_NOT_POSITIVE)? as usize,
                 );
             } else {
                 return Err(CmdError::Syntax);

@@ -38,11 +38,9 @@ pub struct LPos {
     opts: LposOptions,
 }
 
-/// A non-negative long, with `msg` for every failure (Redis's `getPositiveLongFromObjectOrReply`).
-fn non_negative(arg: &[u8], msg: &str) -> Result<i64, CmdError> {
-    relis::parse_i64(arg)
-        .filter(|n| *n >= 0)
-        .ok_or_else(|| CmdError::err(msg))
+/// A non-negative long, with `err` for every failure (Redis's `getPositiveLongFromObjectOrReply`).
+fn non_negative(arg: &[u8], err: CmdError) -> Result<i64, CmdError> {
+    relis::parse_i64(arg).filter(|n| *n >= 0).ok_or(err)
 }
 
 impl LPos {
@@ -59,14 +57,12 @@ impl LPos {
             if opt.eq_ignore_ascii_case(b"rank") {
                 opts.rank = args.next_i64()?;
                 if opts.rank == 0 {
-                    return Err(CmdError::err(
-                        "RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list",
-                    ));
+                    return Err(CmdError::LPOS_RANK_ZERO);
                 }
             } else if opt.eq_ignore_ascii_case(b"count") {
-                opts.count = Some(non_negative(&args.next()?, "COUNT can't be negative")?);
+                opts.count = Some(non_negative(&args.next()?, CmdError::LPOS_COUNT_NEGATIVE)?);
             } else if opt.eq_ignore_ascii_case(b"maxlen") {
-                opts.maxlen = non_negative(&args.next()?, "MAXLEN can't be negative")?;
+                opts.maxlen = non_negative(&args.next()?, CmdError::LPOS_MAXLEN_NEGATIVE)?;
             } else {
                 return Err(CmdError::Syntax);
             }

@@ -59,7 +59,7 @@ impl WriteCmd for LSet {
             w.notify(relis::events::class::LIST, "lset", cx.db, &self.key);
             Ok(Frame::ok())
         } else {
-            Err(CmdError::err("index out of range"))
+            Err(CmdError::INDEX_OUT_OF_RANGE)
         }
     }
 

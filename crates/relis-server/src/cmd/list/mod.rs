@@ -24,7 +24,6 @@ use crate::error::CmdError;
 use bytes::Bytes;
 use relis::End;
 use resp::Frame;
-use std::time::Duration;
 
 /// The list commands, in Redis's COMMAND order.
 pub static SPECS: &[Spec] = &[
@@ -127,33 +126,16 @@ fn parse_end(arg: &[u8]) -> Result<End, CmdError> {
     }
 }
 
-/// A blocking command's timeout in seconds (fractional; 0 = forever), with Redis 7.0's errors.
-fn parse_timeout(arg: &[u8]) -> Result<Option<Duration>, CmdError> {
-    match relis::parse_timeout_ms(arg) {
-        None => Err(CmdError::err("timeout is not a float or out of range")),
-        Some(ms) if ms < 0 => Err(CmdError::err("timeout is negative")),
-        Some(0) => Ok(None),
-        Some(ms) => Ok(Some(Duration::from_millis(ms as u64))),
-    }
-}
-
 /// A count that must be a non-negative integer (LPOP/RPOP), with Redis's one text for every
 /// failure.
 fn parse_positive(arg: &[u8]) -> Result<usize, CmdError> {
     relis::parse_i64(arg)
         .and_then(|n| usize::try_from(n).ok())
-        .ok_or_else(|| CmdError::err("value is out of range, must be positive"))
+        .ok_or(CmdError::NOT_POSITIVE)
 }
 
-/// Test helper: splits a command line into arguments.
 #[cfg(test)]
-pub(crate) fn args_of(name: &'static str, line: &str) -> crate::args::Args {
-    let args = line
-        .split_whitespace()
-        .map(|s| Bytes::copy_from_slice(s.as_bytes()))
-        .collect();
-    crate::args::Args::new(name, args)
-}
+pub(crate) use crate::args::args_of;
 
 /// Test helper: the error text a parse gives for `line`, or `None` when it parses.
 #[cfg(test)]

@@ -51,7 +51,7 @@ impl Failover {
             if a.eq_ignore_ascii_case(b"timeout") && j + 1 < argv.len() && timeout == 0 {
                 timeout = int(&argv[j + 1])?;
                 if timeout <= 0 {
-                    return Err(CmdError::err("FAILOVER timeout must be greater than 0"));
+                    return Err(CmdError::FAILOVER_TIMEOUT);
                 }
                 j += 1;
             } else if a.eq_ignore_ascii_case(b"to") && j + 2 < argv.len() && !host {
@@ -72,10 +72,10 @@ impl Failover {
 impl ConnCmd for Failover {
     fn exec<'a>(self: Box<Self>, _c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
         Box::pin(async move {
-            Err(CmdError::err(match *self {
-                Failover::Abort => "No failover in progress.",
-                Failover::Start => "FAILOVER requires connected replicas.",
-            }))
+            Err(match *self {
+                Failover::Abort => CmdError::NO_FAILOVER,
+                Failover::Start => CmdError::FAILOVER_NO_REPLICAS,
+            })
         })
     }
 }

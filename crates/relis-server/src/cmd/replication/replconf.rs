@@ -56,10 +56,7 @@ impl Replconf {
                 relis::parse_i64(val).ok_or(CmdError::NotInteger)?;
             } else if is("ip-address") {
                 if val.len() >= HOST_MAX {
-                    return Err(CmdError::err(format!(
-                        "REPLCONF ip-address provided by replica instance is too long: {} bytes",
-                        val.len()
-                    )));
+                    return Err(CmdError::replconf_ip_too_long(val.len()));
                 }
             } else if is("capa") {
                 // Capabilities this master does not know are ignored, as in Redis.
@@ -68,18 +65,11 @@ impl Replconf {
             } else if is("rdb-only") {
                 match relis::parse_i64(val) {
                     Some(0 | 1) => {}
-                    Some(_) => {
-                        return Err(CmdError::err(
-                            "value is out of range, value must between 0 and 1",
-                        ))
-                    }
+                    Some(_) => return Err(CmdError::REPLCONF_BOOL),
                     None => return Err(CmdError::NotInteger),
                 }
             } else {
-                return Err(CmdError::err(format!(
-                    "Unrecognized REPLCONF option: {}",
-                    String::from_utf8_lossy(opt)
-                )));
+                return Err(CmdError::replconf_option(opt));
             }
         }
         Ok(Replconf::Ok)

@@ -32,10 +32,6 @@ pub const SPEC_SLAVEOF: Spec = Spec {
     ..SPEC_REPLICAOF
 };
 
-/// The refusal of a master address.
-pub const NOT_SUPPORTED: &str =
-    "REPLICAOF host port is not supported yet: Relis cannot be a replica (REPLICAOF NO ONE is)";
-
 /// REPLICAOF's two forms.
 #[derive(Debug, PartialEq)]
 pub enum ReplicaOf {
@@ -59,7 +55,7 @@ impl ReplicaOf {
         }
         match relis::parse_i64(&port) {
             Some(0..=65535) => Ok(ReplicaOf::Master),
-            _ => Err(CmdError::err("Invalid master port")),
+            _ => Err(CmdError::MASTER_PORT),
         }
     }
 }
@@ -69,7 +65,7 @@ impl ConnCmd for ReplicaOf {
         Box::pin(async move {
             match *self {
                 ReplicaOf::NoOne => Ok(Frame::Simple(Bytes::from_static(b"OK"))),
-                ReplicaOf::Master => Err(CmdError::err(NOT_SUPPORTED)),
+                ReplicaOf::Master => Err(CmdError::REPLICAOF_MASTER),
             }
         })
     }

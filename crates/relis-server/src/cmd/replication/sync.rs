@@ -33,10 +33,6 @@ pub const SPEC_SYNC: Spec = Spec {
     ..SPEC_PSYNC
 };
 
-/// The refusal.
-pub const NOT_SUPPORTED: &str =
-    "Relis does not support replication: no replica can SYNC or PSYNC with it";
-
 /// PSYNC or SYNC, checked.
 pub struct Sync;
 
@@ -58,6 +54,6 @@ impl Sync {
 
 impl ConnCmd for Sync {
     fn exec<'a>(self: Box<Self>, _c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
-        Box::pin(async move { Err(CmdError::err(NOT_SUPPORTED)) })
+        Box::pin(async move { Err(CmdError::NO_REPLICATION) })
     }
 }

@@ -55,10 +55,9 @@ impl Wait {
         let numreplicas = args.next_i64()?;
         let t = args.next()?;
         args.finish()?;
-        let ms = relis::parse_i64(&t)
-            .ok_or_else(|| CmdError::err("timeout is not an integer or out of range"))?;
+        let ms = relis::parse_i64(&t).ok_or(CmdError::TIMEOUT_NOT_INTEGER)?;
         if ms < 0 {
-            return Err(CmdError::err("timeout is negative"));
+            return Err(CmdError::TIMEOUT_NEGATIVE);
         }
         Ok(Wait {
             numreplicas,

@@ -73,16 +73,14 @@ impl FCall {
         let n = args.next()?;
         command.push(name.clone());
         command.push(n.clone());
-        let n = relis::parse_i64(&n).ok_or_else(|| CmdError::err("Bad number of keys provided"))?;
+        let n = relis::parse_i64(&n).ok_or(CmdError::FCALL_NUMKEYS)?;
         let mut keys = args.rest();
         args.finish()?;
         if n > keys.len() as i64 {
-            return Err(CmdError::err(
-                "Number of keys can't be greater than number of args",
-            ));
+            return Err(CmdError::NUMKEYS_OVER_ARGS);
         }
         if n < 0 {
-            return Err(CmdError::err("Number of keys can't be negative"));
+            return Err(CmdError::NUMKEYS_NEGATIVE);
         }
         command.extend(keys.iter().cloned());
         let argv = keys.split_off(n as usize);

@@ -252,10 +252,7 @@ impl Function {
             if w.eq_ignore_ascii_case(b"replace") {
                 replace = true;
             } else {
-                return Err(CmdError::err(format!(
-                    "Unknown option given: {}",
-                    String::from_utf8_lossy(&w)
-                )));
+                return Err(CmdError::function_list_option(&w));
             }
         }
         let code = args.next()?;
@@ -273,11 +270,7 @@ impl Function {
         match mode.as_slice() {
             [] => {}
             [m] if m.eq_ignore_ascii_case(b"sync") || m.eq_ignore_ascii_case(b"async") => {}
-            _ => {
-                return Err(CmdError::err(
-                    "FUNCTION FLUSH only supports SYNC|ASYNC option",
-                ))
-            }
+            _ => return Err(CmdError::FUNCTION_FLUSH_OPTION),
         }
         Parsed::conn(Function::Flush)
     }
@@ -289,14 +282,11 @@ impl Function {
                 code = true;
             } else if w.eq_ignore_ascii_case(b"libraryname") && pattern.is_none() {
                 if args.remaining() == 0 {
-                    return Err(CmdError::err("library name argument was not given"));
+                    return Err(CmdError::FUNCTION_NO_LIBRARY_NAME);
                 }
                 pattern = Some(args.next()?);
             } else {
-                return Err(CmdError::err(format!(
-                    "Unknown argument {}",
-                    String::from_utf8_lossy(&w)
-                )));
+                return Err(CmdError::function_argument(&w));
             }
         }
         args.finish()?;
@@ -308,17 +298,14 @@ impl Function {
     }
     fn parse_restore(args: &mut Args) -> Result<Parsed, CmdError> {
         let payload = args.next()?;
-        let policy =
-            match args.rest().as_slice() {
-                [] => Policy::Append,
-                [p] if p.eq_ignore_ascii_case(b"flush") => Policy::Flush,
-                [p] if p.eq_ignore_ascii_case(b"append") => Policy::Append,
-                [p] if p.eq_ignore_ascii_case(b"replace") => Policy::Replace,
-                [_] => return Err(CmdError::err(
-                    "Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
-                )),
-                _ => return Err(CmdError::Syntax),
-            };
+        let policy = match args.rest().as_slice() {
+            [] => Policy::Append,
+            [p] if p.eq_ignore_ascii_case(b"flush") => Policy::Flush,
+            [p] if p.eq_ignore_ascii_case(b"append") => Policy::Append,
+            [p] if p.eq_ignore_ascii_case(b"replace") => Policy::Replace,
+            [_] => return Err(CmdError::FUNCTION_RESTORE_POLICY),
+            _ => return Err(CmdError::Syntax),
+        };
         args.finish()?;
         Parsed::conn(Function::Restore(payload, policy))
     }
@@ -345,18 +332,14 @@ fn join(
     restoring: bool,
 ) -> Result<(), CmdError> {
     if libs.contains_key(&new.name) && !replace {
-        return Err(CmdError::err(if restoring {
-            format!("Library {} already exists", new.name)
-        } else {
-            format!("Library '{}' already exists", new.name)
-        }));
+        return Err(CmdError::library_exists(&new.name, restoring));
     }
     for f in new.functions.keys() {
         if libs
             .values()
             .any(|l| l.name != new.name && l.functions.contains_key(f))
         {
-            return Err(CmdError::err(format!("Function {f} already exists")));
+            return Err(CmdError::function_exists(f));
         }
     }
     libs.insert(new.name.clone(), new);
@@ -377,7 +360,7 @@ impl Function {
                 // Redis checks the name before it compiles anything.
                 let (name, _) = functions::parse_shebang(code)?;
                 if !replace && libs.contains_key(&name) {
-                    return Err(CmdError::err(format!("Library '{name}' already exists")));
+                    return Err(CmdError::library_exists(&name, false));
                 }
                 let lib = functions::evaluate(s, code)?;
                 join(libs, lib, *replace, false)?;
@@ -387,7 +370,7 @@ impl Function {
             Function::Delete(name) => {
                 let name = String::from_utf8_lossy(name).into_owned();
                 if libs.remove(&name).is_none() {
-                    return Err(CmdError::err("Library not found"));
+                    return Err(CmdError::LIBRARY_NOT_FOUND);
                 }
                 w.function_delete(&name)?;
                 Ok(ok())
@@ -526,7 +509,7 @@ impl ConnCmd for Function {
             let s = &c.server.scripting;
             match *self {
                 Function::Kill => {
-                    s.run.kill(false).map_err(CmdError::text)?;
+                    s.run.kill(false)?;
                     Ok(ok())
                 }
                 Function::Stats => {

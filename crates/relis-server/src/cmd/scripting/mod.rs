@@ -32,12 +32,10 @@ pub fn keys_and_args(args: &mut Args) -> Result<(Vec<Bytes>, Vec<Bytes>), CmdErr
     let n = args.next_i64()?;
     let rest = args.rest();
     if n > rest.len() as i64 {
-        return Err(CmdError::err(
-            "Number of keys can't be greater than number of args",
-        ));
+        return Err(CmdError::NUMKEYS_OVER_ARGS);
     }
     if n < 0 {
-        return Err(CmdError::err("Number of keys can't be negative"));
+        return Err(CmdError::NUMKEYS_NEGATIVE);
     }
     let mut keys = rest;
     let argv = keys.split_off(n as usize);

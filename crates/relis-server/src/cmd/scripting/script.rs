@@ -54,10 +54,6 @@ pub const SPEC_DEBUG: Spec = Spec {
     ..SUB
 };
 
-/// The refusal of SCRIPT DEBUG YES and SYNC.
-pub const NO_DEBUGGER: &str =
-    "Relis has no Lua debugger: SCRIPT DEBUG YES and SYNC are not supported (NO is)";
-
 /// SCRIPT EXISTS's declaration.
 pub const SPEC_EXISTS: Spec = Spec {
     name: "script|exists",
@@ -170,7 +166,7 @@ impl Script {
         match mode.as_slice() {
             [] => {}
             [m] if m.eq_ignore_ascii_case(b"sync") || m.eq_ignore_ascii_case(b"async") => {}
-            _ => return Err(CmdError::err("SCRIPT FLUSH only support SYNC|ASYNC option")),
+            _ => return Err(CmdError::SCRIPT_FLUSH_OPTION),
         }
         Parsed::conn(Script::Flush)
     }
@@ -221,9 +217,7 @@ struct DebugInMulti;
 
 impl WriteCmd for DebugInMulti {
     fn exec(&self, _w: &mut relis::Writer<'_>, _cx: &Cx) -> Result<Frame, CmdError> {
-        Err(CmdError::err(
-            "SCRIPT DEBUG must be called outside a pipeline",
-        ))
+        Err(CmdError::SCRIPT_DEBUG_PIPELINE)
     }
 
     fn needs_savepoint(&self) -> bool {
@@ -240,7 +234,7 @@ impl ConnCmd for Script {
         Box::pin(async move {
             match *self {
                 Script::Kill => {
-                    c.server.scripting.run.kill(true).map_err(CmdError::text)?;
+                    c.server.scripting.run.kill(true)?;
                     Ok(Frame::Simple(Bytes::from_static(b"OK")))
                 }
                 Script::Flush => {
@@ -254,9 +248,9 @@ impl ConnCmd for Script {
                 Script::Debug(mode)
                     if mode.eq_ignore_ascii_case(b"yes") || mode.eq_ignore_ascii_case(b"sync") =>
                 {
-                    Err(CmdError::err(NO_DEBUGGER))
+                    Err(CmdError::NO_DEBUGGER)
                 }
-                Script::Debug(_) => Err(CmdError::err("Use SCRIPT DEBUG YES/SYNC/NO")),
+                Script::Debug(_) => Err(CmdError::SCRIPT_DEBUG_MODE),
                 _ => Err(CmdError::Internal(
                     "SCRIPT: not a connection command".into(),
                 )),

@@ -522,7 +522,7 @@ fn lookup(name: &[u8]) -> Option<&'static Spec> {
 /// COMMAND GETKEYS: the spec the command line runs, then its key positions.
 fn get_keys(argv: &[Bytes]) -> Result<(&'static Spec, Vec<usize>), CmdError> {
     let table = Table::get();
-    let invalid = || CmdError::err("Invalid command specified");
+    let invalid = || CmdError::COMMAND_UNKNOWN;
     let (_, mut spec) = table.lookup(&argv[0]).ok_or_else(invalid)?;
     if !spec.subcommands.is_empty() && argv.len() > 1 {
         spec = table.lookup_sub(spec, &argv[1]).ok_or_else(invalid)?.1;
@@ -530,17 +530,15 @@ fn get_keys(argv: &[Bytes]) -> Result<(&'static Spec, Vec<usize>), CmdError> {
     // Arguments declared `not_key` (shard channels) are not keys here, as in Redis's
     // `doesCommandHaveKeys`.
     if (spec.keys.0 <= 0 && !spec.has("movablekeys")) || spec.key_flags.contains(&"not_key") {
-        return Err(CmdError::err("The command has no key arguments"));
+        return Err(CmdError::COMMAND_NO_KEYS);
     }
     if !spec.arity_ok(argv.len()) {
-        return Err(CmdError::err(
-            "Invalid number of arguments specified for command",
-        ));
+        return Err(CmdError::COMMAND_ARITY);
     }
     let keys = spec.keys_of(argv);
     // A command that may have no keys at all (EVAL with numkeys 0) answers an empty list.
     if keys.is_empty() && !spec.has("no_mandatory_keys") {
-        return Err(CmdError::err("Invalid arguments specified for command"));
+        return Err(CmdError::COMMAND_ARGUMENTS);
     }
     Ok((spec, keys))
 }

@@ -169,11 +169,6 @@ pub fn get(config: &Config, patterns: &[String]) -> Vec<(String, String)> {
 /// Redis's texts for unknown, immutable, protected or repeated parameters and bad values. As
 /// in Redis, the first problem found is the one reported.
 pub fn set(config: &Config, pairs: &[(String, String)], local: bool) -> Result<Config, CmdError> {
-    let failed = |name: &str, why: &str| {
-        CmdError::err(format!(
-            "CONFIG SET failed (possibly related to argument '{name}') - {why}"
-        ))
-    };
     let protected_allowed = match config.get("enable-protected-configs").as_deref() {
         Some("yes") => true,
         Some("local") => local,
@@ -185,28 +180,31 @@ pub fn set(config: &Config, pairs: &[(String, String)], local: bool) -> Result<C
     for (name, _) in pairs {
         let (Some(access), Some(registered)) = (config.access(name), Config::registered_name(name))
         else {
-            return Err(CmdError::err(format!(
-                "Unknown option or number of arguments for CONFIG SET - '{name}'"
-            )));
+            return Err(CmdError::config_unknown(name));
         };
         match access {
-            Access::Immutable => return Err(failed(name, "can't set immutable config")),
+            Access::Immutable => {
+                return Err(CmdError::config_set(name, "can't set immutable config"))
+            }
             Access::Protected if !protected_allowed => {
-                return Err(failed(name, "can't set protected config"))
+                return Err(CmdError::config_set(name, "can't set protected config"))
             }
             // `dir` and `dbfilename` name the open database: Relis cannot move it at run time.
-            Access::Protected => return Err(failed(name, "can't set immutable config")),
+            Access::Protected => {
+                return Err(CmdError::config_set(name, "can't set immutable config"))
+            }
             Access::Mutable => {}
         }
         if seen.contains(&registered) {
-            return Err(failed(name, "duplicate parameter"));
+            return Err(CmdError::config_set(name, "duplicate parameter"));
         }
         seen.push(registered);
     }
     let mut next = config.clone();
     for (name, value) in pairs {
         let registered = Config::registered_name(name).unwrap_or("");
-        next.set(name, value).map_err(|e| failed(registered, &e))?;
+        next.set(name, value)
+            .map_err(|e| CmdError::config_set(registered, &e))?;
     }
     Ok(next)
 }
@@ -235,9 +233,7 @@ fn check_listeners(
             tracing::warn!(
                 "CONFIG SET {registered}: Relis listens where it started; restart it with the new {registered} to move."
             );
-            return Err(CmdError::err(format!(
-                "CONFIG SET failed (possibly related to argument '{registered}') - {why}"
-            )));
+            return Err(CmdError::config_set(registered, why));
         }
     }
     Ok(())
@@ -296,9 +292,10 @@ fn reconfigure_tls(
             tracing::warn!(
                 "Failed applying new configuration. Possibly related to new {name} setting. Restoring previous settings."
             );
-            Err(CmdError::err(format!(
-                "CONFIG SET failed (possibly related to argument '{name}') - Unable to update TLS configuration. Check server logs."
-            )))
+            Err(CmdError::config_set(
+                name,
+                "Unable to update TLS configuration. Check server logs.",
+            ))
         }
     }
 }
@@ -389,7 +386,7 @@ impl ConnCmd for ConfigCmd {
                 }
                 ConfigCmd::Rewrite => {
                     let Some(path) = c.server.config_file.clone() else {
-                        return Err(CmdError::err("The server is running without a config file"));
+                        return Err(CmdError::CONFIG_NO_FILE);
                     };
                     let mut text = c.server.config.read().render();
                     // Without an ACL file, users live in the config file, as in Redis.
@@ -409,7 +406,7 @@ impl ConnCmd for ConfigCmd {
                         }
                         Err(e) => {
                             tracing::warn!("CONFIG REWRITE failed: {e}");
-                            Err(CmdError::err(format!("Rewriting config file: {e}")))
+                            Err(CmdError::config_rewrite(e))
                         }
                     }
                 }

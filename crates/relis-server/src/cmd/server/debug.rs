@@ -156,10 +156,7 @@ pub enum Debug {
 }
 
 fn wrong(sub: &[u8]) -> CmdError {
-    CmdError::err(format!(
-        "unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
-        String::from_utf8_lossy(sub)
-    ))
+    CmdError::debug_subcommand(sub)
 }
 
 /// C's `strtod` on the longest numeric prefix (0 when there is none), as Redis reads SLEEP.
@@ -197,7 +194,7 @@ fn atoi(s: &[u8]) -> i64 {
 fn positive(b: &[u8]) -> Result<u64, CmdError> {
     relis::parse_i64(b)
         .and_then(|n| u64::try_from(n).ok())
-        .ok_or_else(|| CmdError::err("value is out of range, must be positive"))
+        .ok_or(CmdError::NOT_POSITIVE)
 }
 
 fn protocol(kind: &[u8]) -> Result<Debug, CmdError> {
@@ -218,8 +215,16 @@ fn protocol(kind: &[u8]) -> Result<Debug, CmdError> {
         b"array" => same(Frame::Array(ints())),
         b"set" => Ok(Debug::Protocol(Frame::Array(ints()), Frame::Set(ints()))),
         b"map" => Ok(Debug::Protocol(
-            Frame::Array((0..3).flat_map(|i| [Frame::Integer(i), Frame::Integer(i64::from(i == 1))]).collect()),
-            Frame::Map((0..3).map(|i| (Frame::Integer(i), Frame::Boolean(i == 1))).collect()),
+            Frame::Array(
+                (0..3)
+                    .flat_map(|i| [Frame::Integer(i), Frame::Integer(i64::from(i == 1))])
+                    .collect(),
+            ),
+            Frame::Map(
+                (0..3)
+                    .map(|i| (Frame::Integer(i), Frame::Boolean(i == 1)))
+                    .collect(),
+            ),
         )),
         b"verbatim" => Ok(Debug::Protocol(
             bulk("This is a verbatim\nstring"),
@@ -242,7 +247,7 @@ fn protocol(kind: &[u8]) -> Result<Debug, CmdError> {
             Frame::Push(vec![bulk("server-cpu-usage"), Frame::Integer(42)]),
             bulk("Some real reply following the push reply"),
         )),
-        _ => Err(CmdError::err("Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")),
+        _ => Err(CmdError::DEBUG_PROTOCOL),
     }
 }
 
@@ -264,7 +269,11 @@ fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
         ("set-active-expire", 1) => Debug::ActiveExpire(atoi(&rest[0]) != 0),
         ("populate", 1..=3) => {
             let count = positive(&rest[0])?;
-            let prefix = if n > 1 { arg(1) } else { Bytes::from_static(b"key") };
+            let prefix = if n > 1 {
+                arg(1)
+            } else {
+                Bytes::from_static(b"key")
+            };
             let size = if n > 2 {
                 Some(usize::try_from(positive(&rest[2])?).unwrap_or(usize::MAX))
             } else {
@@ -284,17 +293,20 @@ fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
             // Redis's options choose how its RDB file is saved and merged back; Relis's file is
             // always the whole data, so each is accepted and changes nothing.
             for o in &rest {
-                if ![&b"merge"[..], b"noflush", b"nosave"].contains(&o.to_ascii_lowercase().as_slice()) {
-                    return Err(CmdError::err("DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."));
+                if ![&b"merge"[..], b"noflush", b"nosave"]
+                    .contains(&o.to_ascii_lowercase().as_slice())
+                {
+                    return Err(CmdError::DEBUG_RELOAD_OPTION);
                 }
             }
             Debug::Reload
         }
-        (name, n) if NO_OPS.contains(&(name, n)) => Debug::Reply(Frame::Simple(Bytes::from_static(b"OK"))),
-        (name, _) if NOT_HERE.contains(&name) => Debug::Reply(Frame::Error(Bytes::from(format!(
-            "ERR DEBUG {} does not apply to Relis (it keeps its data in SQLite, not in Redis's structures)",
-            lower.to_ascii_uppercase()
-        )))),
+        (name, n) if NO_OPS.contains(&(name, n)) => {
+            Debug::Reply(Frame::Simple(Bytes::from_static(b"OK")))
+        }
+        (name, _) if NOT_HERE.contains(&name) => {
+            Debug::Reply(CmdError::debug_not_here(&lower).to_frame())
+        }
         _ => return Err(wrong(&sub)),
     };
     match d {
@@ -485,7 +497,7 @@ impl ReadCmd for Debug {
             }
             Debug::Object(key) => {
                 let Some(info) = r.object(cx.db, key)? else {
-                    return Err(CmdError::err("no such key"));
+                    return Err(CmdError::NoSuchKey);
                 };
                 let accessed = cx
                     .server
@@ -549,9 +561,7 @@ impl ConnCmd for Debug {
             if let Debug::Preceded(first, reply) = *self {
                 // An attribute is dropped for RESP2 (Redis sends none); a push is refused there.
                 return match (c.proto, first) {
-                    (Protocol::Resp2, Frame::Push(_)) => {
-                        Err(CmdError::err("RESP2 is not supported by this command"))
-                    }
+                    (Protocol::Resp2, Frame::Push(_)) => Err(CmdError::DEBUG_RESP2),
                     (Protocol::Resp2, _) => Ok(reply),
                     (Protocol::Resp3, first) => {
                         c.pushed.push(first);
@@ -567,13 +577,12 @@ impl ConnCmd for Debug {
             })
             .await
             .map_err(|_| CmdError::from(relis::Error::Closed))?
-            .map_err(|e| CmdError::err(format!("Error trying to load the RDB dump: {e}")))?;
+            .map_err(CmdError::debug_reload)?;
             if live != stored {
-                return Err(CmdError::err(format!(
-                    "Error trying to load the RDB dump: the file's keyspace differs from the live one (digest {} instead of {})",
-                    hex_string(&stored),
-                    hex_string(&live)
-                )));
+                return Err(CmdError::debug_reload_digest(
+                    &hex_string(&stored),
+                    &hex_string(&live),
+                ));
             }
             tracing::warn!("DB reloaded by DEBUG RELOAD (the file holds the live keyspace)");
             Ok(Frame::Simple(Bytes::from_static(b"OK")))

@@ -232,12 +232,7 @@ impl ConnCmd for Latency {
                     ))
                 }
                 Latency::Graph(event) => match obs.latency.series(&event) {
-                    None => {
-                        return Err(CmdError::err(format!(
-                            "No samples available for event '{}'",
-                            String::from_utf8_lossy(&event)
-                        )))
-                    }
+                    None => return Err(CmdError::latency_no_samples(&event)),
                     Some((name, s)) => txt(graph(&name, &s, crate::server::unix_ms() / 1000)),
                 },
                 Latency::Histogram(names) => histograms(c, &names),

@@ -84,9 +84,6 @@ pub const SPEC_UNLOAD: Spec = Spec {
     ..SUB
 };
 
-/// The refusal of MODULE LOAD and LOADEX.
-pub const NO_MODULES: &str = "Error loading the extension. Relis does not support modules.";
-
 const HELP: &[&str] = &[
     "LIST",
     "    Return a list of loaded modules.",
@@ -130,10 +127,8 @@ impl ConnCmd for Module {
             match *self {
                 Module::Help => Ok(super::help("MODULE", HELP)),
                 Module::List => Ok(Frame::Array(Vec::new())),
-                Module::Load => Err(CmdError::err(NO_MODULES)),
-                Module::Unload => Err(CmdError::err(
-                    "Error unloading module: no such module with that name",
-                )),
+                Module::Load => Err(CmdError::NO_MODULES),
+                Module::Unload => Err(CmdError::NO_SUCH_MODULE),
             }
         })
     }

@@ -63,8 +63,6 @@ struct Denied;
 
 impl WriteCmd for Denied {
     fn exec(&self, _w: &mut relis::Writer<'_>, _cx: &Cx) -> Result<Frame, CmdError> {
-        Err(CmdError::err(
-            "MONITOR isn't allowed for DENY BLOCKING client",
-        ))
+        Err(CmdError::MONITOR_DENY_BLOCKING)
     }
 }

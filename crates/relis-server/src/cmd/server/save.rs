@@ -136,7 +136,7 @@ pub enum Save {
 }
 
 fn in_progress() -> CmdError {
-    CmdError::err("Background save already in progress")
+    CmdError::SAVE_IN_PROGRESS
 }
 
 impl Save {
@@ -169,7 +169,7 @@ impl ConnCmd for Save {
                     let res = snapshot(&server).await;
                     server.save.in_progress.store(false, Ordering::SeqCst);
                     // Redis replies a bare "-ERR" and logs the reason.
-                    res.map(|_| Frame::ok()).map_err(|_| CmdError::text("ERR"))
+                    res.map(|_| Frame::ok()).map_err(|_| CmdError::SAVE_FAILED)
                 }
                 Save::Background => {
                     if !claimed {

@@ -78,10 +78,10 @@ impl ConnCmd for Shutdown {
     fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
         Box::pin(async move {
             if self.abort {
-                return Err(CmdError::err("No shutdown in progress."));
+                return Err(CmdError::NO_SHUTDOWN);
             }
             if self.save && snapshot(&c.server).await.is_err() && !self.force {
-                return Err(CmdError::err("Errors trying to SHUTDOWN. Check logs."));
+                return Err(CmdError::SHUTDOWN_FAILED);
             }
             tracing::info!("User requested shutdown...");
             c.server.request_shutdown();

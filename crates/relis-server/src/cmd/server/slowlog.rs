@@ -97,8 +97,6 @@ pub enum Slowlog {
     Help,
 }
 
-const COUNT_ERR: &str = "count should be greater than or equal to -1";
-
 impl Slowlog {
     fn plain(args: &mut Args, cmd: Slowlog) -> Result<Parsed, CmdError> {
         args.finish()?;
@@ -118,7 +116,7 @@ impl Slowlog {
             Some(a) => match relis::parse_i64(a) {
                 Some(-1) => None,
                 Some(n) if n >= 0 => Some(usize::try_from(n).unwrap_or(usize::MAX)),
-                _ => return Err(CmdError::err(COUNT_ERR)),
+                _ => return Err(CmdError::SLOWLOG_COUNT),
             },
         };
         Ok(Slowlog::Get(count))

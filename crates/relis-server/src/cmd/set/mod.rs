@@ -49,12 +49,5 @@ fn array_reply(members: Vec<Bytes>) -> Frame {
     Frame::Array(members.into_iter().map(Frame::Bulk).collect())
 }
 
-/// Test helper: splits a command line into arguments.
 #[cfg(test)]
-pub(crate) fn args_of(name: &'static str, line: &str) -> crate::args::Args {
-    let args = line
-        .split_whitespace()
-        .map(|s| bytes::Bytes::copy_from_slice(s.as_bytes()))
-        .collect();
-    crate::args::Args::new(name, args)
-}
+pub(crate) use crate::args::args_of;

@@ -43,11 +43,9 @@ impl SInterCard {
     fn from_args(args: &mut Args) -> Result<SInterCard, CmdError> {
         let numkeys = relis::parse_i64(&args.next()?)
             .filter(|n| *n > 0)
-            .ok_or_else(|| CmdError::err("numkeys should be greater than 0"))?;
+            .ok_or(CmdError::NUMKEYS_NOT_POSITIVE)?;
         if numkeys as u64 > args.remaining() as u64 {
-            return Err(CmdError::err(
-                "Number of keys can't be greater than number of args",
-            ));
+            return Err(CmdError::NUMKEYS_OVER_ARGS);
         }
         let keys = (0..numkeys)
             .map(|_| args.next())
@@ -57,7 +55,7 @@ impl SInterCard {
             if args.remaining() >= 2 && args.eat("limit") {
                 limit = relis::parse_i64(&args.next()?)
                     .and_then(|n| u64::try_from(n).ok())
-                    .ok_or_else(|| CmdError::err("LIMIT can't be negative"))?;
+                    .ok_or(CmdError::LIMIT_NEGATIVE)?;
             } else {
                 return Err(CmdError::Syntax);
             }

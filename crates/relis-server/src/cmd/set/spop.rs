@@ -45,7 +45,7 @@ impl SPop {
             1 => Some(
                 relis::parse_i64(&args.next()?)
                     .and_then(|n| u64::try_from(n).ok())
-                    .ok_or_else(|| CmdError::err("value is out of range, must be positive"))?,
+                    .ok_or(CmdError::NOT_POSITIVE)?,
             ),
             _ => return Err(CmdError::Syntax),
         };

@@ -45,9 +45,7 @@ impl SRandMember {
                 let n = args.next_i64()?;
                 // Redis takes -LONG_MAX..=LONG_MAX, so that -count is a long too.
                 if n == i64::MIN {
-                    return Err(CmdError::err(
-                        "value is out of range, value must between -9223372036854775807 and 9223372036854775807",
-                    ));
+                    return Err(CmdError::OUT_OF_LONG_RANGE);
                 }
                 Some(n)
             }

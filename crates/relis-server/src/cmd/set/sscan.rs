@@ -11,7 +11,7 @@
 //! missing key replies an empty scan whatever options follow.
 
 use crate::args::Args;
-use crate::cmd::keys::scan::{parse_cursor, ScanOptions};
+use crate::cmd::keys::scan::KeyScan;
 use crate::cmd::{Cx, Parsed, ReadCmd, Spec};
 use crate::error::CmdError;
 use bytes::Bytes;
@@ -35,26 +35,11 @@ pub const SPEC: Spec = Spec {
 
 /// SSCAN key cursor [MATCH pattern] [COUNT count].
 #[derive(Debug, PartialEq, Eq)]
-pub struct SScan {
-    key: Bytes,
-    cursor: u64,
-    /// The options, or the error they give once the key turns out to be a set.
-    options: Result<ScanOptions, CmdError>,
-}
+pub struct SScan(KeyScan);
 
 impl SScan {
     fn from_args(args: &mut Args) -> Result<SScan, CmdError> {
-        let key = args.next()?;
-        let cursor = parse_cursor(&args.next()?)?;
-        let options = ScanOptions::from_args(args);
-        // Whatever the options said, every argument is accounted for.
-        args.rest();
-        args.finish()?;
-        Ok(SScan {
-            key,
-            cursor,
-            options,
-        })
+        KeyScan::from_args(args).map(SScan)
     }
 
     fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
@@ -71,45 +56,26 @@ fn reply(cursor: u64, members: Vec<Bytes>) -> Frame {
 
 impl ReadCmd for SScan {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let o = match &self.options {
-            Ok(o) => o,
-            // Bad options matter only for a set: look the key up as SSCAN would first.
-            Err(e) => {
-                return match crate::cmd::counted(cx, &self.key, r.scard(cx.db, &self.key))? {
-                    None => Ok(reply(0, Vec::new())),
-                    Some(_) => Err(e.clone()),
-                }
-            }
-        };
-        let after = match self.cursor {
-            0 => None,
-            c => cx.server.cursors.lock().resume_keyed(cx.db, &self.key, c),
-        };
-        let page = r.sscan(
-            cx.db,
-            &self.key,
-            after.as_deref(),
-            o.count,
-            o.pattern.as_deref(),
-        );
-        let Some(page) = crate::cmd::counted(cx, &self.key, page)? else {
-            return Ok(reply(0, Vec::new()));
-        };
-        let cursor = match page.next {
-            Some(m) => cx
-                .server
-                .cursors
-                .lock()
-                .save_keyed(cx.db, self.key.clone(), m),
-            None => 0,
-        };
-        Ok(reply(cursor, page.keys))
+        let s = &self.0;
+        let page = s.run(
+            cx,
+            || r.scard(cx.db, &s.key),
+            |after, o| {
+                let page = r.sscan(cx.db, &s.key, after, o.count, o.pattern.as_deref())?;
+                Ok(page.map(|p| (p.next, p.keys)))
+            },
+        )?;
+        Ok(match page {
+            Some((cursor, members)) => reply(cursor, members),
+            None => reply(0, Vec::new()),
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cmd::keys::scan::ScanOptions;
 
     fn parse(line: &str) -> Result<SScan, CmdError> {
         SScan::from_args(&mut super::super::args_of("sscan", line))
@@ -119,16 +85,16 @@ mod tests {
     fn options_are_judged_late() {
         let s = parse("k 0").unwrap();
         assert_eq!(
-            s.options,
+            s.0.options,
             Ok(ScanOptions {
                 pattern: None,
                 count: 10
             })
         );
         let s = parse("k 7 COUNT 2 match a* count 3").unwrap();
-        assert_eq!(s.cursor, 7);
+        assert_eq!(s.0.cursor, 7);
         assert_eq!(
-            s.options,
+            s.0.options,
             Ok(ScanOptions {
                 pattern: Some(Bytes::from_static(b"a*")),
                 count: 3
@@ -143,7 +109,7 @@ mod tests {
             ("k 0 type string", CmdError::Syntax),
             ("k 0 badopt", CmdError::Syntax),
         ] {
-            assert_eq!(parse(line).unwrap().options, Err(e), "{line}");
+            assert_eq!(parse(line).unwrap().0.options, Err(e), "{line}");
         }
     }
 }

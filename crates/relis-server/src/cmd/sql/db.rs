@@ -115,9 +115,7 @@ pub fn check_name(b: Bytes) -> Result<String, CmdError> {
             .chars()
             .any(|c| c.is_control() || c == '/' || c == '\\')
     {
-        return Err(CmdError::err(
-            "invalid database name (1 to 128 bytes, no '/' or control characters)",
-        ));
+        return Err(CmdError::SQL_DB_NAME);
     }
     Ok(name)
 }
@@ -164,13 +162,13 @@ pub fn default_file(name: &str) -> String {
 /// A file for a database, relative to `dir` as it is recorded, checked to stay inside `dir`.
 /// Returns (recorded form, absolute path).
 pub fn resolve(dir: &Path, file: &str) -> Result<(String, PathBuf), CmdError> {
-    let escape = || CmdError::err(format!("path '{file}' is outside the data directory"));
+    let escape = || CmdError::sql_path_outside(file);
     let abs = relis::sql::inside(dir, Path::new(file)).ok_or_else(escape)?;
     let base = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let rel = abs.strip_prefix(&base).map_err(|_| escape())?;
     if let Some(parent) = abs.parent() {
         std::fs::create_dir_all(parent)
-            .map_err(|e| CmdError::err(format!("cannot create {}: {e}", parent.display())))?;
+            .map_err(|e| CmdError::sql_create_dir(&parent.display().to_string(), e))?;
     }
     Ok((rel.to_string_lossy().into_owned(), abs))
 }
@@ -276,16 +274,14 @@ impl Databases {
 /// Refuses a new database when `max` (`sql-max-databases`, 0 = no limit) are open.
 fn check_room(open: usize, max: usize) -> Result<(), CmdError> {
     if max > 0 && open >= max {
-        return Err(CmdError::err(format!(
-            "too many SQL databases: sql-max-databases is {max} (drop one with SQL.DB DROP, or raise the setting)"
-        )));
+        return Err(CmdError::sql_too_many(max));
     }
     Ok(())
 }
 
 /// `ERR no such SQL database 'name'`.
 pub fn no_such(name: &str) -> CmdError {
-    CmdError::err(format!("no such SQL database '{name}'"))
+    CmdError::sql_no_db(name)
 }
 
 /// Copies every named database next to the main snapshot (SAVE, BGSAVE): a file-backed one to
@@ -322,9 +318,7 @@ pub fn snapshot_all(server: &Shared) -> Result<(), relis::Error> {
 /// The name is taken, the path escapes `dir`, or the file cannot be opened.
 pub async fn create(server: &Arc<Shared>, name: String, place: Place) -> Result<(), CmdError> {
     if server.sql.contains(&name) {
-        return Err(CmdError::err(format!(
-            "SQL database '{name}' exists already"
-        )));
+        return Err(CmdError::sql_db_exists(&name));
     }
     let config = server.config.read().clone();
     // Checked before the file is made, and again when the database joins the map (another
@@ -342,9 +336,7 @@ pub async fn create(server: &Arc<Shared>, name: String, place: Place) -> Result<
     {
         let mut map = server.sql.map.write();
         let refused = if map.contains_key(&name) {
-            Some(CmdError::err(format!(
-                "SQL database '{name}' exists already"
-            )))
+            Some(CmdError::sql_db_exists(&name))
         } else {
             check_room(map.len(), max).err()
         };

@@ -69,7 +69,7 @@ impl WriteCmd for FromStream {
         let limits = cx.server.config.read().sql_limits();
         let access = cx.key_access(self.cmd);
         if !access.may_read(&self.key) {
-            return Err(CmdError::text(crate::acl::NOPERM_KEYS));
+            return Err(CmdError::NOPERM_KEYS);
         }
         let entries = self.entries(w, cx.db)?;
         let mut c = w.sql();
@@ -92,7 +92,7 @@ impl ConnCmd for IntoNamed {
             let limits = c.server.config.read().sql_limits();
             let access = c.cx().key_access(self.cmd.cmd);
             if !access.may_read(&self.cmd.key) {
-                return Err(CmdError::text(crate::acl::NOPERM_KEYS));
+                return Err(CmdError::NOPERM_KEYS);
             }
             let db = c.db;
             let IntoNamed { db: named, cmd } = *self;

@@ -91,7 +91,7 @@ impl From<SqlError> for CmdError {
         match e {
             SqlError::Engine(e) => CmdError::from(e),
             SqlError::Deferred => CmdError::Deferred,
-            SqlError::KeyDenied(_) => CmdError::text(crate::acl::NOPERM_KEYS),
+            SqlError::KeyDenied(_) => CmdError::NOPERM_KEYS,
             other => CmdError::err(other.to_string()),
         }
     }
@@ -133,7 +133,7 @@ pub enum Target {
 
 /// An argument that must be UTF-8 text (SQL, names).
 pub fn text(b: Bytes, what: &str) -> Result<String, CmdError> {
-    String::from_utf8(b.to_vec()).map_err(|_| CmdError::err(format!("{what} must be valid UTF-8")))
+    String::from_utf8(b.to_vec()).map_err(|_| CmdError::sql_utf8(what))
 }
 
 /// Options before a command's own arguments: `DB name` and (when `header` is allowed)

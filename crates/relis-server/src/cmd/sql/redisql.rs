@@ -313,7 +313,7 @@ impl RediSql {
             } else if w.eq_ignore_ascii_case(b"args") {
                 rest = args.rest();
             } else if w.eq_ignore_ascii_case(b"into") {
-                return Err(CmdError::err("REDISQL ... INTO (streams) is not supported"));
+                return Err(CmdError::REDISQL_INTO_STREAM);
             } else {
                 return Err(CmdError::Syntax);
             }

@@ -52,7 +52,7 @@ pub static SPECS: &[Spec] = &[
 
 /// `ERR Invalid stream ID specified as stream command argument`
 pub(crate) fn invalid_id() -> CmdError {
-    CmdError::err("Invalid stream ID specified as stream command argument")
+    CmdError::INVALID_STREAM_ID
 }
 
 /// Redis's `string2ull`: `string2ll` when it fits (a negative value fails), else `strtoull`'s
@@ -196,9 +196,7 @@ pub(crate) fn parse_trim_args(args: &mut Args, xadd: bool) -> Result<TrimArgs, C
         let maxlen = opt.eq_ignore_ascii_case(b"maxlen");
         if (maxlen || opt.eq_ignore_ascii_case(b"minid")) && more > 0 {
             if trim.is_some() {
-                return Err(CmdError::err(
-                    "syntax error, MAXLEN and MINID options at the same time are not compatible",
-                ));
+                return Err(CmdError::TRIM_MAXLEN_AND_MINID);
             }
             rest.pop_front();
             let mut approx = false;
@@ -212,7 +210,7 @@ pub(crate) fn parse_trim_args(args: &mut Args, xadd: bool) -> Result<TrimArgs, C
             let to = if maxlen {
                 let n = crate::args::parse_i64(&arg)?;
                 if n < 0 {
-                    return Err(CmdError::err("The MAXLEN argument must be >= 0."));
+                    return Err(CmdError::TRIM_MAXLEN_NEGATIVE);
                 }
                 TrimTo::MaxLen(n as u64)
             } else {
@@ -223,7 +221,7 @@ pub(crate) fn parse_trim_args(args: &mut Args, xadd: bool) -> Result<TrimArgs, C
             rest.pop_front();
             limit = crate::args::parse_i64(&rest.pop_front().ok_or(CmdError::Syntax)?)?;
             if limit < 0 {
-                return Err(CmdError::err("The LIMIT argument must be >= 0."));
+                return Err(CmdError::TRIM_LIMIT_NEGATIVE);
             }
             limit_given = true;
         } else if xadd && opt.eq_ignore_ascii_case(b"nomkstream") {
@@ -239,20 +237,14 @@ pub(crate) fn parse_trim_args(args: &mut Args, xadd: bool) -> Result<TrimArgs, C
         }
     }
     if limit != 0 && trim.is_none() {
-        return Err(CmdError::err(
-            "syntax error, LIMIT cannot be used without specifying a trimming strategy",
-        ));
+        return Err(CmdError::TRIM_LIMIT_WITHOUT_STRATEGY);
     }
     if !xadd && trim.is_none() {
-        return Err(CmdError::err(
-            "syntax error, XTRIM must be called with a trimming strategy",
-        ));
+        return Err(CmdError::TRIM_NO_STRATEGY);
     }
     // Also without a strategy (LIMIT 0 passes the check above).
     if limit_given && !trim.is_some_and(|(_, approx)| approx) {
-        return Err(CmdError::err(
-            "syntax error, LIMIT cannot be used without the special ~ option",
-        ));
+        return Err(CmdError::TRIM_LIMIT_WITHOUT_TILDE);
     }
     let trim = match trim {
         None => None,
@@ -277,15 +269,8 @@ pub(crate) fn parse_trim_args(args: &mut Args, xadd: bool) -> Result<TrimArgs, C
     })
 }
 
-/// Parses a command line for the tests.
 #[cfg(test)]
-pub(crate) fn args_of(name: &'static str, line: &str) -> Args {
-    let args = line
-        .split_whitespace()
-        .map(|s| Bytes::copy_from_slice(s.as_bytes()))
-        .collect();
-    Args::new(name, args)
-}
+pub(crate) use crate::args::args_of;
 
 #[cfg(test)]
 mod tests {

@@ -59,9 +59,7 @@ impl XAdd {
         let id = super::parse_xadd_id(&id)?;
         // Checked before the stream is looked up, so that no empty stream is left behind.
         if id == XAddId::Explicit(relis::StreamId::MIN) {
-            return Err(CmdError::err(
-                "The ID specified in XADD must be greater than 0-0",
-            ));
+            return Err(CmdError::XADD_ID_ZERO);
         }
         Ok(XAdd {
             key,

@@ -56,13 +56,11 @@ impl XAutoClaim {
         let group = args.next()?;
         let consumer = args.next()?;
         let min_idle = relis::parse_i64(&args.next()?)
-            .ok_or_else(|| CmdError::err("Invalid min-idle-time argument for XAUTOCLAIM"))?
+            .ok_or(CmdError::XAUTOCLAIM_MIN_IDLE)?
             .max(0);
         let (mut start, ex) = parse_bound(&args.next()?, 0)?;
         if ex {
-            start = start
-                .next()
-                .ok_or_else(|| CmdError::err("invalid start ID for the interval"))?;
+            start = start.next().ok_or(CmdError::INVALID_START_ID)?;
         }
         let (mut count, mut justid) = (100u64, false);
         while !args.is_empty() {
@@ -71,8 +69,7 @@ impl XAutoClaim {
                 let max = i64::MAX / 16;
                 count = relis::parse_i64(&args.next()?)
                     .filter(|n| (1..=max).contains(n))
-                    .ok_or_else(|| CmdError::err("COUNT must be > 0"))?
-                    as u64;
+                    .ok_or(CmdError::COUNT_NOT_ABOVE_ZERO)? as u64;
             } else if args.eat("justid") {
                 justid = true;
             } else {
@@ -106,9 +103,7 @@ impl WriteCmd for XAutoClaim {
             return Err(nogroup(&self.key, &self.group));
         }
         if self.count > MAX_COUNT {
-            return Err(CmdError::err(
-                "Insufficient memory, failed allocating transient memory, COUNT too high.",
-            ));
+            return Err(CmdError::XAUTOCLAIM_COUNT);
         }
         let done = match w.xautoclaim(
             cx.db,

@@ -60,8 +60,8 @@ fn parse_claim(
     rest: &[Bytes],
     now: i64,
 ) -> Result<(i64, Vec<relis::StreamId>, ClaimOptions), CmdError> {
-    let int = |a: &[u8], what: &str| relis::parse_i64(a).ok_or_else(|| CmdError::err(what));
-    let min_idle = int(&rest[0], "Invalid min-idle-time argument for XCLAIM")?.max(0);
+    let int = |a: &[u8], err: CmdError| relis::parse_i64(a).ok_or(err);
+    let min_idle = int(&rest[0], CmdError::XCLAIM_MIN_IDLE)?.max(0);
     let mut ids = Vec::new();
     let mut j = 1;
     while j < rest.len() {
@@ -82,25 +82,19 @@ fn parse_claim(
             o.justid = true;
         } else if opt.eq_ignore_ascii_case(b"idle") && more {
             j += 1;
-            let idle = int(&rest[j], "Invalid IDLE option argument for XCLAIM")?;
+            let idle = int(&rest[j], CmdError::XCLAIM_IDLE)?;
             o.delivered = Some(now.saturating_sub(idle));
         } else if opt.eq_ignore_ascii_case(b"time") && more {
             j += 1;
-            o.delivered = Some(int(&rest[j], "Invalid TIME option argument for XCLAIM")?);
+            o.delivered = Some(int(&rest[j], CmdError::XCLAIM_TIME)?);
         } else if opt.eq_ignore_ascii_case(b"retrycount") && more {
             j += 1;
-            o.retrycount = Some(int(
-                &rest[j],
-                "Invalid RETRYCOUNT option argument for XCLAIM",
-            )?);
+            o.retrycount = Some(int(&rest[j], CmdError::XCLAIM_RETRYCOUNT)?);
         } else if opt.eq_ignore_ascii_case(b"lastid") && more {
             j += 1;
             o.lastid = Some(parse_strict_id(&rest[j])?);
         } else {
-            return Err(CmdError::err(format!(
-                "Unrecognized XCLAIM option '{}'",
-                String::from_utf8_lossy(opt)
-            )));
+            return Err(CmdError::xclaim_option(opt));
         }
         j += 1;
     }
@@ -122,11 +116,7 @@ pub(crate) fn claimed_frame(claimed: Vec<Delivered>) -> Frame {
 
 /// `NOGROUP No such key '<key>' or consumer group '<group>'`
 pub(crate) fn nogroup(key: &[u8], group: &[u8]) -> CmdError {
-    CmdError::text(format!(
-        "NOGROUP No such key '{}' or consumer group '{}'",
-        String::from_utf8_lossy(key),
-        String::from_utf8_lossy(group)
-    ))
+    CmdError::no_key_or_group(key, group)
 }
 
 impl WriteCmd for XClaim {

@@ -176,9 +176,7 @@ pub struct XGroup {
 fn entries_read(arg: &[u8]) -> Result<Option<i64>, CmdError> {
     let n = crate::args::parse_i64(arg)?;
     if n < 0 && n != -1 {
-        return Err(CmdError::err(
-            "value for ENTRIESREAD must be positive or -1",
-        ));
+        return Err(CmdError::XGROUP_ENTRIES_READ);
     }
     Ok((n >= 0).then_some(n))
 }
@@ -244,15 +242,9 @@ impl XGroup {
     }
 
     fn nogroup(&self) -> CmdError {
-        CmdError::text(format!(
-            "NOGROUP No such consumer group '{}' for key name '{}'",
-            String::from_utf8_lossy(&self.group),
-            String::from_utf8_lossy(&self.key)
-        ))
+        CmdError::no_group_for_key(&self.key, &self.group)
     }
 }
-
-const NO_KEY: &str = "The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.";
 
 impl WriteCmd for XGroup {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
@@ -263,7 +255,7 @@ impl WriteCmd for XGroup {
             m => m?.is_some(),
         };
         if !(exists || (self.sub == Sub::Create && self.mkstream)) {
-            return Err(CmdError::err(NO_KEY));
+            return Err(CmdError::XGROUP_NO_KEY);
         }
         let has_group = exists && w.stream_group_exists(db, &self.key, &self.group)?;
         if !has_group

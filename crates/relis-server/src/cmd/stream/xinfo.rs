@@ -186,13 +186,7 @@ impl ReadCmd for XInfo {
                 let consumers = r
                     .xinfo_consumers(db, key, &group)?
                     .flatten()
-                    .ok_or_else(|| {
-                        CmdError::text(format!(
-                            "NOGROUP No such consumer group '{}' for key name '{}'",
-                            String::from_utf8_lossy(&group),
-                            String::from_utf8_lossy(key)
-                        ))
-                    })?;
+                    .ok_or_else(|| CmdError::no_group_for_key(key, &group))?;
                 let now = r.now_ms();
                 Ok(Frame::Array(
                     consumers

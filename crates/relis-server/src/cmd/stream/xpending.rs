@@ -77,15 +77,11 @@ impl XPending {
             let count = crate::args::parse_i64(&rest[at + 2])?.max(0) as u64;
             let (mut start, start_ex) = parse_bound(&rest[at], 0)?;
             if start_ex {
-                start = start
-                    .next()
-                    .ok_or_else(|| CmdError::err("invalid start ID for the interval"))?;
+                start = start.next().ok_or(CmdError::INVALID_START_ID)?;
             }
             let (mut end, end_ex) = parse_bound(&rest[at + 1], u64::MAX)?;
             if end_ex {
-                end = end
-                    .prev()
-                    .ok_or_else(|| CmdError::err("invalid end ID for the interval"))?;
+                end = end.prev().ok_or(CmdError::INVALID_END_ID)?;
             }
             let consumer = rest.get(at + 3).cloned();
             Some(Range {
@@ -100,11 +96,7 @@ impl XPending {
     }
 
     fn nogroup(&self) -> CmdError {
-        CmdError::text(format!(
-            "NOGROUP No such key '{}' or consumer group '{}'",
-            String::from_utf8_lossy(&self.key),
-            String::from_utf8_lossy(&self.group)
-        ))
+        CmdError::no_key_or_group(&self.key, &self.group)
     }
 }
 

@@ -118,11 +118,7 @@ impl XRead {
             };
             out.push(match id.as_ref() {
                 b"$" => meta.map(|m| m.last_id).unwrap_or_default(),
-                b">" => {
-                    return Err(CmdError::err(
-                        "The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.",
-                    ))
-                }
+                b">" => return Err(CmdError::XREAD_GT_ID),
                 id => parse_strict_id(id)?,
             });
         }

@@ -68,9 +68,7 @@ impl XReadGroup {
 
     fn from_args(args: &mut Args) -> Result<XReadGroup, CmdError> {
         let r = ReadArgs::parse(args, true)?;
-        let (group, consumer) = r
-            .group
-            .ok_or_else(|| CmdError::err("Missing GROUP option for XREADGROUP"))?;
+        let (group, consumer) = r.group.ok_or(CmdError::XREADGROUP_NO_GROUP_OPTION)?;
         Ok(XReadGroup {
             group,
             consumer,
@@ -91,19 +89,11 @@ impl XReadGroup {
                 e => e?,
             };
             if !exists {
-                return Err(CmdError::text(format!(
-                    "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
-                    String::from_utf8_lossy(key),
-                    String::from_utf8_lossy(&self.group)
-                )));
+                return Err(CmdError::xreadgroup_no_group(key, &self.group));
             }
             out.push(match id.as_ref() {
                 b">" => GroupRead::New,
-                b"$" => {
-                    return Err(CmdError::err(
-                        "The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.",
-                    ))
-                }
+                b"$" => return Err(CmdError::XREADGROUP_DOLLAR),
                 id => GroupRead::History(parse_strict_id(id)?),
             });
         }
@@ -147,9 +137,7 @@ impl XReadGroup {
             };
             let Some((created, delivered)) = got else {
                 if first_only {
-                    return Err(CmdError::text(
-                        "NOGROUP the consumer group this client was blocked on no longer exists",
-                    ));
+                    return Err(CmdError::XREADGROUP_GROUP_GONE);
                 }
                 continue;
             };

@@ -48,15 +48,13 @@ impl XSetId {
             if args.remaining() >= 2 && args.eat("entriesadded") {
                 let n = args.next_i64()?;
                 if n < 0 {
-                    return Err(CmdError::err("entries_added must be positive"));
+                    return Err(CmdError::XSETID_ENTRIES_ADDED);
                 }
                 entries_added = Some(n as u64);
             } else if args.remaining() >= 2 && args.eat("maxdeletedid") {
                 max_deleted = parse_strict_id(&args.next()?)?;
                 if id < max_deleted {
-                    return Err(CmdError::err(
-                        "The ID specified in XSETID is smaller than the provided max_deleted_entry_id",
-                    ));
+                    return Err(CmdError::XSETID_BELOW_MAX_DELETED);
                 }
             } else {
                 return Err(CmdError::Syntax);

@@ -101,7 +101,7 @@ impl Incr {
 fn decrement(args: &mut Args) -> Result<i64, CmdError> {
     args.next_i64()?
         .checked_neg()
-        .ok_or_else(|| CmdError::err("decrement would overflow"))
+        .ok_or(CmdError::DECR_OVERFLOW)
 }
 
 impl WriteCmd for Incr {

@@ -81,11 +81,7 @@ impl Lcs {
             }
         }
         Ok(match (idx, len) {
-            (true, true) => {
-                return Err(CmdError::err(
-                    "If you want both the length and indexes, please just use IDX.",
-                ))
-            }
+            (true, true) => return Err(CmdError::LCS_LEN_AND_IDX),
             (true, false) => Output::Idx {
                 min_len: usize::try_from(min_len).unwrap_or(usize::MAX),
                 with_len,
@@ -102,22 +98,18 @@ impl ReadCmd for Lcs {
         cx.hit(&self.a, a.found());
         cx.hit(&self.b, b.found());
         if a == StringLookup::OtherType || b == StringLookup::OtherType {
-            return Err(CmdError::err(
-                "The specified keys must contain string values",
-            ));
+            return Err(CmdError::LCS_NOT_STRINGS);
         }
         let output = self.output.clone()?;
         let (a, b) = (a.value().unwrap_or_default(), b.value().unwrap_or_default());
         // Redis's table is (len+1)^2 u32s; it refuses strings whose lengths overflow u32 and a
         // table larger than proto-max-bulk-len.
         if a.len() as u64 >= u64::from(u32::MAX) - 1 || b.len() as u64 >= u64::from(u32::MAX) - 1 {
-            return Err(CmdError::err("String too long for LCS"));
+            return Err(CmdError::LCS_TOO_LONG);
         }
         let table = (a.len() as u128 + 1) * (b.len() as u128 + 1) * 4;
         if table > super::max_bulk_len(cx) as u128 {
-            return Err(CmdError::err(
-                "Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len",
-            ));
+            return Err(CmdError::LCS_NO_MEMORY);
         }
         let lcs = relis::lcs(&a, &b);
         Ok(match output {

@@ -41,8 +41,7 @@ impl SetRange {
         let key = args.next()?;
         // Redis rejects a negative offset before it looks at the key (even one of another type).
         let offset = args.next_i64()?;
-        let offset =
-            usize::try_from(offset).map_err(|_| CmdError::err("offset is out of range"))?;
+        let offset = usize::try_from(offset).map_err(|_| CmdError::OFFSET_OUT_OF_RANGE)?;
         let value = args.next()?;
         args.finish()?;
         Ok(SetRange { key, offset, value })

@@ -56,14 +56,12 @@ impl ConnCmd for Exec {
     fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
         Box::pin(async move {
             let Some(multi) = c.multi.take() else {
-                return Err(CmdError::err("EXEC without MULTI"));
+                return Err(CmdError::EXEC_WITHOUT_MULTI);
             };
             c.info.multi.store(-1, Ordering::Relaxed);
             let watched = std::mem::take(&mut c.watched);
             if multi.dirty {
-                return Err(CmdError::text(
-                    "EXECABORT Transaction discarded because of previous errors.",
-                ));
+                return Err(CmdError::EXECABORT);
             }
             c.track_transaction(&multi.queued);
             let table = Table::get();
@@ -93,7 +91,7 @@ impl ConnCmd for Exec {
                             d.object(spec, &argv),
                             &c.user.name,
                         );
-                        slots.push(Slot::Reply(CmdError::text(d.exec_noperm()).to_frame()));
+                        slots.push(Slot::Reply(d.exec_noperm().to_frame()));
                         continue;
                     }
                 }

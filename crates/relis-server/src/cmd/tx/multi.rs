@@ -56,14 +56,14 @@ impl ConnCmd for MultiCmd {
         Box::pin(async move {
             if self.discard {
                 if c.multi.take().is_none() {
-                    return Err(CmdError::err("DISCARD without MULTI"));
+                    return Err(CmdError::DISCARD_WITHOUT_MULTI);
                 }
                 c.info.multi.store(-1, Ordering::Relaxed);
                 c.watched.clear();
                 return Ok(Frame::ok());
             }
             if c.multi.is_some() {
-                return Err(CmdError::err("MULTI calls can not be nested"));
+                return Err(CmdError::MULTI_NESTED);
             }
             c.multi = Some(Multi::default());
             c.info.multi.store(0, Ordering::Relaxed);

@@ -64,7 +64,7 @@ impl ConnCmd for Watch {
                 return Ok(Frame::ok());
             };
             if c.multi.is_some() {
-                return Err(CmdError::err("WATCH inside MULTI is not allowed"));
+                return Err(CmdError::WATCH_IN_MULTI);
             }
             let db = c.db;
             let (tx, rx) = oneshot::channel();

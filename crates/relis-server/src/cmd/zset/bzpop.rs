@@ -15,8 +15,8 @@
 //! when met before a non-empty set); a blocked client is served from the key that became ready,
 //! whatever the order of its keys, as Redis serves it.
 
-use super::parse_timeout;
 use super::zpop::ZMPop;
+use crate::args::parse_timeout;
 use crate::args::Args;
 use crate::blocking::{serve_keys, Served, TryServe};
 use crate::client::Client;

@@ -26,7 +26,6 @@ use crate::error::CmdError;
 use bytes::Bytes;
 use relis::{LexBound, Scored};
 use resp::{Frame, Protocol};
-use std::time::Duration;
 
 /// The sorted-set commands, in Redis's COMMAND order.
 pub static SPECS: &[Spec] = &[
@@ -267,7 +266,7 @@ pub fn parse_score_bound(arg: &[u8]) -> Option<(f64, bool)> {
 /// # Errors
 /// `ERR min or max is not a float`.
 pub fn parse_score_range(min: &[u8], max: &[u8]) -> Result<relis::ScoreRange, CmdError> {
-    let err = || CmdError::err("min or max is not a float");
+    let err = || CmdError::MIN_MAX_NOT_FLOAT;
     let (min, min_ex) = parse_score_bound(min).ok_or_else(err)?;
     let (max, max_ex) = parse_score_bound(max).ok_or_else(err)?;
     Ok(relis::ScoreRange {
@@ -294,24 +293,11 @@ pub fn parse_lex_bound(arg: &[u8]) -> Option<LexBound> {
 /// # Errors
 /// `ERR min or max not valid string range item`.
 pub fn parse_lex_range(min: &[u8], max: &[u8]) -> Result<relis::LexRange, CmdError> {
-    let err = || CmdError::err("min or max not valid string range item");
+    let err = || CmdError::MIN_MAX_NOT_LEX;
     Ok(relis::LexRange {
         min: parse_lex_bound(min).ok_or_else(err)?,
         max: parse_lex_bound(max).ok_or_else(err)?,
     })
-}
-
-/// A blocking command's timeout (seconds, fractional, 0 = forever) as Redis 7.0 reads it.
-///
-/// # Errors
-/// `ERR timeout is not a float or out of range`, `ERR timeout is negative`.
-pub fn parse_timeout(arg: &[u8]) -> Result<Option<Duration>, CmdError> {
-    match relis::parse_timeout_ms(arg) {
-        None => Err(CmdError::err("timeout is not a float or out of range")),
-        Some(ms) if ms < 0 => Err(CmdError::err("timeout is negative")),
-        Some(0) => Ok(None),
-        Some(ms) => Ok(Some(Duration::from_millis(ms as u64))),
-    }
 }
 
 /// A destination (`OW update`) at 1, then `numkeys` sources (`RO access`) from 2: the STORE
@@ -372,11 +358,11 @@ fn bzmpop_keys(argv: &[Bytes]) -> Vec<usize> {
 }
 
 /// An integer that Redis reads with `getRangeLongFromObjectOrReply(.., 1, LONG_MAX, msg)`: any
-/// failure replies `msg`.
-fn parse_positive(arg: &[u8], msg: &str) -> Result<i64, CmdError> {
+/// failure replies `err`.
+fn parse_positive(arg: &[u8], err: CmdError) -> Result<i64, CmdError> {
     match relis::parse_i64(arg) {
         Some(n) if n >= 1 => Ok(n),
-        _ => Err(CmdError::err(msg)),
+        _ => Err(err),
     }
 }
 
@@ -407,15 +393,8 @@ fn pairs_reply(items: Vec<Scored>) -> Frame {
     Frame::Array(items.into_iter().map(|(m, s)| pair(m, s)).collect())
 }
 
-/// Test helper: splits a command line into arguments.
 #[cfg(test)]
-pub(crate) fn args_of(name: &'static str, line: &str) -> crate::args::Args {
-    let args = line
-        .split_whitespace()
-        .map(|s| Bytes::copy_from_slice(s.as_bytes()))
-        .collect();
-    crate::args::Args::new(name, args)
-}
+pub(crate) use crate::args::args_of;
 
 #[cfg(test)]
 mod tests {

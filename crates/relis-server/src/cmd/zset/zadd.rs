@@ -90,19 +90,13 @@ impl ZAdd {
             return Err(CmdError::Syntax);
         }
         if nx && xx {
-            return Err(CmdError::err(
-                "XX and NX options at the same time are not compatible",
-            ));
+            return Err(CmdError::ZADD_XX_AND_NX);
         }
         if (gt || lt) && nx || (gt && lt) {
-            return Err(CmdError::err(
-                "GT, LT, and/or NX options at the same time are not compatible",
-            ));
+            return Err(CmdError::ZADD_GT_LT_NX);
         }
         if opts.incr && rest.len() > 2 {
-            return Err(CmdError::err(
-                "INCR option supports a single increment-element pair",
-            ));
+            return Err(CmdError::ZADD_INCR_PAIRS);
         }
         opts.cond = if nx {
             ZAddCond::Nx
@@ -159,7 +153,7 @@ impl WriteCmd for ZAdd {
             ZAddOutcome::Score(Some(s)) => Frame::Double(s),
             ZAddOutcome::Score(None) => Frame::Null,
             ZAddOutcome::Nan => {
-                return Err(CmdError::err("resulting score is not a number (NaN)"));
+                return Err(CmdError::SCORE_NAN);
             }
         })
     }

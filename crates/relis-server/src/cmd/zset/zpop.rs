@@ -82,7 +82,7 @@ impl ZPop {
             Ok(c) => Some(
                 relis::parse_i64(&c)
                     .filter(|n| *n >= 0)
-                    .ok_or_else(|| CmdError::err("value is out of range, must be positive"))?,
+                    .ok_or(CmdError::NOT_POSITIVE)?,
             ),
             Err(_) => None,
         };
@@ -141,7 +141,7 @@ impl ZMPop {
     /// # Errors
     /// Redis's texts for a bad numkeys or count, else a syntax error.
     pub fn from_args(args: &mut Args) -> Result<ZMPop, CmdError> {
-        let numkeys = parse_positive(&args.next()?, "numkeys should be greater than 0")?;
+        let numkeys = parse_positive(&args.next()?, CmdError::NUMKEYS_NOT_POSITIVE)?;
         // The MIN|MAX word must come after the keys.
         if numkeys as u64 >= args.remaining() as u64 {
             return Err(CmdError::Syntax);
@@ -157,10 +157,7 @@ impl ZMPop {
         let mut count = None;
         while !args.is_empty() {
             if count.is_none() && args.remaining() >= 2 && args.eat("count") {
-                count = Some(parse_positive(
-                    &args.next()?,
-                    "count should be greater than 0",
-                )?);
+                count = Some(parse_positive(&args.next()?, CmdError::COUNT_NOT_POSITIVE)?);
             } else {
                 return Err(CmdError::Syntax);
             }

@@ -50,9 +50,7 @@ impl ZRandMember {
         }
         let count = args.next_i64()?;
         if count == i64::MIN {
-            return Err(CmdError::err(
-                "value is out of range, value must between -9223372036854775807 and 9223372036854775807",
-            ));
+            return Err(CmdError::OUT_OF_LONG_RANGE);
         }
         if args.remaining() > 1 {
             return Err(CmdError::Syntax);
@@ -62,7 +60,7 @@ impl ZRandMember {
                 return Err(CmdError::Syntax);
             }
             if !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&count) {
-                return Err(CmdError::err("value is out of range"));
+                return Err(CmdError::OUT_OF_RANGE);
             }
             z.withscores = true;
         }

@@ -206,14 +206,10 @@ impl ZRangeCmd {
         let by = by.unwrap_or(By::Rank);
         let rev = rev.unwrap_or(false);
         if limit != -1 && by == By::Rank {
-            return Err(CmdError::err(
-                "syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX",
-            ));
+            return Err(CmdError::ZRANGE_LIMIT);
         }
         if withscores && by == By::Lex {
-            return Err(CmdError::err(
-                "syntax error, WITHSCORES not supported in combination with BYLEX",
-            ));
+            return Err(CmdError::ZRANGE_BYLEX_WITHSCORES);
         }
         if rev && by != By::Rank {
             // The range is given as `max min`.

@@ -12,7 +12,7 @@
 //! missing key replies an empty scan whatever options follow.
 
 use crate::args::Args;
-use crate::cmd::keys::scan::{parse_cursor, ScanOptions};
+use crate::cmd::keys::scan::KeyScan;
 use crate::cmd::{Cx, Parsed, ReadCmd, Spec};
 use crate::error::CmdError;
 use bytes::Bytes;
@@ -36,26 +36,11 @@ pub const SPEC: Spec = Spec {
 
 /// ZSCAN key cursor [MATCH pattern] [COUNT count].
 #[derive(Debug, PartialEq, Eq)]
-pub struct ZScan {
-    key: Bytes,
-    cursor: u64,
-    /// The options, or the error they give once the key turns out to be a sorted set.
-    options: Result<ScanOptions, CmdError>,
-}
+pub struct ZScan(KeyScan);
 
 impl ZScan {
     fn from_args(args: &mut Args) -> Result<ZScan, CmdError> {
-        let key = args.next()?;
-        let cursor = parse_cursor(&args.next()?)?;
-        let options = ScanOptions::from_args(args);
-        // Whatever the options said, every argument is accounted for.
-        args.rest();
-        args.finish()?;
-        Ok(ZScan {
-            key,
-            cursor,
-            options,
-        })
+        KeyScan::from_args(args).map(ZScan)
     }
 
     fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
@@ -88,45 +73,26 @@ fn reply(cursor: u64, items: Vec<relis::Scored>, listpack: bool) -> Frame {
 
 impl ReadCmd for ZScan {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
-        let o = match &self.options {
-            Ok(o) => o,
-            // Bad options matter only for a sorted set: look the key up as ZSCAN would first.
-            Err(e) => {
-                return match crate::cmd::counted(cx, &self.key, r.zcard(cx.db, &self.key))? {
-                    None => Ok(reply(0, Vec::new(), true)),
-                    Some(_) => Err(e.clone()),
-                }
-            }
-        };
-        let after = match self.cursor {
-            0 => None,
-            c => cx.server.cursors.lock().resume_keyed(cx.db, &self.key, c),
-        };
-        let page = r.zscan(
-            cx.db,
-            &self.key,
-            after.as_deref(),
-            o.count,
-            o.pattern.as_deref(),
-        );
-        let Some(page) = crate::cmd::counted(cx, &self.key, page)? else {
-            return Ok(reply(0, Vec::new(), true));
-        };
-        let cursor = match page.next {
-            Some(m) => cx
-                .server
-                .cursors
-                .lock()
-                .save_keyed(cx.db, self.key.clone(), m),
-            None => 0,
-        };
-        Ok(reply(cursor, page.items, page.listpack))
+        let s = &self.0;
+        let page = s.run(
+            cx,
+            || r.zcard(cx.db, &s.key),
+            |after, o| {
+                let page = r.zscan(cx.db, &s.key, after, o.count, o.pattern.as_deref())?;
+                Ok(page.map(|p| (p.next, (p.items, p.listpack))))
+            },
+        )?;
+        Ok(match page {
+            Some((cursor, (items, listpack))) => reply(cursor, items, listpack),
+            None => reply(0, Vec::new(), true),
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cmd::keys::scan::ScanOptions;
 
     fn parse(line: &str) -> Result<ZScan, CmdError> {
         ZScan::from_args(&mut super::super::args_of("zscan", line))
@@ -148,9 +114,9 @@ mod tests {
     #[test]
     fn options_are_judged_late() {
         let s = parse("k 7 COUNT 2 match a* count 3").unwrap();
-        assert_eq!(s.cursor, 7);
+        assert_eq!(s.0.cursor, 7);
         assert_eq!(
-            s.options,
+            s.0.options,
             Ok(ScanOptions {
                 pattern: Some(Bytes::from_static(b"a*")),
                 count: 3
@@ -163,7 +129,7 @@ mod tests {
             ("k 0 match", CmdError::Syntax),
             ("k 0 type zset", CmdError::Syntax),
         ] {
-            assert_eq!(parse(line).unwrap().options, Err(e), "{line}");
+            assert_eq!(parse(line).unwrap().0.options, Err(e), "{line}");
         }
     }
 }

@@ -150,8 +150,7 @@ impl Options {
                 o.combine.weights = (0..nkeys)
                     .map(|_| {
                         let w = args.next()?;
-                        super::parse_double(&w)
-                            .ok_or_else(|| CmdError::err("weight value is not a float"))
+                        super::parse_double(&w).ok_or(CmdError::WEIGHT_NOT_FLOAT)
                     })
                     .collect::<Result<_, _>>()?;
             } else if setop && args.remaining() >= 2 && args.eat("aggregate") {
@@ -171,7 +170,7 @@ impl Options {
                 let l = args.next()?;
                 o.limit = relis::parse_i64(&l)
                     .and_then(|n| u64::try_from(n).ok())
-                    .ok_or_else(|| CmdError::err("LIMIT can't be negative"))?;
+                    .ok_or(CmdError::LIMIT_NEGATIVE)?;
             } else {
                 return Err(CmdError::Syntax);
             }
@@ -185,10 +184,7 @@ impl ZSetOpCmd {
         let dst = if store { Some(args.next()?) } else { None };
         let numkeys = args.next_i64()?;
         if numkeys < 1 {
-            return Err(CmdError::err(format!(
-                "at least 1 input key is needed for '{}' command",
-                args.name()
-            )));
+            return Err(CmdError::no_input_keys(args.name()));
         }
         if numkeys as u64 > args.remaining() as u64 {
             return Err(CmdError::Syntax);
