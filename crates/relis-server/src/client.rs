@@ -3,7 +3,7 @@
 //! job), write every reply, flush once.
 
 use crate::args::Args;
-use crate::cmd::{ConnCmd, Cx, Parsed, ReadCmd, Spec, Table, WriteCmd};
+use crate::cmd::{ConnCmd, Cx, Flags, Parsed, ReadCmd, Spec, Table, WriteCmd};
 use crate::error::{unknown_command, unknown_subcommand, CmdError};
 use crate::observe::Line;
 use crate::server::Shared;
@@ -247,7 +247,7 @@ impl Client {
         if !spec.subcommands.is_empty() && argv.len() > 1 {
             spec = table.lookup_sub(spec, &argv[1])?.1;
         }
-        (spec.arity_ok(argv.len()) && (self.authed || spec.has("no_auth"))).then_some(spec)
+        (spec.arity_ok(argv.len()) && (self.authed || spec.has(Flags::NO_AUTH))).then_some(spec)
     }
 
     /// Looks up, checks and parses one command line (or queues it inside MULTI).
@@ -292,12 +292,12 @@ impl Client {
                 return self.rejected(spec, e);
             }
         }
-        if !self.authed && !spec.has("no_auth") {
+        if !self.authed && !spec.has(Flags::NO_AUTH) {
             self.reject(idx);
             self.flag_multi();
             return self.rejected(spec, CmdError::NoAuth);
         }
-        if self.multi.is_some() && spec.has("no_multi") {
+        if self.multi.is_some() && spec.has(Flags::NO_MULTI) {
             self.reject(idx);
             self.flag_multi();
             return Step::Reply(
@@ -338,7 +338,9 @@ impl Client {
         // A monitor is a replica to Redis: it may not touch the keyspace, nor run what may
         // replicate (Redis's internal MAY_REPLICATE flag, which COMMAND INFO does not show).
         if self.monitor
-            && (spec.has("write") || spec.has("readonly") || MAY_REPLICATE.contains(&spec.name))
+            && (spec.has(Flags::WRITE)
+                || spec.has(Flags::READONLY)
+                || MAY_REPLICATE.contains(&spec.name))
         {
             self.reject(idx);
             self.flag_multi();
@@ -405,7 +407,7 @@ impl Client {
             // Connection commands show once they have run, but blocking ones, which show as
             // they start waiting; the rest as they are handed to the engine (a script's line
             // comes before the lines of the commands it runs).
-            if matches!(parsed, Ok(Parsed::Conn(_))) && !spec.has("blocking") {
+            if matches!(parsed, Ok(Parsed::Conn(_))) && !spec.has(Flags::BLOCKING) {
                 self.monitor_after = Some(argv);
             } else {
                 self.feed_monitors(self.db, &argv);
@@ -451,7 +453,7 @@ impl Client {
                 spec.name,
                 "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro"
             );
-            if script || spec.has("readonly") {
+            if script || spec.has(Flags::READONLY) {
                 let keys: Vec<Bytes> = spec
                     .keys_of(argv)
                     .into_iter()
@@ -690,7 +692,7 @@ impl Client {
                 let table = Table::get();
                 if cmds
                     .iter()
-                    .all(|(c, idx, _)| table.specs[*idx].has("fast") || c.inline())
+                    .all(|(c, idx, _)| table.specs[*idx].has(Flags::FAST) || c.inline())
                 {
                     // O(1)/O(log n) or small bounded reads: a thread hop would cost more.
                     let done = self.server.db.read_here(|r| {

@@ -19,6 +19,7 @@ pub mod pause;
 pub mod pubsub;
 pub mod script;
 pub mod server;
+pub mod spec;
 pub mod tls;
 pub mod tracking;
 

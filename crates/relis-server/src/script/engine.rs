@@ -24,6 +24,7 @@ use super::{convert, RunState};
 use crate::client::{record, run_write_feeding};
 use crate::cmd::{Cx, Parsed, Table as CmdTable};
 use crate::error::{sanitize, CmdError};
+use crate::spec::Flags;
 use bytes::Bytes;
 use mlua::{ffi, Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
 use resp::{Frame, Protocol};
@@ -1176,7 +1177,7 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
     if !spec.arity_ok(argv.len()) {
         return Err(arity());
     }
-    if spec.has("noscript") {
+    if spec.has(Flags::NOSCRIPT) {
         return Err(CmdError::err(
             "This Redis command is not allowed from script",
         ));
@@ -1189,7 +1190,7 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
             return Err(CmdError::err(d.script_error()));
         }
     }
-    let write = spec.has("write");
+    let write = spec.has(Flags::WRITE);
     // Redis refuses what may replicate (PUBLISH, PFCOUNT's cache write) as it refuses writes.
     if (write || crate::client::MAY_REPLICATE.contains(&spec.name)) && st.readonly {
         return Err(CmdError::err(

@@ -15,15 +15,15 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "auth",
     arity: -2,
-    flags: &[
+    flags: Spec::flags(&[
         "noscript",
         "loading",
         "stale",
         "fast",
         "no_auth",
         "allow_busy",
-    ],
-    acl: &["fast", "connection"],
+    ]),
+    acl: Spec::acl(&["fast", "connection"]),
     group: "connection",
     since: "1.0.0",
     summary: "Authenticate to the server",

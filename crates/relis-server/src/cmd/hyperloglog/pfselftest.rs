@@ -14,8 +14,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "pfselftest",
     arity: 1,
-    flags: &["admin"],
-    acl: &["hyperloglog", "admin", "slow", "dangerous"],
+    flags: Spec::flags(&["admin"]),
+    acl: Spec::acl(&["hyperloglog", "admin", "slow", "dangerous"]),
     group: "hyperloglog",
     since: "2.8.9",
     summary: "An internal command for testing HyperLogLog values",

@@ -15,28 +15,28 @@ use crate::error::CmdError;
 use crate::script::{Call, Target};
 use resp::Frame;
 
-const FLAGS: &[&str] = &[
+const FLAGS: crate::cmd::Flags = Spec::flags(&[
     "noscript",
     "stale",
     "skip_monitor",
     "no_mandatory_keys",
     "movablekeys",
-];
-const RO_FLAGS: &[&str] = &[
+]);
+const RO_FLAGS: crate::cmd::Flags = Spec::flags(&[
     "readonly",
     "noscript",
     "stale",
     "skip_monitor",
     "no_mandatory_keys",
     "movablekeys",
-];
+]);
 
 /// EVAL's declaration.
 pub const SPEC_EVAL: Spec = Spec {
     name: "eval",
     arity: -3,
     flags: FLAGS,
-    acl: &["slow", "scripting"],
+    acl: Spec::acl(&["slow", "scripting"]),
     group: "scripting",
     since: "2.6.0",
     summary: "Execute a Lua script server side",

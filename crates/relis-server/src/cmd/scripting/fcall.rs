@@ -17,14 +17,14 @@ use resp::Frame;
 pub const SPEC_FCALL: Spec = Spec {
     name: "fcall",
     arity: -3,
-    flags: &[
+    flags: Spec::flags(&[
         "noscript",
         "stale",
         "skip_monitor",
         "no_mandatory_keys",
         "movablekeys",
-    ],
-    acl: &["slow", "scripting"],
+    ]),
+    acl: Spec::acl(&["slow", "scripting"]),
     group: "scripting",
     since: "7.0.0",
     summary: "Invoke a function",
@@ -40,14 +40,14 @@ pub const SPEC_FCALL: Spec = Spec {
 /// FCALL_RO's declaration.
 pub const SPEC_FCALL_RO: Spec = Spec {
     name: "fcall_ro",
-    flags: &[
+    flags: Spec::flags(&[
         "readonly",
         "noscript",
         "stale",
         "skip_monitor",
         "no_mandatory_keys",
         "movablekeys",
-    ],
+    ]),
     summary: "Invoke a read-only function",
     parse: FCall::parse_fcall_ro,
     unblocks: false,

@@ -18,8 +18,8 @@ use bytes::Bytes;
 use resp::Frame;
 use std::sync::atomic::Ordering;
 
-const ADMIN: &[&str] = &["admin", "noscript", "loading", "stale"];
-const ADMIN_ACL: &[&str] = &["admin", "slow", "dangerous"];
+const ADMIN: crate::cmd::Flags = Spec::flags(&["admin", "noscript", "loading", "stale"]);
+const ADMIN_ACL: crate::cmd::Cats = Spec::acl(&["admin", "slow", "dangerous"]);
 
 /// CONFIG's subcommands.
 pub const SUBCOMMANDS: &[Spec] = &[
@@ -73,8 +73,8 @@ pub const SUBCOMMANDS: &[Spec] = &[
     Spec {
         name: "config|help",
         arity: 2,
-        flags: &["loading", "stale"],
-        acl: &["slow"],
+        flags: Spec::flags(&["loading", "stale"]),
+        acl: Spec::acl(&["slow"]),
         group: "server",
         since: "5.0.0",
         summary: "Show helpful text about the different subcommands",

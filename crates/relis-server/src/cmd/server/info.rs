@@ -29,8 +29,8 @@ use tokio::sync::oneshot;
 pub const SPEC: Spec = Spec {
     name: "info",
     arity: -1,
-    flags: &["loading", "stale"],
-    acl: &["slow", "dangerous"],
+    flags: Spec::flags(&["loading", "stale"]),
+    acl: Spec::acl(&["slow", "dangerous"]),
     group: "server",
     since: "1.0.0",
     summary: "Get information and statistics about the server",

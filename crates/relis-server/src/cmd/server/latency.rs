@@ -17,8 +17,8 @@ use bytes::Bytes;
 use resp::Frame;
 use std::fmt::Write as _;
 
-const ADMIN: &[&str] = &["admin", "noscript", "loading", "stale"];
-const ADMIN_ACL: &[&str] = &["admin", "slow", "dangerous"];
+const ADMIN: crate::cmd::Flags = Spec::flags(&["admin", "noscript", "loading", "stale"]);
+const ADMIN_ACL: crate::cmd::Cats = Spec::acl(&["admin", "slow", "dangerous"]);
 const SPECIAL: &[&str] = &[
     "nondeterministic_output",
     "request_policy:all_nodes",
@@ -104,8 +104,8 @@ pub const SUBCOMMANDS: &[Spec] = &[
     Spec {
         name: "latency|help",
         arity: 2,
-        flags: &["loading", "stale"],
-        acl: &["slow"],
+        flags: Spec::flags(&["loading", "stale"]),
+        acl: Spec::acl(&["slow"]),
         group: "server",
         since: "2.8.13",
         summary: "Show helpful text about the different subcommands.",

@@ -24,8 +24,8 @@ use std::sync::Arc;
 pub const SPEC_SAVE: Spec = Spec {
     name: "save",
     arity: 1,
-    flags: &["admin", "noscript", "no_async_loading", "no_multi"],
-    acl: &["admin", "slow", "dangerous"],
+    flags: Spec::flags(&["admin", "noscript", "no_async_loading", "no_multi"]),
+    acl: Spec::acl(&["admin", "slow", "dangerous"]),
     group: "server",
     since: "1.0.0",
     summary: "Synchronously save the dataset to disk",
@@ -38,8 +38,8 @@ pub const SPEC_SAVE: Spec = Spec {
 pub const SPEC_BGSAVE: Spec = Spec {
     name: "bgsave",
     arity: -1,
-    flags: &["admin", "noscript", "no_async_loading"],
-    acl: &["admin", "slow", "dangerous"],
+    flags: Spec::flags(&["admin", "noscript", "no_async_loading"]),
+    acl: Spec::acl(&["admin", "slow", "dangerous"]),
     group: "server",
     since: "1.0.0",
     summary: "Asynchronously save the dataset to disk",

@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-const FLAGS: &[&str] = &["admin", "noscript"];
+const FLAGS: crate::cmd::Flags = Spec::flags(&["admin", "noscript"]);
 
 /// SQL.DB CREATE's declaration (REDISQL.CREATE_DB has its flags and categories): each
 /// database costs threads and a file, so creating one is for administrators.
@@ -35,7 +35,7 @@ pub const SPEC_CREATE: Spec = Spec {
     name: "sql.db|create",
     arity: -3,
     flags: FLAGS,
-    acl: &["admin", "slow", "dangerous", "sql"],
+    acl: Spec::acl(&["admin", "slow", "dangerous", "sql"]),
     group: "sql",
     since: "0.1.0",
     summary: "Create (or open) a named SQL database",
@@ -50,7 +50,7 @@ pub const SUBCOMMANDS: &[Spec] = &[
         name: "sql.db|drop",
         arity: 3,
         flags: FLAGS,
-        acl: &["admin", "slow", "dangerous", "sql"],
+        acl: Spec::acl(&["admin", "slow", "dangerous", "sql"]),
         group: "sql",
         since: "0.1.0",
         summary: "Close and forget a named SQL database (its file stays)",
@@ -60,8 +60,8 @@ pub const SUBCOMMANDS: &[Spec] = &[
     Spec {
         name: "sql.db|list",
         arity: 2,
-        flags: &["loading", "stale"],
-        acl: &["slow", "sql"],
+        flags: Spec::flags(&["loading", "stale"]),
+        acl: Spec::acl(&["slow", "sql"]),
         group: "sql",
         since: "0.1.0",
         summary: "List the named SQL databases",
@@ -75,7 +75,7 @@ pub const SUBCOMMANDS: &[Spec] = &[
 pub const SPEC: Spec = Spec {
     name: "sql.db",
     arity: -2,
-    acl: &["slow", "sql"],
+    acl: Spec::acl(&["slow", "sql"]),
     group: "sql",
     since: "0.1.0",
     summary: "A container for named SQL database commands",

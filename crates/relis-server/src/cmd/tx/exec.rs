@@ -15,8 +15,8 @@ use tokio::sync::oneshot;
 pub const SPEC: Spec = Spec {
     name: "exec",
     arity: 1,
-    flags: &["noscript", "loading", "stale", "skip_slowlog"],
-    acl: &["slow", "transaction"],
+    flags: Spec::flags(&["noscript", "loading", "stale", "skip_slowlog"]),
+    acl: Spec::acl(&["slow", "transaction"]),
     group: "transactions",
     since: "1.2.0",
     summary: "Executes all commands in a transaction.",
