@@ -6,7 +6,7 @@ use crate::args::Args;
 use crate::cmd::{ConnCmd, Cx, Flags, Parsed, ReadCmd, Spec, Table, WriteCmd};
 use crate::error::{unknown_command, unknown_subcommand, CmdError};
 use crate::observe::Line;
-use crate::server::Shared;
+use crate::state::Shared;
 use bytes::{Bytes, BytesMut};
 use parking_lot::Mutex;
 use resp::{Frame, Limits, Protocol, RequestDecoder};
@@ -833,7 +833,7 @@ pub fn acl_log(
         context,
         object,
         username: username.to_string(),
-        ctime_ms: crate::server::unix_ms(),
+        ctime_ms: crate::state::unix_ms(),
         client_info: line,
     });
 }

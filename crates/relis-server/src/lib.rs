@@ -20,6 +20,7 @@ pub mod pubsub;
 pub mod script;
 pub mod server;
 pub mod spec;
+pub mod state;
 pub mod tls;
 pub mod tracking;
 

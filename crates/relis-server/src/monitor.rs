@@ -68,7 +68,7 @@ impl Monitors {
         if list.is_empty() {
             return;
         }
-        let line = line(crate::server::unix_us(), db, from, argv);
+        let line = line(crate::state::unix_us(), db, from, argv);
         for m in &list {
             m.pubsub.push_encoded(m, &line, m.id == origin, limit);
         }

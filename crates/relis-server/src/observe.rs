@@ -210,7 +210,7 @@ impl SlowLog {
         g.0 += 1;
         g.1.push_front(SlowEntry {
             id,
-            time: crate::server::unix_ms() / 1000,
+            time: crate::state::unix_ms() / 1000,
             micros,
             args,
             addr,
@@ -311,7 +311,7 @@ impl LatencyMonitor {
     pub fn add_if_needed(&self, event: &str, ms: u64) {
         let t = self.threshold();
         if t > 0 && ms >= t {
-            self.add(event, ms, crate::server::unix_ms() / 1000);
+            self.add(event, ms, crate::state::unix_ms() / 1000);
         }
     }
 

@@ -31,7 +31,7 @@ pub mod zset;
 use crate::args::Args;
 use crate::client::Client;
 use crate::error::CmdError;
-use crate::server::Shared;
+use crate::state::Shared;
 use resp::{Frame, Protocol};
 use std::future::Future;
 use std::pin::Pin;

@@ -1154,7 +1154,7 @@ fn log_denial(st: &RunCx<'_, '_>, d: crate::acl::Denied, spec: &crate::cmd::Spec
             context: "lua",
             object: d.object(spec, argv),
             username: user.name.clone(),
-            ctime_ms: crate::server::unix_ms(),
+            ctime_ms: crate::state::unix_ms(),
             client_info: String::new(),
         }),
     }

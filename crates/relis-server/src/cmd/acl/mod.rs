@@ -404,7 +404,7 @@ impl ConnCmd for AclCmd {
                     Ok(Frame::ok())
                 }
                 AclCmd::Log(Some(n)) => {
-                    let now = crate::server::unix_ms();
+                    let now = crate::state::unix_ms();
                     let entries = acl.log_entries(n.max(0) as usize);
                     Ok(Frame::Array(
                         entries

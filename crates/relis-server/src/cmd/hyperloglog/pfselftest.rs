@@ -6,7 +6,7 @@ use crate::args::Args;
 use crate::client::Client;
 use crate::cmd::{BoxFuture, ConnCmd, Parsed, Spec};
 use crate::error::CmdError;
-use crate::server::Shared;
+use crate::state::Shared;
 use bytes::Bytes;
 use resp::Frame;
 

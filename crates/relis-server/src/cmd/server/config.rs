@@ -13,7 +13,7 @@ use crate::cmd::{BoxFuture, ConnCmd, Parsed, Spec};
 use crate::config::settings::Access;
 use crate::config::Config;
 use crate::error::CmdError;
-use crate::server::Shared;
+use crate::state::Shared;
 use bytes::Bytes;
 use resp::Frame;
 use std::sync::atomic::Ordering;

@@ -228,7 +228,7 @@ impl ConnCmd for Latency {
                         threshold,
                         slower_than,
                         anon_huge_pages() > 0,
-                        crate::server::unix_ms() / 1000,
+                        crate::state::unix_ms() / 1000,
                     ))
                 }
                 Latency::Graph(event) => match obs.latency.series(&event) {
@@ -238,7 +238,7 @@ impl ConnCmd for Latency {
                             String::from_utf8_lossy(&event)
                         )))
                     }
-                    Some((name, s)) => txt(graph(&name, &s, crate::server::unix_ms() / 1000)),
+                    Some((name, s)) => txt(graph(&name, &s, crate::state::unix_ms() / 1000)),
                 },
                 Latency::Histogram(names) => histograms(c, &names),
                 Latency::Help => super::help("LATENCY", HELP),

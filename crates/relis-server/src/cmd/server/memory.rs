@@ -13,9 +13,9 @@
 //!   other than jemalloc; PURGE: returns freed heap pages to the system (`malloc_trim`).
 
 use crate::args::Args;
-use crate::cmd::server::info::rss_bytes;
 use crate::cmd::{Cx, Parsed, ReadCmd, Spec};
 use crate::error::CmdError;
+use crate::state::rss_bytes;
 use bytes::Bytes;
 use resp::Frame;
 use std::sync::atomic::Ordering;
@@ -251,7 +251,7 @@ pub struct Figures {
 
 impl Figures {
     /// The figures now.
-    pub fn now(server: &crate::server::Shared) -> Figures {
+    pub fn now(server: &crate::state::Shared) -> Figures {
         let total = rss_bytes();
         let peak = server.sampler.note_memory(total);
         let (_, lua_caches, cached_scripts) = server.scripting.memory();

@@ -114,7 +114,7 @@ pub fn refused(cx: &Cx, e: SqlError) -> CmdError {
                 context: cx.context,
                 object,
                 username: cx.user.name.clone(),
-                ctime_ms: crate::server::unix_ms(),
+                ctime_ms: crate::state::unix_ms(),
                 client_info: String::new(),
             }),
         }

@@ -415,7 +415,7 @@ const COUNTED: &[&str] = &[
     "copy",
 ];
 
-fn statistics(server: &crate::server::Shared) -> Frame {
+fn statistics(server: &crate::state::Shared) -> Frame {
     let table = Table::get();
     let mut out = Vec::new();
     for name in COUNTED {
