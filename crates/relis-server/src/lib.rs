@@ -11,6 +11,8 @@ pub mod blocking;
 pub mod client;
 pub mod cmd;
 pub mod config;
+pub mod connection;
+pub mod dispatch;
 pub mod error;
 pub mod logging;
 pub mod monitor;

@@ -33,7 +33,7 @@ pub struct Pause {
 }
 
 // Commands Redis flags `may_replicate` are held by a WRITE pause although not `write`.
-use crate::client::MAY_REPLICATE;
+use crate::spec::MAY_REPLICATE;
 
 impl Pause {
     /// CLIENT PAUSE: holds `mode`'s commands until `until`. A pause in force is only ever made

@@ -1,7 +1,6 @@
 //! Starting the server: [`Shared::new`] (the shared state with what it reloads from the
 //! database) and the accept loop, `run(listener, shared, shutdown)`.
 
-use crate::client;
 use crate::cmd::Table;
 use crate::config::Config;
 pub use crate::state::Shared;
@@ -102,9 +101,9 @@ async fn accept_loop(
                 shared.stats.total_connections_received.fetch_add(1, Ordering::Relaxed);
                 let shared = shared.clone();
                 if !tls {
-                    tasks.spawn(async move { client::serve(stream, peer, shared).await });
+                    tasks.spawn(async move { crate::connection::serve(stream, peer, shared).await });
                 } else if let Some(acceptor) = shared.tls.read().clone() {
-                    tasks.spawn(client::serve_tls(stream, peer, shared.clone(), acceptor));
+                    tasks.spawn(crate::connection::serve_tls(stream, peer, shared.clone(), acceptor));
                 }
                 while tasks.try_join_next().is_some() {}
             }

@@ -197,6 +197,11 @@ impl Cats {
     pub const SQL: Cats = Cats::of(&["sql"]);
 }
 
+/// The commands Redis 7.0 flags MAY_REPLICATE (besides its write commands): they may change
+/// what replicas hold, so a replica (or a monitor) may not send them, and a WRITE pause holds
+/// them. (Not a [`Flags`] bit: COMMAND INFO does not show it in Relis.)
+pub const MAY_REPLICATE: &[&str] = &["eval", "evalsha", "fcall", "publish", "spublish", "pfcount"];
+
 /// A command's declaration, `P` being its parse function: everything the dispatcher, COMMAND
 /// and INFO need to know.
 pub struct Spec<P: 'static> {

@@ -21,8 +21,8 @@
 //! error handler skips when it looks for the script's line.
 
 use super::{convert, RunState};
-use crate::client::{record, run_write_feeding};
 use crate::cmd::{Cx, Parsed, Table as CmdTable};
+use crate::dispatch::{record, run_write_feeding};
 use crate::error::{sanitize, CmdError};
 use crate::spec::Flags;
 use bytes::Bytes;
@@ -1140,7 +1140,7 @@ fn log_denial(st: &RunCx<'_, '_>, d: crate::acl::Denied, spec: &crate::cmd::Spec
     let user = &st.cx.user;
     let info = server.clients.lock().get(&st.cx.client_id).cloned();
     match info {
-        Some(info) => crate::client::acl_log(
+        Some(info) => crate::dispatch::acl_log(
             server,
             &info,
             d.reason(),
@@ -1192,7 +1192,7 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
     }
     let write = spec.has(Flags::WRITE);
     // Redis refuses what may replicate (PUBLISH, PFCOUNT's cache write) as it refuses writes.
-    if (write || crate::client::MAY_REPLICATE.contains(&spec.name)) && st.readonly {
+    if (write || crate::spec::MAY_REPLICATE.contains(&spec.name)) && st.readonly {
         return Err(CmdError::err(
             "Write commands are not allowed from read-only scripts.",
         ));
@@ -1231,7 +1231,7 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
         "publish" | "spublish" | "info" => argv[1..].to_vec(),
         _ => Vec::new(),
     };
-    match crate::client::parse(spec, argv, skip) {
+    match crate::dispatch::parse(spec, argv, skip) {
         Err(e) => {
             record(&cx.server, idx, t, true, line);
             Err(e)

@@ -82,7 +82,7 @@ pub fn authenticate(c: &mut Client, user: &[u8], pass: &[u8], cmd: &str) -> Resu
         } else {
             "toplevel"
         };
-        crate::client::acl_log(
+        crate::dispatch::acl_log(
             &c.server,
             &c.info,
             "auth",

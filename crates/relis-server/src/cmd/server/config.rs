@@ -356,7 +356,7 @@ impl ConnCmd for ConfigCmd {
                 }
                 ConfigCmd::Set(pairs) => {
                     let mut cfg = c.server.config.write();
-                    let local = crate::client::is_loopback_client(c.info.addr.ip());
+                    let local = crate::connection::is_loopback_client(c.info.addr.ip());
                     let next = set(&cfg, &pairs, local)?;
                     check_listeners(&cfg, &next, &pairs)?;
                     reconfigure_tls(&c.server, &next, &pairs)?;
