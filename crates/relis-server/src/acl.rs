@@ -353,7 +353,7 @@ impl Selector {
     /// # Errors
     /// What it denies first: the command, then a key, then a channel (as Redis checks).
     pub fn check<P>(&self, idx: usize, spec: &Spec<P>, argv: &[Bytes]) -> Result<(), Denied> {
-        if !self.allows(idx, spec) {
+        if !self.allows(idx, spec.flags) {
             let by_first_arg = argv.len() > 1
                 && self.first_args.get(&idx).is_some_and(|args| {
                     args.iter()
@@ -384,8 +384,8 @@ impl Selector {
 
     /// Whether the command `spec` (table index `idx`) is allowed whatever its arguments (not
     /// only through `+cmd|first-arg` rules).
-    fn allows<P>(&self, idx: usize, spec: &Spec<P>) -> bool {
-        self.allcommands || spec.has(Flags::NO_AUTH) || self.bit(idx)
+    fn allows(&self, idx: usize, flags: Flags) -> bool {
+        self.allcommands || flags.has(Flags::NO_AUTH) || self.bit(idx)
     }
 
     fn key_ok(&self, key: &[u8], need: u8) -> bool {
@@ -830,14 +830,14 @@ impl User {
         self.state.read().password_ok(pass)
     }
 
-    /// The keys the command `spec` (table index `idx`) may read and write when it finds them
+    /// The keys the command at table index `idx` (with `flags`) may read and write when it finds them
     /// as it runs instead of in its arguments: the SQL commands (the `redis_*` views show only
     /// readable keys, the morph commands write only writable ones). Redis 7's rule for a key
     /// argument, applied to each key: a key may be read (written) if a selector that allows
     /// the command allows reading (writing) it (`~p` both, `%R~p` reading, `%W~p` writing,
     /// `allkeys` every key). A selector that allows the command only for some first arguments
     /// (`+sql.query|x`) counts for no key. The rules are those of the moment of the call.
-    pub fn key_access<P>(&self, idx: usize, spec: &Spec<P>) -> relis::sql::KeyAccess {
+    pub fn key_access(&self, idx: usize, flags: Flags) -> relis::sql::KeyAccess {
         if self.unrestricted() {
             return relis::sql::KeyAccess::all();
         }
@@ -845,7 +845,7 @@ impl User {
         let allowing: Vec<&Selector> = state
             .selectors
             .iter()
-            .filter(|s| s.allows(idx, spec))
+            .filter(|s| s.allows(idx, flags))
             .collect();
         relis::sql::KeyAccess::new(key_filter(&allowing, READ), key_filter(&allowing, WRITE))
     }
@@ -1142,7 +1142,7 @@ pub fn parse_file(text: &str, source: &str) -> Result<Vec<(String, UserState)>, 
             continue;
         }
         let n = i + 1;
-        let Some(words) = crate::config::split_config_line(line) else {
+        let Some(words) = crate::args::split_config_line(line) else {
             errors.push_str(&format!("{source}:{n}: unbalanced quotes in acl line. "));
             continue;
         };
@@ -1334,7 +1334,7 @@ mod tests {
                 "(+sql.query %R~both:*)",
             ]),
         );
-        let a = u.key_access(idx, spec);
+        let a = u.key_access(idx, spec.flags);
         assert!(a.may_read(b"app:1") && a.may_write(b"app:1"));
         assert!(a.may_read(b"ro:1") && !a.may_write(b"ro:1"));
         assert!(!a.may_read(b"wo:1") && a.may_write(b"wo:1"));
@@ -1344,16 +1344,16 @@ mod tests {
         assert!(!a.may_read(b"other") && !a.is_all());
         // Allowed only for some first arguments: no key.
         let f = User::new("f", user(&["on", "~x:*", "+sql.query|select"]));
-        assert!(!f.key_access(idx, spec).may_read(b"x:1"));
+        assert!(!f.key_access(idx, spec.flags).may_read(b"x:1"));
         // allkeys in a selector that allows the command: every key, no predicate.
         let all = User::new("a", user(&["on", "~x:*", "+@read", "(+sql.query allkeys)"]));
-        assert!(all.key_access(idx, spec).is_all());
+        assert!(all.key_access(idx, spec.flags).is_all());
         assert!(User::new("d", default_state())
-            .key_access(idx, spec)
+            .key_access(idx, spec.flags)
             .is_all());
         // %R~* is a pattern, not allkeys: reads everything, writes nothing.
         let r = User::new("r", user(&["on", "%R~*", "+@all"]));
-        let a = r.key_access(idx, spec);
+        let a = r.key_access(idx, spec.flags);
         assert!(a.may_read(b"anything") && !a.may_write(b"anything"));
     }
 

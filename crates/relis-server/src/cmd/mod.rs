@@ -31,29 +31,12 @@ pub mod zset;
 use crate::args::Args;
 use crate::client::Client;
 use crate::error::CmdError;
-use crate::state::Shared;
-use resp::{Frame, Protocol};
+use resp::Frame;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
-/// What a command sees of its caller while it runs on a reader or the writer.
-#[derive(Clone)]
-pub struct Cx {
-    /// The connection's selected database.
-    pub db: u32,
-    /// The connection's protocol.
-    pub proto: Protocol,
-    /// Server-wide state.
-    pub server: Arc<Shared>,
-    /// The connection's user (scripts check `redis.call` against it).
-    pub user: Arc<crate::acl::User>,
-    /// The connection's client id (ACL LOG finds its CLIENT LIST line by it).
-    pub client_id: u64,
-    /// Where the command runs, as ACL LOG names it: `toplevel`, `multi` (queued, run by EXEC)
-    /// or `lua` (`redis.call`), for the denials a command finds as it runs (SQL morphs).
-    pub context: &'static str,
-}
+pub use crate::client::Cx;
 
 /// A command that only reads the keyspace.
 pub trait ReadCmd: Send + 'static {
@@ -193,45 +176,6 @@ impl Table {
 /// Top-level commands (not subcommands) in table order.
 pub fn top_level() -> Vec<&'static Spec> {
     all().collect()
-}
-
-impl Cx {
-    /// The keys the command `cmd` (a name in the table) may read and write for the caller's user,
-    /// as the SQL commands and SORT's patterns ask (everything for a user with every key: one
-    /// atomic load).
-    pub fn key_access(&self, cmd: &str) -> relis::sql::KeyAccess {
-        if self.user.unrestricted() {
-            return relis::sql::KeyAccess::all();
-        }
-        match crate::cmd::Table::get().lookup(cmd.as_bytes()) {
-            Some((idx, spec)) => self.user.key_access(idx, spec),
-            // Not a command of the table: nothing is allowed.
-            None => {
-                let none: relis::sql::KeyFilter = std::sync::Arc::new(|_: &[u8]| false);
-                relis::sql::KeyAccess::new(Some(none.clone()), Some(none))
-            }
-        }
-    }
-
-    /// A read lookup of `key` (Redis's `lookupKeyRead`): counted in INFO's keyspace_hits /
-    /// keyspace_misses, and a miss is a `keymiss` event (see [`crate::pubsub::PubSub::key_missed`]).
-    pub fn hit(&self, key: &[u8], found: bool) {
-        let s = &self.server.stats;
-        if found {
-            s.keyspace_hits
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        } else {
-            s.keyspace_misses
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            self.server.pubsub.key_missed(&self.server.db, self.db, key);
-        }
-    }
-
-    /// Whether a miss would publish anything (a command that counts its lookups in bulk must
-    /// then look its keys up one by one).
-    pub fn misses_notify(&self) -> bool {
-        self.server.pubsub.notifies_misses()
-    }
 }
 
 /// Counts a read lookup of `key` as Redis's `lookupKeyRead` does ([`Cx::hit`]): a key of
