@@ -15,6 +15,7 @@ pub mod connection;
 pub mod dispatch;
 pub mod error;
 pub mod logging;
+pub mod lua;
 pub mod monitor;
 pub mod observe;
 pub mod pause;

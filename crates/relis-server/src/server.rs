@@ -26,7 +26,7 @@ impl Shared {
         // Function libraries are stored in the database: they come back with it.
         let scripting = crate::script::Scripting::default();
         scripting.configure(&config);
-        scripting.load_stored(&db);
+        crate::lua::load_stored(&scripting, &db);
         let shared = Arc::new(Shared::assemble(
             db,
             config,

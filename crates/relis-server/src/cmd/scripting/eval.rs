@@ -12,7 +12,7 @@ use super::{keys_and_args, numkeys_keys, RO_KEYS, RW_KEYS};
 use crate::args::Args;
 use crate::cmd::{Cx, Parsed, Spec, WriteCmd};
 use crate::error::CmdError;
-use crate::script::{Call, Target};
+use crate::lua::{Call, Target};
 use resp::Frame;
 
 const FLAGS: crate::cmd::Flags = Spec::flags(&[
@@ -123,7 +123,7 @@ impl WriteCmd for Eval {
         let Some(call) = self.call.lock().take() else {
             return Err(CmdError::Internal("script run twice".into()));
         };
-        crate::script::run(w, cx, call)
+        crate::lua::run(w, cx, call)
     }
 
     /// No savepoint: as in Redis, writes before a runtime error stay (each command the

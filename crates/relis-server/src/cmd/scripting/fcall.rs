@@ -9,7 +9,7 @@ use super::{numkeys_keys, RO_KEYS, RW_KEYS};
 use crate::args::Args;
 use crate::cmd::{Cx, Parsed, Spec, WriteCmd};
 use crate::error::CmdError;
-use crate::script::{Call, Target};
+use crate::lua::{Call, Target};
 use bytes::Bytes;
 use resp::Frame;
 
@@ -109,7 +109,7 @@ impl WriteCmd for FCall {
         let Some(call) = self.call.lock().take() else {
             return Err(CmdError::Internal("function run twice".into()));
         };
-        crate::script::run(w, cx, call)
+        crate::lua::run(w, cx, call)
     }
 
     /// As EVAL: writes before a runtime error stay.

@@ -207,7 +207,7 @@ impl WriteCmd for Script {
         let Script::Load(body) = self else {
             return Err(CmdError::Internal("SCRIPT: not a write".into()));
         };
-        crate::script::load(cx, body.clone()).map(|sha| Frame::Bulk(Bytes::from(sha)))
+        crate::lua::load(cx, body.clone()).map(|sha| Frame::Bulk(Bytes::from(sha)))
     }
 
     fn needs_savepoint(&self) -> bool {

@@ -20,10 +20,11 @@
 //! for its duration. Lua helpers (the error handler) live in a chunk named `=redis`, which the
 //! error handler skips when it looks for the script's line.
 
-use super::{convert, RunState};
+use super::convert;
 use crate::cmd::{Cx, Parsed, Table as CmdTable};
 use crate::dispatch::{record, run_write_feeding};
 use crate::error::{sanitize, CmdError};
+use crate::script::RunState;
 use crate::spec::Flags;
 use bytes::Bytes;
 use mlua::{ffi, Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
@@ -97,7 +98,7 @@ pub(super) struct Engine {
     shebangs: HashMap<String, Option<bool>>,
     /// FCALL functions (name -> function).
     fns: Table,
-    /// Which [`super::Scripting::generation`] this state belongs to.
+    /// Which [`crate::script::Scripting::generation`] this state belongs to.
     generation: u64,
     /// Which server (the address of its scripting state) this state belongs to.
     owner: usize,
@@ -106,7 +107,7 @@ pub(super) struct Engine {
     /// The registry version whose libraries this state has loaded.
     pub functions_version: u64,
     /// FCALL functions' flags, by name.
-    pub functions: HashMap<Vec<u8>, super::functions::Flags>,
+    pub functions: HashMap<Vec<u8>, crate::script::functions::Flags>,
     /// Lua's memory after the last full collection.
     settled: usize,
     /// The memory limit set on the state (`lua-memory-limit`).
@@ -198,7 +199,7 @@ return handler, bind, loading_api, protected
 "#;
 
 impl Engine {
-    pub(super) fn new(scripting: &super::Scripting) -> mlua::Result<Engine> {
+    pub(super) fn new(scripting: &crate::script::Scripting) -> mlua::Result<Engine> {
         let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::DEBUG;
         // SAFETY: the debug library is what Redis loads too; scripts cannot reach C memory
         // through it in Lua 5.1 beyond what Redis allows.
@@ -313,7 +314,10 @@ impl Engine {
     }
 
     /// The FCALL function `name`.
-    pub(super) fn function(&self, name: &[u8]) -> Option<(Function, super::functions::Flags)> {
+    pub(super) fn function(
+        &self,
+        name: &[u8],
+    ) -> Option<(Function, crate::script::functions::Flags)> {
         let flags = *self.functions.get(name)?;
         let f = self
             .fns
@@ -334,7 +338,7 @@ impl Engine {
         &mut self,
         name: &str,
         f: &Function,
-        flags: super::functions::Flags,
+        flags: crate::script::functions::Flags,
     ) -> mlua::Result<()> {
         self.fns.raw_set(name, f)?;
         self.functions.insert(name.as_bytes().to_vec(), flags);
@@ -462,9 +466,9 @@ unsafe extern "C-unwind" fn count_hook(l: *mut ffi::lua_State, ar: *mut ffi::lua
     // SAFETY: the engine that set the key holds the RunState for the state's whole life.
     let run = &*p;
     let msg: &'static std::ffi::CStr = match run.tick() {
-        super::Tick::Go => return,
-        super::Tick::Kill => c"Script killed by user with SCRIPT KILL...",
-        super::Tick::LoadTimeout => c"FUNCTION LOAD timeout",
+        crate::script::Tick::Go => return,
+        crate::script::Tick::Kill => c"Script killed by user with SCRIPT KILL...",
+        crate::script::Tick::LoadTimeout => c"FUNCTION LOAD timeout",
     };
     // Where it stopped, for the reply (the error handler no longer runs): the innermost
     // frame of the script's own code, past C functions and the `=redis` helpers (`pcall`'s
@@ -517,7 +521,7 @@ fn eval_shebang(body: &[u8]) -> Result<(Option<bool>, std::borrow::Cow<'_, [u8]>
             return Err(CmdError::err(format!("Unknown lua shebang option: {p}")));
         };
         for f in flags.split(',').filter(|f| !f.is_empty()) {
-            if !super::functions::FLAG_NAMES.contains(&f) {
+            if !crate::script::functions::FLAG_NAMES.contains(&f) {
                 return Err(CmdError::err(format!(
                     "Unexpected flag in script shebang: {f}"
                 )));
@@ -544,7 +548,7 @@ pub(super) fn lua_message(e: &mlua::Error) -> String {
 /// Runs `f` with this thread's Lua state for `scripting`'s server, building it first if
 /// needed (or again after SCRIPT FLUSH).
 pub(super) fn with_engine<R>(
-    scripting: &super::Scripting,
+    scripting: &crate::script::Scripting,
     f: impl FnOnce(&mut Engine) -> Result<R, CmdError>,
 ) -> Result<R, CmdError> {
     ENGINE.with(|cell| {
@@ -574,7 +578,7 @@ fn install_redis(lua: &Lua, redis: &Table) -> mlua::Result<()> {
             let [Value::String(s)] = &*args.make_contiguous() else {
                 return Err(raise(lua, "wrong number of arguments"));
             };
-            lua.create_string(super::sha1hex(&s.as_bytes()))
+            lua.create_string(crate::script::sha1hex(&s.as_bytes()))
         })?,
     )?;
     redis.raw_set(
@@ -867,7 +871,7 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
         let (func, name, function, flags_ro): (_, std::borrow::Cow<'_, str>, _, _) =
             match &call.target {
                 Target::Body(body) => {
-                    let sha = super::sha1hex(body);
+                    let sha = crate::script::sha1hex(body);
                     let (f, shebang) = match engine.cached(&sha) {
                         Some(c) => c,
                         None => {
@@ -1005,7 +1009,7 @@ fn sequence(lua: &Lua, items: &[Bytes]) -> mlua::Result<Table> {
 pub fn load(cx: &Cx, body: Bytes) -> Result<String, CmdError> {
     let scripting = &cx.server.scripting;
     with_engine(scripting, |engine| {
-        let sha = super::sha1hex(&body);
+        let sha = crate::script::sha1hex(&body);
         if engine.cached(&sha).is_none() {
             engine.compile_cached(&sha, &body)?;
         }
