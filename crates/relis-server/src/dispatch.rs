@@ -1,7 +1,7 @@
 //! Dispatch: every complete command line of a batch goes through the table's checks
-//! ([`Client::prepare`]: unknown command, arity, auth, ACL, MULTI, ...), is parsed, and runs
+//! (`Client::prepare`: unknown command, arity, auth, ACL, MULTI, ...), is parsed, and runs
 //! where its kind says, consecutive reads as one reader job and consecutive writes as one
-//! group-commit job; blocking commands wait here ([`Client::block_on`]). Every execution is
+//! group-commit job; blocking commands wait here (`Client::block_on`). Every execution is
 //! recorded ([`record`]).
 
 use crate::args::Args;
