@@ -61,5 +61,5 @@ pub fn command(data: &[u8]) -> bool {
             let _ = ks.covers(&argv, pos);
         }
     }
-    relis_server::client::parse(spec, argv, skip).is_ok()
+    relis_server::dispatch::parse(spec, argv, skip).is_ok()
 }

@@ -2,13 +2,14 @@
 //! selectors of commands, key patterns (with read/write flags) and channel patterns.
 //! <https://redis.io/docs/management/security/acl/>
 //!
-//! Commands are identified by their index in the command [`Table`]; a selector holds a bitmap
-//! over those indexes, and categories are read from each [`Spec`]'s `acl` list: ACL checks, ACL
-//! CAT and COMMAND INFO read one table. The hot path is one atomic load: a user whose root
+//! Commands are identified by their index in the command table ([`Index`]); a selector holds a
+//! bitmap over those indexes, and categories are read from each [`Spec`]'s `acl` set: ACL checks,
+//! ACL CAT and COMMAND INFO read one table. This module knows command specs, not the commands. The hot path is one atomic load: a user whose root
 //! selector allows every command, key and channel is marked unrestricted, and connections of
 //! such a user check nothing else.
 
-use crate::cmd::{Spec, Table};
+pub use crate::spec::CATEGORIES;
+use crate::spec::{Cats, Flags, Index, Spec};
 use crate::error::CmdError;
 use bytes::Bytes;
 use parking_lot::{Mutex, RwLock};
@@ -16,32 +17,6 @@ use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-
-/// The categories, in Redis 7.0's order (ACL CAT), then Relis's own `sql`.
-pub const CATEGORIES: &[&str] = &[
-    "keyspace",
-    "read",
-    "write",
-    "set",
-    "sortedset",
-    "list",
-    "hash",
-    "string",
-    "bitmap",
-    "hyperloglog",
-    "geo",
-    "stream",
-    "pubsub",
-    "admin",
-    "fast",
-    "slow",
-    "blocking",
-    "dangerous",
-    "connection",
-    "transaction",
-    "scripting",
-    "sql",
-];
 
 const READ: u8 = 1;
 const WRITE: u8 = 2;
@@ -102,7 +77,7 @@ impl Denied {
     }
 
     /// The `-NOPERM` error of a command refused at the top level or in MULTI.
-    pub fn noperm(self, spec: &Spec) -> CmdError {
+    pub fn noperm<P>(self, spec: &Spec<P>) -> CmdError {
         match self {
             Denied::Cmd => CmdError::noperm_command(spec.name),
             Denied::Key(_) => CmdError::NOPERM_KEYS,
@@ -139,7 +114,7 @@ impl Denied {
     }
 
     /// ACL LOG's `object`: the command's name, or the key or channel.
-    pub fn object(self, spec: &Spec, argv: &[Bytes]) -> String {
+    pub fn object<P>(self, spec: &Spec<P>, argv: &[Bytes]) -> String {
         match self {
             Denied::Cmd => spec.name.to_string(),
             Denied::Key(p) | Denied::Channel(p) => String::from_utf8_lossy(&argv[p]).into_owned(),
@@ -167,7 +142,7 @@ impl Selector {
     /// An empty selector: no commands, keys or channels.
     pub fn new() -> Selector {
         Selector {
-            bits: vec![0; Table::get().specs.len() / 64 + 1],
+            bits: vec![0; Index::get().len() / 64 + 1],
             future: false,
             allcommands: false,
             first_args: BTreeMap::new(),
@@ -201,14 +176,13 @@ impl Selector {
 
     /// Redis's `ACLChangeSelectorPerm`: the command and, for a container, its subcommands.
     fn change_perm(&mut self, idx: usize, on: bool) {
-        let table = Table::get();
+        let index = Index::get();
         self.first_args.remove(&idx);
         self.set_bit(idx, on);
-        let spec = table.specs[idx];
-        for (i, s) in table.specs.iter().enumerate().skip(idx + 1) {
-            if !s.name.starts_with(spec.name)
-                || s.name.as_bytes().get(spec.name.len()) != Some(&b'|')
-            {
+        let name = index.name(idx);
+        for i in idx + 1..index.len() {
+            let sub = index.name(i);
+            if !sub.starts_with(name) || sub.as_bytes().get(name.len()) != Some(&b'|') {
                 break;
             }
             self.first_args.remove(&i);
@@ -216,10 +190,10 @@ impl Selector {
         }
     }
 
-    fn set_category(&mut self, cat: &str, on: bool) {
-        let table = Table::get();
-        for (i, s) in table.specs.iter().enumerate() {
-            if s.acl.contains(&cat) {
+    fn set_category(&mut self, cat: Cats, on: bool) {
+        let index = Index::get();
+        for i in 0..index.len() {
+            if index.cats(i).has(cat) {
                 self.change_perm(i, on);
             }
         }
@@ -309,14 +283,14 @@ impl Selector {
                 let allow = bytes[0] == b'+';
                 let name = &lower[1..];
                 if let Some(cat) = name.strip_prefix('@') {
-                    if !CATEGORIES.contains(&cat) {
+                    let Some(cat) = Cats::named(cat) else {
                         return Err(RuleError::Unknown);
-                    }
+                    };
                     self.set_category(cat, allow);
                     return Ok(());
                 }
-                let table = Table::get();
-                if let Some((i, _)) = table.lookup(name.as_bytes()) {
+                let index = Index::get();
+                if let Some(i) = index.lookup(name) {
                     self.change_perm(i, allow);
                     return Ok(());
                 }
@@ -324,15 +298,15 @@ impl Selector {
                 let Some((parent, rest)) = name.split_once('|') else {
                     return Err(RuleError::Unknown);
                 };
-                let Some((pi, pspec)) = table.lookup(parent.as_bytes()) else {
+                let Some(pi) = index.lookup(parent) else {
                     return Err(RuleError::Unknown);
                 };
-                if !pspec.subcommands.is_empty() {
+                if index.has_subcommands(pi) {
                     let (sub, more) = match rest.split_once('|') {
                         Some((s, m)) => (s, Some(m)),
                         None => (rest, None),
                     };
-                    let Some((si, _)) = table.lookup(format!("{parent}|{sub}").as_bytes()) else {
+                    let Some(si) = index.lookup(&format!("{parent}|{sub}")) else {
                         return Err(RuleError::Unknown);
                     };
                     if more.is_some() {
@@ -364,8 +338,8 @@ impl Selector {
     ///
     /// # Errors
     /// What it denies first: the command, then a key, then a channel (as Redis checks).
-    pub fn check(&self, idx: usize, spec: &Spec, argv: &[Bytes]) -> Result<(), Denied> {
-        if !self.allows(idx, spec) {
+    pub fn check<P>(&self, idx: usize, spec: &Spec<P>, argv: &[Bytes]) -> Result<(), Denied> {
+        if !self.allows(idx, spec.flags) {
             let by_first_arg = argv.len() > 1
                 && self.first_args.get(&idx).is_some_and(|args| {
                     args.iter()
@@ -396,8 +370,8 @@ impl Selector {
 
     /// Whether the command `spec` (table index `idx`) is allowed whatever its arguments (not
     /// only through `+cmd|first-arg` rules).
-    fn allows(&self, idx: usize, spec: &Spec) -> bool {
-        self.allcommands || spec.has("no_auth") || self.bit(idx)
+    fn allows(&self, idx: usize, flags: Flags) -> bool {
+        self.allcommands || flags.has(Flags::NO_AUTH) || self.bit(idx)
     }
 
     fn key_ok(&self, key: &[u8], need: u8) -> bool {
@@ -454,23 +428,24 @@ impl Selector {
     /// `ACLDescribeSelectorCommandRules` does: `+@all` or `-@all`, then the categories that fit
     /// best, then single commands (and first arguments) for what differs.
     pub fn describe_commands(&self) -> String {
-        let table = Table::get();
+        let index = Index::get();
         let additive = !self.future;
         let mut rules = String::from(if additive { "-@all " } else { "+@all " });
         let mut fake = Selector::new();
         fake.set_all(!additive);
         let mut temp = self.clone();
         let mut applied = [false; 32];
+        let cats: Vec<Cats> = CATEGORIES.iter().filter_map(|c| Cats::named(c)).collect();
         loop {
             let mut best = None;
             let (mut mindiff, mut maxsame) = (usize::MAX, 0usize);
-            for (j, cat) in CATEGORIES.iter().enumerate() {
+            for (j, cat) in cats.iter().copied().enumerate() {
                 if applied[j] {
                     continue;
                 }
                 let (mut on, mut off) = (0, 0);
-                for (i, s) in table.specs.iter().enumerate() {
-                    if s.acl.contains(cat) {
+                for i in 0..index.len() {
+                    if index.cats(i).has(cat) {
                         if temp.bit(i) {
                             on += 1;
                         } else {
@@ -486,24 +461,24 @@ impl Selector {
                 }
             }
             let Some(j) = best else { break };
-            fake.set_category(CATEGORIES[j], additive);
-            temp.set_category(CATEGORIES[j], !additive);
+            fake.set_category(cats[j], additive);
+            temp.set_category(cats[j], !additive);
             rules.push_str(if additive { "+@" } else { "-@" });
             rules.push_str(CATEGORIES[j]);
             rules.push(' ');
             applied[j] = true;
         }
-        for (i, s) in table.specs.iter().enumerate() {
+        for i in 0..index.len() {
             let (user, f) = (self.bit(i), fake.bit(i));
             if user != f {
                 rules.push(if user { '+' } else { '-' });
-                rules.push_str(s.name);
+                rules.push_str(index.name(i));
                 rules.push(' ');
                 fake.change_perm(i, user);
             }
             if !user {
                 for a in self.first_args.get(&i).into_iter().flatten() {
-                    rules.push_str(&format!("+{}|{a} ", s.name));
+                    rules.push_str(&format!("+{}|{a} ", index.name(i)));
                 }
             }
         }
@@ -541,8 +516,8 @@ impl Default for Selector {
 /// The permission a key needs, from the key spec that names it (Redis's `ACLSelectorCheckKey`:
 /// `access` needs read, `insert`/`delete`/`update` need write; a spec with neither needs
 /// nothing beyond a matching pattern).
-fn key_perm(spec: &Spec, argv: &[Bytes], pos: usize) -> u8 {
-    let derived: &[&str] = if spec.has("write") {
+fn key_perm<P>(spec: &Spec<P>, argv: &[Bytes], pos: usize) -> u8 {
+    let derived: &[&str] = if spec.has(Flags::WRITE) {
         &["RW", "update"]
     } else {
         &["RO", "access"]
@@ -688,7 +663,7 @@ impl UserState {
     /// # Errors
     /// The most relevant denial, as Redis picks it (channel over key over command, then the
     /// later argument).
-    pub fn check(&self, idx: usize, spec: &Spec, argv: &[Bytes]) -> Result<(), Denied> {
+    pub fn check<P>(&self, idx: usize, spec: &Spec<P>, argv: &[Bytes]) -> Result<(), Denied> {
         let mut worst: Option<Denied> = None;
         for s in &self.selectors {
             match s.check(idx, spec, argv) {
@@ -829,7 +804,7 @@ impl User {
     ///
     /// # Errors
     /// The denial.
-    pub fn check(&self, idx: usize, spec: &Spec, argv: &[Bytes]) -> Result<(), Denied> {
+    pub fn check<P>(&self, idx: usize, spec: &Spec<P>, argv: &[Bytes]) -> Result<(), Denied> {
         if self.unrestricted() {
             return Ok(());
         }
@@ -841,14 +816,14 @@ impl User {
         self.state.read().password_ok(pass)
     }
 
-    /// The keys the command `spec` (table index `idx`) may read and write when it finds them
+    /// The keys the command at table index `idx` (with `flags`) may read and write when it finds them
     /// as it runs instead of in its arguments: the SQL commands (the `redis_*` views show only
     /// readable keys, the morph commands write only writable ones). Redis 7's rule for a key
     /// argument, applied to each key: a key may be read (written) if a selector that allows
     /// the command allows reading (writing) it (`~p` both, `%R~p` reading, `%W~p` writing,
     /// `allkeys` every key). A selector that allows the command only for some first arguments
     /// (`+sql.query|x`) counts for no key. The rules are those of the moment of the call.
-    pub fn key_access(&self, idx: usize, spec: &Spec) -> relis::sql::KeyAccess {
+    pub fn key_access(&self, idx: usize, flags: Flags) -> relis::sql::KeyAccess {
         if self.unrestricted() {
             return relis::sql::KeyAccess::all();
         }
@@ -856,7 +831,7 @@ impl User {
         let allowing: Vec<&Selector> = state
             .selectors
             .iter()
-            .filter(|s| s.allows(idx, spec))
+            .filter(|s| s.allows(idx, flags))
             .collect();
         relis::sql::KeyAccess::new(key_filter(&allowing, READ), key_filter(&allowing, WRITE))
     }
@@ -1153,7 +1128,7 @@ pub fn parse_file(text: &str, source: &str) -> Result<Vec<(String, UserState)>, 
             continue;
         }
         let n = i + 1;
-        let Some(words) = crate::config::split_config_line(line) else {
+        let Some(words) = crate::args::split_config_line(line) else {
             errors.push_str(&format!("{source}:{n}: unbalanced quotes in acl line. "));
             continue;
         };
@@ -1224,9 +1199,16 @@ pub fn render_file(acl: &Acl) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cmd::Table;
+
+    /// A new user; the command table is built first (selectors are sized by its index).
+    fn fresh() -> UserState {
+        Table::get();
+        UserState::new()
+    }
 
     fn user(rules: &[&str]) -> UserState {
-        let mut s = UserState::new();
+        let mut s = fresh();
         for r in rules {
             s.apply(r).unwrap();
         }
@@ -1274,7 +1256,7 @@ mod tests {
 
     #[test]
     fn rule_errors() {
-        let mut s = UserState::new();
+        let mut s = fresh();
         assert_eq!(s.apply("foo"), Err(RuleError::Syntax));
         assert_eq!(s.apply("+nosuch"), Err(RuleError::Unknown));
         assert_eq!(s.apply("+@nosuch"), Err(RuleError::Unknown));
@@ -1311,21 +1293,15 @@ mod tests {
                 continue;
             }
             n += 1;
-            assert!(s.acl.contains(&"sql"), "{} lacks @sql", s.name);
-            if s.has("write") {
-                assert!(s.acl.contains(&"write"), "{} writes without @write", s.name);
+            assert!(s.acl.has(Cats::SQL), "{} lacks @sql", s.name);
+            if s.has(Flags::WRITE) {
+                assert!(s.acl.has(Cats::WRITE), "{} writes without @write", s.name);
             }
-            if s.has("readonly") {
-                assert!(s.acl.contains(&"read"), "{} reads without @read", s.name);
+            if s.has(Flags::READONLY) {
+                assert!(s.acl.has(Cats::READ), "{} reads without @read", s.name);
             }
         }
         assert!(n > 30);
-        // Every category a spec names is one ACL knows.
-        for s in &Table::get().specs {
-            for c in s.acl {
-                assert!(CATEGORIES.contains(c), "{}: unknown category {c}", s.name);
-            }
-        }
     }
 
     #[test]
@@ -1344,7 +1320,7 @@ mod tests {
                 "(+sql.query %R~both:*)",
             ]),
         );
-        let a = u.key_access(idx, spec);
+        let a = u.key_access(idx, spec.flags);
         assert!(a.may_read(b"app:1") && a.may_write(b"app:1"));
         assert!(a.may_read(b"ro:1") && !a.may_write(b"ro:1"));
         assert!(!a.may_read(b"wo:1") && a.may_write(b"wo:1"));
@@ -1354,16 +1330,16 @@ mod tests {
         assert!(!a.may_read(b"other") && !a.is_all());
         // Allowed only for some first arguments: no key.
         let f = User::new("f", user(&["on", "~x:*", "+sql.query|select"]));
-        assert!(!f.key_access(idx, spec).may_read(b"x:1"));
+        assert!(!f.key_access(idx, spec.flags).may_read(b"x:1"));
         // allkeys in a selector that allows the command: every key, no predicate.
         let all = User::new("a", user(&["on", "~x:*", "+@read", "(+sql.query allkeys)"]));
-        assert!(all.key_access(idx, spec).is_all());
+        assert!(all.key_access(idx, spec.flags).is_all());
         assert!(User::new("d", default_state())
-            .key_access(idx, spec)
+            .key_access(idx, spec.flags)
             .is_all());
         // %R~* is a pattern, not allkeys: reads everything, writes nothing.
         let r = User::new("r", user(&["on", "%R~*", "+@all"]));
-        let a = r.key_access(idx, spec);
+        let a = r.key_access(idx, spec.flags);
         assert!(a.may_read(b"anything") && !a.may_write(b"anything"));
     }
 

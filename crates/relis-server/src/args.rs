@@ -190,3 +190,50 @@ pub fn parse_f64(b: &[u8]) -> Option<f64> {
 pub fn lower(b: &[u8]) -> String {
     String::from_utf8_lossy(b).to_ascii_lowercase()
 }
+
+/// Splits a config (or ACL file) line into words, honouring "double" and 'single' quotes
+/// (Redis's `sdssplitargs`).
+pub fn split_config_line(s: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut chars = s.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let Some(&c) = chars.peek() else { break };
+        let mut word = String::new();
+        if c == '"' || c == '\'' {
+            chars.next();
+            let mut closed = false;
+            while let Some(ch) = chars.next() {
+                if ch == c {
+                    closed = true;
+                    break;
+                }
+                if ch == '\\' && c == '"' {
+                    match chars.next()? {
+                        'n' => word.push('\n'),
+                        't' => word.push('\t'),
+                        'r' => word.push('\r'),
+                        o => word.push(o),
+                    }
+                } else {
+                    word.push(ch);
+                }
+            }
+            if !closed {
+                return None;
+            }
+        } else {
+            while let Some(&ch) = chars.peek() {
+                if ch.is_whitespace() {
+                    break;
+                }
+                word.push(ch);
+                chars.next();
+            }
+        }
+        out.push(word);
+    }
+    Some(out)
+}

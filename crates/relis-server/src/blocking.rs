@@ -8,7 +8,7 @@
 //! gets its reply only after that transaction commits, like every other reply. The waiting
 //! connection holds no thread and no transaction: it awaits a oneshot channel with its timeout.
 
-use crate::cmd::Cx;
+use crate::client::Cx;
 use crate::error::CmdError;
 use bytes::Bytes;
 use parking_lot::Mutex;

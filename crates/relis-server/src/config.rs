@@ -838,7 +838,7 @@ impl Config {
             if t.is_empty() || t.starts_with('#') {
                 continue;
             }
-            let words = split_config_line(t)
+            let words = crate::args::split_config_line(t)
                 .ok_or_else(|| fatal(i + 1, line, "Unbalanced quotes in configuration line"))?;
             let (name, rest) = words.split_first().expect("non-empty line");
             if name.eq_ignore_ascii_case("include") {
@@ -959,53 +959,6 @@ fn fatal(line_no: usize, line: &str, msg: &str) -> String {
         env!("CARGO_PKG_VERSION"),
         line.trim()
     )
-}
-
-/// Splits a config (or ACL file) line into words, honouring "double" and 'single' quotes
-/// (Redis's `sdssplitargs`).
-pub fn split_config_line(s: &str) -> Option<Vec<String>> {
-    let mut out = Vec::new();
-    let mut chars = s.chars().peekable();
-    loop {
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-        let Some(&c) = chars.peek() else { break };
-        let mut word = String::new();
-        if c == '"' || c == '\'' {
-            chars.next();
-            let mut closed = false;
-            while let Some(ch) = chars.next() {
-                if ch == c {
-                    closed = true;
-                    break;
-                }
-                if ch == '\\' && c == '"' {
-                    match chars.next()? {
-                        'n' => word.push('\n'),
-                        't' => word.push('\t'),
-                        'r' => word.push('\r'),
-                        o => word.push(o),
-                    }
-                } else {
-                    word.push(ch);
-                }
-            }
-            if !closed {
-                return None;
-            }
-        } else {
-            while let Some(&ch) = chars.peek() {
-                if ch.is_whitespace() {
-                    break;
-                }
-                word.push(ch);
-                chars.next();
-            }
-        }
-        out.push(word);
-    }
-    Some(out)
 }
 
 #[cfg(test)]

@@ -12,8 +12,8 @@
 //! whether anyone monitors costs one atomic load per command.
 
 use crate::client::ClientInfo;
-use crate::cmd::Spec;
 use crate::pubsub::BufferLimit;
+use crate::spec::{Flags, Spec};
 use bytes::{Bytes, BytesMut};
 use parking_lot::Mutex;
 use std::net::SocketAddr;
@@ -68,7 +68,7 @@ impl Monitors {
         if list.is_empty() {
             return;
         }
-        let line = line(crate::server::unix_us(), db, from, argv);
+        let line = line(crate::state::unix_us(), db, from, argv);
         for m in &list {
             m.pubsub.push_encoded(m, &line, m.id == origin, limit);
         }
@@ -78,8 +78,8 @@ impl Monitors {
 /// Whether MONITOR shows `spec`'s commands: not administrative ones. (Redis flags EVAL and
 /// FCALL `skip_monitor` only to show them itself, before the commands their script runs, which
 /// is where Relis shows every command handed to the engine.)
-pub fn shown(spec: &Spec) -> bool {
-    !spec.has("admin")
+pub fn shown<P>(spec: &Spec<P>) -> bool {
+    !spec.has(Flags::ADMIN)
 }
 
 /// A monitor line: `+<sec>.<usec> [<db> <addr>|lua] "arg" ...` and CRLF.

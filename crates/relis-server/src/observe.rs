@@ -8,7 +8,7 @@
 //! `checkpoint`) come through [`relis::Db::on_timing`].
 
 use crate::client::ClientInfo;
-use crate::cmd::{Spec, Table};
+use crate::spec::{Flags, Index};
 use bytes::Bytes;
 use hdrhistogram::Histogram;
 use parking_lot::Mutex;
@@ -87,11 +87,11 @@ const REDACTED: &[u8] = b"(redacted)";
 /// (TLS key passphrases are not among them in Redis 7.0.15: they show.)
 const SENSITIVE_CONFIG: &[&str] = &["requirepass", "masterauth", "masteruser"];
 
-/// Which arguments of a line of `spec` the slow log must not show (Redis's
+/// Which arguments of a line of the command `name` the slow log must not show (Redis's
 /// `redactClientCommandArgument` calls): passwords and ACL rules.
-fn redacted(spec: &Spec, argv: &[Bytes]) -> Vec<usize> {
+fn redacted(name: &str, argv: &[Bytes]) -> Vec<usize> {
     let eq = |a: &Bytes, s: &str| a.eq_ignore_ascii_case(s.as_bytes());
-    match spec.name {
+    match name {
         "auth" => (1..argv.len()).collect(),
         "acl|setuser" => (2..argv.len()).collect(),
         "hello" => {
@@ -144,8 +144,8 @@ fn redacted(spec: &Spec, argv: &[Bytes]) -> Vec<usize> {
 /// The arguments an entry shows for `line` (Redis's `slowlogCreateEntry`): at most 32, the last
 /// of them `... (N more arguments)` when there were more; each at most 128 bytes, followed by
 /// `... (N more bytes)` when it was longer.
-pub fn entry_args(spec: &Spec, line: &Line) -> Vec<Bytes> {
-    let hidden = redacted(spec, &line.argv);
+pub fn entry_args(name: &str, line: &Line) -> Vec<Bytes> {
+    let hidden = redacted(name, &line.argv);
     let kept = line.argc.min(SLOWLOG_ENTRY_MAX_ARGC);
     (0..kept)
         .map(|j| {
@@ -190,11 +190,11 @@ impl SlowLog {
         entries.truncate(max);
     }
 
-    /// Logs `line`, a command of `spec` that ran `micros` microseconds, if that is slow enough
+    /// Logs `line`, a command named `command` with `flags` that ran `micros` microseconds, if that is slow enough
     /// (Redis's `slowlogPushEntryIfNeeded`; commands flagged `skip_slowlog`, EXEC, never are).
-    pub fn push(&self, spec: &Spec, micros: u64, line: &Line) {
+    pub fn push(&self, command: &str, flags: Flags, micros: u64, line: &Line) {
         let slower_than = self.slower_than.load(Ordering::Relaxed);
-        if slower_than < 0 || micros < slower_than as u64 || spec.has("skip_slowlog") {
+        if slower_than < 0 || micros < slower_than as u64 || flags.has(Flags::SKIP_SLOWLOG) {
             return;
         }
         let (addr, name) = match &line.client {
@@ -204,13 +204,13 @@ impl SlowLog {
             ),
             None => ("?:0".to_string(), Bytes::new()),
         };
-        let args = entry_args(spec, line);
+        let args = entry_args(command, line);
         let mut g = self.entries.lock();
         let id = g.0;
         g.0 += 1;
         g.1.push_front(SlowEntry {
             id,
-            time: crate::server::unix_ms() / 1000,
+            time: crate::state::unix_ms() / 1000,
             micros,
             args,
             addr,
@@ -311,7 +311,7 @@ impl LatencyMonitor {
     pub fn add_if_needed(&self, event: &str, ms: u64) {
         let t = self.threshold();
         if t > 0 && ms >= t {
-            self.add(event, ms, crate::server::unix_ms() / 1000);
+            self.add(event, ms, crate::state::unix_ms() / 1000);
         }
     }
 
@@ -376,10 +376,10 @@ impl Default for Histograms {
     fn default() -> Self {
         Histograms {
             tracking: AtomicBool::new(true),
-            fast: Table::get().specs.iter().map(|s| s.has("fast")).collect(),
-            per_cmd: (0..Table::get().specs.len())
-                .map(|_| Mutex::new(None))
+            fast: (0..Index::get().len())
+                .map(|i| Index::get().flags(i).has(Flags::FAST))
                 .collect(),
+            per_cmd: (0..Index::get().len()).map(|_| Mutex::new(None)).collect(),
             percentiles: Mutex::new(vec![50.0, 99.0, 99.9]),
         }
     }
@@ -511,7 +511,9 @@ impl Observe {
         };
         self.latency.add_if_needed(event, micros / 1000);
         if let Some(line) = line {
-            self.slowlog.push(Table::get().specs[idx], micros, line);
+            let index = Index::get();
+            self.slowlog
+                .push(index.name(idx), index.flags(idx), micros, line);
         }
     }
 }
@@ -519,9 +521,10 @@ impl Observe {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cmd::Table;
 
-    fn spec(name: &str) -> &'static Spec {
-        Table::get().lookup(name.as_bytes()).unwrap().1
+    fn flags(name: &str) -> Flags {
+        Table::get().lookup(name.as_bytes()).unwrap().1.flags
     }
 
     fn line(args: &[&str]) -> Line {
@@ -530,7 +533,7 @@ mod tests {
     }
 
     fn shown(name: &str, args: &[&str]) -> Vec<String> {
-        entry_args(spec(name), &line(args))
+        entry_args(name, &line(args))
             .iter()
             .map(|b| String::from_utf8_lossy(b).into_owned())
             .collect()
@@ -562,7 +565,7 @@ mod tests {
         // Arguments arrive as slices of the connection's input buffer.
         let buf = Bytes::from(vec![b'a'; 1 << 20]);
         let argv = vec![buf.slice(0..3), buf.slice(3..6), buf.slice(6..1000)];
-        let args = entry_args(spec("set"), &Line::new(&argv, None));
+        let args = entry_args("set", &Line::new(&argv, None));
         let range = buf.as_ptr() as usize..buf.as_ptr() as usize + buf.len();
         for a in &args {
             assert!(!range.contains(&(a.as_ptr() as usize)));
@@ -631,7 +634,7 @@ mod tests {
         let log = SlowLog::default();
         log.configure(0, 2);
         for k in ["a", "b", "c"] {
-            log.push(spec("get"), 5, &line(&["get", k]));
+            log.push("get", flags("get"), 5, &line(&["get", k]));
         }
         let e = log.get(None);
         assert_eq!(e.iter().map(|e| e.id).collect::<Vec<_>>(), [2, 1]);
@@ -640,15 +643,15 @@ mod tests {
         assert_eq!(log.get(Some(1)).len(), 1);
         // Below the threshold, and EXEC, are not logged.
         log.configure(10, 2);
-        log.push(spec("get"), 9, &line(&["get", "d"]));
-        log.push(spec("exec"), 100, &line(&["exec"]));
+        log.push("get", flags("get"), 9, &line(&["get", "d"]));
+        log.push("exec", flags("exec"), 100, &line(&["exec"]));
         assert_eq!(log.get(None)[0].id, 2);
-        log.push(spec("get"), 10, &line(&["get", "d"]));
+        log.push("get", flags("get"), 10, &line(&["get", "d"]));
         assert_eq!(log.get(None)[0].id, 3);
         // Ids go on after a reset; a shorter max-len trims at once.
         log.reset();
         assert!(log.is_empty());
-        log.push(spec("get"), 10, &line(&["get", "e"]));
+        log.push("get", flags("get"), 10, &line(&["get", "e"]));
         assert_eq!(log.get(None)[0].id, 4);
         log.configure(-1, 0);
         assert_eq!(log.len(), 0);
@@ -683,8 +686,8 @@ mod tests {
 
     #[test]
     fn histograms_as_redis_reports_them() {
-        let hs = Histograms::default();
         let idx = Table::get().lookup(b"set").unwrap().0;
+        let hs = Histograms::default();
         hs.record(idx, 5);
         hs.record(idx, 5);
         hs.record(idx, 8);
@@ -709,6 +712,7 @@ mod tests {
 
     #[test]
     fn a_command_run_feeds_everything() {
+        Table::get();
         let o = Observe::default();
         o.configure(&crate::config::Config {
             slowlog_log_slower_than: 0,

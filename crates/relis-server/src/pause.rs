@@ -6,7 +6,7 @@
 //! Commands rejected before they would run (unknown, wrong arity, no authentication) are
 //! answered at once, as in Redis. The check on the command path is one atomic load.
 
-use crate::cmd::Spec;
+use crate::spec::{Flags, Spec};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::Notify;
@@ -33,7 +33,7 @@ pub struct Pause {
 }
 
 // Commands Redis flags `may_replicate` are held by a WRITE pause although not `write`.
-use crate::client::MAY_REPLICATE;
+use crate::spec::MAY_REPLICATE;
 
 impl Pause {
     /// CLIENT PAUSE: holds `mode`'s commands until `until`. A pause in force is only ever made
@@ -56,7 +56,7 @@ impl Pause {
     }
 
     /// Whether `spec` is held by a pause in force now, and until when.
-    fn holds(&self, spec: &Spec) -> Option<Instant> {
+    fn holds<P>(&self, spec: &Spec<P>) -> Option<Instant> {
         if !self.active.load(Ordering::Acquire) {
             return None;
         }
@@ -67,12 +67,12 @@ impl Pause {
             self.active.store(false, Ordering::Release);
             return None;
         }
-        let writes = spec.has("write") || MAY_REPLICATE.contains(&spec.name);
+        let writes = spec.has(Flags::WRITE) || MAY_REPLICATE.contains(&spec.name);
         (mode == PauseMode::All || writes).then_some(end)
     }
 
     /// Whether a pause in force holds `spec` now.
-    pub fn holds_now(&self, spec: &Spec) -> bool {
+    pub fn holds_now<P>(&self, spec: &Spec<P>) -> bool {
         self.holds(spec).is_some()
     }
 
@@ -82,7 +82,7 @@ impl Pause {
     }
 
     /// Waits while a pause holds `spec`.
-    pub async fn wait(&self, spec: &Spec) {
+    pub async fn wait<P>(&self, spec: &Spec<P>) {
         loop {
             let lifted = self.lifted.notified();
             tokio::pin!(lifted);

@@ -1,349 +1,64 @@
-//! Server-wide state and the accept loop: `run(listener, shared, shutdown)`.
+//! Starting the server: [`Shared::new`] (the shared state with what it reloads from the
+//! database) and the accept loop, `run(listener, shared, shutdown)`.
 
-use crate::client::{self, ClientInfo};
 use crate::cmd::Table;
 use crate::config::Config;
-use parking_lot::{Mutex, RwLock};
-use std::collections::{BTreeMap, VecDeque};
+pub use crate::state::Shared;
 use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
 use tokio::net::TcpListener;
-use tokio::sync::watch;
-
-/// Per-command statistics for INFO commandstats.
-#[derive(Debug, Default)]
-pub struct CmdStat {
-    /// Successful and failed executions.
-    pub calls: AtomicU64,
-    /// Total microseconds spent executing.
-    pub usec: AtomicU64,
-    /// Rejected before execution (arity, auth, parse errors).
-    pub rejected_calls: AtomicU64,
-    /// Executed and replied with an error.
-    pub failed_calls: AtomicU64,
-}
-
-/// Server-wide counters for INFO stats.
-#[derive(Debug, Default)]
-pub struct Stats {
-    /// Connections accepted.
-    pub total_connections_received: AtomicU64,
-    /// Commands processed.
-    pub total_commands_processed: AtomicU64,
-    /// Connections refused (maxclients).
-    pub rejected_connections: AtomicU64,
-    /// Bytes read from clients.
-    pub net_input_bytes: AtomicU64,
-    /// Bytes written to clients.
-    pub net_output_bytes: AtomicU64,
-    /// Error replies sent.
-    pub total_error_replies: AtomicU64,
-    /// Read lookups that found a key.
-    pub keyspace_hits: AtomicU64,
-    /// Read lookups that found nothing.
-    pub keyspace_misses: AtomicU64,
-    /// Reads from client sockets that returned data or end of file.
-    pub total_reads_processed: AtomicU64,
-    /// Writes of replies to client sockets.
-    pub total_writes_processed: AtomicU64,
-}
-
-/// SCAN cursors: Redis cursors are integers, Relis scans in key order, so a cursor number names
-/// the key a scan stopped at. Bounded: the oldest cursors are forgotten first (a forgotten
-/// cursor restarts its scan, which SCAN's guarantees allow: keys may be returned twice).
-///
-/// Numbers count up from a base drawn at start-up between 2^40 and 2^48: every cursor stays
-/// exact as a double (below 2^53, so JavaScript clients send back what they got), and a cursor
-/// kept across a restart names nothing (it restarts its scan) instead of another scan's key,
-/// which could skip keys.
-#[derive(Debug)]
-pub struct Cursors {
-    base: u64,
-    next: u64,
-    map: BTreeMap<u64, (u32, bytes::Bytes)>,
-    order: VecDeque<u64>,
-    /// Cursors of scans inside one key (SSCAN, ...): (db, key, where the page stopped).
-    keyed: BTreeMap<u64, (u32, bytes::Bytes, bytes::Bytes)>,
-}
-
-const MAX_CURSORS: usize = 100_000;
-
-/// The largest cursor a double holds exactly.
-const MAX_CURSOR: u64 = (1 << 53) - 1;
-
-impl Default for Cursors {
-    fn default() -> Cursors {
-        Cursors {
-            base: rand::random_range(1u64 << 40..1 << 48),
-            next: 0,
-            map: BTreeMap::new(),
-            order: VecDeque::new(),
-            keyed: BTreeMap::new(),
-        }
-    }
-}
-
-impl Cursors {
-    /// Remembers where a scan of `db` stopped; returns the cursor number to give the client.
-    pub fn save(&mut self, db: u32, after: bytes::Bytes) -> u64 {
-        self.next += 1;
-        if self.base + self.next > MAX_CURSOR {
-            // Never reached in practice (2^52 pages); numbers start over, still never 0.
-            self.next = 1;
-        }
-        let id = self.base + self.next;
-        self.map.insert(id, (db, after));
-        self.order.push_back(id);
-        while self.order.len() > MAX_CURSORS {
-            if let Some(old) = self.order.pop_front() {
-                self.map.remove(&old);
-                self.keyed.remove(&old);
-            }
-        }
-        id
-    }
-
-    /// Where the scan named `id` continues, if it is known and for the same database.
-    pub fn resume(&self, db: u32, id: u64) -> Option<bytes::Bytes> {
-        self.map
-            .get(&id)
-            .filter(|(d, _)| *d == db)
-            .map(|(_, k)| k.clone())
-    }
-
-    /// Remembers where a scan inside `key` of `db` stopped (SSCAN and the like); returns the
-    /// cursor number to give the client. Shares numbering and bounds with [`Cursors::save`].
-    pub fn save_keyed(&mut self, db: u32, key: bytes::Bytes, after: bytes::Bytes) -> u64 {
-        let id = self.save(db, bytes::Bytes::new());
-        self.map.remove(&id);
-        self.keyed.insert(id, (db, key, after));
-        id
-    }
-
-    /// Where the scan inside `key` of `db` named `id` continues, if it is known and for the same
-    /// database and key.
-    pub fn resume_keyed(&self, db: u32, key: &[u8], id: u64) -> Option<bytes::Bytes> {
-        self.keyed
-            .get(&id)
-            .filter(|(d, k, _)| *d == db && k == key)
-            .map(|(_, _, after)| after.clone())
-    }
-}
-
-/// When TOUCH last touched keys (unix ms), for OBJECT IDLETIME: the file records only a key's
-/// last write, and writing a row for a read-only command would cost a commit. Kept in memory,
-/// bounded (when full it starts over: idle times fall back to the last write).
-#[derive(Debug, Default)]
-pub struct Touched {
-    map: Mutex<rustc_hash::FxHashMap<(u32, bytes::Bytes), i64>>,
-}
-
-/// Most keys [`Touched`] remembers.
-const MAX_TOUCHED: usize = 100_000;
-
-impl Touched {
-    /// Records that `key` of `db` was touched at `now_ms`.
-    pub fn touch(&self, db: u32, key: &bytes::Bytes, now_ms: i64) {
-        let mut map = self.map.lock();
-        if map.len() >= MAX_TOUCHED && !map.contains_key(&(db, key.clone())) {
-            map.clear();
-        }
-        map.insert((db, key.clone()), now_ms);
-    }
-
-    /// When `key` of `db` was last touched, if it was.
-    pub fn last(&self, db: u32, key: &bytes::Bytes) -> Option<i64> {
-        self.map.lock().get(&(db, key.clone())).copied()
-    }
-}
-
-/// Everything connections share.
-pub struct Shared {
-    /// The engine.
-    pub db: relis::Db,
-    /// Current configuration.
-    pub config: RwLock<Config>,
-    /// The config file the server was started with, for CONFIG REWRITE.
-    pub config_file: Option<std::path::PathBuf>,
-    /// Connected clients by id.
-    pub clients: Mutex<BTreeMap<u64, Arc<ClientInfo>>>,
-    /// How many clients `clients` holds (read without its lock on the connection path).
-    pub connected: std::sync::atomic::AtomicUsize,
-    next_client_id: AtomicU64,
-    /// Counters.
-    pub stats: Stats,
-    /// Per-command counters, by [`Table`] index.
-    pub cmd_stats: Vec<CmdStat>,
-    /// When the server started.
-    pub started: Instant,
-    /// Unix seconds of the last successful SAVE (start time until then).
-    pub lastsave: AtomicI64,
-    /// Unix seconds of the last BGSAVE's end and whether it succeeded, for INFO persistence.
-    pub last_bgsave_ok: std::sync::atomic::AtomicBool,
-    /// SCAN cursors.
-    pub cursors: Mutex<Cursors>,
-    /// TOUCH's access times (OBJECT IDLETIME).
-    pub touched: Touched,
-    /// The address the server listens on.
-    pub addr: SocketAddr,
-    /// A random 40-hex-digit id of this run (INFO run_id).
-    pub run_id: String,
-    /// Error replies by their first word (INFO errorstats).
-    pub errors: Mutex<BTreeMap<String, u64>>,
-    /// SAVE / BGSAVE bookkeeping (INFO persistence).
-    pub save: crate::cmd::server::save::SaveState,
-    /// The resident set when the server had started (MEMORY STATS `startup.allocated`).
-    pub startup_memory: u64,
-    /// Instantaneous rates and peak memory (INFO stats, memory).
-    pub sampler: crate::cmd::server::info::Sampler,
-    /// Clients blocked on keys.
-    pub blocking: crate::blocking::Blocking,
-    /// Named SQL databases (SQL.DB), by name.
-    pub sql: crate::cmd::sql::db::Databases,
-    /// Pub/sub subscriptions, and the keyspace notifications the engine hands over.
-    pub pubsub: Arc<crate::pubsub::PubSub>,
-    /// CLIENT PAUSE.
-    pub pause: crate::pause::Pause,
-    /// Lua scripts and function libraries.
-    pub scripting: crate::script::Scripting,
-    /// The TLS configuration new TLS connections get (None without a TLS listener); CONFIG
-    /// SET of a `tls-*` setting replaces it.
-    pub tls: RwLock<Option<crate::tls::TlsAcceptor>>,
-    /// ACL users and the ACL log.
-    pub acl: crate::acl::Acl,
-    /// SLOWLOG, LATENCY and the per-command latency histograms.
-    pub observe: Arc<crate::observe::Observe>,
-    /// MONITOR clients.
-    pub monitors: crate::monitor::Monitors,
-    shutdown: watch::Sender<bool>,
-}
 
 impl Shared {
-    /// Removes client `id` from `clients` (it has gone).
-    pub fn forget_client(&self, id: u64) {
-        let mut clients = self.clients.lock();
-        clients.remove(&id);
-        self.connected
-            .store(clients.len(), std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// Builds the shared state around an open engine.
+    /// Builds the shared state around an open engine: reopens the named SQL databases and
+    /// the stored function libraries, and starts the INFO sampler.
     pub fn new(
         db: relis::Db,
         config: Config,
         config_file: Option<std::path::PathBuf>,
         addr: SocketAddr,
     ) -> Arc<Shared> {
-        let n = Table::get().specs.len();
-        let (shutdown, _) = watch::channel(false);
-        let now = unix_ms() / 1000;
+        // Statistics and ACL selectors are sized by the command table.
+        Table::get();
         // Named SQL databases recorded in the main database reopen with the server.
-        let sql = crate::cmd::sql::db::Databases::open_all(&db, &config);
-        let pubsub = Arc::new(crate::pubsub::PubSub::default());
-        pubsub.configure(&config);
-        db.set_event_sink(pubsub.clone());
+        let sql = crate::cmd::sql::db::open_all(&db, &config);
         // Function libraries are stored in the database: they come back with it.
         let scripting = crate::script::Scripting::default();
         scripting.configure(&config);
-        scripting.load_stored(&db);
-        let acl = crate::acl::Acl::new(&config.requirepass);
-        acl.log_max
-            .store(config.acllog_max_len, std::sync::atomic::Ordering::Relaxed);
-        let observe = Arc::new(crate::observe::Observe::default());
-        observe.configure(&config);
-        // The engine's own timings (group commits, fsyncs, checkpoints) are latency events.
-        let monitor = Arc::downgrade(&observe);
-        db.on_timing(Box::new(move |event, took| {
-            if let Some(m) = monitor.upgrade() {
-                m.latency
-                    .add_if_needed(event.name(), took.as_millis() as u64);
-            }
-        }));
-        let shared = Arc::new(Shared {
+        crate::lua::load_stored(&scripting, &db);
+        let shared = Arc::new(Shared::assemble(
             db,
-            config: RwLock::new(config),
+            config,
             config_file,
-            clients: Mutex::new(BTreeMap::new()),
-            connected: std::sync::atomic::AtomicUsize::new(0),
-            next_client_id: AtomicU64::new(1),
-            stats: Stats::default(),
-            cmd_stats: (0..n).map(|_| CmdStat::default()).collect(),
-            started: Instant::now(),
-            lastsave: AtomicI64::new(now),
-            last_bgsave_ok: std::sync::atomic::AtomicBool::new(true),
-            cursors: Mutex::new(Cursors::default()),
-            touched: Touched::default(),
             addr,
-            run_id: (0..40)
-                .map(|_| char::from_digit(rand::random_range(0..16u32), 16).unwrap_or('0'))
-                .collect(),
-            errors: Mutex::new(BTreeMap::new()),
-            save: Default::default(),
-            startup_memory: crate::cmd::server::info::rss_bytes(),
-            sampler: Default::default(),
-            blocking: Default::default(),
             sql,
-            pubsub,
-            pause: crate::pause::Pause::default(),
             scripting,
-            tls: RwLock::new(None),
-            acl,
-            observe,
-            monitors: Default::default(),
-            shutdown,
-        });
-        crate::cmd::server::info::spawn_sampler(&shared);
+        ));
+        spawn_sampler(&shared);
         shared
     }
+}
 
-    /// Counts an error reply under its first word (`ERR`, `WRONGTYPE`, ...) for INFO
-    /// errorstats. Like Redis, it tracks at most 128 different words.
-    pub fn count_error(&self, text: &[u8]) {
-        let code = text.split(|b| *b == b' ').next().unwrap_or_default();
-        let code = String::from_utf8_lossy(code);
-        let mut errors = self.errors.lock();
-        if let Some(n) = errors.get_mut(code.as_ref()) {
-            *n += 1;
-        } else if errors.len() < 128 {
-            errors.insert(code.into_owned(), 1);
+/// Starts the 100 ms sampler of `server` on the current tokio runtime (if there is one); it
+/// stops when the server shuts down or is dropped.
+pub fn spawn_sampler(server: &Arc<Shared>) {
+    let Ok(rt) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let weak: std::sync::Weak<Shared> = Arc::downgrade(server);
+    let mut stop = server.shutdown_signal();
+    rt.spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_millis(100));
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {}
+                _ = stop.changed() => return,
+            }
+            let Some(server) = weak.upgrade() else { return };
+            server.sampler.sample(&server.stats);
         }
-    }
-
-    /// A fresh client id.
-    pub fn next_client_id(&self) -> u64 {
-        self.next_client_id.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// Asks the server to stop: the accept loop ends and every connection closes.
-    pub fn request_shutdown(&self) {
-        let _ = self.shutdown.send(true);
-    }
-
-    /// A receiver that changes when shutdown is requested.
-    pub fn shutdown_signal(&self) -> watch::Receiver<bool> {
-        self.shutdown.subscribe()
-    }
-
-    /// Whether shutdown has been requested.
-    pub fn is_shutting_down(&self) -> bool {
-        *self.shutdown.borrow()
-    }
-}
-
-/// Unix time in microseconds (MONITOR's timestamps).
-pub fn unix_us() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as u64)
-}
-
-/// Unix time in milliseconds from the engine's clock source of truth for wall time.
-pub fn unix_ms() -> i64 {
-    use relis::Clock;
-    relis::SystemClock.now_ms()
+    });
 }
 
 /// Accepts connections until `shutdown` resolves or SHUTDOWN is requested, then closes them.
@@ -386,9 +101,9 @@ async fn accept_loop(
                 shared.stats.total_connections_received.fetch_add(1, Ordering::Relaxed);
                 let shared = shared.clone();
                 if !tls {
-                    tasks.spawn(async move { client::serve(stream, peer, shared).await });
+                    tasks.spawn(async move { crate::connection::serve(stream, peer, shared).await });
                 } else if let Some(acceptor) = shared.tls.read().clone() {
-                    tasks.spawn(client::serve_tls(stream, peer, shared.clone(), acceptor));
+                    tasks.spawn(crate::connection::serve_tls(stream, peer, shared.clone(), acceptor));
                 }
                 while tasks.try_join_next().is_some() {}
             }

@@ -1,26 +1,9 @@
-//! Lua scripting, as Redis 7.0 does it: EVAL/EVALSHA scripts and FUNCTION libraries run in one
-//! Lua 5.1 state on the writer thread, as one write job (so one SQLite transaction, and nothing
-//! else writes meanwhile: Redis's atomicity). `redis.call` runs commands through the same
-//! command table as the network does.
-//!
-//! - [`Scripting`]: what the connections share (the script cache, the running script's state
-//!   for BUSY and SCRIPT KILL, the function libraries).
-//! - `engine`: the Lua state (a thread-local of the writer thread), the sandbox, `redis.*`.
-//! - `convert`: Redis reply <-> Lua value conversions, exactly Redis's.
-//! - `cjson`, `cmsgpack`, `lstruct` (`struct`), `bit`: the libraries Redis scripts rely on.
+//! Scripting state, what the connections and the writer share: [`Scripting`] (the script
+//! cache, the running script's state for BUSY and SCRIPT KILL, the function libraries in
+//! [`functions`]). The Lua engine that runs scripts is `crate::lua`; this module knows no
+//! command and no Lua.
 
-mod bit;
-mod cjson;
-mod cmsgpack;
-mod convert;
-mod engine;
 pub mod functions;
-#[doc(hidden)]
-pub mod fuzz;
-mod lstruct;
-mod random;
-
-pub use engine::{load, run, Call, Target};
 
 use crate::error::CmdError;
 use bytes::Bytes;
@@ -93,7 +76,8 @@ pub struct RunState {
 }
 
 impl RunState {
-    fn begin(&self, function: bool, threshold_ms: u64) {
+    /// A script starts (the engine calls it): it may turn busy after `threshold_ms`.
+    pub fn begin(&self, function: bool, threshold_ms: u64) {
         *self.started.lock() = Some(Instant::now());
         self.threshold_ms.store(threshold_ms, Ordering::Relaxed);
         self.function.store(function, Ordering::Relaxed);
@@ -105,7 +89,8 @@ impl RunState {
         self.running.store(true, Ordering::SeqCst);
     }
 
-    fn end(&self) {
+    /// The script has ended (the engine calls it).
+    pub fn end(&self) {
         self.running.store(false, Ordering::SeqCst);
         self.busy.store(false, Ordering::SeqCst);
         self.kill.store(false, Ordering::Relaxed);
@@ -115,7 +100,7 @@ impl RunState {
 
     /// Called from the Lua hook: marks the script busy once it is past the threshold, and
     /// says whether it must stop (and why).
-    fn tick(&self) -> Tick {
+    pub fn tick(&self) -> Tick {
         if self.loading.load(Ordering::Relaxed) {
             // FUNCTION LOAD gives a library's top level 500 ms, as Redis does.
             let late = self
@@ -184,9 +169,12 @@ impl RunState {
 }
 
 /// What the Lua hook does next.
-enum Tick {
+pub enum Tick {
+    /// Go on.
     Go,
+    /// Stop: SCRIPT/FUNCTION KILL or SHUTDOWN NOSAVE.
     Kill,
+    /// Stop: FUNCTION LOAD's top level ran too long.
     LoadTimeout,
 }
 
@@ -217,47 +205,6 @@ impl Scripting {
         let sha = sha1hex(&body);
         self.scripts.lock().entry(sha.clone()).or_insert(body);
         sha
-    }
-
-    /// Loads the function libraries stored in the database (at start-up). A library that no
-    /// longer loads is left out, with a warning in the log.
-    pub fn load_stored(&self, db: &relis::Db) {
-        let stored = match db.read(|r| r.function_libraries()) {
-            Ok(l) => l,
-            Err(e) => {
-                tracing::error!("cannot read the function libraries: {e}");
-                return;
-            }
-        };
-        // The libraries run on a thread with the writer's stack (64 MiB; the libraries'
-        // decoders recurse as deep as Lua's stack allows), not on the caller's.
-        let libs = std::thread::scope(|s| {
-            std::thread::Builder::new()
-                .name("relis-functions".into())
-                .stack_size(64 << 20)
-                .spawn_scoped(s, || {
-                    let mut libs = std::collections::BTreeMap::new();
-                    for (name, code) in stored {
-                        match functions::evaluate(self, &code) {
-                            Ok(lib) => {
-                                libs.insert(lib.name.clone(), lib);
-                            }
-                            Err(e) => tracing::warn!(
-                                "function library {name} does not load: {}",
-                                e.message()
-                            ),
-                        }
-                    }
-                    libs
-                })
-                .map_err(|e| e.to_string())
-                .and_then(|t| t.join().map_err(|_| "it panicked".to_string()))
-                .unwrap_or_else(|e| {
-                    tracing::error!("cannot load the function libraries: {e}");
-                    Default::default()
-                })
-        });
-        self.functions.replace_all(libs);
     }
 
     /// INFO memory's scripting figures: (Lua state bytes, script bodies' bytes, cached

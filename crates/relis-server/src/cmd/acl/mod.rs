@@ -13,10 +13,10 @@ use bytes::Bytes;
 use resp::Frame;
 use std::sync::Arc;
 
-const FLAGS: &[&str] = &["noscript", "loading", "stale"];
-const ADMIN_FLAGS: &[&str] = &["admin", "noscript", "loading", "stale"];
-const ACL_SLOW: &[&str] = &["slow"];
-const ACL_ADMIN: &[&str] = &["admin", "slow", "dangerous"];
+const FLAGS: crate::cmd::Flags = Spec::flags(&["noscript", "loading", "stale"]);
+const ADMIN_FLAGS: crate::cmd::Flags = Spec::flags(&["admin", "noscript", "loading", "stale"]);
+const ACL_SLOW: crate::cmd::Cats = Spec::acl(&["slow"]);
+const ACL_ADMIN: crate::cmd::Cats = Spec::acl(&["admin", "slow", "dangerous"]);
 
 macro_rules! sub {
     ($name:expr, $arity:expr, $admin:expr, $summary:expr, $parse:expr) => {
@@ -128,7 +128,7 @@ pub const SUBCOMMANDS: &[Spec] = &[
         |_| Parsed::conn(AclCmd::WhoAmI)
     ),
     Spec {
-        flags: &["loading", "stale"],
+        flags: Spec::flags(&["loading", "stale"]),
         ..sub!(
             "acl|help",
             2,
@@ -379,7 +379,9 @@ impl ConnCmd for AclCmd {
                         Table::get()
                             .specs
                             .iter()
-                            .filter(|s| s.acl.contains(&name.as_str()))
+                            .filter(|s| {
+                                crate::spec::Cats::named(&name).is_some_and(|c| s.acl.has(c))
+                            })
                             .map(|s| bulk(s.name))
                             .collect(),
                     ))
@@ -399,7 +401,7 @@ impl ConnCmd for AclCmd {
                     Ok(Frame::ok())
                 }
                 AclCmd::Log(Some(n)) => {
-                    let now = crate::server::unix_ms();
+                    let now = crate::state::unix_ms();
                     let entries = acl.log_entries(n.max(0) as usize);
                     Ok(Frame::Array(
                         entries

@@ -18,8 +18,8 @@ const COMPLEXITY: &str = "O(1) for each subcommand specified";
 pub const SPEC: Spec = Spec {
     name: "bitfield",
     arity: -2,
-    flags: &["write", "denyoom"],
-    acl: &["write", "bitmap", "slow"],
+    flags: Spec::flags(&["write", "denyoom"]),
+    acl: Spec::acl(&["write", "bitmap", "slow"]),
     keys: (1, 1, 1),
     group: "bitmap",
     since: "3.2.0",
@@ -35,8 +35,8 @@ pub const SPEC: Spec = Spec {
 pub const SPEC_RO: Spec = Spec {
     name: "bitfield_ro",
     arity: -2,
-    flags: &["readonly", "fast"],
-    acl: &["read", "bitmap", "fast"],
+    flags: Spec::flags(&["readonly", "fast"]),
+    acl: Spec::acl(&["read", "bitmap", "fast"]),
     keys: (1, 1, 1),
     group: "bitmap",
     since: "6.0.0",

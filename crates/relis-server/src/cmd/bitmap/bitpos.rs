@@ -12,8 +12,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "bitpos",
     arity: -3,
-    flags: &["readonly"],
-    acl: &["read", "bitmap", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "bitmap", "slow"]),
     keys: (1, 1, 1),
     group: "bitmap",
     since: "2.8.7",

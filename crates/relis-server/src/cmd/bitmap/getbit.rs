@@ -11,8 +11,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "getbit",
     arity: 3,
-    flags: &["readonly", "fast"],
-    acl: &["read", "bitmap", "fast"],
+    flags: Spec::flags(&["readonly", "fast"]),
+    acl: Spec::acl(&["read", "bitmap", "fast"]),
     keys: (1, 1, 1),
     group: "bitmap",
     since: "2.2.0",

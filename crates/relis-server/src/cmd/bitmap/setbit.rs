@@ -12,8 +12,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "setbit",
     arity: 4,
-    flags: &["write", "denyoom"],
-    acl: &["write", "bitmap", "slow"],
+    flags: Spec::flags(&["write", "denyoom"]),
+    acl: Spec::acl(&["write", "bitmap", "slow"]),
     keys: (1, 1, 1),
     group: "bitmap",
     since: "2.2.0",

@@ -18,8 +18,8 @@ fn parse(args: &mut Args) -> Result<Parsed, CmdError> {
 pub const SPEC_READONLY: Spec = Spec {
     name: "readonly",
     arity: 1,
-    flags: &["loading", "stale", "fast"],
-    acl: &["fast", "connection"],
+    flags: Spec::flags(&["loading", "stale", "fast"]),
+    acl: Spec::acl(&["fast", "connection"]),
     group: "cluster",
     since: "3.0.0",
     summary: "Enables read queries for a connection to a cluster replica node",
@@ -37,7 +37,7 @@ pub const SPEC_READWRITE: Spec = Spec {
 /// ASKING's declaration.
 pub const SPEC_ASKING: Spec = Spec {
     name: "asking",
-    flags: &["fast"],
+    flags: Spec::flags(&["fast"]),
     summary: "Sent by cluster clients after an -ASK redirect",
     ..SPEC_READONLY
 };

@@ -15,15 +15,15 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "auth",
     arity: -2,
-    flags: &[
+    flags: Spec::flags(&[
         "noscript",
         "loading",
         "stale",
         "fast",
         "no_auth",
         "allow_busy",
-    ],
-    acl: &["fast", "connection"],
+    ]),
+    acl: Spec::acl(&["fast", "connection"]),
     group: "connection",
     since: "1.0.0",
     summary: "Authenticate to the server",
@@ -82,7 +82,7 @@ pub fn authenticate(c: &mut Client, user: &[u8], pass: &[u8], cmd: &str) -> Resu
         } else {
             "toplevel"
         };
-        crate::client::acl_log(
+        crate::dispatch::acl_log(
             &c.server,
             &c.info,
             "auth",

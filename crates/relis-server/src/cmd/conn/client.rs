@@ -15,10 +15,10 @@ use bytes::Bytes;
 use resp::Frame;
 use std::sync::atomic::Ordering;
 
-const FLAGS: &[&str] = &["noscript", "loading", "stale"];
-const ADMIN_FLAGS: &[&str] = &["admin", "noscript", "loading", "stale"];
-const ACL: &[&str] = &["slow", "connection"];
-const ADMIN_ACL: &[&str] = &["admin", "slow", "dangerous", "connection"];
+const FLAGS: crate::cmd::Flags = Spec::flags(&["noscript", "loading", "stale"]);
+const ADMIN_FLAGS: crate::cmd::Flags = Spec::flags(&["admin", "noscript", "loading", "stale"]);
+const ACL: crate::cmd::Cats = Spec::acl(&["slow", "connection"]);
+const ADMIN_ACL: crate::cmd::Cats = Spec::acl(&["admin", "slow", "dangerous", "connection"]);
 
 /// CLIENT's subcommands.
 pub const SUBCOMMANDS: &[Spec] = &[
@@ -58,7 +58,7 @@ pub const SUBCOMMANDS: &[Spec] = &[
     Spec {
         name: "client|setinfo",
         arity: 4,
-        flags: &["noscript", "loading", "stale", "allow_busy"],
+        flags: Spec::flags(&["noscript", "loading", "stale", "allow_busy"]),
         acl: ACL,
         group: "connection",
         since: "7.2.0",
@@ -145,7 +145,7 @@ pub const SUBCOMMANDS: &[Spec] = &[
     Spec {
         name: "client|help",
         arity: 2,
-        flags: &["loading", "stale"],
+        flags: Spec::flags(&["loading", "stale"]),
         acl: ACL,
         group: "connection",
         since: "5.0.0",

@@ -14,8 +14,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "client|kill",
     arity: -3,
-    flags: &["admin", "noscript", "loading", "stale"],
-    acl: &["admin", "slow", "dangerous", "connection"],
+    flags: Spec::flags(&["admin", "noscript", "loading", "stale"]),
+    acl: Spec::acl(&["admin", "slow", "dangerous", "connection"]),
     group: "connection",
     since: "2.4.0",
     summary: "Kill the connection of a client",

@@ -19,8 +19,8 @@ use std::sync::atomic::Ordering;
 pub const SPEC_LIST: Spec = Spec {
     name: "client|list",
     arity: -2,
-    flags: &["admin", "noscript", "loading", "stale"],
-    acl: &["admin", "slow", "dangerous", "connection"],
+    flags: Spec::flags(&["admin", "noscript", "loading", "stale"]),
+    acl: Spec::acl(&["admin", "slow", "dangerous", "connection"]),
     group: "connection",
     since: "2.4.0",
     summary: "Get the list of client connections",
@@ -34,8 +34,8 @@ pub const SPEC_LIST: Spec = Spec {
 pub const SPEC_INFO: Spec = Spec {
     name: "client|info",
     arity: 2,
-    flags: &["noscript", "loading", "stale"],
-    acl: &["slow", "connection"],
+    flags: Spec::flags(&["noscript", "loading", "stale"]),
+    acl: Spec::acl(&["slow", "connection"]),
     group: "connection",
     since: "6.2.0",
     summary: "Returns information about the current client connection.",

@@ -13,8 +13,8 @@ use crate::tracking::Options;
 use bytes::Bytes;
 use resp::Frame;
 
-const FLAGS: &[&str] = &["noscript", "loading", "stale"];
-const ACL: &[&str] = &["slow", "connection"];
+const FLAGS: crate::cmd::Flags = Spec::flags(&["noscript", "loading", "stale"]);
+const ACL: crate::cmd::Cats = Spec::acl(&["slow", "connection"]);
 
 /// CLIENT TRACKING's declaration.
 pub const SPEC_TRACKING: Spec = Spec {

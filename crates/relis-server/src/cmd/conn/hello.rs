@@ -16,15 +16,15 @@ use std::sync::atomic::Ordering;
 pub const SPEC: Spec = Spec {
     name: "hello",
     arity: -1,
-    flags: &[
+    flags: Spec::flags(&[
         "noscript",
         "loading",
         "stale",
         "fast",
         "no_auth",
         "allow_busy",
-    ],
-    acl: &["fast", "connection"],
+    ]),
+    acl: Spec::acl(&["fast", "connection"]),
     group: "connection",
     since: "6.0.0",
     summary: "Handshake with Redis",

@@ -12,8 +12,8 @@ use resp::Frame;
 pub const SPEC_PING: Spec = Spec {
     name: "ping",
     arity: -1,
-    flags: &["fast", "sentinel"],
-    acl: &["fast", "connection"],
+    flags: Spec::flags(&["fast", "sentinel"]),
+    acl: Spec::acl(&["fast", "connection"]),
     group: "connection",
     since: "1.0.0",
     summary: "Ping the server",
@@ -26,8 +26,8 @@ pub const SPEC_PING: Spec = Spec {
 pub const SPEC_ECHO: Spec = Spec {
     name: "echo",
     arity: 2,
-    flags: &["loading", "stale", "fast"],
-    acl: &["fast", "connection"],
+    flags: Spec::flags(&["loading", "stale", "fast"]),
+    acl: Spec::acl(&["fast", "connection"]),
     group: "connection",
     since: "1.0.0",
     summary: "Echo the given string",

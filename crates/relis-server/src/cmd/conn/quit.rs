@@ -10,15 +10,15 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "quit",
     arity: -1,
-    flags: &[
+    flags: Spec::flags(&[
         "allow_busy",
         "noscript",
         "loading",
         "stale",
         "fast",
         "no_auth",
-    ],
-    acl: &["fast", "connection"],
+    ]),
+    acl: Spec::acl(&["fast", "connection"]),
     group: "connection",
     since: "1.0.0",
     summary: "Close the connection",

@@ -14,15 +14,15 @@ use std::sync::atomic::Ordering;
 pub const SPEC: Spec = Spec {
     name: "reset",
     arity: 1,
-    flags: &[
+    flags: Spec::flags(&[
         "noscript",
         "loading",
         "stale",
         "fast",
         "no_auth",
         "allow_busy",
-    ],
-    acl: &["fast", "connection"],
+    ]),
+    acl: Spec::acl(&["fast", "connection"]),
     group: "connection",
     since: "6.2.0",
     summary: "Reset the connection",

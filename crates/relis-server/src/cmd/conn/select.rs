@@ -11,8 +11,8 @@ use std::sync::atomic::Ordering;
 pub const SPEC: Spec = Spec {
     name: "select",
     arity: 2,
-    flags: &["loading", "stale", "fast"],
-    acl: &["fast", "connection"],
+    flags: Spec::flags(&["loading", "stale", "fast"]),
+    acl: Spec::acl(&["fast", "connection"]),
     group: "connection",
     since: "1.0.0",
     summary: "Change the selected database for the current connection",

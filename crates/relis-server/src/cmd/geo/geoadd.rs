@@ -18,8 +18,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "geoadd",
     arity: -5,
-    flags: &["write", "denyoom"],
-    acl: &["write", "geo", "slow"],
+    flags: Spec::flags(&["write", "denyoom"]),
+    acl: Spec::acl(&["write", "geo", "slow"]),
     keys: (1, 1, 1),
     group: "geo",
     since: "3.2.0",

@@ -14,8 +14,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "geodist",
     arity: -4,
-    flags: &["readonly"],
-    acl: &["read", "geo", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "geo", "slow"]),
     keys: (1, 1, 1),
     group: "geo",
     since: "3.2.0",

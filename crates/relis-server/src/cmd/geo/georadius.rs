@@ -34,8 +34,8 @@ const KEY_SPECS: &[KeySpec] = &[
 pub const SPEC_GEORADIUS: Spec = Spec {
     name: "georadius",
     arity: -6,
-    flags: &["write", "denyoom", "movablekeys"],
-    acl: &["write", "geo", "slow"],
+    flags: Spec::flags(&["write", "denyoom", "movablekeys"]),
+    acl: Spec::acl(&["write", "geo", "slow"]),
     keys: (1, 1, 1),
     group: "geo",
     since: "3.2.0",
@@ -51,8 +51,8 @@ pub const SPEC_GEORADIUS: Spec = Spec {
 /// GEORADIUS_RO's declaration.
 pub const SPEC_GEORADIUS_RO: Spec = Spec {
     name: "georadius_ro",
-    flags: &["readonly"],
-    acl: &["read", "geo", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "geo", "slow"]),
     since: "3.2.10",
     summary: "A read-only variant for GEORADIUS",
     parse: |a| Search::from_args(a, Form::Radius { ro: true })?.parsed(),
@@ -96,8 +96,8 @@ pub const SPEC_GEORADIUSBYMEMBER: Spec = Spec {
 /// GEORADIUSBYMEMBER_RO's declaration.
 pub const SPEC_GEORADIUSBYMEMBER_RO: Spec = Spec {
     name: "georadiusbymember_ro",
-    flags: &["readonly"],
-    acl: &["read", "geo", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "geo", "slow"]),
     since: "3.2.10",
     summary: "A read-only variant for GEORADIUSBYMEMBER",
     parse: |a| Search::from_args(a, Form::RadiusByMember { ro: true })?.parsed(),

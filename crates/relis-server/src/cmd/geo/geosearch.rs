@@ -13,8 +13,8 @@ use crate::cmd::{FindKeys, KeySpec, Spec};
 pub const SPEC_GEOSEARCH: Spec = Spec {
     name: "geosearch",
     arity: -7,
-    flags: &["readonly"],
-    acl: &["read", "geo", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "geo", "slow"]),
     keys: (1, 1, 1),
     group: "geo",
     since: "6.2.0",
@@ -28,8 +28,8 @@ pub const SPEC_GEOSEARCH: Spec = Spec {
 pub const SPEC_GEOSEARCHSTORE: Spec = Spec {
     name: "geosearchstore",
     arity: -8,
-    flags: &["write", "denyoom"],
-    acl: &["write", "geo", "slow"],
+    flags: Spec::flags(&["write", "denyoom"]),
+    acl: Spec::acl(&["write", "geo", "slow"]),
     keys: (1, 2, 1),
     summary: "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key.",
     parse: |a| Search::from_args(a, Form::SearchStore)?.parsed(),

@@ -11,8 +11,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "hdel",
     arity: -3,
-    flags: &["write", "fast"],
-    acl: &["write", "hash", "fast"],
+    flags: Spec::flags(&["write", "fast"]),
+    acl: Spec::acl(&["write", "hash", "fast"]),
     keys: (1, 1, 1),
     group: "hash",
     since: "2.0.0",

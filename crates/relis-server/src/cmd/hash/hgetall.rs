@@ -15,8 +15,8 @@ use resp::Frame;
 pub const SPEC_HKEYS: Spec = Spec {
     name: "hkeys",
     arity: 2,
-    flags: &["readonly"],
-    acl: &["read", "hash", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "hash", "slow"]),
     keys: (1, 1, 1),
     group: "hash",
     since: "2.0.0",
@@ -31,8 +31,8 @@ pub const SPEC_HKEYS: Spec = Spec {
 pub const SPEC_HVALS: Spec = Spec {
     name: "hvals",
     arity: 2,
-    flags: &["readonly"],
-    acl: &["read", "hash", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "hash", "slow"]),
     keys: (1, 1, 1),
     group: "hash",
     since: "2.0.0",
@@ -47,8 +47,8 @@ pub const SPEC_HVALS: Spec = Spec {
 pub const SPEC_HGETALL: Spec = Spec {
     name: "hgetall",
     arity: 2,
-    flags: &["readonly"],
-    acl: &["read", "hash", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "hash", "slow"]),
     keys: (1, 1, 1),
     group: "hash",
     since: "2.0.0",

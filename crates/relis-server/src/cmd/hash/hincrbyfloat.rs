@@ -18,8 +18,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "hincrbyfloat",
     arity: 4,
-    flags: &["write", "denyoom", "fast"],
-    acl: &["write", "hash", "fast"],
+    flags: Spec::flags(&["write", "denyoom", "fast"]),
+    acl: Spec::acl(&["write", "hash", "fast"]),
     keys: (1, 1, 1),
     group: "hash",
     since: "2.6.0",

@@ -11,8 +11,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "hmget",
     arity: -3,
-    flags: &["readonly", "fast"],
-    acl: &["read", "hash", "fast"],
+    flags: Spec::flags(&["readonly", "fast"]),
+    acl: Spec::acl(&["read", "hash", "fast"]),
     keys: (1, 1, 1),
     group: "hash",
     since: "2.0.0",

@@ -23,8 +23,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "hrandfield",
     arity: -2,
-    flags: &["readonly"],
-    acl: &["read", "hash", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "hash", "slow"]),
     keys: (1, 1, 1),
     group: "hash",
     since: "6.2.0",

@@ -23,8 +23,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "hscan",
     arity: -3,
-    flags: &["readonly"],
-    acl: &["read", "hash", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "hash", "slow"]),
     keys: (1, 1, 1),
     group: "hash",
     since: "2.8.0",

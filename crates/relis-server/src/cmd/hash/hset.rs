@@ -17,8 +17,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "hset",
     arity: -4,
-    flags: &["write", "denyoom", "fast"],
-    acl: &["write", "hash", "fast"],
+    flags: Spec::flags(&["write", "denyoom", "fast"]),
+    acl: Spec::acl(&["write", "hash", "fast"]),
     keys: (1, 1, 1),
     group: "hash",
     since: "2.0.0",
@@ -33,8 +33,8 @@ pub const SPEC: Spec = Spec {
 pub const SPEC_HMSET: Spec = Spec {
     name: "hmset",
     arity: -4,
-    flags: &["write", "denyoom", "fast"],
-    acl: &["write", "hash", "fast"],
+    flags: Spec::flags(&["write", "denyoom", "fast"]),
+    acl: Spec::acl(&["write", "hash", "fast"]),
     keys: (1, 1, 1),
     group: "hash",
     since: "2.0.0",

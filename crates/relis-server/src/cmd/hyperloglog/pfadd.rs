@@ -12,8 +12,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "pfadd",
     arity: -2,
-    flags: &["write", "denyoom", "fast"],
-    acl: &["write", "hyperloglog", "fast"],
+    flags: Spec::flags(&["write", "denyoom", "fast"]),
+    acl: Spec::acl(&["write", "hyperloglog", "fast"]),
     keys: (1, 1, 1),
     group: "hyperloglog",
     since: "2.8.9",

@@ -17,8 +17,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "pfcount",
     arity: -2,
-    flags: &["readonly"],
-    acl: &["read", "hyperloglog", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "hyperloglog", "slow"]),
     keys: (1, -1, 1),
     group: "hyperloglog",
     since: "2.8.9",

@@ -18,8 +18,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "pfdebug",
     arity: 3,
-    flags: &["write", "denyoom", "admin"],
-    acl: &["write", "hyperloglog", "admin", "slow", "dangerous"],
+    flags: Spec::flags(&["write", "denyoom", "admin"]),
+    acl: Spec::acl(&["write", "hyperloglog", "admin", "slow", "dangerous"]),
     keys: (2, 2, 1),
     group: "hyperloglog",
     since: "2.8.9",

@@ -12,8 +12,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "pfmerge",
     arity: -2,
-    flags: &["write", "denyoom"],
-    acl: &["write", "hyperloglog", "slow"],
+    flags: Spec::flags(&["write", "denyoom"]),
+    acl: Spec::acl(&["write", "hyperloglog", "slow"]),
     keys: (1, -1, 1),
     group: "hyperloglog",
     since: "2.8.9",

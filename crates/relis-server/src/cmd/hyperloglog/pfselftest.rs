@@ -6,7 +6,7 @@ use crate::args::Args;
 use crate::client::Client;
 use crate::cmd::{BoxFuture, ConnCmd, Parsed, Spec};
 use crate::error::CmdError;
-use crate::server::Shared;
+use crate::state::Shared;
 use bytes::Bytes;
 use resp::Frame;
 
@@ -14,8 +14,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "pfselftest",
     arity: 1,
-    flags: &["admin"],
-    acl: &["hyperloglog", "admin", "slow", "dangerous"],
+    flags: Spec::flags(&["admin"]),
+    acl: Spec::acl(&["hyperloglog", "admin", "slow", "dangerous"]),
     group: "hyperloglog",
     since: "2.8.9",
     summary: "An internal command for testing HyperLogLog values",

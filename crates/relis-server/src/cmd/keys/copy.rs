@@ -18,8 +18,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "copy",
     arity: -3,
-    flags: &["write", "denyoom"],
-    acl: &["keyspace", "write", "slow"],
+    flags: Spec::flags(&["write", "denyoom"]),
+    acl: Spec::acl(&["keyspace", "write", "slow"]),
     keys: (1, 2, 1),
     group: "generic",
     since: "6.2.0",

@@ -22,8 +22,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "dump",
     arity: 2,
-    flags: &["readonly"],
-    acl: &["keyspace", "read", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["keyspace", "read", "slow"]),
     keys: (1, 1, 1),
     group: "generic",
     since: "2.6.0",

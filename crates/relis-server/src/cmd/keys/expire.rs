@@ -13,8 +13,8 @@ use bytes::Bytes;
 use relis::ExpireCond;
 use resp::Frame;
 
-const FLAGS: &[&str] = &["write", "fast"];
-const ACL: &[&str] = &["keyspace", "write", "fast"];
+const FLAGS: crate::cmd::Flags = Spec::flags(&["write", "fast"]);
+const ACL: crate::cmd::Cats = Spec::acl(&["keyspace", "write", "fast"]);
 
 /// EXPIRE's declaration.
 pub const SPEC_EXPIRE: Spec = Spec {

@@ -26,8 +26,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 pub const SPEC: Spec = Spec {
     name: "migrate",
     arity: -6,
-    flags: &["write", "movablekeys"],
-    acl: &["keyspace", "write", "slow", "dangerous"],
+    flags: Spec::flags(&["write", "movablekeys"]),
+    acl: Spec::acl(&["keyspace", "write", "slow", "dangerous"]),
     keys: (3, 3, 1),
     group: "generic",
     since: "2.6.0",

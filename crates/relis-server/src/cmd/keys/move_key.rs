@@ -14,8 +14,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "move",
     arity: 3,
-    flags: &["write", "fast"],
-    acl: &["keyspace", "write", "fast"],
+    flags: Spec::flags(&["write", "fast"]),
+    acl: Spec::acl(&["keyspace", "write", "fast"]),
     keys: (1, 1, 1),
     group: "generic",
     since: "1.0.0",

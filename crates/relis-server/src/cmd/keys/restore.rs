@@ -29,8 +29,8 @@ const COMPLEXITY: &str = "O(1) to create the new key and additional O(N*M) to re
 pub const SPEC: Spec = Spec {
     name: "restore",
     arity: -4,
-    flags: &["write", "denyoom"],
-    acl: &["keyspace", "write", "slow", "dangerous"],
+    flags: Spec::flags(&["write", "denyoom"]),
+    acl: Spec::acl(&["keyspace", "write", "slow", "dangerous"]),
     keys: (1, 1, 1),
     group: "generic",
     since: "2.6.0",
@@ -46,7 +46,7 @@ pub const SPEC: Spec = Spec {
 /// RESTORE-ASKING's declaration.
 pub const SPEC_ASKING: Spec = Spec {
     name: "restore-asking",
-    flags: &["write", "denyoom", "asking"],
+    flags: Spec::flags(&["write", "denyoom", "asking"]),
     group: "server",
     since: "3.0.0",
     summary: "An internal command for migrating keys in a cluster",

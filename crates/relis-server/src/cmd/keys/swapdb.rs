@@ -13,8 +13,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "swapdb",
     arity: 3,
-    flags: &["write", "fast"],
-    acl: &["keyspace", "write", "fast", "dangerous"],
+    flags: Spec::flags(&["write", "fast"]),
+    acl: Spec::acl(&["keyspace", "write", "fast", "dangerous"]),
     keys: (0, 0, 0),
     group: "server",
     since: "4.0.0",

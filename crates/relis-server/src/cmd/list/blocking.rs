@@ -32,8 +32,8 @@ use std::time::Duration;
 pub const SPEC_BLPOP: Spec = Spec {
     name: "blpop",
     arity: -3,
-    flags: &["write", "noscript", "blocking"],
-    acl: &["write", "list", "slow", "blocking"],
+    flags: Spec::flags(&["write", "noscript", "blocking"]),
+    acl: Spec::acl(&["write", "list", "slow", "blocking"]),
     keys: (1, -2, 1),
     group: "list",
     since: "2.0.0",
@@ -57,8 +57,8 @@ pub const SPEC_BRPOP: Spec = Spec {
 pub const SPEC_BLMOVE: Spec = Spec {
     name: "blmove",
     arity: 6,
-    flags: &["write", "denyoom", "noscript", "blocking"],
-    acl: &["write", "list", "slow", "blocking"],
+    flags: Spec::flags(&["write", "denyoom", "noscript", "blocking"]),
+    acl: Spec::acl(&["write", "list", "slow", "blocking"]),
     keys: (1, 2, 1),
     group: "list",
     since: "6.2.0",
@@ -85,8 +85,8 @@ pub const SPEC_BRPOPLPUSH: Spec = Spec {
 pub const SPEC_BLMPOP: Spec = Spec {
     name: "blmpop",
     arity: -5,
-    flags: &["write", "blocking", "movablekeys"],
-    acl: &["write", "list", "slow", "blocking"],
+    flags: Spec::flags(&["write", "blocking", "movablekeys"]),
+    acl: Spec::acl(&["write", "list", "slow", "blocking"]),
     keys: (0, 0, 0),
     group: "list",
     since: "7.0.0",

@@ -17,8 +17,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "linsert",
     arity: 5,
-    flags: &["write", "denyoom"],
-    acl: &["write", "list", "slow"],
+    flags: Spec::flags(&["write", "denyoom"]),
+    acl: Spec::acl(&["write", "list", "slow"]),
     keys: (1, 1, 1),
     group: "list",
     since: "2.2.0",

@@ -12,8 +12,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "llen",
     arity: 2,
-    flags: &["readonly", "fast"],
-    acl: &["read", "list", "fast"],
+    flags: Spec::flags(&["readonly", "fast"]),
+    acl: Spec::acl(&["read", "list", "fast"]),
     keys: (1, 1, 1),
     group: "list",
     since: "1.0.0",

@@ -19,8 +19,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "lmove",
     arity: 5,
-    flags: &["write", "denyoom"],
-    acl: &["write", "list", "slow"],
+    flags: Spec::flags(&["write", "denyoom"]),
+    acl: Spec::acl(&["write", "list", "slow"]),
     keys: (1, 2, 1),
     group: "list",
     since: "6.2.0",

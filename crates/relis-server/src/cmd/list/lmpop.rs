@@ -18,8 +18,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "lmpop",
     arity: -4,
-    flags: &["write", "movablekeys"],
-    acl: &["write", "list", "slow"],
+    flags: Spec::flags(&["write", "movablekeys"]),
+    acl: Spec::acl(&["write", "list", "slow"]),
     keys: (0, 0, 0),
     group: "list",
     since: "7.0.0",

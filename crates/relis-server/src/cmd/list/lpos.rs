@@ -18,8 +18,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "lpos",
     arity: -3,
-    flags: &["readonly"],
-    acl: &["read", "list", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "list", "slow"]),
     keys: (1, 1, 1),
     group: "list",
     since: "6.0.6",

@@ -17,8 +17,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "lrange",
     arity: 4,
-    flags: &["readonly"],
-    acl: &["read", "list", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "list", "slow"]),
     keys: (1, 1, 1),
     group: "list",
     since: "1.0.0",

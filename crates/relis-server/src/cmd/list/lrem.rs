@@ -15,8 +15,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "lrem",
     arity: 4,
-    flags: &["write"],
-    acl: &["write", "list", "slow"],
+    flags: Spec::flags(&["write"]),
+    acl: Spec::acl(&["write", "list", "slow"]),
     keys: (1, 1, 1),
     group: "list",
     since: "1.0.0",

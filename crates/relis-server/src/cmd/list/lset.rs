@@ -14,8 +14,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "lset",
     arity: 4,
-    flags: &["write", "denyoom"],
-    acl: &["write", "list", "slow"],
+    flags: Spec::flags(&["write", "denyoom"]),
+    acl: Spec::acl(&["write", "list", "slow"]),
     keys: (1, 1, 1),
     group: "list",
     since: "1.0.0",

@@ -17,8 +17,8 @@ use resp::Frame;
 pub const SPEC_LPOP: Spec = Spec {
     name: "lpop",
     arity: -2,
-    flags: &["write", "fast"],
-    acl: &["write", "list", "fast"],
+    flags: Spec::flags(&["write", "fast"]),
+    acl: Spec::acl(&["write", "list", "fast"]),
     keys: (1, 1, 1),
     group: "list",
     since: "1.0.0",

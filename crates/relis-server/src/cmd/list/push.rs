@@ -19,8 +19,8 @@ const COMPLEXITY: &str = "O(1) for each element added, so O(N) to add N elements
 pub const SPEC_LPUSH: Spec = Spec {
     name: "lpush",
     arity: -3,
-    flags: &["write", "denyoom", "fast"],
-    acl: &["write", "list", "fast"],
+    flags: Spec::flags(&["write", "denyoom", "fast"]),
+    acl: Spec::acl(&["write", "list", "fast"]),
     keys: (1, 1, 1),
     group: "list",
     since: "1.0.0",

@@ -17,8 +17,8 @@ use resp::Frame;
 pub const SPEC_PUBLISH: Spec = Spec {
     name: "publish",
     arity: 3,
-    flags: &["pubsub", "loading", "stale", "fast"],
-    acl: &["pubsub", "fast"],
+    flags: Spec::flags(&["pubsub", "loading", "stale", "fast"]),
+    acl: Spec::acl(&["pubsub", "fast"]),
     group: "pubsub",
     since: "2.0.0",
     summary: "Post a message to a channel",
@@ -31,8 +31,8 @@ pub const SPEC_PUBLISH: Spec = Spec {
 pub const SPEC_SPUBLISH: Spec = Spec {
     name: "spublish",
     arity: 3,
-    flags: &["pubsub", "loading", "stale", "fast"],
-    acl: &["pubsub", "fast"],
+    flags: Spec::flags(&["pubsub", "loading", "stale", "fast"]),
+    acl: Spec::acl(&["pubsub", "fast"]),
     keys: (1, 1, 1),
     key_flags: &["not_key"],
     group: "pubsub",

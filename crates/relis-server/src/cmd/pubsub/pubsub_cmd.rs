@@ -9,14 +9,14 @@ use crate::error::CmdError;
 use bytes::Bytes;
 use resp::Frame;
 
-const FLAGS: &[&str] = &["pubsub", "loading", "stale"];
-const ACL: &[&str] = &["pubsub", "slow"];
+const FLAGS: crate::cmd::Flags = Spec::flags(&["pubsub", "loading", "stale"]);
+const ACL: crate::cmd::Cats = Spec::acl(&["pubsub", "slow"]);
 
 /// PUBSUB's declaration (a container: the dispatcher runs its subcommands).
 pub const SPEC: Spec = Spec {
     name: "pubsub",
     arity: -2,
-    acl: &["slow"],
+    acl: Spec::acl(&["slow"]),
     group: "pubsub",
     since: "2.8.0",
     summary: "A container for Pub/Sub commands",
@@ -82,8 +82,8 @@ pub const SPEC_NUMPAT: Spec = Spec {
 pub const SPEC_HELP: Spec = Spec {
     name: "pubsub|help",
     arity: 2,
-    flags: &["loading", "stale"],
-    acl: &["slow"],
+    flags: Spec::flags(&["loading", "stale"]),
+    acl: Spec::acl(&["slow"]),
     group: "pubsub",
     since: "6.2.0",
     summary: "Show helpful text about the different subcommands",

@@ -18,8 +18,8 @@ use crate::pubsub::Kind;
 use bytes::Bytes;
 use resp::Frame;
 
-const FLAGS: &[&str] = &["pubsub", "noscript", "loading", "stale"];
-const ACL: &[&str] = &["pubsub", "slow"];
+const FLAGS: crate::cmd::Flags = Spec::flags(&["pubsub", "noscript", "loading", "stale"]);
+const ACL: crate::cmd::Cats = Spec::acl(&["pubsub", "slow"]);
 
 /// SUBSCRIBE's declaration.
 pub const SPEC_SUBSCRIBE: Spec = Spec {

@@ -15,8 +15,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "failover",
     arity: -1,
-    flags: &["admin", "noscript", "stale"],
-    acl: &["admin", "slow", "dangerous"],
+    flags: Spec::flags(&["admin", "noscript", "stale"]),
+    acl: Spec::acl(&["admin", "slow", "dangerous"]),
     group: "server",
     since: "6.2.0",
     summary: "Start a coordinated failover between this server and one of its replicas.",

@@ -18,8 +18,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "replconf",
     arity: -1,
-    flags: &["admin", "noscript", "loading", "stale", "allow_busy"],
-    acl: &["admin", "slow", "dangerous"],
+    flags: Spec::flags(&["admin", "noscript", "loading", "stale", "allow_busy"]),
+    acl: Spec::acl(&["admin", "slow", "dangerous"]),
     group: "server",
     since: "3.0.0",
     summary: "An internal command for configuring the replication stream",

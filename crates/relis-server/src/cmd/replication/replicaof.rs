@@ -16,8 +16,8 @@ use resp::Frame;
 pub const SPEC_REPLICAOF: Spec = Spec {
     name: "replicaof",
     arity: 3,
-    flags: &["admin", "noscript", "stale", "no_async_loading"],
-    acl: &["admin", "slow", "dangerous"],
+    flags: Spec::flags(&["admin", "noscript", "stale", "no_async_loading"]),
+    acl: Spec::acl(&["admin", "slow", "dangerous"]),
     group: "server",
     since: "5.0.0",
     summary: "Make the server a replica of another instance, or promote it as master.",

@@ -12,8 +12,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "role",
     arity: 1,
-    flags: &["noscript", "loading", "stale", "fast"],
-    acl: &["admin", "fast", "dangerous"],
+    flags: Spec::flags(&["noscript", "loading", "stale", "fast"]),
+    acl: Spec::acl(&["admin", "fast", "dangerous"]),
     group: "server",
     since: "2.8.12",
     summary: "Return the role of the instance in the context of replication",

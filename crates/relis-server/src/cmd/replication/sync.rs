@@ -14,8 +14,8 @@ use resp::Frame;
 pub const SPEC_PSYNC: Spec = Spec {
     name: "psync",
     arity: -3,
-    flags: &["admin", "noscript", "no_async_loading", "no_multi"],
-    acl: &["admin", "slow", "dangerous"],
+    flags: Spec::flags(&["admin", "noscript", "no_async_loading", "no_multi"]),
+    acl: Spec::acl(&["admin", "slow", "dangerous"]),
     group: "server",
     since: "2.8.0",
     summary: "Internal command used for replication",

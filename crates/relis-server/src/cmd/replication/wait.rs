@@ -21,8 +21,8 @@ use std::time::Duration;
 pub const SPEC: Spec = Spec {
     name: "wait",
     arity: 3,
-    flags: &["noscript"],
-    acl: &["slow", "connection"],
+    flags: Spec::flags(&["noscript"]),
+    acl: Spec::acl(&["slow", "connection"]),
     group: "generic",
     since: "3.0.0",
     summary: "Wait for the synchronous replication of all the write commands sent in the context of the current connection",

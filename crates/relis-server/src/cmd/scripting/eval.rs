@@ -12,31 +12,31 @@ use super::{keys_and_args, numkeys_keys, RO_KEYS, RW_KEYS};
 use crate::args::Args;
 use crate::cmd::{Cx, Parsed, Spec, WriteCmd};
 use crate::error::CmdError;
-use crate::script::{Call, Target};
+use crate::lua::{Call, Target};
 use resp::Frame;
 
-const FLAGS: &[&str] = &[
+const FLAGS: crate::cmd::Flags = Spec::flags(&[
     "noscript",
     "stale",
     "skip_monitor",
     "no_mandatory_keys",
     "movablekeys",
-];
-const RO_FLAGS: &[&str] = &[
+]);
+const RO_FLAGS: crate::cmd::Flags = Spec::flags(&[
     "readonly",
     "noscript",
     "stale",
     "skip_monitor",
     "no_mandatory_keys",
     "movablekeys",
-];
+]);
 
 /// EVAL's declaration.
 pub const SPEC_EVAL: Spec = Spec {
     name: "eval",
     arity: -3,
     flags: FLAGS,
-    acl: &["slow", "scripting"],
+    acl: Spec::acl(&["slow", "scripting"]),
     group: "scripting",
     since: "2.6.0",
     summary: "Execute a Lua script server side",
@@ -123,7 +123,7 @@ impl WriteCmd for Eval {
         let Some(call) = self.call.lock().take() else {
             return Err(CmdError::Internal("script run twice".into()));
         };
-        crate::script::run(w, cx, call)
+        crate::lua::run(w, cx, call)
     }
 
     /// No savepoint: as in Redis, writes before a runtime error stay (each command the

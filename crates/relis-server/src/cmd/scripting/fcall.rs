@@ -9,7 +9,7 @@ use super::{numkeys_keys, RO_KEYS, RW_KEYS};
 use crate::args::Args;
 use crate::cmd::{Cx, Parsed, Spec, WriteCmd};
 use crate::error::CmdError;
-use crate::script::{Call, Target};
+use crate::lua::{Call, Target};
 use bytes::Bytes;
 use resp::Frame;
 
@@ -17,14 +17,14 @@ use resp::Frame;
 pub const SPEC_FCALL: Spec = Spec {
     name: "fcall",
     arity: -3,
-    flags: &[
+    flags: Spec::flags(&[
         "noscript",
         "stale",
         "skip_monitor",
         "no_mandatory_keys",
         "movablekeys",
-    ],
-    acl: &["slow", "scripting"],
+    ]),
+    acl: Spec::acl(&["slow", "scripting"]),
     group: "scripting",
     since: "7.0.0",
     summary: "Invoke a function",
@@ -40,14 +40,14 @@ pub const SPEC_FCALL: Spec = Spec {
 /// FCALL_RO's declaration.
 pub const SPEC_FCALL_RO: Spec = Spec {
     name: "fcall_ro",
-    flags: &[
+    flags: Spec::flags(&[
         "readonly",
         "noscript",
         "stale",
         "skip_monitor",
         "no_mandatory_keys",
         "movablekeys",
-    ],
+    ]),
     summary: "Invoke a read-only function",
     parse: FCall::parse_fcall_ro,
     unblocks: false,
@@ -107,7 +107,7 @@ impl WriteCmd for FCall {
         let Some(call) = self.call.lock().take() else {
             return Err(CmdError::Internal("function run twice".into()));
         };
-        crate::script::run(w, cx, call)
+        crate::lua::run(w, cx, call)
     }
 
     /// As EVAL: writes before a runtime error stay.

@@ -13,7 +13,8 @@ use crate::args::Args;
 use crate::client::Client;
 use crate::cmd::{BoxFuture, ConnCmd, Cx, Parsed, ReadCmd, Spec};
 use crate::error::CmdError;
-use crate::script::functions::{self, Library};
+use crate::lua::functions;
+use crate::script::functions::Library;
 use bytes::Bytes;
 use resp::Frame;
 use std::collections::BTreeMap;
@@ -23,7 +24,7 @@ use tokio::sync::oneshot;
 pub const SPEC: Spec = Spec {
     name: "function",
     arity: -2,
-    acl: &["slow"],
+    acl: Spec::acl(&["slow"]),
     group: "scripting",
     since: "7.0.0",
     summary: "A container for function commands",
@@ -44,19 +45,19 @@ pub const SPEC: Spec = Spec {
 };
 
 const SUB: Spec = Spec {
-    flags: &["noscript"],
-    acl: &["slow", "scripting"],
+    flags: Spec::flags(&["noscript"]),
+    acl: Spec::acl(&["slow", "scripting"]),
     group: "scripting",
     since: "7.0.0",
     ..Spec::BASE
 };
-const WRITE_ACL: &[&str] = &["write", "slow", "scripting"];
+const WRITE_ACL: crate::cmd::Cats = Spec::acl(&["write", "slow", "scripting"]);
 
 /// FUNCTION KILL's declaration.
 pub const SPEC_KILL: Spec = Spec {
     name: "function|kill",
     arity: 2,
-    flags: &["noscript", "allow_busy"],
+    flags: Spec::flags(&["noscript", "allow_busy"]),
     summary: "Kill the function currently in execution.",
     complexity: "O(1)",
     parse: Function::parse_kill,
@@ -67,7 +68,7 @@ pub const SPEC_KILL: Spec = Spec {
 pub const SPEC_DELETE: Spec = Spec {
     name: "function|delete",
     arity: 3,
-    flags: &["write", "noscript"],
+    flags: Spec::flags(&["write", "noscript"]),
     acl: WRITE_ACL,
     summary: "Delete a function by name",
     complexity: "O(1)",
@@ -98,7 +99,7 @@ pub const SPEC_DUMP: Spec = Spec {
 pub const SPEC_FLUSH: Spec = Spec {
     name: "function|flush",
     arity: -2,
-    flags: &["write", "noscript"],
+    flags: Spec::flags(&["write", "noscript"]),
     acl: WRITE_ACL,
     summary: "Deleting all functions",
     complexity: "O(N) where N is the number of functions deleted",
@@ -110,7 +111,7 @@ pub const SPEC_FLUSH: Spec = Spec {
 pub const SPEC_HELP: Spec = Spec {
     name: "function|help",
     arity: 2,
-    flags: &["loading", "stale"],
+    flags: Spec::flags(&["loading", "stale"]),
     summary: "Show helpful text about the different subcommands",
     complexity: "O(1)",
     parse: Function::parse_help,
@@ -120,7 +121,7 @@ pub const SPEC_HELP: Spec = Spec {
 pub const SPEC_RESTORE: Spec = Spec {
     name: "function|restore",
     arity: -3,
-    flags: &["write", "denyoom", "noscript"],
+    flags: Spec::flags(&["write", "denyoom", "noscript"]),
     acl: WRITE_ACL,
     summary: "Restore all the functions on the given payload",
     complexity: "O(N) where N is the number of functions on the payload",
@@ -132,7 +133,7 @@ pub const SPEC_RESTORE: Spec = Spec {
 pub const SPEC_LOAD: Spec = Spec {
     name: "function|load",
     arity: -3,
-    flags: &["write", "denyoom", "noscript"],
+    flags: Spec::flags(&["write", "denyoom", "noscript"]),
     acl: WRITE_ACL,
     summary: "Create a function with the given arguments (name, code, description)",
     complexity: "O(1) (considering compilation time is redundant)",
@@ -144,7 +145,7 @@ pub const SPEC_LOAD: Spec = Spec {
 pub const SPEC_STATS: Spec = Spec {
     name: "function|stats",
     arity: 2,
-    flags: &["noscript", "allow_busy"],
+    flags: Spec::flags(&["noscript", "allow_busy"]),
     summary:
         "Return information about the function currently running (name, description, duration)",
     complexity: "O(1)",

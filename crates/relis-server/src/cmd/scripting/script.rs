@@ -20,7 +20,7 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "script",
     arity: -2,
-    acl: &["slow"],
+    acl: Spec::acl(&["slow"]),
     group: "scripting",
     since: "2.6.0",
     summary: "A container for Lua scripts management commands",
@@ -37,8 +37,8 @@ pub const SPEC: Spec = Spec {
 };
 
 const SUB: Spec = Spec {
-    flags: &["noscript"],
-    acl: &["slow", "scripting"],
+    flags: Spec::flags(&["noscript"]),
+    acl: Spec::acl(&["slow", "scripting"]),
     group: "scripting",
     since: "2.6.0",
     ..Spec::BASE
@@ -69,7 +69,7 @@ pub const SPEC_EXISTS: Spec = Spec {
 pub const SPEC_LOAD: Spec = Spec {
     name: "script|load",
     arity: 3,
-    flags: &["noscript", "stale"],
+    flags: Spec::flags(&["noscript", "stale"]),
     summary: "Load the specified Lua script into the script cache.",
     complexity: "O(N) with N being the length in bytes of the script body.",
     parse: Script::parse_load,
@@ -81,7 +81,7 @@ pub const SPEC_LOAD: Spec = Spec {
 pub const SPEC_KILL: Spec = Spec {
     name: "script|kill",
     arity: 2,
-    flags: &["noscript", "allow_busy"],
+    flags: Spec::flags(&["noscript", "allow_busy"]),
     summary: "Kill the script currently in execution.",
     complexity: "O(1)",
     parse: Script::parse_kill,
@@ -104,7 +104,7 @@ pub const SPEC_FLUSH: Spec = Spec {
 pub const SPEC_HELP: Spec = Spec {
     name: "script|help",
     arity: 2,
-    flags: &["loading", "stale"],
+    flags: Spec::flags(&["loading", "stale"]),
     since: "5.0.0",
     summary: "Show helpful text about the different subcommands",
     complexity: "O(1)",
@@ -203,7 +203,7 @@ impl WriteCmd for Script {
         let Script::Load(body) = self else {
             return Err(CmdError::Internal("SCRIPT: not a write".into()));
         };
-        crate::script::load(cx, body.clone()).map(|sha| Frame::Bulk(Bytes::from(sha)))
+        crate::lua::load(cx, body.clone()).map(|sha| Frame::Bulk(Bytes::from(sha)))
     }
 
     fn needs_savepoint(&self) -> bool {

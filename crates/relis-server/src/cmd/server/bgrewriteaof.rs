@@ -16,8 +16,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "bgrewriteaof",
     arity: 1,
-    flags: &["admin", "noscript", "no_async_loading"],
-    acl: &["admin", "slow", "dangerous"],
+    flags: Spec::flags(&["admin", "noscript", "no_async_loading"]),
+    acl: Spec::acl(&["admin", "slow", "dangerous"]),
     group: "server",
     since: "1.0.0",
     summary: "Asynchronously rewrite the append-only file",

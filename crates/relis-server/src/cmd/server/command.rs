@@ -13,13 +13,13 @@
 
 use crate::args::Args;
 use crate::client::Client;
-use crate::cmd::{self, BoxFuture, ConnCmd, Parsed, Spec, Table};
+use crate::cmd::{self, BoxFuture, Cats, ConnCmd, Flags, Parsed, Spec, Table};
 use crate::error::CmdError;
 use bytes::Bytes;
 use resp::Frame;
 
-const FLAGS: &[&str] = &["loading", "stale"];
-const ACL: &[&str] = &["slow", "connection"];
+const FLAGS: crate::cmd::Flags = Spec::flags(&["loading", "stale"]);
+const ACL: crate::cmd::Cats = Spec::acl(&["slow", "connection"]);
 
 /// COMMAND's subcommands.
 pub const SUBCOMMANDS: &[Spec] = &[
@@ -207,64 +207,40 @@ impl CommandCmd {
     }
 }
 
-/// Command flags in the order Redis reports them (hidden flags such as `sentinel` are left
-/// out, as Redis leaves them out).
-const FLAG_ORDER: &[&str] = &[
-    "write",
-    "readonly",
-    "denyoom",
-    "module",
-    "admin",
-    "pubsub",
-    "noscript",
-    "blocking",
-    "loading",
-    "stale",
-    "skip_monitor",
-    "skip_slowlog",
-    "asking",
-    "fast",
-    "no_auth",
-    "no_mandatory_keys",
-    "no_async_loading",
-    "no_multi",
-    "movablekeys",
-    "allow_busy",
-];
-
-/// The flags COMMAND INFO shows for `spec`, in Redis's order.
+/// The flags COMMAND INFO shows for `spec`, in Redis's order (hidden flags such as `sentinel`
+/// are left out, as Redis leaves them out).
 pub fn flags(spec: &Spec) -> Vec<&'static str> {
-    FLAG_ORDER.iter().copied().filter(|f| spec.has(f)).collect()
+    Flags::NAMES
+        .iter()
+        .copied()
+        .filter(|f| Flags::named(f).is_some_and(|f| !Flags::HIDDEN.has(f) && spec.has(f)))
+        .collect()
 }
 
 /// A spec's ACL categories: its own plus those its flags imply (write, read, admin and
 /// dangerous, pubsub, fast or slow, blocking), in Redis's order.
 pub fn acl_categories(spec: &Spec) -> Vec<&'static str> {
     let has = |cat: &str| {
-        spec.acl.contains(&cat)
+        Cats::named(cat).is_some_and(|c| spec.acl.has(c))
             || match cat {
-                "write" => spec.has("write"),
-                "read" => spec.has("readonly") && !spec.acl.contains(&"scripting"),
-                "admin" | "dangerous" => spec.has("admin"),
-                "pubsub" => spec.has("pubsub"),
-                "fast" => spec.has("fast"),
-                "slow" => !spec.has("fast") && !spec.acl.contains(&"fast"),
-                "blocking" => spec.has("blocking"),
+                "write" => spec.has(Flags::WRITE),
+                "read" => spec.has(Flags::READONLY) && !spec.acl.has(Cats::SCRIPTING),
+                "admin" | "dangerous" => spec.has(Flags::ADMIN),
+                "pubsub" => spec.has(Flags::PUBSUB),
+                "fast" => spec.has(Flags::FAST),
+                "slow" => !spec.has(Flags::FAST) && !spec.acl.has(Cats::FAST),
+                "blocking" => spec.has(Flags::BLOCKING),
                 _ => false,
             }
     };
-    crate::acl::CATEGORIES
-        .iter()
-        .copied()
-        .filter(|c| has(c))
-        .collect()
+    Cats::NAMES.iter().copied().filter(|c| has(c)).collect()
 }
 
 /// The key-spec flags of a spec's keys.
 pub fn key_flags(spec: &Spec) -> Vec<&'static str> {
     if !spec.key_flags.is_empty() {
         spec.key_flags.to_vec()
-    } else if spec.has("write") {
+    } else if spec.has(Flags::WRITE) {
         vec!["RW", "access", "update"]
     } else {
         vec!["RO", "access"]
@@ -529,7 +505,7 @@ fn get_keys(argv: &[Bytes]) -> Result<(&'static Spec, Vec<usize>), CmdError> {
     }
     // Arguments declared `not_key` (shard channels) are not keys here, as in Redis's
     // `doesCommandHaveKeys`.
-    if (spec.keys.0 <= 0 && !spec.has("movablekeys")) || spec.key_flags.contains(&"not_key") {
+    if (spec.keys.0 <= 0 && !spec.has(Flags::MOVABLEKEYS)) || spec.key_flags.contains(&"not_key") {
         return Err(CmdError::COMMAND_NO_KEYS);
     }
     if !spec.arity_ok(argv.len()) {
@@ -537,7 +513,7 @@ fn get_keys(argv: &[Bytes]) -> Result<(&'static Spec, Vec<usize>), CmdError> {
     }
     let keys = spec.keys_of(argv);
     // A command that may have no keys at all (EVAL with numkeys 0) answers an empty list.
-    if keys.is_empty() && !spec.has("no_mandatory_keys") {
+    if keys.is_empty() && !spec.has(Flags::NO_MANDATORY_KEYS) {
         return Err(CmdError::COMMAND_ARGUMENTS);
     }
     Ok((spec, keys))

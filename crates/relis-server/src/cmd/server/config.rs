@@ -13,13 +13,13 @@ use crate::cmd::{BoxFuture, ConnCmd, Parsed, Spec};
 use crate::config::settings::Access;
 use crate::config::Config;
 use crate::error::CmdError;
-use crate::server::Shared;
+use crate::state::Shared;
 use bytes::Bytes;
 use resp::Frame;
 use std::sync::atomic::Ordering;
 
-const ADMIN: &[&str] = &["admin", "noscript", "loading", "stale"];
-const ADMIN_ACL: &[&str] = &["admin", "slow", "dangerous"];
+const ADMIN: crate::cmd::Flags = Spec::flags(&["admin", "noscript", "loading", "stale"]);
+const ADMIN_ACL: crate::cmd::Cats = Spec::acl(&["admin", "slow", "dangerous"]);
 
 /// CONFIG's subcommands.
 pub const SUBCOMMANDS: &[Spec] = &[
@@ -73,8 +73,8 @@ pub const SUBCOMMANDS: &[Spec] = &[
     Spec {
         name: "config|help",
         arity: 2,
-        flags: &["loading", "stale"],
-        acl: &["slow"],
+        flags: Spec::flags(&["loading", "stale"]),
+        acl: Spec::acl(&["slow"]),
         group: "server",
         since: "5.0.0",
         summary: "Show helpful text about the different subcommands",
@@ -353,7 +353,7 @@ impl ConnCmd for ConfigCmd {
                 }
                 ConfigCmd::Set(pairs) => {
                     let mut cfg = c.server.config.write();
-                    let local = crate::client::is_loopback_client(c.info.addr.ip());
+                    let local = crate::connection::is_loopback_client(c.info.addr.ip());
                     let next = set(&cfg, &pairs, local)?;
                     check_listeners(&cfg, &next, &pairs)?;
                     reconfigure_tls(&c.server, &next, &pairs)?;

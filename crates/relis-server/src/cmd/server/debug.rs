@@ -40,8 +40,8 @@ use std::time::Duration;
 pub const SPEC: Spec = Spec {
     name: "debug",
     arity: -2,
-    flags: &["admin", "noscript", "loading", "stale"],
-    acl: &["admin", "slow", "dangerous"],
+    flags: Spec::flags(&["admin", "noscript", "loading", "stale"]),
+    acl: Spec::acl(&["admin", "slow", "dangerous"]),
     group: "server",
     since: "1.0.0",
     summary: "A container for debugging commands",

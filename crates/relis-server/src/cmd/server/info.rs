@@ -15,22 +15,20 @@ use crate::client::Client;
 use crate::cmd::server::memory::Figures;
 use crate::cmd::{BoxFuture, ConnCmd, Parsed, Spec, Table};
 use crate::error::CmdError;
-use crate::server::{unix_ms, Shared};
+use crate::state::{unix_ms, Shared};
 use bytes::Bytes;
-use parking_lot::Mutex;
 use resp::Frame;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, Weak};
-use std::time::{Duration, Instant};
+use std::sync::OnceLock;
 use tokio::sync::oneshot;
 
 /// INFO's declaration.
 pub const SPEC: Spec = Spec {
     name: "info",
     arity: -1,
-    flags: &["loading", "stale"],
-    acl: &["slow", "dangerous"],
+    flags: Spec::flags(&["loading", "stale"]),
+    acl: Spec::acl(&["slow", "dangerous"]),
     group: "server",
     since: "1.0.0",
     summary: "Get information and statistics about the server",
@@ -166,29 +164,11 @@ pub fn human(n: u64) -> String {
     }
 }
 
-fn page_size() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if n > 0 {
-        n as u64
-    } else {
-        4096
-    }
-}
-
-/// The process's resident set size in bytes (Linux `/proc/self/statm`), 0 if unknown.
-pub fn rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .map_or(0, |pages| pages * page_size())
-}
-
 fn total_system_memory() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let pages = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) };
     if pages > 0 {
-        pages as u64 * page_size()
+        pages as u64 * crate::state::page_size()
     } else {
         0
     }
@@ -705,83 +685,6 @@ fn latencystats_section(server: &Shared, kv: &mut Kv<'_>) {
             v.join(","),
         );
     }
-}
-
-/// How many samples the instantaneous rates average (Redis: 16, one every 100 ms).
-const SAMPLES: usize = 16;
-
-#[derive(Default)]
-struct Samples {
-    last: Option<(Instant, u64, u64, u64)>,
-    ops: [f64; SAMPLES],
-    input: [f64; SAMPLES],
-    output: [f64; SAMPLES],
-    next: usize,
-}
-
-/// Samples the command and network counters every 100 ms for INFO's instantaneous rates, as
-/// Redis's `trackInstantaneousMetric` does, and tracks the peak memory.
-#[derive(Default)]
-pub struct Sampler {
-    samples: Mutex<Samples>,
-    peak_memory: AtomicU64,
-}
-
-impl Sampler {
-    fn sample(&self, server: &Shared) {
-        let s = &server.stats;
-        let now = Instant::now();
-        let cmds = s.total_commands_processed.load(Ordering::Relaxed);
-        let input = s.net_input_bytes.load(Ordering::Relaxed);
-        let output = s.net_output_bytes.load(Ordering::Relaxed);
-        let mut g = self.samples.lock();
-        if let Some((t, c, i, o)) = g.last {
-            let secs = now.duration_since(t).as_secs_f64().max(1e-3);
-            let k = g.next;
-            g.ops[k] = cmds.saturating_sub(c) as f64 / secs;
-            g.input[k] = input.saturating_sub(i) as f64 / secs / 1024.0;
-            g.output[k] = output.saturating_sub(o) as f64 / secs / 1024.0;
-            g.next = (k + 1) % SAMPLES;
-        }
-        g.last = Some((now, cmds, input, output));
-        drop(g);
-        self.note_memory(rss_bytes());
-    }
-
-    /// Instantaneous commands per second and input / output KiB per second.
-    pub fn rates(&self) -> (u64, f64, f64) {
-        let g = self.samples.lock();
-        let avg = |a: &[f64; SAMPLES]| a.iter().sum::<f64>() / SAMPLES as f64;
-        (avg(&g.ops).round() as u64, avg(&g.input), avg(&g.output))
-    }
-
-    /// Records a memory reading; returns the peak so far.
-    pub fn note_memory(&self, used: u64) -> u64 {
-        self.peak_memory
-            .fetch_max(used, Ordering::Relaxed)
-            .max(used)
-    }
-}
-
-/// Starts the 100 ms sampler of `server` on the current tokio runtime (if there is one); it
-/// stops when the server shuts down or is dropped.
-pub fn spawn_sampler(server: &Arc<Shared>) {
-    let Ok(rt) = tokio::runtime::Handle::try_current() else {
-        return;
-    };
-    let weak: Weak<Shared> = Arc::downgrade(server);
-    let mut stop = server.shutdown_signal();
-    rt.spawn(async move {
-        let mut tick = tokio::time::interval(Duration::from_millis(100));
-        loop {
-            tokio::select! {
-                _ = tick.tick() => {}
-                _ = stop.changed() => return,
-            }
-            let Some(server) = weak.upgrade() else { return };
-            server.sampler.sample(&server);
-        }
-    });
 }
 
 #[cfg(test)]

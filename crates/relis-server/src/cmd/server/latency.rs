@@ -17,8 +17,8 @@ use bytes::Bytes;
 use resp::Frame;
 use std::fmt::Write as _;
 
-const ADMIN: &[&str] = &["admin", "noscript", "loading", "stale"];
-const ADMIN_ACL: &[&str] = &["admin", "slow", "dangerous"];
+const ADMIN: crate::cmd::Flags = Spec::flags(&["admin", "noscript", "loading", "stale"]);
+const ADMIN_ACL: crate::cmd::Cats = Spec::acl(&["admin", "slow", "dangerous"]);
 const SPECIAL: &[&str] = &[
     "nondeterministic_output",
     "request_policy:all_nodes",
@@ -104,8 +104,8 @@ pub const SUBCOMMANDS: &[Spec] = &[
     Spec {
         name: "latency|help",
         arity: 2,
-        flags: &["loading", "stale"],
-        acl: &["slow"],
+        flags: Spec::flags(&["loading", "stale"]),
+        acl: Spec::acl(&["slow"]),
         group: "server",
         since: "2.8.13",
         summary: "Show helpful text about the different subcommands.",
@@ -228,12 +228,12 @@ impl ConnCmd for Latency {
                         threshold,
                         slower_than,
                         anon_huge_pages() > 0,
-                        crate::server::unix_ms() / 1000,
+                        crate::state::unix_ms() / 1000,
                     ))
                 }
                 Latency::Graph(event) => match obs.latency.series(&event) {
                     None => return Err(CmdError::latency_no_samples(&event)),
-                    Some((name, s)) => txt(graph(&name, &s, crate::server::unix_ms() / 1000)),
+                    Some((name, s)) => txt(graph(&name, &s, crate::state::unix_ms() / 1000)),
                 },
                 Latency::Histogram(names) => histograms(c, &names),
                 Latency::Help => super::help("LATENCY", HELP),

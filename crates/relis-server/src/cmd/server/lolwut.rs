@@ -22,8 +22,8 @@ use std::sync::Mutex;
 pub const SPEC: Spec = Spec {
     name: "lolwut",
     arity: -1,
-    flags: &["readonly", "fast"],
-    acl: &["read", "fast"],
+    flags: Spec::flags(&["readonly", "fast"]),
+    acl: Spec::acl(&["read", "fast"]),
     group: "server",
     since: "5.0.0",
     summary: "Display some computer art and the Redis version",

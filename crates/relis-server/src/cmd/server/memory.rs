@@ -13,9 +13,9 @@
 //!   other than jemalloc; PURGE: returns freed heap pages to the system (`malloc_trim`).
 
 use crate::args::Args;
-use crate::cmd::server::info::rss_bytes;
 use crate::cmd::{Cx, Parsed, ReadCmd, Spec};
 use crate::error::CmdError;
+use crate::state::rss_bytes;
 use bytes::Bytes;
 use resp::Frame;
 use std::sync::atomic::Ordering;
@@ -24,7 +24,7 @@ use std::sync::atomic::Ordering;
 pub const SPEC: Spec = Spec {
     name: "memory",
     arity: -2,
-    acl: &["slow"],
+    acl: Spec::acl(&["slow"]),
     group: "server",
     since: "4.0.0",
     summary: "A container for memory diagnostics commands",
@@ -45,7 +45,7 @@ pub const SPEC: Spec = Spec {
 pub const SPEC_PURGE: Spec = Spec {
     name: "memory|purge",
     arity: 2,
-    acl: &["slow"],
+    acl: Spec::acl(&["slow"]),
     group: "server",
     since: "4.0.0",
     summary: "Ask the allocator to release memory",
@@ -59,8 +59,8 @@ pub const SPEC_PURGE: Spec = Spec {
 pub const SPEC_HELP: Spec = Spec {
     name: "memory|help",
     arity: 2,
-    flags: &["loading", "stale"],
-    acl: &["slow"],
+    flags: Spec::flags(&["loading", "stale"]),
+    acl: Spec::acl(&["slow"]),
     group: "server",
     since: "4.0.0",
     summary: "Show helpful text about the different subcommands",
@@ -72,7 +72,7 @@ pub const SPEC_HELP: Spec = Spec {
 pub const SPEC_DOCTOR: Spec = Spec {
     name: "memory|doctor",
     arity: 2,
-    acl: &["slow"],
+    acl: Spec::acl(&["slow"]),
     group: "server",
     since: "4.0.0",
     summary: "Outputs memory problems report",
@@ -89,7 +89,7 @@ pub const SPEC_DOCTOR: Spec = Spec {
 pub const SPEC_MALLOC_STATS: Spec = Spec {
     name: "memory|malloc-stats",
     arity: 2,
-    acl: &["slow"],
+    acl: Spec::acl(&["slow"]),
     group: "server",
     since: "4.0.0",
     summary: "Show allocator internal stats",
@@ -107,8 +107,8 @@ pub const SPEC_MALLOC_STATS: Spec = Spec {
 pub const SPEC_USAGE: Spec = Spec {
     name: "memory|usage",
     arity: -3,
-    flags: &["readonly"],
-    acl: &["read", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "slow"]),
     keys: (2, 2, 1),
     group: "server",
     since: "4.0.0",
@@ -123,7 +123,7 @@ pub const SPEC_USAGE: Spec = Spec {
 pub const SPEC_STATS: Spec = Spec {
     name: "memory|stats",
     arity: 2,
-    acl: &["slow"],
+    acl: Spec::acl(&["slow"]),
     group: "server",
     since: "4.0.0",
     summary: "Show memory usage details",
@@ -251,7 +251,7 @@ pub struct Figures {
 
 impl Figures {
     /// The figures now.
-    pub fn now(server: &crate::server::Shared) -> Figures {
+    pub fn now(server: &crate::state::Shared) -> Figures {
         let total = rss_bytes();
         let peak = server.sampler.note_memory(total);
         let (_, lua_caches, cached_scripts) = server.scripting.memory();

@@ -15,7 +15,7 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "module",
     arity: -2,
-    acl: &["slow"],
+    acl: Spec::acl(&["slow"]),
     group: "server",
     since: "4.0.0",
     summary: "A container for module commands",
@@ -25,8 +25,8 @@ pub const SPEC: Spec = Spec {
 };
 
 const SUB: Spec = Spec {
-    flags: &["admin", "noscript", "no_async_loading"],
-    acl: &["admin", "slow", "dangerous"],
+    flags: Spec::flags(&["admin", "noscript", "no_async_loading"]),
+    acl: Spec::acl(&["admin", "slow", "dangerous"]),
     group: "server",
     since: "4.0.0",
     ..Spec::BASE
@@ -36,8 +36,8 @@ const SUB: Spec = Spec {
 pub const SPEC_HELP: Spec = Spec {
     name: "module|help",
     arity: 2,
-    flags: &["loading", "stale"],
-    acl: &["slow"],
+    flags: Spec::flags(&["loading", "stale"]),
+    acl: Spec::acl(&["slow"]),
     since: "5.0.0",
     summary: "Show helpful text about the different subcommands",
     parse: |a| Module::parse_plain(a, Module::Help),
@@ -48,7 +48,7 @@ pub const SPEC_HELP: Spec = Spec {
 pub const SPEC_LIST: Spec = Spec {
     name: "module|list",
     arity: 2,
-    flags: &["admin", "noscript"],
+    flags: Spec::flags(&["admin", "noscript"]),
     summary: "List all modules loaded by the server",
     complexity: "O(N) where N is the number of loaded modules.",
     parse: |a| Module::parse_plain(a, Module::List),

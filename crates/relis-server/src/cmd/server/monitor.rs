@@ -15,8 +15,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "monitor",
     arity: 1,
-    flags: &["admin", "noscript", "loading", "stale"],
-    acl: &["admin", "slow", "dangerous"],
+    flags: Spec::flags(&["admin", "noscript", "loading", "stale"]),
+    acl: Spec::acl(&["admin", "slow", "dangerous"]),
     group: "server",
     since: "1.0.0",
     summary: "Listen for all requests received by the server in real time",

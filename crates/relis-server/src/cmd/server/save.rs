@@ -13,19 +13,19 @@ use crate::client::Client;
 use crate::cmd::{BoxFuture, ConnCmd, Parsed, Spec};
 use crate::config::Config;
 use crate::error::CmdError;
-use crate::server::{unix_ms, Shared};
+use crate::state::{unix_ms, Shared};
 use bytes::Bytes;
 use resp::Frame;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// SAVE's declaration.
 pub const SPEC_SAVE: Spec = Spec {
     name: "save",
     arity: 1,
-    flags: &["admin", "noscript", "no_async_loading", "no_multi"],
-    acl: &["admin", "slow", "dangerous"],
+    flags: Spec::flags(&["admin", "noscript", "no_async_loading", "no_multi"]),
+    acl: Spec::acl(&["admin", "slow", "dangerous"]),
     group: "server",
     since: "1.0.0",
     summary: "Synchronously save the dataset to disk",
@@ -38,41 +38,14 @@ pub const SPEC_SAVE: Spec = Spec {
 pub const SPEC_BGSAVE: Spec = Spec {
     name: "bgsave",
     arity: -1,
-    flags: &["admin", "noscript", "no_async_loading"],
-    acl: &["admin", "slow", "dangerous"],
+    flags: Spec::flags(&["admin", "noscript", "no_async_loading"]),
+    acl: Spec::acl(&["admin", "slow", "dangerous"]),
     group: "server",
     since: "1.0.0",
     summary: "Asynchronously save the dataset to disk",
     parse: Save::parse_bgsave,
     ..Spec::BASE
 };
-
-/// Snapshot bookkeeping for LASTSAVE and INFO persistence.
-#[derive(Debug)]
-pub struct SaveState {
-    /// A SAVE or BGSAVE is running.
-    pub in_progress: AtomicBool,
-    /// Unix ms when the running snapshot started.
-    pub started_ms: AtomicI64,
-    /// Seconds the last background snapshot took (-1 before the first).
-    pub last_bgsave_secs: AtomicI64,
-    /// Successful snapshots.
-    pub saves: AtomicU64,
-    /// Engine write count when the last successful snapshot started.
-    pub writes_at_save: AtomicU64,
-}
-
-impl Default for SaveState {
-    fn default() -> Self {
-        SaveState {
-            in_progress: AtomicBool::new(false),
-            started_ms: AtomicI64::new(0),
-            last_bgsave_secs: AtomicI64::new(-1),
-            saves: AtomicU64::new(0),
-            writes_at_save: AtomicU64::new(0),
-        }
-    }
-}
 
 /// Where SAVE and BGSAVE write their snapshot.
 pub fn snapshot_path(config: &Config) -> PathBuf {

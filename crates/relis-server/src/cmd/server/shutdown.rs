@@ -17,15 +17,15 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "shutdown",
     arity: -1,
-    flags: &[
+    flags: Spec::flags(&[
         "admin",
         "noscript",
         "loading",
         "stale",
         "no_multi",
         "allow_busy",
-    ],
-    acl: &["admin", "slow", "dangerous"],
+    ]),
+    acl: Spec::acl(&["admin", "slow", "dangerous"]),
     group: "server",
     since: "1.0.0",
     summary: "Synchronously save the dataset to disk and then shut down the server",

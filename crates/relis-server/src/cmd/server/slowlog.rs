@@ -12,8 +12,8 @@ use crate::error::CmdError;
 use bytes::Bytes;
 use resp::Frame;
 
-const ADMIN: &[&str] = &["admin", "loading", "stale"];
-const ADMIN_ACL: &[&str] = &["admin", "slow", "dangerous"];
+const ADMIN: crate::cmd::Flags = Spec::flags(&["admin", "loading", "stale"]);
+const ADMIN_ACL: crate::cmd::Cats = Spec::acl(&["admin", "slow", "dangerous"]);
 
 /// SLOWLOG's subcommands.
 pub const SUBCOMMANDS: &[Spec] = &[
@@ -62,8 +62,8 @@ pub const SUBCOMMANDS: &[Spec] = &[
     Spec {
         name: "slowlog|help",
         arity: 2,
-        flags: &["loading", "stale"],
-        acl: &["slow"],
+        flags: Spec::flags(&["loading", "stale"]),
+        acl: Spec::acl(&["slow"]),
         group: "server",
         since: "6.2.0",
         summary: "Show helpful text about the different subcommands",

@@ -14,8 +14,8 @@ use std::sync::atomic::Ordering;
 pub const SPEC_TIME: Spec = Spec {
     name: "time",
     arity: 1,
-    flags: &["loading", "stale", "fast"],
-    acl: &["fast"],
+    flags: Spec::flags(&["loading", "stale", "fast"]),
+    acl: Spec::acl(&["fast"]),
     group: "server",
     since: "2.6.0",
     summary: "Return the current server time",
@@ -28,8 +28,8 @@ pub const SPEC_TIME: Spec = Spec {
 pub const SPEC_LASTSAVE: Spec = Spec {
     name: "lastsave",
     arity: 1,
-    flags: &["loading", "stale", "fast"],
-    acl: &["admin", "fast", "dangerous"],
+    flags: Spec::flags(&["loading", "stale", "fast"]),
+    acl: Spec::acl(&["admin", "fast", "dangerous"]),
     group: "server",
     since: "1.0.0",
     summary: "Get the UNIX time stamp of the last successful save to disk",

@@ -11,8 +11,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "sadd",
     arity: -3,
-    flags: &["write", "denyoom", "fast"],
-    acl: &["write", "set", "fast"],
+    flags: Spec::flags(&["write", "denyoom", "fast"]),
+    acl: Spec::acl(&["write", "set", "fast"]),
     keys: (1, 1, 1),
     group: "set",
     since: "1.0.0",

@@ -11,8 +11,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "scard",
     arity: 2,
-    flags: &["readonly", "fast"],
-    acl: &["read", "set", "fast"],
+    flags: Spec::flags(&["readonly", "fast"]),
+    acl: Spec::acl(&["read", "set", "fast"]),
     keys: (1, 1, 1),
     group: "set",
     since: "1.0.0",

@@ -14,8 +14,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "sismember",
     arity: 3,
-    flags: &["readonly", "fast"],
-    acl: &["read", "set", "fast"],
+    flags: Spec::flags(&["readonly", "fast"]),
+    acl: Spec::acl(&["read", "set", "fast"]),
     keys: (1, 1, 1),
     group: "set",
     since: "1.0.0",
@@ -30,8 +30,8 @@ pub const SPEC: Spec = Spec {
 pub const SPEC_SMISMEMBER: Spec = Spec {
     name: "smismember",
     arity: -3,
-    flags: &["readonly", "fast"],
-    acl: &["read", "set", "fast"],
+    flags: Spec::flags(&["readonly", "fast"]),
+    acl: Spec::acl(&["read", "set", "fast"]),
     keys: (1, 1, 1),
     group: "set",
     since: "6.2.0",

@@ -17,8 +17,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "srandmember",
     arity: -2,
-    flags: &["readonly"],
-    acl: &["read", "set", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "set", "slow"]),
     keys: (1, 1, 1),
     group: "set",
     since: "1.0.0",

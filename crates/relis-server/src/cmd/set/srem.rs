@@ -11,8 +11,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "srem",
     arity: -3,
-    flags: &["write", "fast"],
-    acl: &["write", "set", "fast"],
+    flags: Spec::flags(&["write", "fast"]),
+    acl: Spec::acl(&["write", "set", "fast"]),
     keys: (1, 1, 1),
     group: "set",
     since: "1.0.0",

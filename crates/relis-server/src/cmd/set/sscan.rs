@@ -21,8 +21,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "sscan",
     arity: -3,
-    flags: &["readonly"],
-    acl: &["read", "set", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "set", "slow"]),
     keys: (1, 1, 1),
     group: "set",
     since: "2.8.0",

@@ -18,16 +18,15 @@ use crate::client::Client;
 use crate::cmd::{BoxFuture, ConnCmd, Parsed, Spec};
 use crate::config::Config;
 use crate::error::CmdError;
-use crate::server::Shared;
+use crate::state::{Databases, Named, NoSuchDb, Shared};
 use bytes::Bytes;
-use parking_lot::RwLock;
 use relis::{SqlDb, SqlDbOptions};
 use resp::Frame;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-const FLAGS: &[&str] = &["admin", "noscript"];
+const FLAGS: crate::cmd::Flags = Spec::flags(&["admin", "noscript"]);
 
 /// SQL.DB CREATE's declaration (REDISQL.CREATE_DB has its flags and categories): each
 /// database costs threads and a file, so creating one is for administrators.
@@ -35,7 +34,7 @@ pub const SPEC_CREATE: Spec = Spec {
     name: "sql.db|create",
     arity: -3,
     flags: FLAGS,
-    acl: &["admin", "slow", "dangerous", "sql"],
+    acl: Spec::acl(&["admin", "slow", "dangerous", "sql"]),
     group: "sql",
     since: "0.1.0",
     summary: "Create (or open) a named SQL database",
@@ -50,7 +49,7 @@ pub const SUBCOMMANDS: &[Spec] = &[
         name: "sql.db|drop",
         arity: 3,
         flags: FLAGS,
-        acl: &["admin", "slow", "dangerous", "sql"],
+        acl: Spec::acl(&["admin", "slow", "dangerous", "sql"]),
         group: "sql",
         since: "0.1.0",
         summary: "Close and forget a named SQL database (its file stays)",
@@ -60,8 +59,8 @@ pub const SUBCOMMANDS: &[Spec] = &[
     Spec {
         name: "sql.db|list",
         arity: 2,
-        flags: &["loading", "stale"],
-        acl: &["slow", "sql"],
+        flags: Spec::flags(&["loading", "stale"]),
+        acl: Spec::acl(&["slow", "sql"]),
         group: "sql",
         since: "0.1.0",
         summary: "List the named SQL databases",
@@ -75,7 +74,7 @@ pub const SUBCOMMANDS: &[Spec] = &[
 pub const SPEC: Spec = Spec {
     name: "sql.db",
     arity: -2,
-    acl: &["slow", "sql"],
+    acl: Spec::acl(&["slow", "sql"]),
     group: "sql",
     since: "0.1.0",
     summary: "A container for named SQL database commands",
@@ -173,21 +172,6 @@ pub fn resolve(dir: &Path, file: &str) -> Result<(String, PathBuf), CmdError> {
     Ok((rel.to_string_lossy().into_owned(), abs))
 }
 
-/// One open named database.
-#[derive(Clone)]
-pub struct Named {
-    /// The database.
-    pub db: SqlDb,
-    /// Its file as recorded (relative to `dir`), `None` in memory.
-    pub file: Option<String>,
-}
-
-/// The open named databases.
-#[derive(Default)]
-pub struct Databases {
-    map: RwLock<BTreeMap<String, Named>>,
-}
-
 fn options(config: &Config) -> SqlDbOptions {
     SqlDbOptions {
         durability: config.durability,
@@ -209,65 +193,41 @@ fn open(config: &Config, file: Option<&str>) -> Result<Named, CmdError> {
     Ok(Named { db, file })
 }
 
-impl Databases {
-    /// Reopens every database recorded in the main database (start-up). A database that cannot
-    /// be opened is logged and left out (its record stays). All of them open even when they are
-    /// more than `sql-max-databases` (the setting was lowered since): refusing some would hide
-    /// data that exists; the cap then refuses new ones until enough are dropped.
-    pub fn open_all(main: &relis::Db, config: &Config) -> Databases {
-        let list = match main.read(|r| r.sql_databases()) {
-            Ok(l) => l,
-            Err(e) => {
-                tracing::error!("cannot read the list of SQL databases: {e}");
-                Vec::new()
+/// Reopens every database recorded in the main database (start-up). A database that cannot
+/// be opened is logged and left out (its record stays). All of them open even when they are
+/// more than `sql-max-databases` (the setting was lowered since): refusing some would hide
+/// data that exists; the cap then refuses new ones until enough are dropped.
+pub fn open_all(main: &relis::Db, config: &Config) -> Databases {
+    let list = match main.read(|r| r.sql_databases()) {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!("cannot read the list of SQL databases: {e}");
+            Vec::new()
+        }
+    };
+    let max = config.sql_max_databases;
+    if max > 0 && list.len() > max {
+        tracing::warn!(
+            "{} SQL databases are recorded, more than sql-max-databases ({max}): all are \
+             opened, and SQL.DB CREATE is refused until fewer than {max} remain",
+            list.len()
+        );
+    }
+    let mut map = BTreeMap::new();
+    for (name, file) in list {
+        match open(config, file.as_deref()) {
+            Ok(n) => {
+                map.insert(name, n);
             }
-        };
-        let max = config.sql_max_databases;
-        if max > 0 && list.len() > max {
-            tracing::warn!(
-                "{} SQL databases are recorded, more than sql-max-databases ({max}): all are \
-                 opened, and SQL.DB CREATE is refused until fewer than {max} remain",
-                list.len()
-            );
-        }
-        let mut map = BTreeMap::new();
-        for (name, file) in list {
-            match open(config, file.as_deref()) {
-                Ok(n) => {
-                    map.insert(name, n);
-                }
-                Err(e) => tracing::error!("SQL database '{name}' not opened: {}", e.message()),
-            }
-        }
-        Databases {
-            map: RwLock::new(map),
+            Err(e) => tracing::error!("SQL database '{name}' not opened: {}", e.message()),
         }
     }
+    Databases::new(map)
+}
 
-    /// The database `name`.
-    ///
-    /// # Errors
-    /// `ERR no such SQL database`.
-    pub fn get(&self, name: &str) -> Result<SqlDb, CmdError> {
-        self.map
-            .read()
-            .get(name)
-            .map(|n| n.db.clone())
-            .ok_or_else(|| no_such(name))
-    }
-
-    /// Every database, by name.
-    pub fn list(&self) -> Vec<(String, Named)> {
-        self.map
-            .read()
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect()
-    }
-
-    /// Whether `name` is open.
-    pub fn contains(&self, name: &str) -> bool {
-        self.map.read().contains_key(name)
+impl From<NoSuchDb> for CmdError {
+    fn from(e: NoSuchDb) -> CmdError {
+        no_such(&e.0)
     }
 }
 
@@ -324,7 +284,7 @@ pub async fn create(server: &Arc<Shared>, name: String, place: Place) -> Result<
     // Checked before the file is made, and again when the database joins the map (another
     // CREATE may have taken the last place meanwhile).
     let max = config.sql_max_databases;
-    check_room(server.sql.map.read().len(), max)?;
+    check_room(server.sql.len(), max)?;
     let file = match place {
         Place::Default => Some(default_file(&name)),
         Place::Path(p) => Some(p),
@@ -333,19 +293,18 @@ pub async fn create(server: &Arc<Shared>, name: String, place: Place) -> Result<
     let named = tokio::task::spawn_blocking(move || open(&config, file.as_deref()))
         .await
         .map_err(|e| CmdError::Internal(e.to_string()))??;
-    {
-        let mut map = server.sql.map.write();
-        let refused = if map.contains_key(&name) {
-            Some(CmdError::sql_db_exists(&name))
-        } else {
-            check_room(map.len(), max).err()
-        };
-        if let Some(e) = refused {
-            drop(map);
-            tokio::task::spawn_blocking(move || drop(named));
-            return Err(e);
-        }
-        map.insert(name.clone(), named.clone());
+    let added = server
+        .sql
+        .add_unless(name.clone(), named.clone(), |taken, open| {
+            if taken {
+                Some(CmdError::sql_db_exists(&name))
+            } else {
+                check_room(open, max).err()
+            }
+        });
+    if let Err((e, named)) = added {
+        tokio::task::spawn_blocking(move || drop(named));
+        return Err(e);
     }
     // Recorded in the main database, so it is reopened at start-up.
     let (tx, rx) = tokio::sync::oneshot::channel();
@@ -358,7 +317,7 @@ pub async fn create(server: &Arc<Shared>, name: String, place: Place) -> Result<
     );
     let recorded = rx.await.unwrap_or(Err(relis::Error::Closed));
     if let Err(e) = recorded {
-        server.sql.map.write().remove(&name);
+        server.sql.remove(&name);
         tokio::task::spawn_blocking(move || drop(named));
         return Err(e.into());
     }
@@ -370,7 +329,7 @@ pub async fn create(server: &Arc<Shared>, name: String, place: Place) -> Result<
 /// # Errors
 /// No such database, or the record cannot be removed.
 pub async fn drop_db(server: &Arc<Shared>, name: &str) -> Result<(), CmdError> {
-    let Some(named) = server.sql.map.write().remove(name) else {
+    let Some(named) = server.sql.remove(name) else {
         return Err(no_such(name));
     };
     // Closing joins its threads (after they finish their queue): not on the runtime.

@@ -16,8 +16,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "sql.desc",
     arity: -2,
-    flags: &["readonly"],
-    acl: &["read", "slow", "sql"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "slow", "sql"]),
     group: "sql",
     since: "0.1.0",
     summary: "Describe a SQL table: columns, rows, bytes of the table and its indexes",

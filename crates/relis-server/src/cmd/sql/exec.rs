@@ -17,8 +17,8 @@ use crate::error::CmdError;
 pub const SPEC: Spec = Spec {
     name: "sql.exec",
     arity: -2,
-    flags: &["write", "denyoom"],
-    acl: &["write", "slow", "sql"],
+    flags: Spec::flags(&["write", "denyoom"]),
+    acl: Spec::acl(&["write", "slow", "sql"]),
     group: "sql",
     since: "0.1.0",
     summary: "Run SQL statements with bound parameters",

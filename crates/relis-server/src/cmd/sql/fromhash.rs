@@ -23,8 +23,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "sql.fromhash",
     arity: -3,
-    flags: &["write", "denyoom"],
-    acl: &["write", "slow", "sql"],
+    flags: Spec::flags(&["write", "denyoom"]),
+    acl: Spec::acl(&["write", "slow", "sql"]),
     group: "sql",
     since: "0.1.0",
     summary: "Write the hashes matching a pattern as rows of a table",

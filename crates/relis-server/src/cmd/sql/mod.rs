@@ -106,7 +106,7 @@ pub fn refused(cx: &Cx, e: SqlError) -> CmdError {
         let info = server.clients.lock().get(&cx.client_id).cloned();
         match info {
             Some(info) => {
-                crate::client::acl_log(server, &info, "key", cx.context, object, &cx.user.name)
+                crate::dispatch::acl_log(server, &info, "key", cx.context, object, &cx.user.name)
             }
             None => server.acl.log(crate::acl::LogEntry {
                 count: 1,
@@ -114,7 +114,7 @@ pub fn refused(cx: &Cx, e: SqlError) -> CmdError {
                 context: cx.context,
                 object,
                 username: cx.user.name.clone(),
-                ctime_ms: crate::server::unix_ms(),
+                ctime_ms: crate::state::unix_ms(),
                 client_info: String::new(),
             }),
         }

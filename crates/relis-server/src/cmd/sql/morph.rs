@@ -45,8 +45,8 @@ macro_rules! spec {
         Spec {
             name: $name,
             arity: -3,
-            flags: &["write", "denyoom"],
-            acl: &["write", "slow", "sql"],
+            flags: Spec::flags(&["write", "denyoom"]),
+            acl: Spec::acl(&["write", "slow", "sql"]),
             group: "sql",
             since: "0.1.0",
             summary: $summary,

@@ -13,8 +13,8 @@ use relis::PrepareMode;
 pub const SPEC: Spec = Spec {
     name: "sql.prepare",
     arity: -3,
-    flags: &["write"],
-    acl: &["write", "slow", "sql"],
+    flags: Spec::flags(&["write"]),
+    acl: Spec::acl(&["write", "slow", "sql"]),
     group: "sql",
     since: "0.1.0",
     summary: "Store a prepared SQL statement",

@@ -11,8 +11,8 @@ use crate::error::CmdError;
 pub const SPEC: Spec = Spec {
     name: "sql.query",
     arity: -2,
-    flags: &["readonly"],
-    acl: &["read", "slow", "sql"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "slow", "sql"]),
     group: "sql",
     since: "0.1.0",
     summary: "Run a read-only SQL statement on a reader",

@@ -199,8 +199,8 @@ pub const SPEC_DELETE_STATEMENT_NOW: Spec = alias!(
 
 /// COPY replaces the whole content of a database, as FLUSHDB empties one: it is `@dangerous`
 /// too (and writes, as SQL.EXEC does).
-const COPY_FLAGS: &[&str] = &["write", "denyoom"];
-const COPY_ACL: &[&str] = &["write", "slow", "dangerous", "sql"];
+const COPY_FLAGS: crate::cmd::Flags = Spec::flags(&["write", "denyoom"]);
+const COPY_ACL: crate::cmd::Cats = Spec::acl(&["write", "slow", "dangerous", "sql"]);
 
 /// REDISQL.COPY.
 pub const SPEC_COPY: Spec = spec!(
@@ -224,8 +224,8 @@ pub const SPEC_COPY_NOW: Spec = spec!(
 pub const SPEC_STATISTICS: Spec = spec!(
     "redisql.statistics",
     1,
-    &["loading", "stale"],
-    &["slow", "dangerous", "sql"],
+    Spec::flags(&["loading", "stale"]),
+    Spec::acl(&["slow", "dangerous", "sql"]),
     "Counters of the RediSQL commands",
     RediSql::parse_statistics
 );
@@ -233,8 +233,8 @@ pub const SPEC_STATISTICS: Spec = spec!(
 pub const SPEC_VERSION: Spec = spec!(
     "redisql.version",
     1,
-    &["loading", "stale", "fast"],
-    &["fast", "sql"],
+    Spec::flags(&["loading", "stale", "fast"]),
+    Spec::acl(&["fast", "sql"]),
     "The server's version",
     RediSql::parse_version
 );
@@ -415,7 +415,7 @@ const COUNTED: &[&str] = &[
     "copy",
 ];
 
-fn statistics(server: &crate::server::Shared) -> Frame {
+fn statistics(server: &crate::state::Shared) -> Frame {
     let table = Table::get();
     let mut out = Vec::new();
     for name in COUNTED {
@@ -502,8 +502,8 @@ mod tests {
             let base = s.name.trim_end_matches(".now");
             if base == "redisql.copy" {
                 // Replaces a whole database, as FLUSHDB empties one.
-                assert_eq!(s.acl, ["write", "slow", "dangerous", "sql"]);
-                assert_eq!(s.flags, ["write", "denyoom"]);
+                assert_eq!(s.acl, Spec::acl(&["write", "slow", "dangerous", "sql"]));
+                assert_eq!(s.flags, Spec::flags(&["write", "denyoom"]));
                 continue;
             }
             let (_, of) = COUNTERPARTS
@@ -511,10 +511,7 @@ mod tests {
                 .find(|(a, _)| *a == base)
                 .unwrap_or_else(|| panic!("{}: which SQL.* command does it do?", s.name));
             let (_, model) = table.lookup(of.as_bytes()).expect(of);
-            let mut acl: Vec<&str> = model.acl.to_vec();
-            if !acl.contains(&"sql") {
-                acl.push("sql");
-            }
+            let acl = model.acl.with(Spec::acl(&["sql"]));
             assert_eq!(s.acl, acl, "{} (as {of})", s.name);
             assert_eq!(s.flags, model.flags, "{} (as {of})", s.name);
         }

@@ -10,8 +10,8 @@ use crate::error::CmdError;
 pub const SPEC: Spec = Spec {
     name: "sql.run",
     arity: -2,
-    flags: &["write", "denyoom"],
-    acl: &["write", "slow", "sql"],
+    flags: Spec::flags(&["write", "denyoom"]),
+    acl: Spec::acl(&["write", "slow", "sql"]),
     group: "sql",
     since: "0.1.0",
     summary: "Run a prepared SQL statement",

@@ -10,8 +10,8 @@ use crate::error::CmdError;
 pub const SPEC: Spec = Spec {
     name: "sql.statements",
     arity: -1,
-    flags: &["readonly"],
-    acl: &["read", "slow", "sql"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "slow", "sql"]),
     group: "sql",
     since: "0.1.0",
     summary: "List the prepared SQL statements",

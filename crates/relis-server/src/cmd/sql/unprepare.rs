@@ -10,8 +10,8 @@ use crate::error::CmdError;
 pub const SPEC: Spec = Spec {
     name: "sql.unprepare",
     arity: -2,
-    flags: &["write"],
-    acl: &["write", "slow", "sql"],
+    flags: Spec::flags(&["write"]),
+    acl: Spec::acl(&["write", "slow", "sql"]),
     group: "sql",
     since: "0.1.0",
     summary: "Forget a prepared SQL statement",

@@ -21,8 +21,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "xautoclaim",
     arity: -6,
-    flags: &["write", "fast"],
-    acl: &["write", "stream", "fast"],
+    flags: Spec::flags(&["write", "fast"]),
+    acl: Spec::acl(&["write", "stream", "fast"]),
     keys: (1, 1, 1),
     group: "stream",
     since: "6.2.0",

@@ -15,8 +15,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "xdel",
     arity: -3,
-    flags: &["write", "fast"],
-    acl: &["write", "stream", "fast"],
+    flags: Spec::flags(&["write", "fast"]),
+    acl: Spec::acl(&["write", "stream", "fast"]),
     keys: (1, 1, 1),
     group: "stream",
     since: "5.0.0",

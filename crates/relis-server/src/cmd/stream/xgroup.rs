@@ -19,8 +19,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "xgroup",
     arity: -2,
-    flags: &[],
-    acl: &["slow"],
+    flags: Spec::flags(&[]),
+    acl: Spec::acl(&["slow"]),
     keys: (0, 0, 0),
     group: "stream",
     since: "5.0.0",
@@ -38,8 +38,8 @@ pub const SPEC: Spec = Spec {
 };
 
 const SUB: Spec = Spec {
-    flags: &["write"],
-    acl: &["write", "stream", "slow"],
+    flags: Spec::flags(&["write"]),
+    acl: Spec::acl(&["write", "stream", "slow"]),
     keys: (2, 2, 1),
     group: "stream",
     since: "5.0.0",
@@ -51,7 +51,7 @@ const SUB: Spec = Spec {
 pub const SPEC_CREATE: Spec = Spec {
     name: "xgroup|create",
     arity: -5,
-    flags: &["write", "denyoom"],
+    flags: Spec::flags(&["write", "denyoom"]),
     summary: "Create a consumer group.",
     parse: |a| XGroup::parse(a, Sub::Create),
     key_flags: &["RW", "insert"],
@@ -62,7 +62,7 @@ pub const SPEC_CREATE: Spec = Spec {
 pub const SPEC_CREATECONSUMER: Spec = Spec {
     name: "xgroup|createconsumer",
     arity: 5,
-    flags: &["write", "denyoom"],
+    flags: Spec::flags(&["write", "denyoom"]),
     since: "6.2.0",
     summary: "Create a consumer in a consumer group.",
     parse: |a| XGroup::parse(a, Sub::CreateConsumer),
@@ -105,8 +105,8 @@ pub const SPEC_DELCONSUMER: Spec = Spec {
 pub const SPEC_HELP: Spec = Spec {
     name: "xgroup|help",
     arity: 2,
-    flags: &["loading", "stale"],
-    acl: &["stream", "slow"],
+    flags: Spec::flags(&["loading", "stale"]),
+    acl: Spec::acl(&["stream", "slow"]),
     keys: (0, 0, 0),
     summary: "Show helpful text about the different subcommands",
     parse: |a| {

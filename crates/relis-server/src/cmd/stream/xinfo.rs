@@ -18,8 +18,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "xinfo",
     arity: -2,
-    flags: &[],
-    acl: &["slow"],
+    flags: Spec::flags(&[]),
+    acl: Spec::acl(&["slow"]),
     keys: (0, 0, 0),
     group: "stream",
     since: "5.0.0",
@@ -30,8 +30,8 @@ pub const SPEC: Spec = Spec {
 };
 
 const SUB: Spec = Spec {
-    flags: &["readonly"],
-    acl: &["read", "stream", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "stream", "slow"]),
     keys: (2, 2, 1),
     group: "stream",
     since: "5.0.0",
@@ -72,8 +72,8 @@ pub const SPEC_STREAM: Spec = Spec {
 pub const SPEC_HELP: Spec = Spec {
     name: "xinfo|help",
     arity: 2,
-    flags: &["loading", "stale"],
-    acl: &["stream", "slow"],
+    flags: Spec::flags(&["loading", "stale"]),
+    acl: Spec::acl(&["stream", "slow"]),
     keys: (0, 0, 0),
     key_flags: &[],
     summary: "Show helpful text about the different subcommands",

@@ -11,8 +11,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "xlen",
     arity: 2,
-    flags: &["readonly", "fast"],
-    acl: &["read", "stream", "fast"],
+    flags: Spec::flags(&["readonly", "fast"]),
+    acl: Spec::acl(&["read", "stream", "fast"]),
     keys: (1, 1, 1),
     group: "stream",
     since: "5.0.0",

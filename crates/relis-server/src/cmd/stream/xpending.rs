@@ -18,8 +18,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "xpending",
     arity: -3,
-    flags: &["readonly"],
-    acl: &["read", "stream", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "stream", "slow"]),
     keys: (1, 1, 1),
     group: "stream",
     since: "5.0.0",

@@ -30,8 +30,8 @@ use std::time::Duration;
 pub const SPEC: Spec = Spec {
     name: "xread",
     arity: -4,
-    flags: &["readonly", "blocking", "movablekeys"],
-    acl: &["read", "stream", "slow", "blocking"],
+    flags: Spec::flags(&["readonly", "blocking", "movablekeys"]),
+    acl: Spec::acl(&["read", "stream", "slow", "blocking"]),
     keys: (0, 0, 0),
     group: "stream",
     since: "5.0.0",

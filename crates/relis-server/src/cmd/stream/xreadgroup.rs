@@ -25,8 +25,8 @@ use std::time::Duration;
 pub const SPEC: Spec = Spec {
     name: "xreadgroup",
     arity: -7,
-    flags: &["write", "blocking", "movablekeys"],
-    acl: &["write", "stream", "slow", "blocking"],
+    flags: Spec::flags(&["write", "blocking", "movablekeys"]),
+    acl: Spec::acl(&["write", "stream", "slow", "blocking"]),
     keys: (0, 0, 0),
     group: "stream",
     since: "5.0.0",

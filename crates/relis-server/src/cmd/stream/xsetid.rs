@@ -14,8 +14,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "xsetid",
     arity: -3,
-    flags: &["write", "denyoom", "fast"],
-    acl: &["write", "stream", "fast"],
+    flags: Spec::flags(&["write", "denyoom", "fast"]),
+    acl: Spec::acl(&["write", "stream", "fast"]),
     keys: (1, 1, 1),
     group: "stream",
     since: "5.0.0",

@@ -18,8 +18,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "xtrim",
     arity: -4,
-    flags: &["write"],
-    acl: &["write", "stream", "slow"],
+    flags: Spec::flags(&["write"]),
+    acl: Spec::acl(&["write", "stream", "slow"]),
     keys: (1, 1, 1),
     group: "stream",
     since: "5.0.0",

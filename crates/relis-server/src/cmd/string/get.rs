@@ -10,8 +10,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "get",
     arity: 2,
-    flags: &["readonly", "fast"],
-    acl: &["read", "string", "fast"],
+    flags: Spec::flags(&["readonly", "fast"]),
+    acl: Spec::acl(&["read", "string", "fast"]),
     keys: (1, 1, 1),
     group: "string",
     since: "1.0.0",

@@ -11,8 +11,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "getdel",
     arity: 2,
-    flags: &["write", "fast"],
-    acl: &["write", "string", "fast"],
+    flags: Spec::flags(&["write", "fast"]),
+    acl: Spec::acl(&["write", "string", "fast"]),
     keys: (1, 1, 1),
     group: "string",
     since: "6.2.0",

@@ -15,8 +15,8 @@ const COMPLEXITY: &str = "O(N) where N is the length of the returned string. The
 pub const SPEC: Spec = Spec {
     name: "getrange",
     arity: 4,
-    flags: &["readonly"],
-    acl: &["read", "string", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "string", "slow"]),
     keys: (1, 1, 1),
     group: "string",
     since: "2.4.0",

@@ -21,8 +21,8 @@ const fn spec(
     Spec {
         name,
         arity,
-        flags: &["write", "denyoom", "fast"],
-        acl: &["write", "string", "fast"],
+        flags: Spec::flags(&["write", "denyoom", "fast"]),
+        acl: Spec::acl(&["write", "string", "fast"]),
         keys: (1, 1, 1),
         group: "string",
         since: "1.0.0",

@@ -16,8 +16,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "incrbyfloat",
     arity: 3,
-    flags: &["write", "denyoom", "fast"],
-    acl: &["write", "string", "fast"],
+    flags: Spec::flags(&["write", "denyoom", "fast"]),
+    acl: Spec::acl(&["write", "string", "fast"]),
     keys: (1, 1, 1),
     group: "string",
     since: "2.6.0",

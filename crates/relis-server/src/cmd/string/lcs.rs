@@ -18,8 +18,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "lcs",
     arity: -3,
-    flags: &["readonly"],
-    acl: &["read", "string", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "string", "slow"]),
     keys: (1, 2, 1),
     group: "string",
     since: "7.0.0",

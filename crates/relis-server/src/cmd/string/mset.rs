@@ -14,8 +14,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "mset",
     arity: -3,
-    flags: &["write", "denyoom"],
-    acl: &["write", "string", "slow"],
+    flags: Spec::flags(&["write", "denyoom"]),
+    acl: Spec::acl(&["write", "string", "slow"]),
     keys: (1, -1, 2),
     group: "string",
     since: "1.0.1",
@@ -34,8 +34,8 @@ pub const SPEC: Spec = Spec {
 pub const SPEC_MSETNX: Spec = Spec {
     name: "msetnx",
     arity: -3,
-    flags: &["write", "denyoom"],
-    acl: &["write", "string", "slow"],
+    flags: Spec::flags(&["write", "denyoom"]),
+    acl: Spec::acl(&["write", "string", "slow"]),
     keys: (1, -1, 2),
     group: "string",
     since: "1.0.1",

@@ -12,8 +12,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "setrange",
     arity: 4,
-    flags: &["write", "denyoom"],
-    acl: &["write", "string", "slow"],
+    flags: Spec::flags(&["write", "denyoom"]),
+    acl: Spec::acl(&["write", "string", "slow"]),
     keys: (1, 1, 1),
     group: "string",
     since: "2.2.0",

@@ -2,8 +2,9 @@
 
 use crate::args::Args;
 use crate::blocking::Delivery;
-use crate::client::{parse, record, run_write_feeding, serve_ready, Client};
+use crate::client::Client;
 use crate::cmd::{BoxFuture, ConnCmd, Cx, Parsed, ReadCmd, Spec, Table, WriteCmd};
+use crate::dispatch::{parse, record, run_write_feeding, serve_ready};
 use crate::error::CmdError;
 use crate::observe::Line;
 use resp::Frame;
@@ -15,8 +16,8 @@ use tokio::sync::oneshot;
 pub const SPEC: Spec = Spec {
     name: "exec",
     arity: 1,
-    flags: &["noscript", "loading", "stale", "skip_slowlog"],
-    acl: &["slow", "transaction"],
+    flags: Spec::flags(&["noscript", "loading", "stale", "skip_slowlog"]),
+    acl: Spec::acl(&["slow", "transaction"]),
     group: "transactions",
     since: "1.2.0",
     summary: "Executes all commands in a transaction.",
@@ -83,7 +84,7 @@ impl ConnCmd for Exec {
                 // again, and a command no longer allowed is that command's error.
                 if !c.user.unrestricted() {
                     if let Err(d) = c.user.check(idx, spec, &argv) {
-                        crate::client::acl_log(
+                        crate::dispatch::acl_log(
                             &c.server,
                             &c.info,
                             d.reason(),

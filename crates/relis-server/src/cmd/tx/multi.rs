@@ -12,8 +12,8 @@ use std::sync::atomic::Ordering;
 pub const SPEC_MULTI: Spec = Spec {
     name: "multi",
     arity: 1,
-    flags: &["noscript", "loading", "stale", "fast", "allow_busy"],
-    acl: &["fast", "transaction"],
+    flags: Spec::flags(&["noscript", "loading", "stale", "fast", "allow_busy"]),
+    acl: Spec::acl(&["fast", "transaction"]),
     group: "transactions",
     since: "1.2.0",
     summary: "Starts a transaction.",
@@ -25,8 +25,8 @@ pub const SPEC_MULTI: Spec = Spec {
 pub const SPEC_DISCARD: Spec = Spec {
     name: "discard",
     arity: 1,
-    flags: &["noscript", "loading", "stale", "fast", "allow_busy"],
-    acl: &["fast", "transaction"],
+    flags: Spec::flags(&["noscript", "loading", "stale", "fast", "allow_busy"]),
+    acl: Spec::acl(&["fast", "transaction"]),
     group: "transactions",
     since: "2.0.0",
     summary: "Discards a transaction.",

@@ -31,8 +31,8 @@ use std::time::Duration;
 pub const SPEC_BZPOPMIN: Spec = Spec {
     name: "bzpopmin",
     arity: -3,
-    flags: &["write", "noscript", "blocking", "fast"],
-    acl: &["write", "sortedset", "fast", "blocking"],
+    flags: Spec::flags(&["write", "noscript", "blocking", "fast"]),
+    acl: Spec::acl(&["write", "sortedset", "fast", "blocking"]),
     keys: (1, -2, 1),
     group: "sorted-set",
     since: "5.0.0",
@@ -55,8 +55,8 @@ pub const SPEC_BZPOPMAX: Spec = Spec {
 pub const SPEC_BZMPOP: Spec = Spec {
     name: "bzmpop",
     arity: -5,
-    flags: &["write", "blocking", "movablekeys"],
-    acl: &["write", "sortedset", "slow", "blocking"],
+    flags: Spec::flags(&["write", "blocking", "movablekeys"]),
+    acl: Spec::acl(&["write", "sortedset", "slow", "blocking"]),
     keys: (0, 0, 0),
     group: "sorted-set",
     since: "7.0.0",

@@ -19,8 +19,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "zadd",
     arity: -4,
-    flags: &["write", "denyoom", "fast"],
-    acl: &["write", "sortedset", "fast"],
+    flags: Spec::flags(&["write", "denyoom", "fast"]),
+    acl: Spec::acl(&["write", "sortedset", "fast"]),
     keys: (1, 1, 1),
     group: "sorted-set",
     since: "1.2.0",
@@ -37,8 +37,8 @@ pub const SPEC: Spec = Spec {
 pub const SPEC_ZINCRBY: Spec = Spec {
     name: "zincrby",
     arity: 4,
-    flags: &["write", "denyoom", "fast"],
-    acl: &["write", "sortedset", "fast"],
+    flags: Spec::flags(&["write", "denyoom", "fast"]),
+    acl: Spec::acl(&["write", "sortedset", "fast"]),
     keys: (1, 1, 1),
     group: "sorted-set",
     since: "1.2.0",

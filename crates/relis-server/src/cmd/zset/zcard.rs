@@ -10,8 +10,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "zcard",
     arity: 2,
-    flags: &["readonly", "fast"],
-    acl: &["read", "sortedset", "fast"],
+    flags: Spec::flags(&["readonly", "fast"]),
+    acl: Spec::acl(&["read", "sortedset", "fast"]),
     keys: (1, 1, 1),
     group: "sorted-set",
     since: "1.2.0",

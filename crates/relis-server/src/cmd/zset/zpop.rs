@@ -20,8 +20,8 @@ use resp::{Frame, Protocol};
 pub const SPEC_ZPOPMIN: Spec = Spec {
     name: "zpopmin",
     arity: -2,
-    flags: &["write", "fast"],
-    acl: &["write", "sortedset", "fast"],
+    flags: Spec::flags(&["write", "fast"]),
+    acl: Spec::acl(&["write", "sortedset", "fast"]),
     keys: (1, 1, 1),
     group: "sorted-set",
     since: "5.0.0",
@@ -44,8 +44,8 @@ pub const SPEC_ZPOPMAX: Spec = Spec {
 pub const SPEC_ZMPOP: Spec = Spec {
     name: "zmpop",
     arity: -4,
-    flags: &["write", "movablekeys"],
-    acl: &["write", "sortedset", "slow"],
+    flags: Spec::flags(&["write", "movablekeys"]),
+    acl: Spec::acl(&["write", "sortedset", "slow"]),
     keys: (0, 0, 0),
     group: "sorted-set",
     since: "7.0.0",

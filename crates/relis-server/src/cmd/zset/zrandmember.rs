@@ -17,8 +17,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "zrandmember",
     arity: -2,
-    flags: &["readonly"],
-    acl: &["read", "sortedset", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "sortedset", "slow"]),
     keys: (1, 1, 1),
     group: "sorted-set",
     since: "6.2.0",

@@ -27,8 +27,8 @@ const COMPLEXITY_BY: &str = "O(log(N)+M) with N being the number of elements in 
 pub const SPEC_ZRANGE: Spec = Spec {
     name: "zrange",
     arity: -4,
-    flags: &["readonly"],
-    acl: &["read", "sortedset", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "sortedset", "slow"]),
     keys: (1, 1, 1),
     group: "sorted-set",
     since: "1.2.0",
@@ -42,8 +42,8 @@ pub const SPEC_ZRANGE: Spec = Spec {
 pub const SPEC_ZRANGESTORE: Spec = Spec {
     name: "zrangestore",
     arity: -5,
-    flags: &["write", "denyoom"],
-    acl: &["write", "sortedset", "slow"],
+    flags: Spec::flags(&["write", "denyoom"]),
+    acl: Spec::acl(&["write", "sortedset", "slow"]),
     keys: (1, 2, 1),
     since: "6.2.0",
     summary: "Store a range of members from sorted set into another key",

@@ -15,8 +15,8 @@ use resp::Frame;
 pub const SPEC_ZRANK: Spec = Spec {
     name: "zrank",
     arity: 3,
-    flags: &["readonly", "fast"],
-    acl: &["read", "sortedset", "fast"],
+    flags: Spec::flags(&["readonly", "fast"]),
+    acl: Spec::acl(&["read", "sortedset", "fast"]),
     keys: (1, 1, 1),
     group: "sorted-set",
     since: "2.0.0",

@@ -11,8 +11,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "zrem",
     arity: -3,
-    flags: &["write", "fast"],
-    acl: &["write", "sortedset", "fast"],
+    flags: Spec::flags(&["write", "fast"]),
+    acl: Spec::acl(&["write", "sortedset", "fast"]),
     keys: (1, 1, 1),
     group: "sorted-set",
     since: "1.2.0",

@@ -17,8 +17,8 @@ use resp::Frame;
 pub const SPEC_ZREMRANGEBYSCORE: Spec = Spec {
     name: "zremrangebyscore",
     arity: 4,
-    flags: &["write"],
-    acl: &["write", "sortedset", "slow"],
+    flags: Spec::flags(&["write"]),
+    acl: Spec::acl(&["write", "sortedset", "slow"]),
     keys: (1, 1, 1),
     group: "sorted-set",
     since: "1.2.0",

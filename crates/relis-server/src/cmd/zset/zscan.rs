@@ -22,8 +22,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "zscan",
     arity: -3,
-    flags: &["readonly"],
-    acl: &["read", "sortedset", "slow"],
+    flags: Spec::flags(&["readonly"]),
+    acl: Spec::acl(&["read", "sortedset", "slow"]),
     keys: (1, 1, 1),
     group: "sorted-set",
     since: "2.8.0",

@@ -12,8 +12,8 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "zscore",
     arity: 3,
-    flags: &["readonly", "fast"],
-    acl: &["read", "sortedset", "fast"],
+    flags: Spec::flags(&["readonly", "fast"]),
+    acl: Spec::acl(&["read", "sortedset", "fast"]),
     keys: (1, 1, 1),
     group: "sorted-set",
     since: "1.2.0",

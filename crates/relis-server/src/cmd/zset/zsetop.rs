@@ -29,8 +29,8 @@ const DIFF: &str = "O(L + (N-K)log(N)) worst case where L is the total number of
 pub const SPEC_ZUNIONSTORE: Spec = Spec {
     name: "zunionstore",
     arity: -4,
-    flags: &["write", "denyoom", "movablekeys"],
-    acl: &["write", "sortedset", "slow"],
+    flags: Spec::flags(&["write", "denyoom", "movablekeys"]),
+    acl: Spec::acl(&["write", "sortedset", "slow"]),
     keys: (1, 1, 1),
     group: "sorted-set",
     since: "2.0.0",
@@ -67,8 +67,8 @@ pub const SPEC_ZDIFFSTORE: Spec = Spec {
 pub const SPEC_ZUNION: Spec = Spec {
     name: "zunion",
     arity: -3,
-    flags: &["readonly", "movablekeys"],
-    acl: &["read", "sortedset", "slow"],
+    flags: Spec::flags(&["readonly", "movablekeys"]),
+    acl: Spec::acl(&["read", "sortedset", "slow"]),
     keys: (0, 0, 0),
     group: "sorted-set",
     since: "6.2.0",

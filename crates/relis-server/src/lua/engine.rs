@@ -20,10 +20,12 @@
 //! for its duration. Lua helpers (the error handler) live in a chunk named `=redis`, which the
 //! error handler skips when it looks for the script's line.
 
-use super::{convert, RunState};
-use crate::client::{record, run_write_feeding};
+use super::convert;
 use crate::cmd::{Cx, Parsed, Table as CmdTable};
+use crate::dispatch::{record, run_write_feeding};
 use crate::error::{sanitize, CmdError};
+use crate::script::RunState;
+use crate::spec::Flags;
 use bytes::Bytes;
 use mlua::{ffi, Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
 use resp::{Frame, Protocol};
@@ -96,7 +98,7 @@ pub(super) struct Engine {
     shebangs: HashMap<String, Option<bool>>,
     /// FCALL functions (name -> function).
     fns: Table,
-    /// Which [`super::Scripting::generation`] this state belongs to.
+    /// Which [`crate::script::Scripting::generation`] this state belongs to.
     generation: u64,
     /// Which server (the address of its scripting state) this state belongs to.
     owner: usize,
@@ -105,7 +107,7 @@ pub(super) struct Engine {
     /// The registry version whose libraries this state has loaded.
     pub functions_version: u64,
     /// FCALL functions' flags, by name.
-    pub functions: HashMap<Vec<u8>, super::functions::Flags>,
+    pub functions: HashMap<Vec<u8>, crate::script::functions::Flags>,
     /// Lua's memory after the last full collection.
     settled: usize,
     /// The memory limit set on the state (`lua-memory-limit`).
@@ -197,7 +199,7 @@ return handler, bind, loading_api, protected
 "#;
 
 impl Engine {
-    pub(super) fn new(scripting: &super::Scripting) -> mlua::Result<Engine> {
+    pub(super) fn new(scripting: &crate::script::Scripting) -> mlua::Result<Engine> {
         let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::DEBUG;
         // SAFETY: the debug library is what Redis loads too; scripts cannot reach C memory
         // through it in Lua 5.1 beyond what Redis allows.
@@ -307,7 +309,10 @@ impl Engine {
     }
 
     /// The FCALL function `name`.
-    pub(super) fn function(&self, name: &[u8]) -> Option<(Function, super::functions::Flags)> {
+    pub(super) fn function(
+        &self,
+        name: &[u8],
+    ) -> Option<(Function, crate::script::functions::Flags)> {
         let flags = *self.functions.get(name)?;
         let f = self
             .fns
@@ -328,7 +333,7 @@ impl Engine {
         &mut self,
         name: &str,
         f: &Function,
-        flags: super::functions::Flags,
+        flags: crate::script::functions::Flags,
     ) -> mlua::Result<()> {
         self.fns.raw_set(name, f)?;
         self.functions.insert(name.as_bytes().to_vec(), flags);
@@ -456,9 +461,9 @@ unsafe extern "C-unwind" fn count_hook(l: *mut ffi::lua_State, ar: *mut ffi::lua
     // SAFETY: the engine that set the key holds the RunState for the state's whole life.
     let run = &*p;
     let msg: &'static std::ffi::CStr = match run.tick() {
-        super::Tick::Go => return,
-        super::Tick::Kill => c"Script killed by user with SCRIPT KILL...",
-        super::Tick::LoadTimeout => c"FUNCTION LOAD timeout",
+        crate::script::Tick::Go => return,
+        crate::script::Tick::Kill => c"Script killed by user with SCRIPT KILL...",
+        crate::script::Tick::LoadTimeout => c"FUNCTION LOAD timeout",
     };
     // Where it stopped, for the reply (the error handler no longer runs): the innermost
     // frame of the script's own code, past C functions and the `=redis` helpers (`pcall`'s
@@ -509,7 +514,7 @@ fn eval_shebang(body: &[u8]) -> Result<(Option<bool>, std::borrow::Cow<'_, [u8]>
             return Err(CmdError::shebang_option(p));
         };
         for f in flags.split(',').filter(|f| !f.is_empty()) {
-            if !super::functions::FLAG_NAMES.contains(&f) {
+            if !crate::script::functions::FLAG_NAMES.contains(&f) {
                 return Err(CmdError::shebang_flag(f));
             }
             no_writes |= f == "no-writes";
@@ -534,7 +539,7 @@ pub(super) fn lua_message(e: &mlua::Error) -> String {
 /// Runs `f` with this thread's Lua state for `scripting`'s server, building it first if
 /// needed (or again after SCRIPT FLUSH).
 pub(super) fn with_engine<R>(
-    scripting: &super::Scripting,
+    scripting: &crate::script::Scripting,
     f: impl FnOnce(&mut Engine) -> Result<R, CmdError>,
 ) -> Result<R, CmdError> {
     ENGINE.with(|cell| {
@@ -564,7 +569,7 @@ fn install_redis(lua: &Lua, redis: &Table) -> mlua::Result<()> {
             let [Value::String(s)] = &*args.make_contiguous() else {
                 return Err(raise(lua, "wrong number of arguments"));
             };
-            lua.create_string(super::sha1hex(&s.as_bytes()))
+            lua.create_string(crate::script::sha1hex(&s.as_bytes()))
         })?,
     )?;
     redis.raw_set(
@@ -857,7 +862,7 @@ pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdE
         let (func, name, function, flags_ro): (_, std::borrow::Cow<'_, str>, _, _) =
             match &call.target {
                 Target::Body(body) => {
-                    let sha = super::sha1hex(body);
+                    let sha = crate::script::sha1hex(body);
                     let (f, shebang) = match engine.cached(&sha) {
                         Some(c) => c,
                         None => {
@@ -988,7 +993,7 @@ fn sequence(lua: &Lua, items: &[Bytes]) -> mlua::Result<Table> {
 pub fn load(cx: &Cx, body: Bytes) -> Result<String, CmdError> {
     let scripting = &cx.server.scripting;
     with_engine(scripting, |engine| {
-        let sha = super::sha1hex(&body);
+        let sha = crate::script::sha1hex(&body);
         if engine.cached(&sha).is_none() {
             engine.compile_cached(&sha, &body)?;
         }
@@ -1112,7 +1117,7 @@ fn log_denial(st: &RunCx<'_, '_>, d: crate::acl::Denied, spec: &crate::cmd::Spec
     let user = &st.cx.user;
     let info = server.clients.lock().get(&st.cx.client_id).cloned();
     match info {
-        Some(info) => crate::client::acl_log(
+        Some(info) => crate::dispatch::acl_log(
             server,
             &info,
             d.reason(),
@@ -1126,7 +1131,7 @@ fn log_denial(st: &RunCx<'_, '_>, d: crate::acl::Denied, spec: &crate::cmd::Spec
             context: "lua",
             object: d.object(spec, argv),
             username: user.name.clone(),
-            ctime_ms: crate::server::unix_ms(),
+            ctime_ms: crate::state::unix_ms(),
             client_info: String::new(),
         }),
     }
@@ -1151,7 +1156,7 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
     if !spec.arity_ok(argv.len()) {
         return Err(CmdError::SCRIPT_ARITY);
     }
-    if spec.has("noscript") {
+    if spec.has(Flags::NOSCRIPT) {
         return Err(CmdError::SCRIPT_NOSCRIPT_COMMAND);
     }
     // As Redis's scriptVerifyACL: the script's user must be allowed the command, its keys and
@@ -1162,9 +1167,9 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
             return Err(d.script_error());
         }
     }
-    let write = spec.has("write");
+    let write = spec.has(Flags::WRITE);
     // Redis refuses what may replicate (PUBLISH, PFCOUNT's cache write) as it refuses writes.
-    if (write || crate::client::MAY_REPLICATE.contains(&spec.name)) && st.readonly {
+    if (write || crate::spec::MAY_REPLICATE.contains(&spec.name)) && st.readonly {
         return Err(CmdError::SCRIPT_READONLY);
     }
     if st.cx.server.monitors.active() && crate::monitor::shown(spec) {
@@ -1201,7 +1206,7 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
         "publish" | "spublish" | "info" => argv[1..].to_vec(),
         _ => Vec::new(),
     };
-    match crate::client::parse(spec, argv, skip) {
+    match crate::dispatch::parse(spec, argv, skip) {
         Err(e) => {
             record(&cx.server, idx, t, true, line);
             Err(e)
