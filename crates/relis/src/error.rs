@@ -27,9 +27,9 @@ pub enum Error {
     /// The source and destination are the same object (COPY, MOVE).
     SameObject,
     /// A stream command's own error (see [`crate::StreamError`]).
-    Stream(crate::stream::StreamError),
+    Stream(crate::types::stream::StreamError),
     /// A string value that is not a usable HyperLogLog (see [`crate::HllError`]).
-    Hll(crate::hll::HllError),
+    Hll(crate::types::hll::HllError),
     /// SQLite failed; the message is for the log, not for clients.
     Storage(String),
     /// The disk is full: the write was not committed.

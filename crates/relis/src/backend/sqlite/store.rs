@@ -171,7 +171,7 @@ impl<'c> Reader<'c> {
     /// The key row, expired or not, with its `head` column (a list's head position, a set's,
     /// hash's or sorted set's encoding flag).
     pub(crate) fn raw_meta_head(&self, db: u32, key: &[u8]) -> Result<Option<(KeyMeta, i64)>> {
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT id, type, expire_at, version, count, mtime, head FROM main.relis_keys
              WHERE db = ?1 AND key = ?2",
@@ -281,7 +281,7 @@ impl<'c> Writer<'c> {
         f: impl FnOnce(&mut Writer<'c>) -> std::result::Result<T, E>,
     ) -> std::result::Result<T, E> {
         // A savepoint opens with no rank counts pending (see zset.rs, "Pending counts").
-        crate::zset::flush_pending(self.conn).map_err(E::from)?;
+        crate::types::zset::flush_pending(self.conn).map_err(E::from)?;
         self.exec_cached("SAVEPOINT cmd").map_err(E::from)?;
         let events = self.st.events.len();
         match f(self) {
@@ -292,7 +292,7 @@ impl<'c> Writer<'c> {
             Err(e) => {
                 // Leave the transaction usable whatever happened inside.
                 let _ = self.exec_cached("ROLLBACK TO cmd");
-                crate::zset::discard_pending(self.conn);
+                crate::types::zset::discard_pending(self.conn);
                 let _ = self.exec_cached("RELEASE cmd");
                 // What was rolled back did not happen: its events are not published.
                 self.st.events.truncate(events);
@@ -411,7 +411,7 @@ impl<'c> Writer<'c> {
     }
 
     pub(crate) fn exec_cached(&self, sql: &'static str) -> Result<()> {
-        crate::stmt::prepare(self.conn, sql)?.execute([])?;
+        crate::backend::sqlite::stmt::prepare(self.conn, sql)?.execute([])?;
         Ok(())
     }
 
@@ -458,7 +458,7 @@ impl<'c> Writer<'c> {
     /// Deletes a key row and its elements.
     pub(crate) fn delete_key(&mut self, db: u32, key: &[u8], meta: &KeyMeta) -> Result<()> {
         self.delete_elements(meta)?;
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2",
         )?
@@ -477,11 +477,11 @@ impl<'c> Writer<'c> {
         // A string's count is its length when chunked, 0 when inline.
         let rows = match meta.kind {
             KeyType::String if meta.count == 0 => return Ok(()),
-            KeyType::String => meta.count / crate::chunks::CHUNK as i64 + 1,
+            KeyType::String => meta.count / crate::types::chunks::CHUNK as i64 + 1,
             _ => meta.count,
         };
         if rows > INLINE_DELETE {
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "INSERT OR IGNORE INTO main.relis_trash (kid, type) VALUES (?1, ?2)",
             )?
@@ -504,13 +504,16 @@ impl<'c> Writer<'c> {
                 "DELETE FROM main.relis_stream_consumer WHERE kid = ?1",
                 "DELETE FROM main.relis_stream_group WHERE kid = ?1",
             ] {
-                crate::stmt::prepare(self.conn, sql)?.execute([kid])?;
+                crate::backend::sqlite::stmt::prepare(self.conn, sql)?.execute([kid])?;
             }
         }
         if table == "main.relis_zset" {
-            crate::zset::forget_copy(self.conn, kid);
-            crate::stmt::prepare(self.conn, "DELETE FROM main.relis_zrank WHERE kid = ?1")?
-                .execute([kid])?;
+            crate::types::zset::forget_copy(self.conn, kid);
+            crate::backend::sqlite::stmt::prepare(
+                self.conn,
+                "DELETE FROM main.relis_zrank WHERE kid = ?1",
+            )?
+            .execute([kid])?;
         }
         Ok(n)
     }
@@ -519,10 +522,12 @@ impl<'c> Writer<'c> {
     pub(crate) fn empty_trash(&mut self, limit: usize) -> Result<usize> {
         let mut done = 0;
         while done < limit {
-            let Some((kid, code)) =
-                crate::stmt::prepare(self.conn, "SELECT kid, type FROM main.relis_trash LIMIT 1")?
-                    .query_row([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
-                    .optional()?
+            let Some((kid, code)) = crate::backend::sqlite::stmt::prepare(
+                self.conn,
+                "SELECT kid, type FROM main.relis_trash LIMIT 1",
+            )?
+            .query_row([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
+            .optional()?
             else {
                 break;
             };
@@ -550,8 +555,11 @@ impl<'c> Writer<'c> {
             if n < want {
                 // Fewer left than asked for: this collection is gone.
                 self.delete_all_elements(table, kid)?;
-                crate::stmt::prepare(self.conn, "DELETE FROM main.relis_trash WHERE kid = ?1")?
-                    .execute([kid])?;
+                crate::backend::sqlite::stmt::prepare(
+                    self.conn,
+                    "DELETE FROM main.relis_trash WHERE kid = ?1",
+                )?
+                .execute([kid])?;
             }
         }
         Ok(done)
@@ -560,7 +568,7 @@ impl<'c> Writer<'c> {
     /// Deletes up to `limit` keys whose expiry has passed, returning how many it deleted.
     pub(crate) fn sweep(&mut self, limit: usize) -> Result<usize> {
         let expired: Vec<(u32, Vec<u8>, KeyMeta)> = {
-            let mut st = crate::stmt::prepare(
+            let mut st = crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT db, key, id, type, expire_at, version, count, mtime FROM main.relis_keys
                  WHERE expire_at <= ?1 ORDER BY expire_at LIMIT ?2",
@@ -615,7 +623,7 @@ impl<'c> Writer<'c> {
     pub(crate) fn persist_counter(&mut self) -> Result<()> {
         if self.st.next_version > self.st.persisted_version {
             let to = self.st.next_version + VERSION_LEASE;
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "UPDATE main.relis_meta SET value = ?1 WHERE name = 'next_version'",
             )?

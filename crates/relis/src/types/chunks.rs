@@ -13,8 +13,8 @@
 //! overflow page it writes through and cannot grow a blob, while the writer's WAL holds each
 //! touched page; a chunk row is one page, found through the primary key.
 
+use crate::backend::sqlite::store::{Reader, Writer};
 use crate::error::Result;
-use crate::store::{Reader, Writer};
 use rusqlite::OptionalExtension;
 
 /// Bytes per chunk: one chunk row (with its key) fills a 2 KiB page, the default page size,
@@ -33,7 +33,7 @@ impl Reader<'_> {
             return Ok(out);
         }
         let (first, last) = (start / CHUNK, (start + len - 1) / CHUNK);
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT n, data FROM main.relis_chunks WHERE kid = ?1 AND n BETWEEN ?2 AND ?3",
         )?;
@@ -59,7 +59,7 @@ impl Reader<'_> {
             return Ok(0);
         }
         let (first, last) = (start / CHUNK, (end - 1) / CHUNK);
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT n, data FROM main.relis_chunks
              WHERE kid = ?1 AND n BETWEEN ?2 AND ?3 AND length(data) > 0",
@@ -71,7 +71,7 @@ impl Reader<'_> {
             let data = r.get_ref(1)?.as_blob()?;
             let (lo, hi) = (start.max(base), end.min(base + data.len()));
             if lo < hi {
-                total += crate::bits::popcount(&data[lo - base..hi - base]);
+                total += crate::types::bits::popcount(&data[lo - base..hi - base]);
             }
         }
         Ok(total)
@@ -86,7 +86,7 @@ impl Writer<'_> {
         if first >= end {
             return Ok(());
         }
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "WITH RECURSIVE s(n) AS (SELECT ?2 UNION ALL SELECT n + 1 FROM s WHERE n + 1 < ?3)
              INSERT OR IGNORE INTO main.relis_chunks (kid, n, data) SELECT ?1, n, x'' FROM s",
@@ -110,7 +110,7 @@ impl Writer<'_> {
             let cur: Option<Vec<u8>> = if whole {
                 None
             } else {
-                crate::stmt::prepare(
+                crate::backend::sqlite::stmt::prepare(
                     self.conn,
                     "SELECT data FROM main.relis_chunks WHERE kid = ?1 AND n = ?2",
                 )?
@@ -127,7 +127,7 @@ impl Writer<'_> {
                 }
                 buf[lo - base..hi - base].copy_from_slice(part);
             }
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "INSERT INTO main.relis_chunks (kid, n, data) VALUES (?1, ?2, ?3)
                  ON CONFLICT (kid, n) DO UPDATE SET data = excluded.data",

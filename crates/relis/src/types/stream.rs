@@ -13,8 +13,8 @@
 //! A stream may be empty and still exist (XDEL or XTRIM of every entry, XADD with MAXLEN 0),
 //! as in Redis.
 
+use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
 use crate::error::{Error, Result};
-use crate::store::{KeyMeta, KeyType, Reader, Writer};
 use bytes::Bytes;
 use rusqlite::OptionalExtension;
 use std::fmt;
@@ -281,7 +281,7 @@ impl Reader<'_> {
     /// lookup (XADD and the reads run it for every call). The value of a key of another type
     /// (a string of any size) is not read.
     fn raw_stream_row(&self, db: u32, key: &[u8]) -> Result<Option<(KeyMeta, Option<StreamMeta>)>> {
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT id, type, expire_at, version, count, mtime,
                     CASE WHEN type = 5 THEN value END
@@ -319,7 +319,7 @@ impl Reader<'_> {
     }
 
     pub(crate) fn stream_numbers(&self, meta: &KeyMeta, db: u32, key: &[u8]) -> Result<StreamMeta> {
-        let blob: Vec<u8> = crate::stmt::prepare(
+        let blob: Vec<u8> = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT value FROM main.relis_keys WHERE db = ?1 AND key = ?2",
         )?
@@ -388,7 +388,7 @@ impl Reader<'_> {
         } else {
             i64::try_from(count).unwrap_or(i64::MAX)
         };
-        let mut st = crate::stmt::prepare(self.conn, sql)?;
+        let mut st = crate::backend::sqlite::stmt::prepare(self.conn, sql)?;
         let rows = st.query_map(
             (
                 kid,
@@ -418,7 +418,7 @@ impl Reader<'_> {
         } else {
             "SELECT ms, seq FROM main.relis_stream WHERE kid = ?1 ORDER BY ms, seq LIMIT 1"
         };
-        Ok(crate::stmt::prepare(self.conn, sql)?
+        Ok(crate::backend::sqlite::stmt::prepare(self.conn, sql)?
             .query_row([kid], |r| Ok(StreamId::new(dec(r.get(0)?), dec(r.get(1)?))))
             .optional()?)
     }
@@ -508,7 +508,7 @@ impl Writer<'_> {
     /// A new, empty stream at `key` (which must be free); returns its id.
     pub(crate) fn create_empty_stream(&mut self, db: u32, key: &[u8]) -> Result<i64> {
         let kid = self.next_version();
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT INTO main.relis_keys (db, key, id, type, version, count, mtime, value)
              VALUES (?1, ?2, ?3, 5, ?3, 0, ?4, ?5)",
@@ -528,7 +528,7 @@ impl Writer<'_> {
     /// version (WATCH) and mtime.
     pub(crate) fn touch_stream(&mut self, db: u32, key: &[u8]) -> Result<()> {
         let version = self.next_version();
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "UPDATE main.relis_keys SET version = ?3, mtime = ?4 WHERE db = ?1 AND key = ?2",
         )?
@@ -538,7 +538,7 @@ impl Writer<'_> {
 
     fn save_stream(&mut self, db: u32, key: &[u8], s: &StreamMeta) -> Result<()> {
         let version = self.next_version();
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "UPDATE main.relis_keys SET value = ?3, count = ?4, version = ?5, mtime = ?6
              WHERE db = ?1 AND key = ?2",
@@ -605,7 +605,7 @@ impl Writer<'_> {
         if new <= s.last_id {
             return Err(Error::Stream(StreamError::IdTooSmall));
         }
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT INTO main.relis_stream (kid, ms, seq, fields) VALUES (?1, ?2, ?3, ?4)",
         )?
@@ -648,7 +648,7 @@ impl Writer<'_> {
         // Entries from the head that the trim's condition lets go (all of them for `=`).
         let allowed = match trim.to {
             TrimTo::MaxLen(max) => s.length.saturating_sub(max),
-            TrimTo::MinId(min) => crate::stmt::prepare(
+            TrimTo::MinId(min) => crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT count(*) FROM main.relis_stream WHERE kid = ?1 AND (ms, seq) < (?2, ?3)",
             )?
@@ -663,7 +663,7 @@ impl Writer<'_> {
         if goes == 0 {
             return Ok(0);
         }
-        let n = crate::stmt::prepare(
+        let n = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "DELETE FROM main.relis_stream WHERE kid = ?1 AND (ms, seq) IN
              (SELECT ms, seq FROM main.relis_stream WHERE kid = ?1 ORDER BY ms, seq LIMIT ?2)",
@@ -683,7 +683,7 @@ impl Writer<'_> {
         };
         let mut n = 0;
         for id in ids {
-            let gone = crate::stmt::prepare(
+            let gone = crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "DELETE FROM main.relis_stream WHERE kid = ?1 AND ms = ?2 AND seq = ?3",
             )?

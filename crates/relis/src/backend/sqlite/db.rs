@@ -2,10 +2,10 @@
 //! commits queued writes in groups, a pool of reader threads with read-only connections, and a
 //! checkpointer that keeps WAL checkpoints off the writer's path.
 
+use crate::backend::sqlite::schema;
+use crate::backend::sqlite::store::{Reader, Writer, WriterState};
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
-use crate::schema;
-use crate::store::{Reader, Writer, WriterState};
 use crossbeam_channel::{bounded, unbounded, Receiver, RecvTimeoutError, Sender};
 use parking_lot::Mutex;
 use rusqlite::{Connection, OpenFlags};
@@ -158,7 +158,7 @@ pub fn release_thread_snapshots() {
 }
 
 fn end_read(conn: &Connection) {
-    let _ = crate::stmt::prepare(conn, "COMMIT").and_then(|mut s| s.execute([]));
+    let _ = crate::backend::sqlite::stmt::prepare(conn, "COMMIT").and_then(|mut s| s.execute([]));
 }
 type Deliver = Box<dyn FnOnce(Result<()>) + Send>;
 /// A write: run on the writer (`Some`), it returns what answers it once its group commits;
@@ -289,8 +289,8 @@ impl Db {
         // Only in builds with the test shims (the crash harness's binary): a production
         // build cannot be made to hold writes in memory by its environment.
         #[cfg(feature = "test-shims")]
-        crate::powercut::install_if_requested();
-        crate::walwrite::install();
+        crate::backend::sqlite::powercut::install_if_requested();
+        crate::backend::sqlite::walwrite::install();
         if let Some(p) = &opts.path {
             schema::preflight(p)?;
         }
@@ -520,8 +520,8 @@ impl Db {
                     if held.is_some() {
                         end_read(&local.conn);
                     }
-                    let began =
-                        crate::stmt::prepare(&local.conn, "BEGIN").and_then(|mut s| s.execute([]));
+                    let began = crate::backend::sqlite::stmt::prepare(&local.conn, "BEGIN")
+                        .and_then(|mut s| s.execute([]));
                     if began.is_ok() {
                         local.held = Some(commits);
                     }
@@ -755,7 +755,7 @@ impl Db {
 fn configure_sqlite() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        crate::pcache::install();
+        crate::backend::sqlite::pcache::install();
         crate::sql::memory::install();
         // SAFETY: sqlite3_config is called before any connection is opened by Relis; SQLite
         // itself rejects the call (SQLITE_MISUSE) if the library is already initialised.
@@ -869,7 +869,7 @@ fn writer_loop(
 ) {
     // SAFETY: dropped when this function returns, before `conn` (a parameter, dropped after
     // every local).
-    let _stmts = unsafe { crate::stmt::Registration::new(&conn) };
+    let _stmts = unsafe { crate::backend::sqlite::stmt::Registration::new(&conn) };
     let mut last_sweep = Instant::now();
     let mut batch: Vec<WriterMsg> = Vec::with_capacity(max_batch);
     let mut delivers: Vec<Deliver> = Vec::with_capacity(max_batch);
@@ -908,7 +908,8 @@ fn writer_loop(
         if batch.is_empty() && !sweep_due {
             continue;
         }
-        let began = crate::stmt::prepare(&conn, "BEGIN IMMEDIATE").and_then(|mut s| s.execute([]));
+        let began = crate::backend::sqlite::stmt::prepare(&conn, "BEGIN IMMEDIATE")
+            .and_then(|mut s| s.execute([]));
         if let Err(e) = began {
             let err = Error::from(e);
             tracing::error!("writer: cannot begin a transaction: {err}");
@@ -944,7 +945,7 @@ fn writer_loop(
                         st.poisoned.get_or_insert(Error::Storage(
                             "the transaction was rolled back by SQLite".into(),
                         ));
-                        crate::zset::discard_pending(&conn);
+                        crate::types::zset::discard_pending(&conn);
                         let _ = conn.execute_batch("BEGIN IMMEDIATE");
                     }
                 }
@@ -983,12 +984,12 @@ fn writer_loop(
         };
         let committed = match st.poisoned.take() {
             Some(e) => Err(e),
-            None => crate::zset::flush_pending(&conn)
+            None => crate::types::zset::flush_pending(&conn)
                 .and_then(|()| {
                     Writer::new(&conn, clock.now_ms(), databases, &mut st).persist_counter()
                 })
                 .and_then(|()| {
-                    crate::stmt::prepare(&conn, "COMMIT")?.execute([])?;
+                    crate::backend::sqlite::stmt::prepare(&conn, "COMMIT")?.execute([])?;
                     Ok(())
                 }),
         };
@@ -1026,7 +1027,7 @@ fn writer_loop(
                 );
                 stats.failed_commits.fetch_add(1, Ordering::Relaxed);
                 let _ = conn.execute_batch("ROLLBACK");
-                crate::zset::discard_pending(&conn);
+                crate::types::zset::discard_pending(&conn);
                 st.persisted_version = persisted_before;
                 st.events.clear();
                 st.lazily_expired = 0;
@@ -1067,14 +1068,16 @@ fn run_reads(conn: &Connection, reads: &mut Vec<ReadJob>, clock: &dyn Clock, dat
 
 fn reader_loop(conn: Connection, rx: Receiver<ReadJob>, clock: Arc<dyn Clock>, databases: u32) {
     // SAFETY: as in writer_loop.
-    let _stmts = unsafe { crate::stmt::Registration::new(&conn) };
+    let _stmts = unsafe { crate::backend::sqlite::stmt::Registration::new(&conn) };
     while let Ok(job) = rx.recv() {
         // One snapshot per job, so a multi-key read sees one committed instant.
-        let began = crate::stmt::prepare(&conn, "BEGIN").and_then(|mut s| s.execute([]));
+        let began =
+            crate::backend::sqlite::stmt::prepare(&conn, "BEGIN").and_then(|mut s| s.execute([]));
         let mut r = Reader::new(&conn, clock.now_ms(), databases);
         job(&mut r);
         if began.is_ok() {
-            let _ = crate::stmt::prepare(&conn, "COMMIT").and_then(|mut s| s.execute([]));
+            let _ = crate::backend::sqlite::stmt::prepare(&conn, "COMMIT")
+                .and_then(|mut s| s.execute([]));
         }
     }
 }

@@ -34,10 +34,10 @@
 //! ENCODING and ZRANDMEMBER behave differently for the two. The key row's `head` column (lists
 //! use it for their head position) records that conversion for sorted sets: 1 once converted.
 
-use crate::db::Db;
+use crate::backend::sqlite::db::Db;
+use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
 use crate::error::{Error, Result};
 use crate::glob::glob_match;
-use crate::store::{KeyMeta, KeyType, Reader, Writer};
 use bytes::Bytes;
 use rand::Rng;
 use rusqlite::{OptionalExtension, Row};
@@ -413,7 +413,7 @@ impl Reader<'_> {
         if count <= t / 2 {
             return Ok(false);
         }
-        Ok(crate::stmt::prepare(
+        Ok(crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT 1 FROM main.relis_zrank WHERE kid = ?1 AND lvl = 0 LIMIT 1",
         )?
@@ -424,7 +424,7 @@ impl Reader<'_> {
 
     /// Whether the set at `kid` is skiplist-encoded in Redis's terms (see the module doc).
     fn z_skiplist(&self, db: u32, key: &[u8]) -> Result<bool> {
-        Ok(crate::stmt::prepare(
+        Ok(crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT head FROM main.relis_keys WHERE db = ?1 AND key = ?2",
         )?
@@ -444,7 +444,7 @@ impl Reader<'_> {
     }
 
     fn z_score_of(&self, kid: i64, member: &[u8]) -> Result<Option<f64>> {
-        Ok(crate::stmt::prepare(
+        Ok(crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT score FROM main.relis_zset WHERE kid = ?1 AND member = ?2",
         )?
@@ -459,7 +459,7 @@ impl Reader<'_> {
         } else {
             "SELECT score, member FROM main.relis_zset WHERE kid = ?1 ORDER BY score, member LIMIT 1"
         };
-        Ok(crate::stmt::prepare(self.conn, sql)?
+        Ok(crate::backend::sqlite::stmt::prepare(self.conn, sql)?
             .query_row([kid], pos_row)
             .optional()?)
     }
@@ -482,9 +482,11 @@ impl Reader<'_> {
     /// column conditions, a piece per score: SQLite re-checks a row-value bound on every entry,
     /// which costs it more than twice as much per member as an index range on one column.
     fn z_members_between(&self, kid: i64, lo: Option<&Pos>, hi: Option<&Pos>) -> Result<i64> {
-        let q = |sql: &'static str, p: &[&dyn rusqlite::ToSql]| -> Result<i64> {
-            Ok(crate::stmt::prepare(self.conn, sql)?.query_row(p, |r| r.get(0))?)
-        };
+        let q =
+            |sql: &'static str, p: &[&dyn rusqlite::ToSql]| -> Result<i64> {
+                Ok(crate::backend::sqlite::stmt::prepare(self.conn, sql)?
+                    .query_row(p, |r| r.get(0))?)
+            };
         let lo = lo.filter(|l| **l != Pos::bottom());
         Ok(match (lo, hi) {
             (None, None) => q("SELECT count(*) FROM main.relis_zset WHERE kid = ?1", &[&kid])?,
@@ -537,9 +539,11 @@ impl Reader<'_> {
         hi: Option<&Pos>,
     ) -> Result<i64> {
         flush_pending(self.conn)?; // it reads rank counts
-        let q = |sql: &'static str, p: &[&dyn rusqlite::ToSql]| -> Result<i64> {
-            Ok(crate::stmt::prepare(self.conn, sql)?.query_row(p, |r| r.get(0))?)
-        };
+        let q =
+            |sql: &'static str, p: &[&dyn rusqlite::ToSql]| -> Result<i64> {
+                Ok(crate::backend::sqlite::stmt::prepare(self.conn, sql)?
+                    .query_row(p, |r| r.get(0))?)
+            };
         let lo = lo.filter(|l| **l != Pos::bottom());
         Ok(match (lo, hi) {
             (None, None) => q(
@@ -598,7 +602,7 @@ impl Reader<'_> {
     /// with its count.
     fn z_blk_containing(&self, kid: i64, lvl: i64, p: &Pos) -> Result<(Pos, i64)> {
         flush_pending(self.conn)?; // it reads rank counts
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT score, member, n FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
                  AND (score, member) <= (?3, ?4) ORDER BY score DESC, member DESC LIMIT 1",
@@ -620,7 +624,7 @@ impl Reader<'_> {
         } else {
             (Pos::bottom(), r)
         };
-        Ok(crate::stmt::prepare(
+        Ok(crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT score, member FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
                  ORDER BY score, member LIMIT 1 OFFSET ?4",
@@ -643,7 +647,7 @@ impl Reader<'_> {
         };
         let mut run = None;
         {
-            let mut st = crate::stmt::prepare(self.conn, sql)?;
+            let mut st = crate::backend::sqlite::stmt::prepare(self.conn, sql)?;
             let mut rows = st.query([z.kid])?;
             // Walking up, `base` members lie in the runs passed; walking down, the members from
             // `end` up do.
@@ -673,7 +677,7 @@ impl Reader<'_> {
                 z.kid
             )));
         };
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT score, member, n FROM main.relis_zrank WHERE kid = ?1 AND lvl = 0
              AND (score, member) >= (?2, ?3) ORDER BY score, member",
@@ -711,7 +715,7 @@ impl Reader<'_> {
                         "SELECT member FROM main.relis_zset WHERE kid = ?1 AND score = ?2 AND member > ?3
                          ORDER BY member LIMIT 1"
                     };
-                    crate::stmt::prepare(self.conn, sql)?
+                    crate::backend::sqlite::stmt::prepare(self.conn, sql)?
                         .query_row((kid, score, &b[..]), |r| blob(r, 0))
                         .optional()?
                 }
@@ -722,7 +726,7 @@ impl Reader<'_> {
                 }
                 return Ok(Some(Pos::new(score, m)));
             }
-            let next: Option<f64> = crate::stmt::prepare(
+            let next: Option<f64> = crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT score FROM main.relis_zset WHERE kid = ?1 AND score > ?2
                      ORDER BY score LIMIT 1",
@@ -755,7 +759,7 @@ impl Reader<'_> {
                         "SELECT member FROM main.relis_zset WHERE kid = ?1 AND score = ?2 AND member < ?3
                          ORDER BY member DESC LIMIT 1"
                     };
-                    crate::stmt::prepare(self.conn, sql)?
+                    crate::backend::sqlite::stmt::prepare(self.conn, sql)?
                         .query_row((kid, score, &b[..]), |r| blob(r, 0))
                         .optional()?
                 }
@@ -763,7 +767,7 @@ impl Reader<'_> {
             if let Some(m) = found {
                 return Ok(Some(Pos::new(score, m)));
             }
-            let next: Option<f64> = crate::stmt::prepare(
+            let next: Option<f64> = crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT score FROM main.relis_zset WHERE kid = ?1 AND score < ?2
                      ORDER BY score DESC LIMIT 1",
@@ -793,7 +797,7 @@ impl Reader<'_> {
             "SELECT score, member FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
              ORDER BY score, member"
         };
-        let mut st = crate::stmt::prepare(self.conn, sql)?;
+        let mut st = crate::backend::sqlite::stmt::prepare(self.conn, sql)?;
         let mut rows = st.query((kid, from.score, &from.member[..]))?;
         let mut last = None;
         while let Some(row) = rows.next()? {
@@ -888,7 +892,7 @@ impl Reader<'_> {
         let mut out = Vec::new();
         macro_rules! run {
             ($sql:expr, $params:expr) => {{
-                let mut st = crate::stmt::prepare(self.conn, $sql)?;
+                let mut st = crate::backend::sqlite::stmt::prepare(self.conn, $sql)?;
                 let rows = st.query_map($params, scored_row)?;
                 for r in rows {
                     out.push(r?);
@@ -1134,11 +1138,11 @@ impl Reader<'_> {
     }
 
     /// A geo search (GEOSEARCH, GEORADIUS and their variants): the members of the set at `key`
-    /// inside `area`, found by scanning the score ranges of the cells [`crate::geo::Area::cells`]
+    /// inside `area`, found by scanning the score ranges of the cells [`crate::types::geo::Area::cells`]
     /// names through the score index, in that order (and by score, then member, inside a cell),
     /// never the whole set. With `any > 0` it stops once that many members are found. Run
-    /// inline ([`crate::Db::read_here`]), it gives up ([`crate::geo::Found::Deferred`]) past
-    /// [`crate::geo::INLINE_ROWS`] members scanned, for the caller to run it on a reader.
+    /// inline ([`crate::Db::read_here`]), it gives up ([`crate::types::geo::Found::Deferred`]) past
+    /// [`crate::types::geo::INLINE_ROWS`] members scanned, for the caller to run it on a reader.
     ///
     /// # Errors
     /// [`Error::WrongType`] for a key of another type.
@@ -1146,20 +1150,20 @@ impl Reader<'_> {
         &self,
         db: u32,
         key: &[u8],
-        area: &crate::geo::Area,
+        area: &crate::types::geo::Area,
         any: usize,
-    ) -> Result<crate::geo::Found> {
+    ) -> Result<crate::types::geo::Found> {
         let Some(z) = self.zmeta(db, key)? else {
-            return Ok(crate::geo::Found::NoKey);
+            return Ok(crate::types::geo::Found::NoKey);
         };
         let budget = if crate::sql::sandbox::inline() {
-            crate::geo::INLINE_ROWS
+            crate::types::geo::INLINE_ROWS
         } else {
             usize::MAX
         };
         let mut scanned = 0usize;
         let mut out = Vec::new();
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT member, score FROM main.relis_zset WHERE kid = ?1 AND score >= ?2
              AND score < ?3 ORDER BY score, member",
@@ -1172,11 +1176,11 @@ impl Reader<'_> {
             while let Some(r) = rows.next()? {
                 scanned += 1;
                 if scanned > budget {
-                    return Ok(crate::geo::Found::Deferred);
+                    return Ok(crate::types::geo::Found::Deferred);
                 }
                 let score: f64 = r.get(1)?;
                 if let Some((lon, lat, dist)) = area.test(score) {
-                    out.push(crate::geo::GeoPoint {
+                    out.push(crate::types::geo::GeoPoint {
                         member: blob(r, 0)?,
                         score,
                         lon,
@@ -1189,7 +1193,7 @@ impl Reader<'_> {
                 }
             }
         }
-        Ok(crate::geo::Found::Points(out))
+        Ok(crate::types::geo::Found::Points(out))
     }
 
     /// ZRANDMEMBER: `count = None` picks one member; a positive count picks that many distinct
@@ -1309,7 +1313,7 @@ impl Reader<'_> {
             return Ok(Some(page));
         }
         let limit = count.max(1) as i64;
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT member, score FROM main.relis_zset WHERE kid = ?1 AND member > ?2
              ORDER BY member LIMIT ?3",
@@ -1352,7 +1356,7 @@ impl Reader<'_> {
     fn z_members_of(&self, m: &KeyMeta) -> Result<Vec<Scored>> {
         let mut out = Vec::with_capacity(m.count.max(0) as usize);
         if m.kind == KeyType::Set {
-            let mut st = crate::stmt::prepare(
+            let mut st = crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT member FROM main.relis_set WHERE kid = ?1",
             )?;
@@ -1361,7 +1365,7 @@ impl Reader<'_> {
                 out.push((r?, 1.0));
             }
         } else {
-            let mut st = crate::stmt::prepare(
+            let mut st = crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT member, score FROM main.relis_zset WHERE kid = ?1
                  ORDER BY score DESC, member DESC",
@@ -1376,7 +1380,7 @@ impl Reader<'_> {
 
     fn z_find_in(&self, m: &KeyMeta, member: &[u8]) -> Result<Option<f64>> {
         if m.kind == KeyType::Set {
-            let found = crate::stmt::prepare(
+            let found = crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT 1 FROM main.relis_set WHERE kid = ?1 AND member = ?2",
             )?
@@ -1809,7 +1813,10 @@ pub(crate) fn flush_pending(conn: &rusqlite::Connection) -> Result<()> {
     }
     // In rowid order: neighbouring rows share pages.
     rows.sort_unstable();
-    let mut st = crate::stmt::prepare(conn, "UPDATE main.relis_zrank SET n = ?2 WHERE id = ?1")?;
+    let mut st = crate::backend::sqlite::stmt::prepare(
+        conn,
+        "UPDATE main.relis_zrank SET n = ?2 WHERE id = ?1",
+    )?;
     for (id, n) in rows {
         st.execute((id, n))?;
     }
@@ -1860,7 +1867,7 @@ impl Reader<'_> {
         let Some(levels) = copy else {
             return Ok(());
         };
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT lvl, score, member, n, id FROM main.relis_zrank WHERE kid = ?1
              ORDER BY lvl, score, member",
@@ -1961,7 +1968,7 @@ impl Writer<'_> {
     fn z_copy_load(&self, kid: i64) -> Result<()> {
         let mut copy = RankCopy::default();
         {
-            let mut st = crate::stmt::prepare(
+            let mut st = crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT lvl, score, member, n, id FROM main.relis_zrank WHERE kid = ?1",
             )?;
@@ -2091,14 +2098,14 @@ impl<'c> Writer<'c> {
             ))
         };
         let row = match member {
-            None => crate::stmt::prepare(
+            None => crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT id, type, expire_at, version, count, mtime, head, NULL FROM main.relis_keys
                      WHERE db = ?1 AND key = ?2",
             )?
             .query_row((db, key), row)
             .optional()?,
-            Some(member) => crate::stmt::prepare(
+            Some(member) => crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT k.id, k.type, k.expire_at, k.version, k.count, k.mtime, k.head, z.score
                      FROM main.relis_keys AS k
@@ -2167,10 +2174,13 @@ impl<'c> Writer<'c> {
         let t = rank_threshold();
         if z.count == 0 {
             self.z_copy_drop(z.kid);
-            crate::stmt::prepare(self.conn, "DELETE FROM main.relis_zrank WHERE kid = ?1")?
-                .execute([z.kid])?;
+            crate::backend::sqlite::stmt::prepare(
+                self.conn,
+                "DELETE FROM main.relis_zrank WHERE kid = ?1",
+            )?
+            .execute([z.kid])?;
             if z.exists {
-                crate::stmt::prepare(
+                crate::backend::sqlite::stmt::prepare(
                     self.conn,
                     "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2",
                 )?
@@ -2181,8 +2191,11 @@ impl<'c> Writer<'c> {
         let mut blocks = z.blocks;
         if z.blocks && z.count <= t / 2 {
             self.z_copy_drop(z.kid);
-            crate::stmt::prepare(self.conn, "DELETE FROM main.relis_zrank WHERE kid = ?1")?
-                .execute([z.kid])?;
+            crate::backend::sqlite::stmt::prepare(
+                self.conn,
+                "DELETE FROM main.relis_zrank WHERE kid = ?1",
+            )?
+            .execute([z.kid])?;
             blocks = false;
         } else if !z.blocks && z.count > t {
             self.z_build_blocks(z.kid, z.count)?;
@@ -2190,7 +2203,7 @@ impl<'c> Writer<'c> {
         }
         let version = self.next_version();
         if z.exists {
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "UPDATE main.relis_keys SET count = ?3, version = ?4, mtime = ?5, head = ?6
                      WHERE db = ?1 AND key = ?2",
@@ -2204,7 +2217,7 @@ impl<'c> Writer<'c> {
                 i64::from(z.skiplist),
             ))?;
         } else {
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
                      VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?6, ?7, ?8)",
@@ -2231,7 +2244,7 @@ impl<'c> Writer<'c> {
 
     /// Adds a member that is not in the set.
     fn z_insert(&mut self, z: &mut ZW<'_>, member: &[u8], score: f64) -> Result<()> {
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT INTO main.relis_zset (kid, member, score) VALUES (?1, ?2, ?3)",
         )?
@@ -2242,7 +2255,7 @@ impl<'c> Writer<'c> {
     /// Adds the member if it is not in the set; whether it was added. (Most ZADDs add: one
     /// statement instead of a lookup and an insert.)
     fn z_try_insert(&mut self, z: &mut ZW<'_>, member: &[u8], score: f64) -> Result<bool> {
-        let n = crate::stmt::prepare(
+        let n = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT INTO main.relis_zset (kid, member, score) VALUES (?1, ?2, ?3)
                  ON CONFLICT DO NOTHING",
@@ -2277,7 +2290,7 @@ impl<'c> Writer<'c> {
     fn z_rescore(&mut self, z: &mut ZW<'_>, member: &[u8], old: f64, new: f64) -> Result<()> {
         z.changed = true;
         // One UPDATE: the score index's entry moves with the row.
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "UPDATE main.relis_zset SET score = ?3 WHERE kid = ?1 AND member = ?2",
         )?
@@ -2317,7 +2330,7 @@ impl<'c> Writer<'c> {
 
     /// Removes a member; its score if it was there.
     fn z_remove(&mut self, z: &mut ZW<'_>, member: &[u8]) -> Result<Option<f64>> {
-        let score: Option<f64> = crate::stmt::prepare(
+        let score: Option<f64> = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "DELETE FROM main.relis_zset WHERE kid = ?1 AND member = ?2 RETURNING score",
         )?
@@ -2342,12 +2355,12 @@ impl<'c> Writer<'c> {
     fn z_remove_interval(&mut self, z: &mut ZW<'_>, iv: &Interval) -> Result<i64> {
         let lo = &iv.lo;
         let removed = match &iv.hi {
-            None => crate::stmt::prepare(
+            None => crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "DELETE FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)",
             )?
             .execute((z.kid, lo.score, &lo.member[..]))?,
-            Some(hi) => crate::stmt::prepare(
+            Some(hi) => crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "DELETE FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
                      AND (score, member) < (?4, ?5)",
@@ -2400,7 +2413,7 @@ impl<'c> Writer<'c> {
             });
             match pending {
                 Some(()) => 0,
-                None => crate::stmt::prepare(
+                None => crate::backend::sqlite::stmt::prepare(
                     self.conn,
                     "UPDATE main.relis_zrank SET n = ?5
                          WHERE kid = ?1 AND lvl = ?2 AND score = ?3 AND member = ?4",
@@ -2412,7 +2425,7 @@ impl<'c> Writer<'c> {
     }
 
     fn z_blk_insert(&self, kid: i64, lvl: i64, start: &Pos, n: i64) -> Result<()> {
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT INTO main.relis_zrank (kid, lvl, score, member, n) VALUES (?1, ?2, ?3, ?4, ?5)",
         )?
@@ -2425,7 +2438,7 @@ impl<'c> Writer<'c> {
     /// Deletes a level-`lvl` row; its count, if it was there.
     fn z_blk_delete(&self, kid: i64, lvl: i64, start: &Pos) -> Result<Option<i64>> {
         flush_pending(self.conn)?; // it reads rank counts
-        let n = crate::stmt::prepare(
+        let n = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "DELETE FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2 AND score = ?3 AND member = ?4
                  RETURNING n",
@@ -2439,13 +2452,13 @@ impl<'c> Writer<'c> {
     /// Deletes the level-`lvl` rows after `start` and before `hi` (all after it: `None`).
     fn z_blk_delete_after(&self, kid: i64, lvl: i64, start: &Pos, hi: Option<&Pos>) -> Result<()> {
         match hi {
-            None => crate::stmt::prepare(
+            None => crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "DELETE FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
                      AND (score, member) > (?3, ?4)",
             )?
             .execute((kid, lvl, start.score, &start.member[..]))?,
-            Some(hi) => crate::stmt::prepare(
+            Some(hi) => crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "DELETE FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
                      AND (score, member) > (?3, ?4) AND (score, member) < (?5, ?6)",
@@ -2465,7 +2478,7 @@ impl<'c> Writer<'c> {
 
     fn z_blk_next(&self, kid: i64, lvl: i64, start: &Pos) -> Result<Option<(Pos, i64)>> {
         flush_pending(self.conn)?; // it reads rank counts
-        Ok(crate::stmt::prepare(
+        Ok(crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT score, member, n FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
                  AND (score, member) > (?3, ?4) ORDER BY score, member LIMIT 1",
@@ -2478,7 +2491,7 @@ impl<'c> Writer<'c> {
 
     fn z_blk_prev(&self, kid: i64, lvl: i64, start: &Pos) -> Result<Option<(Pos, i64)>> {
         flush_pending(self.conn)?; // it reads rank counts
-        Ok(crate::stmt::prepare(
+        Ok(crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT score, member, n FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
                  AND (score, member) < (?3, ?4) ORDER BY score DESC, member DESC LIMIT 1",
@@ -2582,7 +2595,7 @@ impl<'c> Writer<'c> {
         let cut = |i: i64| i * n / pieces;
         let mut starts = Vec::with_capacity(pieces as usize - 1);
         {
-            let mut st = crate::stmt::prepare(self.conn,
+            let mut st = crate::backend::sqlite::stmt::prepare(self.conn,
                 "SELECT score, member FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
                  ORDER BY score, member LIMIT ?4",
             )?;
@@ -2639,7 +2652,7 @@ impl<'c> Writer<'c> {
         flush_pending(self.conn)?; // it reads rank counts
         let blocks: Vec<(Pos, i64)> = {
             let end = self.z_blk_next(kid, 1, start)?.map(|(p, _)| p);
-            let mut st = crate::stmt::prepare(
+            let mut st = crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT score, member, n FROM main.relis_zrank WHERE kid = ?1 AND lvl = 0
                  AND (score, member) >= (?2, ?3) ORDER BY score, member",
@@ -2681,8 +2694,11 @@ impl<'c> Writer<'c> {
     /// Cuts a whole set into rank blocks and level-1 runs (it had none).
     fn z_build_blocks(&mut self, kid: i64, count: i64) -> Result<()> {
         self.z_copy_drop(kid);
-        crate::stmt::prepare(self.conn, "DELETE FROM main.relis_zrank WHERE kid = ?1")?
-            .execute([kid])?;
+        crate::backend::sqlite::stmt::prepare(
+            self.conn,
+            "DELETE FROM main.relis_zrank WHERE kid = ?1",
+        )?
+        .execute([kid])?;
         let bottom = Pos::bottom();
         self.z_blk_insert(kid, 0, &bottom, count)?;
         self.z_blk_insert(kid, 1, &bottom, count)?;
@@ -2922,7 +2938,7 @@ impl<'c> Writer<'c> {
         }
         let mut z = self.zcreate(db, dst);
         {
-            let mut st = crate::stmt::prepare(
+            let mut st = crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "INSERT INTO main.relis_zset (kid, member, score) VALUES (?1, ?2, ?3)",
             )?;
@@ -2992,7 +3008,7 @@ impl<'c> Writer<'c> {
         let Some(z) = self.zmeta(db, key)? else {
             return Ok(Vec::new());
         };
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT lvl, score, member, n FROM main.relis_zrank WHERE kid = ?1
              ORDER BY lvl, score, member",
@@ -3016,7 +3032,7 @@ impl<'c> Writer<'c> {
             return Ok(());
         };
         let bad = |m: String| Err(Error::Storage(format!("zset {key:?}: {m}")));
-        let actual: i64 = crate::stmt::prepare(
+        let actual: i64 = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT count(*) FROM main.relis_zset WHERE kid = ?1",
         )?
@@ -3025,7 +3041,7 @@ impl<'c> Writer<'c> {
             return bad(format!("count {} but {actual} members", z.count));
         }
         let level = |lvl: i64| -> Result<Vec<(Pos, i64)>> {
-            let mut st = crate::stmt::prepare(
+            let mut st = crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT score, member, n FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
                  ORDER BY score, member",
