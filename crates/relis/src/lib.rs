@@ -15,6 +15,7 @@
 
 mod backend;
 mod clock;
+mod engine;
 mod error;
 pub mod events;
 pub mod glob;

@@ -31,6 +31,7 @@
 
 mod access;
 mod builtins;
+pub(crate) mod connection;
 pub(crate) mod memory;
 pub mod morph;
 mod named;

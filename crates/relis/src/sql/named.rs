@@ -127,7 +127,7 @@ fn open_reader(path: &Path) -> Result<Connection, SqlError> {
     conn.busy_timeout(Duration::from_secs(10))
         .map_err(super::internal)?;
     crate::backend::sqlite::db::plan_once(&conn).map_err(super::internal)?;
-    sandbox::install(&conn).map_err(super::internal)?;
+    super::connection::install(&conn).map_err(super::internal)?;
     Ok(conn)
 }
 
@@ -153,7 +153,7 @@ impl SqlDb {
         .map_err(|e| SqlError::Sql(format!("{name}: cannot open: {e}")))?;
         configure(&conn, opts.durability, path.is_some())
             .map_err(|e| SqlError::Sql(format!("{name}: {e}")))?;
-        sandbox::install(&conn).map_err(super::internal)?;
+        super::connection::install(&conn).map_err(super::internal)?;
         conn.execute_batch(STATEMENTS_TABLE)
             .map_err(|e| SqlError::Sql(format!("{name}: {e}")))?;
 

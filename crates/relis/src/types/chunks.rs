@@ -17,9 +17,8 @@ use crate::backend::sqlite::store::{Reader, Writer};
 use crate::error::Result;
 use rusqlite::OptionalExtension;
 
-/// Bytes per chunk: one chunk row (with its key) fills a 2 KiB page, the default page size,
-/// without an overflow page.
-pub(crate) const CHUNK: usize = 1984;
+/// Bytes per chunk (a storage-layout constant of the backend's).
+pub(crate) use crate::backend::sqlite::store::CHUNK;
 
 /// Strings longer than this are written in chunks; shorter ones stay inline in their key row.
 pub(crate) const CHUNKED_ABOVE: usize = 32 * 1024;

@@ -14,8 +14,20 @@ pub(crate) mod list;
 pub(crate) mod set;
 pub(crate) mod sort;
 pub(crate) mod stream;
+pub(crate) mod stream_codec;
 pub(crate) mod stream_group;
 pub(crate) mod strings;
 pub(crate) mod usage;
 pub(crate) mod value;
 pub(crate) mod zset;
+
+use crate::backend::sqlite::store::WriterHooks;
+
+/// The data types' hooks on the writer's transaction, in the order they run: what a type keeps
+/// on the writer's connection outside SQL is written before a savepoint or commit and forgotten
+/// on rollback. Today only the sorted sets' rank copies (`zset/rank.rs`).
+pub(crate) static WRITER_HOOKS: &[WriterHooks] = &[WriterHooks {
+    before_savepoint: zset::flush_pending,
+    rollback: zset::discard_pending,
+    elements_deleted: zset::forget_copy,
+}];

@@ -3,7 +3,7 @@
 //! checkpointer that keeps WAL checkpoints off the writer's path.
 
 use crate::backend::sqlite::schema;
-use crate::backend::sqlite::store::{Reader, Writer, WriterState};
+use crate::backend::sqlite::store::{Reader, Writer, WriterHooks, WriterState};
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
 use crossbeam_channel::{bounded, unbounded, Receiver, RecvTimeoutError, Sender};
@@ -259,27 +259,13 @@ pub struct Db {
 }
 
 impl Db {
-    /// Opens (creating if needed) the database file at `path` with default options.
+    /// Opens the engine: this backend's threads over `opts`, with the data types' `hooks` on
+    /// the writer's transaction. The public constructors (`Db::open_with` and friends, in
+    /// `engine.rs`) pass the types layer's hooks.
     ///
     /// # Errors
     /// The file cannot be opened, is not a Relis database, or its schema cannot be migrated.
-    pub fn open(path: impl AsRef<Path>) -> Result<Db> {
-        Db::open_with(Options::file(path))
-    }
-
-    /// Opens a database that lives in memory only.
-    ///
-    /// # Errors
-    /// Only if SQLite cannot allocate it.
-    pub fn open_in_memory() -> Result<Db> {
-        Db::open_with(Options::default())
-    }
-
-    /// Opens a database with explicit options.
-    ///
-    /// # Errors
-    /// The file cannot be opened, is not a Relis database, or its schema cannot be migrated.
-    pub fn open_with(opts: Options) -> Result<Db> {
+    pub(crate) fn open_engine(opts: Options, hooks: &'static [WriterHooks]) -> Result<Db> {
         configure_sqlite();
         let name = opts
             .path
@@ -303,7 +289,8 @@ impl Db {
         configure_writer(&conn, opts.durability, opts.page_size, opts.path.is_some())
             .map_err(|e| Error::NotRelis(format!("{name}: {e}")))?;
         // User SQL (SQL.*) runs on this connection: its sandbox and `relis_now()`.
-        crate::sql::sandbox::install(&conn).map_err(|e| Error::NotRelis(format!("{name}: {e}")))?;
+        crate::sql::connection::install(&conn)
+            .map_err(|e| Error::NotRelis(format!("{name}: {e}")))?;
         schema::migrate(&mut conn, version).map_err(|e| Error::NotRelis(format!("{name}: {e}")))?;
         let next_version: i64 = conn
             .query_row(
@@ -335,6 +322,7 @@ impl Db {
                     .spawn(move || {
                         prefer_prompt_wakeups();
                         let st = WriterState {
+                            hooks,
                             next_version,
                             persisted_version: next_version,
                             poisoned: None,
@@ -832,7 +820,7 @@ fn open_reader(path: &Path) -> Result<Connection> {
     conn.set_prepared_statement_cache_capacity(256);
     plan_once(&conn)?;
     // Readers run read-only user SQL (SQL.QUERY): its sandbox and `relis_now()`.
-    crate::sql::sandbox::install(&conn)?;
+    crate::sql::connection::install(&conn)?;
     Ok(conn)
 }
 
@@ -945,7 +933,7 @@ fn writer_loop(
                         st.poisoned.get_or_insert(Error::Storage(
                             "the transaction was rolled back by SQLite".into(),
                         ));
-                        crate::types::zset::discard_pending(&conn);
+                        WriterHooks::discard(st.hooks, &conn);
                         let _ = conn.execute_batch("BEGIN IMMEDIATE");
                     }
                 }
@@ -984,7 +972,7 @@ fn writer_loop(
         };
         let committed = match st.poisoned.take() {
             Some(e) => Err(e),
-            None => crate::types::zset::flush_pending(&conn)
+            None => WriterHooks::flush(st.hooks, &conn)
                 .and_then(|()| {
                     Writer::new(&conn, clock.now_ms(), databases, &mut st).persist_counter()
                 })
@@ -1027,7 +1015,7 @@ fn writer_loop(
                 );
                 stats.failed_commits.fetch_add(1, Ordering::Relaxed);
                 let _ = conn.execute_batch("ROLLBACK");
-                crate::types::zset::discard_pending(&conn);
+                WriterHooks::discard(st.hooks, &conn);
                 st.persisted_version = persisted_before;
                 st.events.clear();
                 st.lazily_expired = 0;

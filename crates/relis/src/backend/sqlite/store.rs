@@ -106,6 +106,10 @@ pub struct KeyMeta {
     pub mtime: i64,
 }
 
+/// Bytes per chunk of a long string (`relis_chunks`, see types/chunks.rs): one chunk row (with
+/// its key) fills a 2 KiB page, the default page size, without an overflow page.
+pub(crate) const CHUNK: usize = 1984;
+
 /// Collections up to this many elements are deleted inline; larger ones go to the trash.
 const INLINE_DELETE: i64 = 1024;
 
@@ -210,8 +214,41 @@ impl<'c> Reader<'c> {
 /// with it.
 pub(crate) const VERSION_LEASE: i64 = 1 << 16;
 
+/// What a data type keeps on the writer's connection outside SQL (the sorted sets' rank
+/// copies and pending counts), and what the writer's transaction does to it. The types layer
+/// registers these statically (`types::WRITER_HOOKS`, handed to the backend when a `Db` opens),
+/// so this generic code names no type: plain `fn` pointers, no allocation, called in slice order.
+#[derive(Clone, Copy)]
+pub(crate) struct WriterHooks {
+    /// Writes what is pending to SQL: before a savepoint opens (it must open with nothing
+    /// pending), before the group transaction commits, and before SQL reads the rows.
+    ///
+    /// # Errors
+    /// A storage error; the caller's transaction must fail.
+    pub before_savepoint: fn(&Connection) -> Result<()>,
+    /// Forgets what is pending and what it was made in: the work that made it was rolled back
+    /// (to a savepoint, or the whole transaction).
+    pub rollback: fn(&Connection),
+    /// Forgets what is kept for collection `kid`: its elements are being deleted.
+    pub elements_deleted: fn(&Connection, i64),
+}
+
+impl WriterHooks {
+    /// Writes every type's pending state (see [`WriterHooks::before_savepoint`]).
+    pub(crate) fn flush(hooks: &[WriterHooks], conn: &Connection) -> Result<()> {
+        hooks.iter().try_for_each(|h| (h.before_savepoint)(conn))
+    }
+
+    /// Forgets every type's pending state (see [`WriterHooks::rollback`]).
+    pub(crate) fn discard(hooks: &[WriterHooks], conn: &Connection) {
+        hooks.iter().for_each(|h| (h.rollback)(conn))
+    }
+}
+
 /// State the writer thread keeps across jobs.
 pub(crate) struct WriterState {
+    /// The data types' hooks on the transaction's moves (savepoint, rollback, commit).
+    pub hooks: &'static [WriterHooks],
     /// The next value of the version/id counter.
     pub next_version: i64,
     /// The counter's value in the file: an upper bound of every value handed out, moved
@@ -280,8 +317,8 @@ impl<'c> Writer<'c> {
         &mut self,
         f: impl FnOnce(&mut Writer<'c>) -> std::result::Result<T, E>,
     ) -> std::result::Result<T, E> {
-        // A savepoint opens with no rank counts pending (see zset.rs, "Pending counts").
-        crate::types::zset::flush_pending(self.conn).map_err(E::from)?;
+        // A savepoint opens with nothing pending (e.g. rank counts, see types/zset/rank.rs).
+        WriterHooks::flush(self.st.hooks, self.conn).map_err(E::from)?;
         self.exec_cached("SAVEPOINT cmd").map_err(E::from)?;
         let events = self.st.events.len();
         match f(self) {
@@ -292,7 +329,7 @@ impl<'c> Writer<'c> {
             Err(e) => {
                 // Leave the transaction usable whatever happened inside.
                 let _ = self.exec_cached("ROLLBACK TO cmd");
-                crate::types::zset::discard_pending(self.conn);
+                WriterHooks::discard(self.st.hooks, self.conn);
                 let _ = self.exec_cached("RELEASE cmd");
                 // What was rolled back did not happen: its events are not published.
                 self.st.events.truncate(events);
@@ -477,7 +514,7 @@ impl<'c> Writer<'c> {
         // A string's count is its length when chunked, 0 when inline.
         let rows = match meta.kind {
             KeyType::String if meta.count == 0 => return Ok(()),
-            KeyType::String => meta.count / crate::types::chunks::CHUNK as i64 + 1,
+            KeyType::String => meta.count / CHUNK as i64 + 1,
             _ => meta.count,
         };
         if rows > INLINE_DELETE {
@@ -508,7 +545,9 @@ impl<'c> Writer<'c> {
             }
         }
         if table == "main.relis_zset" {
-            crate::types::zset::forget_copy(self.conn, kid);
+            for h in self.st.hooks {
+                (h.elements_deleted)(self.conn, kid);
+            }
             crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "DELETE FROM main.relis_zrank WHERE kid = ?1",
