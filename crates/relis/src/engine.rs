@@ -23,7 +23,8 @@ impl Db {
         Db::open_with(Options::default())
     }
 
-    /// Opens a database with explicit options.
+    /// Opens a database with explicit options. The first open in a process configures SQLite
+    /// for the whole process (see [`crate::configure_sqlite`]).
     ///
     /// # Errors
     /// The file cannot be opened, is not a Relis database, or its schema cannot be migrated.

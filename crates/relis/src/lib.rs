@@ -11,6 +11,11 @@
 //! A [`Db`] owns one writer thread (all writes, committed in groups: a write returns only once
 //! it is committed) and a pool of reader threads. The typed methods on [`Db`] block the caller;
 //! servers use [`Db::read_async`] and [`Db::write_async`] with [`Reader`] and [`Writer`].
+//!
+//! Process-wide effects: SQLite has one configuration per process, and the first `Db` to open
+//! sets it (page cache, allocator, memory statistics, default VFS) for every SQLite connection
+//! in the process; [`configure_sqlite`] says what it does and can be called first to choose
+//! when. Everything else (rank-block sizes included, [`Options::rank_blocks`]) is per `Db`.
 #![warn(missing_docs)]
 
 mod backend;
@@ -28,14 +33,14 @@ pub use backend::sqlite::faults;
 pub use types::{geo, hll};
 
 pub use backend::sqlite::db::{
-    hold_thread_snapshots, release_thread_snapshots, Db, Durability, Options, Stats, PAGE_SIZE,
-    WAL_RESTART_FRAMES,
+    configure_sqlite, hold_thread_snapshots, release_thread_snapshots, Db, Durability, Options,
+    Stats, PAGE_SIZE, WAL_RESTART_FRAMES,
 };
 #[doc(hidden)]
 pub use backend::sqlite::pcache::truncations as page_cache_truncations;
 /// The schema version this build writes (`PRAGMA user_version` of its files).
 pub use backend::sqlite::schema::VERSION as SCHEMA_VERSION;
-pub use backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
+pub use backend::sqlite::store::{KeyMeta, KeyType, RankBlocks, Reader, Writer};
 pub use bytes::Bytes;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{Error, Result};
@@ -70,7 +75,6 @@ pub use types::strings::{
 };
 pub use types::value::{Dumped, RestoreOptions, Restored, StreamGroupValue, StreamValue, Value};
 pub use types::zset::{
-    block_size, rank_threshold, set_rank_blocks, Aggregate, Combine, LexBound, LexRange,
-    ScoreRange, Scored, SetOp, ZAddCmp, ZAddCond, ZAddOptions, ZAddOutcome, ZRange, ZRangeBy,
-    ZScanPage, LISTPACK_ENTRIES, LISTPACK_VALUE,
+    Aggregate, Combine, LexBound, LexRange, ScoreRange, Scored, SetOp, ZAddCmp, ZAddCond,
+    ZAddOptions, ZAddOutcome, ZRange, ZRangeBy, ZScanPage, LISTPACK_ENTRIES, LISTPACK_VALUE,
 };

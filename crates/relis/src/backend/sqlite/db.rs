@@ -3,7 +3,9 @@
 //! checkpointer that keeps WAL checkpoints off the writer's path.
 
 use crate::backend::sqlite::schema;
-use crate::backend::sqlite::store::{Reader, Writer, WriterHooks, WriterState};
+use crate::backend::sqlite::store::{
+    Keyspace, RankBlocks, Reader, Writer, WriterHooks, WriterState,
+};
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
 use crossbeam_channel::{bounded, unbounded, Receiver, RecvTimeoutError, Sender};
@@ -81,6 +83,9 @@ pub struct Options {
     /// The page size of a new file, in bytes (a power of two from 512 to 65536; [`PAGE_SIZE`]
     /// by default). A file keeps the page size it was created with.
     pub page_size: u32,
+    /// The sorted sets' rank-block sizes (see [`RankBlocks`]; the default suits every size).
+    /// A file's sets were cut with the sizes it was written with; open it with those.
+    pub rank_blocks: RankBlocks,
 }
 
 impl Default for Options {
@@ -98,6 +103,7 @@ impl Default for Options {
             wal_restart_frames: WAL_RESTART_FRAMES,
             writer_spin: WRITER_SPIN,
             page_size: PAGE_SIZE,
+            rank_blocks: RankBlocks::default(),
         }
     }
 }
@@ -221,6 +227,8 @@ struct Shared {
     readers: Option<Sender<ReadJob>>,
     clock: Arc<dyn Clock>,
     databases: u32,
+    /// What every `Reader` of this engine is made with.
+    keyspace: Keyspace,
     path: Option<PathBuf>,
     durability: Durability,
     stats: Arc<Stats>,
@@ -272,11 +280,6 @@ impl Db {
             .as_ref()
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| ":memory:".into());
-        // Only in builds with the test shims (the crash harness's binary): a production
-        // build cannot be made to hold writes in memory by its environment.
-        #[cfg(feature = "test-shims")]
-        crate::backend::sqlite::powercut::install_if_requested();
-        crate::backend::sqlite::walwrite::install();
         if let Some(p) = &opts.path {
             schema::preflight(p)?;
         }
@@ -309,7 +312,7 @@ impl Db {
             let sink = sink.clone();
             let clock = opts.clock.clone();
             let stats = stats.clone();
-            let (databases, max_batch) = (opts.databases, opts.max_batch.max(1));
+            let (keyspace, max_batch) = (Keyspace::of(&opts), opts.max_batch.max(1));
             let wal_limit = opts.wal_restart_frames;
             let spin = opts.writer_spin;
             threads.push(
@@ -333,7 +336,7 @@ impl Db {
                             lazily_expired: 0,
                         };
                         let limits = (max_batch, wal_limit, spin);
-                        writer_loop(conn, wrx, clock, databases, limits, st, stats)
+                        writer_loop(conn, wrx, clock, keyspace, limits, st, stats)
                     })
                     .map_err(|e| Error::Storage(e.to_string()))?,
             );
@@ -344,11 +347,12 @@ impl Db {
                 let (rtx, rrx) = unbounded::<ReadJob>();
                 for i in 0..opts.readers.max(1) {
                     let conn = open_reader(path)?;
-                    let (rrx, clock, databases) = (rrx.clone(), opts.clock.clone(), opts.databases);
+                    let (rrx, clock, keyspace) =
+                        (rrx.clone(), opts.clock.clone(), Keyspace::of(&opts));
                     threads.push(
                         std::thread::Builder::new()
                             .name(format!("relis-reader-{i}"))
-                            .spawn(move || reader_loop(conn, rrx, clock, databases))
+                            .spawn(move || reader_loop(conn, rrx, clock, keyspace))
                             .map_err(|e| Error::Storage(e.to_string()))?,
                     );
                 }
@@ -368,12 +372,14 @@ impl Db {
                 Some(rtx)
             }
         };
+        let keyspace = Keyspace::of(&opts);
         Ok(Db {
             shared: Arc::new(Shared {
                 writer: wtx,
                 readers,
                 clock: opts.clock,
                 databases: opts.databases,
+                keyspace,
                 path: opts.path,
                 durability: opts.durability,
                 stats,
@@ -518,7 +524,7 @@ impl Db {
             let mut r = Reader::new(
                 &local.conn,
                 self.shared.clock.now_ms(),
-                self.shared.databases,
+                self.shared.keyspace,
             );
             let out = crate::sql::sandbox::inline_reads(|| f(&mut r));
             if local.conn.is_autocommit() {
@@ -655,7 +661,7 @@ impl Db {
         let Some(path) = self.shared.path.clone() else {
             return Err(Error::Storage("an in-memory database has no file".into()));
         };
-        let (clock, databases) = (self.shared.clock.clone(), self.shared.databases);
+        let (clock, keyspace) = (self.shared.clock.clone(), self.shared.keyspace);
         let (tx, rx) = bounded(1);
         let job: ConnJob = Box::new(move |conn| {
             let run = || -> Result<(R, R)> {
@@ -680,8 +686,8 @@ impl Db {
                     OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
                 )?;
                 let now = clock.now_ms();
-                let live = f(&mut Reader::new(conn, now, databases))?;
-                let stored = f(&mut Reader::new(&file, now, databases))?;
+                let live = f(&mut Reader::new(conn, now, keyspace))?;
+                let stored = f(&mut Reader::new(&file, now, keyspace))?;
                 Ok((live, stored))
             };
             let _ = tx.send(run());
@@ -735,12 +741,31 @@ impl Db {
     }
 }
 
-/// Process-wide SQLite settings, applied once before the first connection opens. Memory
-/// statistics make every allocation take a global mutex; Relis never reads them. The page
-/// cache is the default one without its full scans at commits (`pcache.rs`); the allocator is
-/// the default one, counting user SQL's working memory (`sql/memory.rs`). (If the host
-/// program already used SQLite, the calls are refused and nothing changes.)
-fn configure_sqlite() {
+/// Applies Relis's process-wide SQLite settings; [`Db::open_with`] calls it before it opens
+/// anything, and an embedding program may call it first itself (before it opens SQLite
+/// connections of its own, to choose when this happens). SQLite has one configuration per
+/// process, so these hold for every SQLite connection in the process, Relis's or not:
+///
+/// - memory statistics are turned off (they make every allocation take a global mutex);
+/// - the page cache is SQLite's default one without its full scans at commits (`pcache.rs`);
+/// - the allocator is SQLite's default one wrapped to count user SQL's working memory per
+///   thread (`sql/memory.rs`, for `sql-max-memory`);
+/// - the default VFS becomes `relis-walwrite`, the platform's VFS that writes a commit's WAL
+///   frames in one call (`walwrite.rs`); files are the same as with the platform's VFS.
+///
+/// The first three need SQLite not yet initialised: if the program already used SQLite,
+/// SQLite refuses them and its defaults stay (Relis works the same, only slower, and without
+/// the per-statement memory limit). Idempotent.
+pub fn configure_sqlite() {
+    configure_sqlite_once();
+    // Only in builds with the test shims (the crash harness's binary): a production build
+    // cannot be made to hold writes in memory by its environment.
+    #[cfg(feature = "test-shims")]
+    crate::backend::sqlite::powercut::install_if_requested();
+    crate::backend::sqlite::walwrite::install();
+}
+
+fn configure_sqlite_once() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         crate::backend::sqlite::pcache::install();
@@ -850,7 +875,7 @@ fn writer_loop(
     conn: Connection,
     rx: Receiver<WriterMsg>,
     clock: Arc<dyn Clock>,
-    databases: u32,
+    keyspace: Keyspace,
     (max_batch, wal_limit, spin): (usize, i32, Duration),
     mut st: WriterState,
     stats: Arc<Stats>,
@@ -911,7 +936,7 @@ fn writer_loop(
                     WriterMsg::Shutdown => shutdown = true,
                 }
             }
-            run_reads(&conn, &mut reads, &*clock, databases);
+            run_reads(&conn, &mut reads, &*clock, keyspace);
             stats.failed_commits.fetch_add(1, Ordering::Relaxed);
             if !shutdown {
                 std::thread::sleep(Duration::from_millis(10));
@@ -923,7 +948,7 @@ fn writer_loop(
         for m in batch.drain(..) {
             match m {
                 WriterMsg::Write(job) => {
-                    let mut w = Writer::new(&conn, clock.now_ms(), databases, &mut st);
+                    let mut w = Writer::new(&conn, clock.now_ms(), keyspace, &mut st);
                     delivers.push(job(Some(&mut w)));
                     n_writes += 1;
                     if conn.is_autocommit() {
@@ -950,7 +975,7 @@ fn writer_loop(
         crate::timing::take_sync();
         let commit_started = Instant::now();
         let persisted_before = {
-            let mut w = Writer::new(&conn, clock.now_ms(), databases, &mut st);
+            let mut w = Writer::new(&conn, clock.now_ms(), keyspace, &mut st);
             if sweep_due {
                 last_sweep = Instant::now();
                 if let Err(e) = w.atomic(|w| w.empty_trash(TRASH_BATCH)) {
@@ -974,7 +999,7 @@ fn writer_loop(
             Some(e) => Err(e),
             None => WriterHooks::flush(st.hooks, &conn)
                 .and_then(|()| {
-                    Writer::new(&conn, clock.now_ms(), databases, &mut st).persist_counter()
+                    Writer::new(&conn, clock.now_ms(), keyspace, &mut st).persist_counter()
                 })
                 .and_then(|()| {
                     crate::backend::sqlite::stmt::prepare(&conn, "COMMIT")?.execute([])?;
@@ -1025,7 +1050,7 @@ fn writer_loop(
         for d in delivers.drain(..) {
             d(committed.clone());
         }
-        run_reads(&conn, &mut reads, &*clock, databases);
+        run_reads(&conn, &mut reads, &*clock, keyspace);
         if std::mem::take(&mut catch_up) {
             // Catch up with the checkpointer's remainder now, while nothing commits, so the next
             // transaction can restart the WAL (see WAL_RESTART_FRAMES); after the replies, which
@@ -1047,21 +1072,21 @@ fn writer_loop(
 }
 
 /// Runs the reads queued to the writer (after its group, outside any transaction).
-fn run_reads(conn: &Connection, reads: &mut Vec<ReadJob>, clock: &dyn Clock, databases: u32) {
+fn run_reads(conn: &Connection, reads: &mut Vec<ReadJob>, clock: &dyn Clock, keyspace: Keyspace) {
     for job in reads.drain(..) {
-        let mut r = Reader::new(conn, clock.now_ms(), databases);
+        let mut r = Reader::new(conn, clock.now_ms(), keyspace);
         job(&mut r);
     }
 }
 
-fn reader_loop(conn: Connection, rx: Receiver<ReadJob>, clock: Arc<dyn Clock>, databases: u32) {
+fn reader_loop(conn: Connection, rx: Receiver<ReadJob>, clock: Arc<dyn Clock>, keyspace: Keyspace) {
     // SAFETY: as in writer_loop.
     let _stmts = unsafe { crate::backend::sqlite::stmt::Registration::new(&conn) };
     while let Ok(job) = rx.recv() {
         // One snapshot per job, so a multi-key read sees one committed instant.
         let began =
             crate::backend::sqlite::stmt::prepare(&conn, "BEGIN").and_then(|mut s| s.execute([]));
-        let mut r = Reader::new(&conn, clock.now_ms(), databases);
+        let mut r = Reader::new(&conn, clock.now_ms(), keyspace);
         job(&mut r);
         if began.is_ok() {
             let _ = crate::backend::sqlite::stmt::prepare(&conn, "COMMIT")

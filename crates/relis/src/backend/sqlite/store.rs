@@ -116,19 +116,78 @@ const INLINE_DELETE: i64 = 1024;
 /// SQL condition that keeps only live (unexpired) keys; `?now` is bound by name.
 pub(crate) const LIVE: &str = "(expire_at IS NULL OR expire_at > :now)";
 
+/// The sorted sets' rank-block sizes (`relis_zrank`, see types/zset/mod.rs "Ranks"): sets with
+/// more than `threshold` members get rank rows (and keep them until they shrink to half of
+/// it); a level-0 block holds about `block` members (between half and twice as many), a
+/// level-1 run about `fanout` blocks. Small values put every regime within reach of small
+/// sets (the model tests); the defaults are 1024, 256 and 64. Values below 2 count as 2.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RankBlocks {
+    /// Members above which a set gets rank rows.
+    pub threshold: i64,
+    /// Target members per level-0 block.
+    pub block: i64,
+    /// Target blocks per level-1 run.
+    pub fanout: i64,
+}
+
+impl Default for RankBlocks {
+    fn default() -> Self {
+        RankBlocks {
+            threshold: 1024,
+            block: 256,
+            fanout: 64,
+        }
+    }
+}
+
+impl RankBlocks {
+    fn clamped(self) -> Self {
+        RankBlocks {
+            threshold: self.threshold.max(2),
+            block: self.block.max(2),
+            fanout: self.fanout.max(2),
+        }
+    }
+
+    /// Target members per level-1 run.
+    pub(crate) fn run(&self) -> i64 {
+        self.block * self.fanout
+    }
+}
+
+/// What every [`Reader`] of one engine is made with: fixed when the `Db` opens.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Keyspace {
+    pub databases: u32,
+    pub rank: RankBlocks,
+}
+
+impl Keyspace {
+    pub(crate) fn of(opts: &crate::backend::sqlite::db::Options) -> Self {
+        Keyspace {
+            databases: opts.databases,
+            rank: opts.rank_blocks.clamped(),
+        }
+    }
+}
+
 /// A read-only view of the keyspace at one instant (`now`), on one connection.
 pub struct Reader<'c> {
     pub(crate) conn: &'c Connection,
     pub(crate) now: i64,
     pub(crate) databases: u32,
+    /// The sorted sets' rank-block sizes this engine was opened with.
+    pub(crate) rank: RankBlocks,
 }
 
 impl<'c> Reader<'c> {
-    pub(crate) fn new(conn: &'c Connection, now: i64, databases: u32) -> Self {
+    pub(crate) fn new(conn: &'c Connection, now: i64, ks: Keyspace) -> Self {
         Reader {
             conn,
             now,
-            databases,
+            databases: ks.databases,
+            rank: ks.rank,
         }
     }
 
@@ -298,11 +357,11 @@ impl<'c> Writer<'c> {
     pub(crate) fn new(
         conn: &'c Connection,
         now: i64,
-        databases: u32,
+        ks: Keyspace,
         st: &'c mut WriterState,
     ) -> Self {
         Writer {
-            r: Reader::new(conn, now, databases),
+            r: Reader::new(conn, now, ks),
             st,
             origin: 0,
         }

@@ -7,7 +7,8 @@
 //!
 //! Ranks. SQLite has no order-statistic B-tree, so a rank would be a count of every member
 //! before it. Large sets keep *rank rows* in `relis_zrank (kid, lvl, score, member, n)`, on two
-//! levels. Level 0 cuts the set, in index order, into blocks of about [`block_size`] members
+//! levels. Level 0 cuts the set, in index order, into blocks of about [`crate::RankBlocks::block`]
+//! members
 //! (256): a row counts the members from its own `(score, member)` (inclusive; the first row
 //! always starts at `(-inf, "")`, below every member) up to the next row's start. Level 1 cuts
 //! the blocks into runs of about 64 blocks (16K members), each starting where a block starts.
@@ -22,7 +23,7 @@
 //! members) and run (from its blocks) that straddle its start. The writer finds the rows to
 //! adjust in its own in-memory copy of them (see "The writer's copy of the rank rows" below).
 //!
-//! Sets at or below [`rank_threshold`] members (1024) keep no rank rows: a count over at most
+//! Sets at or below [`crate::RankBlocks::threshold`] members (1024) keep no rank rows: a count over at most
 //! that many index entries is as fast as the arithmetic, and small sets, the common case, then
 //! touch no extra B-tree. Crossing the threshold upward cuts the set into blocks (one walk over
 //! its members); the rows stay until the set shrinks to half the threshold, so a set hovering
@@ -43,43 +44,11 @@ use rand::Rng;
 use rusqlite::{OptionalExtension, Row};
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
 
 /// Redis's `zset-max-listpack-entries` default: more members convert a set to a skiplist.
 pub const LISTPACK_ENTRIES: i64 = 128;
 /// Redis's `zset-max-listpack-value` default: a longer member converts a set to a skiplist.
 pub const LISTPACK_VALUE: usize = 64;
-
-static RANK_THRESHOLD: AtomicI64 = AtomicI64::new(1024);
-static BLOCK_SIZE: AtomicI64 = AtomicI64::new(256);
-static FANOUT: AtomicI64 = AtomicI64::new(64);
-
-/// Sets with more members than this get rank blocks; they keep them until they shrink to half
-/// of it (so a set going back and forth across the threshold does not rebuild them each time).
-pub fn rank_threshold() -> i64 {
-    RANK_THRESHOLD.load(Ordering::Relaxed)
-}
-
-/// The target number of members per level-0 rank block (blocks hold between half and twice as
-/// many).
-pub fn block_size() -> i64 {
-    BLOCK_SIZE.load(Ordering::Relaxed)
-}
-
-/// The target number of members per level-1 run: `fanout` blocks.
-fn super_size() -> i64 {
-    block_size() * FANOUT.load(Ordering::Relaxed)
-}
-
-/// Changes the rank-block parameters (threshold, block size, blocks per level-1 run), for
-/// tests that want every regime with small sets. Only call it before any sorted set exists:
-/// existing sets were cut with the old parameters.
-#[doc(hidden)]
-pub fn set_rank_blocks(threshold: i64, block: i64, fanout: i64) {
-    RANK_THRESHOLD.store(threshold.max(2), Ordering::Relaxed);
-    BLOCK_SIZE.store(block.max(2), Ordering::Relaxed);
-    FANOUT.store(fanout.max(2), Ordering::Relaxed);
-}
 
 /// ZADD's NX / XX.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -907,5 +876,43 @@ mod tests {
         assert_eq!(enc("s"), "skiplist");
         db.zrem("s", &[&[b'x'; 65][..]]).unwrap();
         assert_eq!(enc("s"), "skiplist", "Redis never converts back");
+    }
+
+    /// Rank-block sizes are an option of each engine, not of the process: two engines opened
+    /// side by side with different sizes cut the same set differently.
+    #[test]
+    fn rank_block_sizes_are_per_engine() {
+        let small = Db::open_with(crate::Options {
+            rank_blocks: crate::RankBlocks {
+                threshold: 12,
+                block: 4,
+                fanout: 3,
+            },
+            ..crate::Options::default()
+        })
+        .unwrap();
+        let default = Db::open_in_memory().unwrap();
+        let members: Vec<Vec<u8>> = (0..40).map(|i| format!("m{i:02}").into_bytes()).collect();
+        let pairs: Vec<(f64, &[u8])> = members
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (i as f64, &m[..]))
+            .collect();
+        let rows = |db: &Db| {
+            db.zadd("z", &pairs).unwrap();
+            db.write(|w| w.zrank_rows(0, b"z")).unwrap()
+        };
+        let small_rows = rows(&small);
+        assert!(small_rows.iter().filter(|r| r.0 == 0).count() >= 40 / 8);
+        assert_eq!(
+            small_rows
+                .iter()
+                .filter(|r| r.0 == 0)
+                .map(|r| r.3)
+                .sum::<i64>(),
+            40
+        );
+        assert!(rows(&default).is_empty());
+        assert_eq!(small.zrank("z", "m39", false).unwrap(), Some(39));
     }
 }

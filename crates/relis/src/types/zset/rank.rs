@@ -621,7 +621,7 @@ impl<'c> Writer<'c> {
         rn: i64,
         count: i64,
     ) -> Result<()> {
-        let (b, s) = (block_size(), super_size());
+        let (b, s) = (self.rank.block, self.rank.run());
         if n > 2 * b || (n < b / 2 && n != count) {
             let (block, n) = self.z_blk_at(kid, 0, p)?;
             self.z_rebalance_block(kid, block, n)?;
@@ -651,7 +651,7 @@ impl<'c> Writer<'c> {
     /// the block before it (or the block after it into the first block, which always starts at
     /// the bottom).
     pub(super) fn z_rebalance_block(&mut self, kid: i64, start: Pos, n: i64) -> Result<()> {
-        let b = block_size();
+        let b = self.rank.block;
         if n > 2 * b {
             return self.z_block_split(kid, &start, n);
         }
@@ -672,7 +672,7 @@ impl<'c> Writer<'c> {
             self.z_block_split(kid, &kept, total)?;
         }
         if let Some((run, rn)) = run {
-            if rn > 2 * super_size() {
+            if rn > 2 * self.rank.run() {
                 self.z_run_split(kid, &run, rn)?;
             }
         }
@@ -682,7 +682,7 @@ impl<'c> Writer<'c> {
     /// Cuts the `n` members of block `start` into blocks of about the block size (they stay in
     /// the same level-1 run).
     pub(super) fn z_block_split(&mut self, kid: i64, start: &Pos, n: i64) -> Result<()> {
-        let pieces = (n / block_size()).max(1);
+        let pieces = (n / self.rank.block).max(1);
         if pieces < 2 {
             return Ok(());
         }
@@ -716,7 +716,7 @@ impl<'c> Writer<'c> {
     /// the run size, merged into the run before it (or the next
     /// into it, for the first run) when under half of it.
     pub(super) fn z_rebalance_run_at(&mut self, kid: i64, p: &Pos) -> Result<()> {
-        let s = super_size();
+        let s = self.rank.run();
         let (start, n) = self.z_blk_at(kid, 1, p)?;
         if n > 2 * s {
             return self.z_run_split(kid, &start, n);
@@ -763,7 +763,7 @@ impl<'c> Writer<'c> {
             out
         };
         // Cut at block starts, into runs of about the run size.
-        let pieces = (n / super_size()).max(1);
+        let pieces = (n / self.rank.run()).max(1);
         let mut cuts: Vec<(usize, i64)> = vec![(0, 0)];
         let mut before = 0;
         for (i, (_, bn)) in blocks.iter().enumerate() {
@@ -796,10 +796,10 @@ impl<'c> Writer<'c> {
         let bottom = Pos::bottom();
         self.z_blk_insert(kid, 0, &bottom, count)?;
         self.z_blk_insert(kid, 1, &bottom, count)?;
-        if count > 2 * block_size() {
+        if count > 2 * self.rank.block {
             self.z_block_split(kid, &bottom, count)?;
         }
-        if count > 2 * super_size() {
+        if count > 2 * self.rank.run() {
             self.z_run_split(kid, &bottom, count)?;
         }
         Ok(())

@@ -20,7 +20,7 @@ impl Reader<'_> {
     /// Whether the set `kid` of `count` members has rank blocks: always above the threshold,
     /// never at half of it or below, and in between if it had them when it came down.
     pub(super) fn z_has_blocks(&self, kid: i64, count: i64) -> Result<bool> {
-        let t = rank_threshold();
+        let t = self.rank.threshold;
         if count > t {
             return Ok(true);
         }

@@ -114,7 +114,7 @@ impl<'c> Writer<'c> {
         }
         let skiplist = head != 0;
         // Up to half the threshold a set has no rank rows, and no copy is trusted.
-        let copy = if m.count > rank_threshold() / 2 {
+        let copy = if m.count > self.rank.threshold / 2 {
             self.z_copy_open(m.id, m.version, m.count)?
         } else {
             None
@@ -157,7 +157,7 @@ impl<'c> Writer<'c> {
         if !z.changed {
             return Ok(());
         }
-        let t = rank_threshold();
+        let t = self.rank.threshold;
         if z.count == 0 {
             self.z_copy_drop(z.kid);
             crate::backend::sqlite::stmt::prepare(
@@ -733,7 +733,7 @@ impl<'c> Writer<'c> {
             Ok(rows.collect::<rusqlite::Result<_>>()?)
         };
         let (blocks, runs) = (level(0)?, level(1)?);
-        let t = rank_threshold();
+        let t = self.rank.threshold;
         if let Some(m) = self.meta(db, key)? {
             // On the writer's own connection: its copy of the rows, if it trusts one, is exact.
             self.z_copy_check(z.kid, m.version)?;
@@ -759,7 +759,7 @@ impl<'c> Writer<'c> {
             count: 0,
             blocks: false,
         };
-        let (b, sz) = (block_size(), super_size());
+        let (b, sz) = (self.rank.block, self.rank.run());
         for (lvl, rows, target) in [(0, &blocks, b), (1, &runs, sz)] {
             if rows.first().map(|r| &r.0) != Some(&Pos::bottom()) {
                 return bad(format!("level {lvl} does not start at the bottom"));
