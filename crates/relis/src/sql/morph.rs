@@ -677,7 +677,7 @@ impl SqlConn<'_> {
         let existing: Vec<String> = if sandbox::is_reserved(table) {
             Vec::new()
         } else {
-            let mut st = crate::backend::sqlite::stmt::prepare(
+            let mut st = crate::backend::sqlite::stmt::cached(
                 self.conn,
                 "SELECT name FROM pragma_table_info(?1)",
             )

@@ -132,7 +132,7 @@ fn open_reader(path: &Path) -> Result<Connection, SqlError> {
 }
 
 fn run_sql(conn: &Connection, sql: &'static str) -> Result<(), SqlError> {
-    crate::backend::sqlite::stmt::prepare(conn, sql)
+    crate::backend::sqlite::stmt::cached(conn, sql)
         .and_then(|mut s| s.execute([]))
         .map(|_| ())
         .map_err(super::internal)

@@ -3,6 +3,7 @@
 //! checkpointer that keeps WAL checkpoints off the writer's path.
 
 use crate::backend::sqlite::schema;
+use crate::backend::sqlite::stmt::{Conn, Finish};
 use crate::backend::sqlite::store::{
     Keyspace, RankBlocks, Reader, Writer, WriterHooks, WriterState,
 };
@@ -11,6 +12,7 @@ use crate::error::{Error, Result};
 use crossbeam_channel::{bounded, unbounded, Receiver, RecvTimeoutError, Sender};
 use parking_lot::Mutex;
 use rusqlite::{Connection, OpenFlags};
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -164,7 +166,7 @@ pub fn release_thread_snapshots() {
 }
 
 fn end_read(conn: &Connection) {
-    let _ = crate::backend::sqlite::stmt::prepare(conn, "COMMIT").and_then(|mut s| s.execute([]));
+    let _ = crate::backend::sqlite::stmt::cached(conn, "COMMIT").and_then(|mut s| s.execute([]));
 }
 type Deliver = Box<dyn FnOnce(Result<()>) + Send>;
 /// A write: run on the writer (`Some`), it returns what answers it once its group commits;
@@ -514,18 +516,15 @@ impl Db {
                     if held.is_some() {
                         end_read(&local.conn);
                     }
-                    let began = crate::backend::sqlite::stmt::prepare(&local.conn, "BEGIN")
+                    let began = crate::backend::sqlite::stmt::cached(&local.conn, "BEGIN")
                         .and_then(|mut s| s.execute([]));
                     if began.is_ok() {
                         local.held = Some(commits);
                     }
                 }
             }
-            let mut r = Reader::new(
-                &local.conn,
-                self.shared.clock.now_ms(),
-                self.shared.keyspace,
-            );
+            let conn = Conn::unkept(&local.conn);
+            let mut r = Reader::new(&conn, self.shared.clock.now_ms(), self.shared.keyspace);
             let out = crate::sql::sandbox::inline_reads(|| f(&mut r));
             if local.conn.is_autocommit() {
                 local.held = None; // an error ended the transaction
@@ -686,7 +685,8 @@ impl Db {
                     OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
                 )?;
                 let now = clock.now_ms();
-                let live = f(&mut Reader::new(conn, now, keyspace))?;
+                let (conn, file) = (Conn::unkept(conn), Conn::unkept(&file));
+                let live = f(&mut Reader::new(&conn, now, keyspace))?;
                 let stored = f(&mut Reader::new(&file, now, keyspace))?;
                 Ok((live, stored))
             };
@@ -877,12 +877,15 @@ fn writer_loop(
     clock: Arc<dyn Clock>,
     keyspace: Keyspace,
     (max_batch, wal_limit, spin): (usize, i32, Duration),
-    mut st: WriterState,
+    st: WriterState,
     stats: Arc<Stats>,
 ) {
-    // SAFETY: dropped when this function returns, before `conn` (a parameter, dropped after
-    // every local).
-    let _stmts = unsafe { crate::backend::sqlite::stmt::Registration::new(&conn) };
+    // Declared first, dropped last: writers borrow it as long as they borrow the connection.
+    let hooks = st.hooks;
+    let st = RefCell::new(st);
+    let conn = Conn::kept(&conn);
+    // Finalizes the kept statements when this function ends, before the connection closes.
+    let _finish = Finish(&conn);
     let mut last_sweep = Instant::now();
     let mut batch: Vec<WriterMsg> = Vec::with_capacity(max_batch);
     let mut delivers: Vec<Deliver> = Vec::with_capacity(max_batch);
@@ -948,17 +951,17 @@ fn writer_loop(
         for m in batch.drain(..) {
             match m {
                 WriterMsg::Write(job) => {
-                    let mut w = Writer::new(&conn, clock.now_ms(), keyspace, &mut st);
+                    let mut w = Writer::new(&conn, clock.now_ms(), keyspace, &st);
                     delivers.push(job(Some(&mut w)));
                     n_writes += 1;
                     if conn.is_autocommit() {
                         // SQLite rolled the whole transaction back (disk full, I/O error): what
                         // ran before is gone, so everything in this batch fails. A new
                         // transaction keeps the rest of the batch from autocommitting.
-                        st.poisoned.get_or_insert(Error::Storage(
+                        st.borrow_mut().poisoned.get_or_insert(Error::Storage(
                             "the transaction was rolled back by SQLite".into(),
                         ));
-                        WriterHooks::discard(st.hooks, &conn);
+                        WriterHooks::discard(hooks, &conn);
                         let _ = conn.execute_batch("BEGIN IMMEDIATE");
                     }
                 }
@@ -975,7 +978,7 @@ fn writer_loop(
         crate::timing::take_sync();
         let commit_started = Instant::now();
         let persisted_before = {
-            let mut w = Writer::new(&conn, clock.now_ms(), keyspace, &mut st);
+            let mut w = Writer::new(&conn, clock.now_ms(), keyspace, &st);
             if sweep_due {
                 last_sweep = Instant::now();
                 if let Err(e) = w.atomic(|w| w.empty_trash(TRASH_BATCH)) {
@@ -995,12 +998,11 @@ fn writer_loop(
             }
             w.persisted_version()
         };
-        let committed = match st.poisoned.take() {
+        let poisoned = st.borrow_mut().poisoned.take();
+        let committed = match poisoned {
             Some(e) => Err(e),
-            None => WriterHooks::flush(st.hooks, &conn)
-                .and_then(|()| {
-                    Writer::new(&conn, clock.now_ms(), keyspace, &mut st).persist_counter()
-                })
+            None => WriterHooks::flush(hooks, &conn)
+                .and_then(|()| Writer::new(&conn, clock.now_ms(), keyspace, &st).persist_counter())
                 .and_then(|()| {
                     crate::backend::sqlite::stmt::prepare(&conn, "COMMIT")?.execute([])?;
                     Ok(())
@@ -1019,6 +1021,7 @@ fn writer_loop(
                 }
                 catch_up = over;
                 stats.writes.fetch_add(n_writes, Ordering::Relaxed);
+                let mut st = st.borrow_mut();
                 let lazily = std::mem::take(&mut st.lazily_expired);
                 if lazily > 0 {
                     stats.expired_keys.fetch_add(lazily, Ordering::Relaxed);
@@ -1040,7 +1043,8 @@ fn writer_loop(
                 );
                 stats.failed_commits.fetch_add(1, Ordering::Relaxed);
                 let _ = conn.execute_batch("ROLLBACK");
-                WriterHooks::discard(st.hooks, &conn);
+                let mut st = st.borrow_mut();
+                WriterHooks::discard(hooks, &conn);
                 st.persisted_version = persisted_before;
                 st.events.clear();
                 st.lazily_expired = 0;
@@ -1072,7 +1076,12 @@ fn writer_loop(
 }
 
 /// Runs the reads queued to the writer (after its group, outside any transaction).
-fn run_reads(conn: &Connection, reads: &mut Vec<ReadJob>, clock: &dyn Clock, keyspace: Keyspace) {
+fn run_reads<'c>(
+    conn: &'c Conn<'c>,
+    reads: &mut Vec<ReadJob>,
+    clock: &dyn Clock,
+    keyspace: Keyspace,
+) {
     for job in reads.drain(..) {
         let mut r = Reader::new(conn, clock.now_ms(), keyspace);
         job(&mut r);
@@ -1080,8 +1089,9 @@ fn run_reads(conn: &Connection, reads: &mut Vec<ReadJob>, clock: &dyn Clock, key
 }
 
 fn reader_loop(conn: Connection, rx: Receiver<ReadJob>, clock: Arc<dyn Clock>, keyspace: Keyspace) {
-    // SAFETY: as in writer_loop.
-    let _stmts = unsafe { crate::backend::sqlite::stmt::Registration::new(&conn) };
+    let conn = Conn::kept(&conn);
+    // Finalizes the kept statements when this function ends, before the connection closes.
+    let _finish = Finish(&conn);
     while let Ok(job) = rx.recv() {
         // One snapshot per job, so a multi-key read sees one committed instant.
         let began =

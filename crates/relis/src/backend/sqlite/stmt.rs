@@ -1,120 +1,134 @@
-//! Prepared statements found by the address of their SQL text.
+//! Prepared statements found by the address of their SQL text, kept by the connection's owner.
 //!
 //! rusqlite's `prepare_cached` finds a statement by hashing its SQL text, trims and copies the
 //! text into a new `Arc<str>` each time, and hashes it again to hand the statement back: about
 //! 1,100 instructions per use, a tenth of a small write's work on the writer, which runs
 //! several statements per command. Relis's SQL is string literals, so a thread that keeps one
-//! connection for its life (the writer, each pool reader) registers it and keeps its
+//! connection for its life (the writer, each pool reader) wraps it in a [`Conn`] that keeps its
 //! statements in a table keyed by the literal's address and length: a binary search over a few
 //! hundred entries. Other connections (the network threads' readers, named databases, tests'
-//! own) go on using rusqlite's cache through the same call.
+//! own) use an unkept [`Conn`] or [`cached`], which go on using rusqlite's cache.
+//!
+//! No `unsafe`: the table holds `Statement<'c>`, borrowing the connection the `Conn` borrows.
+//! The table sits in a `ManuallyDrop` so that a `Conn` has no drop glue and can be lent out as
+//! `&'c Conn<'c>` (what `Reader` holds) for as long as it lives; its owner empties it with
+//! [`Conn::finish`] (or a [`Finish`] guard) while the connection is still open.
 
 use rusqlite::{CachedStatement, Connection, PrepFlags, Statement};
 use std::cell::RefCell;
+use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
 
 /// A literal's address and length.
 type Key = (usize, usize);
 
-#[derive(Default)]
-struct Table {
-    /// The registered connection's address (0: none).
-    conn: usize,
-    /// Sorted by key. A slot is empty while its statement is in use.
-    stmts: Vec<(Key, Option<Statement<'static>>)>,
-}
+/// Kept statements, sorted by key. A slot is empty while its statement is in use.
+type Table<'c> = Vec<(Key, Option<Statement<'c>>)>;
 
-thread_local! {
-    static TABLE: RefCell<Table> = RefCell::default();
-}
-
-fn addr(conn: &Connection) -> usize {
-    conn as *const Connection as usize
-}
-
-/// While this lives, statements that [`prepare`] makes for `conn` on this thread are kept.
-pub(crate) struct Registration<'c> {
+/// A connection as the engine uses it: the rusqlite connection and, for a connection its
+/// thread keeps for life, the table of statements prepared on it.
+pub(crate) struct Conn<'c> {
     conn: &'c Connection,
+    /// Whether statements are kept (else rusqlite's cache serves them).
+    keeps: bool,
+    table: ManuallyDrop<RefCell<Table<'c>>>,
 }
 
-impl<'c> Registration<'c> {
-    /// Keeps [`prepare`]'s statements for `conn` on this thread, unless another connection is
-    /// registered on it already (a thread registers the one connection it keeps for its life).
-    ///
-    /// # Safety
-    /// The registration must be dropped, not leaked (`mem::forget`), while `conn` is open:
-    /// dropping it finalizes the statements kept for `conn`, which must happen before the
-    /// connection closes (and before another connection can take its address).
-    pub(crate) unsafe fn new(conn: &'c Connection) -> Self {
-        TABLE.with(|t| {
-            let mut t = t.borrow_mut();
-            if t.conn == 0 {
-                t.conn = addr(conn);
-            }
-        });
-        Registration { conn }
+impl<'c> Conn<'c> {
+    /// `conn` with a statement table: call [`Conn::finish`] (or hold a [`Finish`]) before the
+    /// connection closes, or closing it fails with its statements still open.
+    pub(crate) fn kept(conn: &'c Connection) -> Self {
+        Conn {
+            conn,
+            keeps: true,
+            table: ManuallyDrop::new(RefCell::new(Vec::new())),
+        }
     }
-}
 
-impl Drop for Registration<'_> {
-    fn drop(&mut self) {
-        let kept = TABLE.with(|t| {
-            let mut t = t.borrow_mut();
-            if t.conn != addr(self.conn) {
-                return Vec::new();
-            }
-            t.conn = 0;
-            std::mem::take(&mut t.stmts)
-        });
+    /// `conn` without a table: its statements come from rusqlite's cache.
+    pub(crate) fn unkept(conn: &'c Connection) -> Self {
+        Conn {
+            conn,
+            keeps: false,
+            table: ManuallyDrop::new(RefCell::new(Vec::new())),
+        }
+    }
+
+    /// Finalizes the kept statements (the table stays usable and starts again empty).
+    pub(crate) fn finish(&self) {
+        let kept = std::mem::take(&mut *self.table.borrow_mut());
         // Finalized here, outside the table's borrow, while the connection is open.
         drop(kept);
     }
 }
 
-/// A prepared statement for `sql` on `conn`: kept for the next use when `conn` is registered
-/// on this thread ([`Registration`]), rusqlite's cached statement otherwise.
-pub(crate) fn prepare<'c>(conn: &'c Connection, sql: &'static str) -> rusqlite::Result<Stmt<'c>> {
+impl Deref for Conn<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn
+    }
+}
+
+/// Finishes a [`Conn`] when dropped, on unwinding too.
+pub(crate) struct Finish<'a, 'c>(pub &'a Conn<'c>);
+
+impl Drop for Finish<'_, '_> {
+    fn drop(&mut self) {
+        self.0.finish();
+    }
+}
+
+/// A prepared statement for `sql` on `conn`: kept for the next use when `conn` keeps
+/// statements ([`Conn::kept`]), rusqlite's cached statement otherwise.
+pub(crate) fn prepare<'a, 'c>(
+    conn: &'a Conn<'c>,
+    sql: &'static str,
+) -> rusqlite::Result<Stmt<'a, 'c>> {
+    if !conn.keeps {
+        return cached(conn.conn, sql);
+    }
     let key = (sql.as_ptr() as usize, sql.len());
-    let c = addr(conn);
-    let found = TABLE.with(|t| {
-        let mut t = t.borrow_mut();
-        if t.conn != c {
-            return None;
-        }
-        Some(match t.stmts.binary_search_by_key(&key, |e| e.0) {
-            Ok(i) => t.stmts[i].1.take(),
+    let found = {
+        let mut t = conn.table.borrow_mut();
+        match t.binary_search_by_key(&key, |e| e.0) {
+            Ok(i) => t[i].1.take(),
             Err(_) => None,
-        })
-    });
+        }
+    };
     let stmt = match found {
-        None => return conn.prepare_cached(sql).map(Stmt::Cached),
-        // SAFETY: kept only for this connection (`t.conn == c`); the lifetime is the borrow of
-        // `conn` it came from.
-        Some(Some(stmt)) => unsafe {
-            std::mem::transmute::<Statement<'static>, Statement<'c>>(stmt)
-        },
-        Some(None) => conn.prepare_with_flags(sql, PrepFlags::SQLITE_PREPARE_PERSISTENT)?,
+        Some(stmt) => stmt,
+        None => conn
+            .conn
+            .prepare_with_flags(sql, PrepFlags::SQLITE_PREPARE_PERSISTENT)?,
     };
     Ok(Stmt::Kept {
         stmt: Some(stmt),
         key,
-        conn: c,
+        table: &conn.table,
     })
 }
 
+/// rusqlite's cached statement for `sql` on `conn` (a connection without a [`Conn`]).
+pub(crate) fn cached<'a, 'c>(
+    conn: &'c Connection,
+    sql: &'static str,
+) -> rusqlite::Result<Stmt<'a, 'c>> {
+    conn.prepare_cached(sql).map(Stmt::Cached)
+}
+
 /// A statement from [`prepare`], handed back for the next use when dropped.
-pub(crate) enum Stmt<'c> {
-    /// From the registered connection's table.
+pub(crate) enum Stmt<'a, 'c> {
+    /// From a keeping connection's table.
     Kept {
         stmt: Option<Statement<'c>>,
         key: Key,
-        conn: usize,
+        table: &'a RefCell<Table<'c>>,
     },
     /// From rusqlite's cache.
     Cached(CachedStatement<'c>),
 }
 
-impl<'c> Deref for Stmt<'c> {
+impl<'c> Deref for Stmt<'_, 'c> {
     type Target = Statement<'c>;
 
     fn deref(&self) -> &Statement<'c> {
@@ -125,7 +139,7 @@ impl<'c> Deref for Stmt<'c> {
     }
 }
 
-impl<'c> DerefMut for Stmt<'c> {
+impl<'c> DerefMut for Stmt<'_, 'c> {
     fn deref_mut(&mut self) -> &mut Statement<'c> {
         match self {
             Stmt::Kept { stmt, .. } => stmt.as_mut().expect("a kept statement is there until drop"),
@@ -134,9 +148,9 @@ impl<'c> DerefMut for Stmt<'c> {
     }
 }
 
-impl Drop for Stmt<'_> {
+impl Drop for Stmt<'_, '_> {
     fn drop(&mut self) {
-        let Stmt::Kept { stmt, key, conn } = self else {
+        let Stmt::Kept { stmt, key, table } = self else {
             return;
         };
         let Some(mut stmt) = stmt.take() else {
@@ -144,27 +158,21 @@ impl Drop for Stmt<'_> {
         };
         // A bound value (a large string, say) is not held until the next use.
         stmt.clear_bindings();
-        // SAFETY: stored only while its connection is registered (checked below); the
-        // registration finalizes it before the connection closes.
-        let stmt = unsafe { std::mem::transmute::<Statement<'_>, Statement<'static>>(stmt) };
-        let rejected = TABLE.with(|t| {
-            let mut t = t.borrow_mut();
-            if t.conn != *conn {
-                return Some(stmt);
-            }
-            match t.stmts.binary_search_by_key(key, |e| e.0) {
-                Ok(i) if t.stmts[i].1.is_none() => {
-                    t.stmts[i].1 = Some(stmt);
+        let rejected = {
+            let mut t = table.borrow_mut();
+            match t.binary_search_by_key(key, |e| e.0) {
+                Ok(i) if t[i].1.is_none() => {
+                    t[i].1 = Some(stmt);
                     None
                 }
                 // The same SQL was in use twice at once: one copy is enough.
                 Ok(_) => Some(stmt),
                 Err(i) => {
-                    t.stmts.insert(i, (*key, Some(stmt)));
+                    t.insert(i, (*key, Some(stmt)));
                     None
                 }
             }
-        });
+        };
         // Finalized outside the table's borrow; the connection is still borrowed by `self`.
         drop(rejected);
     }
@@ -177,47 +185,60 @@ mod tests {
     const INSERT: &str = "INSERT INTO t VALUES (?1)";
     const COUNT: &str = "SELECT count(*) FROM t";
 
-    fn kept() -> usize {
-        TABLE.with(|t| t.borrow().stmts.iter().filter(|e| e.1.is_some()).count())
+    fn kept(c: &Conn<'_>) -> usize {
+        c.table.borrow().iter().filter(|e| e.1.is_some()).count()
     }
 
     #[test]
-    fn statements_are_kept_for_the_registered_connection_only() {
+    fn statements_are_kept_by_a_keeping_conn_only() {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch("CREATE TABLE t (x)").unwrap();
         let other = Connection::open_in_memory().unwrap();
         other.execute_batch("CREATE TABLE t (x)").unwrap();
         {
-            // SAFETY: dropped at the end of this block, before `conn`.
-            let _reg = unsafe { Registration::new(&conn) };
+            let c = Conn::kept(&conn);
+            let _finish = Finish(&c);
             for i in 0..3 {
-                prepare(&conn, INSERT).unwrap().execute([i]).unwrap();
+                prepare(&c, INSERT).unwrap().execute([i]).unwrap();
             }
-            assert_eq!(kept(), 1);
+            assert_eq!(kept(&c), 1);
             // The same SQL in use twice at once (a statement run while another's rows are
             // read): two statements, one kept afterwards.
             {
-                let mut outer = prepare(&conn, COUNT).unwrap();
+                let mut outer = prepare(&c, COUNT).unwrap();
                 let mut rows = outer.query([]).unwrap();
                 let n: i64 = rows.next().unwrap().unwrap().get(0).unwrap();
-                let inner: i64 = prepare(&conn, COUNT)
+                let inner: i64 = prepare(&c, COUNT)
                     .unwrap()
                     .query_row([], |r| r.get(0))
                     .unwrap();
                 assert_eq!((n, inner), (3, 3));
             }
-            assert_eq!(kept(), 2);
-            // Another connection is served by rusqlite's cache and keeps nothing here.
-            prepare(&other, INSERT).unwrap().execute([9]).unwrap();
-            assert_eq!(kept(), 2);
-            let n: i64 = prepare(&other, COUNT)
+            assert_eq!(kept(&c), 2);
+            // An unkept connection is served by rusqlite's cache and keeps nothing.
+            let o = Conn::unkept(&other);
+            prepare(&o, INSERT).unwrap().execute([9]).unwrap();
+            let n: i64 = prepare(&o, COUNT)
                 .unwrap()
                 .query_row([], |r| r.get(0))
                 .unwrap();
-            assert_eq!(n, 1);
+            assert_eq!((n, kept(&o)), (1, 0));
         }
-        // Dropping the registration finalized the kept statements: the connection closes.
-        assert_eq!(kept(), 0);
+        // The guard finalized the kept statements: the connection closes.
+        conn.close().map_err(|(_, e)| e).unwrap();
+    }
+
+    #[test]
+    fn finish_finalizes_the_kept_statements() {
+        let conn = Connection::open_in_memory().unwrap();
+        let c = Conn::kept(&conn);
+        prepare(&c, "SELECT 1")
+            .unwrap()
+            .query_row([], |_| Ok(()))
+            .unwrap();
+        assert_eq!(kept(&c), 1);
+        c.finish();
+        assert_eq!(kept(&c), 0);
         conn.close().map_err(|(_, e)| e).unwrap();
     }
 }

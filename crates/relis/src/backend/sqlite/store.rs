@@ -3,8 +3,10 @@
 //! Every Redis-level operation is a method on one of them; the command families add theirs in
 //! their own modules (`strings.rs`, `keys.rs`, ...).
 
+use crate::backend::sqlite::stmt::Conn;
 use crate::error::{Error, Result};
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::OptionalExtension;
+use std::cell::RefCell;
 use std::ops::{Deref, DerefMut};
 
 /// The type of the value stored at a key.
@@ -174,7 +176,7 @@ impl Keyspace {
 
 /// A read-only view of the keyspace at one instant (`now`), on one connection.
 pub struct Reader<'c> {
-    pub(crate) conn: &'c Connection,
+    pub(crate) conn: &'c Conn<'c>,
     pub(crate) now: i64,
     pub(crate) databases: u32,
     /// The sorted sets' rank-block sizes this engine was opened with.
@@ -182,7 +184,7 @@ pub struct Reader<'c> {
 }
 
 impl<'c> Reader<'c> {
-    pub(crate) fn new(conn: &'c Connection, now: i64, ks: Keyspace) -> Self {
+    pub(crate) fn new(conn: &'c Conn<'c>, now: i64, ks: Keyspace) -> Self {
         Reader {
             conn,
             now,
@@ -284,22 +286,22 @@ pub(crate) struct WriterHooks {
     ///
     /// # Errors
     /// A storage error; the caller's transaction must fail.
-    pub before_savepoint: fn(&Connection) -> Result<()>,
+    pub before_savepoint: fn(&Conn<'_>) -> Result<()>,
     /// Forgets what is pending and what it was made in: the work that made it was rolled back
     /// (to a savepoint, or the whole transaction).
-    pub rollback: fn(&Connection),
+    pub rollback: fn(&Conn<'_>),
     /// Forgets what is kept for collection `kid`: its elements are being deleted.
-    pub elements_deleted: fn(&Connection, i64),
+    pub elements_deleted: fn(&Conn<'_>, i64),
 }
 
 impl WriterHooks {
     /// Writes every type's pending state (see [`WriterHooks::before_savepoint`]).
-    pub(crate) fn flush(hooks: &[WriterHooks], conn: &Connection) -> Result<()> {
+    pub(crate) fn flush(hooks: &[WriterHooks], conn: &Conn<'_>) -> Result<()> {
         hooks.iter().try_for_each(|h| (h.before_savepoint)(conn))
     }
 
     /// Forgets every type's pending state (see [`WriterHooks::rollback`]).
-    pub(crate) fn discard(hooks: &[WriterHooks], conn: &Connection) {
+    pub(crate) fn discard(hooks: &[WriterHooks], conn: &Conn<'_>) {
         hooks.iter().for_each(|h| (h.rollback)(conn))
     }
 }
@@ -335,7 +337,7 @@ pub(crate) struct WriterState {
 /// transaction. Reads through a `Writer` see the writes made before them in the same batch.
 pub struct Writer<'c> {
     r: Reader<'c>,
-    st: &'c mut WriterState,
+    st: &'c RefCell<WriterState>,
     /// The client the current job works for (recorded in its events).
     origin: u64,
 }
@@ -354,11 +356,16 @@ impl<'c> DerefMut for Writer<'c> {
 }
 
 impl<'c> Writer<'c> {
+    /// The writer's state, for one statement's use (no borrow is held across calls).
+    fn st(&self) -> std::cell::RefMut<'_, WriterState> {
+        self.st.borrow_mut()
+    }
+
     pub(crate) fn new(
-        conn: &'c Connection,
+        conn: &'c Conn<'c>,
         now: i64,
         ks: Keyspace,
-        st: &'c mut WriterState,
+        st: &'c RefCell<WriterState>,
     ) -> Self {
         Writer {
             r: Reader::new(conn, now, ks),
@@ -377,9 +384,9 @@ impl<'c> Writer<'c> {
         f: impl FnOnce(&mut Writer<'c>) -> std::result::Result<T, E>,
     ) -> std::result::Result<T, E> {
         // A savepoint opens with nothing pending (e.g. rank counts, see types/zset/rank.rs).
-        WriterHooks::flush(self.st.hooks, self.conn).map_err(E::from)?;
+        WriterHooks::flush(self.st().hooks, self.conn).map_err(E::from)?;
         self.exec_cached("SAVEPOINT cmd").map_err(E::from)?;
-        let events = self.st.events.len();
+        let events = self.st().events.len();
         match f(self) {
             Ok(v) => {
                 self.exec_cached("RELEASE cmd").map_err(E::from)?;
@@ -388,10 +395,10 @@ impl<'c> Writer<'c> {
             Err(e) => {
                 // Leave the transaction usable whatever happened inside.
                 let _ = self.exec_cached("ROLLBACK TO cmd");
-                WriterHooks::discard(self.st.hooks, self.conn);
+                WriterHooks::discard(self.st().hooks, self.conn);
                 let _ = self.exec_cached("RELEASE cmd");
                 // What was rolled back did not happen: its events are not published.
-                self.st.events.truncate(events);
+                self.st().events.truncate(events);
                 Err(e)
             }
         }
@@ -401,15 +408,15 @@ impl<'c> Writer<'c> {
     /// it answered with `e`. Work that skips [`Writer::atomic`] (single-step commands whose only
     /// possible failure after writing is a storage error) calls this when storage fails.
     pub fn poison(&mut self, e: Error) {
-        if self.st.poisoned.is_none() {
-            self.st.poisoned = Some(e);
+        if self.st().poisoned.is_none() {
+            self.st().poisoned = Some(e);
         }
     }
 
     /// Whether keyspace events of `class` (see [`crate::events::class`]) are wanted now; a
     /// caller checks this before building an event that costs something to describe.
     pub fn wants_events(&self, class: u32) -> bool {
-        self.st.sink.get().is_some_and(|s| s.wants(class))
+        self.st().sink.get().is_some_and(|s| s.wants(class))
     }
 
     /// Records the keyspace event `event` of `class` on `key` in `db`, to be published once the
@@ -417,7 +424,7 @@ impl<'c> Writer<'c> {
     /// no-op unless the installed sink wants the class.
     pub fn notify(&mut self, class: u32, event: &'static str, db: u32, key: &[u8]) {
         if self.wants_events(class) {
-            self.st.events.push(crate::events::KeyEvent {
+            self.st().events.push(crate::events::KeyEvent {
                 class,
                 event,
                 db,
@@ -436,7 +443,7 @@ impl<'c> Writer<'c> {
     /// How many events the current group transaction has recorded so far: a place to record
     /// an event at later with [`Writer::notify_at`].
     pub fn events_mark(&self) -> usize {
-        self.st.events.len()
+        self.st().events.len()
     }
 
     /// Like [`Writer::notify`], but records the event at `mark` (from [`Writer::events_mark`]),
@@ -444,8 +451,8 @@ impl<'c> Writer<'c> {
     /// (`new`) that Redis emits after this one.
     pub fn notify_at(&mut self, mark: usize, class: u32, event: &'static str, db: u32, key: &[u8]) {
         if self.wants_events(class) {
-            let at = mark.min(self.st.events.len());
-            self.st.events.insert(
+            let at = mark.min(self.st().events.len());
+            self.st().events.insert(
                 at,
                 crate::events::KeyEvent {
                     class,
@@ -461,7 +468,7 @@ impl<'c> Writer<'c> {
     /// Records that `key` was just created (Redis's `new` event, sent where Redis's `dbAdd`
     /// sends it).
     pub(crate) fn note_new(&mut self, db: u32, key: &[u8]) {
-        if !self.st.mute_new {
+        if !self.st().mute_new {
             self.notify(crate::events::class::NEW, "new", db, key);
             self.note_ready(db, key);
         }
@@ -471,13 +478,13 @@ impl<'c> Writer<'c> {
     /// [`Writer::take_new_keys`]: the keys a blocked client may now be served from, as Redis's
     /// `dbAdd` signals them ready.
     pub fn watch_new_keys(&mut self, on: bool) {
-        self.st.new_keys = on.then(Vec::new);
+        self.st().new_keys = on.then(Vec::new);
     }
 
     /// The keys created (or marked with [`Writer::note_ready`]) since the last call, while
     /// [`Writer::watch_new_keys`] is on.
     pub fn take_new_keys(&mut self) -> Vec<(u32, Vec<u8>)> {
-        self.st
+        self.st()
             .new_keys
             .as_mut()
             .map(std::mem::take)
@@ -488,7 +495,7 @@ impl<'c> Writer<'c> {
     /// blocked client without being created, such as every key of the two databases SWAPDB
     /// exchanges).
     pub fn note_ready(&mut self, db: u32, key: &[u8]) {
-        if let Some(keys) = self.st.new_keys.as_mut() {
+        if let Some(keys) = self.st().new_keys.as_mut() {
             keys.push((db, key.to_vec()));
         }
     }
@@ -500,9 +507,9 @@ impl<'c> Writer<'c> {
         existed: bool,
         f: impl FnOnce(&mut Self) -> Result<T>,
     ) -> Result<T> {
-        let before = std::mem::replace(&mut self.st.mute_new, existed);
+        let before = std::mem::replace(&mut self.st().mute_new, existed);
         let r = f(self);
-        self.st.mute_new = before;
+        self.st().mute_new = before;
         r
     }
 
@@ -513,9 +520,9 @@ impl<'c> Writer<'c> {
 
     /// A fresh value of the monotonic version counter (also used for new key ids).
     pub(crate) fn next_version(&mut self) -> i64 {
-        let v = self.st.next_version;
-        self.st.next_version += 1;
-        v
+        let mut st = self.st();
+        st.next_version += 1;
+        st.next_version - 1
     }
 
     /// The live key's metadata; an expired key is deleted first, so a write to it starts from
@@ -547,7 +554,7 @@ impl<'c> Writer<'c> {
     pub(crate) fn delete_expired(&mut self, db: u32, key: &[u8], meta: &KeyMeta) -> Result<()> {
         self.delete_key(db, key, meta)?;
         self.notify(crate::events::class::EXPIRED, "expired", db, key);
-        self.st.lazily_expired += 1;
+        self.st().lazily_expired += 1;
         Ok(())
     }
 
@@ -604,7 +611,8 @@ impl<'c> Writer<'c> {
             }
         }
         if table == "main.relis_zset" {
-            for h in self.st.hooks {
+            let hooks = self.st().hooks;
+            for h in hooks {
                 (h.elements_deleted)(self.conn, kid);
             }
             crate::backend::sqlite::stmt::prepare(
@@ -710,7 +718,7 @@ impl<'c> Writer<'c> {
     }
 
     pub(crate) fn persisted_version(&self) -> i64 {
-        self.st.persisted_version
+        self.st().persisted_version
     }
 
     /// Keeps the counter in the file ahead of every value handed out: when the counter has
@@ -719,14 +727,18 @@ impl<'c> Writer<'c> {
     /// not used, and most commits write no counter at all (writing it each time dirtied one
     /// more page per group commit).
     pub(crate) fn persist_counter(&mut self) -> Result<()> {
-        if self.st.next_version > self.st.persisted_version {
-            let to = self.st.next_version + VERSION_LEASE;
+        let (next, persisted) = {
+            let st = self.st();
+            (st.next_version, st.persisted_version)
+        };
+        if next > persisted {
+            let to = next + VERSION_LEASE;
             crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "UPDATE main.relis_meta SET value = ?1 WHERE name = 'next_version'",
             )?
             .execute([to])?;
-            self.st.persisted_version = to;
+            self.st().persisted_version = to;
         }
         Ok(())
     }

@@ -2,6 +2,7 @@
 //! the maintenance of blocks and runs (adjust, split, merge, build) as members change.
 
 use super::*;
+use crate::backend::sqlite::stmt::Conn;
 
 // The writer's copy of the rank rows. Every rank row a write adjusts is first found by a
 // "last row at or before p" lookup; as an SQL SELECT that is a B-tree seek plus a statement,
@@ -220,8 +221,8 @@ pub(super) fn with_copies<R>(
 ///
 /// # Errors
 /// A storage error; the counts stay pending, and the caller's transaction must fail.
-pub(crate) fn flush_pending(conn: &rusqlite::Connection) -> Result<()> {
-    let addr = conn as *const rusqlite::Connection as usize;
+pub(crate) fn flush_pending(conn: &Conn<'_>) -> Result<()> {
+    let addr = &**conn as *const rusqlite::Connection as usize;
     let mut rows: Vec<(i64, i64)> = RANK_COPIES.with(|c| {
         let c = c.borrow();
         if c.conn != addr {
@@ -247,8 +248,8 @@ pub(crate) fn flush_pending(conn: &rusqlite::Connection) -> Result<()> {
 
 /// Forgets the pending rank counts of `conn` and the copies they were made in: what made them
 /// was rolled back.
-pub(crate) fn discard_pending(conn: &rusqlite::Connection) {
-    let addr = conn as *const rusqlite::Connection as usize;
+pub(crate) fn discard_pending(conn: &Conn<'_>) {
+    let addr = &**conn as *const rusqlite::Connection as usize;
     RANK_COPIES.with(|c| {
         let mut c = c.borrow_mut();
         if c.conn != addr || c.pending.is_empty() {
@@ -263,8 +264,8 @@ pub(crate) fn discard_pending(conn: &rusqlite::Connection) {
 
 /// Forgets the writer's copy of set `kid` and its pending counts: its rank rows are being
 /// deleted.
-pub(crate) fn forget_copy(conn: &rusqlite::Connection, kid: i64) {
-    let addr = conn as *const rusqlite::Connection as usize;
+pub(crate) fn forget_copy(conn: &Conn<'_>, kid: i64) {
+    let addr = &**conn as *const rusqlite::Connection as usize;
     RANK_COPIES.with(|c| {
         let mut c = c.borrow_mut();
         if c.conn == addr {
