@@ -381,7 +381,7 @@ fn spawn(dir: &Path, log: &Path, extra: &[&str], power_cut: Option<&str>) -> com
         .expect("log file");
     let mut cmd = std::process::Command::new(bin());
     if let Some(mode) = power_cut {
-        // The engine keeps unsynced writes in the process's memory (relis/src/powercut.rs), so
+        // The engine keeps unsynced writes in the process's memory (relis/src/backend/sqlite/powercut.rs), so
         // SIGKILL drops them: a power cut ("writeback": half of them reached the disk early).
         cmd.env("RELIS_SIMULATE_POWER_CUT", mode);
     }

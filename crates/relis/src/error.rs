@@ -27,9 +27,9 @@ pub enum Error {
     /// The source and destination are the same object (COPY, MOVE).
     SameObject,
     /// A stream command's own error (see [`crate::StreamError`]).
-    Stream(crate::stream::StreamError),
+    Stream(StreamError),
     /// A string value that is not a usable HyperLogLog (see [`crate::HllError`]).
-    Hll(crate::hll::HllError),
+    Hll(crate::types::hll::HllError),
     /// SQLite failed; the message is for the log, not for clients.
     Storage(String),
     /// The disk is full: the write was not committed.
@@ -91,4 +91,19 @@ impl From<rusqlite::Error> for Error {
             _ => Error::Storage(e.to_string()),
         }
     }
+}
+
+/// The stream's errors, each with Redis's text on the server side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamError {
+    /// XADD: the id is not above the stream's last id.
+    IdTooSmall,
+    /// XADD `*` or `ms-*`: the last id is the largest possible.
+    Exhausted,
+    /// XSETID: the id is below the stream's last entry.
+    SetIdBelowTop,
+    /// XSETID: ENTRIESADDED is below the stream's length.
+    EntriesAddedBelowLength,
+    /// XGROUP CREATE: the group exists.
+    BusyGroup,
 }

@@ -509,7 +509,7 @@ fn a_schema_7_file_is_migrated_to_string_chunks() {
     drop(db);
     {
         // Schema version 7: no chunks table, and the redis_strings view of version 6.
-        let old = include_str!("../src/schema/0006_view_keys.sql");
+        let old = include_str!("../src/backend/sqlite/schema/0006_view_keys.sql");
         let start = old.find("CREATE VIEW redis_strings").unwrap();
         let end = old[start..].find("CREATE VIEW redis_hashes").unwrap();
         let conn = rusqlite::Connection::open(&path).unwrap();
@@ -560,7 +560,7 @@ fn a_schema_5_file_gets_views_that_show_only_readable_keys() {
     drop(db);
     {
         // Schema version 5's views (those of version 3), unfiltered.
-        let old = include_str!("../src/schema/0003_views.sql");
+        let old = include_str!("../src/backend/sqlite/schema/0003_views.sql");
         let old = &old[old.find("CREATE VIEW").unwrap()..];
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(&format!(
@@ -621,7 +621,7 @@ fn a_schema_6_file_is_migrated_to_streams() {
     drop(db);
     {
         // Schema version 6: no stream table, and its redis_keys view.
-        let old = include_str!("../src/schema/0006_view_keys.sql");
+        let old = include_str!("../src/backend/sqlite/schema/0006_view_keys.sql");
         let start = old.find("CREATE VIEW redis_keys").unwrap();
         let end = old[start..].find("CREATE VIEW redis_strings").unwrap();
         let conn = rusqlite::Connection::open(&path).unwrap();

@@ -214,9 +214,22 @@ fn check_all(db: &Db, m: &Model) {
     }
 }
 
+/// An engine whose sorted sets get rank rows past 12 members, in blocks of about 4 and runs of
+/// about 3 blocks: every regime within reach of the small sets the model makes.
+fn small_blocks() -> Db {
+    Db::open_with(relis::Options {
+        rank_blocks: relis::RankBlocks {
+            threshold: 12,
+            block: 4,
+            fanout: 3,
+        },
+        ..relis::Options::default()
+    })
+    .unwrap()
+}
+
 fn run(ops: Vec<Op>) {
-    relis::set_rank_blocks(12, 4, 3);
-    let db = Db::open_in_memory().unwrap();
+    let db = small_blocks();
     let mut m: Model = BTreeMap::new();
     for op in ops {
         match op {
@@ -693,8 +706,7 @@ fn step() -> impl Strategy<Value = Step> {
 /// savepoint: the rank counts the writer keeps pending (zset.rs, "Pending counts") must reach
 /// the rows exactly for the work that stayed.
 fn run_groups(groups: Vec<Vec<Step>>) {
-    relis::set_rank_blocks(12, 4, 3);
-    let db = Db::open_in_memory().unwrap();
+    let db = small_blocks();
     let mut m: Model = BTreeMap::new();
     for group in groups {
         let mut next = m.clone();

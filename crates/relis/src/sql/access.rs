@@ -411,7 +411,7 @@ mod tests {
     fn lookups_through_the_views_plan_as_before_the_filter() {
         let db = filled();
         // Schema version 3's views, side by side with the current ones.
-        let old = include_str!("../schema/0003_views.sql");
+        let old = include_str!("../backend/sqlite/schema/0003_views.sql");
         let old = &old[old.find("CREATE VIEW").unwrap()..];
         let old = old.replace("CREATE VIEW redis_", "CREATE VIEW redis_v3_");
         db.write(move |w| Ok(w.conn.execute_batch(&old)?)).unwrap();

@@ -5,13 +5,13 @@
 use super::{
     execute, sandbox, KeyAccess, Params, SqlConn, SqlError, SqlLimits, SqlOutput, SqlValue,
 };
+use crate::backend::sqlite::store::{Reader, Writer};
 use crate::error::Error;
 use crate::events::class;
-use crate::keys::ExpireCond;
-use crate::list::End;
-use crate::store::{Reader, Writer};
-use crate::strings::{Expiry, SetOptions};
-use crate::zset::ZAddOptions;
+use crate::types::keys::ExpireCond;
+use crate::types::list::End;
+use crate::types::strings::{Expiry, SetOptions};
+use crate::types::zset::ZAddOptions;
 use bytes::Bytes;
 use std::collections::HashSet;
 
@@ -495,7 +495,7 @@ impl Writer<'_> {
             if score.is_nan() {
                 return Err(SqlError::Sql("score is not a number".into()));
             }
-            if let crate::zset::ZAddOutcome::Count(added) =
+            if let crate::types::zset::ZAddOutcome::Count(added) =
                 self.zadd(db, &key, ZAddOptions::default(), &[(score, member)])?
             {
                 n += added;
@@ -547,7 +547,7 @@ pub fn infer_type<'a>(values: impl Iterator<Item = &'a [u8]>) -> &'static str {
         let Ok(s) = std::str::from_utf8(v) else {
             return "TEXT";
         };
-        if ty == "INTEGER" && crate::strings::parse_i64(v).is_some() {
+        if ty == "INTEGER" && crate::types::strings::parse_i64(v).is_some() {
             continue;
         }
         if s.parse::<f64>().is_ok_and(|f| f.is_finite()) && !s.trim().is_empty() && s.trim() == s {
@@ -677,8 +677,11 @@ impl SqlConn<'_> {
         let existing: Vec<String> = if sandbox::is_reserved(table) {
             Vec::new()
         } else {
-            let mut st = crate::stmt::prepare(self.conn, "SELECT name FROM pragma_table_info(?1)")
-                .map_err(super::internal)?;
+            let mut st = crate::backend::sqlite::stmt::cached(
+                self.conn,
+                "SELECT name FROM pragma_table_info(?1)",
+            )
+            .map_err(super::internal)?;
             let rows = st
                 .query_map([table], |r| r.get(0))
                 .map_err(super::internal)?;
@@ -756,7 +759,7 @@ impl SqlConn<'_> {
     }
 }
 
-impl crate::db::Db {
+impl crate::backend::sqlite::db::Db {
     /// Runs the read-only `sql` and writes its rows, in one transaction, as `kind` (hashes,
     /// strings, list elements, set or sorted-set members) under keys made from `template` in
     /// this handle's logical database (see [`Writer::rows_to_hashes`] and its siblings).

@@ -7,8 +7,8 @@
 use super::{
     sandbox, Params, PrepareMode, SqlConn, SqlError, SqlLimits, SqlOutput, StatementInfo, TableInfo,
 };
+use crate::backend::sqlite::db::Durability;
 use crate::clock::{Clock, SystemClock};
-use crate::db::Durability;
 use crate::error::Error;
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use parking_lot::Mutex;
@@ -113,7 +113,7 @@ fn configure(conn: &Connection, durability: Durability, file: bool) -> rusqlite:
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.pragma_update(None, "cache_size", -65536)?;
     conn.busy_timeout(Duration::from_secs(10))?;
-    crate::db::plan_once(conn)
+    crate::backend::sqlite::db::plan_once(conn)
 }
 
 fn open_reader(path: &Path) -> Result<Connection, SqlError> {
@@ -126,13 +126,13 @@ fn open_reader(path: &Path) -> Result<Connection, SqlError> {
     .map_err(|e| SqlError::Sql(format!("{}: {e}", path.display())))?;
     conn.busy_timeout(Duration::from_secs(10))
         .map_err(super::internal)?;
-    crate::db::plan_once(&conn).map_err(super::internal)?;
-    sandbox::install(&conn).map_err(super::internal)?;
+    crate::backend::sqlite::db::plan_once(&conn).map_err(super::internal)?;
+    super::connection::install(&conn).map_err(super::internal)?;
     Ok(conn)
 }
 
 fn run_sql(conn: &Connection, sql: &'static str) -> Result<(), SqlError> {
-    crate::stmt::prepare(conn, sql)
+    crate::backend::sqlite::stmt::cached(conn, sql)
         .and_then(|mut s| s.execute([]))
         .map(|_| ())
         .map_err(super::internal)
@@ -153,7 +153,7 @@ impl SqlDb {
         .map_err(|e| SqlError::Sql(format!("{name}: cannot open: {e}")))?;
         configure(&conn, opts.durability, path.is_some())
             .map_err(|e| SqlError::Sql(format!("{name}: {e}")))?;
-        sandbox::install(&conn).map_err(super::internal)?;
+        super::connection::install(&conn).map_err(super::internal)?;
         conn.execute_batch(STATEMENTS_TABLE)
             .map_err(|e| SqlError::Sql(format!("{name}: {e}")))?;
 
@@ -166,7 +166,7 @@ impl SqlDb {
                 std::thread::Builder::new()
                     .name("relis-sql-writer".into())
                     .spawn(move || {
-                        crate::db::prefer_prompt_wakeups();
+                        crate::backend::sqlite::db::prefer_prompt_wakeups();
                         writer_loop(conn, wrx, clock, max_batch)
                     })
                     .map_err(|e| SqlError::Engine(Error::Storage(e.to_string())))?,

@@ -131,7 +131,7 @@ pub(crate) fn clock_ns() -> u64 {
     (ts.tv_sec as u64).wrapping_mul(1_000_000_000) + ts.tv_nsec as u64
 }
 
-/// Prepares a connection to run user SQL: the authorizer, `relis_now()`, the bounded built-ins,
+/// Prepares a connection to run user SQL: the authorizer, `relis_now()`, the views' functions,
 /// and a statement cache large enough for user statements next to the engine's own.
 ///
 /// # Errors
@@ -147,7 +147,6 @@ pub(crate) fn install(conn: &Connection) -> rusqlite::Result<()> {
             | rusqlite::functions::FunctionFlags::SQLITE_INNOCUOUS,
         |_| Ok(now_ms()),
     )?;
-    super::builtins::install(conn)?;
     // The stream view's columns (schema/0007_streams.sql): deterministic functions of a row.
     let det = rusqlite::functions::FunctionFlags::SQLITE_UTF8
         | rusqlite::functions::FunctionFlags::SQLITE_INNOCUOUS
@@ -156,22 +155,22 @@ pub(crate) fn install(conn: &Connection) -> rusqlite::Result<()> {
         let (ms, seq): (i64, i64) = (c.get(0)?, c.get(1)?);
         Ok(format!(
             "{}-{}",
-            crate::stream::dec(ms),
-            crate::stream::dec(seq)
+            crate::types::stream_codec::dec(ms),
+            crate::types::stream_codec::dec(seq)
         ))
     })?;
     conn.create_scalar_function("relis_stream_fields", 1, det, |c| {
         let blob: Vec<u8> = c.get(0)?;
-        let fields = crate::stream::decode_fields(&blob)
+        let fields = crate::types::stream_codec::decode_fields(&blob)
             .map_err(|e| rusqlite::Error::UserFunctionError(e.to_string().into()))?;
-        Ok(crate::stream::fields_json(&fields))
+        Ok(crate::types::stream_codec::fields_json(&fields))
     })?;
     // The geo view's columns (schema/0009_geo.sql): a score's position, as GEOPOS decodes it.
     conn.create_scalar_function("relis_geo_lon", 1, det, |c| {
-        Ok(crate::geo::decode(c.get::<f64>(0)?).0)
+        Ok(crate::types::geo::decode(c.get::<f64>(0)?).0)
     })?;
     conn.create_scalar_function("relis_geo_lat", 1, det, |c| {
-        Ok(crate::geo::decode(c.get::<f64>(0)?).1)
+        Ok(crate::types::geo::decode(c.get::<f64>(0)?).1)
     })?;
     // The key filter of the views (ACL key patterns): see sql/access.rs.
     super::access::register(conn)?;

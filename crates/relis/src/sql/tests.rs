@@ -1,6 +1,6 @@
 use super::*;
+use crate::backend::sqlite::db::Options;
 use crate::clock::ManualClock;
-use crate::db::Options;
 use std::sync::Arc;
 
 fn t(s: &str) -> SqlValue {
@@ -1411,8 +1411,8 @@ fn the_stream_view_shows_entries_with_their_ids_and_fields() {
 #[test]
 fn the_geo_view_shows_positions_as_geopos_decodes_them() {
     let db = Db::open_in_memory().unwrap();
-    let palermo = crate::geo::encode(13.361389, 38.115556).unwrap();
-    let catania = crate::geo::encode(15.087269, 37.502669).unwrap();
+    let palermo = crate::types::geo::encode(13.361389, 38.115556).unwrap();
+    let catania = crate::types::geo::encode(15.087269, 37.502669).unwrap();
     db.zadd("Sicily", &[(palermo, b"Palermo"), (catania, b"Catania")])
         .unwrap();
     // Not what GEOADD writes: fractional, negative, past 52 bits.
@@ -1422,8 +1422,8 @@ fn the_geo_view_shows_positions_as_geopos_decodes_them() {
     )
     .unwrap();
     let q = "SELECT key, member, longitude, latitude FROM redis_geo ORDER BY member";
-    let (lon, lat) = crate::geo::decode(catania);
-    let (plon, plat) = crate::geo::decode(palermo);
+    let (lon, lat) = crate::types::geo::decode(catania);
+    let (plon, plat) = crate::types::geo::decode(palermo);
     assert_eq!(
         db.sql_query(q, ()).unwrap().rows,
         vec![
@@ -1442,7 +1442,7 @@ fn the_geo_view_shows_positions_as_geopos_decodes_them() {
         ]
     );
     // GEOPOS's text for Palermo, pinned from redis-server 7.0.15.
-    assert_eq!(crate::geo::human(plon), "13.36138933897018433");
+    assert_eq!(crate::types::geo::human(plon), "13.36138933897018433");
     // The members stay in redis_zsets with their scores.
     let q = "SELECT score FROM redis_zsets WHERE member = 'Palermo'";
     assert_eq!(

@@ -2,7 +2,7 @@
 //! highest (ZREVRANK) score, or nil. (WITHSCORE arrived in Redis 7.2.)
 //! <https://redis.io/commands/zrank/>, <https://redis.io/commands/zrevrank/>
 //!
-//! Large sets answer from their rank blocks (see `relis/src/zset.rs`): a sum over block counts
+//! Large sets answer from their rank blocks (see `relis/src/types/zset/`): a sum over block counts
 //! and one short count, not a walk over every member before this one.
 
 use crate::args::Args;

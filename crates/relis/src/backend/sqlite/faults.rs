@@ -6,12 +6,12 @@
 //! transaction can begin. Reads are never touched, so what a test sees is the engine's own
 //! handling of a commit that cannot reach the disk.
 //!
-//! A sibling of [`crate::powercut`]'s shim, for the same reason: a size-limited filesystem needs
+//! A sibling of [`crate::backend::sqlite::powercut`]'s shim, for the same reason: a size-limited filesystem needs
 //! root to mount, a VFS does not. [`install`] makes it the process's default VFS (over
 //! whatever was the default); it must run before the databases to be tested open. Nothing in
 //! the engine installs it by itself.
 
-use crate::shim::{self, Head};
+use crate::backend::sqlite::shim::{self, Head};
 use parking_lot::Mutex;
 use rusqlite::ffi;
 use std::ffi::{c_int, c_void, CStr};

@@ -32,11 +32,11 @@
 //! counts them in its keyspace hits and misses: the sorted key, each `BY` lookup and each `GET`
 //! lookup.
 
-use crate::db::Db;
+use crate::backend::sqlite::db::Db;
+use crate::backend::sqlite::store::{KeyType, Reader, Writer};
 use crate::error::{Error, Result};
-use crate::store::{KeyType, Reader, Writer};
-use crate::strings::StringLookup;
-use crate::zset::{ZRange, ZRangeBy};
+use crate::types::strings::StringLookup;
+use crate::types::zset::{ZRange, ZRangeBy};
 use bytes::Bytes;
 use std::cmp::Ordering;
 
@@ -652,7 +652,7 @@ impl Writer<'_> {
         };
         if !values.is_empty() {
             self.replacing(existed, |w| {
-                w.push(db, dst, &values, crate::list::End::Right, false)
+                w.push(db, dst, &values, crate::types::list::End::Right, false)
             })?;
         }
         Ok(Sorted::Values(values.into_iter().map(Some).collect()))

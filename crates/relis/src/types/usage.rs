@@ -10,7 +10,7 @@
 //! grows by somewhat more than the sum. Like Redis, a collection's element rows are sampled (the
 //! first `samples`, in key order) and their average size stands for every element.
 
-use crate::store::{KeyMeta, KeyType, Reader};
+use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader};
 use crate::Result;
 use rusqlite::types::ValueRef;
 
@@ -94,7 +94,7 @@ impl Reader<'_> {
             .conn
             .query_row("PRAGMA main.page_size", [], |r| r.get::<_, i64>(0))?
             .max(512) as u64;
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT db, key, id, type, expire_at, version, count, mtime, value, head
              FROM main.relis_keys WHERE db = ?1 AND key = ?2",
@@ -123,7 +123,7 @@ impl Reader<'_> {
             KeyType::String => {
                 // Chunk rows are rowid rows of about a page each (no overflow pages), plus an
                 // entry in the (kid, n) index: counted exactly, as their bytes and a few per row.
-                let (rows, bytes): (i64, f64) = crate::stmt::prepare(
+                let (rows, bytes): (i64, f64) = crate::backend::sqlite::stmt::prepare(
                     self.conn,
                     "SELECT count(*), total(length(data)) FROM main.relis_chunks WHERE kid = ?1",
                 )?
@@ -143,7 +143,7 @@ impl Reader<'_> {
             }
         };
         let limit = samples.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
-        let mut st = crate::stmt::prepare(self.conn, sql)?;
+        let mut st = crate::backend::sqlite::stmt::prepare(self.conn, sql)?;
         let mut rows = st.query((meta.id, limit))?;
         let (mut sampled, mut bytes) = (0u64, 0u64);
         while let Some(r) = rows.next()? {
@@ -168,7 +168,7 @@ impl Reader<'_> {
         }
         if meta.kind == KeyType::ZSet {
             // Rank rows (large sets only): few, so counted exactly.
-            let mut st = crate::stmt::prepare(
+            let mut st = crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT id, kid, lvl, score, member, n FROM main.relis_zrank WHERE kid = ?1",
             )?;
@@ -198,7 +198,7 @@ impl Reader<'_> {
              FROM main.relis_stream_group WHERE kid = ?1",
             "SELECT kid, grp, name, seen FROM main.relis_stream_consumer WHERE kid = ?1",
         ] {
-            let mut st = crate::stmt::prepare(self.conn, sql)?;
+            let mut st = crate::backend::sqlite::stmt::prepare(self.conn, sql)?;
             let mut rows = st.query([kid])?;
             while let Some(r) = rows.next()? {
                 let values: Vec<ValueRef<'_>> = (0..r.as_ref().column_count())
@@ -207,7 +207,7 @@ impl Reader<'_> {
                 total += cell_bytes(record_len(&values), page);
             }
         }
-        let pending: u64 = crate::stmt::prepare(
+        let pending: u64 = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT count(*) FROM main.relis_stream_pel WHERE kid = ?1",
         )?
@@ -218,7 +218,7 @@ impl Reader<'_> {
             return Ok(total);
         }
         let limit = samples.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT kid, grp, ms, seq, consumer, delivered, count
              FROM main.relis_stream_pel WHERE kid = ?1 LIMIT ?2",

@@ -1,10 +1,10 @@
 //! Generic key commands: existence, deletion, expiry, renaming, copying, scanning, and the
 //! database-wide ones (DBSIZE, FLUSHDB, SWAPDB).
 
-use crate::db::Db;
+use crate::backend::sqlite::db::Db;
+use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer, LIVE};
 use crate::error::{Error, Result};
 use crate::glob::{glob_match, literal_prefix};
-use crate::store::{KeyMeta, KeyType, Reader, Writer, LIVE};
 use bytes::Bytes;
 use rusqlite::OptionalExtension;
 
@@ -240,7 +240,7 @@ impl Reader<'_> {
     /// # Errors
     /// Storage errors only.
     pub fn dbsize(&self, db: u32) -> Result<i64> {
-        Ok(crate::stmt::prepare(
+        Ok(crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT count(*) FROM main.relis_keys WHERE db = ?1",
         )?
@@ -252,7 +252,7 @@ impl Reader<'_> {
     /// # Errors
     /// Storage errors only.
     pub fn keyspace_info(&self) -> Result<Vec<KeyspaceInfo>> {
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT db, count(*), count(expire_at) FROM main.relis_keys GROUP BY db ORDER BY db",
         )?;
@@ -281,13 +281,13 @@ impl Reader<'_> {
                 if meta.count > 0
                     || self
                         .raw_meta_head(db, key)?
-                        .is_some_and(|(_, h)| h & crate::strings::STRING_RAW != 0) =>
+                        .is_some_and(|(_, h)| h & crate::types::strings::STRING_RAW != 0) =>
             {
                 ("raw", false)
             }
             KeyType::String => {
                 let v = self.get(db, key)?.unwrap_or_default();
-                match crate::strings::parse_i64(&v) {
+                match crate::types::strings::parse_i64(&v) {
                     Some(n) => ("int", (0..SHARED_INTEGERS).contains(&n)),
                     None if v.len() <= 44 => ("embstr", false),
                     None => ("raw", false),
@@ -330,7 +330,7 @@ impl Writer<'_> {
     /// Sets or clears the expiry of an existing key row and bumps its version.
     pub(crate) fn set_expire_at(&mut self, db: u32, key: &[u8], at: Option<i64>) -> Result<()> {
         let version = self.next_version();
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "UPDATE main.relis_keys SET expire_at = ?3, version = ?4, mtime = ?5
                  WHERE db = ?1 AND key = ?2",
@@ -402,7 +402,7 @@ impl Writer<'_> {
             self.delete_key(db, dst, &d)?;
         }
         let version = self.next_version();
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "UPDATE main.relis_keys SET key = ?3, version = ?4, mtime = ?5 WHERE db = ?1 AND key = ?2",
         )?
@@ -439,7 +439,7 @@ impl Writer<'_> {
             self.delete_key(dst_db, dst, &d)?;
         }
         let id = self.next_version();
-        crate::stmt::prepare(self.conn,
+        crate::backend::sqlite::stmt::prepare(self.conn,
                 "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, value, head)
                  SELECT ?3, ?4, ?5, type, expire_at, ?5, count, ?6, value, head FROM main.relis_keys
                  WHERE db = ?1 AND key = ?2",
@@ -468,8 +468,8 @@ impl Writer<'_> {
                 "INSERT INTO main.relis_list (kid, pos, value) SELECT ?2, pos, value FROM main.relis_list WHERE kid = ?1"
             }
             KeyType::ZSet => {
-                crate::zset::flush_pending(self.conn)?;
-                crate::stmt::prepare(self.conn,
+                crate::types::zset::flush_pending(self.conn)?;
+                crate::backend::sqlite::stmt::prepare(self.conn,
                         "INSERT INTO main.relis_zrank (kid, lvl, score, member, n)
                          SELECT ?2, lvl, score, member, n FROM main.relis_zrank WHERE kid = ?1",
                     )?
@@ -486,12 +486,12 @@ impl Writer<'_> {
                     "INSERT INTO main.relis_stream_pel (kid, grp, ms, seq, consumer, delivered, count)
                      SELECT ?2, grp, ms, seq, consumer, delivered, count FROM main.relis_stream_pel WHERE kid = ?1",
                 ] {
-                    crate::stmt::prepare(self.conn, sql)?.execute((meta.id, to))?;
+                    crate::backend::sqlite::stmt::prepare(self.conn, sql)?.execute((meta.id, to))?;
                 }
                 "INSERT INTO main.relis_stream (kid, ms, seq, fields) SELECT ?2, ms, seq, fields FROM main.relis_stream WHERE kid = ?1"
             }
         };
-        crate::stmt::prepare(self.conn, sql)?.execute((meta.id, to))?;
+        crate::backend::sqlite::stmt::prepare(self.conn, sql)?.execute((meta.id, to))?;
         Ok(())
     }
 
@@ -509,7 +509,7 @@ impl Writer<'_> {
             return Ok(false);
         }
         let version = self.next_version();
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "UPDATE main.relis_keys SET db = ?3, version = ?4, mtime = ?5 WHERE db = ?1 AND key = ?2",
         )?
@@ -525,14 +525,17 @@ impl Writer<'_> {
     pub fn flushdb(&mut self, db: u32) -> Result<()> {
         // Collections' elements (and chunked strings' chunks) go to the trash: the background
         // sweep deletes them in batches.
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT OR IGNORE INTO main.relis_trash (kid, type)
                  SELECT id, type FROM main.relis_keys WHERE db = ?1 AND (type <> 0 OR count > 0)",
         )?
         .execute([db])?;
-        crate::stmt::prepare(self.conn, "DELETE FROM main.relis_keys WHERE db = ?1")?
-            .execute([db])?;
+        crate::backend::sqlite::stmt::prepare(
+            self.conn,
+            "DELETE FROM main.relis_keys WHERE db = ?1",
+        )?
+        .execute([db])?;
         Ok(())
     }
 
@@ -583,7 +586,7 @@ impl Writer<'_> {
             (i64::from(b), i64::from(a)),
             (-1, i64::from(b)),
         ] {
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "UPDATE main.relis_keys SET db = ?2, version = ?3 WHERE db = ?1",
             )?
@@ -793,8 +796,8 @@ impl Db {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::sqlite::db::Options;
     use crate::clock::ManualClock;
-    use crate::db::Options;
     use std::sync::Arc;
 
     const T0: i64 = 1_700_000_000_000;

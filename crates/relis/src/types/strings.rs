@@ -4,9 +4,9 @@
 //! [`Reader::read_string`] and [`Writer::write_string`], which read and write only the chunks
 //! concerned.
 
-use crate::db::Db;
+use crate::backend::sqlite::db::Db;
+use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
 use crate::error::{Error, Result};
-use crate::store::{KeyMeta, KeyType, Reader, Writer};
 use bytes::Bytes;
 use rusqlite::OptionalExtension;
 
@@ -298,7 +298,7 @@ impl Reader<'_> {
     /// Storage errors only.
     pub fn lookup_string(&self, db: u32, key: &[u8]) -> Result<StringLookup> {
         // A literal, not format!: this is the hottest statement and the cache is keyed by text.
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT type, value, count, id FROM main.relis_keys
              WHERE db = ?1 AND key = ?2 AND (expire_at IS NULL OR expire_at > ?3)",
@@ -343,7 +343,7 @@ impl Reader<'_> {
     /// # Errors
     /// [`Error::WrongType`].
     pub fn strlen(&self, db: u32, key: &[u8]) -> Result<Option<i64>> {
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT type, CASE WHEN count > 0 THEN count ELSE length(value) END FROM main.relis_keys
              WHERE db = ?1 AND key = ?2 AND (expire_at IS NULL OR expire_at > ?3)",
@@ -382,7 +382,7 @@ impl Reader<'_> {
     /// # Errors
     /// [`Error::WrongType`].
     pub(crate) fn string_info(&self, db: u32, key: &[u8]) -> Result<Option<StrInfo>> {
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT type, id, length(value), count FROM main.relis_keys
              WHERE db = ?1 AND key = ?2 AND (expire_at IS NULL OR expire_at > ?3)",
@@ -433,7 +433,7 @@ impl Reader<'_> {
         if info.chunked {
             return self.read_chunks(info.id, start as usize, len);
         }
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT substr(value, ?3, ?4) FROM main.relis_keys WHERE db = ?1 AND key = ?2",
         )?;
@@ -479,7 +479,7 @@ impl Writer<'_> {
         expire: Option<Option<i64>>,
         raw: bool,
     ) -> Result<()> {
-        if value.len() > crate::chunks::CHUNKED_ABOVE {
+        if value.len() > crate::types::chunks::CHUNKED_ABOVE {
             return self.put_chunked(db, key, old, value, value.len(), expire, raw);
         }
         let head = i64::from(raw) * STRING_RAW;
@@ -496,7 +496,7 @@ impl Writer<'_> {
                     version
                 };
                 let expire_at = expire.unwrap_or(m.expire_at);
-                crate::stmt::prepare(
+                crate::backend::sqlite::stmt::prepare(
                     self.conn,
                     "UPDATE main.relis_keys SET type = 0, expire_at = ?3, version = ?4, count = 0,
                          mtime = ?5, value = ?6, head = ?7, id = ?8 WHERE db = ?1 AND key = ?2",
@@ -504,7 +504,7 @@ impl Writer<'_> {
                 .execute((db, key, expire_at, version, now, value, head, id))?;
             }
             None => {
-                crate::stmt::prepare(self.conn,
+                crate::backend::sqlite::stmt::prepare(self.conn,
                         "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, value, head)
                          VALUES (?1, ?2, ?3, 0, ?4, ?3, 0, ?5, ?6, ?7)",
                     )?
@@ -550,7 +550,7 @@ impl Writer<'_> {
             Some(m) => {
                 self.delete_elements(m)?;
                 let expire_at = expire.unwrap_or(m.expire_at);
-                crate::stmt::prepare(
+                crate::backend::sqlite::stmt::prepare(
                     self.conn,
                     "UPDATE main.relis_keys SET type = 0, expire_at = ?3, version = ?4, count = ?5,
                          mtime = ?6, value = NULL, head = ?7, id = ?4 WHERE db = ?1 AND key = ?2",
@@ -558,7 +558,7 @@ impl Writer<'_> {
                 .execute((db, key, expire_at, version, len as i64, self.now, head))?;
             }
             None => {
-                crate::stmt::prepare(self.conn,
+                crate::backend::sqlite::stmt::prepare(self.conn,
                         "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, value, head)
                          VALUES (?1, ?2, ?3, 0, ?4, ?3, ?5, ?6, NULL, ?7)",
                     )?
@@ -621,7 +621,7 @@ impl Writer<'_> {
         match info {
             Some(i) if i.chunked => {}
             // Small enough to stay inline: rewrite the row.
-            _ if new_len <= crate::chunks::CHUNKED_ABOVE => {
+            _ if new_len <= crate::types::chunks::CHUNKED_ABOVE => {
                 let mut v = match info {
                     Some(i) => self.read_string(db, key, &i, 0, i.len)?,
                     None => Vec::new(),
@@ -648,7 +648,7 @@ impl Writer<'_> {
         self.grow_chunks(id, len, new_len)?;
         self.write_chunks(id, o, data)?;
         let version = self.next_version();
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "UPDATE main.relis_keys SET count = ?3, version = ?4, mtime = ?5, head = ?6
              WHERE db = ?1 AND key = ?2",
@@ -726,7 +726,7 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors only.
     pub(crate) fn mark_raw(&mut self, db: u32, key: &[u8]) -> Result<()> {
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "UPDATE main.relis_keys SET head = head | ?3 WHERE db = ?1 AND key = ?2 AND type = 0",
         )?
@@ -788,7 +788,7 @@ impl Writer<'_> {
 
     /// Plain SET: one upsert into the keys table when the key is absent or a string.
     fn set_plain(&mut self, db: u32, key: &[u8], value: &[u8]) -> Result<SetOutcome> {
-        if value.len() > crate::chunks::CHUNKED_ABOVE {
+        if value.len() > crate::types::chunks::CHUNKED_ABOVE {
             // A large value goes to chunks (see chunks.rs), through the general path.
             let old = self.meta_for_write(db, key)?;
             self.put_string(db, key, old.as_ref(), value, Some(None))?;
@@ -805,7 +805,7 @@ impl Writer<'_> {
             self.note_new(db, key);
         }
         let version = self.next_version();
-        let n = crate::stmt::prepare(
+        let n = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, value)
                  VALUES (?1, ?2, ?3, 0, NULL, ?3, 0, ?4, ?5)

@@ -17,7 +17,7 @@
 //! reads are turned off (the map would bypass them). Never use it outside tests: nothing is
 //! durable until SQLite syncs, and pending writes are held in memory.
 
-use crate::shim::{self, Head};
+use crate::backend::sqlite::shim::{self, Head};
 use parking_lot::Mutex;
 use rusqlite::ffi;
 use std::collections::{BTreeMap, HashMap};

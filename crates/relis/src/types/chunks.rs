@@ -13,14 +13,13 @@
 //! overflow page it writes through and cannot grow a blob, while the writer's WAL holds each
 //! touched page; a chunk row is one page, found through the primary key.
 
+use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
 use crate::error::Result;
-use crate::store::{KeyMeta, KeyType, Reader, Writer};
-use crate::strings::StrInfo;
+use crate::types::strings::StrInfo;
 use rusqlite::OptionalExtension;
 
-/// Bytes per chunk: one chunk row (with its key) fills a 2 KiB page, the default page size,
-/// without an overflow page.
-pub(crate) const CHUNK: usize = 1984;
+/// Bytes per chunk (a storage-layout constant of the backend's).
+pub(crate) use crate::backend::sqlite::store::CHUNK;
 
 /// Strings longer than this are written in chunks; shorter ones stay inline in their key row.
 ///
@@ -57,7 +56,7 @@ impl Reader<'_> {
             return Ok(out);
         }
         let (first, last) = (start / CHUNK, (start + len - 1) / CHUNK);
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT n, data FROM main.relis_chunks WHERE kid = ?1 AND n BETWEEN ?2 AND ?3",
         )?;
@@ -83,7 +82,7 @@ impl Reader<'_> {
             return Ok(0);
         }
         let (first, last) = (start / CHUNK, (end - 1) / CHUNK);
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT n, data FROM main.relis_chunks
              WHERE kid = ?1 AND n BETWEEN ?2 AND ?3 AND length(data) > 0",
@@ -95,7 +94,7 @@ impl Reader<'_> {
             let data = r.get_ref(1)?.as_blob()?;
             let (lo, hi) = (start.max(base), end.min(base + data.len()));
             if lo < hi {
-                total += crate::bits::popcount(&data[lo - base..hi - base]);
+                total += crate::types::bits::popcount(&data[lo - base..hi - base]);
             }
         }
         Ok(total)
@@ -110,7 +109,7 @@ impl Writer<'_> {
         if first >= end {
             return Ok(());
         }
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "WITH RECURSIVE s(n) AS (SELECT ?2 UNION ALL SELECT n + 1 FROM s WHERE n + 1 < ?3)
              INSERT OR IGNORE INTO main.relis_chunks (kid, n, data) SELECT ?1, n, x'' FROM s",
@@ -231,7 +230,7 @@ impl Writer<'_> {
             let cur: Option<Vec<u8>> = if whole {
                 None
             } else {
-                crate::stmt::prepare(
+                crate::backend::sqlite::stmt::prepare(
                     self.conn,
                     "SELECT data FROM main.relis_chunks WHERE kid = ?1 AND n = ?2",
                 )?
@@ -248,7 +247,7 @@ impl Writer<'_> {
                 }
                 buf[lo - base..hi - base].copy_from_slice(part);
             }
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "INSERT INTO main.relis_chunks (kid, n, data) VALUES (?1, ?2, ?3)
                  ON CONFLICT (kid, n) DO UPDATE SET data = excluded.data",

@@ -20,10 +20,10 @@
 //!
 //! Only WAL files are gathered; every other file, and every other call, passes through.
 //! [`install`] makes the shim the process's default VFS, over whatever was the default (the
-//! test shims of [`crate::faults`] and [`crate::powercut`] included, whichever order they come
+//! test shims of [`crate::backend::sqlite::faults`] and [`crate::backend::sqlite::powercut`] included, whichever order they come
 //! in); [`crate::Db`] installs it when it opens its first database.
 
-use crate::shim::{self, Head};
+use crate::backend::sqlite::shim::{self, Head};
 use rusqlite::ffi;
 use std::ffi::{c_int, c_void};
 use std::sync::OnceLock;

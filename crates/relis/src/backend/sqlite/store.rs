@@ -3,8 +3,10 @@
 //! Every Redis-level operation is a method on one of them; the command families add theirs in
 //! their own modules (`strings.rs`, `keys.rs`, ...).
 
+use crate::backend::sqlite::stmt::Conn;
 use crate::error::{Error, Result};
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::OptionalExtension;
+use std::cell::RefCell;
 use std::ops::{Deref, DerefMut};
 
 /// The type of the value stored at a key.
@@ -106,25 +108,88 @@ pub struct KeyMeta {
     pub mtime: i64,
 }
 
+/// Bytes per chunk of a long string (`relis_chunks`, see types/chunks.rs): one chunk row (with
+/// its key) fills a 2 KiB page, the default page size, without an overflow page.
+pub(crate) const CHUNK: usize = 1984;
+
 /// Collections up to this many elements are deleted inline; larger ones go to the trash.
 const INLINE_DELETE: i64 = 1024;
 
 /// SQL condition that keeps only live (unexpired) keys; `?now` is bound by name.
 pub(crate) const LIVE: &str = "(expire_at IS NULL OR expire_at > :now)";
 
+/// The sorted sets' rank-block sizes (`relis_zrank`, see types/zset/mod.rs "Ranks"): sets with
+/// more than `threshold` members get rank rows (and keep them until they shrink to half of
+/// it); a level-0 block holds about `block` members (between half and twice as many), a
+/// level-1 run about `fanout` blocks. Small values put every regime within reach of small
+/// sets (the model tests); the defaults are 1024, 256 and 64. Values below 2 count as 2.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RankBlocks {
+    /// Members above which a set gets rank rows.
+    pub threshold: i64,
+    /// Target members per level-0 block.
+    pub block: i64,
+    /// Target blocks per level-1 run.
+    pub fanout: i64,
+}
+
+impl Default for RankBlocks {
+    fn default() -> Self {
+        RankBlocks {
+            threshold: 1024,
+            block: 256,
+            fanout: 64,
+        }
+    }
+}
+
+impl RankBlocks {
+    fn clamped(self) -> Self {
+        RankBlocks {
+            threshold: self.threshold.max(2),
+            block: self.block.max(2),
+            fanout: self.fanout.max(2),
+        }
+    }
+
+    /// Target members per level-1 run.
+    pub(crate) fn run(&self) -> i64 {
+        self.block * self.fanout
+    }
+}
+
+/// What every [`Reader`] of one engine is made with: fixed when the `Db` opens.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Keyspace {
+    pub databases: u32,
+    pub rank: RankBlocks,
+}
+
+impl Keyspace {
+    pub(crate) fn of(opts: &crate::backend::sqlite::db::Options) -> Self {
+        Keyspace {
+            databases: opts.databases,
+            rank: opts.rank_blocks.clamped(),
+        }
+    }
+}
+
 /// A read-only view of the keyspace at one instant (`now`), on one connection.
 pub struct Reader<'c> {
-    pub(crate) conn: &'c Connection,
+    pub(crate) conn: &'c Conn<'c>,
     pub(crate) now: i64,
     pub(crate) databases: u32,
+    /// The sorted sets' rank-block sizes this engine was opened with.
+    pub(crate) rank: RankBlocks,
 }
 
 impl<'c> Reader<'c> {
-    pub(crate) fn new(conn: &'c Connection, now: i64, databases: u32) -> Self {
+    pub(crate) fn new(conn: &'c Conn<'c>, now: i64, ks: Keyspace) -> Self {
         Reader {
             conn,
             now,
-            databases,
+            databases: ks.databases,
+            rank: ks.rank,
         }
     }
 
@@ -171,7 +236,7 @@ impl<'c> Reader<'c> {
     /// The key row, expired or not, with its `head` column (a list's head position, a set's,
     /// hash's or sorted set's encoding flag).
     pub(crate) fn raw_meta_head(&self, db: u32, key: &[u8]) -> Result<Option<(KeyMeta, i64)>> {
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT id, type, expire_at, version, count, mtime, head FROM main.relis_keys
              WHERE db = ?1 AND key = ?2",
@@ -210,8 +275,41 @@ impl<'c> Reader<'c> {
 /// with it.
 pub(crate) const VERSION_LEASE: i64 = 1 << 16;
 
+/// What a data type keeps on the writer's connection outside SQL (the sorted sets' rank
+/// copies and pending counts), and what the writer's transaction does to it. The types layer
+/// registers these statically (`types::WRITER_HOOKS`, handed to the backend when a `Db` opens),
+/// so this generic code names no type: plain `fn` pointers, no allocation, called in slice order.
+#[derive(Clone, Copy)]
+pub(crate) struct WriterHooks {
+    /// Writes what is pending to SQL: before a savepoint opens (it must open with nothing
+    /// pending), before the group transaction commits, and before SQL reads the rows.
+    ///
+    /// # Errors
+    /// A storage error; the caller's transaction must fail.
+    pub before_savepoint: fn(&Conn<'_>) -> Result<()>,
+    /// Forgets what is pending and what it was made in: the work that made it was rolled back
+    /// (to a savepoint, or the whole transaction).
+    pub rollback: fn(&Conn<'_>),
+    /// Forgets what is kept for collection `kid`: its elements are being deleted.
+    pub elements_deleted: fn(&Conn<'_>, i64),
+}
+
+impl WriterHooks {
+    /// Writes every type's pending state (see [`WriterHooks::before_savepoint`]).
+    pub(crate) fn flush(hooks: &[WriterHooks], conn: &Conn<'_>) -> Result<()> {
+        hooks.iter().try_for_each(|h| (h.before_savepoint)(conn))
+    }
+
+    /// Forgets every type's pending state (see [`WriterHooks::rollback`]).
+    pub(crate) fn discard(hooks: &[WriterHooks], conn: &Conn<'_>) {
+        hooks.iter().for_each(|h| (h.rollback)(conn))
+    }
+}
+
 /// State the writer thread keeps across jobs.
 pub(crate) struct WriterState {
+    /// The data types' hooks on the transaction's moves (savepoint, rollback, commit).
+    pub hooks: &'static [WriterHooks],
     /// The next value of the version/id counter.
     pub next_version: i64,
     /// The counter's value in the file: an upper bound of every value handed out, moved
@@ -239,7 +337,7 @@ pub(crate) struct WriterState {
 /// transaction. Reads through a `Writer` see the writes made before them in the same batch.
 pub struct Writer<'c> {
     r: Reader<'c>,
-    st: &'c mut WriterState,
+    st: &'c RefCell<WriterState>,
     /// The client the current job works for (recorded in its events).
     origin: u64,
 }
@@ -258,14 +356,19 @@ impl<'c> DerefMut for Writer<'c> {
 }
 
 impl<'c> Writer<'c> {
+    /// The writer's state, for one statement's use (no borrow is held across calls).
+    fn st(&self) -> std::cell::RefMut<'_, WriterState> {
+        self.st.borrow_mut()
+    }
+
     pub(crate) fn new(
-        conn: &'c Connection,
+        conn: &'c Conn<'c>,
         now: i64,
-        databases: u32,
-        st: &'c mut WriterState,
+        ks: Keyspace,
+        st: &'c RefCell<WriterState>,
     ) -> Self {
         Writer {
-            r: Reader::new(conn, now, databases),
+            r: Reader::new(conn, now, ks),
             st,
             origin: 0,
         }
@@ -280,10 +383,10 @@ impl<'c> Writer<'c> {
         &mut self,
         f: impl FnOnce(&mut Writer<'c>) -> std::result::Result<T, E>,
     ) -> std::result::Result<T, E> {
-        // A savepoint opens with no rank counts pending (see zset.rs, "Pending counts").
-        crate::zset::flush_pending(self.conn).map_err(E::from)?;
+        // A savepoint opens with nothing pending (e.g. rank counts, see types/zset/rank.rs).
+        WriterHooks::flush(self.st().hooks, self.conn).map_err(E::from)?;
         self.exec_cached("SAVEPOINT cmd").map_err(E::from)?;
-        let events = self.st.events.len();
+        let events = self.st().events.len();
         match f(self) {
             Ok(v) => {
                 self.exec_cached("RELEASE cmd").map_err(E::from)?;
@@ -292,10 +395,10 @@ impl<'c> Writer<'c> {
             Err(e) => {
                 // Leave the transaction usable whatever happened inside.
                 let _ = self.exec_cached("ROLLBACK TO cmd");
-                crate::zset::discard_pending(self.conn);
+                WriterHooks::discard(self.st().hooks, self.conn);
                 let _ = self.exec_cached("RELEASE cmd");
                 // What was rolled back did not happen: its events are not published.
-                self.st.events.truncate(events);
+                self.st().events.truncate(events);
                 Err(e)
             }
         }
@@ -305,15 +408,15 @@ impl<'c> Writer<'c> {
     /// it answered with `e`. Work that skips [`Writer::atomic`] (single-step commands whose only
     /// possible failure after writing is a storage error) calls this when storage fails.
     pub fn poison(&mut self, e: Error) {
-        if self.st.poisoned.is_none() {
-            self.st.poisoned = Some(e);
+        if self.st().poisoned.is_none() {
+            self.st().poisoned = Some(e);
         }
     }
 
     /// Whether keyspace events of `class` (see [`crate::events::class`]) are wanted now; a
     /// caller checks this before building an event that costs something to describe.
     pub fn wants_events(&self, class: u32) -> bool {
-        self.st.sink.get().is_some_and(|s| s.wants(class))
+        self.st().sink.get().is_some_and(|s| s.wants(class))
     }
 
     /// Records the keyspace event `event` of `class` on `key` in `db`, to be published once the
@@ -321,7 +424,7 @@ impl<'c> Writer<'c> {
     /// no-op unless the installed sink wants the class.
     pub fn notify(&mut self, class: u32, event: &'static str, db: u32, key: &[u8]) {
         if self.wants_events(class) {
-            self.st.events.push(crate::events::KeyEvent {
+            self.st().events.push(crate::events::KeyEvent {
                 class,
                 event,
                 db,
@@ -340,7 +443,7 @@ impl<'c> Writer<'c> {
     /// How many events the current group transaction has recorded so far: a place to record
     /// an event at later with [`Writer::notify_at`].
     pub fn events_mark(&self) -> usize {
-        self.st.events.len()
+        self.st().events.len()
     }
 
     /// Like [`Writer::notify`], but records the event at `mark` (from [`Writer::events_mark`]),
@@ -348,8 +451,8 @@ impl<'c> Writer<'c> {
     /// (`new`) that Redis emits after this one.
     pub fn notify_at(&mut self, mark: usize, class: u32, event: &'static str, db: u32, key: &[u8]) {
         if self.wants_events(class) {
-            let at = mark.min(self.st.events.len());
-            self.st.events.insert(
+            let at = mark.min(self.st().events.len());
+            self.st().events.insert(
                 at,
                 crate::events::KeyEvent {
                     class,
@@ -365,7 +468,7 @@ impl<'c> Writer<'c> {
     /// Records that `key` was just created (Redis's `new` event, sent where Redis's `dbAdd`
     /// sends it).
     pub(crate) fn note_new(&mut self, db: u32, key: &[u8]) {
-        if !self.st.mute_new {
+        if !self.st().mute_new {
             self.notify(crate::events::class::NEW, "new", db, key);
             self.note_ready(db, key);
         }
@@ -375,13 +478,13 @@ impl<'c> Writer<'c> {
     /// [`Writer::take_new_keys`]: the keys a blocked client may now be served from, as Redis's
     /// `dbAdd` signals them ready.
     pub fn watch_new_keys(&mut self, on: bool) {
-        self.st.new_keys = on.then(Vec::new);
+        self.st().new_keys = on.then(Vec::new);
     }
 
     /// The keys created (or marked with [`Writer::note_ready`]) since the last call, while
     /// [`Writer::watch_new_keys`] is on.
     pub fn take_new_keys(&mut self) -> Vec<(u32, Vec<u8>)> {
-        self.st
+        self.st()
             .new_keys
             .as_mut()
             .map(std::mem::take)
@@ -392,7 +495,7 @@ impl<'c> Writer<'c> {
     /// blocked client without being created, such as every key of the two databases SWAPDB
     /// exchanges).
     pub fn note_ready(&mut self, db: u32, key: &[u8]) {
-        if let Some(keys) = self.st.new_keys.as_mut() {
+        if let Some(keys) = self.st().new_keys.as_mut() {
             keys.push((db, key.to_vec()));
         }
     }
@@ -404,22 +507,22 @@ impl<'c> Writer<'c> {
         existed: bool,
         f: impl FnOnce(&mut Self) -> Result<T>,
     ) -> Result<T> {
-        let before = std::mem::replace(&mut self.st.mute_new, existed);
+        let before = std::mem::replace(&mut self.st().mute_new, existed);
         let r = f(self);
-        self.st.mute_new = before;
+        self.st().mute_new = before;
         r
     }
 
     pub(crate) fn exec_cached(&self, sql: &'static str) -> Result<()> {
-        crate::stmt::prepare(self.conn, sql)?.execute([])?;
+        crate::backend::sqlite::stmt::prepare(self.conn, sql)?.execute([])?;
         Ok(())
     }
 
     /// A fresh value of the monotonic version counter (also used for new key ids).
     pub(crate) fn next_version(&mut self) -> i64 {
-        let v = self.st.next_version;
-        self.st.next_version += 1;
-        v
+        let mut st = self.st();
+        st.next_version += 1;
+        st.next_version - 1
     }
 
     /// The live key's metadata; an expired key is deleted first, so a write to it starts from
@@ -451,14 +554,14 @@ impl<'c> Writer<'c> {
     pub(crate) fn delete_expired(&mut self, db: u32, key: &[u8], meta: &KeyMeta) -> Result<()> {
         self.delete_key(db, key, meta)?;
         self.notify(crate::events::class::EXPIRED, "expired", db, key);
-        self.st.lazily_expired += 1;
+        self.st().lazily_expired += 1;
         Ok(())
     }
 
     /// Deletes a key row and its elements.
     pub(crate) fn delete_key(&mut self, db: u32, key: &[u8], meta: &KeyMeta) -> Result<()> {
         self.delete_elements(meta)?;
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2",
         )?
@@ -477,11 +580,11 @@ impl<'c> Writer<'c> {
         // A string's count is its length when chunked, 0 when inline.
         let rows = match meta.kind {
             KeyType::String if meta.count == 0 => return Ok(()),
-            KeyType::String => meta.count / crate::chunks::CHUNK as i64 + 1,
+            KeyType::String => meta.count / CHUNK as i64 + 1,
             _ => meta.count,
         };
         if rows > INLINE_DELETE {
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "INSERT OR IGNORE INTO main.relis_trash (kid, type) VALUES (?1, ?2)",
             )?
@@ -504,13 +607,19 @@ impl<'c> Writer<'c> {
                 "DELETE FROM main.relis_stream_consumer WHERE kid = ?1",
                 "DELETE FROM main.relis_stream_group WHERE kid = ?1",
             ] {
-                crate::stmt::prepare(self.conn, sql)?.execute([kid])?;
+                crate::backend::sqlite::stmt::prepare(self.conn, sql)?.execute([kid])?;
             }
         }
         if table == "main.relis_zset" {
-            crate::zset::forget_copy(self.conn, kid);
-            crate::stmt::prepare(self.conn, "DELETE FROM main.relis_zrank WHERE kid = ?1")?
-                .execute([kid])?;
+            let hooks = self.st().hooks;
+            for h in hooks {
+                (h.elements_deleted)(self.conn, kid);
+            }
+            crate::backend::sqlite::stmt::prepare(
+                self.conn,
+                "DELETE FROM main.relis_zrank WHERE kid = ?1",
+            )?
+            .execute([kid])?;
         }
         Ok(n)
     }
@@ -519,10 +628,12 @@ impl<'c> Writer<'c> {
     pub(crate) fn empty_trash(&mut self, limit: usize) -> Result<usize> {
         let mut done = 0;
         while done < limit {
-            let Some((kid, code)) =
-                crate::stmt::prepare(self.conn, "SELECT kid, type FROM main.relis_trash LIMIT 1")?
-                    .query_row([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
-                    .optional()?
+            let Some((kid, code)) = crate::backend::sqlite::stmt::prepare(
+                self.conn,
+                "SELECT kid, type FROM main.relis_trash LIMIT 1",
+            )?
+            .query_row([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
+            .optional()?
             else {
                 break;
             };
@@ -550,8 +661,11 @@ impl<'c> Writer<'c> {
             if n < want {
                 // Fewer left than asked for: this collection is gone.
                 self.delete_all_elements(table, kid)?;
-                crate::stmt::prepare(self.conn, "DELETE FROM main.relis_trash WHERE kid = ?1")?
-                    .execute([kid])?;
+                crate::backend::sqlite::stmt::prepare(
+                    self.conn,
+                    "DELETE FROM main.relis_trash WHERE kid = ?1",
+                )?
+                .execute([kid])?;
             }
         }
         Ok(done)
@@ -560,7 +674,7 @@ impl<'c> Writer<'c> {
     /// Deletes up to `limit` keys whose expiry has passed, returning how many it deleted.
     pub(crate) fn sweep(&mut self, limit: usize) -> Result<usize> {
         let expired: Vec<(u32, Vec<u8>, KeyMeta)> = {
-            let mut st = crate::stmt::prepare(
+            let mut st = crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT db, key, id, type, expire_at, version, count, mtime FROM main.relis_keys
                  WHERE expire_at <= ?1 ORDER BY expire_at LIMIT ?2",
@@ -604,7 +718,7 @@ impl<'c> Writer<'c> {
     }
 
     pub(crate) fn persisted_version(&self) -> i64 {
-        self.st.persisted_version
+        self.st().persisted_version
     }
 
     /// Keeps the counter in the file ahead of every value handed out: when the counter has
@@ -613,14 +727,18 @@ impl<'c> Writer<'c> {
     /// not used, and most commits write no counter at all (writing it each time dirtied one
     /// more page per group commit).
     pub(crate) fn persist_counter(&mut self) -> Result<()> {
-        if self.st.next_version > self.st.persisted_version {
-            let to = self.st.next_version + VERSION_LEASE;
-            crate::stmt::prepare(
+        let (next, persisted) = {
+            let st = self.st();
+            (st.next_version, st.persisted_version)
+        };
+        if next > persisted {
+            let to = next + VERSION_LEASE;
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "UPDATE main.relis_meta SET value = ?1 WHERE name = 'next_version'",
             )?
             .execute([to])?;
-            self.st.persisted_version = to;
+            self.st().persisted_version = to;
         }
         Ok(())
     }

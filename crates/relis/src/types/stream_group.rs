@@ -8,9 +8,9 @@
 //! delivered while no deletion lies ahead, estimated otherwise, unknown (NULL, a nil lag) when
 //! Redis cannot tell.
 
+use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
 use crate::error::{Error, Result};
-use crate::store::{KeyMeta, KeyType, Reader, Writer};
-use crate::stream::{dec, decode_fields, enc, StreamEntry, StreamId, StreamMeta};
+use crate::types::stream::{dec, decode_fields, enc, StreamEntry, StreamId, StreamMeta};
 use bytes::Bytes;
 use rusqlite::OptionalExtension;
 
@@ -171,7 +171,7 @@ impl Reader<'_> {
 
     /// The group's last delivered id and entries read, if the group exists.
     fn group_row(&self, kid: i64, group: &[u8]) -> Result<Option<(StreamId, Option<i64>)>> {
-        Ok(crate::stmt::prepare(
+        Ok(crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT last_ms, last_seq, entries_read FROM main.relis_stream_group
              WHERE kid = ?1 AND name = ?2",
@@ -194,7 +194,7 @@ impl Reader<'_> {
         let Some((meta, s)) = self.stream_row(db, key)? else {
             return Ok(None);
         };
-        let groups: i64 = crate::stmt::prepare(
+        let groups: i64 = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT count(*) FROM main.relis_stream_group WHERE kid = ?1",
         )?
@@ -218,7 +218,7 @@ impl Reader<'_> {
             return Ok(None);
         };
         let first = self.edge_id(meta.id, false)?.unwrap_or_default();
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT g.name, g.last_ms, g.last_seq, g.entries_read,
                     (SELECT count(*) FROM main.relis_stream_consumer AS c
@@ -268,7 +268,7 @@ impl Reader<'_> {
         if self.group_row(meta.id, group)?.is_none() {
             return Ok(Some(None));
         }
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT c.name, (SELECT count(*) FROM main.relis_stream_pel AS p
                               WHERE p.kid = c.kid AND p.grp = c.grp AND p.consumer = c.name),
@@ -307,7 +307,7 @@ impl Reader<'_> {
         } else {
             i64::try_from(count).unwrap_or(i64::MAX)
         };
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT ms, seq, consumer, delivered, count FROM main.relis_stream_pel
              WHERE kid = ?1 AND grp = ?2 AND (?3 IS NULL OR consumer = ?3)
@@ -352,7 +352,7 @@ impl Reader<'_> {
             return Ok(None);
         }
         let edge = |sql: &'static str| -> Result<Option<StreamId>> {
-            Ok(crate::stmt::prepare(self.conn, sql)?
+            Ok(crate::backend::sqlite::stmt::prepare(self.conn, sql)?
                 .query_row((meta.id, group), |r| {
                     Ok(StreamId::new(dec(r.get(0)?), dec(r.get(1)?)))
                 })
@@ -366,7 +366,7 @@ impl Reader<'_> {
             "SELECT ms, seq FROM main.relis_stream_pel WHERE kid = ?1 AND grp = ?2
              ORDER BY ms DESC, seq DESC LIMIT 1",
         )?;
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT consumer, count(*) FROM main.relis_stream_pel WHERE kid = ?1 AND grp = ?2
              GROUP BY consumer ORDER BY consumer",
@@ -421,7 +421,7 @@ impl Reader<'_> {
              ORDER BY ms, seq LIMIT ?9"
         };
         let limit = i64::try_from(count).unwrap_or(i64::MAX);
-        let mut st = crate::stmt::prepare(self.conn, sql)?;
+        let mut st = crate::backend::sqlite::stmt::prepare(self.conn, sql)?;
         let rows = st.query_map(
             rusqlite::params![
                 meta.id,
@@ -491,7 +491,7 @@ impl Writer<'_> {
             return Err(Error::Stream(crate::StreamError::BusyGroup));
         }
         let last = self.resolve_start(db, key, start)?;
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT INTO main.relis_stream_group (kid, name, last_ms, last_seq, entries_read)
              VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -518,7 +518,7 @@ impl Writer<'_> {
             return Ok(false);
         }
         let last = self.resolve_start(db, key, start)?;
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "UPDATE main.relis_stream_group SET last_ms = ?3, last_seq = ?4, entries_read = ?5
              WHERE kid = ?1 AND name = ?2",
@@ -534,7 +534,7 @@ impl Writer<'_> {
     /// [`Error::NoSuchKey`], [`Error::WrongType`].
     pub fn xgroup_destroy(&mut self, db: u32, key: &[u8], group: &[u8]) -> Result<bool> {
         let meta = self.group_stream_for_write(db, key)?;
-        let n = crate::stmt::prepare(
+        let n = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "DELETE FROM main.relis_stream_group WHERE kid = ?1 AND name = ?2",
         )?
@@ -546,7 +546,7 @@ impl Writer<'_> {
             "DELETE FROM main.relis_stream_consumer WHERE kid = ?1 AND grp = ?2",
             "DELETE FROM main.relis_stream_pel WHERE kid = ?1 AND grp = ?2",
         ] {
-            crate::stmt::prepare(self.conn, sql)?.execute((meta.id, group))?;
+            crate::backend::sqlite::stmt::prepare(self.conn, sql)?.execute((meta.id, group))?;
         }
         self.touch_stream(db, key)?;
         // Readers blocked on the group are answered NOGROUP (Redis signals the key ready).
@@ -592,7 +592,7 @@ impl Writer<'_> {
         if self.group_row(meta.id, group)?.is_none() {
             return Ok(None);
         }
-        let existed = crate::stmt::prepare(
+        let existed = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "DELETE FROM main.relis_stream_consumer WHERE kid = ?1 AND grp = ?2 AND name = ?3",
         )?
@@ -600,7 +600,7 @@ impl Writer<'_> {
         if existed == 0 {
             return Ok(Some(None));
         }
-        let pending = crate::stmt::prepare(
+        let pending = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "DELETE FROM main.relis_stream_pel WHERE kid = ?1 AND grp = ?2 AND consumer = ?3",
         )?
@@ -611,7 +611,7 @@ impl Writer<'_> {
 
     /// Creates the consumer if it does not exist; returns whether it did not.
     fn ensure_consumer(&mut self, kid: i64, group: &[u8], consumer: &[u8]) -> Result<bool> {
-        let n = crate::stmt::prepare(
+        let n = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT OR IGNORE INTO main.relis_stream_consumer (kid, grp, name, seen)
              VALUES (?1, ?2, ?3, ?4)",
@@ -660,7 +660,7 @@ impl Writer<'_> {
             GroupRead::History(_) => Vec::new(),
         };
         let created = self.ensure_consumer(meta.id, group, consumer)?;
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "UPDATE main.relis_stream_consumer SET seen = ?4 WHERE kid = ?1 AND grp = ?2 AND name = ?3",
         )?
@@ -678,7 +678,7 @@ impl Writer<'_> {
                             at = e.id;
                         }
                     }
-                    crate::stmt::prepare(
+                    crate::backend::sqlite::stmt::prepare(
                         self.conn,
                         "UPDATE main.relis_stream_group SET last_ms = ?3, last_seq = ?4,
                          entries_read = ?5 WHERE kid = ?1 AND name = ?2",
@@ -696,7 +696,7 @@ impl Writer<'_> {
                         // An id already pending (after XGROUP SETID back) moves to this
                         // consumer with a fresh delivery, as Redis's streamPropagateXCLAIM
                         // path does.
-                        crate::stmt::prepare(
+                        crate::backend::sqlite::stmt::prepare(
                             self.conn,
                             "INSERT INTO main.relis_stream_pel
                                  (kid, grp, ms, seq, consumer, delivered, count)
@@ -728,7 +728,7 @@ impl Writer<'_> {
                 } else {
                     i64::try_from(count).unwrap_or(i64::MAX)
                 };
-                let ids: Vec<StreamId> = crate::stmt::prepare(
+                let ids: Vec<StreamId> = crate::backend::sqlite::stmt::prepare(
                     self.conn,
                     "SELECT ms, seq FROM main.relis_stream_pel
                      WHERE kid = ?1 AND grp = ?2 AND consumer = ?3 AND (ms, seq) >= (?4, ?5)
@@ -748,7 +748,7 @@ impl Writer<'_> {
                 .collect::<rusqlite::Result<_>>()?;
                 let mut out = Vec::with_capacity(ids.len());
                 for id in ids {
-                    let fields = crate::stmt::prepare(
+                    let fields = crate::backend::sqlite::stmt::prepare(
                         self.conn,
                         "SELECT fields FROM main.relis_stream WHERE kid = ?1 AND ms = ?2 AND seq = ?3",
                     )?
@@ -756,7 +756,7 @@ impl Writer<'_> {
                     .optional()?;
                     if fields.is_some() {
                         // Redis counts a history read as a delivery of the entries still there.
-                        crate::stmt::prepare(
+                        crate::backend::sqlite::stmt::prepare(
                             self.conn,
                             "UPDATE main.relis_stream_pel SET delivered = ?5, count = count + 1
                              WHERE kid = ?1 AND grp = ?2 AND ms = ?3 AND seq = ?4",
@@ -781,7 +781,7 @@ impl Writer<'_> {
     }
 
     fn entry_fields(&self, kid: i64, id: StreamId) -> Result<Option<Vec<Bytes>>> {
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT fields FROM main.relis_stream WHERE kid = ?1 AND ms = ?2 AND seq = ?3",
         )?
@@ -792,7 +792,7 @@ impl Writer<'_> {
     }
 
     fn pel_row(&self, kid: i64, group: &[u8], id: StreamId) -> Result<Option<PelRow>> {
-        Ok(crate::stmt::prepare(
+        Ok(crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT consumer, delivered, count FROM main.relis_stream_pel
              WHERE kid = ?1 AND grp = ?2 AND ms = ?3 AND seq = ?4",
@@ -804,7 +804,7 @@ impl Writer<'_> {
     }
 
     fn drop_pending(&mut self, kid: i64, group: &[u8], id: StreamId) -> Result<usize> {
-        Ok(crate::stmt::prepare(
+        Ok(crate::backend::sqlite::stmt::prepare(
             self.conn,
             "DELETE FROM main.relis_stream_pel WHERE kid = ?1 AND grp = ?2 AND ms = ?3 AND seq = ?4",
         )?
@@ -822,7 +822,7 @@ impl Writer<'_> {
         delivered: i64,
         count: i64,
     ) -> Result<()> {
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT INTO main.relis_stream_pel (kid, grp, ms, seq, consumer, delivered, count)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
@@ -858,7 +858,7 @@ impl Writer<'_> {
         };
         let mut changed = false;
         if let Some(lastid) = opts.lastid.filter(|l| *l > last) {
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "UPDATE main.relis_stream_group SET last_ms = ?3, last_seq = ?4
                  WHERE kid = ?1 AND name = ?2",
@@ -935,7 +935,7 @@ impl Writer<'_> {
         let mut last_seen: Option<StreamId> = None;
         let mut stopped = false;
         'walk: while let Some(from) = cursor {
-            let batch: Vec<PelRow> = crate::stmt::prepare(
+            let batch: Vec<PelRow> = crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT ms, seq, consumer, delivered, count FROM main.relis_stream_pel
                  WHERE kid = ?1 AND grp = ?2 AND (ms, seq) >= (?3, ?4) ORDER BY ms, seq LIMIT 64",
@@ -982,7 +982,7 @@ impl Writer<'_> {
         // The cursor is the pending entry after the last one looked at (0-0 at the end).
         if stopped || attempts == 0 || left == 0 {
             if let Some(after) = last_seen.and_then(|l| l.next()) {
-                out.next = crate::stmt::prepare(
+                out.next = crate::backend::sqlite::stmt::prepare(
                     self.conn,
                     "SELECT ms, seq FROM main.relis_stream_pel
                      WHERE kid = ?1 AND grp = ?2 AND (ms, seq) >= (?3, ?4) ORDER BY ms, seq LIMIT 1",
@@ -1011,7 +1011,7 @@ impl Writer<'_> {
         };
         let mut n = 0;
         for id in ids {
-            n += crate::stmt::prepare(
+            n += crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "DELETE FROM main.relis_stream_pel WHERE kid = ?1 AND grp = ?2 AND ms = ?3 AND seq = ?4",
             )?

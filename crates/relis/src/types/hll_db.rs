@@ -1,16 +1,16 @@
 //! The HyperLogLog commands on keys: each reads a string value through the string family's
 //! own read and write functions (`get`, `put_string`, so however strings are stored, an HLL is
-//! stored the same way), changes it with the pure functions of [`crate::hll`] and writes it
+//! stored the same way), changes it with the pure functions of [`crate::types::hll`] and writes it
 //! back, all in the caller's one write transaction.
 //!
 //! Lookups report each key they look for to a `seen(key, found)` callback, in Redis's order,
 //! because PFCOUNT and PFMERGE look their keys up as reads (`lookupKeyRead`: counted in
 //! keyspace_hits / keyspace_misses, a `keymiss` event) even though they run on the writer.
 
-use crate::db::Db;
+use crate::backend::sqlite::db::Db;
+use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
 use crate::error::{Error, Result};
-use crate::hll::{self, HLL_REGISTERS};
-use crate::store::{KeyMeta, KeyType, Reader, Writer};
+use crate::types::hll::{self, HLL_REGISTERS};
 use bytes::Bytes;
 
 /// Hears of each read lookup: the key, and whether it was found.

@@ -2,13 +2,17 @@
 //! commits queued writes in groups, a pool of reader threads with read-only connections, and a
 //! checkpointer that keeps WAL checkpoints off the writer's path.
 
+use crate::backend::sqlite::schema;
+use crate::backend::sqlite::stmt::{Conn, Finish};
+use crate::backend::sqlite::store::{
+    Keyspace, RankBlocks, Reader, Writer, WriterHooks, WriterState,
+};
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
-use crate::schema;
-use crate::store::{Reader, Writer, WriterState};
 use crossbeam_channel::{bounded, unbounded, Receiver, RecvTimeoutError, Sender};
 use parking_lot::Mutex;
 use rusqlite::{Connection, OpenFlags};
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -81,6 +85,9 @@ pub struct Options {
     /// The page size of a new file, in bytes (a power of two from 512 to 65536; [`PAGE_SIZE`]
     /// by default). A file keeps the page size it was created with.
     pub page_size: u32,
+    /// The sorted sets' rank-block sizes (see [`RankBlocks`]; the default suits every size).
+    /// A file's sets were cut with the sizes it was written with; open it with those.
+    pub rank_blocks: RankBlocks,
 }
 
 impl Default for Options {
@@ -98,6 +105,7 @@ impl Default for Options {
             wal_restart_frames: WAL_RESTART_FRAMES,
             writer_spin: WRITER_SPIN,
             page_size: PAGE_SIZE,
+            rank_blocks: RankBlocks::default(),
         }
     }
 }
@@ -158,7 +166,7 @@ pub fn release_thread_snapshots() {
 }
 
 fn end_read(conn: &Connection) {
-    let _ = crate::stmt::prepare(conn, "COMMIT").and_then(|mut s| s.execute([]));
+    let _ = crate::backend::sqlite::stmt::cached(conn, "COMMIT").and_then(|mut s| s.execute([]));
 }
 type Deliver = Box<dyn FnOnce(Result<()>) + Send>;
 /// A write: run on the writer (`Some`), it returns what answers it once its group commits;
@@ -221,6 +229,8 @@ struct Shared {
     readers: Option<Sender<ReadJob>>,
     clock: Arc<dyn Clock>,
     databases: u32,
+    /// What every `Reader` of this engine is made with.
+    keyspace: Keyspace,
     path: Option<PathBuf>,
     durability: Durability,
     stats: Arc<Stats>,
@@ -259,38 +269,19 @@ pub struct Db {
 }
 
 impl Db {
-    /// Opens (creating if needed) the database file at `path` with default options.
+    /// Opens the engine: this backend's threads over `opts`, with the data types' `hooks` on
+    /// the writer's transaction. The public constructors (`Db::open_with` and friends, in
+    /// `engine.rs`) pass the types layer's hooks.
     ///
     /// # Errors
     /// The file cannot be opened, is not a Relis database, or its schema cannot be migrated.
-    pub fn open(path: impl AsRef<Path>) -> Result<Db> {
-        Db::open_with(Options::file(path))
-    }
-
-    /// Opens a database that lives in memory only.
-    ///
-    /// # Errors
-    /// Only if SQLite cannot allocate it.
-    pub fn open_in_memory() -> Result<Db> {
-        Db::open_with(Options::default())
-    }
-
-    /// Opens a database with explicit options.
-    ///
-    /// # Errors
-    /// The file cannot be opened, is not a Relis database, or its schema cannot be migrated.
-    pub fn open_with(opts: Options) -> Result<Db> {
+    pub(crate) fn open_engine(opts: Options, hooks: &'static [WriterHooks]) -> Result<Db> {
         configure_sqlite();
         let name = opts
             .path
             .as_ref()
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| ":memory:".into());
-        // Only in builds with the test shims (the crash harness's binary): a production
-        // build cannot be made to hold writes in memory by its environment.
-        #[cfg(feature = "test-shims")]
-        crate::powercut::install_if_requested();
-        crate::walwrite::install();
         if let Some(p) = &opts.path {
             schema::preflight(p)?;
         }
@@ -303,7 +294,8 @@ impl Db {
         configure_writer(&conn, opts.durability, opts.page_size, opts.path.is_some())
             .map_err(|e| Error::NotRelis(format!("{name}: {e}")))?;
         // User SQL (SQL.*) runs on this connection: its sandbox and `relis_now()`.
-        crate::sql::sandbox::install(&conn).map_err(|e| Error::NotRelis(format!("{name}: {e}")))?;
+        crate::sql::connection::install(&conn)
+            .map_err(|e| Error::NotRelis(format!("{name}: {e}")))?;
         schema::migrate(&mut conn, version).map_err(|e| Error::NotRelis(format!("{name}: {e}")))?;
         let next_version: i64 = conn
             .query_row(
@@ -322,7 +314,7 @@ impl Db {
             let sink = sink.clone();
             let clock = opts.clock.clone();
             let stats = stats.clone();
-            let (databases, max_batch) = (opts.databases, opts.max_batch.max(1));
+            let (keyspace, max_batch) = (Keyspace::of(&opts), opts.max_batch.max(1));
             let wal_limit = opts.wal_restart_frames;
             let spin = opts.writer_spin;
             threads.push(
@@ -335,6 +327,7 @@ impl Db {
                     .spawn(move || {
                         prefer_prompt_wakeups();
                         let st = WriterState {
+                            hooks,
                             next_version,
                             persisted_version: next_version,
                             poisoned: None,
@@ -345,7 +338,7 @@ impl Db {
                             lazily_expired: 0,
                         };
                         let limits = (max_batch, wal_limit, spin);
-                        writer_loop(conn, wrx, clock, databases, limits, st, stats)
+                        writer_loop(conn, wrx, clock, keyspace, limits, st, stats)
                     })
                     .map_err(|e| Error::Storage(e.to_string()))?,
             );
@@ -356,11 +349,12 @@ impl Db {
                 let (rtx, rrx) = unbounded::<ReadJob>();
                 for i in 0..opts.readers.max(1) {
                     let conn = open_reader(path)?;
-                    let (rrx, clock, databases) = (rrx.clone(), opts.clock.clone(), opts.databases);
+                    let (rrx, clock, keyspace) =
+                        (rrx.clone(), opts.clock.clone(), Keyspace::of(&opts));
                     threads.push(
                         std::thread::Builder::new()
                             .name(format!("relis-reader-{i}"))
-                            .spawn(move || reader_loop(conn, rrx, clock, databases))
+                            .spawn(move || reader_loop(conn, rrx, clock, keyspace))
                             .map_err(|e| Error::Storage(e.to_string()))?,
                     );
                 }
@@ -380,12 +374,14 @@ impl Db {
                 Some(rtx)
             }
         };
+        let keyspace = Keyspace::of(&opts);
         Ok(Db {
             shared: Arc::new(Shared {
                 writer: wtx,
                 readers,
                 clock: opts.clock,
                 databases: opts.databases,
+                keyspace,
                 path: opts.path,
                 durability: opts.durability,
                 stats,
@@ -520,18 +516,15 @@ impl Db {
                     if held.is_some() {
                         end_read(&local.conn);
                     }
-                    let began =
-                        crate::stmt::prepare(&local.conn, "BEGIN").and_then(|mut s| s.execute([]));
+                    let began = crate::backend::sqlite::stmt::cached(&local.conn, "BEGIN")
+                        .and_then(|mut s| s.execute([]));
                     if began.is_ok() {
                         local.held = Some(commits);
                     }
                 }
             }
-            let mut r = Reader::new(
-                &local.conn,
-                self.shared.clock.now_ms(),
-                self.shared.databases,
-            );
+            let conn = Conn::unkept(&local.conn);
+            let mut r = Reader::new(&conn, self.shared.clock.now_ms(), self.shared.keyspace);
             let out = crate::sql::sandbox::inline_reads(|| f(&mut r));
             if local.conn.is_autocommit() {
                 local.held = None; // an error ended the transaction
@@ -667,7 +660,7 @@ impl Db {
         let Some(path) = self.shared.path.clone() else {
             return Err(Error::Storage("an in-memory database has no file".into()));
         };
-        let (clock, databases) = (self.shared.clock.clone(), self.shared.databases);
+        let (clock, keyspace) = (self.shared.clock.clone(), self.shared.keyspace);
         let (tx, rx) = bounded(1);
         let job: ConnJob = Box::new(move |conn| {
             let run = || -> Result<(R, R)> {
@@ -692,8 +685,9 @@ impl Db {
                     OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
                 )?;
                 let now = clock.now_ms();
-                let live = f(&mut Reader::new(conn, now, databases))?;
-                let stored = f(&mut Reader::new(&file, now, databases))?;
+                let (conn, file) = (Conn::unkept(conn), Conn::unkept(&file));
+                let live = f(&mut Reader::new(&conn, now, keyspace))?;
+                let stored = f(&mut Reader::new(&file, now, keyspace))?;
                 Ok((live, stored))
             };
             let _ = tx.send(run());
@@ -747,15 +741,34 @@ impl Db {
     }
 }
 
-/// Process-wide SQLite settings, applied once before the first connection opens. Memory
-/// statistics make every allocation take a global mutex; Relis never reads them. The page
-/// cache is the default one without its full scans at commits (`pcache.rs`); the allocator is
-/// the default one, counting user SQL's working memory (`sql/memory.rs`). (If the host
-/// program already used SQLite, the calls are refused and nothing changes.)
-fn configure_sqlite() {
+/// Applies Relis's process-wide SQLite settings; [`Db::open_with`] calls it before it opens
+/// anything, and an embedding program may call it first itself (before it opens SQLite
+/// connections of its own, to choose when this happens). SQLite has one configuration per
+/// process, so these hold for every SQLite connection in the process, Relis's or not:
+///
+/// - memory statistics are turned off (they make every allocation take a global mutex);
+/// - the page cache is SQLite's default one without its full scans at commits (`pcache.rs`);
+/// - the allocator is SQLite's default one wrapped to count user SQL's working memory per
+///   thread (`sql/memory.rs`, for `sql-max-memory`);
+/// - the default VFS becomes `relis-walwrite`, the platform's VFS that writes a commit's WAL
+///   frames in one call (`walwrite.rs`); files are the same as with the platform's VFS.
+///
+/// The first three need SQLite not yet initialised: if the program already used SQLite,
+/// SQLite refuses them and its defaults stay (Relis works the same, only slower, and without
+/// the per-statement memory limit). Idempotent.
+pub fn configure_sqlite() {
+    configure_sqlite_once();
+    // Only in builds with the test shims (the crash harness's binary): a production build
+    // cannot be made to hold writes in memory by its environment.
+    #[cfg(feature = "test-shims")]
+    crate::backend::sqlite::powercut::install_if_requested();
+    crate::backend::sqlite::walwrite::install();
+}
+
+fn configure_sqlite_once() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        crate::pcache::install();
+        crate::backend::sqlite::pcache::install();
         crate::sql::memory::install();
         // SAFETY: sqlite3_config is called before any connection is opened by Relis; SQLite
         // itself rejects the call (SQLITE_MISUSE) if the library is already initialised.
@@ -832,7 +845,7 @@ fn open_reader(path: &Path) -> Result<Connection> {
     conn.set_prepared_statement_cache_capacity(256);
     plan_once(&conn)?;
     // Readers run read-only user SQL (SQL.QUERY): its sandbox and `relis_now()`.
-    crate::sql::sandbox::install(&conn)?;
+    crate::sql::connection::install(&conn)?;
     Ok(conn)
 }
 
@@ -862,14 +875,17 @@ fn writer_loop(
     conn: Connection,
     rx: Receiver<WriterMsg>,
     clock: Arc<dyn Clock>,
-    databases: u32,
+    keyspace: Keyspace,
     (max_batch, wal_limit, spin): (usize, i32, Duration),
-    mut st: WriterState,
+    st: WriterState,
     stats: Arc<Stats>,
 ) {
-    // SAFETY: dropped when this function returns, before `conn` (a parameter, dropped after
-    // every local).
-    let _stmts = unsafe { crate::stmt::Registration::new(&conn) };
+    // Declared first, dropped last: writers borrow it as long as they borrow the connection.
+    let hooks = st.hooks;
+    let st = RefCell::new(st);
+    let conn = Conn::kept(&conn);
+    // Finalizes the kept statements when this function ends, before the connection closes.
+    let _finish = Finish(&conn);
     let mut last_sweep = Instant::now();
     let mut batch: Vec<WriterMsg> = Vec::with_capacity(max_batch);
     let mut delivers: Vec<Deliver> = Vec::with_capacity(max_batch);
@@ -908,7 +924,8 @@ fn writer_loop(
         if batch.is_empty() && !sweep_due {
             continue;
         }
-        let began = crate::stmt::prepare(&conn, "BEGIN IMMEDIATE").and_then(|mut s| s.execute([]));
+        let began = crate::backend::sqlite::stmt::prepare(&conn, "BEGIN IMMEDIATE")
+            .and_then(|mut s| s.execute([]));
         if let Err(e) = began {
             let err = Error::from(e);
             tracing::error!("writer: cannot begin a transaction: {err}");
@@ -922,7 +939,7 @@ fn writer_loop(
                     WriterMsg::Shutdown => shutdown = true,
                 }
             }
-            run_reads(&conn, &mut reads, &*clock, databases);
+            run_reads(&conn, &mut reads, &*clock, keyspace);
             stats.failed_commits.fetch_add(1, Ordering::Relaxed);
             if !shutdown {
                 std::thread::sleep(Duration::from_millis(10));
@@ -934,17 +951,17 @@ fn writer_loop(
         for m in batch.drain(..) {
             match m {
                 WriterMsg::Write(job) => {
-                    let mut w = Writer::new(&conn, clock.now_ms(), databases, &mut st);
+                    let mut w = Writer::new(&conn, clock.now_ms(), keyspace, &st);
                     delivers.push(job(Some(&mut w)));
                     n_writes += 1;
                     if conn.is_autocommit() {
                         // SQLite rolled the whole transaction back (disk full, I/O error): what
                         // ran before is gone, so everything in this batch fails. A new
                         // transaction keeps the rest of the batch from autocommitting.
-                        st.poisoned.get_or_insert(Error::Storage(
+                        st.borrow_mut().poisoned.get_or_insert(Error::Storage(
                             "the transaction was rolled back by SQLite".into(),
                         ));
-                        crate::zset::discard_pending(&conn);
+                        WriterHooks::discard(hooks, &conn);
                         let _ = conn.execute_batch("BEGIN IMMEDIATE");
                     }
                 }
@@ -961,7 +978,7 @@ fn writer_loop(
         crate::timing::take_sync();
         let commit_started = Instant::now();
         let persisted_before = {
-            let mut w = Writer::new(&conn, clock.now_ms(), databases, &mut st);
+            let mut w = Writer::new(&conn, clock.now_ms(), keyspace, &st);
             if sweep_due {
                 last_sweep = Instant::now();
                 if let Err(e) = w.atomic(|w| w.empty_trash(TRASH_BATCH)) {
@@ -981,14 +998,13 @@ fn writer_loop(
             }
             w.persisted_version()
         };
-        let committed = match st.poisoned.take() {
+        let poisoned = st.borrow_mut().poisoned.take();
+        let committed = match poisoned {
             Some(e) => Err(e),
-            None => crate::zset::flush_pending(&conn)
+            None => WriterHooks::flush(hooks, &conn)
+                .and_then(|()| Writer::new(&conn, clock.now_ms(), keyspace, &st).persist_counter())
                 .and_then(|()| {
-                    Writer::new(&conn, clock.now_ms(), databases, &mut st).persist_counter()
-                })
-                .and_then(|()| {
-                    crate::stmt::prepare(&conn, "COMMIT")?.execute([])?;
+                    crate::backend::sqlite::stmt::prepare(&conn, "COMMIT")?.execute([])?;
                     Ok(())
                 }),
         };
@@ -1005,6 +1021,7 @@ fn writer_loop(
                 }
                 catch_up = over;
                 stats.writes.fetch_add(n_writes, Ordering::Relaxed);
+                let mut st = st.borrow_mut();
                 let lazily = std::mem::take(&mut st.lazily_expired);
                 if lazily > 0 {
                     stats.expired_keys.fetch_add(lazily, Ordering::Relaxed);
@@ -1026,7 +1043,8 @@ fn writer_loop(
                 );
                 stats.failed_commits.fetch_add(1, Ordering::Relaxed);
                 let _ = conn.execute_batch("ROLLBACK");
-                crate::zset::discard_pending(&conn);
+                let mut st = st.borrow_mut();
+                WriterHooks::discard(hooks, &conn);
                 st.persisted_version = persisted_before;
                 st.events.clear();
                 st.lazily_expired = 0;
@@ -1036,7 +1054,7 @@ fn writer_loop(
         for d in delivers.drain(..) {
             d(committed.clone());
         }
-        run_reads(&conn, &mut reads, &*clock, databases);
+        run_reads(&conn, &mut reads, &*clock, keyspace);
         if std::mem::take(&mut catch_up) {
             // Catch up with the checkpointer's remainder now, while nothing commits, so the next
             // transaction can restart the WAL (see WAL_RESTART_FRAMES); after the replies, which
@@ -1058,23 +1076,31 @@ fn writer_loop(
 }
 
 /// Runs the reads queued to the writer (after its group, outside any transaction).
-fn run_reads(conn: &Connection, reads: &mut Vec<ReadJob>, clock: &dyn Clock, databases: u32) {
+fn run_reads<'c>(
+    conn: &'c Conn<'c>,
+    reads: &mut Vec<ReadJob>,
+    clock: &dyn Clock,
+    keyspace: Keyspace,
+) {
     for job in reads.drain(..) {
-        let mut r = Reader::new(conn, clock.now_ms(), databases);
+        let mut r = Reader::new(conn, clock.now_ms(), keyspace);
         job(&mut r);
     }
 }
 
-fn reader_loop(conn: Connection, rx: Receiver<ReadJob>, clock: Arc<dyn Clock>, databases: u32) {
-    // SAFETY: as in writer_loop.
-    let _stmts = unsafe { crate::stmt::Registration::new(&conn) };
+fn reader_loop(conn: Connection, rx: Receiver<ReadJob>, clock: Arc<dyn Clock>, keyspace: Keyspace) {
+    let conn = Conn::kept(&conn);
+    // Finalizes the kept statements when this function ends, before the connection closes.
+    let _finish = Finish(&conn);
     while let Ok(job) = rx.recv() {
         // One snapshot per job, so a multi-key read sees one committed instant.
-        let began = crate::stmt::prepare(&conn, "BEGIN").and_then(|mut s| s.execute([]));
-        let mut r = Reader::new(&conn, clock.now_ms(), databases);
+        let began =
+            crate::backend::sqlite::stmt::prepare(&conn, "BEGIN").and_then(|mut s| s.execute([]));
+        let mut r = Reader::new(&conn, clock.now_ms(), keyspace);
         job(&mut r);
         if began.is_ok() {
-            let _ = crate::stmt::prepare(&conn, "COMMIT").and_then(|mut s| s.execute([]));
+            let _ = crate::backend::sqlite::stmt::prepare(&conn, "COMMIT")
+                .and_then(|mut s| s.execute([]));
         }
     }
 }

@@ -2,10 +2,10 @@
 //! write transaction with a bulk insert of the elements. The engine knows nothing of the
 //! serialization; the server converts to and from Redis's RDB payloads.
 
+use crate::backend::sqlite::store::{KeyType, Reader, Writer};
 use crate::error::Result;
-use crate::store::{KeyType, Reader, Writer};
-use crate::stream::{dec, enc, StreamEntry, StreamId, StreamMeta};
-use crate::zset::{ZRange, ZRangeBy};
+use crate::types::stream::{dec, enc, StreamEntry, StreamId, StreamMeta};
+use crate::types::zset::{ZRange, ZRangeBy};
 use bytes::Bytes;
 
 /// A whole value.
@@ -137,7 +137,7 @@ impl Reader<'_> {
         let blob = |r: &rusqlite::Row<'_>, i| -> rusqlite::Result<Bytes> {
             Ok(Bytes::copy_from_slice(r.get_ref(i)?.as_blob()?))
         };
-        let mut groups: Vec<StreamGroupValue> = crate::stmt::prepare(
+        let mut groups: Vec<StreamGroupValue> = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT name, last_ms, last_seq, entries_read FROM main.relis_stream_group
                  WHERE kid = ?1 ORDER BY name",
@@ -153,7 +153,7 @@ impl Reader<'_> {
             })
         })?
         .collect::<rusqlite::Result<_>>()?;
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT grp, name, seen FROM main.relis_stream_consumer WHERE kid = ?1 ORDER BY grp, name",
         )?;
@@ -164,7 +164,7 @@ impl Reader<'_> {
                 g.consumers.push((blob(r, 1)?, r.get(2)?));
             }
         }
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT grp, ms, seq, consumer, delivered, count FROM main.relis_stream_pel
                  WHERE kid = ?1 ORDER BY grp, ms, seq",
@@ -193,7 +193,7 @@ impl Writer<'_> {
             length: s.entries.len() as u64,
             ..s.meta
         };
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT INTO main.relis_keys (db, key, id, type, version, count, mtime, value)
              VALUES (?1, ?2, ?3, 5, ?3, ?4, ?5, ?6)",
@@ -204,10 +204,10 @@ impl Writer<'_> {
             kid,
             s.entries.len() as i64,
             self.now,
-            &crate::stream::encode_meta(&meta)[..],
+            &crate::types::stream::encode_meta(&meta)[..],
         ))?;
         self.note_new(db, key);
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT INTO main.relis_stream (kid, ms, seq, fields) VALUES (?1, ?2, ?3, ?4)",
         )?;
@@ -216,12 +216,12 @@ impl Writer<'_> {
                 kid,
                 enc(e.id.ms),
                 enc(e.id.seq),
-                crate::stream::encode_fields(&e.fields),
+                crate::types::stream::encode_fields(&e.fields),
             ))?;
         }
         for g in &s.groups {
             let read = g.entries_read.and_then(|n| i64::try_from(n).ok());
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "INSERT INTO main.relis_stream_group (kid, name, last_ms, last_seq, entries_read)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -234,7 +234,7 @@ impl Writer<'_> {
                 read,
             ))?;
             for (name, seen) in &g.consumers {
-                crate::stmt::prepare(
+                crate::backend::sqlite::stmt::prepare(
                     self.conn,
                     "INSERT INTO main.relis_stream_consumer (kid, grp, name, seen)
                      VALUES (?1, ?2, ?3, ?4)",
@@ -242,7 +242,7 @@ impl Writer<'_> {
                 .execute((kid, &g.name[..], &name[..], seen))?;
             }
             for (id, consumer, delivered, count) in &g.pending {
-                crate::stmt::prepare(
+                crate::backend::sqlite::stmt::prepare(
                     self.conn,
                     "INSERT INTO main.relis_stream_pel (kid, grp, ms, seq, consumer, delivered, count)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -289,7 +289,7 @@ impl Writer<'_> {
         match value {
             Value::String(s) => self.put_string(db, key, None, s, None)?,
             Value::List(items) => {
-                self.push(db, key, items, crate::list::End::Right, false)?;
+                self.push(db, key, items, crate::types::list::End::Right, false)?;
             }
             Value::Set(members) => {
                 self.sadd(db, key, members)?;
@@ -304,7 +304,7 @@ impl Writer<'_> {
         }
         let version = self.next_version();
         let mtime = self.now - opts.idle_secs.unwrap_or(0).saturating_mul(1000);
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "UPDATE main.relis_keys SET expire_at = ?3, version = ?4, mtime = ?5
                  WHERE db = ?1 AND key = ?2",
@@ -318,8 +318,8 @@ impl Writer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::sqlite::db::{Db, Options};
     use crate::clock::ManualClock;
-    use crate::db::{Db, Options};
     use std::sync::Arc;
 
     const T0: i64 = 1_700_000_000_000;

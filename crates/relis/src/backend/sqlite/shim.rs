@@ -1,5 +1,5 @@
-//! What Relis's SQLite VFS shims share ([`crate::walwrite`], and the test shims
-//! [`crate::faults`] and [`crate::powercut`]): registering one over the default VFS, opening the
+//! What Relis's SQLite VFS shims share ([`crate::backend::sqlite::walwrite`], and the test shims
+//! [`crate::backend::sqlite::faults`] and [`crate::backend::sqlite::powercut`]): registering one over the default VFS, opening the
 //! real file under the shim's own, and the calls a shim passes through unchanged.
 //!
 //! A shim's file struct is `#[repr(C)]` and starts with a [`Head`]: SQLite's base struct, then

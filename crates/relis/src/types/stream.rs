@@ -13,8 +13,8 @@
 //! A stream may be empty and still exist (XDEL or XTRIM of every entry, XADD with MAXLEN 0),
 //! as in Redis.
 
+use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
 use crate::error::{Error, Result};
-use crate::store::{KeyMeta, KeyType, Reader, Writer};
 use bytes::Bytes;
 use rusqlite::OptionalExtension;
 use std::fmt;
@@ -129,103 +129,8 @@ pub struct Trim {
 /// trims it, whole nodes from the head.
 pub const TRIM_RUN: u64 = 100;
 
-/// The stream's errors, each with Redis's text on the server side.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StreamError {
-    /// XADD: the id is not above the stream's last id.
-    IdTooSmall,
-    /// XADD `*` or `ms-*`: the last id is the largest possible.
-    Exhausted,
-    /// XSETID: the id is below the stream's last entry.
-    SetIdBelowTop,
-    /// XSETID: ENTRIESADDED is below the stream's length.
-    EntriesAddedBelowLength,
-    /// XGROUP CREATE: the group exists.
-    BusyGroup,
-}
-
-/// Stores `v` as an SQLite integer that sorts as `v` does: the top bit flipped.
-pub(crate) fn enc(v: u64) -> i64 {
-    (v ^ (1 << 63)) as i64
-}
-
-/// The inverse of [`enc`].
-pub(crate) fn dec(v: i64) -> u64 {
-    (v as u64) ^ (1 << 63)
-}
-
-/// An entry's fields and values as one BLOB: each string as its length (unsigned LEB128) then
-/// its bytes, field, value, field, value. Two short fields take 48 bytes an entry in the file
-/// where a row per field took 71 (100,000 entries, measured), and an XADD writes one B-tree
-/// entry.
-pub(crate) fn encode_fields(fields: &[Bytes]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(fields.iter().map(|f| f.len() + 2).sum());
-    for f in fields {
-        let mut n = f.len() as u64;
-        loop {
-            let b = (n & 0x7f) as u8;
-            n >>= 7;
-            if n == 0 {
-                out.push(b);
-                break;
-            }
-            out.push(b | 0x80);
-        }
-        out.extend_from_slice(f);
-    }
-    out
-}
-
-/// The inverse of [`encode_fields`].
-pub(crate) fn decode_fields(blob: &[u8]) -> Result<Vec<Bytes>> {
-    let bad = || Error::Storage("a damaged stream entry".into());
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < blob.len() {
-        let (mut n, mut shift) = (0u64, 0);
-        loop {
-            let b = *blob.get(i).ok_or_else(bad)?;
-            i += 1;
-            n |= u64::from(b & 0x7f) << shift;
-            if b & 0x80 == 0 {
-                break;
-            }
-            shift += 7;
-            if shift > 63 {
-                return Err(bad());
-            }
-        }
-        let end = i.checked_add(n as usize).filter(|&e| e <= blob.len());
-        let end = end.ok_or_else(bad)?;
-        out.push(Bytes::copy_from_slice(&blob[i..end]));
-        i = end;
-    }
-    Ok(out)
-}
-
-/// An entry's fields and values as a JSON array of strings, `[field, value, ...]`, for the
-/// `redis_streams` view (bytes that are not UTF-8 show as U+FFFD, as the other views' TEXT
-/// would not show them either). An array, not an object: an entry may repeat a field.
-pub(crate) fn fields_json(fields: &[Bytes]) -> String {
-    let mut out = String::from("[");
-    for (i, f) in fields.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push('"');
-        for ch in String::from_utf8_lossy(f).chars() {
-            match ch {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-                c => out.push(c),
-            }
-        }
-        out.push('"');
-    }
-    out.push(']');
-    out
-}
+pub use crate::error::StreamError;
+pub(crate) use crate::types::stream_codec::{dec, decode_fields, enc, encode_fields};
 
 /// The key row's `value` for a stream: last id, largest deleted id, entries added, as five
 /// big-endian `u64`s.
@@ -281,7 +186,7 @@ impl Reader<'_> {
     /// lookup (XADD and the reads run it for every call). The value of a key of another type
     /// (a string of any size) is not read.
     fn raw_stream_row(&self, db: u32, key: &[u8]) -> Result<Option<(KeyMeta, Option<StreamMeta>)>> {
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT id, type, expire_at, version, count, mtime,
                     CASE WHEN type = 5 THEN value END
@@ -319,7 +224,7 @@ impl Reader<'_> {
     }
 
     pub(crate) fn stream_numbers(&self, meta: &KeyMeta, db: u32, key: &[u8]) -> Result<StreamMeta> {
-        let blob: Vec<u8> = crate::stmt::prepare(
+        let blob: Vec<u8> = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT value FROM main.relis_keys WHERE db = ?1 AND key = ?2",
         )?
@@ -388,7 +293,7 @@ impl Reader<'_> {
         } else {
             i64::try_from(count).unwrap_or(i64::MAX)
         };
-        let mut st = crate::stmt::prepare(self.conn, sql)?;
+        let mut st = crate::backend::sqlite::stmt::prepare(self.conn, sql)?;
         let rows = st.query_map(
             (
                 kid,
@@ -418,7 +323,7 @@ impl Reader<'_> {
         } else {
             "SELECT ms, seq FROM main.relis_stream WHERE kid = ?1 ORDER BY ms, seq LIMIT 1"
         };
-        Ok(crate::stmt::prepare(self.conn, sql)?
+        Ok(crate::backend::sqlite::stmt::prepare(self.conn, sql)?
             .query_row([kid], |r| Ok(StreamId::new(dec(r.get(0)?), dec(r.get(1)?))))
             .optional()?)
     }
@@ -508,7 +413,7 @@ impl Writer<'_> {
     /// A new, empty stream at `key` (which must be free); returns its id.
     pub(crate) fn create_empty_stream(&mut self, db: u32, key: &[u8]) -> Result<i64> {
         let kid = self.next_version();
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT INTO main.relis_keys (db, key, id, type, version, count, mtime, value)
              VALUES (?1, ?2, ?3, 5, ?3, 0, ?4, ?5)",
@@ -528,7 +433,7 @@ impl Writer<'_> {
     /// version (WATCH) and mtime.
     pub(crate) fn touch_stream(&mut self, db: u32, key: &[u8]) -> Result<()> {
         let version = self.next_version();
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "UPDATE main.relis_keys SET version = ?3, mtime = ?4 WHERE db = ?1 AND key = ?2",
         )?
@@ -538,7 +443,7 @@ impl Writer<'_> {
 
     fn save_stream(&mut self, db: u32, key: &[u8], s: &StreamMeta) -> Result<()> {
         let version = self.next_version();
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "UPDATE main.relis_keys SET value = ?3, count = ?4, version = ?5, mtime = ?6
              WHERE db = ?1 AND key = ?2",
@@ -605,7 +510,7 @@ impl Writer<'_> {
         if new <= s.last_id {
             return Err(Error::Stream(StreamError::IdTooSmall));
         }
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT INTO main.relis_stream (kid, ms, seq, fields) VALUES (?1, ?2, ?3, ?4)",
         )?
@@ -648,7 +553,7 @@ impl Writer<'_> {
         // Entries from the head that the trim's condition lets go (all of them for `=`).
         let allowed = match trim.to {
             TrimTo::MaxLen(max) => s.length.saturating_sub(max),
-            TrimTo::MinId(min) => crate::stmt::prepare(
+            TrimTo::MinId(min) => crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT count(*) FROM main.relis_stream WHERE kid = ?1 AND (ms, seq) < (?2, ?3)",
             )?
@@ -663,7 +568,7 @@ impl Writer<'_> {
         if goes == 0 {
             return Ok(0);
         }
-        let n = crate::stmt::prepare(
+        let n = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "DELETE FROM main.relis_stream WHERE kid = ?1 AND (ms, seq) IN
              (SELECT ms, seq FROM main.relis_stream WHERE kid = ?1 ORDER BY ms, seq LIMIT ?2)",
@@ -683,7 +588,7 @@ impl Writer<'_> {
         };
         let mut n = 0;
         for id in ids {
-            let gone = crate::stmt::prepare(
+            let gone = crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "DELETE FROM main.relis_stream WHERE kid = ?1 AND ms = ?2 AND seq = ?3",
             )?

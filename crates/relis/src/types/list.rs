@@ -19,9 +19,9 @@
 //!
 //! An operation that empties a list deletes its key, as Redis does.
 
-use crate::db::Db;
+use crate::backend::sqlite::db::Db;
+use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
 use crate::error::{Error, Result};
-use crate::store::{KeyMeta, KeyType, Reader, Writer};
 use bytes::Bytes;
 use rusqlite::OptionalExtension;
 
@@ -122,7 +122,7 @@ impl Reader<'_> {
     }
 
     fn element(&self, kid: i64, pos: i64) -> Result<Option<Bytes>> {
-        Ok(crate::stmt::prepare(
+        Ok(crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT value FROM main.relis_list WHERE kid = ?1 AND pos = ?2",
         )?
@@ -199,7 +199,7 @@ impl Reader<'_> {
         let Some((a, b)) = range(row.len(), start, end) else {
             return Ok(Some(0));
         };
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT value FROM main.relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 ORDER BY pos",
         )?;
@@ -244,7 +244,7 @@ impl Reader<'_> {
         } else {
             (row.head, row.head + n - 1)
         };
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             if from_tail {
                 "SELECT pos FROM main.relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 AND value = ?4
@@ -313,7 +313,7 @@ impl Writer<'_> {
     /// list is empty (its element rows must already be gone).
     fn set_list_shape(&mut self, db: u32, key: &[u8], head: i64, count: i64) -> Result<()> {
         if count == 0 {
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2",
             )?
@@ -321,7 +321,7 @@ impl Writer<'_> {
             return Ok(());
         }
         let version = self.next_version();
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "UPDATE main.relis_keys SET head = ?3, count = ?4, version = ?5, mtime = ?6
                  WHERE db = ?1 AND key = ?2",
@@ -333,7 +333,7 @@ impl Writer<'_> {
     /// A new list key with `count` elements starting at `head` (the caller inserts them).
     fn create_list(&mut self, db: u32, key: &[u8], head: i64, count: i64) -> Result<i64> {
         let id = self.next_version();
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT INTO main.relis_keys (db, key, id, type, version, count, mtime, head)
                  VALUES (?1, ?2, ?3, 2, ?3, ?4, ?5, ?6)",
@@ -344,7 +344,7 @@ impl Writer<'_> {
     }
 
     fn insert_element(&mut self, kid: i64, pos: i64, value: &[u8]) -> Result<()> {
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT INTO main.relis_list (kid, pos, value) VALUES (?1, ?2, ?3)",
         )?
@@ -355,7 +355,7 @@ impl Writer<'_> {
     /// Deletes the elements at positions `from..=to` and returns them in position order.
     fn take_elements(&mut self, kid: i64, from: i64, to: i64) -> Result<Vec<(i64, Bytes)>> {
         if from == to {
-            let v = crate::stmt::prepare(
+            let v = crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "DELETE FROM main.relis_list WHERE kid = ?1 AND pos = ?2 RETURNING value",
             )?
@@ -363,7 +363,7 @@ impl Writer<'_> {
             .optional()?;
             return Ok(v.map(|v| (from, Bytes::from(v))).into_iter().collect());
         }
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "DELETE FROM main.relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 RETURNING pos, value",
         )?;
@@ -529,7 +529,7 @@ impl Writer<'_> {
         let Some(i) = normalize(index, row.len()) else {
             return Ok(false);
         };
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "UPDATE main.relis_list SET value = ?3 WHERE kid = ?1 AND pos = ?2",
         )?
@@ -554,7 +554,7 @@ impl Writer<'_> {
         let Some(row) = self.list_row_for_write(db, key)? else {
             return Ok(0);
         };
-        let found = crate::stmt::prepare(
+        let found = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT pos FROM main.relis_list WHERE kid = ?1 AND value = ?2 ORDER BY pos LIMIT 1",
         )?
@@ -602,7 +602,7 @@ impl Writer<'_> {
             count.unsigned_abs().min(i64::MAX as u64) as i64
         };
         let mut matched: Vec<i64> = {
-            let mut st = crate::stmt::prepare(
+            let mut st = crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 if count < 0 {
                     "SELECT pos FROM main.relis_list WHERE kid = ?1 AND value = ?2 ORDER BY pos DESC LIMIT ?3"
@@ -649,7 +649,7 @@ impl Writer<'_> {
         let Some((a, b)) = range(row.len(), start, end) else {
             return self.delete_key(db, key, &row.meta);
         };
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "DELETE FROM main.relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3",
         )?;

@@ -25,12 +25,12 @@
 //! about 80 ns in a release build: one SPOP on a 200,000-member set takes about 4 ms, where Redis
 //! is O(1). Everything else is O(1) or O(log N) per member, as in Redis.
 
-use crate::db::Db;
+use crate::backend::sqlite::db::Db;
+use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
 use crate::error::{Error, Result};
 use crate::glob::{glob_match, literal_prefix};
-use crate::keys::ScanPage;
-use crate::store::{KeyMeta, KeyType, Reader, Writer};
-use crate::strings::parse_i64;
+use crate::types::keys::ScanPage;
+use crate::types::strings::parse_i64;
 use bytes::Bytes;
 use rand::seq::SliceRandom;
 use rusqlite::OptionalExtension;
@@ -178,7 +178,7 @@ impl Reader<'_> {
     }
 
     fn is_member(&self, kid: i64, member: &[u8]) -> Result<bool> {
-        Ok(crate::stmt::prepare(
+        Ok(crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT 1 FROM main.relis_set WHERE kid = ?1 AND member = ?2",
         )?
@@ -187,7 +187,7 @@ impl Reader<'_> {
 
     /// Every member of the set with id `kid`, in member order.
     fn all_members(&self, kid: i64) -> Result<Vec<Bytes>> {
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT member FROM main.relis_set WHERE kid = ?1 ORDER BY member",
         )?;
@@ -201,7 +201,7 @@ impl Reader<'_> {
 
     /// Whether every member of the set with id `kid` is an integer (callers keep it to small sets).
     fn all_ints(&self, kid: i64) -> Result<bool> {
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT member FROM main.relis_set WHERE kid = ?1",
         )?;
@@ -228,7 +228,7 @@ impl Reader<'_> {
                 n - 1 - pos,
             )
         };
-        let m: Option<Vec<u8>> = crate::stmt::prepare(self.conn, sql)?
+        let m: Option<Vec<u8>> = crate::backend::sqlite::stmt::prepare(self.conn, sql)?
             .query_row((kid, offset), |r| r.get(0))
             .optional()?;
         m.map(Bytes::from)
@@ -280,8 +280,8 @@ impl Reader<'_> {
                  ORDER BY member LIMIT 1 OFFSET ?3",
             )
         };
-        let mut first = crate::stmt::prepare(self.conn, first)?;
-        let mut after = crate::stmt::prepare(self.conn, next_sql)?;
+        let mut first = crate::backend::sqlite::stmt::prepare(self.conn, first)?;
+        let mut after = crate::backend::sqlite::stmt::prepare(self.conn, next_sql)?;
         let mut out: Vec<Bytes> = Vec::with_capacity(positions.len());
         let mut next = 0u64;
         for &p in positions {
@@ -451,17 +451,17 @@ impl Reader<'_> {
         let upper = if prefix.is_empty() {
             None
         } else {
-            crate::keys::prefix_end(&prefix)
+            crate::types::keys::prefix_end(&prefix)
         };
         // COUNT may be as large as i64::MAX: keep room for the one extra row asked for below.
         let limit = count.clamp(1, i64::MAX as usize - 1) as i64;
         let mut st = match &upper {
-            Some(_) => crate::stmt::prepare(
+            Some(_) => crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT member FROM main.relis_set WHERE kid = ?1 AND member >= ?2 AND member < ?4
                  ORDER BY member LIMIT ?3",
             )?,
-            None => crate::stmt::prepare(
+            None => crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT member FROM main.relis_set WHERE kid = ?1 AND member >= ?2
                  ORDER BY member LIMIT ?3",
@@ -551,7 +551,7 @@ impl Reader<'_> {
             }
             return Ok(());
         }
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT member FROM main.relis_set WHERE kid = ?1 ORDER BY member",
         )?;
@@ -717,7 +717,7 @@ impl Writer<'_> {
         hashtable: bool,
     ) -> Result<()> {
         let head = if hashtable { HASHTABLE } else { INTSET };
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
                  VALUES (?1, ?2, ?3, 3, NULL, ?3, ?4, ?5, ?6)",
@@ -731,7 +731,7 @@ impl Writer<'_> {
     /// goes when its last member has.
     fn update_set_row(&mut self, db: u32, key: &[u8], count: i64, hashtable: bool) -> Result<()> {
         if count == 0 {
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2",
             )?
@@ -740,7 +740,7 @@ impl Writer<'_> {
         }
         let version = self.next_version();
         let head = if hashtable { HASHTABLE } else { INTSET };
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "UPDATE main.relis_keys SET version = ?3, count = ?4, mtime = ?5, head = ?6
                  WHERE db = ?1 AND key = ?2",
@@ -750,7 +750,7 @@ impl Writer<'_> {
     }
 
     fn remove_member(&mut self, kid: i64, member: &[u8]) -> Result<bool> {
-        Ok(crate::stmt::prepare(
+        Ok(crate::backend::sqlite::stmt::prepare(
             self.conn,
             "DELETE FROM main.relis_set WHERE kid = ?1 AND member = ?2",
         )?
@@ -759,7 +759,7 @@ impl Writer<'_> {
     }
 
     fn add_member(&mut self, kid: i64, member: &[u8]) -> Result<bool> {
-        Ok(crate::stmt::prepare(
+        Ok(crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT OR IGNORE INTO main.relis_set (kid, member) VALUES (?1, ?2)",
         )?
@@ -957,7 +957,8 @@ impl Writer<'_> {
         if op == Op::Union {
             let mut n = 0;
             for s in Reader::distinct_sets(rows.iter().flatten().copied()) {
-                n += crate::stmt::prepare(self.conn, copy)?.execute((s.meta.id, id))?;
+                n += crate::backend::sqlite::stmt::prepare(self.conn, copy)?
+                    .execute((s.meta.id, id))?;
             }
             return Ok(n as i64);
         }
@@ -965,7 +966,8 @@ impl Writer<'_> {
             return Ok(0);
         };
         if ids.len() == 1 {
-            return Ok(crate::stmt::prepare(self.conn, copy)?.execute((ids[0], id))? as i64);
+            return Ok(crate::backend::sqlite::stmt::prepare(self.conn, copy)?
+                .execute((ids[0], id))? as i64);
         }
         if ids.len() <= SQL_PROBES {
             let sql = format!(
@@ -1270,8 +1272,8 @@ impl Db {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::sqlite::db::Options;
     use crate::clock::ManualClock;
-    use crate::db::Options;
     use std::sync::Arc;
 
     const T0: i64 = 1_700_000_000_000;

@@ -4,8 +4,8 @@
 //! through the string family's byte-range primitives (see `strings.rs`), so on a large
 //! (chunked) value a SETBIT rewrites one chunk, not the value.
 
+use crate::backend::sqlite::store::{KeyType, Reader, Writer};
 use crate::error::{Error, Result};
-use crate::store::{KeyType, Reader, Writer};
 
 /// Whether BITCOUNT/BITPOS ranges count bytes (the default) or bits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

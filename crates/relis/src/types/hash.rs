@@ -23,11 +23,11 @@
 //! (SQLite B-trees do not count rows per page), so up to O(N/2); k picks walk the hash once in
 //! ascending position, hopping from one picked field to the next, O(k log N + N) at worst.
 
-use crate::db::Db;
+use crate::backend::sqlite::db::Db;
+use crate::backend::sqlite::store::{KeyType, Reader, Writer};
 use crate::error::{Error, Result};
 use crate::glob::{glob_match, literal_prefix};
-use crate::store::{KeyType, Reader, Writer};
-use crate::strings::{add_float, parse_i64};
+use crate::types::strings::{add_float, parse_i64};
 use bytes::Bytes;
 use rusqlite::OptionalExtension;
 
@@ -96,7 +96,7 @@ fn shorter(kid: i64) -> Error {
 impl Reader<'_> {
     /// The live hash at `key`.
     fn hash_row(&self, db: u32, key: &[u8]) -> Result<Option<HashRow>> {
-        let row = crate::stmt::prepare(
+        let row = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT id, type, count, head FROM main.relis_keys
                  WHERE db = ?1 AND key = ?2 AND (expire_at IS NULL OR expire_at > ?3)",
@@ -130,7 +130,7 @@ impl Reader<'_> {
     }
 
     fn field_value(&self, kid: i64, field: &[u8]) -> Result<Option<Bytes>> {
-        Ok(crate::stmt::prepare(
+        Ok(crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT value FROM main.relis_hash WHERE kid = ?1 AND field = ?2",
         )?
@@ -141,12 +141,12 @@ impl Reader<'_> {
     /// Every field and value, in the order Redis lists them (see the module docs).
     fn entries(&self, row: &HashRow) -> Result<Vec<(Bytes, Bytes)>> {
         let mut st = if row.hashtable {
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT field, value FROM main.relis_hash WHERE kid = ?1 ORDER BY field",
             )?
         } else {
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT field, value FROM main.relis_hash WHERE kid = ?1 ORDER BY seq, field",
             )?
@@ -158,12 +158,12 @@ impl Reader<'_> {
     /// Every field, in the order Redis lists them.
     fn fields(&self, row: &HashRow) -> Result<Vec<Bytes>> {
         let mut st = if row.hashtable {
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT field FROM main.relis_hash WHERE kid = ?1 ORDER BY field",
             )?
         } else {
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT field FROM main.relis_hash WHERE kid = ?1 ORDER BY seq, field",
             )?
@@ -175,12 +175,12 @@ impl Reader<'_> {
     /// Every value, in the order Redis lists them.
     fn values(&self, row: &HashRow) -> Result<Vec<Bytes>> {
         let mut st = if row.hashtable {
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT value FROM main.relis_hash WHERE kid = ?1 ORDER BY field",
             )?
         } else {
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT value FROM main.relis_hash WHERE kid = ?1 ORDER BY seq, field",
             )?
@@ -208,11 +208,11 @@ impl Reader<'_> {
                 })
                 .collect();
         }
-        let mut first = crate::stmt::prepare(
+        let mut first = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT field, value FROM main.relis_hash WHERE kid = ?1 ORDER BY field LIMIT 1 OFFSET ?2",
         )?;
-        let mut after = crate::stmt::prepare(
+        let mut after = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT field, value FROM main.relis_hash WHERE kid = ?1 AND field > ?2
              ORDER BY field LIMIT 1 OFFSET ?3",
@@ -280,7 +280,7 @@ impl Reader<'_> {
             return Ok(None);
         };
         Ok(Some(
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT 1 FROM main.relis_hash WHERE kid = ?1 AND field = ?2",
             )?
@@ -305,7 +305,7 @@ impl Reader<'_> {
         let Some(r) = self.hash_row(db, key)? else {
             return Ok(None);
         };
-        let len: Option<i64> = crate::stmt::prepare(
+        let len: Option<i64> = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT length(value) FROM main.relis_hash WHERE kid = ?1 AND field = ?2",
         )?
@@ -360,12 +360,12 @@ impl Reader<'_> {
         let i = rand::random_range(0..n.max(1));
         // Any order serves one uniform pick: the primary key's, from the nearer end.
         let mut st = if i < n / 2 {
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT field FROM main.relis_hash WHERE kid = ?1 ORDER BY field LIMIT 1 OFFSET ?2",
             )?
         } else {
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT field FROM main.relis_hash WHERE kid = ?1 ORDER BY field DESC LIMIT 1 OFFSET ?2",
             )?
@@ -483,12 +483,12 @@ impl Reader<'_> {
         // A COUNT as large as Redis allows (i64::MAX) walks the rest of the hash.
         let limit = count.clamp(1, i64::MAX as usize - 1) as i64;
         let mut st = match &upper {
-            Some(_) => crate::stmt::prepare(
+            Some(_) => crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT field, value FROM main.relis_hash WHERE kid = ?1 AND field >= ?2 AND field < ?4
                  ORDER BY field LIMIT ?3",
             )?,
-            None => crate::stmt::prepare(
+            None => crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "SELECT field, value FROM main.relis_hash WHERE kid = ?1 AND field >= ?2
                  ORDER BY field LIMIT ?3",
@@ -543,7 +543,7 @@ impl Writer<'_> {
     /// listpack order); an update keeps its place. One statement, one B-tree entry.
     fn put_field(&mut self, kid: i64, field: &[u8], value: &[u8]) -> Result<bool> {
         let seq = self.next_version();
-        let got: i64 = crate::stmt::prepare(
+        let got: i64 = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT INTO main.relis_hash (kid, field, value, seq) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (kid, field) DO UPDATE SET value = excluded.value
@@ -595,7 +595,7 @@ impl Writer<'_> {
     ) -> Result<()> {
         let head = if hashtable { HASHTABLE } else { LISTPACK };
         if !exists {
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
                      VALUES (?1, ?2, ?3, ?4, NULL, ?3, ?5, ?6, ?7)",
@@ -604,14 +604,14 @@ impl Writer<'_> {
             self.note_new(db, key);
         } else if count == 0 {
             // Every field is gone already: only the row is left.
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2",
             )?
             .execute((db, key))?;
         } else {
             let version = self.next_version();
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "UPDATE main.relis_keys SET version = ?3, count = ?4, mtime = ?5, head = ?6
                      WHERE db = ?1 AND key = ?2",
@@ -662,7 +662,7 @@ impl Writer<'_> {
         };
         let mut removed = 0;
         for f in fields {
-            removed += crate::stmt::prepare(
+            removed += crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "DELETE FROM main.relis_hash WHERE kid = ?1 AND field = ?2",
             )?
@@ -942,9 +942,9 @@ impl Db {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::sqlite::db::Options;
     use crate::clock::ManualClock;
-    use crate::db::Options;
-    use crate::keys::ExpireCond;
+    use crate::types::keys::ExpireCond;
     use std::sync::Arc;
 
     fn open() -> (Db, ManualClock) {

@@ -2,8 +2,8 @@
 //! `relis_functions`, so loaded libraries survive restarts. The server evaluates the code; the
 //! engine only keeps it.
 
+use crate::backend::sqlite::store::{Reader, Writer};
 use crate::error::Result;
-use crate::store::{Reader, Writer};
 use bytes::Bytes;
 
 impl Reader<'_> {
@@ -12,7 +12,7 @@ impl Reader<'_> {
     /// # Errors
     /// Storage errors.
     pub fn function_libraries(&self) -> Result<Vec<(String, Bytes)>> {
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT name, code FROM main.relis_functions ORDER BY name",
         )?;
@@ -29,7 +29,7 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors.
     pub fn function_put(&mut self, name: &str, code: &[u8]) -> Result<()> {
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT OR REPLACE INTO main.relis_functions (name, code) VALUES (?1, ?2)",
         )?
@@ -42,7 +42,7 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors.
     pub fn function_delete(&mut self, name: &str) -> Result<bool> {
-        let n = crate::stmt::prepare(
+        let n = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "DELETE FROM main.relis_functions WHERE name = ?1",
         )?
@@ -55,7 +55,8 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors.
     pub fn function_clear(&mut self) -> Result<()> {
-        crate::stmt::prepare(self.conn, "DELETE FROM main.relis_functions")?.execute([])?;
+        crate::backend::sqlite::stmt::prepare(self.conn, "DELETE FROM main.relis_functions")?
+            .execute([])?;
         Ok(())
     }
 }

@@ -31,6 +31,7 @@
 
 mod access;
 mod builtins;
+pub(crate) mod connection;
 pub(crate) mod memory;
 pub mod morph;
 mod named;
@@ -40,9 +41,10 @@ pub use access::{KeyAccess, KeyFilter};
 pub use morph::{infer_type, value_bytes, FromHashReport, KeyTemplate, Morph, MorphOptions};
 pub use named::{SqlDb, SqlDbOptions};
 
-use crate::db::Db;
+use crate::backend::sqlite::db::Db;
+use crate::backend::sqlite::stmt::Conn;
+use crate::backend::sqlite::store::{Reader, Writer};
 use crate::error::Error;
-use crate::store::{Reader, Writer};
 use bytes::Bytes;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, OptionalExtension};
@@ -639,7 +641,7 @@ fn execute(
     let savepoint = !read_only && (schema_change || (in_transaction && needs_savepoint(sql)));
     if in_transaction {
         // User SQL may read the rank rows (and a savepoint must open with nothing pending).
-        crate::zset::flush_pending(conn)?;
+        crate::types::zset::flush_pending(&Conn::unkept(conn))?;
     }
     if savepoint {
         run_internal(conn, "SAVEPOINT user_sql")?;
@@ -664,7 +666,7 @@ fn execute(
         }
         if out.is_err() {
             let _ = run_internal(conn, "ROLLBACK TO user_sql");
-            crate::zset::discard_pending(conn);
+            crate::types::zset::discard_pending(&Conn::unkept(conn));
             let _ = run_internal(conn, "RELEASE user_sql");
         }
     }
@@ -690,7 +692,7 @@ type SchemaObject = (String, String, String, String);
 /// The objects whose name (or whose table's name) is reserved (`relis_*`, `redis_*`,
 /// `sqlite_*`), and every temporary object: what a schema change may not add to.
 fn reserved_objects(conn: &Connection) -> Result<Vec<SchemaObject>, SqlError> {
-    let mut st = crate::stmt::prepare(
+    let mut st = crate::backend::sqlite::stmt::cached(
         conn,
         "SELECT 'main', type, name, tbl_name FROM main.sqlite_schema
          WHERE lower(substr(name, 1, 6)) IN ('relis_', 'redis_')
@@ -764,7 +766,7 @@ fn check_schema(conn: &Connection, before: &[SchemaObject]) -> Result<(), SqlErr
 /// foreign keys, so such a key would make the engine's own deletes fail; the authorizer cannot
 /// see a REFERENCES clause, so it is checked after each schema change.
 fn references_internal(conn: &Connection) -> Result<Option<String>, SqlError> {
-    crate::stmt::prepare(
+    crate::backend::sqlite::stmt::cached(
         conn,
         "SELECT s.name FROM main.sqlite_schema AS s, pragma_foreign_key_list(s.name, 'main') AS f
          WHERE s.type = 'table' AND f.\"table\" LIKE 'relis\\_%' ESCAPE '\\' LIMIT 1",
@@ -783,7 +785,7 @@ fn needs_savepoint(sql: &str) -> bool {
 }
 
 fn run_internal(conn: &Connection, sql: &'static str) -> Result<(), SqlError> {
-    crate::stmt::prepare(conn, sql)
+    crate::backend::sqlite::stmt::cached(conn, sql)
         .and_then(|mut s| s.execute([]))
         .map(|_| ())
         .map_err(internal)
@@ -1098,7 +1100,7 @@ impl<'c> SqlConn<'c> {
             PrepareMode::Update if !exists => return Err(SqlError::NoSuchStatement(name.into())),
             _ => {}
         }
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::cached(
             self.conn,
             "INSERT OR REPLACE INTO main.relis_statements (name, sql, params, readonly)
                  VALUES (?1, ?2, ?3, ?4)",
@@ -1119,7 +1121,7 @@ impl<'c> SqlConn<'c> {
     /// Storage errors.
     pub fn unprepare(&mut self, name: &str) -> Result<bool, SqlError> {
         self.require_writable()?;
-        let n = crate::stmt::prepare(
+        let n = crate::backend::sqlite::stmt::cached(
             self.conn,
             "DELETE FROM main.relis_statements WHERE name = ?1",
         )
@@ -1133,7 +1135,7 @@ impl<'c> SqlConn<'c> {
     /// # Errors
     /// Storage errors.
     pub fn statement(&self, name: &str) -> Result<Option<StatementInfo>, SqlError> {
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::cached(
             self.conn,
             "SELECT name, sql, params, readonly FROM main.relis_statements WHERE name = ?1",
         )
@@ -1146,7 +1148,7 @@ impl<'c> SqlConn<'c> {
     /// # Errors
     /// Storage errors.
     pub fn statements(&self) -> Result<Vec<StatementInfo>, SqlError> {
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::cached(
             self.conn,
             "SELECT name, sql, params, readonly FROM main.relis_statements ORDER BY name",
         )
@@ -1213,7 +1215,7 @@ impl<'c> SqlConn<'c> {
         if sandbox::is_internal(table) {
             return Err(SqlError::NoSuchTable(table.into()));
         }
-        let kind: Option<String> = crate::stmt::prepare(
+        let kind: Option<String> = crate::backend::sqlite::stmt::cached(
             self.conn,
             "SELECT type FROM main.sqlite_schema WHERE name = ?1 COLLATE NOCASE
                    AND type IN ('table', 'view')",
@@ -1224,7 +1226,7 @@ impl<'c> SqlConn<'c> {
             return Err(SqlError::NoSuchTable(table.into()));
         }
         let columns = {
-            let mut st = crate::stmt::prepare(
+            let mut st = crate::backend::sqlite::stmt::cached(
                 self.conn,
                 "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?1, 'main')",
             )
@@ -1253,7 +1255,7 @@ impl<'c> SqlConn<'c> {
                 .map_err(|e| user_error(e, limits))?
         };
         let bytes_of = |name: &str| -> Result<i64, SqlError> {
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::cached(
                 self.conn,
                 "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = ?1 AND aggregate = 1",
             )
@@ -1262,7 +1264,7 @@ impl<'c> SqlConn<'c> {
         };
         let bytes = bytes_of(table)?;
         let index_names: Vec<String> = {
-            let mut st = crate::stmt::prepare(
+            let mut st = crate::backend::sqlite::stmt::cached(
                 self.conn,
                 "SELECT name FROM pragma_index_list(?1, 'main') ORDER BY seq DESC",
             )
@@ -1292,7 +1294,7 @@ impl<'c> SqlConn<'c> {
         &mut self,
         f: impl FnOnce(&mut SqlConn<'c>) -> Result<T, SqlError>,
     ) -> Result<T, SqlError> {
-        crate::zset::flush_pending(self.conn)?;
+        crate::types::zset::flush_pending(&Conn::unkept(self.conn))?;
         self.exec_internal("SAVEPOINT sql")?;
         match f(self) {
             Ok(v) => {
@@ -1301,7 +1303,7 @@ impl<'c> SqlConn<'c> {
             }
             Err(e) => {
                 let _ = self.exec_internal("ROLLBACK TO sql");
-                crate::zset::discard_pending(self.conn);
+                crate::types::zset::discard_pending(&Conn::unkept(self.conn));
                 let _ = self.exec_internal("RELEASE sql");
                 Err(e)
             }
@@ -1309,7 +1311,7 @@ impl<'c> SqlConn<'c> {
     }
 
     fn exec_internal(&self, sql: &'static str) -> Result<(), SqlError> {
-        crate::stmt::prepare(self.conn, sql)
+        crate::backend::sqlite::stmt::cached(self.conn, sql)
             .and_then(|mut s| s.execute([]))
             .map(|_| ())
             .map_err(internal)
@@ -1351,7 +1353,7 @@ impl<'c> Reader<'c> {
     /// # Errors
     /// Storage errors.
     pub fn sql_databases(&self) -> Result<Vec<(String, Option<String>)>, Error> {
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT name, path FROM main.relis_sql_databases ORDER BY name",
         )?;
@@ -1392,7 +1394,7 @@ impl<'c> Writer<'c> {
     /// # Errors
     /// Storage errors.
     pub fn sql_database_record(&mut self, name: &str, path: Option<&str>) -> Result<(), Error> {
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT OR REPLACE INTO main.relis_sql_databases (name, path) VALUES (?1, ?2)",
         )?
@@ -1405,7 +1407,7 @@ impl<'c> Writer<'c> {
     /// # Errors
     /// Storage errors.
     pub fn sql_database_forget(&mut self, name: &str) -> Result<bool, Error> {
-        Ok(crate::stmt::prepare(
+        Ok(crate::backend::sqlite::stmt::prepare(
             self.conn,
             "DELETE FROM main.relis_sql_databases WHERE name = ?1",
         )?

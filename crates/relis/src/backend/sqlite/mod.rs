@@ -1,0 +1,18 @@
+//! The SQLite backend: the engine handle and its threads (`db.rs`: writer loop, readers,
+//! checkpointer), the keyspace core every type builds on (`store.rs`: `Reader`, `Writer`,
+//! savepoints, expiry, trash), connection plumbing (`stmt.rs` statement table, `pcache.rs`
+//! page cache, `walwrite.rs` WAL-gathering VFS over `shim.rs`), the schema and its migrations
+//! (`schema.rs`, `schema/*.sql`), and the test-only storage shims (`faults.rs`, `powercut.rs`,
+//! `test-shims` feature).
+
+pub(crate) mod db;
+#[cfg(feature = "test-shims")]
+pub mod faults;
+pub(crate) mod pcache;
+#[cfg(feature = "test-shims")]
+mod powercut;
+pub(crate) mod schema;
+pub(crate) mod shim;
+pub(crate) mod stmt;
+pub(crate) mod store;
+pub(crate) mod walwrite;

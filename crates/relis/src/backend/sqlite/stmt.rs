@@ -1,0 +1,244 @@
+//! Prepared statements found by the address of their SQL text, kept by the connection's owner.
+//!
+//! rusqlite's `prepare_cached` finds a statement by hashing its SQL text, trims and copies the
+//! text into a new `Arc<str>` each time, and hashes it again to hand the statement back: about
+//! 1,100 instructions per use, a tenth of a small write's work on the writer, which runs
+//! several statements per command. Relis's SQL is string literals, so a thread that keeps one
+//! connection for its life (the writer, each pool reader) wraps it in a [`Conn`] that keeps its
+//! statements in a table keyed by the literal's address and length: a binary search over a few
+//! hundred entries. Other connections (the network threads' readers, named databases, tests'
+//! own) use an unkept [`Conn`] or [`cached`], which go on using rusqlite's cache.
+//!
+//! No `unsafe`: the table holds `Statement<'c>`, borrowing the connection the `Conn` borrows.
+//! The table sits in a `ManuallyDrop` so that a `Conn` has no drop glue and can be lent out as
+//! `&'c Conn<'c>` (what `Reader` holds) for as long as it lives; its owner empties it with
+//! [`Conn::finish`] (or a [`Finish`] guard) while the connection is still open.
+
+use rusqlite::{CachedStatement, Connection, PrepFlags, Statement};
+use std::cell::RefCell;
+use std::mem::ManuallyDrop;
+use std::ops::{Deref, DerefMut};
+
+/// A literal's address and length.
+type Key = (usize, usize);
+
+/// Kept statements, sorted by key. A slot is empty while its statement is in use.
+type Table<'c> = Vec<(Key, Option<Statement<'c>>)>;
+
+/// A connection as the engine uses it: the rusqlite connection and, for a connection its
+/// thread keeps for life, the table of statements prepared on it.
+pub(crate) struct Conn<'c> {
+    conn: &'c Connection,
+    /// Whether statements are kept (else rusqlite's cache serves them).
+    keeps: bool,
+    table: ManuallyDrop<RefCell<Table<'c>>>,
+}
+
+impl<'c> Conn<'c> {
+    /// `conn` with a statement table: call [`Conn::finish`] (or hold a [`Finish`]) before the
+    /// connection closes, or closing it fails with its statements still open.
+    pub(crate) fn kept(conn: &'c Connection) -> Self {
+        Conn {
+            conn,
+            keeps: true,
+            table: ManuallyDrop::new(RefCell::new(Vec::new())),
+        }
+    }
+
+    /// `conn` without a table: its statements come from rusqlite's cache.
+    pub(crate) fn unkept(conn: &'c Connection) -> Self {
+        Conn {
+            conn,
+            keeps: false,
+            table: ManuallyDrop::new(RefCell::new(Vec::new())),
+        }
+    }
+
+    /// Finalizes the kept statements (the table stays usable and starts again empty).
+    pub(crate) fn finish(&self) {
+        let kept = std::mem::take(&mut *self.table.borrow_mut());
+        // Finalized here, outside the table's borrow, while the connection is open.
+        drop(kept);
+    }
+}
+
+impl Deref for Conn<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn
+    }
+}
+
+/// Finishes a [`Conn`] when dropped, on unwinding too.
+pub(crate) struct Finish<'a, 'c>(pub &'a Conn<'c>);
+
+impl Drop for Finish<'_, '_> {
+    fn drop(&mut self) {
+        self.0.finish();
+    }
+}
+
+/// A prepared statement for `sql` on `conn`: kept for the next use when `conn` keeps
+/// statements ([`Conn::kept`]), rusqlite's cached statement otherwise.
+pub(crate) fn prepare<'a, 'c>(
+    conn: &'a Conn<'c>,
+    sql: &'static str,
+) -> rusqlite::Result<Stmt<'a, 'c>> {
+    if !conn.keeps {
+        return cached(conn.conn, sql);
+    }
+    let key = (sql.as_ptr() as usize, sql.len());
+    let found = {
+        let mut t = conn.table.borrow_mut();
+        match t.binary_search_by_key(&key, |e| e.0) {
+            Ok(i) => t[i].1.take(),
+            Err(_) => None,
+        }
+    };
+    let stmt = match found {
+        Some(stmt) => stmt,
+        None => conn
+            .conn
+            .prepare_with_flags(sql, PrepFlags::SQLITE_PREPARE_PERSISTENT)?,
+    };
+    Ok(Stmt::Kept {
+        stmt: Some(stmt),
+        key,
+        table: &conn.table,
+    })
+}
+
+/// rusqlite's cached statement for `sql` on `conn` (a connection without a [`Conn`]).
+pub(crate) fn cached<'a, 'c>(
+    conn: &'c Connection,
+    sql: &'static str,
+) -> rusqlite::Result<Stmt<'a, 'c>> {
+    conn.prepare_cached(sql).map(Stmt::Cached)
+}
+
+/// A statement from [`prepare`], handed back for the next use when dropped.
+pub(crate) enum Stmt<'a, 'c> {
+    /// From a keeping connection's table.
+    Kept {
+        stmt: Option<Statement<'c>>,
+        key: Key,
+        table: &'a RefCell<Table<'c>>,
+    },
+    /// From rusqlite's cache.
+    Cached(CachedStatement<'c>),
+}
+
+impl<'c> Deref for Stmt<'_, 'c> {
+    type Target = Statement<'c>;
+
+    fn deref(&self) -> &Statement<'c> {
+        match self {
+            Stmt::Kept { stmt, .. } => stmt.as_ref().expect("a kept statement is there until drop"),
+            Stmt::Cached(s) => s,
+        }
+    }
+}
+
+impl<'c> DerefMut for Stmt<'_, 'c> {
+    fn deref_mut(&mut self) -> &mut Statement<'c> {
+        match self {
+            Stmt::Kept { stmt, .. } => stmt.as_mut().expect("a kept statement is there until drop"),
+            Stmt::Cached(s) => s,
+        }
+    }
+}
+
+impl Drop for Stmt<'_, '_> {
+    fn drop(&mut self) {
+        let Stmt::Kept { stmt, key, table } = self else {
+            return;
+        };
+        let Some(mut stmt) = stmt.take() else {
+            return;
+        };
+        // A bound value (a large string, say) is not held until the next use.
+        stmt.clear_bindings();
+        let rejected = {
+            let mut t = table.borrow_mut();
+            match t.binary_search_by_key(key, |e| e.0) {
+                Ok(i) if t[i].1.is_none() => {
+                    t[i].1 = Some(stmt);
+                    None
+                }
+                // The same SQL was in use twice at once: one copy is enough.
+                Ok(_) => Some(stmt),
+                Err(i) => {
+                    t.insert(i, (*key, Some(stmt)));
+                    None
+                }
+            }
+        };
+        // Finalized outside the table's borrow; the connection is still borrowed by `self`.
+        drop(rejected);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INSERT: &str = "INSERT INTO t VALUES (?1)";
+    const COUNT: &str = "SELECT count(*) FROM t";
+
+    fn kept(c: &Conn<'_>) -> usize {
+        c.table.borrow().iter().filter(|e| e.1.is_some()).count()
+    }
+
+    #[test]
+    fn statements_are_kept_by_a_keeping_conn_only() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE t (x)").unwrap();
+        let other = Connection::open_in_memory().unwrap();
+        other.execute_batch("CREATE TABLE t (x)").unwrap();
+        {
+            let c = Conn::kept(&conn);
+            let _finish = Finish(&c);
+            for i in 0..3 {
+                prepare(&c, INSERT).unwrap().execute([i]).unwrap();
+            }
+            assert_eq!(kept(&c), 1);
+            // The same SQL in use twice at once (a statement run while another's rows are
+            // read): two statements, one kept afterwards.
+            {
+                let mut outer = prepare(&c, COUNT).unwrap();
+                let mut rows = outer.query([]).unwrap();
+                let n: i64 = rows.next().unwrap().unwrap().get(0).unwrap();
+                let inner: i64 = prepare(&c, COUNT)
+                    .unwrap()
+                    .query_row([], |r| r.get(0))
+                    .unwrap();
+                assert_eq!((n, inner), (3, 3));
+            }
+            assert_eq!(kept(&c), 2);
+            // An unkept connection is served by rusqlite's cache and keeps nothing.
+            let o = Conn::unkept(&other);
+            prepare(&o, INSERT).unwrap().execute([9]).unwrap();
+            let n: i64 = prepare(&o, COUNT)
+                .unwrap()
+                .query_row([], |r| r.get(0))
+                .unwrap();
+            assert_eq!((n, kept(&o)), (1, 0));
+        }
+        // The guard finalized the kept statements: the connection closes.
+        conn.close().map_err(|(_, e)| e).unwrap();
+    }
+
+    #[test]
+    fn finish_finalizes_the_kept_statements() {
+        let conn = Connection::open_in_memory().unwrap();
+        let c = Conn::kept(&conn);
+        prepare(&c, "SELECT 1")
+            .unwrap()
+            .query_row([], |_| Ok(()))
+            .unwrap();
+        assert_eq!(kept(&c), 1);
+        c.finish();
+        assert_eq!(kept(&c), 0);
+        conn.close().map_err(|(_, e)| e).unwrap();
+    }
+}
