@@ -487,7 +487,7 @@ impl Writer<'_> {
         let old = self.meta_for_write_of(db, key, KeyType::String)?;
         let byte = offset >> 3;
         let mask = 1u8 << (7 - (offset & 7));
-        let chunked = old.as_ref().and_then(crate::chunks::chunked_info);
+        let chunked = old.as_ref().and_then(crate::types::strings::StrInfo::chunked);
         if let (Some(m), Some(i)) = (&old, chunked) {
             if (i.len as u64) > byte {
                 // Inside a chunked string: one chunk read and written, the key row updated.

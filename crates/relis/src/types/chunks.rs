@@ -13,9 +13,8 @@
 //! overflow page it writes through and cannot grow a blob, while the writer's WAL holds each
 //! touched page; a chunk row is one page, found through the primary key.
 
-use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
+use crate::backend::sqlite::store::{Reader, Writer};
 use crate::error::Result;
-use crate::types::strings::StrInfo;
 use rusqlite::OptionalExtension;
 
 /// Bytes per chunk (a storage-layout constant of the backend's).
@@ -37,15 +36,6 @@ pub(crate) const CHUNKED_ABOVE: usize = 400;
 /// ones past the new end deleted inline); a longer one's chunks go as a deleted value's do.
 pub(crate) const REUSE_UP_TO: usize = 64;
 
-/// A chunked string's shape from its key row, when `meta` is one (an inline string's length is
-/// not in its metadata).
-pub(crate) fn chunked_info(meta: &KeyMeta) -> Option<StrInfo> {
-    (meta.kind == KeyType::String && meta.count > 0).then_some(StrInfo {
-        id: meta.id,
-        len: meta.count as usize,
-        chunked: true,
-    })
-}
 
 impl Reader<'_> {
     /// `len` bytes of the chunked string `kid` from byte `start` (the caller keeps the range
@@ -121,7 +111,7 @@ impl Writer<'_> {
     /// Writes `value` as the chunks of `kid`, which has none (a new value id): no chunk is read
     /// first. An all-zero chunk gets an empty row.
     pub(crate) fn insert_chunks(&mut self, kid: i64, value: &[u8]) -> Result<()> {
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT INTO main.relis_chunks (kid, n, data) VALUES (?1, ?2, ?3)",
         )?;
@@ -144,7 +134,7 @@ impl Writer<'_> {
         old_chunks: usize,
         value: &[u8],
     ) -> Result<()> {
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT INTO main.relis_chunks (kid, n, data) VALUES (?1, ?2, ?3)
              ON CONFLICT (kid, n) DO UPDATE SET data = excluded.data",
@@ -154,7 +144,7 @@ impl Writer<'_> {
             st.execute((kid, n as i64, part))?;
         }
         if old_chunks > chunks {
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "DELETE FROM main.relis_chunks WHERE kid = ?1 AND n >= ?2",
             )?
@@ -167,7 +157,7 @@ impl Writer<'_> {
     /// length): a change of a few bytes in a large value writes a row or two, not all of them.
     pub(crate) fn patch_chunks(&mut self, kid: i64, old: &[u8], new: &[u8]) -> Result<()> {
         debug_assert_eq!(old.len(), new.len());
-        let mut st = crate::stmt::prepare(
+        let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "INSERT INTO main.relis_chunks (kid, n, data) VALUES (?1, ?2, ?3)
              ON CONFLICT (kid, n) DO UPDATE SET data = excluded.data",
@@ -191,7 +181,7 @@ impl Writer<'_> {
     ) -> Result<u8> {
         let n = (byte / CHUNK) as i64;
         let at = byte % CHUNK;
-        let mut buf: Vec<u8> = crate::stmt::prepare(
+        let mut buf: Vec<u8> = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT data FROM main.relis_chunks WHERE kid = ?1 AND n = ?2",
         )?
@@ -205,7 +195,7 @@ impl Writer<'_> {
                 buf.resize(at + 1, 0);
             }
             buf[at] = now;
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "INSERT INTO main.relis_chunks (kid, n, data) VALUES (?1, ?2, ?3)
                  ON CONFLICT (kid, n) DO UPDATE SET data = excluded.data",

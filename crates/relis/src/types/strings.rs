@@ -26,6 +26,18 @@ pub(crate) struct StrInfo {
     pub chunked: bool,
 }
 
+impl StrInfo {
+    /// A chunked string's shape from its key row, when `meta` is one (an inline string's
+    /// length is not in its metadata).
+    pub(crate) fn chunked(meta: &KeyMeta) -> Option<StrInfo> {
+        (meta.kind == KeyType::String && meta.count > 0).then_some(StrInfo {
+            id: meta.id,
+            len: meta.count as usize,
+            chunked: true,
+        })
+    }
+}
+
 /// Redis's proto-max-bulk-len: no string may grow past it.
 pub const MAX_STRING: usize = 512 * 1024 * 1024;
 
@@ -531,19 +543,19 @@ impl Writer<'_> {
         let version = self.next_version();
         let head = i64::from(raw) * STRING_RAW;
         let reuse = old
-            .and_then(crate::chunks::chunked_info)
-            .filter(|i| i.len.div_ceil(crate::chunks::CHUNK) <= crate::chunks::REUSE_UP_TO);
+            .and_then(StrInfo::chunked)
+            .filter(|i| i.len.div_ceil(crate::types::chunks::CHUNK) <= crate::types::chunks::REUSE_UP_TO);
         if let (Some(m), Some(i)) = (old, reuse) {
             // A chunked string of a few chunks is overwritten in place: its chunk rows are
             // replaced (fewer row changes than deleting them and inserting new ones).
             let expire_at = expire.unwrap_or(m.expire_at);
-            crate::stmt::prepare(
+            crate::backend::sqlite::stmt::prepare(
                 self.conn,
                 "UPDATE main.relis_keys SET expire_at = ?3, version = ?4, count = ?5, mtime = ?6,
                      head = ?7 WHERE db = ?1 AND key = ?2",
             )?
             .execute((db, key, expire_at, version, len as i64, self.now, head))?;
-            self.replace_chunks(i.id, i.len.div_ceil(crate::chunks::CHUNK), value)?;
+            self.replace_chunks(i.id, i.len.div_ceil(crate::types::chunks::CHUNK), value)?;
             return self.grow_chunks(i.id, value.len(), len);
         }
         match old {
@@ -670,7 +682,7 @@ impl Writer<'_> {
         raw: bool,
     ) -> Result<()> {
         let version = self.next_version();
-        crate::stmt::prepare(
+        crate::backend::sqlite::stmt::prepare(
             self.conn,
             "UPDATE main.relis_keys SET count = ?3, version = ?4, mtime = ?5, head = ?6
              WHERE db = ?1 AND key = ?2",
@@ -700,7 +712,7 @@ impl Writer<'_> {
         old: &[u8],
         new: &[u8],
     ) -> Result<()> {
-        match crate::chunks::chunked_info(meta) {
+        match StrInfo::chunked(meta) {
             Some(i) if i.len == new.len() && old.len() == new.len() => {
                 self.patch_chunks(i.id, old, new)?;
                 self.touch_string(db, key, meta, false)
@@ -714,7 +726,7 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors only.
     pub(crate) fn string_of(&self, db: u32, key: &[u8], meta: &KeyMeta) -> Result<Vec<u8>> {
-        match crate::chunks::chunked_info(meta) {
+        match StrInfo::chunked(meta) {
             Some(i) => self.read_chunks(i.id, 0, i.len),
             None => Ok(self.get(db, key)?.map(Vec::from).unwrap_or_default()),
         }
