@@ -502,18 +502,22 @@ impl<R: Read> FileReader<R> {
                     self.value(ty, at)?;
                     let key = self.decode_string(0, key_at)?;
                     let mut input = Input::new(&self.buf[split..]);
-                    let value = match decode_object(ty, &mut input) {
-                        Ok(v) if input.remaining() == 0 => v,
-                        Ok(_) => {
-                            return Err(self.fail_at(
-                                value_at + input.position() as u64,
-                                "value longer than its structure",
-                            ))
-                        }
-                        Err(e) => {
-                            return Err(self.fail_at(value_at + input.position() as u64, e.0))
-                        }
+                    let fault = match decode_object(ty, &mut input) {
+                        Ok(v) if input.remaining() == 0 => Ok(v),
+                        Ok(_) => Err("value longer than its structure"),
+                        Err(e) => Err(e.0),
                     };
+                    // Where the decoder stopped, and which key, to find it in the file.
+                    let value = fault.map_err(|e| {
+                        let mut name = String::from_utf8_lossy(&key[..key.len().min(64)]);
+                        if key.len() > 64 {
+                            name.to_mut().push_str("...");
+                        }
+                        self.fail_at(
+                            value_at + input.position() as u64,
+                            format!("key '{name}': {e}"),
+                        )
+                    })?;
                     return Ok(Some(Record::Entry(Entry {
                         db: self.db,
                         key,
