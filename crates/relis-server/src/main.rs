@@ -18,8 +18,8 @@ const HELP: &str = "Usage: relis-server [/path/to/relis.conf] [options]
 
 A Redis 7.0 compatible server that keeps its data in SQLite.
 
---import loads an RDB file written by redis-server into the data file (dir/dbfilename; a
-new one, or keys added to an existing one, all or nothing) and exits; --export writes the
+--import loads an RDB file written by redis-server (- reads standard input) into the data
+file (dir/dbfilename; a new one, or keys added to an existing one, all or nothing) and exits; --export writes the
 data file's whole keyspace to an RDB file that redis-server 7.0 loads, and exits.
 
 The config file holds redis.conf-style lines (`name value`); --name value options override it.

@@ -251,8 +251,8 @@ fn nonempty(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.len() > 0)
 }
 
-/// `--import`: loads the RDB file at `rdb_path` into the data file `config` names, through a
-/// staging copy (see the module documentation).
+/// `--import`: loads the RDB file at `rdb_path` (`-`: standard input) into the data file
+/// `config` names, through a staging copy (see the module documentation).
 ///
 /// # Errors
 /// No data file (`dbfilename :memory:`), the RDB file cannot be read or is bad (the message
@@ -262,9 +262,15 @@ pub fn import(config: &Config, rdb_path: &Path) -> Result<ImportSummary, String>
     let data = config
         .db_path()
         .ok_or("--import needs a data file (dbfilename is :memory:)")?;
-    let file = std::fs::File::open(rdb_path)
-        .map_err(|e| format!("cannot open {}: {e}", rdb_path.display()))?;
-    let total = file.metadata().map(|m| m.len()).unwrap_or(0);
+    // `-`: standard input (`redis-cli --rdb - | ...`), length unknown.
+    let (file, total): (Box<dyn Read>, u64) = if rdb_path == Path::new("-") {
+        (Box::new(std::io::stdin().lock()), 0)
+    } else {
+        let f = std::fs::File::open(rdb_path)
+            .map_err(|e| format!("cannot open {}: {e}", rdb_path.display()))?;
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        (Box::new(f), len)
+    };
     if let Some(dir) = data.parent() {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("{}: cannot create directory: {e}", dir.display()))?;
