@@ -39,7 +39,8 @@ const EXTRA: &[&str] = &[
     "SET gone v PX 1",
 ];
 
-const LIBRARY: &str = "#!lua name=rdblib\nredis.register_function('hello', function() return 'hi' end)";
+const LIBRARY: &str =
+    "#!lua name=rdblib\nredis.register_function('hello', function() return 'hi' end)";
 
 /// Keys (with their database) compared between the servers.
 fn all_keys() -> Vec<(u32, String)> {
@@ -78,7 +79,11 @@ async fn compare(want: &mut Raw, got: &mut Raw) {
         let w = contents(want, &key).await;
         assert_eq!(contents(got, &key).await, w, "db {db} key {key}");
         let w = want.cmd(&["PEXPIRETIME", &key]).await;
-        assert_eq!(got.cmd(&["PEXPIRETIME", &key]).await, w, "db {db} key {key}");
+        assert_eq!(
+            got.cmd(&["PEXPIRETIME", &key]).await,
+            w,
+            "db {db} key {key}"
+        );
     }
     for db in [0, 3, 15] {
         for c in [&mut *want, &mut *got] {
@@ -248,7 +253,8 @@ fn expired_keys_are_dropped() {
     let mut w = FileWriter::new(Vec::new()).unwrap();
     w.select_db(0, 3, 2).unwrap();
     let v = Object::String("v".into());
-    w.entry(b"past", &v, ObjectKind::General, Some(1_000)).unwrap();
+    w.entry(b"past", &v, ObjectKind::General, Some(1_000))
+        .unwrap();
     w.entry(b"future", &v, ObjectKind::General, Some(4_000_000_000_000))
         .unwrap();
     w.entry(b"plain", &v, ObjectKind::General, None).unwrap();

@@ -203,4 +203,3 @@ pub async fn build(c: &mut Raw) {
         }
     }
 }
-
