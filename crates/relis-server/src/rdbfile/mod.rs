@@ -33,8 +33,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver};
 
-/// RDB bytes per import transaction.
-pub const BATCH_BYTES: u64 = 32 << 20;
+/// RDB bytes per import transaction (decoded, a batch can be several times larger in memory,
+/// and up to three batches exist at once).
+pub const BATCH_BYTES: u64 = 16 << 20;
 /// Keys per import transaction.
 pub const BATCH_KEYS: usize = 20_000;
 /// Batches handed to the writer and not yet committed: the reader decodes the next batch while
