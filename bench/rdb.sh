@@ -3,6 +3,7 @@
 # own load of the same file at start-up ("DB loaded from disk" in its log), then the time of
 # `relis-server --export` of the result. The data set: RDB_KEYS strings of RDB_SIZE bytes
 # (DEBUG POPULATE) and a hash, a list, a set and a sorted set of RDB_KEYS/10 elements each.
+# Needs /usr/bin/time for the import's CPU time.
 #
 # Usage: bench/rdb.sh                                  (1,000,000 keys of 100 bytes)
 #        RDB_KEYS=20000 RELIS_BIN=target/debug/relis-server bench/rdb.sh   (a smoke run)
@@ -45,8 +46,9 @@ REDIS_S="$(sed -n 's/.*DB loaded from disk: \([0-9.]*\) seconds.*/\1/p' "$TMP/lo
 redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1 || true
 
 t0="$(now)"
-"$RELIS_BIN" --dir "$TMP/relis" --loglevel warning --import "$FILE"
+/usr/bin/time -f '%U %S' -o "$TMP/cpu" "$RELIS_BIN" --dir "$TMP/relis" --loglevel warning --import "$FILE"
 t1="$(now)"
+IMPORT_CPU="$(awk '{ printf "%.2f", $1 + $2 }' "$TMP/cpu")"
 RELIS_S="$(elapsed "$t0" "$t1")"
 "$RELIS_BIN" --dir "$TMP/relis" --loglevel warning --export "$TMP/out.rdb"
 t2="$(now)"
@@ -59,3 +61,4 @@ printf '%-28s %10s s %14s B/s %12s keys/s\n' \
     "relis-server --import" "$RELIS_S" "$(rate "$BYTES" "$RELIS_S")" "$(rate "$KEYS" "$RELIS_S")" \
     "relis-server --export" "$EXPORT_S" "$(rate "$(stat -c %s "$TMP/out.rdb")" "$EXPORT_S")" "$(rate "$KEYS" "$EXPORT_S")"
 echo "import rate / redis-server load rate: $(ratio "$REDIS_S" "$RELIS_S")"
+echo "import CPU time (user + system, all threads): $IMPORT_CPU s (on a loaded machine, compare this)"
