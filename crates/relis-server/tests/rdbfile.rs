@@ -324,3 +324,18 @@ fn the_binary_reports_a_bad_import_and_exits_1() {
         .count();
     assert_eq!(keys, 4);
 }
+
+#[test]
+fn a_failed_import_into_a_new_data_file_leaves_none() {
+    let ddir = tempfile::tempdir().unwrap();
+    let good = many_keys(BATCH_KEYS + 10);
+    let file = ddir.path().join("cut.rdb");
+    std::fs::write(&file, &good[..good.len() - 1]).unwrap();
+    let err = import(&config_in(ddir.path()), &file).unwrap_err();
+    assert!(err.contains("unexpected end of file"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(ddir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, vec!["cut.rdb".to_string()]);
+}
