@@ -3,6 +3,7 @@
 //! real-client view. A child-process server (`spawn_binary`) is there for kill/restart tests.
 #![allow(dead_code)]
 
+pub mod fixtures;
 pub mod transcript;
 
 use bytes::{Bytes, BytesMut};
