@@ -16,9 +16,47 @@ mod sql;
 use pyo3::prelude::*;
 use std::path::PathBuf;
 
+/// A clock that only moves when told to, for tests of expiry that never sleep: pass it to
+/// `open(..., clock=)`.
+#[pyclass(module = "relis", frozen)]
+struct ManualClock(relis::ManualClock);
+
+#[pymethods]
+impl ManualClock {
+    #[new]
+    #[pyo3(signature = (now_ms=1_700_000_000_000))]
+    fn new(now_ms: i64) -> Self {
+        ManualClock(relis::ManualClock::new(now_ms))
+    }
+
+    /// Moves the clock forward by `ms` milliseconds.
+    fn advance(&self, ms: i64) {
+        self.0.advance(ms);
+    }
+
+    /// Sets the clock to `ms` (unix time in milliseconds).
+    fn set(&self, ms: i64) {
+        self.0.set(ms);
+    }
+
+    /// The clock's time (unix milliseconds).
+    #[getter]
+    fn now_ms(&self) -> i64 {
+        relis::Clock::now_ms(&self.0)
+    }
+}
+
+fn clock_of(clock: Option<&ManualClock>) -> std::sync::Arc<dyn relis::Clock> {
+    match clock {
+        Some(c) => std::sync::Arc::new(c.0.clone()),
+        None => std::sync::Arc::new(relis::SystemClock),
+    }
+}
+
 /// Opens (creating if needed) the database file at `path`.
 #[pyfunction]
-#[pyo3(signature = (path, *, decode_responses=false, durability="normal", databases=16, db=0))]
+#[pyo3(signature = (path, *, decode_responses=false, durability="normal", databases=16, db=0, clock=None))]
+#[allow(clippy::too_many_arguments)]
 fn open(
     py: Python<'_>,
     path: PathBuf,
@@ -26,6 +64,7 @@ fn open(
     durability: &str,
     databases: u32,
     db: u32,
+    clock: Option<PyRef<'_, ManualClock>>,
 ) -> PyResult<db::Db> {
     let durability = relis::Durability::parse(durability).ok_or_else(|| {
         errors::data(format!(
@@ -35,6 +74,7 @@ fn open(
     let opts = relis::Options {
         durability,
         databases: databases.max(1),
+        clock: clock_of(clock.as_deref()),
         ..relis::Options::file(path)
     };
     open_with(py, opts, decode_responses, db)
@@ -42,15 +82,17 @@ fn open(
 
 /// Opens a database that lives in memory only (gone when its last handle is).
 #[pyfunction]
-#[pyo3(signature = (*, decode_responses=false, databases=16, db=0))]
+#[pyo3(signature = (*, decode_responses=false, databases=16, db=0, clock=None))]
 fn open_memory(
     py: Python<'_>,
     decode_responses: bool,
     databases: u32,
     db: u32,
+    clock: Option<PyRef<'_, ManualClock>>,
 ) -> PyResult<db::Db> {
     let opts = relis::Options {
         databases: databases.max(1),
+        clock: clock_of(clock.as_deref()),
         ..relis::Options::default()
     };
     open_with(py, opts, decode_responses, db)
@@ -69,6 +111,7 @@ fn _relis(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(open_memory, m)?)?;
+    m.add_class::<ManualClock>()?;
     m.add_class::<db::Db>()?;
     m.add_class::<db::Pipeline>()?;
     m.add_class::<db::ScanIter>()?;
