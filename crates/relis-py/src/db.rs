@@ -7,6 +7,7 @@
 //! released, a pipeline queues it and returns itself.
 
 use crate::convert::{arg, args, float_arg, int_arg, score_bound};
+use crate::engine::Engine;
 use crate::errors;
 use crate::op::{Op, Out};
 use pyo3::prelude::*;
@@ -21,7 +22,7 @@ use std::sync::{Mutex, RwLock};
 #[pyclass(module = "relis", frozen, subclass)]
 pub struct Db {
     /// `None` once closed.
-    engine: RwLock<Option<relis::Db>>,
+    engine: RwLock<Option<Engine>>,
     /// Whether replies are `str` (UTF-8 decoded) rather than `bytes`.
     decode: bool,
     /// A pipeline's queued commands; `None` for a plain handle.
@@ -32,7 +33,7 @@ impl Db {
     /// A plain handle.
     pub fn new(engine: relis::Db, decode: bool) -> Db {
         Db {
-            engine: RwLock::new(Some(engine)),
+            engine: RwLock::new(Some(Engine::new(engine))),
             decode,
             queue: None,
         }
@@ -40,11 +41,9 @@ impl Db {
 
     /// The engine, or `ConnectionError` once closed.
     pub fn engine(&self) -> PyResult<relis::Db> {
-        self.engine
-            .read()
-            .map_err(|_| errors::ConnectionError::new_err("the database is closed"))?
-            .clone()
-            .ok_or_else(|| errors::ConnectionError::new_err("the database is closed"))
+        let closed = || errors::ConnectionError::new_err("the database is closed");
+        let guard = self.engine.read().map_err(|_| closed())?;
+        Ok(guard.as_ref().ok_or_else(closed)?.get()?.clone())
     }
 
     /// Whether this is a pipeline (which queues commands instead of running them).
@@ -390,7 +389,7 @@ impl Db {
                 // Redis 7.0 answers an unknown type with no keys.
                 None => {
                     return Ok(ScanIter {
-                        engine: self.engine()?,
+                        engine: Engine::new(self.engine()?),
                         decode: self.decode,
                         pattern: None,
                         kind: None,
@@ -403,7 +402,7 @@ impl Db {
             },
         };
         Ok(ScanIter {
-            engine: self.engine()?,
+            engine: Engine::new(self.engine()?),
             decode: self.decode,
             pattern: r#match.map(arg).transpose()?,
             kind,
@@ -841,7 +840,7 @@ impl Db {
         let _ = transaction;
         self.not_queued("pipeline")?;
         let base = Db {
-            engine: RwLock::new(Some(self.engine()?)),
+            engine: RwLock::new(Some(Engine::new(self.engine()?))),
             decode: self.decode,
             queue: Some(Mutex::new(Vec::new())),
         };
@@ -919,7 +918,7 @@ fn pop_count(count: Option<&Bound<'_, PyAny>>) -> PyResult<Option<usize>> {
 /// `Db.scan_iter()`: every key, a page at a time.
 #[pyclass(module = "relis")]
 pub struct ScanIter {
-    engine: relis::Db,
+    engine: Engine,
     decode: bool,
     pattern: Option<Bytes>,
     kind: Option<KeyType>,
@@ -949,7 +948,7 @@ impl ScanIter {
                 self.pattern.clone(),
                 self.kind,
             );
-            let engine = self.engine.clone();
+            let engine = self.engine.get()?.clone();
             match py
                 .detach(move || run(&engine, op))
                 .map_err(|e| errors::engine(e, "scan"))?

@@ -9,6 +9,7 @@
 
 mod convert;
 mod db;
+mod engine;
 mod errors;
 mod op;
 mod sql;

@@ -3,6 +3,7 @@
 //! show its data.
 
 use crate::db::Db;
+use crate::engine::Engine;
 use crate::errors;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -159,7 +160,10 @@ pub fn prepare(this: &Db, py: Python<'_>, name: &str, sql: &str) -> PyResult<Sta
     let info = py
         .detach(move || e.sql_prepare(&name, &sql))
         .map_err(errors::sql)?;
-    Ok(Statement { engine, info })
+    Ok(Statement {
+        engine: Engine::new(engine),
+        info,
+    })
 }
 
 /// Runs the prepared statement `name`: as `execute`.
@@ -199,7 +203,7 @@ fn run_statement(
 /// A prepared statement (`Db.prepare`), stored in the database.
 #[pyclass(module = "relis", frozen)]
 pub struct Statement {
-    engine: relis::Db,
+    engine: Engine,
     info: relis::StatementInfo,
 }
 
@@ -208,7 +212,7 @@ impl Statement {
     /// Runs it with `params`: as `Db.execute`.
     #[pyo3(signature = (*params, dicts=false))]
     fn run(&self, py: Python<'_>, params: &Bound<'_, PyTuple>, dicts: bool) -> PyResult<Py<PyAny>> {
-        run_statement(py, &self.engine, &self.info.name, params, dicts)
+        run_statement(py, self.engine.get()?, &self.info.name, params, dicts)
     }
 
     /// `run(*params)`.

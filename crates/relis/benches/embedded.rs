@@ -54,6 +54,7 @@ fn main() {
         db.set("key", &value).expect("set");
     });
     time("SET (Db::set, 10k keys in turn)", n, |i| {
-        db.set(format!("other:{}", i % 10_000), &value).expect("set");
+        db.set(format!("other:{}", i % 10_000), &value)
+            .expect("set");
     });
 }

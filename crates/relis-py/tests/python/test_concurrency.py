@@ -130,3 +130,33 @@ def test_sigkill_after_a_returned_write_loses_nothing(tmp_path):
         for i in range(acked + 1):
             assert db.get(f"k{i}") == f"v{i}".encode(), f"k{i} was acknowledged but is gone"
         assert db.hget("h", f"f{acked}") == str(acked).encode()
+
+
+def test_a_forked_child_gets_an_error_not_a_hang(db):
+    db.set("k", "v")
+    pid = os.fork()
+    if pid == 0:  # the child: the engine's threads stayed in the parent
+        code = 1
+        try:
+            db.get("k")
+        except relis.RedisError as e:
+            code = 0 if "opened before fork()" in str(e) else 2
+        except BaseException:
+            code = 3
+        try:
+            db.close()  # must not wait for threads this process does not have
+        except BaseException:
+            code = 4
+        os._exit(code)
+    deadline = time.monotonic() + 20
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            raise AssertionError("the forked child hung")
+        time.sleep(0.01)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    assert db.get("k") == b"v"
