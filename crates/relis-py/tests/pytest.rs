@@ -1,7 +1,8 @@
 //! Runs the Python test suite (`tests/python`, pytest) as part of `cargo test`: makes a
 //! virtualenv under the target directory (kept between runs), installs maturin, pytest and
 //! redis-py into it from PyPI, builds and installs this package with `maturin develop` (a debug
-//! build), builds relis-server for the tests that open the same file with it, and runs pytest.
+//! build) and runs pytest, with relis-server (see [`server_binary`]) for the tests that open the
+//! same file with it.
 //!
 //! Without python3 (or its venv module) the suite is skipped with the reason printed, except
 //! under CI (`CI` set), where that is a failure.
@@ -73,6 +74,40 @@ fn venv(python: &str, dir: &Path) -> Option<PathBuf> {
     Some(bin)
 }
 
+/// relis-server, for the tests that open the same file with it: `RELIS_SERVER_BIN`, else the
+/// workspace's debug build. `cargo test` of the workspace builds that one (with the engine's
+/// test shims, for relis-server's own tests) before any test runs; only when it is missing is
+/// it built here, with the same shims, so the binary relis-server's tests expect stays there.
+fn server_binary(crate_dir: &Path, tmp: &Path) -> PathBuf {
+    if let Ok(bin) = std::env::var("RELIS_SERVER_BIN") {
+        return bin.into();
+    }
+    let server = tmp
+        .parent()
+        .expect("target dir")
+        .join("debug")
+        .join("relis-server");
+    if !server.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        run(
+            Command::new(cargo)
+                .args([
+                    "build",
+                    "--quiet",
+                    "-p",
+                    "relis-server",
+                    "--bin",
+                    "relis-server",
+                ])
+                .args(["--features", "test-shims"])
+                .current_dir(crate_dir),
+            "cargo build -p relis-server",
+        );
+    }
+    assert!(server.exists(), "no relis-server at {}", server.display());
+    server
+}
+
 #[test]
 fn pytest_suite() {
     let python = std::env::var("RELIS_PYTHON").unwrap_or_else(|_| "python3".into());
@@ -95,27 +130,7 @@ fn pytest_suite() {
             .env("PATH", &path),
         "maturin develop",
     );
-    // The server binary, for the tests that open the same file with it.
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    run(
-        Command::new(cargo)
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "relis-server",
-                "--bin",
-                "relis-server",
-            ])
-            .current_dir(crate_dir),
-        "cargo build -p relis-server",
-    );
-    let server = tmp
-        .parent()
-        .expect("target dir")
-        .join("debug")
-        .join("relis-server");
-    assert!(server.exists(), "no relis-server at {}", server.display());
+    let server = server_binary(crate_dir, tmp);
     run(
         Command::new(bin.join("python"))
             .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
