@@ -486,6 +486,15 @@ impl Db {
         let key = Arc::as_ptr(&self.shared) as usize;
         LOCAL_READERS.with(|cell| {
             let mut map = cell.borrow_mut();
+            // An engine can be opened at the address of one that has shut down: the connection
+            // kept under that address is the old engine's, on its file.
+            let stop = Arc::as_ptr(&self.shared.stop);
+            if map
+                .get(&key)
+                .is_some_and(|local| !std::ptr::eq(local.alive.as_ptr(), stop))
+            {
+                map.remove(&key);
+            }
             if !map.contains_key(&key) {
                 // Forget connections of engines that have shut down.
                 map.retain(|_, local| local.alive.upgrade().is_some());
@@ -1226,6 +1235,21 @@ mod tests {
         let writer = db.write(|w| Ok(run(w.conn))).unwrap();
         let reader = db.read(|r| Ok(run(r.conn))).unwrap();
         (writer, reader)
+    }
+
+    /// Engines opened and closed one after another on one thread, each on its own file: the
+    /// allocator hands a closed engine's address out again, and a read on the calling thread
+    /// must not go through the closed engine's thread-local connection (still open on the
+    /// other file) then.
+    #[test]
+    fn read_here_does_not_reuse_a_closed_engines_connection() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..60 {
+            let db = crate::Db::open(dir.path().join(format!("{i}.db"))).unwrap();
+            db.set("k", i.to_string()).unwrap();
+            let got = db.read_here(|r| r.get(0, b"k")).unwrap().unwrap().unwrap();
+            assert_eq!(got.as_deref(), Some(i.to_string().as_bytes()), "engine {i}");
+        }
     }
 
     #[test]

@@ -1,0 +1,60 @@
+//! Embedded GET and SET latency: the typed blocking methods of a file database
+//! (`durability normal`, the default) called from one thread, as an application (or the Python
+//! package) calls them. Prints mean, median and p99 per call.
+//!
+//! `cargo bench -p relis --bench embedded` (set `EMBEDDED_BENCH_N` for the number of calls,
+//! 100000 by default). The bar: GET <= 2 us and SET <= 10 us median.
+
+use relis::Db;
+use std::time::{Duration, Instant};
+
+fn time(label: &str, iters: u32, mut f: impl FnMut(u32)) {
+    for i in 0..iters.min(1000) {
+        f(i); // warm the caches and the statement cache
+    }
+    let mut samples = Vec::with_capacity(iters as usize);
+    for i in 0..iters {
+        let t = Instant::now();
+        f(i);
+        samples.push(t.elapsed());
+    }
+    samples.sort();
+    let mean: Duration = samples.iter().sum::<Duration>() / iters;
+    let p50 = samples[samples.len() / 2];
+    let p99 = samples[samples.len() * 99 / 100];
+    println!(
+        "{label:<36} mean {:>8.2} us   p50 {:>8.2} us   p99 {:>8.2} us",
+        mean.as_secs_f64() * 1e6,
+        p50.as_secs_f64() * 1e6,
+        p99.as_secs_f64() * 1e6
+    );
+}
+
+fn main() {
+    let n: u32 = std::env::var("EMBEDDED_BENCH_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000)
+        .max(100);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = Db::open(dir.path().join("embedded.db")).expect("open");
+    let value = vec![b'x'; 16];
+    db.set("key", &value).expect("set");
+    for i in 0..10_000 {
+        db.set(format!("other:{i}"), &value).expect("set");
+    }
+    time("GET (Db::get, hit)", n, |_| {
+        std::hint::black_box(db.get("key").expect("get"));
+    });
+    time("GET (Db::read_here, hit)", n, |_| {
+        let v = db.read_here(|r| r.get(0, b"key")).expect("file db");
+        std::hint::black_box(v.expect("read").expect("get"));
+    });
+    time("SET (Db::set, same key)", n, |_| {
+        db.set("key", &value).expect("set");
+    });
+    time("SET (Db::set, 10k keys in turn)", n, |i| {
+        db.set(format!("other:{}", i % 10_000), &value)
+            .expect("set");
+    });
+}
