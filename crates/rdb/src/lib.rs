@@ -1,7 +1,7 @@
 //! Redis's RDB serialization of single values, as DUMP, RESTORE and MIGRATE carry them, and
 //! the pieces an RDB file is built from (lengths, strings, LZF, CRC-64, the compact encodings):
 //! written so that loading and writing whole RDB files, and following a live Redis as a
-//! replica, can reuse it.
+//! replica, can reuse it. [`file`] reads and writes whole RDB files as streams.
 //!
 //! Every decoder here takes hostile input: lengths are checked against the bytes that remain
 //! before anything is allocated, the compact encodings (listpack, ziplist, intset, zipmap) are
@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 pub mod crc64;
+pub mod file;
 pub mod intset;
 pub mod listpack;
 pub mod lzf;

@@ -17,6 +17,7 @@ pub mod monitor;
 pub mod observe;
 pub mod pause;
 pub mod pubsub;
+pub mod rdbfile;
 pub mod script;
 pub mod server;
 pub mod tls;
@@ -42,7 +43,12 @@ pub fn open_engine(config: &config::Config) -> Result<relis::Db, relis::Error> {
             })?;
         }
     }
-    relis::Db::open_with(relis::Options {
+    relis::Db::open_with(engine_options(config, path))
+}
+
+/// The engine options `config` asks for, on the file at `path` (`None`: in memory).
+pub fn engine_options(config: &config::Config, path: Option<std::path::PathBuf>) -> relis::Options {
+    relis::Options {
         path,
         durability: config.durability,
         databases: config.databases,
@@ -50,7 +56,7 @@ pub fn open_engine(config: &config::Config) -> Result<relis::Db, relis::Error> {
         max_batch: config.max_batch,
         page_size: config.page_size,
         ..relis::Options::default()
-    })
+    }
 }
 
 /// A running server, for tests and embedding: dropping it does not stop it; call

@@ -11,10 +11,16 @@ use std::path::PathBuf;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const HELP: &str = "Usage: relis-server [/path/to/relis.conf] [options]
+       relis-server [/path/to/relis.conf] [options] --import dump.rdb
+       relis-server [/path/to/relis.conf] [options] --export out.rdb
        relis-server --version
        relis-server --help
 
 A Redis 7.0 compatible server that keeps its data in SQLite.
+
+--import loads an RDB file written by redis-server into the data file (dir/dbfilename; a
+new one, or keys added to an existing one, all or nothing) and exits; --export writes the
+data file's whole keyspace to an RDB file that redis-server 7.0 loads, and exits.
 
 The config file holds redis.conf-style lines (`name value`); --name value options override it.
 Examples:
@@ -35,7 +41,7 @@ Settings: port bind dir dbfilename databases requirepass aclfile maxclients prot
           *-ziplist-*, lua-time-limit, ...): accepted, checked and reported (see README)";
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--help" || a == "-h") {
         println!("{HELP}");
         return;
@@ -43,6 +49,18 @@ fn main() {
     if args.iter().any(|a| a == "--version" || a == "-v") {
         println!("relis-server v={VERSION} (redis_version={REDIS_VERSION})");
         return;
+    }
+    // `--import FILE` / `--export FILE`: a file operation instead of serving.
+    let mut file_op = None;
+    if let Some(i) = args.iter().position(|a| a == "--import" || a == "--export") {
+        let Some(path) = args.get(i + 1).filter(|p| !p.starts_with("--")) else {
+            fail(&format!("{} needs a file name", args[i]));
+        };
+        file_op = Some((args[i] == "--import", PathBuf::from(path)));
+        args.drain(i..i + 2);
+        if args.iter().any(|a| a == "--import" || a == "--export") {
+            fail("give one of --import and --export, once");
+        }
     }
     let mut config = Config::default();
     let mut rest = &args[..];
@@ -66,6 +84,10 @@ fn main() {
         fail(&e);
     }
     init_logging(&config);
+    if let Some((import, path)) = file_op {
+        file_operation(&config, import, &path);
+        return;
+    }
 
     // Network threads: Redis's io-threads (1 by default, as there). Each keeps its fast reads'
     // SQLite snapshot while it has work and the engine commits nothing, and drops it when idle.
@@ -149,6 +171,46 @@ fn main() {
         tracing::info!("Relis is now ready to exit, bye bye...");
         drop(shared);
     });
+}
+
+/// `--import` / `--export`: runs it, reports, and exits with status 1 on failure.
+fn file_operation(config: &Config, import: bool, path: &std::path::Path) {
+    let data = config
+        .db_path()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| ":memory:".into());
+    let started = std::time::Instant::now();
+    if import {
+        match relis_server::rdbfile::import(config, path) {
+            Ok(s) => tracing::info!(
+                "imported {} keys, {} function libraries from {} ({} bytes) into {data} in {:.1}s; {} expired keys dropped{}",
+                s.keys,
+                s.functions,
+                path.display(),
+                s.bytes,
+                started.elapsed().as_secs_f64(),
+                s.expired,
+                if s.module_aux > 0 {
+                    format!(", {} module aux records skipped", s.module_aux)
+                } else {
+                    String::new()
+                }
+            ),
+            Err(e) => fail(&format!("Import failed: {e}\n{data} is unchanged.")),
+        }
+    } else {
+        match relis_server::rdbfile::export(config, path) {
+            Ok(s) => tracing::info!(
+                "exported {} keys, {} function libraries from {data} to {} ({} bytes) in {:.1}s",
+                s.keys,
+                s.functions,
+                path.display(),
+                s.bytes,
+                started.elapsed().as_secs_f64()
+            ),
+            Err(e) => fail(&format!("Export failed: {e}")),
+        }
+    }
 }
 
 /// Binds `port` on every address of `bind`, or stops start-up naming the address.

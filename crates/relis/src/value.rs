@@ -185,6 +185,39 @@ impl Reader<'_> {
     }
 }
 
+impl Reader<'_> {
+    /// Every live key of database `db` with its whole value, in key order, handed to `f` one
+    /// at a time (RDB export: the keyspace never has to fit in memory). All of it is read in
+    /// this reader's one snapshot. An error from `f` stops the walk and is returned.
+    ///
+    /// # Errors
+    /// Storage errors, or `f`'s.
+    pub fn each_dumped<E: From<crate::Error>>(
+        &self,
+        db: u32,
+        mut f: impl FnMut(&[u8], Dumped) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        // Not from the statement table: the values are read with its statements meanwhile.
+        let mut st = self
+            .conn
+            .prepare(&format!(
+                "SELECT key FROM main.relis_keys WHERE db = :db AND {} ORDER BY key",
+                crate::store::LIVE
+            ))
+            .map_err(crate::Error::from)?;
+        let mut rows = st
+            .query(rusqlite::named_params! {":db": db, ":now": self.now})
+            .map_err(crate::Error::from)?;
+        while let Some(row) = rows.next().map_err(crate::Error::from)? {
+            let key: Vec<u8> = row.get(0).map_err(crate::Error::from)?;
+            if let Some(d) = self.dump_value(db, &key)? {
+                f(&key, d)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Writer<'_> {
     /// Creates the stream `s` at `key` (which does not exist), all its rows at once.
     fn put_stream(&mut self, db: u32, key: &[u8], s: &StreamValue) -> Result<()> {
@@ -395,6 +428,47 @@ mod tests {
             assert_eq!(info.meta.mtime, T0 - 7000);
         }
         assert_eq!(db.read(|r| r.set_encoding(0, b"k2")).unwrap(), "intset");
+    }
+
+    #[test]
+    fn each_dumped_walks_live_keys_in_order() {
+        let clock = Arc::new(ManualClock::new(T0));
+        let db = Db::open_with(Options {
+            clock: clock.clone(),
+            ..Options::default()
+        })
+        .unwrap();
+        db.set("b", "2").unwrap();
+        db.set("a", "1").unwrap();
+        db.write(|w| {
+            w.restore_value(
+                0,
+                b"gone",
+                &Value::String(b("x")),
+                RestoreOptions {
+                    expire_at: Some(T0 + 10),
+                    ..RestoreOptions::default()
+                },
+            )
+        })
+        .unwrap();
+        db.write(|w| w.restore_value(1, b"other", &Value::String(b("y")), RestoreOptions::default()))
+            .unwrap();
+        db.set_active_expire(false);
+        clock.advance(10);
+        let seen = db
+            .read(|r| {
+                let mut seen = Vec::new();
+                r.each_dumped::<crate::Error>(0, |k, d| {
+                    seen.push((k.to_vec(), d.value));
+                    Ok(())
+                })?;
+                Ok(seen)
+            })
+            .unwrap();
+        let keys: Vec<&[u8]> = seen.iter().map(|(k, _)| &k[..]).collect();
+        assert_eq!(keys, vec![&b"a"[..], b"b"]);
+        assert_eq!(seen[0].1, Value::String(b("1")));
     }
 
     #[test]

@@ -167,6 +167,14 @@ pub fn to_value(o: Object) -> Value {
     }
 }
 
+/// The RDB encoding Redis would write a value of OBJECT ENCODING `encoding` in.
+pub fn object_kind(encoding: &str) -> ObjectKind {
+    match encoding {
+        "listpack" | "intset" => ObjectKind::Compact,
+        _ => ObjectKind::General,
+    }
+}
+
 /// A DUMP payload and the key's expiry (unix ms).
 pub type Payload = (Vec<u8>, Option<i64>);
 
@@ -178,10 +186,7 @@ pub fn payload(r: &relis::Reader<'_>, db: u32, key: &[u8]) -> Result<Option<Payl
     let Some(d) = r.dump_value(db, key)? else {
         return Ok(None);
     };
-    let kind = match d.encoding {
-        "listpack" | "intset" => ObjectKind::Compact,
-        _ => ObjectKind::General,
-    };
+    let kind = object_kind(d.encoding);
     Ok(Some((
         rdb::payload::dump(&to_object(d.value), kind),
         d.expire_at,

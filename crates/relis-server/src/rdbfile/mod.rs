@@ -1,0 +1,416 @@
+//! RDB files in and out of the data file: `relis-server --import dump.rdb` loads one written by
+//! redis-server (any RDB version Redis 7.0 reads), `relis-server --export out.rdb` writes one
+//! redis-server 7.0 loads. Both run before (instead of) serving, on the configured data file.
+//!
+//! **Import** never changes the data file unless it succeeds: it works on a staging copy
+//! (`<dbfilename>.import`, next to it: a consistent copy of the current file through SQLite's
+//! backup, or a new file), streams the RDB into it in large transactions (one per
+//! [`BATCH_BYTES`] of RDB or [`BATCH_KEYS`] keys, so the WAL stays about one batch long
+//! however large the file), and only when the whole file has loaded and its checksum matched
+//! renames the staging file over the data file. On a bad or truncated file, or any failure,
+//! the staging file is deleted and the error names the byte offset. A key in the file replaces
+//! a key of the same name in the data file; other keys stay. Keys already expired are dropped,
+//! as a Redis master does when it loads. Functions are loaded (checked as FUNCTION LOAD checks
+//! them) and replace libraries of the same name. The data file must not be in use by a
+//! running server meanwhile.
+//!
+//! **Export** reads the whole keyspace in one snapshot (all databases, expiries, function
+//! libraries) and writes version 10 with Redis 7.0's encodings to `<out>.tmp`, renamed to
+//! `<out>` when complete.
+//!
+//! [`load`] is the loader itself, taking any byte stream: a replica's full resync will hand it
+//! the socket.
+
+pub mod progress;
+
+use crate::cmd::keys::dump::{object_kind, to_object, to_value};
+use crate::config::Config;
+use progress::Progress;
+use rdb::file::{FileReader, FileWriter, Record};
+use relis::{Db, RestoreOptions, Restored, Value};
+use std::collections::VecDeque;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver};
+
+/// RDB bytes per import transaction.
+pub const BATCH_BYTES: u64 = 32 << 20;
+/// Keys per import transaction.
+pub const BATCH_KEYS: usize = 20_000;
+/// Batches handed to the writer and not yet committed: the reader decodes the next batch while
+/// the writer inserts the last one.
+const IN_FLIGHT: usize = 2;
+
+/// What an import did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ImportSummary {
+    /// Keys written.
+    pub keys: u64,
+    /// Keys dropped because they had expired.
+    pub expired: u64,
+    /// Function libraries loaded.
+    pub functions: u64,
+    /// Module auxiliary records skipped.
+    pub module_aux: u64,
+    /// Bytes of RDB read.
+    pub bytes: u64,
+}
+
+/// What an export wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExportSummary {
+    /// Keys written.
+    pub keys: u64,
+    /// Function libraries written.
+    pub functions: u64,
+    /// Bytes of RDB written.
+    pub bytes: u64,
+}
+
+/// One transaction's worth of records.
+#[derive(Default)]
+struct Batch {
+    keys: Vec<(u32, bytes::Bytes, Value, RestoreOptions)>,
+    functions: Vec<(String, bytes::Bytes)>,
+    first_offset: u64,
+}
+
+impl Batch {
+    fn is_empty(&self) -> bool {
+        self.keys.is_empty() && self.functions.is_empty()
+    }
+}
+
+/// Sends `batch` to the writer as one job (so one transaction) and remembers where to hear
+/// how many keys it wrote.
+fn send(db: &Db, batch: Batch, inflight: &mut VecDeque<(u64, Receiver<relis::Result<u64>>)>) {
+    let (tx, rx) = sync_channel(1);
+    let at = batch.first_offset;
+    db.write_async(
+        move |w| {
+            let r = w.atomic(|w| {
+                for (name, code) in &batch.functions {
+                    w.function_put(name, code)?;
+                }
+                let mut written = 0;
+                for (db, key, value, opts) in &batch.keys {
+                    if w.restore_value(*db, key, value, *opts)? == Restored::Written {
+                        written += 1;
+                    }
+                }
+                Ok::<u64, relis::Error>(written)
+            });
+            // Any failure fails the whole transaction: the import stops anyway.
+            if let Err(e) = &r {
+                w.poison(e.clone());
+            }
+            r
+        },
+        move |r| {
+            let _ = tx.send(r.and_then(|r| r));
+        },
+    );
+    inflight.push_back((at, rx));
+}
+
+/// Waits for the oldest batch in flight; returns the keys it wrote.
+fn settle(inflight: &mut VecDeque<(u64, Receiver<relis::Result<u64>>)>) -> Result<u64, String> {
+    let Some((at, rx)) = inflight.pop_front() else {
+        return Ok(0);
+    };
+    match rx.recv() {
+        Ok(Ok(n)) => Ok(n),
+        Ok(Err(e)) => Err(format!(
+            "writing the keys read from byte {at} on failed: {e}"
+        )),
+        Err(_) => Err("the engine stopped".into()),
+    }
+}
+
+/// Reads the RDB stream `input` (`total` bytes long, 0 if unknown) into `db` in large
+/// transactions, dropping keys that expired by `now_ms`, and showing progress. Stops at the
+/// first fault with an error naming its offset; what was committed before it stays in `db`
+/// (the caller decides what to do with a half-loaded engine: [`import`] throws it away).
+///
+/// # Errors
+/// A malformed, truncated or unsupported stream, a database index past `databases`, a
+/// function library that does not load, a storage error.
+pub fn load(
+    db: &Db,
+    input: impl Read,
+    total: u64,
+    databases: u32,
+    now_ms: i64,
+) -> Result<ImportSummary, String> {
+    let mut progress = Progress::new("importing", total);
+    let mut reader = FileReader::new(input).map_err(|e| e.to_string())?;
+    tracing::info!("Loading RDB produced by version {}", reader.version());
+    let mut sum = ImportSummary::default();
+    let mut batch = Batch::default();
+    let mut inflight = VecDeque::new();
+    let scripting = crate::script::Scripting::default();
+    loop {
+        let at = reader.offset();
+        let rec = match reader.next_record() {
+            Ok(Some(r)) => r,
+            Ok(None) => break,
+            Err(e) => {
+                // The writer may still be busy with earlier batches: let them end first.
+                while !inflight.is_empty() {
+                    let _ = settle(&mut inflight);
+                }
+                return Err(e.to_string());
+            }
+        };
+        if batch.is_empty() {
+            batch.first_offset = at;
+        }
+        match rec {
+            Record::Aux(name, value) => {
+                if matches!(&name[..], b"redis-ver" | b"ctime" | b"used-mem" | b"aof-base") {
+                    tracing::info!(
+                        "RDB '{}': {}",
+                        String::from_utf8_lossy(&name),
+                        String::from_utf8_lossy(&value)
+                    );
+                }
+            }
+            Record::SelectDb(n) => {
+                if n >= u64::from(databases) {
+                    return Err(format!(
+                        "the file selects database {n}, but `databases` is {databases} (at byte {at})"
+                    ));
+                }
+            }
+            Record::ResizeDb(..) => {}
+            Record::ModuleAux(name) => {
+                sum.module_aux += 1;
+                tracing::warn!("skipped auxiliary data of module '{name}' (at byte {at}): Relis has no modules");
+            }
+            Record::Function(code) => {
+                let lib = crate::script::functions::evaluate(&scripting, &code).map_err(|e| {
+                    format!(
+                        "function library does not load: {} (at byte {at})",
+                        e.message()
+                    )
+                })?;
+                batch.functions.push((lib.name, code));
+                sum.functions += 1;
+            }
+            Record::Entry(e) => {
+                if e.expire_at.is_some_and(|t| t <= now_ms) {
+                    sum.expired += 1;
+                } else {
+                    let opts = RestoreOptions {
+                        replace: true,
+                        expire_at: e.expire_at,
+                        idle_secs: e.idle_secs.and_then(|s| i64::try_from(s).ok()),
+                    };
+                    // `SelectDb` checked the index.
+                    let dbi = u32::try_from(e.db).unwrap_or(u32::MAX);
+                    batch.keys.push((dbi, e.key, to_value(e.value), opts));
+                }
+            }
+        }
+        let pos = reader.offset();
+        if batch.keys.len() >= BATCH_KEYS || pos - batch.first_offset >= BATCH_BYTES {
+            send(db, std::mem::take(&mut batch), &mut inflight);
+            if inflight.len() >= IN_FLIGHT {
+                sum.keys += settle(&mut inflight)?;
+            }
+        }
+        progress.update(pos, sum.keys + batch.keys.len() as u64);
+    }
+    if !batch.is_empty() {
+        send(db, batch, &mut inflight);
+    }
+    while !inflight.is_empty() {
+        sum.keys += settle(&mut inflight)?;
+    }
+    sum.bytes = reader.offset();
+    progress.update(sum.bytes, sum.keys);
+    progress.finish();
+    Ok(sum)
+}
+
+/// `path` with `suffix` added to its file name.
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// Removes a SQLite file and its WAL and shared-memory files, if there.
+fn remove_db_files(path: &Path) {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let _ = std::fs::remove_file(with_suffix(path, suffix));
+    }
+}
+
+fn nonempty(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.len() > 0)
+}
+
+/// `--import`: loads the RDB file at `rdb_path` into the data file `config` names, through a
+/// staging copy (see the module documentation).
+///
+/// # Errors
+/// No data file (`dbfilename :memory:`), the RDB file cannot be read or is bad (the message
+/// names the offset), or the data file cannot be copied or replaced. The data file is then as
+/// it was.
+pub fn import(config: &Config, rdb_path: &Path) -> Result<ImportSummary, String> {
+    let data = config
+        .db_path()
+        .ok_or("--import needs a data file (dbfilename is :memory:)")?;
+    let file = std::fs::File::open(rdb_path)
+        .map_err(|e| format!("cannot open {}: {e}", rdb_path.display()))?;
+    let total = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if let Some(dir) = data.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("{}: cannot create directory: {e}", dir.display()))?;
+    }
+    if nonempty(&with_suffix(&data, "-wal")) && std::fs::metadata(&data).is_err() {
+        return Err(format!("{}: a WAL without its database", data.display()));
+    }
+    let staging = with_suffix(&data, ".import");
+    remove_db_files(&staging);
+    let result = (|| {
+        if data.exists() {
+            // A consistent copy of what is there (including its WAL), by SQLite's backup.
+            let current = crate::open_engine(config).map_err(|e| e.to_string())?;
+            current.backup_to(&staging).map_err(|e| {
+                format!("cannot copy {} to {}: {e}", data.display(), staging.display())
+            })?;
+        }
+        let mut opts = crate::engine_options(config, Some(staging.clone()));
+        // The staging file is thrown away if anything fails, and synced before it replaces
+        // the data file: its commits need not be.
+        opts.durability = relis::Durability::Off;
+        let db = Db::open_with(opts).map_err(|e| e.to_string())?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        let sum = load(&db, file, total, config.databases, now).map_err(|e| {
+            format!("{}: {e}", rdb_path.display())
+        })?;
+        // The last handle: the engine checkpoints its WAL into the file and stops.
+        drop(db);
+        if nonempty(&with_suffix(&staging, "-wal")) {
+            return Err(format!("{}: its WAL was not checkpointed", staging.display()));
+        }
+        std::fs::File::open(&staging)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| format!("{}: {e}", staging.display()))?;
+        Ok(sum)
+    })();
+    let sum = match result {
+        Ok(s) => s,
+        Err(e) => {
+            remove_db_files(&staging);
+            return Err(e);
+        }
+    };
+    if nonempty(&with_suffix(&data, "-wal")) {
+        remove_db_files(&staging);
+        return Err(format!(
+            "{} has uncheckpointed writes: is a server running on it?",
+            data.display()
+        ));
+    }
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(with_suffix(&data, suffix));
+        let _ = std::fs::remove_file(with_suffix(&staging, suffix));
+    }
+    std::fs::rename(&staging, &data).map_err(|e| {
+        format!("cannot move {} to {}: {e}", staging.display(), data.display())
+    })?;
+    if let Some(dir) = data.parent() {
+        let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
+    }
+    Ok(sum)
+}
+
+/// `--export`: writes the whole keyspace of the data file `config` names, and its function
+/// libraries, to an RDB file at `out` that redis-server 7.0 loads.
+///
+/// # Errors
+/// No data file, or it cannot be opened; `out` cannot be written.
+pub fn export(config: &Config, out: &Path) -> Result<ExportSummary, String> {
+    let data = config
+        .db_path()
+        .ok_or("--export needs a data file (dbfilename is :memory:)")?;
+    if !data.exists() {
+        return Err(format!("{}: no such data file", data.display()));
+    }
+    let db = crate::open_engine(config).map_err(|e| e.to_string())?;
+    let tmp = with_suffix(out, ".tmp");
+    let file = std::fs::File::create(&tmp)
+        .map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
+    let r = db.read(move |r| Ok(write_rdb(r, file)));
+    let result = match r {
+        Ok(Ok(sum)) => std::fs::rename(&tmp, out)
+            .map(|()| sum)
+            .map_err(|e| format!("cannot move {} to {}: {e}", tmp.display(), out.display())),
+        Ok(Err(e)) => Err(e),
+        Err(e) => Err(e.to_string()),
+    };
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// An export's failure, from the engine or from writing.
+struct Failed(String);
+
+impl From<relis::Error> for Failed {
+    fn from(e: relis::Error) -> Failed {
+        Failed(e.to_string())
+    }
+}
+
+/// Writes everything `r` sees to `file` as an RDB file.
+fn write_rdb(r: &relis::Reader<'_>, file: std::fs::File) -> Result<ExportSummary, String> {
+    let io = |e: std::io::Error| format!("write error: {e}");
+    let spaces = r.keyspace_info().map_err(|e| e.to_string())?;
+    let total_keys: i64 = spaces.iter().map(|s| s.keys).sum();
+    let mut progress = Progress::new("exporting", 0);
+    let mut w = FileWriter::new(std::io::BufWriter::with_capacity(1 << 20, file)).map_err(io)?;
+    let ctime = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    w.aux(b"redis-ver", crate::REDIS_VERSION.as_bytes()).map_err(io)?;
+    w.aux(b"redis-bits", b"64").map_err(io)?;
+    w.aux(b"ctime", ctime.to_string().as_bytes()).map_err(io)?;
+    w.aux(b"used-mem", b"0").map_err(io)?;
+    w.aux(b"aof-base", b"0").map_err(io)?;
+    let mut sum = ExportSummary::default();
+    for (_, code) in r.function_libraries().map_err(|e| e.to_string())? {
+        w.function(&code).map_err(io)?;
+        sum.functions += 1;
+    }
+    for space in spaces {
+        let hint = |n: i64| u64::try_from(n).unwrap_or(0);
+        w.select_db(u64::from(space.db), hint(space.keys), hint(space.expires))
+            .map_err(io)?;
+        r.each_dumped::<Failed>(space.db, |key, d| {
+            let kind = object_kind(d.encoding);
+            w.entry(key, &to_object(d.value), kind, d.expire_at)
+                .map_err(|e| Failed(io(e)))?;
+            sum.keys += 1;
+            progress.update(w.written(), sum.keys);
+            Ok(())
+        })
+        .map_err(|Failed(e)| e)?;
+    }
+    let out = w.finish().map_err(io)?;
+    let file = out.into_inner().map_err(|e| io(e.into_error()))?;
+    file.sync_all().map_err(io)?;
+    sum.bytes = file.metadata().map_or(0, |m| m.len());
+    progress.finish();
+    tracing::info!(
+        "exported {} of {total_keys} keys (the rest had expired)",
+        sum.keys
+    );
+    Ok(sum)
+}
