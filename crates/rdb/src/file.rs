@@ -510,9 +510,7 @@ impl<R: Read> FileReader<R> {
                                 "value longer than its structure",
                             ))
                         }
-                        Err(e) => {
-                            return Err(self.fail_at(value_at + input.position() as u64, e.0))
-                        }
+                        Err(e) => return Err(self.fail_at(value_at + input.position() as u64, e.0)),
                     };
                     return Ok(Some(Record::Entry(Entry {
                         db: self.db,
@@ -721,8 +719,8 @@ mod tests {
     #[test]
     fn redis_file_reads() {
         // `redis-server 7.0.15`: `SET k v`, `SAVE` (aux fields trimmed to `redis-ver`).
-        let mut f = b"REDIS0010\xfa\x09redis-ver\x067.0.15\xfe\x00\xfb\x01\x00\x00\x01k\x01v\xff"
-            .to_vec();
+        let mut f =
+            b"REDIS0010\xfa\x09redis-ver\x067.0.15\xfe\x00\xfb\x01\x00\x00\x01k\x01v\xff".to_vec();
         let crc = crc64(0, &f);
         f.extend_from_slice(&crc.to_le_bytes());
         let recs = read_all(&f).unwrap();

@@ -218,6 +218,8 @@ pub struct Shared {
     pub observe: Arc<crate::observe::Observe>,
     /// MONITOR clients.
     pub monitors: crate::monitor::Monitors,
+    /// The replication role: a replica's link to its master (REPLICAOF).
+    pub replication: crate::replica::Replication,
     shutdown: watch::Sender<bool>,
 }
 
@@ -293,6 +295,7 @@ impl Shared {
             acl,
             observe,
             monitors: Default::default(),
+            replication: Default::default(),
             shutdown,
         });
         crate::cmd::server::info::spawn_sampler(&shared);
@@ -368,6 +371,13 @@ async fn accept_loop(
     tls: bool,
 ) {
     let mut stop = shared.shutdown_signal();
+    // `replicaof` in the configuration: follow that master from the start.
+    let replicaof = shared.config.read().get("replicaof").unwrap_or_default();
+    if let Some((host, port)) = replicaof.split_once(' ') {
+        if let Ok(port) = port.parse() {
+            shared.replication.follow(&shared, host, port);
+        }
+    }
     tokio::pin!(shutdown);
     let mut tasks = tokio::task::JoinSet::new();
     loop {

@@ -452,8 +452,15 @@ mod tests {
             )
         })
         .unwrap();
-        db.write(|w| w.restore_value(1, b"other", &Value::String(b("y")), RestoreOptions::default()))
-            .unwrap();
+        db.write(|w| {
+            w.restore_value(
+                1,
+                b"other",
+                &Value::String(b("y")),
+                RestoreOptions::default(),
+            )
+        })
+        .unwrap();
         db.set_active_expire(false);
         clock.advance(10);
         let seen = db

@@ -453,14 +453,12 @@ impl Stream {
         &self.position
     }
 
-    /// The next command, with the offset after it. PINGs and `REPLCONF GETACK` come as
-    /// commands too (they move the offset; a replica answers GETACK with an ACK). `None` when
-    /// the master closed the connection cleanly between commands.
+    /// The next command if it has been received whole already, without waiting: a replica
+    /// applies what arrived together in one transaction.
     ///
     /// # Errors
-    /// [`LinkError::Timeout`] when the master is silent for the timeout, [`LinkError::Io`],
     /// [`LinkError::Protocol`] for a malformed stream.
-    pub async fn next(&mut self) -> Result<Option<Command>, LinkError> {
+    pub fn buffered_next(&mut self) -> Result<Option<Command>, LinkError> {
         loop {
             let before = self.conn.buf.len();
             match self.decoder.decode(&mut self.conn.buf) {
@@ -474,8 +472,23 @@ impl Stream {
                         end: self.position.offset,
                     }));
                 }
-                Ok(None) => {}
+                Ok(None) => return Ok(None),
                 Err(e) => return Err(LinkError::Protocol(e.0)),
+            }
+        }
+    }
+
+    /// The next command, with the offset after it. PINGs and `REPLCONF GETACK` come as
+    /// commands too (they move the offset; a replica answers GETACK with an ACK). `None` when
+    /// the master closed the connection cleanly between commands.
+    ///
+    /// # Errors
+    /// [`LinkError::Timeout`] when the master is silent for the timeout, [`LinkError::Io`],
+    /// [`LinkError::Protocol`] for a malformed stream.
+    pub async fn next(&mut self) -> Result<Option<Command>, LinkError> {
+        loop {
+            if let Some(c) = self.buffered_next()? {
+                return Ok(Some(c));
             }
             match self.conn.fill("the command stream").await {
                 Err(LinkError::Io(e))

@@ -167,7 +167,10 @@ pub fn load(
         }
         match rec {
             Record::Aux(name, value) => {
-                if matches!(&name[..], b"redis-ver" | b"ctime" | b"used-mem" | b"aof-base") {
+                if matches!(
+                    &name[..],
+                    b"redis-ver" | b"ctime" | b"used-mem" | b"aof-base"
+                ) {
                     tracing::info!(
                         "RDB '{}': {}",
                         String::from_utf8_lossy(&name),
@@ -279,7 +282,11 @@ pub fn import(config: &Config, rdb_path: &Path) -> Result<ImportSummary, String>
             // A consistent copy of what is there (including its WAL), by SQLite's backup.
             let current = crate::open_engine(config).map_err(|e| e.to_string())?;
             current.backup_to(&staging).map_err(|e| {
-                format!("cannot copy {} to {}: {e}", data.display(), staging.display())
+                format!(
+                    "cannot copy {} to {}: {e}",
+                    data.display(),
+                    staging.display()
+                )
             })?;
         }
         let mut opts = crate::engine_options(config, Some(staging.clone()));
@@ -290,13 +297,15 @@ pub fn import(config: &Config, rdb_path: &Path) -> Result<ImportSummary, String>
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64);
-        let sum = load(&db, file, total, config.databases, now).map_err(|e| {
-            format!("{}: {e}", rdb_path.display())
-        })?;
+        let sum = load(&db, file, total, config.databases, now)
+            .map_err(|e| format!("{}: {e}", rdb_path.display()))?;
         // The last handle: the engine checkpoints its WAL into the file and stops.
         drop(db);
         if nonempty(&with_suffix(&staging, "-wal")) {
-            return Err(format!("{}: its WAL was not checkpointed", staging.display()));
+            return Err(format!(
+                "{}: its WAL was not checkpointed",
+                staging.display()
+            ));
         }
         std::fs::File::open(&staging)
             .and_then(|f| f.sync_all())
@@ -322,7 +331,11 @@ pub fn import(config: &Config, rdb_path: &Path) -> Result<ImportSummary, String>
         let _ = std::fs::remove_file(with_suffix(&staging, suffix));
     }
     std::fs::rename(&staging, &data).map_err(|e| {
-        format!("cannot move {} to {}: {e}", staging.display(), data.display())
+        format!(
+            "cannot move {} to {}: {e}",
+            staging.display(),
+            data.display()
+        )
     })?;
     if let Some(dir) = data.parent() {
         let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
@@ -344,8 +357,8 @@ pub fn export(config: &Config, out: &Path) -> Result<ExportSummary, String> {
     }
     let db = crate::open_engine(config).map_err(|e| e.to_string())?;
     let tmp = with_suffix(out, ".tmp");
-    let file = std::fs::File::create(&tmp)
-        .map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
+    let file =
+        std::fs::File::create(&tmp).map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
     let r = db.read(move |r| Ok(write_rdb(r, file)));
     let result = match r {
         Ok(Ok(sum)) => std::fs::rename(&tmp, out)
@@ -379,7 +392,8 @@ fn write_rdb(r: &relis::Reader<'_>, file: std::fs::File) -> Result<ExportSummary
     let ctime = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    w.aux(b"redis-ver", crate::REDIS_VERSION.as_bytes()).map_err(io)?;
+    w.aux(b"redis-ver", crate::REDIS_VERSION.as_bytes())
+        .map_err(io)?;
     w.aux(b"redis-bits", b"64").map_err(io)?;
     w.aux(b"ctime", ctime.to_string().as_bytes()).map_err(io)?;
     w.aux(b"used-mem", b"0").map_err(io)?;

@@ -137,7 +137,12 @@ mod tests {
         let mut p = Progress::new("importing", 2_000_000);
         p.start = Instant::now() - Duration::from_secs(2);
         let line = p.line(1_000_000, 5000);
-        assert!(line.starts_with("importing [###############               ]  50% 1.0 MB/2.0 MB, 5000 keys, "), "{line}");
+        assert!(
+            line.starts_with(
+                "importing [###############               ]  50% 1.0 MB/2.0 MB, 5000 keys, "
+            ),
+            "{line}"
+        );
         assert!(line.contains("/s, 2500 keys/s, ETA 2s"), "{line}");
         assert_eq!(human(999.0), "999 B");
         assert_eq!(human(1_500_000_000.0), "1.5 GB");
