@@ -528,6 +528,10 @@ fn is(argv: &[Bytes], name: &[u8]) -> bool {
     argv.first().is_some_and(|a| a.eq_ignore_ascii_case(name))
 }
 
+/// A write of the master's, parsed: its database, the command, its table index and the keys it
+/// may make ready (blocked clients are served from them).
+type MasterWrite = (u32, Box<dyn WriteCmd>, usize, Vec<Bytes>);
+
 /// Applies one job of the master's commands in one write job (one transaction), then delivers
 /// what it published. Returns whether the master asked for an ACK.
 async fn apply(
@@ -537,7 +541,7 @@ async fn apply(
     job: Vec<repl::Command>,
 ) -> Result<bool, LinkError> {
     let table = Table::get();
-    let mut writes: Vec<(u32, Box<dyn WriteCmd>, usize, Vec<Bytes>)> = Vec::new();
+    let mut writes: Vec<MasterWrite> = Vec::new();
     let mut publish: Vec<(Bytes, Bytes, bool)> = Vec::new();
     let mut getack = false;
     for c in job {
