@@ -376,3 +376,73 @@ async fn no_master_is_an_io_error() {
         Err(LinkError::Io(_))
     ));
 }
+
+/// A fake master that answers the handshake, then sends `after` and closes.
+async fn fake_master(after: &'static [u8]) -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        let (mut s, _) = listener.accept().await.unwrap();
+        let mut buf = vec![0u8; 4096];
+        // PING, REPLCONF x2, PSYNC: one reply each, in order.
+        let replies: [&[u8]; 4] = [
+            b"+PONG\r\n",
+            b"+OK\r\n",
+            b"+OK\r\n",
+            b"\n\n+FULLRESYNC 0123456789012345678901234567890123456789 100\r\n",
+        ];
+        for r in replies {
+            let _ = s.read(&mut buf).await;
+            s.write_all(r).await.unwrap();
+        }
+        s.write_all(after).await.unwrap();
+        let _ = s.shutdown().await;
+    });
+    port
+}
+
+/// What a hostile or broken master can send gives an error, never a panic or a hang: a bad
+/// payload header, a payload cut short, a malformed stream.
+#[tokio::test]
+async fn a_broken_master_gives_errors() {
+    let port = fake_master(b"$abc\r\n").await;
+    let Synced::Full(mut p) = repl::connect(&master(port), None).await.unwrap() else {
+        panic!()
+    };
+    assert_eq!(p.position().offset, 100);
+    assert!(matches!(
+        p.read(&mut Vec::new()).await,
+        Err(LinkError::Protocol(_))
+    ));
+
+    let port = fake_master(b"$10\r\nREDIS").await;
+    let Synced::Full(mut p) = repl::connect(&master(port), None).await.unwrap() else {
+        panic!()
+    };
+    let mut out = Vec::new();
+    let err = loop {
+        match p.read(&mut out).await {
+            Ok(0) => panic!("a cut payload ended cleanly"),
+            Ok(_) => {}
+            Err(e) => break e,
+        }
+    };
+    assert!(matches!(err, LinkError::Io(_)), "{err:?}");
+    assert_eq!(out, b"REDIS");
+    assert!(
+        p.into_stream().is_err(),
+        "no stream before the payload's end"
+    );
+
+    let port = fake_master(b"$1\r\nx*1\r\n$4\r\nPING\r\n*1\r\n$-7\r\n").await;
+    let Synced::Full(mut p) = repl::connect(&master(port), None).await.unwrap() else {
+        panic!()
+    };
+    let mut out = Vec::new();
+    while p.read(&mut out).await.unwrap() > 0 {}
+    assert_eq!(out, b"x");
+    let (mut stream, _acker) = p.into_stream().unwrap();
+    let ping = stream.next().await.unwrap().unwrap();
+    assert_eq!(ping.end, 100 + 14);
+    assert!(matches!(stream.next().await, Err(LinkError::Protocol(_))));
+}
