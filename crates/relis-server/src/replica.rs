@@ -17,8 +17,9 @@
 //!   get `-READONLY`, and with `replica-serve-stale-data no` a replica whose link is down
 //!   answers `-MASTERDOWN` to commands without the `stale` flag.
 //!
-//! Not yet: keeping the link's position across a restart (a restarted replica syncs in full),
-//! replicas of Relis (it serves no PSYNC), and the keys a master expires reach a Relis replica
+//! The position (the master's replid and the offset applied) is stored in the data file with the
+//! writes it covers (`relis_replication`), so a replica restarted with `replicaof` in its
+//! configuration continues with a partial resync. Not yet: replicas of Relis (it serves no PSYNC), and the keys a master expires reach a Relis replica
 //! as the master's DELs, but its own expiry sweep also removes them at their time.
 
 use crate::cmd::{Cx, Parsed, Spec, Table, WriteCmd};
@@ -174,11 +175,15 @@ impl Replication {
     }
 
     /// REPLICAOF NO ONE: drops the link; the server is a master with the data it has.
-    pub fn promote(&self) {
+    pub fn promote(&self, server: &Shared) {
         let mut link = self.link.lock();
         self.replica.store(false, Ordering::Relaxed);
         if let Some(l) = link.take() {
             l.task.abort();
+            // A master has no position in another's history (a later REPLICAOF syncs in full).
+            server
+                .db
+                .write_async(|w| w.clear_replication_position(), |_| {});
             tracing::info!("MASTER MODE enabled (user request)");
         }
         self.loading.store(false, Ordering::Relaxed);
@@ -310,7 +315,20 @@ fn master(server: &Shared, host: &str, port: u16) -> Master {
 /// The link's task: connect, sync, follow; again after every failure, until aborted.
 async fn run(server: Arc<Shared>, host: String, port: u16) {
     let rep = &server.replication;
-    let mut resume: Option<Position> = None;
+    // Where the file says this replica stands (written with the writes it covers): after a
+    // restart, the link continues from there.
+    let stored = {
+        let server = server.clone();
+        tokio::task::spawn_blocking(move || server.db.read(|r| r.replication_position())).await
+    };
+    let mut resume: Option<Position> = match stored {
+        Ok(Ok(Some((replid, offset)))) => {
+            tracing::info!("Continuing from the stored replication position {replid}:{offset}");
+            rep.applied.store(offset, Ordering::SeqCst);
+            Some(Position { replid, offset })
+        }
+        _ => None,
+    };
     loop {
         rep.set_state(LinkState::Connecting);
         let synced = repl::connect(&master(&server, &host, port), resume.as_ref()).await;
@@ -351,6 +369,26 @@ async fn run(server: Arc<Shared>, host: String, port: u16) {
         };
         let replid = stream.position().replid.clone();
         rep.applied.store(stream.offset(), Ordering::SeqCst);
+        // The position the sync brought (a full sync's, or a new replid from +CONTINUE).
+        let (id, at) = (replid.clone(), stream.offset());
+        let stored = {
+            let server = server.clone();
+            tokio::task::spawn_blocking(move || {
+                server
+                    .db
+                    .write(move |w| w.set_replication_position(&id, at))
+            })
+            .await
+        };
+        if let Err(e) = stored
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.map_err(|e| e.to_string()))
+        {
+            tracing::warn!("Storing the replication position failed: {e}");
+            rep.set_state(LinkState::Connect);
+            tokio::time::sleep(RECONNECT).await;
+            continue;
+        }
         rep.update(|l| {
             l.replid = replid.clone();
             l.received = stream.offset();
@@ -510,7 +548,8 @@ async fn apply_stream(
         if let Err(e) = gathered {
             break e;
         }
-        match apply(server, &user, &mut db, job).await {
+        let replid = stream.position().replid.clone();
+        match apply(server, &user, &mut db, job, (replid, end)).await {
             Ok(getack) => {
                 applied.store(end, Ordering::SeqCst);
                 if getack {
@@ -539,6 +578,7 @@ async fn apply(
     user: &Arc<crate::acl::User>,
     db: &mut u32,
     job: Vec<repl::Command>,
+    position: (String, i64),
 ) -> Result<bool, LinkError> {
     let table = Table::get();
     let mut writes: Vec<MasterWrite> = Vec::new();
@@ -629,6 +669,11 @@ async fn apply(
                             String::from_utf8_lossy(&e)
                         );
                     }
+                }
+                // The position commits with the writes it covers: a restart continues exactly
+                // after them.
+                if let Err(e) = w.set_replication_position(&position.0, position.1) {
+                    w.poison(e);
                 }
                 served
             },

@@ -447,3 +447,53 @@ async fn a_replica_authenticates_with_masterauth() {
         .unwrap();
     assert_eq!(got, "v");
 }
+
+/// A replica killed with SIGKILL while following, restarted with `replicaof` in its settings,
+/// continues from the position stored with its last committed writes (a partial resync: the
+/// master counts no second full sync) and ends with the master's data.
+#[tokio::test]
+async fn a_killed_replica_continues_after_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((redis, mut m)) = master_with_data(dir.path()).await else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let port = redis.port.to_string();
+    let args = ["--replicaof", "127.0.0.1", port.as_str()];
+    let mut relis = common::spawn_binary(data.path(), &args);
+    let mut r = connect(relis.addr()).await;
+    caught_up(&mut m, &mut r).await;
+    // Writes keep coming while the replica dies.
+    let writer = tokio::spawn(async move {
+        for i in 0..2000 {
+            let _: () = redis::cmd("INCR")
+                .arg("n")
+                .query_async(&mut m)
+                .await
+                .unwrap();
+            if i % 10 == 0 {
+                let _: () = redis::cmd("RPUSH")
+                    .arg("l2")
+                    .arg(i)
+                    .query_async(&mut m)
+                    .await
+                    .unwrap();
+            }
+        }
+        m
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    relis.kill9();
+    let mut m = writer.await.unwrap();
+    let relis = common::spawn_binary(data.path(), &args);
+    let mut r = connect(relis.addr()).await;
+    caught_up(&mut m, &mut r).await;
+    assert_eq!(snapshot(&mut r).await, snapshot(&mut m).await);
+    let stats: String = redis::cmd("INFO")
+        .arg("stats")
+        .query_async(&mut m)
+        .await
+        .unwrap();
+    assert!(stats.contains("sync_full:1\r"), "{stats}");
+    assert!(stats.contains("sync_partial_ok:1\r"), "{stats}");
+}

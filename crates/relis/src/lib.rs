@@ -32,6 +32,7 @@ mod list;
 mod pcache;
 #[cfg(feature = "test-shims")]
 mod powercut;
+mod replication;
 mod schema;
 mod set;
 mod shim;

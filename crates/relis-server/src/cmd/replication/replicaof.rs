@@ -71,7 +71,7 @@ impl ConnCmd for ReplicaOf {
             let server = c.server.clone();
             match *self {
                 ReplicaOf::NoOne => {
-                    server.replication.promote();
+                    server.replication.promote(&server);
                     Ok(Frame::Simple(Bytes::from_static(b"OK")))
                 }
                 ReplicaOf::Master(host, port) => {
