@@ -782,6 +782,16 @@ impl User {
         Arc::new(u)
     }
 
+    /// The user a master's replicated commands run as: every command, key and channel allowed
+    /// (Redis runs them unchecked, as its master client).
+    pub fn master() -> Arc<User> {
+        let mut s = UserState::new();
+        for op in ["on", "nopass", "allkeys", "allchannels", "allcommands"] {
+            s.apply(op).expect("a valid rule");
+        }
+        User::new("(master)", s)
+    }
+
     /// Whether every command, key and channel is allowed: the hot path's only check.
     #[inline]
     pub fn unrestricted(&self) -> bool {

@@ -146,6 +146,14 @@ impl Client {
                 return self.rejected(spec, d.noperm(spec));
             }
         }
+        // A replica refuses writes (READONLY), answers MASTERDOWN while its link is down if
+        // told to, and LOADING during a full sync's load, in Redis's order around the
+        // subscribed-context check.
+        if let Some(e) = self.server.replication.refuse(&self.server, spec) {
+            self.reject(idx);
+            self.flag_multi();
+            return self.rejected(spec, e);
+        }
         if self.proto == Protocol::Resp2 && self.subs.any() && !allowed_subscribed(spec.name) {
             self.reject(idx);
             self.flag_multi();

@@ -1076,12 +1076,18 @@ impl CmdError {
     }
 }
 
-// Replication and cluster: Relis is a lone master without cluster support.
+// Replication and cluster: Relis may be a replica, serves no replicas, and has no cluster.
 impl CmdError {
-    /// REPLICAOF host port.
-    pub const REPLICAOF_MASTER: CmdError = CmdError::fixed(
-        "ERR REPLICAOF host port is not supported yet: Relis cannot be a replica (REPLICAOF NO ONE is)",
+    /// A write on a replica with `replica-read-only yes`.
+    pub const READONLY_REPLICA: CmdError =
+        CmdError::fixed("READONLY You can't write against a read only replica.");
+    /// A command without the `stale` flag on a replica whose link is down, with
+    /// `replica-serve-stale-data no`.
+    pub const MASTERDOWN: CmdError = CmdError::fixed(
+        "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
     );
+    /// A command without the `loading` flag while a replica loads a full sync.
+    pub const LOADING: CmdError = CmdError::fixed("LOADING Redis is loading the dataset in memory");
     /// SYNC and PSYNC.
     pub const NO_REPLICATION: CmdError = CmdError::fixed(
         "ERR Relis does not support replication: no replica can SYNC or PSYNC with it",

@@ -83,6 +83,13 @@ async fn accept_loop(
     tls: bool,
 ) {
     let mut stop = shared.shutdown_signal();
+    // `replicaof` in the configuration: follow that master from the start.
+    let replicaof = shared.config.read().get("replicaof").unwrap_or_default();
+    if let Some((host, port)) = replicaof.split_once(' ') {
+        if let Ok(port) = port.parse() {
+            shared.replication.follow(&shared, host, port);
+        }
+    }
     tokio::pin!(shutdown);
     let mut tasks = tokio::task::JoinSet::new();
     loop {

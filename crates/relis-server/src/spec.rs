@@ -149,6 +149,10 @@ impl Flags {
     pub const MOVABLEKEYS: Flags = Flags::of(&["movablekeys"]);
     /// Flags COMMAND INFO does not show.
     pub const HIDDEN: Flags = Flags::of(&["sentinel"]);
+    /// Runs while a replica's link to its master is down.
+    pub const STALE: Flags = Flags::of(&["stale"]);
+    /// Runs while a replica loads a full sync.
+    pub const LOADING: Flags = Flags::of(&["loading"]);
 }
 
 named_bits!(

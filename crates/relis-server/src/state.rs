@@ -219,6 +219,8 @@ pub struct Shared {
     pub observe: Arc<crate::observe::Observe>,
     /// MONITOR clients.
     pub monitors: crate::monitor::Monitors,
+    /// The replication role: a replica's link to its master (REPLICAOF).
+    pub replication: crate::replica::Replication,
     shutdown: watch::Sender<bool>,
 }
 
@@ -291,6 +293,7 @@ impl Shared {
             acl,
             observe,
             monitors: Default::default(),
+            replication: Default::default(),
             shutdown,
         }
     }

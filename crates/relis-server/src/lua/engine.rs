@@ -1172,6 +1172,13 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
     if (write || crate::spec::MAY_REPLICATE.contains(&spec.name)) && st.readonly {
         return Err(CmdError::SCRIPT_READONLY);
     }
+    // A read-only replica's scripts may read, not write (Redis's scriptCall checks writes
+    // against `replica-read-only`).
+    if write {
+        if let Some(e) = st.cx.server.replication.refuse_write(&st.cx.server) {
+            return Err(e);
+        }
+    }
     if st.cx.server.monitors.active() && crate::monitor::shown(spec) {
         let limit = st.cx.server.pubsub.replica_limit.load();
         st.cx

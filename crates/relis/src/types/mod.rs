@@ -11,6 +11,7 @@ pub mod hll;
 pub(crate) mod hll_db;
 pub(crate) mod keys;
 pub(crate) mod list;
+pub(crate) mod replication;
 pub(crate) mod set;
 pub(crate) mod sort;
 pub(crate) mod stream;

@@ -1,9 +1,11 @@
 //! REPLICAOF host port | NO ONE, and its old name SLAVEOF — make the server a replica of
 //! another, or a master again. <https://redis.io/commands/replicaof/>
 //!
-//! Relis is always a master: NO ONE answers OK (it already is one), as Redis does for a master.
-//! A master address is checked as Redis checks it ("Invalid master port" for a port that is not
-//! an integer in 0..=65535), then refused: Relis cannot replicate yet.
+//! `host port` makes Relis a replica of that redis-server master (see `replica.rs`): it answers
+//! OK at once and connects in the background, as Redis does; the same master again answers
+//! "OK Already connected to specified master". NO ONE makes it a master again, keeping its
+//! data. The port is checked as Redis checks it ("Invalid master port" for a port that is not
+//! an integer in 0..=65535).
 
 use crate::args::Args;
 use crate::client::Client;
@@ -38,7 +40,7 @@ pub enum ReplicaOf {
     /// NO ONE.
     NoOne,
     /// host port (a valid port).
-    Master,
+    Master(String, u16),
 }
 
 impl ReplicaOf {
@@ -54,18 +56,28 @@ impl ReplicaOf {
             return Ok(ReplicaOf::NoOne);
         }
         match relis::parse_i64(&port) {
-            Some(0..=65535) => Ok(ReplicaOf::Master),
+            Some(p @ 0..=65535) => Ok(ReplicaOf::Master(
+                String::from_utf8_lossy(&host).into_owned(),
+                p as u16,
+            )),
             _ => Err(CmdError::MASTER_PORT),
         }
     }
 }
 
 impl ConnCmd for ReplicaOf {
-    fn exec<'a>(self: Box<Self>, _c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
+    fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
         Box::pin(async move {
+            let server = c.server.clone();
             match *self {
-                ReplicaOf::NoOne => Ok(Frame::Simple(Bytes::from_static(b"OK"))),
-                ReplicaOf::Master => Err(CmdError::REPLICAOF_MASTER),
+                ReplicaOf::NoOne => {
+                    server.replication.promote(&server);
+                    Ok(Frame::Simple(Bytes::from_static(b"OK")))
+                }
+                ReplicaOf::Master(host, port) => {
+                    let reply = server.replication.follow(&server, &host, port);
+                    Ok(Frame::Simple(Bytes::from_static(reply.as_bytes())))
+                }
             }
         })
     }
@@ -83,8 +95,11 @@ mod tests {
     #[test]
     fn forms_and_port_errors() {
         assert_eq!(parse("No", "oNe"), Ok(ReplicaOf::NoOne));
-        assert_eq!(parse("127.0.0.1", "6379"), Ok(ReplicaOf::Master));
-        assert_eq!(parse("h", "0"), Ok(ReplicaOf::Master));
+        assert_eq!(
+            parse("127.0.0.1", "6379"),
+            Ok(ReplicaOf::Master("127.0.0.1".into(), 6379))
+        );
+        assert_eq!(parse("h", "0"), Ok(ReplicaOf::Master("h".into(), 0)));
         for port in ["two", "-1", "65536", "99999", "1.5"] {
             assert_eq!(parse("no", port).unwrap_err(), "ERR Invalid master port");
         }

@@ -1,5 +1,6 @@
 //! ROLE — the instance's replication role: `master`, its replication offset (0: Relis has no
-//! replication stream) and its replicas (none). <https://redis.io/commands/role/>
+//! replication stream) and its replicas (none); on a replica, `slave`, its master's address,
+//! the link's state and the offset applied. <https://redis.io/commands/role/>
 
 use crate::args::Args;
 use crate::client::Client;
@@ -41,7 +42,7 @@ impl Role {
 }
 
 impl ConnCmd for Role {
-    fn exec<'a>(self: Box<Self>, _c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
-        Box::pin(async move { Ok(Role::reply()) })
+    fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
+        Box::pin(async move { Ok(c.server.replication.role().unwrap_or_else(Role::reply)) })
     }
 }

@@ -257,7 +257,7 @@ pub fn render(server: &Shared, sections: &[&str], keyspace: &[relis::KeyspaceInf
                 "Stats"
             }
             "replication" => {
-                replication_section(&mut kv);
+                replication_section(server, &mut kv);
                 "Replication"
             }
             "cpu" => {
@@ -497,7 +497,10 @@ fn persistence_section(server: &Shared, kv: &mut Kv<'_>) {
         -1
     };
     let status = |ok: bool| if ok { "ok" } else { "err" }.to_string();
-    kv("loading", "0".into());
+    kv(
+        "loading",
+        u8::from(server.replication.loading()).to_string(),
+    );
     kv("async_loading", "0".into());
     kv("current_cow_peak", "0".into());
     kv("current_cow_size", "0".into());
@@ -629,7 +632,14 @@ fn stats_section(server: &Shared, kv: &mut Kv<'_>) {
     kv("reply_buffer_expands", "0".into());
 }
 
-fn replication_section(kv: &mut Kv<'_>) {
+fn replication_section(server: &Shared, kv: &mut Kv<'_>) {
+    let read_only = server.config.read().get("replica-read-only").as_deref() == Some("yes");
+    if let Some(fields) = server.replication.info(read_only) {
+        for (k, v) in fields {
+            kv(k, v);
+        }
+        return;
+    }
     kv("role", "master".into());
     kv("connected_slaves", "0".into());
     kv("master_failover_state", "no-failover".into());
