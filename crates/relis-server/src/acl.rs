@@ -8,9 +8,9 @@
 //! selector allows every command, key and channel is marked unrestricted, and connections of
 //! such a user check nothing else.
 
+use crate::error::CmdError;
 pub use crate::spec::CATEGORIES;
 use crate::spec::{Cats, Flags, Index, Spec};
-use crate::error::CmdError;
 use bytes::Bytes;
 use parking_lot::{Mutex, RwLock};
 use sha2::{Digest, Sha256};

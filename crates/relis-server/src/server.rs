@@ -87,7 +87,7 @@ async fn accept_loop(
     let replicaof = shared.config.read().get("replicaof").unwrap_or_default();
     if let Some((host, port)) = replicaof.split_once(' ') {
         if let Ok(port) = port.parse() {
-            shared.replication.follow(&shared, host, port);
+            crate::replica::link::start(&shared, host, port);
         }
     }
     tokio::pin!(shutdown);

@@ -192,7 +192,7 @@ pub fn load(
                 tracing::warn!("skipped auxiliary data of module '{name}' (at byte {at}): Relis has no modules");
             }
             Record::Function(code) => {
-                let lib = crate::script::functions::evaluate(&scripting, &code).map_err(|e| {
+                let lib = crate::lua::functions::evaluate(&scripting, &code).map_err(|e| {
                     format!(
                         "function library does not load: {} (at byte {at})",
                         e.message()

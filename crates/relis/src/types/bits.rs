@@ -4,7 +4,7 @@
 //! through the string family's byte-range primitives (see `strings.rs`), so on a large
 //! (chunked) value a SETBIT rewrites one chunk, not the value.
 
-use crate::backend::sqlite::store::{KeyType, Reader, Writer};
+use crate::backend::sqlite::store::{KeyType, Reader, Writer, CHUNK};
 use crate::error::{Error, Result};
 
 /// Whether BITCOUNT/BITPOS ranges count bytes (the default) or bits.
@@ -487,7 +487,9 @@ impl Writer<'_> {
         let old = self.meta_for_write_of(db, key, KeyType::String)?;
         let byte = offset >> 3;
         let mask = 1u8 << (7 - (offset & 7));
-        let chunked = old.as_ref().and_then(crate::types::strings::StrInfo::chunked);
+        let chunked = old
+            .as_ref()
+            .and_then(crate::types::strings::StrInfo::chunked);
         if let (Some(m), Some(i)) = (&old, chunked) {
             if (i.len as u64) > byte {
                 // Inside a chunked string: one chunk read and written, the key row updated.
@@ -608,6 +610,32 @@ impl Writer<'_> {
         }
         self.put_raw_string(db, dest, old.as_ref(), &res)?;
         Ok(BitopOutcome::Stored(res.len()))
+    }
+}
+
+impl Reader<'_> {
+    /// The set bits in bytes `start..end` of the chunked string `kid`, a chunk at a time.
+    pub(crate) fn popcount_chunks(&self, kid: i64, start: usize, end: usize) -> Result<u64> {
+        if start >= end {
+            return Ok(0);
+        }
+        let (first, last) = (start / CHUNK, (end - 1) / CHUNK);
+        let mut st = crate::backend::sqlite::stmt::prepare(
+            self.conn,
+            "SELECT n, data FROM main.relis_chunks
+             WHERE kid = ?1 AND n BETWEEN ?2 AND ?3 AND length(data) > 0",
+        )?;
+        let mut rows = st.query((kid, first as i64, last as i64))?;
+        let mut total = 0;
+        while let Some(r) = rows.next()? {
+            let base = r.get::<_, i64>(0)? as usize * CHUNK;
+            let data = r.get_ref(1)?.as_blob()?;
+            let (lo, hi) = (start.max(base), end.min(base + data.len()));
+            if lo < hi {
+                total += popcount(&data[lo - base..hi - base]);
+            }
+        }
+        Ok(total)
     }
 }
 

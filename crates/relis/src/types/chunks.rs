@@ -36,7 +36,6 @@ pub(crate) const CHUNKED_ABOVE: usize = 400;
 /// ones past the new end deleted inline); a longer one's chunks go as a deleted value's do.
 pub(crate) const REUSE_UP_TO: usize = 64;
 
-
 impl Reader<'_> {
     /// `len` bytes of the chunked string `kid` from byte `start` (the caller keeps the range
     /// inside the string): the chunks it covers, zeros where they lack bytes.
@@ -62,32 +61,6 @@ impl Reader<'_> {
             }
         }
         Ok(out)
-    }
-}
-
-impl Reader<'_> {
-    /// The set bits in bytes `start..end` of the chunked string `kid`, a chunk at a time.
-    pub(crate) fn popcount_chunks(&self, kid: i64, start: usize, end: usize) -> Result<u64> {
-        if start >= end {
-            return Ok(0);
-        }
-        let (first, last) = (start / CHUNK, (end - 1) / CHUNK);
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT n, data FROM main.relis_chunks
-             WHERE kid = ?1 AND n BETWEEN ?2 AND ?3 AND length(data) > 0",
-        )?;
-        let mut rows = st.query((kid, first as i64, last as i64))?;
-        let mut total = 0;
-        while let Some(r) = rows.next()? {
-            let base = r.get::<_, i64>(0)? as usize * CHUNK;
-            let data = r.get_ref(1)?.as_blob()?;
-            let (lo, hi) = (start.max(base), end.min(base + data.len()));
-            if lo < hi {
-                total += crate::types::bits::popcount(&data[lo - base..hi - base]);
-            }
-        }
-        Ok(total)
     }
 }
 

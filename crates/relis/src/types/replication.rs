@@ -2,8 +2,8 @@
 //! replication id and the stream offset applied, stored in the same transaction as the writes
 //! it covers.
 
-use crate::error::Result;
 use crate::backend::sqlite::store::{Reader, Writer};
+use crate::error::Result;
 use rusqlite::OptionalExtension;
 
 impl Reader<'_> {
@@ -44,7 +44,8 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors only.
     pub fn clear_replication_position(&mut self) -> Result<()> {
-        crate::backend::sqlite::stmt::prepare(self.conn, "DELETE FROM main.relis_replication")?.execute([])?;
+        crate::backend::sqlite::stmt::prepare(self.conn, "DELETE FROM main.relis_replication")?
+            .execute([])?;
         Ok(())
     }
 }

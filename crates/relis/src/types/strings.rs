@@ -542,9 +542,9 @@ impl Writer<'_> {
     ) -> Result<()> {
         let version = self.next_version();
         let head = i64::from(raw) * STRING_RAW;
-        let reuse = old
-            .and_then(StrInfo::chunked)
-            .filter(|i| i.len.div_ceil(crate::types::chunks::CHUNK) <= crate::types::chunks::REUSE_UP_TO);
+        let reuse = old.and_then(StrInfo::chunked).filter(|i| {
+            i.len.div_ceil(crate::types::chunks::CHUNK) <= crate::types::chunks::REUSE_UP_TO
+        });
         if let (Some(m), Some(i)) = (old, reuse) {
             // A chunked string of a few chunks is overwritten in place: its chunk rows are
             // replaced (fewer row changes than deleting them and inserting new ones).

@@ -202,7 +202,7 @@ impl Reader<'_> {
             .conn
             .prepare(&format!(
                 "SELECT key FROM main.relis_keys WHERE db = :db AND {} ORDER BY key",
-                crate::store::LIVE
+                crate::backend::sqlite::store::LIVE
             ))
             .map_err(crate::Error::from)?;
         let mut rows = st

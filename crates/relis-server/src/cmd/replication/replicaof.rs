@@ -75,7 +75,7 @@ impl ConnCmd for ReplicaOf {
                     Ok(Frame::Simple(Bytes::from_static(b"OK")))
                 }
                 ReplicaOf::Master(host, port) => {
-                    let reply = server.replication.follow(&server, &host, port);
+                    let reply = crate::replica::link::start(&server, &host, port);
                     Ok(Frame::Simple(Bytes::from_static(reply.as_bytes())))
                 }
             }
