@@ -18,7 +18,6 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema/0008_string_chunks.sql"),
     include_str!("schema/0009_geo.sql"),
     include_str!("schema/0010_replication.sql"),
-    include_str!("schema/0010_replication.sql"),
 ];
 
 /// The schema version this build writes.
