@@ -474,6 +474,7 @@ fn a_schema_4_file_with_rank_rows_is_migrated() {
              ALTER TABLE old RENAME TO relis_zrank;
              DROP VIEW redis_streams; DROP TABLE relis_stream; DROP TABLE relis_stream_group;
              DROP TABLE relis_stream_consumer; DROP TABLE relis_stream_pel;
+             DROP TABLE relis_replication;
              PRAGMA user_version = 4;
              COMMIT;",
         )
@@ -518,6 +519,7 @@ fn a_schema_7_file_is_migrated_to_string_chunks() {
              DROP TABLE relis_chunks;
              DROP VIEW redis_strings;
              {}
+             DROP TABLE relis_replication;
              PRAGMA user_version = 7;
              COMMIT;",
             &old[start..start + end]
@@ -571,6 +573,7 @@ fn a_schema_5_file_gets_views_that_show_only_readable_keys() {
              DROP VIEW redis_streams; DROP TABLE relis_stream; DROP TABLE relis_stream_group;
              DROP TABLE relis_stream_consumer; DROP TABLE relis_stream_pel;
              DROP TABLE relis_chunks;
+             DROP TABLE relis_replication;
              PRAGMA user_version = 5;
              COMMIT;"
         ))
@@ -632,6 +635,7 @@ fn a_schema_6_file_is_migrated_to_streams() {
              DROP VIEW redis_keys;
              {}
              DROP TABLE relis_chunks;
+             DROP TABLE relis_replication;
              PRAGMA user_version = 6;
              COMMIT;",
             &old[start..start + end]
