@@ -207,14 +207,7 @@ impl Client {
             }
         }
         self.note_command(spec);
-        let keys = if spec.unblocks {
-            spec.keys_of(&argv)
-                .into_iter()
-                .map(|i| argv[i].clone())
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let keys = spec.ready_keys(&argv);
         let line = self
             .server
             .observe

@@ -385,6 +385,18 @@ impl<P> Spec<P> {
         self.name.rsplit('|').next().unwrap_or(self.name)
     }
 
+    /// The keys a write of this command may make ready for blocked clients (`unblocks`), none
+    /// for the others.
+    pub fn ready_keys(&self, argv: &[bytes::Bytes]) -> Vec<bytes::Bytes> {
+        if !self.unblocks {
+            return Vec::new();
+        }
+        self.keys_of(argv)
+            .into_iter()
+            .map(|i| argv[i].clone())
+            .collect()
+    }
+
     /// Positions of the key arguments of the command line `argv` (which includes the name):
     /// [`Spec::find_keys`] if the spec has one, otherwise [`Spec::key_positions`].
     pub fn keys_of(&self, argv: &[bytes::Bytes]) -> Vec<usize> {

@@ -359,14 +359,7 @@ async fn apply(
             tracing::warn!("The master sent {} with a wrong arity", spec.name);
             continue;
         }
-        let keys = if spec.unblocks {
-            spec.keys_of(&argv)
-                .into_iter()
-                .map(|i| argv[i].clone())
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let keys = spec.ready_keys(&argv);
         match crate::dispatch::parse(spec, argv, skip) {
             Ok(Parsed::Write(w)) => writes.push((*db, w, idx, keys)),
             Ok(_) => tracing::warn!(

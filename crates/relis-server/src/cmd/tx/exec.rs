@@ -116,14 +116,7 @@ impl ConnCmd for Exec {
                     .slowlog
                     .enabled()
                     .then(|| Line::new(&argv, Some(c.info.clone())));
-                let keys: Vec<bytes::Bytes> = if spec.unblocks {
-                    spec.keys_of(&argv)
-                        .into_iter()
-                        .map(|i| argv[i].clone())
-                        .collect()
-                } else {
-                    Vec::new()
-                };
+                let keys: Vec<bytes::Bytes> = spec.ready_keys(&argv);
                 slots.push(match parse(spec, argv, skip) {
                     Ok(Parsed::Read(cmd)) => {
                         data.push((Data::Read(cmd), idx, db, line));
