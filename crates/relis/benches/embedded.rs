@@ -3,12 +3,18 @@
 //! package) calls them. Prints mean, median and p99 per call.
 //!
 //! `cargo bench -p relis --bench embedded` (set `EMBEDDED_BENCH_N` for the number of calls,
-//! 100000 by default). The bar: GET <= 2 us and SET <= 10 us median.
+//! 100000 by default, and `EMBEDDED_BENCH_ONLY=read_here` to run only the matching lines). The bar: GET <= 2 us and SET <= 10 us median.
 
 use relis::Db;
 use std::time::{Duration, Instant};
 
 fn time(label: &str, iters: u32, mut f: impl FnMut(u32)) {
+    // `EMBEDDED_BENCH_ONLY=<part of a label>` runs the matching measurements only (for a profile).
+    if let Ok(only) = std::env::var("EMBEDDED_BENCH_ONLY") {
+        if !label.contains(only.as_str()) {
+            return;
+        }
+    }
     for i in 0..iters.min(1000) {
         f(i); // warm the caches and the statement cache
     }
@@ -50,6 +56,11 @@ fn main() {
         let v = db.read_here(|r| r.get(0, b"key")).expect("file db");
         std::hint::black_box(v.expect("read").expect("get"));
     });
+    relis::hold_thread_snapshots();
+    time("GET (Db::get, hit, snapshots held)", n, |_| {
+        std::hint::black_box(db.get("key").expect("get"));
+    });
+    relis::release_thread_snapshots();
     time("SET (Db::set, same key)", n, |_| {
         db.set("key", &value).expect("set");
     });

@@ -482,6 +482,15 @@ impl Db {
     /// # Errors
     /// The connection cannot be opened.
     pub fn read_here<R>(&self, f: impl FnOnce(&mut Reader<'_>) -> R) -> Option<Result<R>> {
+        self.read_local(true, f)
+    }
+
+    /// [`Db::read_here`], with user SQL under the inline step budget (`inline`) or not.
+    fn read_local<R>(
+        &self,
+        inline: bool,
+        f: impl FnOnce(&mut Reader<'_>) -> R,
+    ) -> Option<Result<R>> {
         let path = self.shared.path.as_ref()?;
         let key = Arc::as_ptr(&self.shared) as usize;
         LOCAL_READERS.with(|cell| {
@@ -534,7 +543,11 @@ impl Db {
             }
             let conn = Conn::unkept(&local.conn);
             let mut r = Reader::new(&conn, self.shared.clock.now_ms(), self.shared.keyspace);
-            let out = crate::sql::sandbox::inline_reads(|| f(&mut r));
+            let out = if inline {
+                crate::sql::sandbox::inline_reads(|| f(&mut r))
+            } else {
+                f(&mut r)
+            };
             if local.conn.is_autocommit() {
                 local.held = None; // an error ended the transaction
             } else if !hold {
@@ -566,7 +579,10 @@ impl Db {
         let _ = self.shared.writer.send(WriterMsg::Write(job));
     }
 
-    /// Runs `f` on a reader and waits for its result.
+    /// Runs `f` on a consistent snapshot and waits for its result: on the calling thread's own
+    /// read connection (as [`Db::read_here`] does, without its step budget) for a file database, where handing the read to a
+    /// reader thread and waiting for its answer would cost more than most reads themselves;
+    /// on the writer's connection in memory.
     ///
     /// # Errors
     /// [`Error::Closed`] if the engine has shut down; otherwise whatever `f` returns.
@@ -574,11 +590,31 @@ impl Db {
         &self,
         f: impl FnOnce(&mut Reader<'_>) -> Result<R> + Send + 'static,
     ) -> Result<R> {
+        if self.shared.path.is_none() {
+            return self.read_via_reader(f);
+        }
+        let mut f = Some(f);
+        match self.read_local(false, |r| f.take().map(|f| f(r))) {
+            Some(Ok(Some(out))) => return out,
+            // The read connection could not be opened: a reader thread may still read.
+            Some(Err(e)) => tracing::debug!("reading on a reader thread: {e}"),
+            Some(Ok(None)) | None => {}
+        }
+        match f {
+            Some(f) => self.read_via_reader(f),
+            None => unreachable!("read_here ran the read"),
+        }
+    }
+
+    fn read_via_reader<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Reader<'_>) -> Result<R> + Send + 'static,
+    ) -> Result<R> {
         let (tx, rx) = bounded(1);
         self.read_async(f, move |r| {
             let _ = tx.send(r);
         });
-        rx.recv().map_err(|_| Error::Closed)?.and_then(|r| r)
+        answer(&rx).map_err(|_| Error::Closed)?.and_then(|r| r)
     }
 
     /// Runs `f` atomically on the writer and waits until it has committed.
@@ -603,7 +639,7 @@ impl Db {
                 let _ = tx.send(r);
             },
         );
-        rx.recv().map_err(|_| Error::Closed)?.and_then(|r| r)
+        answer(&rx).map_err(|_| Error::Closed)?.and_then(|r| r)
     }
 
     /// Stops (`false`) or restarts (`true`) the background expiry sweep (DEBUG
@@ -874,6 +910,25 @@ fn open_reader(path: &Path) -> Result<Connection> {
 pub const WRITER_SPIN: Duration = Duration::from_micros(100);
 
 /// How often the writer sweeps expired keys when it is idle, and at most how often under load.
+/// Waits for the answer of a job handed to the writer. A commit answers within tens of
+/// microseconds, sooner than a thread put to sleep is woken again: the caller looks for the
+/// answer for up to `WRITER_SPIN` (yielding the CPU) before it sleeps.
+fn answer<T>(rx: &Receiver<T>) -> std::result::Result<T, crossbeam_channel::RecvError> {
+    let until = Instant::now() + WRITER_SPIN;
+    loop {
+        match rx.try_recv() {
+            Ok(v) => return Ok(v),
+            Err(crossbeam_channel::TryRecvError::Disconnected) => {
+                return Err(crossbeam_channel::RecvError)
+            }
+            Err(crossbeam_channel::TryRecvError::Empty) if Instant::now() < until => {
+                std::thread::yield_now();
+            }
+            Err(crossbeam_channel::TryRecvError::Empty) => return rx.recv(),
+        }
+    }
+}
+
 const SWEEP_EVERY: Duration = Duration::from_millis(100);
 /// Keys deleted per sweep: small, so a sweep never stalls the writer for long.
 const SWEEP_BATCH: usize = 64;
