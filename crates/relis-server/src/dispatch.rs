@@ -805,7 +805,7 @@ pub fn serve_ready(
     }
 }
 
-/// Runs one write command on the writer (inside its savepoint if it needs one); with `ready`,
+/// Runs one write command on the writer (all or nothing as its `on_error` asks); with `ready`,
 /// adds the keys it created to it (on success), for the caller to serve blocked clients from.
 /// `line` is the command line, for the slow log.
 pub fn run_write_feeding(
@@ -820,11 +820,7 @@ pub fn run_write_feeding(
         w.watch_new_keys(true);
     }
     let t = Instant::now();
-    let res = if cmd.needs_savepoint() {
-        w.atomic(|w| cmd.exec(w, cx))
-    } else {
-        cmd.exec(w, cx)
-    };
+    let res = w.command(cmd.on_error(), |w| cmd.exec(w, cx));
     if let Err(CmdError::Storage(e)) = &res {
         // The storage failed under this command (without a savepoint it may have written half
         // of its work; with one, SQLite may have rolled back more than it): the whole group

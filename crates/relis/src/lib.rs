@@ -40,7 +40,7 @@ pub use backend::sqlite::db::{
 pub use backend::sqlite::pcache::truncations as page_cache_truncations;
 /// The schema version this build writes (`PRAGMA user_version` of its files).
 pub use backend::sqlite::schema::VERSION as SCHEMA_VERSION;
-pub use backend::sqlite::store::{KeyMeta, KeyType, RankBlocks, Reader, Writer};
+pub use backend::sqlite::store::{KeyMeta, KeyType, OnError, RankBlocks, Reader, Writer};
 pub use bytes::Bytes;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{Error, Result};

@@ -5,7 +5,7 @@
 //! commands and arity from the table before any command code runs; COMMAND and INFO read the
 //! same table. `parse` returns a [`Parsed`] command, which runs where its kind says:
 //! - [`ReadCmd`] on a reader connection (in parallel, off the async runtime),
-//! - [`WriteCmd`] on the writer thread inside a savepoint of the group commit,
+//! - [`WriteCmd`] on the writer thread, all or nothing inside the group commit,
 //! - [`ConnCmd`] on the connection's task (connection state, server state, MULTI, ...).
 
 pub mod acl;
@@ -60,19 +60,17 @@ pub const INLINE_READ_LIMIT: u64 = 128;
 
 /// A command that writes the keyspace.
 pub trait WriteCmd: Send + 'static {
-    /// Runs the command on the writer, inside its own savepoint (an `Err` rolls back what it
-    /// wrote).
+    /// Runs the command on the writer (an `Err` leaves what [`WriteCmd::on_error`] says).
     ///
     /// # Errors
     /// The command's error reply.
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError>;
 
-    /// Whether the command needs a savepoint of its own. A savepoint costs a statement journal
-    /// copy of every page the command touches; a command whose own errors all come before its
-    /// first write (so only a storage failure can interrupt it half way, and that fails the
-    /// whole group commit) can say `false`.
-    fn needs_savepoint(&self) -> bool {
-        true
+    /// What the command's errors leave behind ([`relis::OnError`]): a fact about the command,
+    /// from which the engine decides how to keep it all or nothing (on SQLite, a savepoint
+    /// only for [`relis::OnError::Undo`], the default).
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::Undo
     }
 }
 

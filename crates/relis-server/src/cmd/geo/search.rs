@@ -440,8 +440,8 @@ impl crate::cmd::WriteCmd for Search {
     }
 
     // Every check and the search come before the only write.
-    fn needs_savepoint(&self) -> bool {
-        false
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 }
 

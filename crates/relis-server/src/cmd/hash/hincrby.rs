@@ -50,8 +50,8 @@ impl HIncrBy {
 
 impl WriteCmd for HIncrBy {
     // Every error comes before the first write.
-    fn needs_savepoint(&self) -> bool {
-        false
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {

@@ -45,11 +45,11 @@ impl PfAdd {
 }
 
 impl WriteCmd for PfAdd {
-    // No savepoint: its errors come before it writes, but for a corrupted value found half way
+    // Its errors come before it writes, but for a corrupted value found half way
     // through, whose elements added so far Redis keeps (and so does the engine: it writes them
-    // before it returns the error, and no savepoint takes them back).
-    fn needs_savepoint(&self) -> bool {
-        false
+    // before it returns the error, and nothing takes them back).
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::Keep
     }
 
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {

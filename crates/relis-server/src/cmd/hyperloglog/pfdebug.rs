@@ -60,8 +60,8 @@ impl PfDebug {
 
 impl WriteCmd for PfDebug {
     // Its only write is its last step.
-    fn needs_savepoint(&self) -> bool {
-        false
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {

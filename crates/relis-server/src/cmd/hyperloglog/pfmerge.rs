@@ -52,9 +52,9 @@ impl PfMerge {
 }
 
 impl WriteCmd for PfMerge {
-    // Every error of this command comes before its write (see WriteCmd::needs_savepoint).
-    fn needs_savepoint(&self) -> bool {
-        false
+    // Every error of this command comes before its write (see WriteCmd::on_error).
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {

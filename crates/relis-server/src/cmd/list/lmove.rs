@@ -88,8 +88,8 @@ impl WriteCmd for LMove {
         Ok(v.map_or(Frame::Null, Frame::Bulk))
     }
 
-    // Every error of this command comes before its first write (see WriteCmd::needs_savepoint).
-    fn needs_savepoint(&self) -> bool {
-        false
+    // Every error of this command comes before its first write (see WriteCmd::on_error).
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 }

@@ -109,10 +109,10 @@ impl WriteCmd for LMPop {
         Ok(LMPop::reply(popped))
     }
 
-    // Every error of this command comes before its first write (see WriteCmd::needs_savepoint;
+    // Every error of this command comes before its first write (see WriteCmd::on_error;
     // an expired key it deletes on the way is gone either way).
-    fn needs_savepoint(&self) -> bool {
-        false
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 }
 

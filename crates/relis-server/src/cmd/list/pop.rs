@@ -73,9 +73,9 @@ impl WriteCmd for Pop {
         })
     }
 
-    // Every error of this command comes before its first write (see WriteCmd::needs_savepoint).
-    fn needs_savepoint(&self) -> bool {
-        false
+    // Every error of this command comes before its first write (see WriteCmd::on_error).
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 }
 

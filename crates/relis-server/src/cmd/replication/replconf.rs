@@ -89,8 +89,8 @@ impl WriteCmd for InTransaction {
         Ok(ok())
     }
 
-    fn needs_savepoint(&self) -> bool {
-        false
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 }
 

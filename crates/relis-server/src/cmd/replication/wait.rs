@@ -74,8 +74,8 @@ impl WriteCmd for WaitNow {
         Ok(Frame::Integer(ACKED))
     }
 
-    fn needs_savepoint(&self) -> bool {
-        false
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 }
 

@@ -126,10 +126,10 @@ impl WriteCmd for Eval {
         crate::lua::run(w, cx, call)
     }
 
-    /// No savepoint: as in Redis, writes before a runtime error stay (each command the
-    /// script calls has its own savepoint).
-    fn needs_savepoint(&self) -> bool {
-        false
+    /// As in Redis, writes before a runtime error stay (each command the script calls is all
+    /// or nothing by itself).
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::Keep
     }
 }
 

@@ -111,8 +111,8 @@ impl WriteCmd for FCall {
     }
 
     /// As EVAL: writes before a runtime error stay.
-    fn needs_savepoint(&self) -> bool {
-        false
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::Keep
     }
 }
 

@@ -206,8 +206,8 @@ impl WriteCmd for Script {
         crate::lua::load(cx, body.clone()).map(|sha| Frame::Bulk(Bytes::from(sha)))
     }
 
-    fn needs_savepoint(&self) -> bool {
-        false
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 }
 
@@ -220,8 +220,8 @@ impl WriteCmd for DebugInMulti {
         Err(CmdError::SCRIPT_DEBUG_PIPELINE)
     }
 
-    fn needs_savepoint(&self) -> bool {
-        false
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 }
 

@@ -232,8 +232,8 @@ impl WriteCmd for SetOp {
     }
 
     // Every source is looked up (and type-checked) before the first write.
-    fn needs_savepoint(&self) -> bool {
-        false
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 }
 

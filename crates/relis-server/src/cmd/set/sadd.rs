@@ -49,7 +49,7 @@ impl WriteCmd for SAdd {
     }
 
     // The type check comes before the first write.
-    fn needs_savepoint(&self) -> bool {
-        false
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 }

@@ -93,7 +93,7 @@ impl WriteCmd for SMove {
 
     // Every check comes before the first write (the engine clears an expired destination only
     // once the move is certain).
-    fn needs_savepoint(&self) -> bool {
-        false
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 }

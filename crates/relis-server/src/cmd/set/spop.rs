@@ -78,8 +78,8 @@ impl WriteCmd for SPop {
     }
 
     // The type check comes before the first write.
-    fn needs_savepoint(&self) -> bool {
-        false
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 }
 

@@ -454,8 +454,8 @@ impl WriteCmd for OnMain {
     /// Every operation is all or nothing by itself: one SQLite statement undoes itself when it
     /// fails, and the engine puts a savepoint around SQL that needs one (several statements,
     /// `OR FAIL`); preparing and unpreparing are one write each.
-    fn needs_savepoint(&self) -> bool {
-        false
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 }
 

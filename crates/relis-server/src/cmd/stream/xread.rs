@@ -222,8 +222,8 @@ impl WriteCmd for XReadNow {
         self.0.run(w, cx)
     }
 
-    fn needs_savepoint(&self) -> bool {
-        false
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 }
 

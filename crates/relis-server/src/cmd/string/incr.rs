@@ -105,9 +105,9 @@ fn decrement(args: &mut Args) -> Result<i64, CmdError> {
 }
 
 impl WriteCmd for Incr {
-    // Every error of this command comes before its first write (see WriteCmd::needs_savepoint).
-    fn needs_savepoint(&self) -> bool {
-        false
+    // Every error of this command comes before its first write (see WriteCmd::on_error).
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {

@@ -143,8 +143,8 @@ impl WriteCmd for BZPopNow {
         Ok(BZPop::reply(popped).unwrap_or(Frame::NullArray))
     }
 
-    fn needs_savepoint(&self) -> bool {
-        false
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 }
 

@@ -159,8 +159,8 @@ impl WriteCmd for ZAdd {
     }
 
     // Type checks and the NaN check (one pair) come before the first write.
-    fn needs_savepoint(&self) -> bool {
-        false
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 }
 

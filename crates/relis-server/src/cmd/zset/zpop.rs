@@ -119,8 +119,8 @@ impl WriteCmd for ZPop {
     }
 
     // The type check comes before the first write.
-    fn needs_savepoint(&self) -> bool {
-        false
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 }
 
@@ -193,8 +193,8 @@ impl WriteCmd for ZMPop {
     }
 
     // Type checks come before the one key that is written.
-    fn needs_savepoint(&self) -> bool {
-        false
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 }
 

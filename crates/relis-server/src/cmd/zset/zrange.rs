@@ -272,8 +272,8 @@ impl WriteCmd for ZRangeCmd {
     }
 
     // The source is read (and type-checked) before the destination is written.
-    fn needs_savepoint(&self) -> bool {
-        false
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 }
 

@@ -50,7 +50,7 @@ impl WriteCmd for ZRem {
     }
 
     // The type check comes before the first write.
-    fn needs_savepoint(&self) -> bool {
-        false
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 }

@@ -283,8 +283,8 @@ impl WriteCmd for ZSetOpCmd {
     }
 
     // Every source is looked up (and type-checked) before the destination is written.
-    fn needs_savepoint(&self) -> bool {
-        false
+    fn on_error(&self) -> relis::OnError {
+        relis::OnError::NothingToUndo
     }
 }
 

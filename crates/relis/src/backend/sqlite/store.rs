@@ -333,6 +333,22 @@ pub(crate) struct WriterState {
     pub lazily_expired: u64,
 }
 
+/// What a command declares about its errors, for the backend to decide how to keep the command
+/// all or nothing ([`Writer::command`]). Commands state facts about themselves; the cost of
+/// each way (a savepoint, a round trip) is the backend's business.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnError {
+    /// An error may come after the command has written: what it wrote must be undone.
+    Undo,
+    /// Nothing is left to undo when the command fails: its errors all come before its first
+    /// write, or each of its writes undoes itself (one statement, or SQL the engine already
+    /// wraps). Only a storage failure can stop it half way, and that fails the whole group.
+    NothingToUndo,
+    /// What the command wrote before its error stays, as Redis keeps it (a script's writes
+    /// before a runtime error, PFADD's elements before a corrupted value is found).
+    Keep,
+}
+
 /// A read-write view of the keyspace: only the writer thread makes one, inside its group
 /// transaction. Reads through a `Writer` see the writes made before them in the same batch.
 pub struct Writer<'c> {
@@ -401,6 +417,23 @@ impl<'c> Writer<'c> {
                 self.st().events.truncate(events);
                 Err(e)
             }
+        }
+    }
+
+    /// Runs one command's work `f`, made all or nothing as its declared [`OnError`] requires.
+    /// On SQLite a savepoint copies every page the command touches to the statement journal,
+    /// so only [`OnError::Undo`] gets one ([`Writer::atomic`]); the others run as they are.
+    ///
+    /// # Errors
+    /// `f`'s error, or a storage error from the savepoint itself.
+    pub fn command<T, E: From<Error>>(
+        &mut self,
+        on_error: OnError,
+        f: impl FnOnce(&mut Writer<'c>) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        match on_error {
+            OnError::Undo => self.atomic(f),
+            OnError::NothingToUndo | OnError::Keep => f(self),
         }
     }
 
