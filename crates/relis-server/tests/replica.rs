@@ -20,11 +20,7 @@ async fn connect(addr: std::net::SocketAddr) -> MultiplexedConnection {
 }
 
 async fn info_field(c: &mut MultiplexedConnection, field: &str) -> String {
-    let info: String = redis::cmd("INFO")
-        .arg("replication")
-        .query_async(c)
-        .await
-        .unwrap();
+    let info: String = redis::cmd("INFO").arg("all").query_async(c).await.unwrap();
     info.lines()
         .find_map(|l| l.strip_prefix(&format!("{field}:")))
         .map(str::to_string)
@@ -213,6 +209,17 @@ async fn a_replica_syncs_follows_and_is_promoted() {
         info_field(&mut r, "master_replid").await,
         info_field(&mut m, "master_replid").await
     );
+    // The full sync's load, as INFO persistence shows it: the 15 keys of `master_with_data`
+    // (14 in db 0, one in db 2), none expired; the `loading_*` fields only while loading.
+    assert_eq!(info_field(&mut r, "rdb_last_load_keys_loaded").await, "15");
+    assert_eq!(info_field(&mut r, "rdb_last_load_keys_expired").await, "0");
+    assert_eq!(info_field(&mut r, "loading").await, "0");
+    let persistence: String = redis::cmd("INFO")
+        .arg("persistence")
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    assert!(!persistence.contains("loading_start_time"), "{persistence}");
 
     // Writes are refused; reads are served.
     let e = redis::cmd("SET")

@@ -31,6 +31,7 @@ use relis::{Db, RestoreOptions, Restored, Value};
 use std::collections::VecDeque;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver};
 
 /// RDB bytes per import transaction (decoded, a batch can be several times larger in memory,
@@ -128,6 +129,75 @@ fn settle(inflight: &mut VecDeque<(u64, Receiver<relis::Result<u64>>)>) -> Resul
     }
 }
 
+/// What INFO shows of an RDB load in progress (`loading_*`, while a replica loads its full
+/// sync) and of the last one that completed (`rdb_last_load_keys_loaded`, `..._expired`).
+#[derive(Debug, Default)]
+pub struct LoadStats {
+    /// Unix time the load began, in milliseconds.
+    start_ms: AtomicI64,
+    /// Bytes of the stream (0 when unknown).
+    total: AtomicU64,
+    /// Bytes read so far.
+    loaded: AtomicU64,
+    /// The `used-mem` the file's writer recorded.
+    rdb_used_mem: AtomicU64,
+    last_loaded: AtomicU64,
+    last_expired: AtomicU64,
+}
+
+impl LoadStats {
+    fn begin(&self, total: u64, now_ms: i64) {
+        self.start_ms.store(now_ms, Ordering::Relaxed);
+        self.total.store(total, Ordering::Relaxed);
+        self.loaded.store(0, Ordering::Relaxed);
+        self.rdb_used_mem.store(0, Ordering::Relaxed);
+    }
+
+    fn end(&self, sum: &ImportSummary) {
+        self.last_loaded.store(sum.keys, Ordering::Relaxed);
+        self.last_expired.store(sum.expired, Ordering::Relaxed);
+    }
+
+    /// Keys loaded and keys dropped as expired by the last load that completed.
+    pub fn last_load(&self) -> (u64, u64) {
+        (
+            self.last_loaded.load(Ordering::Relaxed),
+            self.last_expired.load(Ordering::Relaxed),
+        )
+    }
+
+    /// INFO's `loading_*` fields at `now_ms`, as Redis computes them: the percentage of bytes
+    /// read, and an ETA from the rate so far (1 second while under a second has passed).
+    pub fn fields(&self, now_ms: i64) -> Vec<(&'static str, String)> {
+        let start = self.start_ms.load(Ordering::Relaxed);
+        let total = self.total.load(Ordering::Relaxed);
+        let loaded = self.loaded.load(Ordering::Relaxed);
+        let perc = if total == 0 {
+            0.0
+        } else {
+            loaded as f64 / total as f64 * 100.0
+        };
+        let elapsed = (now_ms - start).max(0) / 1000;
+        let eta = if elapsed == 0 || loaded == 0 {
+            1
+        } else {
+            let rate = loaded as f64 / elapsed as f64;
+            (total.saturating_sub(loaded) as f64 / rate) as i64
+        };
+        vec![
+            ("loading_start_time", (start / 1000).to_string()),
+            ("loading_total_bytes", total.to_string()),
+            (
+                "loading_rdb_used_mem",
+                self.rdb_used_mem.load(Ordering::Relaxed).to_string(),
+            ),
+            ("loading_loaded_bytes", loaded.to_string()),
+            ("loading_loaded_perc", format!("{perc:.2}")),
+            ("loading_eta_seconds", eta.to_string()),
+        ]
+    }
+}
+
 /// Reads the RDB stream `input` (`total` bytes long, 0 if unknown) into `db` in large
 /// transactions, dropping keys that expired by `now_ms`, and showing progress. Stops at the
 /// first fault with an error naming its offset; what was committed before it stays in `db`
@@ -142,8 +212,27 @@ pub fn load(
     total: u64,
     databases: u32,
     now_ms: i64,
+    stats: Option<&LoadStats>,
 ) -> Result<ImportSummary, String> {
     let mut progress = Progress::new("importing", total);
+    if let Some(st) = stats {
+        st.begin(total, now_ms);
+    }
+    let out = load_into(db, input, databases, now_ms, &mut progress, stats);
+    if let (Some(st), Ok(sum)) = (stats, &out) {
+        st.end(sum);
+    }
+    out
+}
+
+fn load_into(
+    db: &Db,
+    input: impl Read,
+    databases: u32,
+    now_ms: i64,
+    progress: &mut Progress,
+    stats: Option<&LoadStats>,
+) -> Result<ImportSummary, String> {
     let mut reader = FileReader::new(input).map_err(|e| e.to_string())?;
     tracing::info!("Loading RDB produced by version {}", reader.version());
     let mut sum = ImportSummary::default();
@@ -168,6 +257,12 @@ pub fn load(
         }
         match rec {
             Record::Aux(name, value) => {
+                if let (Some(st), b"used-mem") = (stats, &name[..]) {
+                    let mem = std::str::from_utf8(&value)
+                        .ok()
+                        .and_then(|v| v.parse().ok());
+                    st.rdb_used_mem.store(mem.unwrap_or(0), Ordering::Relaxed);
+                }
                 if matches!(
                     &name[..],
                     b"redis-ver" | b"ctime" | b"used-mem" | b"aof-base"
@@ -224,6 +319,9 @@ pub fn load(
             }
         }
         progress.update(pos, sum.keys + batch.keys.len() as u64);
+        if let Some(st) = stats {
+            st.loaded.store(pos, Ordering::Relaxed);
+        }
     }
     if !batch.is_empty() {
         send(db, batch, &mut inflight);
@@ -304,7 +402,7 @@ pub fn import(config: &Config, rdb_path: &Path) -> Result<ImportSummary, String>
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64);
-        let sum = load(&db, file, total, config.databases, now)
+        let sum = load(&db, file, total, config.databases, now, None)
             .map_err(|e| format!("{}: {e}", rdb_path.display()))?;
         // The last handle: the engine checkpoints its WAL into the file and stops.
         drop(db);
@@ -434,4 +532,51 @@ fn write_rdb(r: &relis::Reader<'_>, file: std::fs::File) -> Result<ExportSummary
         sum.keys
     );
     Ok(sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(fields: &[(&'static str, String)], name: &str) -> String {
+        fields.iter().find(|(k, _)| *k == name).unwrap().1.clone()
+    }
+
+    #[test]
+    fn loading_fields_as_redis_computes_them() {
+        let st = LoadStats::default();
+        st.begin(1000, 50_000);
+        // Under a second in: Redis reports a 1-second ETA.
+        let f = st.fields(50_400);
+        assert_eq!(field(&f, "loading_start_time"), "50");
+        assert_eq!(field(&f, "loading_total_bytes"), "1000");
+        assert_eq!(field(&f, "loading_loaded_perc"), "0.00");
+        assert_eq!(field(&f, "loading_eta_seconds"), "1");
+        // 250 bytes in 2 s: 125 B/s, 750 to go, 6 s.
+        st.loaded.store(250, Ordering::Relaxed);
+        st.rdb_used_mem.store(123_456, Ordering::Relaxed);
+        let f = st.fields(52_000);
+        assert_eq!(field(&f, "loading_loaded_bytes"), "250");
+        assert_eq!(field(&f, "loading_loaded_perc"), "25.00");
+        assert_eq!(field(&f, "loading_eta_seconds"), "6");
+        assert_eq!(field(&f, "loading_rdb_used_mem"), "123456");
+        let names: Vec<_> = f.iter().map(|(k, _)| *k).collect();
+        assert_eq!(
+            names,
+            [
+                "loading_start_time",
+                "loading_total_bytes",
+                "loading_rdb_used_mem",
+                "loading_loaded_bytes",
+                "loading_loaded_perc",
+                "loading_eta_seconds"
+            ]
+        );
+        st.end(&ImportSummary {
+            keys: 7,
+            expired: 2,
+            ..ImportSummary::default()
+        });
+        assert_eq!(st.last_load(), (7, 2));
+    }
 }

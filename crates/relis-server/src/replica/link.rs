@@ -194,6 +194,7 @@ async fn full_sync(server: &Arc<Shared>, payload: &mut repl::Payload) -> Result<
                 total,
                 server2.db.databases(),
                 now,
+                Some(&server2.replication.load),
             )
         })
         .await

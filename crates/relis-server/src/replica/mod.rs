@@ -92,6 +92,8 @@ pub struct Replication {
     applied: Arc<AtomicI64>,
     /// A full sync is loading.
     loading: AtomicBool,
+    /// How far the full sync's load is, and what the last one loaded (INFO persistence).
+    pub load: crate::rdbfile::LoadStats,
     /// `link` is set (read without its lock).
     replica: AtomicBool,
 }

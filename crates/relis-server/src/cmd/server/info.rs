@@ -530,8 +530,9 @@ fn persistence_section(server: &Shared, kv: &mut Kv<'_>) {
     kv("rdb_current_bgsave_time_sec", current.to_string());
     kv("rdb_saves", save.saves.load(Ordering::Relaxed).to_string());
     kv("rdb_last_cow_size", "0".into());
-    kv("rdb_last_load_keys_expired", "0".into());
-    kv("rdb_last_load_keys_loaded", "0".into());
+    let (loaded, expired) = server.replication.load.last_load();
+    kv("rdb_last_load_keys_expired", expired.to_string());
+    kv("rdb_last_load_keys_loaded", loaded.to_string());
     kv("aof_enabled", "0".into());
     kv("aof_rewrite_in_progress", "0".into());
     kv("aof_rewrite_scheduled", "0".into());
@@ -544,6 +545,11 @@ fn persistence_section(server: &Shared, kv: &mut Kv<'_>) {
     kv("aof_last_cow_size", "0".into());
     kv("module_fork_in_progress", "0".into());
     kv("module_fork_last_cow_size", "0".into());
+    if server.replication.loading() {
+        for (k, v) in server.replication.load.fields(unix_ms()) {
+            kv(k, v);
+        }
+    }
     // Relis's own: where the data lives and how the writer is doing.
     let path = server.db.path().map(|p| p.to_path_buf());
     kv(
