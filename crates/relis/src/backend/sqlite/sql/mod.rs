@@ -2,4 +2,5 @@
 //! constant named by what it does (a statement built at run time, a small function), so the
 //! type code holds no SQL text and another backend can supply the same names.
 
+pub(crate) mod list;
 pub(crate) mod zset;
