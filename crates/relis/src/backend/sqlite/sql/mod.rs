@@ -3,4 +3,5 @@
 //! type code holds no SQL text and another backend can supply the same names.
 
 pub(crate) mod list;
+pub(crate) mod stream;
 pub(crate) mod zset;
