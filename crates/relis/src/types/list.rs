@@ -20,6 +20,8 @@
 //! An operation that empties a list deletes its key, as Redis does.
 
 use crate::backend::sqlite::db::Db;
+use crate::backend::sqlite::sql::list as q;
+use crate::backend::sqlite::stmt::prepare;
 use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
 use crate::error::{Error, Result};
 use bytes::Bytes;
@@ -122,13 +124,10 @@ impl Reader<'_> {
     }
 
     fn element(&self, kid: i64, pos: i64) -> Result<Option<Bytes>> {
-        Ok(crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT value FROM main.relis_list WHERE kid = ?1 AND pos = ?2",
-        )?
-        .query_row((kid, pos), |r| r.get::<_, Vec<u8>>(0))
-        .optional()?
-        .map(Bytes::from))
+        Ok(prepare(self.conn, q::ELEMENT_AT)?
+            .query_row((kid, pos), |r| r.get::<_, Vec<u8>>(0))
+            .optional()?
+            .map(Bytes::from))
     }
 
     /// LLEN: the length of the list at `key`, `None` when there is none.
@@ -199,10 +198,7 @@ impl Reader<'_> {
         let Some((a, b)) = range(row.len(), start, end) else {
             return Ok(Some(0));
         };
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT value FROM main.relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 ORDER BY pos",
-        )?;
+        let mut st = prepare(self.conn, q::ELEMENTS_BETWEEN)?;
         let mut rows = st.query((row.id(), row.head + a, row.head + b))?;
         let mut n = 0;
         while let Some(r) = rows.next()? {
@@ -244,14 +240,12 @@ impl Reader<'_> {
         } else {
             (row.head, row.head + n - 1)
         };
-        let mut st = crate::backend::sqlite::stmt::prepare(
+        let mut st = prepare(
             self.conn,
             if from_tail {
-                "SELECT pos FROM main.relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 AND value = ?4
-             ORDER BY pos DESC"
+                q::MATCHES_BETWEEN_DESC
             } else {
-                "SELECT pos FROM main.relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 AND value = ?4
-             ORDER BY pos"
+                q::MATCHES_BETWEEN
             },
         )?;
         let mut rows = st.query((row.id(), lo, hi, element))?;
@@ -313,60 +307,36 @@ impl Writer<'_> {
     /// list is empty (its element rows must already be gone).
     fn set_list_shape(&mut self, db: u32, key: &[u8], head: i64, count: i64) -> Result<()> {
         if count == 0 {
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2",
-            )?
-            .execute((db, key))?;
+            prepare(self.conn, q::KEY_DELETE)?.execute((db, key))?;
             return Ok(());
         }
         let version = self.next_version();
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "UPDATE main.relis_keys SET head = ?3, count = ?4, version = ?5, mtime = ?6
-                 WHERE db = ?1 AND key = ?2",
-        )?
-        .execute((db, key, head, count, version, self.now))?;
+        prepare(self.conn, q::KEY_SET_SHAPE)?.execute((db, key, head, count, version, self.now))?;
         Ok(())
     }
 
     /// A new list key with `count` elements starting at `head` (the caller inserts them).
     fn create_list(&mut self, db: u32, key: &[u8], head: i64, count: i64) -> Result<i64> {
         let id = self.next_version();
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "INSERT INTO main.relis_keys (db, key, id, type, version, count, mtime, head)
-                 VALUES (?1, ?2, ?3, 2, ?3, ?4, ?5, ?6)",
-        )?
-        .execute((db, key, id, count, self.now, head))?;
+        prepare(self.conn, q::KEY_INSERT)?.execute((db, key, id, count, self.now, head))?;
         self.note_new(db, key);
         Ok(id)
     }
 
     fn insert_element(&mut self, kid: i64, pos: i64, value: &[u8]) -> Result<()> {
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "INSERT INTO main.relis_list (kid, pos, value) VALUES (?1, ?2, ?3)",
-        )?
-        .execute((kid, pos, value))?;
+        prepare(self.conn, q::INSERT_ELEMENT)?.execute((kid, pos, value))?;
         Ok(())
     }
 
     /// Deletes the elements at positions `from..=to` and returns them in position order.
     fn take_elements(&mut self, kid: i64, from: i64, to: i64) -> Result<Vec<(i64, Bytes)>> {
         if from == to {
-            let v = crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "DELETE FROM main.relis_list WHERE kid = ?1 AND pos = ?2 RETURNING value",
-            )?
-            .query_row((kid, from), |r| r.get::<_, Vec<u8>>(0))
-            .optional()?;
+            let v = prepare(self.conn, q::TAKE_ELEMENT)?
+                .query_row((kid, from), |r| r.get::<_, Vec<u8>>(0))
+                .optional()?;
             return Ok(v.map(|v| (from, Bytes::from(v))).into_iter().collect());
         }
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "DELETE FROM main.relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 RETURNING pos, value",
-        )?;
+        let mut st = prepare(self.conn, q::TAKE_ELEMENTS)?;
         let rows = st.query_map((kid, from, to), |r| {
             Ok((r.get::<_, i64>(0)?, Bytes::from(r.get::<_, Vec<u8>>(1)?)))
         })?;
@@ -529,11 +499,7 @@ impl Writer<'_> {
         let Some(i) = normalize(index, row.len()) else {
             return Ok(false);
         };
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "UPDATE main.relis_list SET value = ?3 WHERE kid = ?1 AND pos = ?2",
-        )?
-        .execute((row.id(), row.head + i, value))?;
+        prepare(self.conn, q::SET_ELEMENT)?.execute((row.id(), row.head + i, value))?;
         self.set_list_shape(db, key, row.head, row.len())?;
         Ok(true)
     }
@@ -554,12 +520,9 @@ impl Writer<'_> {
         let Some(row) = self.list_row_for_write(db, key)? else {
             return Ok(0);
         };
-        let found = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT pos FROM main.relis_list WHERE kid = ?1 AND value = ?2 ORDER BY pos LIMIT 1",
-        )?
-        .query_row((row.id(), pivot), |r| r.get::<_, i64>(0))
-        .optional()?;
+        let found = prepare(self.conn, q::FIRST_MATCH)?
+            .query_row((row.id(), pivot), |r| r.get::<_, i64>(0))
+            .optional()?;
         let Some(pivot_pos) = found else {
             return Ok(-1);
         };
@@ -602,12 +565,12 @@ impl Writer<'_> {
             count.unsigned_abs().min(i64::MAX as u64) as i64
         };
         let mut matched: Vec<i64> = {
-            let mut st = crate::backend::sqlite::stmt::prepare(
+            let mut st = prepare(
                 self.conn,
                 if count < 0 {
-                    "SELECT pos FROM main.relis_list WHERE kid = ?1 AND value = ?2 ORDER BY pos DESC LIMIT ?3"
+                    q::MATCHES_DESC
                 } else {
-                    "SELECT pos FROM main.relis_list WHERE kid = ?1 AND value = ?2 ORDER BY pos LIMIT ?3"
+                    q::MATCHES
                 },
             )?;
             let rows = st.query_map((row.id(), value, limit), |r| r.get::<_, i64>(0))?;
@@ -649,10 +612,7 @@ impl Writer<'_> {
         let Some((a, b)) = range(row.len(), start, end) else {
             return self.delete_key(db, key, &row.meta);
         };
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "DELETE FROM main.relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3",
-        )?;
+        let mut st = prepare(self.conn, q::DELETE_BETWEEN)?;
         if a > 0 {
             st.execute((row.id(), row.head, row.head + a - 1))?;
         }

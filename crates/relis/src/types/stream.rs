@@ -13,6 +13,8 @@
 //! A stream may be empty and still exist (XDEL or XTRIM of every entry, XADD with MAXLEN 0),
 //! as in Redis.
 
+use crate::backend::sqlite::sql::stream as q;
+use crate::backend::sqlite::stmt::prepare;
 use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
 use crate::error::{Error, Result};
 use bytes::Bytes;
@@ -186,12 +188,7 @@ impl Reader<'_> {
     /// lookup (XADD and the reads run it for every call). The value of a key of another type
     /// (a string of any size) is not read.
     fn raw_stream_row(&self, db: u32, key: &[u8]) -> Result<Option<(KeyMeta, Option<StreamMeta>)>> {
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT id, type, expire_at, version, count, mtime,
-                    CASE WHEN type = 5 THEN value END
-             FROM main.relis_keys WHERE db = ?1 AND key = ?2",
-        )?;
+        let mut st = prepare(self.conn, q::KEY_ROW)?;
         let row = st
             .query_row((db, key), |r| {
                 Ok((
@@ -224,11 +221,8 @@ impl Reader<'_> {
     }
 
     pub(crate) fn stream_numbers(&self, meta: &KeyMeta, db: u32, key: &[u8]) -> Result<StreamMeta> {
-        let blob: Vec<u8> = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT value FROM main.relis_keys WHERE db = ?1 AND key = ?2",
-        )?
-        .query_row((db, key), |r| r.get(0))?;
+        let blob: Vec<u8> =
+            prepare(self.conn, q::KEY_NUMBERS)?.query_row((db, key), |r| r.get(0))?;
         decode_meta(&blob, meta.count)
     }
 
@@ -279,21 +273,13 @@ impl Reader<'_> {
         if start > end {
             return Ok(Vec::new());
         }
-        let sql = if rev {
-            "SELECT ms, seq, fields FROM main.relis_stream
-             WHERE kid = ?1 AND (ms, seq) >= (?2, ?3) AND (ms, seq) <= (?4, ?5)
-             ORDER BY ms DESC, seq DESC LIMIT ?6"
-        } else {
-            "SELECT ms, seq, fields FROM main.relis_stream
-             WHERE kid = ?1 AND (ms, seq) >= (?2, ?3) AND (ms, seq) <= (?4, ?5)
-             ORDER BY ms, seq LIMIT ?6"
-        };
+        let sql = if rev { q::ENTRIES_DESC } else { q::ENTRIES };
         let limit = if count == 0 {
             -1
         } else {
             i64::try_from(count).unwrap_or(i64::MAX)
         };
-        let mut st = crate::backend::sqlite::stmt::prepare(self.conn, sql)?;
+        let mut st = prepare(self.conn, sql)?;
         let rows = st.query_map(
             (
                 kid,
@@ -318,12 +304,8 @@ impl Reader<'_> {
 
     /// The first or (`last`) last entry's id of the stream with id `kid`.
     pub(crate) fn edge_id(&self, kid: i64, last: bool) -> Result<Option<StreamId>> {
-        let sql = if last {
-            "SELECT ms, seq FROM main.relis_stream WHERE kid = ?1 ORDER BY ms DESC, seq DESC LIMIT 1"
-        } else {
-            "SELECT ms, seq FROM main.relis_stream WHERE kid = ?1 ORDER BY ms, seq LIMIT 1"
-        };
-        Ok(crate::backend::sqlite::stmt::prepare(self.conn, sql)?
+        let sql = if last { q::LAST_ID } else { q::FIRST_ID };
+        Ok(prepare(self.conn, sql)?
             .query_row([kid], |r| Ok(StreamId::new(dec(r.get(0)?), dec(r.get(1)?))))
             .optional()?)
     }
@@ -413,12 +395,7 @@ impl Writer<'_> {
     /// A new, empty stream at `key` (which must be free); returns its id.
     pub(crate) fn create_empty_stream(&mut self, db: u32, key: &[u8]) -> Result<i64> {
         let kid = self.next_version();
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "INSERT INTO main.relis_keys (db, key, id, type, version, count, mtime, value)
-             VALUES (?1, ?2, ?3, 5, ?3, 0, ?4, ?5)",
-        )?
-        .execute((
+        prepare(self.conn, q::KEY_INSERT)?.execute((
             db,
             key,
             kid,
@@ -433,22 +410,13 @@ impl Writer<'_> {
     /// version (WATCH) and mtime.
     pub(crate) fn touch_stream(&mut self, db: u32, key: &[u8]) -> Result<()> {
         let version = self.next_version();
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "UPDATE main.relis_keys SET version = ?3, mtime = ?4 WHERE db = ?1 AND key = ?2",
-        )?
-        .execute((db, key, version, self.now))?;
+        prepare(self.conn, q::KEY_TOUCH)?.execute((db, key, version, self.now))?;
         Ok(())
     }
 
     fn save_stream(&mut self, db: u32, key: &[u8], s: &StreamMeta) -> Result<()> {
         let version = self.next_version();
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "UPDATE main.relis_keys SET value = ?3, count = ?4, version = ?5, mtime = ?6
-             WHERE db = ?1 AND key = ?2",
-        )?
-        .execute((
+        prepare(self.conn, q::KEY_SAVE)?.execute((
             db,
             key,
             &encode_meta(s)[..],
@@ -510,11 +478,12 @@ impl Writer<'_> {
         if new <= s.last_id {
             return Err(Error::Stream(StreamError::IdTooSmall));
         }
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "INSERT INTO main.relis_stream (kid, ms, seq, fields) VALUES (?1, ?2, ?3, ?4)",
-        )?
-        .execute((kid, enc(new.ms), enc(new.seq), encode_fields(fields)))?;
+        prepare(self.conn, q::INSERT_ENTRY)?.execute((
+            kid,
+            enc(new.ms),
+            enc(new.seq),
+            encode_fields(fields),
+        ))?;
         s.last_id = new;
         s.length += 1;
         s.entries_added += 1;
@@ -553,11 +522,8 @@ impl Writer<'_> {
         // Entries from the head that the trim's condition lets go (all of them for `=`).
         let allowed = match trim.to {
             TrimTo::MaxLen(max) => s.length.saturating_sub(max),
-            TrimTo::MinId(min) => crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT count(*) FROM main.relis_stream WHERE kid = ?1 AND (ms, seq) < (?2, ?3)",
-            )?
-            .query_row((kid, enc(min.ms), enc(min.seq)), |r| r.get::<_, i64>(0))?
+            TrimTo::MinId(min) => prepare(self.conn, q::COUNT_BEFORE)?
+                .query_row((kid, enc(min.ms), enc(min.seq)), |r| r.get::<_, i64>(0))?
                 as u64,
         };
         let goes = if trim.approx {
@@ -568,12 +534,7 @@ impl Writer<'_> {
         if goes == 0 {
             return Ok(0);
         }
-        let n = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "DELETE FROM main.relis_stream WHERE kid = ?1 AND (ms, seq) IN
-             (SELECT ms, seq FROM main.relis_stream WHERE kid = ?1 ORDER BY ms, seq LIMIT ?2)",
-        )?
-        .execute((kid, goes as i64))? as u64;
+        let n = prepare(self.conn, q::DELETE_OLDEST)?.execute((kid, goes as i64))? as u64;
         s.length -= n;
         Ok(n)
     }
@@ -588,11 +549,8 @@ impl Writer<'_> {
         };
         let mut n = 0;
         for id in ids {
-            let gone = crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "DELETE FROM main.relis_stream WHERE kid = ?1 AND ms = ?2 AND seq = ?3",
-            )?
-            .execute((meta.id, enc(id.ms), enc(id.seq)))?;
+            let gone =
+                prepare(self.conn, q::DELETE_ENTRY)?.execute((meta.id, enc(id.ms), enc(id.seq)))?;
             if gone > 0 {
                 n += 1;
                 s.length -= 1;

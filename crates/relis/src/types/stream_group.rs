@@ -8,6 +8,8 @@
 //! delivered while no deletion lies ahead, estimated otherwise, unknown (NULL, a nil lag) when
 //! Redis cannot tell.
 
+use crate::backend::sqlite::sql::stream as q;
+use crate::backend::sqlite::stmt::prepare;
 use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
 use crate::error::{Error, Result};
 use crate::types::stream::{dec, decode_fields, enc, StreamEntry, StreamId, StreamMeta};
@@ -171,18 +173,14 @@ impl Reader<'_> {
 
     /// The group's last delivered id and entries read, if the group exists.
     fn group_row(&self, kid: i64, group: &[u8]) -> Result<Option<(StreamId, Option<i64>)>> {
-        Ok(crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT last_ms, last_seq, entries_read FROM main.relis_stream_group
-             WHERE kid = ?1 AND name = ?2",
-        )?
-        .query_row((kid, group), |r| {
-            Ok((
-                StreamId::new(dec(r.get(0)?), dec(r.get(1)?)),
-                r.get::<_, Option<i64>>(2)?,
-            ))
-        })
-        .optional()?)
+        Ok(prepare(self.conn, q::GROUP_ROW)?
+            .query_row((kid, group), |r| {
+                Ok((
+                    StreamId::new(dec(r.get(0)?), dec(r.get(1)?)),
+                    r.get::<_, Option<i64>>(2)?,
+                ))
+            })
+            .optional()?)
     }
 
     /// XINFO STREAM: the stream's numbers, its recorded first id (`0-0` when empty), its
@@ -194,11 +192,7 @@ impl Reader<'_> {
         let Some((meta, s)) = self.stream_row(db, key)? else {
             return Ok(None);
         };
-        let groups: i64 = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT count(*) FROM main.relis_stream_group WHERE kid = ?1",
-        )?
-        .query_row([meta.id], |r| r.get(0))?;
+        let groups: i64 = prepare(self.conn, q::GROUP_COUNT)?.query_row([meta.id], |r| r.get(0))?;
         let first = self
             .stream_entries(meta.id, StreamId::MIN, StreamId::MAX, 1, false)?
             .pop();
@@ -218,15 +212,7 @@ impl Reader<'_> {
             return Ok(None);
         };
         let first = self.edge_id(meta.id, false)?.unwrap_or_default();
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT g.name, g.last_ms, g.last_seq, g.entries_read,
-                    (SELECT count(*) FROM main.relis_stream_consumer AS c
-                      WHERE c.kid = g.kid AND c.grp = g.name),
-                    (SELECT count(*) FROM main.relis_stream_pel AS p
-                      WHERE p.kid = g.kid AND p.grp = g.name)
-             FROM main.relis_stream_group AS g WHERE g.kid = ?1 ORDER BY g.name",
-        )?;
+        let mut st = prepare(self.conn, q::GROUPS_INFO)?;
         let rows = st.query_map([meta.id], |r| {
             Ok((
                 Bytes::from(r.get::<_, Vec<u8>>(0)?),
@@ -268,14 +254,7 @@ impl Reader<'_> {
         if self.group_row(meta.id, group)?.is_none() {
             return Ok(Some(None));
         }
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT c.name, (SELECT count(*) FROM main.relis_stream_pel AS p
-                              WHERE p.kid = c.kid AND p.grp = c.grp AND p.consumer = c.name),
-                    c.seen
-             FROM main.relis_stream_consumer AS c WHERE c.kid = ?1 AND c.grp = ?2
-             ORDER BY c.name",
-        )?;
+        let mut st = prepare(self.conn, q::CONSUMERS_INFO)?;
         let rows = st.query_map((meta.id, group), |r| {
             Ok((
                 Bytes::from(r.get::<_, Vec<u8>>(0)?),
@@ -307,12 +286,7 @@ impl Reader<'_> {
         } else {
             i64::try_from(count).unwrap_or(i64::MAX)
         };
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT ms, seq, consumer, delivered, count FROM main.relis_stream_pel
-             WHERE kid = ?1 AND grp = ?2 AND (?3 IS NULL OR consumer = ?3)
-             ORDER BY ms, seq LIMIT ?4",
-        )?;
+        let mut st = prepare(self.conn, q::PEL_PAGE)?;
         let rows = st.query_map((meta.id, group, consumer, limit), |r| {
             Ok((
                 StreamId::new(dec(r.get(0)?), dec(r.get(1)?)),
@@ -352,25 +326,15 @@ impl Reader<'_> {
             return Ok(None);
         }
         let edge = |sql: &'static str| -> Result<Option<StreamId>> {
-            Ok(crate::backend::sqlite::stmt::prepare(self.conn, sql)?
+            Ok(prepare(self.conn, sql)?
                 .query_row((meta.id, group), |r| {
                     Ok(StreamId::new(dec(r.get(0)?), dec(r.get(1)?)))
                 })
                 .optional()?)
         };
-        let first = edge(
-            "SELECT ms, seq FROM main.relis_stream_pel WHERE kid = ?1 AND grp = ?2
-             ORDER BY ms, seq LIMIT 1",
-        )?;
-        let last = edge(
-            "SELECT ms, seq FROM main.relis_stream_pel WHERE kid = ?1 AND grp = ?2
-             ORDER BY ms DESC, seq DESC LIMIT 1",
-        )?;
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT consumer, count(*) FROM main.relis_stream_pel WHERE kid = ?1 AND grp = ?2
-             GROUP BY consumer ORDER BY consumer",
-        )?;
+        let first = edge(q::PEL_FIRST_ID)?;
+        let last = edge(q::PEL_LAST_ID)?;
+        let mut st = prepare(self.conn, q::PEL_COUNT_BY_CONSUMER)?;
         let per: Vec<(Bytes, u64)> = st
             .query_map((meta.id, group), |r| {
                 Ok((
@@ -410,18 +374,12 @@ impl Reader<'_> {
             return Ok(Some(Vec::new()));
         }
         let sql = if consumer.is_some() {
-            "SELECT ms, seq, consumer, delivered, count FROM main.relis_stream_pel
-             WHERE kid = ?1 AND grp = ?2 AND consumer = ?7
-               AND (ms, seq) >= (?3, ?4) AND (ms, seq) <= (?5, ?6) AND delivered <= ?8
-             ORDER BY ms, seq LIMIT ?9"
+            q::PEL_RANGE_OF_CONSUMER
         } else {
-            "SELECT ms, seq, consumer, delivered, count FROM main.relis_stream_pel
-             WHERE kid = ?1 AND grp = ?2 AND (?7 IS NULL OR consumer = ?7)
-               AND (ms, seq) >= (?3, ?4) AND (ms, seq) <= (?5, ?6) AND delivered <= ?8
-             ORDER BY ms, seq LIMIT ?9"
+            q::PEL_RANGE
         };
         let limit = i64::try_from(count).unwrap_or(i64::MAX);
-        let mut st = crate::backend::sqlite::stmt::prepare(self.conn, sql)?;
+        let mut st = prepare(self.conn, sql)?;
         let rows = st.query_map(
             rusqlite::params![
                 meta.id,
@@ -491,12 +449,13 @@ impl Writer<'_> {
             return Err(Error::Stream(crate::StreamError::BusyGroup));
         }
         let last = self.resolve_start(db, key, start)?;
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "INSERT INTO main.relis_stream_group (kid, name, last_ms, last_seq, entries_read)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-        )?
-        .execute((meta.id, group, enc(last.ms), enc(last.seq), entries_read))?;
+        prepare(self.conn, q::GROUP_INSERT)?.execute((
+            meta.id,
+            group,
+            enc(last.ms),
+            enc(last.seq),
+            entries_read,
+        ))?;
         self.touch_stream(db, key)?;
         Ok(created)
     }
@@ -518,12 +477,13 @@ impl Writer<'_> {
             return Ok(false);
         }
         let last = self.resolve_start(db, key, start)?;
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "UPDATE main.relis_stream_group SET last_ms = ?3, last_seq = ?4, entries_read = ?5
-             WHERE kid = ?1 AND name = ?2",
-        )?
-        .execute((meta.id, group, enc(last.ms), enc(last.seq), entries_read))?;
+        prepare(self.conn, q::GROUP_SET_ID)?.execute((
+            meta.id,
+            group,
+            enc(last.ms),
+            enc(last.seq),
+            entries_read,
+        ))?;
         self.touch_stream(db, key)?;
         Ok(true)
     }
@@ -534,19 +494,12 @@ impl Writer<'_> {
     /// [`Error::NoSuchKey`], [`Error::WrongType`].
     pub fn xgroup_destroy(&mut self, db: u32, key: &[u8], group: &[u8]) -> Result<bool> {
         let meta = self.group_stream_for_write(db, key)?;
-        let n = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "DELETE FROM main.relis_stream_group WHERE kid = ?1 AND name = ?2",
-        )?
-        .execute((meta.id, group))?;
+        let n = prepare(self.conn, q::GROUP_DELETE)?.execute((meta.id, group))?;
         if n == 0 {
             return Ok(false);
         }
-        for sql in [
-            "DELETE FROM main.relis_stream_consumer WHERE kid = ?1 AND grp = ?2",
-            "DELETE FROM main.relis_stream_pel WHERE kid = ?1 AND grp = ?2",
-        ] {
-            crate::backend::sqlite::stmt::prepare(self.conn, sql)?.execute((meta.id, group))?;
+        for sql in [q::CONSUMERS_DELETE_GROUP, q::PEL_DELETE_GROUP] {
+            prepare(self.conn, sql)?.execute((meta.id, group))?;
         }
         self.touch_stream(db, key)?;
         // Readers blocked on the group are answered NOGROUP (Redis signals the key ready).
@@ -592,31 +545,21 @@ impl Writer<'_> {
         if self.group_row(meta.id, group)?.is_none() {
             return Ok(None);
         }
-        let existed = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "DELETE FROM main.relis_stream_consumer WHERE kid = ?1 AND grp = ?2 AND name = ?3",
-        )?
-        .execute((meta.id, group, consumer))?;
+        let existed =
+            prepare(self.conn, q::CONSUMER_DELETE)?.execute((meta.id, group, consumer))?;
         if existed == 0 {
             return Ok(Some(None));
         }
-        let pending = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "DELETE FROM main.relis_stream_pel WHERE kid = ?1 AND grp = ?2 AND consumer = ?3",
-        )?
-        .execute((meta.id, group, consumer))? as u64;
+        let pending =
+            prepare(self.conn, q::PEL_DELETE_CONSUMER)?.execute((meta.id, group, consumer))? as u64;
         self.touch_stream(db, key)?;
         Ok(Some(Some(pending)))
     }
 
     /// Creates the consumer if it does not exist; returns whether it did not.
     fn ensure_consumer(&mut self, kid: i64, group: &[u8], consumer: &[u8]) -> Result<bool> {
-        let n = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "INSERT OR IGNORE INTO main.relis_stream_consumer (kid, grp, name, seen)
-             VALUES (?1, ?2, ?3, ?4)",
-        )?
-        .execute((kid, group, consumer, self.now))?;
+        let n =
+            prepare(self.conn, q::CONSUMER_ENSURE)?.execute((kid, group, consumer, self.now))?;
         Ok(n > 0)
     }
 
@@ -660,11 +603,7 @@ impl Writer<'_> {
             GroupRead::History(_) => Vec::new(),
         };
         let created = self.ensure_consumer(meta.id, group, consumer)?;
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "UPDATE main.relis_stream_consumer SET seen = ?4 WHERE kid = ?1 AND grp = ?2 AND name = ?3",
-        )?
-        .execute((meta.id, group, consumer, self.now))?;
+        prepare(self.conn, q::CONSUMER_SEEN)?.execute((meta.id, group, consumer, self.now))?;
         let out = match from {
             GroupRead::New => {
                 let entries = new_entries;
@@ -678,12 +617,7 @@ impl Writer<'_> {
                             at = e.id;
                         }
                     }
-                    crate::backend::sqlite::stmt::prepare(
-                        self.conn,
-                        "UPDATE main.relis_stream_group SET last_ms = ?3, last_seq = ?4,
-                         entries_read = ?5 WHERE kid = ?1 AND name = ?2",
-                    )?
-                    .execute((
+                    prepare(self.conn, q::GROUP_ADVANCE)?.execute((
                         meta.id,
                         group,
                         enc(e.id.ms),
@@ -696,15 +630,7 @@ impl Writer<'_> {
                         // An id already pending (after XGROUP SETID back) moves to this
                         // consumer with a fresh delivery, as Redis's streamPropagateXCLAIM
                         // path does.
-                        crate::backend::sqlite::stmt::prepare(
-                            self.conn,
-                            "INSERT INTO main.relis_stream_pel
-                                 (kid, grp, ms, seq, consumer, delivered, count)
-                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1)
-                             ON CONFLICT (kid, grp, ms, seq) DO UPDATE
-                             SET consumer = ?5, delivered = ?6, count = 1",
-                        )?
-                        .execute((
+                        prepare(self.conn, q::PEL_DELIVER)?.execute((
                             meta.id,
                             group,
                             enc(e.id.ms),
@@ -728,40 +654,29 @@ impl Writer<'_> {
                 } else {
                     i64::try_from(count).unwrap_or(i64::MAX)
                 };
-                let ids: Vec<StreamId> = crate::backend::sqlite::stmt::prepare(
-                    self.conn,
-                    "SELECT ms, seq FROM main.relis_stream_pel
-                     WHERE kid = ?1 AND grp = ?2 AND consumer = ?3 AND (ms, seq) >= (?4, ?5)
-                     ORDER BY ms, seq LIMIT ?6",
-                )?
-                .query_map(
-                    (
-                        meta.id,
-                        group,
-                        consumer,
-                        enc(start.ms),
-                        enc(start.seq),
-                        limit,
-                    ),
-                    |r| Ok(StreamId::new(dec(r.get(0)?), dec(r.get(1)?))),
-                )?
-                .collect::<rusqlite::Result<_>>()?;
+                let ids: Vec<StreamId> = prepare(self.conn, q::PEL_OF_CONSUMER_FROM)?
+                    .query_map(
+                        (
+                            meta.id,
+                            group,
+                            consumer,
+                            enc(start.ms),
+                            enc(start.seq),
+                            limit,
+                        ),
+                        |r| Ok(StreamId::new(dec(r.get(0)?), dec(r.get(1)?))),
+                    )?
+                    .collect::<rusqlite::Result<_>>()?;
                 let mut out = Vec::with_capacity(ids.len());
                 for id in ids {
-                    let fields = crate::backend::sqlite::stmt::prepare(
-                        self.conn,
-                        "SELECT fields FROM main.relis_stream WHERE kid = ?1 AND ms = ?2 AND seq = ?3",
-                    )?
-                    .query_row((meta.id, enc(id.ms), enc(id.seq)), |r| r.get::<_, Vec<u8>>(0))
-                    .optional()?;
+                    let fields = prepare(self.conn, q::ENTRY_FIELDS)?
+                        .query_row((meta.id, enc(id.ms), enc(id.seq)), |r| {
+                            r.get::<_, Vec<u8>>(0)
+                        })
+                        .optional()?;
                     if fields.is_some() {
                         // Redis counts a history read as a delivery of the entries still there.
-                        crate::backend::sqlite::stmt::prepare(
-                            self.conn,
-                            "UPDATE main.relis_stream_pel SET delivered = ?5, count = count + 1
-                             WHERE kid = ?1 AND grp = ?2 AND ms = ?3 AND seq = ?4",
-                        )?
-                        .execute((
+                        prepare(self.conn, q::PEL_REDELIVER)?.execute((
                             meta.id,
                             group,
                             enc(id.ms),
@@ -781,34 +696,23 @@ impl Writer<'_> {
     }
 
     fn entry_fields(&self, kid: i64, id: StreamId) -> Result<Option<Vec<Bytes>>> {
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT fields FROM main.relis_stream WHERE kid = ?1 AND ms = ?2 AND seq = ?3",
-        )?
-        .query_row((kid, enc(id.ms), enc(id.seq)), |r| r.get::<_, Vec<u8>>(0))
-        .optional()?
-        .map(|f| decode_fields(&f))
-        .transpose()
+        prepare(self.conn, q::ENTRY_FIELDS)?
+            .query_row((kid, enc(id.ms), enc(id.seq)), |r| r.get::<_, Vec<u8>>(0))
+            .optional()?
+            .map(|f| decode_fields(&f))
+            .transpose()
     }
 
     fn pel_row(&self, kid: i64, group: &[u8], id: StreamId) -> Result<Option<PelRow>> {
-        Ok(crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT consumer, delivered, count FROM main.relis_stream_pel
-             WHERE kid = ?1 AND grp = ?2 AND ms = ?3 AND seq = ?4",
-        )?
-        .query_row((kid, group, enc(id.ms), enc(id.seq)), |r| {
-            Ok((id, r.get(0)?, r.get(1)?, r.get(2)?))
-        })
-        .optional()?)
+        Ok(prepare(self.conn, q::PEL_ROW)?
+            .query_row((kid, group, enc(id.ms), enc(id.seq)), |r| {
+                Ok((id, r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .optional()?)
     }
 
     fn drop_pending(&mut self, kid: i64, group: &[u8], id: StreamId) -> Result<usize> {
-        Ok(crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "DELETE FROM main.relis_stream_pel WHERE kid = ?1 AND grp = ?2 AND ms = ?3 AND seq = ?4",
-        )?
-        .execute((kid, group, enc(id.ms), enc(id.seq)))?)
+        Ok(prepare(self.conn, q::PEL_DELETE)?.execute((kid, group, enc(id.ms), enc(id.seq)))?)
     }
 
     /// Gives the pending entry `id` to `consumer` with this delivery time and count.
@@ -822,13 +726,15 @@ impl Writer<'_> {
         delivered: i64,
         count: i64,
     ) -> Result<()> {
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "INSERT INTO main.relis_stream_pel (kid, grp, ms, seq, consumer, delivered, count)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-             ON CONFLICT (kid, grp, ms, seq) DO UPDATE SET consumer = ?5, delivered = ?6, count = ?7",
-        )?
-        .execute((kid, group, enc(id.ms), enc(id.seq), consumer, delivered, count))?;
+        prepare(self.conn, q::PEL_PUT)?.execute((
+            kid,
+            group,
+            enc(id.ms),
+            enc(id.seq),
+            consumer,
+            delivered,
+            count,
+        ))?;
         Ok(())
     }
 
@@ -858,12 +764,12 @@ impl Writer<'_> {
         };
         let mut changed = false;
         if let Some(lastid) = opts.lastid.filter(|l| *l > last) {
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "UPDATE main.relis_stream_group SET last_ms = ?3, last_seq = ?4
-                 WHERE kid = ?1 AND name = ?2",
-            )?
-            .execute((meta.id, group, enc(lastid.ms), enc(lastid.seq)))?;
+            prepare(self.conn, q::GROUP_SET_LAST_ID)?.execute((
+                meta.id,
+                group,
+                enc(lastid.ms),
+                enc(lastid.seq),
+            ))?;
             changed = true;
         }
         let now = self.now;
@@ -935,20 +841,16 @@ impl Writer<'_> {
         let mut last_seen: Option<StreamId> = None;
         let mut stopped = false;
         'walk: while let Some(from) = cursor {
-            let batch: Vec<PelRow> = crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT ms, seq, consumer, delivered, count FROM main.relis_stream_pel
-                 WHERE kid = ?1 AND grp = ?2 AND (ms, seq) >= (?3, ?4) ORDER BY ms, seq LIMIT 64",
-            )?
-            .query_map((meta.id, group, enc(from.ms), enc(from.seq)), |r| {
-                Ok((
-                    StreamId::new(dec(r.get(0)?), dec(r.get(1)?)),
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                ))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
+            let batch: Vec<PelRow> = prepare(self.conn, q::PEL_BATCH_FROM)?
+                .query_map((meta.id, group, enc(from.ms), enc(from.seq)), |r| {
+                    Ok((
+                        StreamId::new(dec(r.get(0)?), dec(r.get(1)?)),
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                    ))
+                })?
+                .collect::<rusqlite::Result<_>>()?;
             if batch.is_empty() {
                 break;
             }
@@ -982,16 +884,12 @@ impl Writer<'_> {
         // The cursor is the pending entry after the last one looked at (0-0 at the end).
         if stopped || attempts == 0 || left == 0 {
             if let Some(after) = last_seen.and_then(|l| l.next()) {
-                out.next = crate::backend::sqlite::stmt::prepare(
-                    self.conn,
-                    "SELECT ms, seq FROM main.relis_stream_pel
-                     WHERE kid = ?1 AND grp = ?2 AND (ms, seq) >= (?3, ?4) ORDER BY ms, seq LIMIT 1",
-                )?
-                .query_row((meta.id, group, enc(after.ms), enc(after.seq)), |r| {
-                    Ok(StreamId::new(dec(r.get(0)?), dec(r.get(1)?)))
-                })
-                .optional()?
-                .unwrap_or_default();
+                out.next = prepare(self.conn, q::PEL_NEXT_FROM)?
+                    .query_row((meta.id, group, enc(after.ms), enc(after.seq)), |r| {
+                        Ok(StreamId::new(dec(r.get(0)?), dec(r.get(1)?)))
+                    })
+                    .optional()?
+                    .unwrap_or_default();
             }
         }
         if !out.claimed.is_empty() || !out.deleted.is_empty() {
@@ -1011,11 +909,12 @@ impl Writer<'_> {
         };
         let mut n = 0;
         for id in ids {
-            n += crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "DELETE FROM main.relis_stream_pel WHERE kid = ?1 AND grp = ?2 AND ms = ?3 AND seq = ?4",
-            )?
-            .execute((meta.id, group, enc(id.ms), enc(id.seq)))? as u64;
+            n += prepare(self.conn, q::PEL_DELETE)?.execute((
+                meta.id,
+                group,
+                enc(id.ms),
+                enc(id.seq),
+            ))? as u64;
         }
         if n > 0 {
             self.touch_stream(db, key)?;

@@ -2,6 +2,8 @@
 //! `rank.rs`), scans, random members, set operations and geo searches.
 
 use super::*;
+use crate::backend::sqlite::sql::zset as q;
+use crate::backend::sqlite::stmt::prepare;
 
 impl Reader<'_> {
     /// The live sorted set at `key`: `None` when missing, [`Error::WrongType`] for another type.
@@ -27,24 +29,18 @@ impl Reader<'_> {
         if count <= t / 2 {
             return Ok(false);
         }
-        Ok(crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT 1 FROM main.relis_zrank WHERE kid = ?1 AND lvl = 0 LIMIT 1",
-        )?
-        .query_row([kid], |_| Ok(()))
-        .optional()?
-        .is_some())
+        Ok(prepare(self.conn, q::HAS_RANK_BLOCKS)?
+            .query_row([kid], |_| Ok(()))
+            .optional()?
+            .is_some())
     }
 
     /// Whether the set at `kid` is skiplist-encoded in Redis's terms (see the module doc).
     pub(super) fn z_skiplist(&self, db: u32, key: &[u8]) -> Result<bool> {
-        Ok(crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT head FROM main.relis_keys WHERE db = ?1 AND key = ?2",
-        )?
-        .query_row((db, key), |r| r.get::<_, i64>(0))
-        .optional()?
-        .unwrap_or(0)
+        Ok(prepare(self.conn, q::KEY_HEAD)?
+            .query_row((db, key), |r| r.get::<_, i64>(0))
+            .optional()?
+            .unwrap_or(0)
             != 0)
     }
 
@@ -58,22 +54,18 @@ impl Reader<'_> {
     }
 
     pub(super) fn z_score_of(&self, kid: i64, member: &[u8]) -> Result<Option<f64>> {
-        Ok(crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT score FROM main.relis_zset WHERE kid = ?1 AND member = ?2",
-        )?
-        .query_row((kid, member), |r| r.get(0))
-        .optional()?)
+        Ok(prepare(self.conn, q::ZSCORE)?
+            .query_row((kid, member), |r| r.get(0))
+            .optional()?)
     }
 
     pub(super) fn z_first(&self, kid: i64, desc: bool) -> Result<Option<Pos>> {
         let sql = if desc {
-            "SELECT score, member FROM main.relis_zset WHERE kid = ?1
-             ORDER BY score DESC, member DESC LIMIT 1"
+            q::LAST_MEMBER
         } else {
-            "SELECT score, member FROM main.relis_zset WHERE kid = ?1 ORDER BY score, member LIMIT 1"
+            q::FIRST_MEMBER
         };
-        Ok(crate::backend::sqlite::stmt::prepare(self.conn, sql)?
+        Ok(prepare(self.conn, sql)?
             .query_row([kid], pos_row)
             .optional()?)
     }
@@ -101,49 +93,41 @@ impl Reader<'_> {
         lo: Option<&Pos>,
         hi: Option<&Pos>,
     ) -> Result<i64> {
-        let q =
-            |sql: &'static str, p: &[&dyn rusqlite::ToSql]| -> Result<i64> {
-                Ok(crate::backend::sqlite::stmt::prepare(self.conn, sql)?
-                    .query_row(p, |r| r.get(0))?)
-            };
+        let count = |sql: &'static str, p: &[&dyn rusqlite::ToSql]| -> Result<i64> {
+            Ok(prepare(self.conn, sql)?.query_row(p, |r| r.get(0))?)
+        };
         let lo = lo.filter(|l| **l != Pos::bottom());
         Ok(match (lo, hi) {
-            (None, None) => q("SELECT count(*) FROM main.relis_zset WHERE kid = ?1", &[&kid])?,
+            (None, None) => count(q::MEMBER_COUNT, &[&kid])?,
             (None, Some(h)) => {
-                q(
-                    "SELECT count(*) FROM main.relis_zset WHERE kid = ?1 AND score < ?2",
-                    &[&kid, &h.score],
-                )? + q(
-                    "SELECT count(*) FROM main.relis_zset WHERE kid = ?1 AND score = ?2 AND member < ?3",
-                    &[&kid, &h.score, &&h.member[..]],
-                )?
+                count(q::COUNT_SCORE_LT, &[&kid, &h.score])?
+                    + count(
+                        q::COUNT_AT_SCORE_MEMBER_LT,
+                        &[&kid, &h.score, &&h.member[..]],
+                    )?
             }
-            (Some(l), None) => q(
-                "SELECT count(*) FROM main.relis_zset WHERE kid = ?1 AND score = ?2 AND member >= ?3",
-                &[&kid, &l.score, &&l.member[..]],
-            )? + q(
-                "SELECT count(*) FROM main.relis_zset WHERE kid = ?1 AND score > ?2",
-                &[&kid, &l.score],
-            )?,
-            (Some(l), Some(h)) if l.score == h.score => q(
-                "SELECT count(*) FROM main.relis_zset WHERE kid = ?1 AND score = ?2
-                 AND member >= ?3 AND member < ?4",
+            (Some(l), None) => {
+                count(
+                    q::COUNT_AT_SCORE_MEMBER_GE,
+                    &[&kid, &l.score, &&l.member[..]],
+                )? + count(q::COUNT_SCORE_GT, &[&kid, &l.score])?
+            }
+            (Some(l), Some(h)) if l.score == h.score => count(
+                q::COUNT_AT_SCORE_MEMBER_IN,
                 &[&kid, &l.score, &&l.member[..], &&h.member[..]],
             )?,
             (Some(l), Some(h)) => {
                 if h.score < l.score {
                     return Ok(0);
                 }
-                q(
-                    "SELECT count(*) FROM main.relis_zset WHERE kid = ?1 AND score = ?2 AND member >= ?3",
+                count(
+                    q::COUNT_AT_SCORE_MEMBER_GE,
                     &[&kid, &l.score, &&l.member[..]],
-                )? + q(
-                    "SELECT count(*) FROM main.relis_zset WHERE kid = ?1 AND score > ?2 AND score < ?3",
-                    &[&kid, &l.score, &h.score],
-                )? + q(
-                    "SELECT count(*) FROM main.relis_zset WHERE kid = ?1 AND score = ?2 AND member < ?3",
-                    &[&kid, &h.score, &&h.member[..]],
-                )?
+                )? + count(q::COUNT_SCORE_BETWEEN, &[&kid, &l.score, &h.score])?
+                    + count(
+                        q::COUNT_AT_SCORE_MEMBER_LT,
+                        &[&kid, &h.score, &&h.member[..]],
+                    )?
             }
         })
     }
@@ -158,61 +142,41 @@ impl Reader<'_> {
         hi: Option<&Pos>,
     ) -> Result<i64> {
         flush_pending(self.conn)?; // it reads rank counts
-        let q =
-            |sql: &'static str, p: &[&dyn rusqlite::ToSql]| -> Result<i64> {
-                Ok(crate::backend::sqlite::stmt::prepare(self.conn, sql)?
-                    .query_row(p, |r| r.get(0))?)
-            };
+        let sum = |sql: &'static str, p: &[&dyn rusqlite::ToSql]| -> Result<i64> {
+            Ok(prepare(self.conn, sql)?.query_row(p, |r| r.get(0))?)
+        };
         let lo = lo.filter(|l| **l != Pos::bottom());
         Ok(match (lo, hi) {
-            (None, None) => q(
-                "SELECT coalesce(sum(n), 0) FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2",
-                &[&kid, &lvl],
-            )?,
+            (None, None) => sum(q::RANK_SUM, &[&kid, &lvl])?,
             (None, Some(h)) => {
-                q(
-                    "SELECT coalesce(sum(n), 0) FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
-                     AND score < ?3",
-                    &[&kid, &lvl, &h.score],
-                )? + q(
-                    "SELECT coalesce(sum(n), 0) FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
-                     AND score = ?3 AND member < ?4",
-                    &[&kid, &lvl, &h.score, &&h.member[..]],
-                )?
+                sum(q::RANK_SUM_SCORE_LT, &[&kid, &lvl, &h.score])?
+                    + sum(
+                        q::RANK_SUM_AT_SCORE_MEMBER_LT,
+                        &[&kid, &lvl, &h.score, &&h.member[..]],
+                    )?
             }
             (Some(l), None) => {
-                q(
-                    "SELECT coalesce(sum(n), 0) FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
-                     AND score = ?3 AND member >= ?4",
+                sum(
+                    q::RANK_SUM_AT_SCORE_MEMBER_GE,
                     &[&kid, &lvl, &l.score, &&l.member[..]],
-                )? + q(
-                    "SELECT coalesce(sum(n), 0) FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
-                     AND score > ?3",
-                    &[&kid, &lvl, &l.score],
-                )?
+                )? + sum(q::RANK_SUM_SCORE_GT, &[&kid, &lvl, &l.score])?
             }
-            (Some(l), Some(h)) if l.score == h.score => q(
-                "SELECT coalesce(sum(n), 0) FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
-                 AND score = ?3 AND member >= ?4 AND member < ?5",
+            (Some(l), Some(h)) if l.score == h.score => sum(
+                q::RANK_SUM_AT_SCORE_MEMBER_IN,
                 &[&kid, &lvl, &l.score, &&l.member[..], &&h.member[..]],
             )?,
             (Some(l), Some(h)) => {
                 if h.score < l.score {
                     return Ok(0);
                 }
-                q(
-                    "SELECT coalesce(sum(n), 0) FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
-                     AND score = ?3 AND member >= ?4",
+                sum(
+                    q::RANK_SUM_AT_SCORE_MEMBER_GE,
                     &[&kid, &lvl, &l.score, &&l.member[..]],
-                )? + q(
-                    "SELECT coalesce(sum(n), 0) FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
-                     AND score > ?3 AND score < ?4",
-                    &[&kid, &lvl, &l.score, &h.score],
-                )? + q(
-                    "SELECT coalesce(sum(n), 0) FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
-                     AND score = ?3 AND member < ?4",
-                    &[&kid, &lvl, &h.score, &&h.member[..]],
-                )?
+                )? + sum(q::RANK_SUM_SCORE_BETWEEN, &[&kid, &lvl, &l.score, &h.score])?
+                    + sum(
+                        q::RANK_SUM_AT_SCORE_MEMBER_LT,
+                        &[&kid, &lvl, &h.score, &&h.member[..]],
+                    )?
             }
         })
     }
@@ -221,16 +185,12 @@ impl Reader<'_> {
     /// with its count.
     pub(super) fn z_blk_containing(&self, kid: i64, lvl: i64, p: &Pos) -> Result<(Pos, i64)> {
         flush_pending(self.conn)?; // it reads rank counts
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT score, member, n FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
-                 AND (score, member) <= (?3, ?4) ORDER BY score DESC, member DESC LIMIT 1",
-        )?
-        .query_row((kid, lvl, p.score, &p.member[..]), |r| {
-            Ok((pos_row(r)?, r.get(2)?))
-        })
-        .optional()?
-        .ok_or_else(|| Error::Storage(format!("sorted set {kid} has no level-{lvl} rank row")))
+        prepare(self.conn, q::RANK_ROW_CONTAINING)?
+            .query_row((kid, lvl, p.score, &p.member[..]), |r| {
+                Ok((pos_row(r)?, r.get(2)?))
+            })
+            .optional()?
+            .ok_or_else(|| Error::Storage(format!("sorted set {kid} has no level-{lvl} rank row")))
     }
 
     /// The member at rank `r` (0-based, ascending).
@@ -243,13 +203,9 @@ impl Reader<'_> {
         } else {
             (Pos::bottom(), r)
         };
-        Ok(crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT score, member FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
-                 ORDER BY score, member LIMIT 1 OFFSET ?4",
-        )?
-        .query_row((z.kid, start.score, &start.member[..], offset), pos_row)
-        .optional()?)
+        Ok(prepare(self.conn, q::MEMBER_AT_OFFSET)?
+            .query_row((z.kid, start.score, &start.member[..], offset), pos_row)
+            .optional()?)
     }
 
     /// The block holding rank `r` and `r`'s offset inside it: walks the level-1 counts from
@@ -257,16 +213,10 @@ impl Reader<'_> {
     pub(super) fn z_block_of_rank(&self, z: ZMeta, r: i64) -> Result<(Pos, i64)> {
         flush_pending(self.conn)?; // it reads rank counts
         let from_top = r >= z.count / 2;
-        let sql = if from_top {
-            "SELECT score, member, n FROM main.relis_zrank WHERE kid = ?1 AND lvl = 1
-             ORDER BY score DESC, member DESC"
-        } else {
-            "SELECT score, member, n FROM main.relis_zrank WHERE kid = ?1 AND lvl = 1
-             ORDER BY score, member"
-        };
+        let sql = if from_top { q::RUNS_DESC } else { q::RUNS };
         let mut run = None;
         {
-            let mut st = crate::backend::sqlite::stmt::prepare(self.conn, sql)?;
+            let mut st = prepare(self.conn, sql)?;
             let mut rows = st.query([z.kid])?;
             // Walking up, `base` members lie in the runs passed; walking down, the members from
             // `end` up do.
@@ -296,11 +246,7 @@ impl Reader<'_> {
                 z.kid
             )));
         };
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT score, member, n FROM main.relis_zrank WHERE kid = ?1 AND lvl = 0
-             AND (score, member) >= (?2, ?3) ORDER BY score, member",
-        )?;
+        let mut st = prepare(self.conn, q::BLOCKS_FROM)?;
         let mut rows = st.query((z.kid, run.score, &run.member[..]))?;
         while let Some(row) = rows.next()? {
             let n: i64 = row.get(2)?;
@@ -328,13 +274,11 @@ impl Reader<'_> {
                 LexBound::Min => Some(Bytes::new()),
                 LexBound::Incl(b) | LexBound::Excl(b) => {
                     let sql = if matches!(min, LexBound::Incl(_)) {
-                        "SELECT member FROM main.relis_zset WHERE kid = ?1 AND score = ?2 AND member >= ?3
-                         ORDER BY member LIMIT 1"
+                        q::LEX_FIRST_GE
                     } else {
-                        "SELECT member FROM main.relis_zset WHERE kid = ?1 AND score = ?2 AND member > ?3
-                         ORDER BY member LIMIT 1"
+                        q::LEX_FIRST_GT
                     };
-                    crate::backend::sqlite::stmt::prepare(self.conn, sql)?
+                    prepare(self.conn, sql)?
                         .query_row((kid, score, &b[..]), |r| blob(r, 0))
                         .optional()?
                 }
@@ -345,13 +289,9 @@ impl Reader<'_> {
                 }
                 return Ok(Some(Pos::new(score, m)));
             }
-            let next: Option<f64> = crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT score FROM main.relis_zset WHERE kid = ?1 AND score > ?2
-                     ORDER BY score LIMIT 1",
-            )?
-            .query_row((kid, score), |r| r.get(0))
-            .optional()?;
+            let next: Option<f64> = prepare(self.conn, q::NEXT_SCORE_UP)?
+                .query_row((kid, score), |r| r.get(0))
+                .optional()?;
             match next {
                 Some(s) => score = s,
                 None => return Ok(None),
@@ -372,13 +312,11 @@ impl Reader<'_> {
                 LexBound::Max => return Ok(Some(last)),
                 LexBound::Incl(b) | LexBound::Excl(b) => {
                     let sql = if matches!(max, LexBound::Incl(_)) {
-                        "SELECT member FROM main.relis_zset WHERE kid = ?1 AND score = ?2 AND member <= ?3
-                         ORDER BY member DESC LIMIT 1"
+                        q::LEX_LAST_LE
                     } else {
-                        "SELECT member FROM main.relis_zset WHERE kid = ?1 AND score = ?2 AND member < ?3
-                         ORDER BY member DESC LIMIT 1"
+                        q::LEX_LAST_LT
                     };
-                    crate::backend::sqlite::stmt::prepare(self.conn, sql)?
+                    prepare(self.conn, sql)?
                         .query_row((kid, score, &b[..]), |r| blob(r, 0))
                         .optional()?
                 }
@@ -386,13 +324,9 @@ impl Reader<'_> {
             if let Some(m) = found {
                 return Ok(Some(Pos::new(score, m)));
             }
-            let next: Option<f64> = crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT score FROM main.relis_zset WHERE kid = ?1 AND score < ?2
-                     ORDER BY score DESC LIMIT 1",
-            )?
-            .query_row((kid, score), |r| r.get(0))
-            .optional()?;
+            let next: Option<f64> = prepare(self.conn, q::NEXT_SCORE_DOWN)?
+                .query_row((kid, score), |r| r.get(0))
+                .optional()?;
             match next {
                 Some(s) => score = s,
                 None => return Ok(None),
@@ -409,14 +343,8 @@ impl Reader<'_> {
         desc: bool,
         keep: impl Fn(&[u8]) -> bool,
     ) -> Result<Option<Pos>> {
-        let sql = if desc {
-            "SELECT score, member FROM main.relis_zset WHERE kid = ?1 AND (score, member) <= (?2, ?3)
-             ORDER BY score DESC, member DESC"
-        } else {
-            "SELECT score, member FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
-             ORDER BY score, member"
-        };
-        let mut st = crate::backend::sqlite::stmt::prepare(self.conn, sql)?;
+        let sql = if desc { q::WALK_DOWN } else { q::WALK_UP };
+        let mut st = prepare(self.conn, sql)?;
         let mut rows = st.query((kid, from.score, &from.member[..]))?;
         let mut last = None;
         while let Some(row) = rows.next()? {
@@ -516,7 +444,7 @@ impl Reader<'_> {
         let mut out = Vec::new();
         macro_rules! run {
             ($sql:expr, $params:expr) => {{
-                let mut st = crate::backend::sqlite::stmt::prepare(self.conn, $sql)?;
+                let mut st = prepare(self.conn, $sql)?;
                 let rows = st.query_map($params, scored_row)?;
                 for r in rows {
                     out.push(r?);
@@ -525,18 +453,15 @@ impl Reader<'_> {
         }
         match (&iv.hi, desc) {
             (None, false) => run!(
-                "SELECT member, score FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
-                 ORDER BY score, member LIMIT ?4 OFFSET ?5",
+                q::FETCH_FROM,
                 (kid, lo.score, &lo.member[..], limit, offset)
             ),
             (None, true) => run!(
-                "SELECT member, score FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
-                 ORDER BY score DESC, member DESC LIMIT ?4 OFFSET ?5",
+                q::FETCH_FROM_DESC,
                 (kid, lo.score, &lo.member[..], limit, offset)
             ),
             (Some(hi), false) => run!(
-                "SELECT member, score FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
-                 AND (score, member) < (?4, ?5) ORDER BY score, member LIMIT ?6 OFFSET ?7",
+                q::FETCH_BETWEEN,
                 (
                     kid,
                     lo.score,
@@ -548,9 +473,7 @@ impl Reader<'_> {
                 )
             ),
             (Some(hi), true) => run!(
-                "SELECT member, score FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
-                 AND (score, member) < (?4, ?5) ORDER BY score DESC, member DESC
-                 LIMIT ?6 OFFSET ?7",
+                q::FETCH_BETWEEN_DESC,
                 (
                     kid,
                     lo.score,
@@ -787,11 +710,7 @@ impl Reader<'_> {
         };
         let mut scanned = 0usize;
         let mut out = Vec::new();
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT member, score FROM main.relis_zset WHERE kid = ?1 AND score >= ?2
-             AND score < ?3 ORDER BY score, member",
-        )?;
+        let mut st = prepare(self.conn, q::SCORE_CELL)?;
         for (min, max) in area.cells() {
             if any > 0 && out.len() >= any {
                 break;
@@ -937,11 +856,7 @@ impl Reader<'_> {
             return Ok(Some(page));
         }
         let limit = count.max(1) as i64;
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT member, score FROM main.relis_zset WHERE kid = ?1 AND member > ?2
-             ORDER BY member LIMIT ?3",
-        )?;
+        let mut st = prepare(self.conn, q::SCAN_PAGE)?;
         let rows = st.query_map((z.kid, after.unwrap_or(&[]), limit), scored_row)?;
         let mut seen = 0;
         let mut last = None;
@@ -980,20 +895,13 @@ impl Reader<'_> {
     pub(super) fn z_members_of(&self, m: &KeyMeta) -> Result<Vec<Scored>> {
         let mut out = Vec::with_capacity(m.count.max(0) as usize);
         if m.kind == KeyType::Set {
-            let mut st = crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT member FROM main.relis_set WHERE kid = ?1",
-            )?;
+            let mut st = prepare(self.conn, q::SET_MEMBERS)?;
             let rows = st.query_map([m.id], |r| blob(r, 0))?;
             for r in rows {
                 out.push((r?, 1.0));
             }
         } else {
-            let mut st = crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT member, score FROM main.relis_zset WHERE kid = ?1
-                 ORDER BY score DESC, member DESC",
-            )?;
+            let mut st = prepare(self.conn, q::ALL_DESC)?;
             let rows = st.query_map([m.id], scored_row)?;
             for r in rows {
                 out.push(r?);
@@ -1004,12 +912,9 @@ impl Reader<'_> {
 
     pub(super) fn z_find_in(&self, m: &KeyMeta, member: &[u8]) -> Result<Option<f64>> {
         if m.kind == KeyType::Set {
-            let found = crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT 1 FROM main.relis_set WHERE kid = ?1 AND member = ?2",
-            )?
-            .query_row((m.id, member), |_| Ok(()))
-            .optional()?;
+            let found = prepare(self.conn, q::SET_HAS_MEMBER)?
+                .query_row((m.id, member), |_| Ok(()))
+                .optional()?;
             Ok(found.map(|()| 1.0))
         } else {
             self.z_score_of(m.id, member)

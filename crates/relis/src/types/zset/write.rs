@@ -2,6 +2,8 @@
 //! set's rank rows up to date through `rank.rs`.
 
 use super::*;
+use crate::backend::sqlite::sql::zset as q;
+use crate::backend::sqlite::stmt::prepare;
 
 thread_local! {
     /// How often ZADD's recent members on this writer were already in their set: a saturating
@@ -84,22 +86,12 @@ impl<'c> Writer<'c> {
             ))
         };
         let row = match member {
-            None => crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT id, type, expire_at, version, count, mtime, head, NULL FROM main.relis_keys
-                     WHERE db = ?1 AND key = ?2",
-            )?
-            .query_row((db, key), row)
-            .optional()?,
-            Some(member) => crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT k.id, k.type, k.expire_at, k.version, k.count, k.mtime, k.head, z.score
-                     FROM main.relis_keys AS k
-                     LEFT JOIN main.relis_zset AS z ON z.kid = k.id AND z.member = ?3
-                     WHERE k.db = ?1 AND k.key = ?2",
-            )?
-            .query_row((db, key, member), row)
-            .optional()?,
+            None => prepare(self.conn, q::KEY_ROW)?
+                .query_row((db, key), row)
+                .optional()?,
+            Some(member) => prepare(self.conn, q::KEY_ROW_WITH_SCORE)?
+                .query_row((db, key, member), row)
+                .optional()?,
         };
         let Some((mut m, code, head, score)) = row else {
             return Ok(None);
@@ -160,28 +152,16 @@ impl<'c> Writer<'c> {
         let t = self.rank.threshold;
         if z.count == 0 {
             self.z_copy_drop(z.kid);
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "DELETE FROM main.relis_zrank WHERE kid = ?1",
-            )?
-            .execute([z.kid])?;
+            prepare(self.conn, q::DELETE_RANK_ROWS)?.execute([z.kid])?;
             if z.exists {
-                crate::backend::sqlite::stmt::prepare(
-                    self.conn,
-                    "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2",
-                )?
-                .execute((z.db, z.key))?;
+                prepare(self.conn, q::KEY_DELETE)?.execute((z.db, z.key))?;
             }
             return Ok(());
         }
         let mut blocks = z.blocks;
         if z.blocks && z.count <= t / 2 {
             self.z_copy_drop(z.kid);
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "DELETE FROM main.relis_zrank WHERE kid = ?1",
-            )?
-            .execute([z.kid])?;
+            prepare(self.conn, q::DELETE_RANK_ROWS)?.execute([z.kid])?;
             blocks = false;
         } else if !z.blocks && z.count > t {
             self.z_build_blocks(z.kid, z.count)?;
@@ -189,12 +169,7 @@ impl<'c> Writer<'c> {
         }
         let version = self.next_version();
         if z.exists {
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "UPDATE main.relis_keys SET count = ?3, version = ?4, mtime = ?5, head = ?6
-                     WHERE db = ?1 AND key = ?2",
-            )?
-            .execute((
+            prepare(self.conn, q::KEY_UPDATE)?.execute((
                 z.db,
                 z.key,
                 z.count,
@@ -203,12 +178,7 @@ impl<'c> Writer<'c> {
                 i64::from(z.skiplist),
             ))?;
         } else {
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
-                     VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?6, ?7, ?8)",
-            )?
-            .execute((
+            prepare(self.conn, q::KEY_INSERT)?.execute((
                 z.db,
                 z.key,
                 z.kid,
@@ -230,11 +200,7 @@ impl<'c> Writer<'c> {
 
     /// Adds a member that is not in the set.
     pub(super) fn z_insert(&mut self, z: &mut ZW<'_>, member: &[u8], score: f64) -> Result<()> {
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "INSERT INTO main.relis_zset (kid, member, score) VALUES (?1, ?2, ?3)",
-        )?
-        .execute((z.kid, member, score))?;
+        prepare(self.conn, q::INSERT_MEMBER)?.execute((z.kid, member, score))?;
         self.z_inserted(z, member, score)
     }
 
@@ -246,12 +212,7 @@ impl<'c> Writer<'c> {
         member: &[u8],
         score: f64,
     ) -> Result<bool> {
-        let n = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "INSERT INTO main.relis_zset (kid, member, score) VALUES (?1, ?2, ?3)
-                 ON CONFLICT DO NOTHING",
-        )?
-        .execute((z.kid, member, score))?;
+        let n = prepare(self.conn, q::INSERT_MEMBER_IF_NEW)?.execute((z.kid, member, score))?;
         if n == 0 {
             return Ok(false);
         }
@@ -287,11 +248,7 @@ impl<'c> Writer<'c> {
     ) -> Result<()> {
         z.changed = true;
         // One UPDATE: the score index's entry moves with the row.
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "UPDATE main.relis_zset SET score = ?3 WHERE kid = ?1 AND member = ?2",
-        )?
-        .execute((z.kid, member, new))?;
+        prepare(self.conn, q::SET_SCORE)?.execute((z.kid, member, new))?;
         if !z.blocks {
             return Ok(());
         }
@@ -327,12 +284,9 @@ impl<'c> Writer<'c> {
 
     /// Removes a member; its score if it was there.
     pub(super) fn z_remove(&mut self, z: &mut ZW<'_>, member: &[u8]) -> Result<Option<f64>> {
-        let score: Option<f64> = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "DELETE FROM main.relis_zset WHERE kid = ?1 AND member = ?2 RETURNING score",
-        )?
-        .query_row((z.kid, member), |r| r.get(0))
-        .optional()?;
+        let score: Option<f64> = prepare(self.conn, q::DELETE_MEMBER)?
+            .query_row((z.kid, member), |r| r.get(0))
+            .optional()?;
         if let Some(s) = score {
             z.count -= 1;
             z.changed = true;
@@ -352,17 +306,16 @@ impl<'c> Writer<'c> {
     pub(super) fn z_remove_interval(&mut self, z: &mut ZW<'_>, iv: &Interval) -> Result<i64> {
         let lo = &iv.lo;
         let removed = match &iv.hi {
-            None => crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "DELETE FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)",
-            )?
-            .execute((z.kid, lo.score, &lo.member[..]))?,
-            Some(hi) => crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "DELETE FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
-                     AND (score, member) < (?4, ?5)",
-            )?
-            .execute((z.kid, lo.score, &lo.member[..], hi.score, &hi.member[..]))?,
+            None => {
+                prepare(self.conn, q::DELETE_FROM)?.execute((z.kid, lo.score, &lo.member[..]))?
+            }
+            Some(hi) => prepare(self.conn, q::DELETE_BETWEEN)?.execute((
+                z.kid,
+                lo.score,
+                &lo.member[..],
+                hi.score,
+                &hi.member[..],
+            ))?,
         } as i64;
         if removed == 0 {
             return Ok(0);
@@ -621,10 +574,7 @@ impl<'c> Writer<'c> {
         }
         let mut z = self.zcreate(db, dst);
         {
-            let mut st = crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "INSERT INTO main.relis_zset (kid, member, score) VALUES (?1, ?2, ?3)",
-            )?;
+            let mut st = prepare(self.conn, q::INSERT_MEMBER)?;
             for (m, s) in items {
                 st.execute((z.kid, &m[..], *s))?;
             }
@@ -691,11 +641,7 @@ impl<'c> Writer<'c> {
         let Some(z) = self.zmeta(db, key)? else {
             return Ok(Vec::new());
         };
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT lvl, score, member, n FROM main.relis_zrank WHERE kid = ?1
-             ORDER BY lvl, score, member",
-        )?;
+        let mut st = prepare(self.conn, q::RANK_ROWS)?;
         let rows = st.query_map([z.kid], |r| {
             Ok((r.get(0)?, r.get(1)?, blob(r, 2)?, r.get(3)?))
         })?;
@@ -715,20 +661,12 @@ impl<'c> Writer<'c> {
             return Ok(());
         };
         let bad = |m: String| Err(Error::Storage(format!("zset {key:?}: {m}")));
-        let actual: i64 = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT count(*) FROM main.relis_zset WHERE kid = ?1",
-        )?
-        .query_row([z.kid], |r| r.get(0))?;
+        let actual: i64 = prepare(self.conn, q::MEMBER_COUNT)?.query_row([z.kid], |r| r.get(0))?;
         if actual != z.count {
             return bad(format!("count {} but {actual} members", z.count));
         }
         let level = |lvl: i64| -> Result<Vec<(Pos, i64)>> {
-            let mut st = crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT score, member, n FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
-                 ORDER BY score, member",
-            )?;
+            let mut st = prepare(self.conn, q::RANK_LEVEL)?;
             let rows = st.query_map((z.kid, lvl), |r| Ok((pos_row(r)?, r.get(2)?)))?;
             Ok(rows.collect::<rusqlite::Result<_>>()?)
         };
