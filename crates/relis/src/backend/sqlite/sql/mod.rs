@@ -3,3 +3,4 @@
 //! holds no SQL: it calls `stmt::prepare(conn, q::NAME)`.
 
 pub(crate) mod hash;
+pub(crate) mod set;
