@@ -3,4 +3,5 @@
 //! holds no SQL: it calls `stmt::prepare(conn, q::NAME)`.
 
 pub(crate) mod hash;
+pub(crate) mod keys;
 pub(crate) mod set;
