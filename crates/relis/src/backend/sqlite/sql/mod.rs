@@ -5,3 +5,4 @@
 pub(crate) mod hash;
 pub(crate) mod keys;
 pub(crate) mod set;
+pub(crate) mod strings;
