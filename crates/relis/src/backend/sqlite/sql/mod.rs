@@ -6,3 +6,4 @@ pub(crate) mod hash;
 pub(crate) mod keys;
 pub(crate) mod set;
 pub(crate) mod strings;
+pub(crate) mod value;
