@@ -6,4 +6,5 @@ pub(crate) mod hash;
 pub(crate) mod keys;
 pub(crate) mod set;
 pub(crate) mod strings;
+pub(crate) mod usage;
 pub(crate) mod value;
