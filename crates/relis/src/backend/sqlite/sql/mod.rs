@@ -4,6 +4,7 @@
 
 pub(crate) mod hash;
 pub(crate) mod keys;
+pub(crate) mod server;
 pub(crate) mod set;
 pub(crate) mod strings;
 pub(crate) mod usage;
