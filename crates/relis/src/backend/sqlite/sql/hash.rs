@@ -67,7 +67,7 @@ pub(crate) const SCAN_FROM: &str =
     "SELECT field, value FROM main.relis_hash WHERE kid = ?1 AND field >= ?2
                  ORDER BY field LIMIT ?3";
 
-/// Sets field `?2` to `?3`, a new field taking `seq` `?4`; returns the row's `seq` (an update keeps its place).
+/// Sets field `?2` to `?3` (a new field takes `seq` `?4`, an update keeps its own); returns `seq`.
 pub(crate) const HSET_FIELD: &str =
     "INSERT INTO main.relis_hash (kid, field, value, seq) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (kid, field) DO UPDATE SET value = excluded.value
