@@ -4,6 +4,8 @@
 //! through the string family's byte-range primitives (see `strings.rs`), so on a large
 //! (chunked) value a SETBIT rewrites one chunk, not the value.
 
+use crate::backend::sqlite::sql::strings as q;
+use crate::backend::sqlite::stmt::prepare;
 use crate::backend::sqlite::store::{KeyType, Reader, Writer, CHUNK};
 use crate::error::{Error, Result};
 
@@ -620,11 +622,7 @@ impl Reader<'_> {
             return Ok(0);
         }
         let (first, last) = (start / CHUNK, (end - 1) / CHUNK);
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT n, data FROM main.relis_chunks
-             WHERE kid = ?1 AND n BETWEEN ?2 AND ?3 AND length(data) > 0",
-        )?;
+        let mut st = prepare(self.conn, q::NONEMPTY_CHUNKS)?;
         let mut rows = st.query((kid, first as i64, last as i64))?;
         let mut total = 0;
         while let Some(r) = rows.next()? {

@@ -13,6 +13,8 @@
 //! overflow page it writes through and cannot grow a blob, while the writer's WAL holds each
 //! touched page; a chunk row is one page, found through the primary key.
 
+use crate::backend::sqlite::sql::strings as q;
+use crate::backend::sqlite::stmt::prepare;
 use crate::backend::sqlite::store::{Reader, Writer};
 use crate::error::Result;
 use rusqlite::OptionalExtension;
@@ -45,10 +47,7 @@ impl Reader<'_> {
             return Ok(out);
         }
         let (first, last) = (start / CHUNK, (start + len - 1) / CHUNK);
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT n, data FROM main.relis_chunks WHERE kid = ?1 AND n BETWEEN ?2 AND ?3",
-        )?;
+        let mut st = prepare(self.conn, q::READ_CHUNKS)?;
         let mut rows = st.query((kid, first as i64, last as i64))?;
         while let Some(r) = rows.next()? {
             let n = r.get::<_, i64>(0)? as usize;
@@ -72,22 +71,14 @@ impl Writer<'_> {
         if first >= end {
             return Ok(());
         }
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "WITH RECURSIVE s(n) AS (SELECT ?2 UNION ALL SELECT n + 1 FROM s WHERE n + 1 < ?3)
-             INSERT OR IGNORE INTO main.relis_chunks (kid, n, data) SELECT ?1, n, x'' FROM s",
-        )?
-        .execute((kid, first as i64, end as i64))?;
+        prepare(self.conn, q::GROW_CHUNKS)?.execute((kid, first as i64, end as i64))?;
         Ok(())
     }
 
     /// Writes `value` as the chunks of `kid`, which has none (a new value id): no chunk is read
     /// first. An all-zero chunk gets an empty row.
     pub(crate) fn insert_chunks(&mut self, kid: i64, value: &[u8]) -> Result<()> {
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "INSERT INTO main.relis_chunks (kid, n, data) VALUES (?1, ?2, ?3)",
-        )?;
+        let mut st = prepare(self.conn, q::INSERT_CHUNK)?;
         for (n, part) in value.chunks(CHUNK).enumerate() {
             let data = if part.iter().all(|&b| b == 0) {
                 &[][..]
@@ -107,21 +98,13 @@ impl Writer<'_> {
         old_chunks: usize,
         value: &[u8],
     ) -> Result<()> {
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "INSERT INTO main.relis_chunks (kid, n, data) VALUES (?1, ?2, ?3)
-             ON CONFLICT (kid, n) DO UPDATE SET data = excluded.data",
-        )?;
+        let mut st = prepare(self.conn, q::UPSERT_CHUNK)?;
         let chunks = value.len().div_ceil(CHUNK);
         for (n, part) in value.chunks(CHUNK).enumerate() {
             st.execute((kid, n as i64, part))?;
         }
         if old_chunks > chunks {
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "DELETE FROM main.relis_chunks WHERE kid = ?1 AND n >= ?2",
-            )?
-            .execute((kid, chunks as i64))?;
+            prepare(self.conn, q::TRUNCATE_CHUNKS)?.execute((kid, chunks as i64))?;
         }
         Ok(())
     }
@@ -130,11 +113,7 @@ impl Writer<'_> {
     /// length): a change of a few bytes in a large value writes a row or two, not all of them.
     pub(crate) fn patch_chunks(&mut self, kid: i64, old: &[u8], new: &[u8]) -> Result<()> {
         debug_assert_eq!(old.len(), new.len());
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "INSERT INTO main.relis_chunks (kid, n, data) VALUES (?1, ?2, ?3)
-             ON CONFLICT (kid, n) DO UPDATE SET data = excluded.data",
-        )?;
+        let mut st = prepare(self.conn, q::UPSERT_CHUNK)?;
         for (n, (a, b)) in old.chunks(CHUNK).zip(new.chunks(CHUNK)).enumerate() {
             if a != b {
                 st.execute((kid, n as i64, b))?;
@@ -154,13 +133,10 @@ impl Writer<'_> {
     ) -> Result<u8> {
         let n = (byte / CHUNK) as i64;
         let at = byte % CHUNK;
-        let mut buf: Vec<u8> = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT data FROM main.relis_chunks WHERE kid = ?1 AND n = ?2",
-        )?
-        .query_row((kid, n), |r| r.get(0))
-        .optional()?
-        .unwrap_or_default();
+        let mut buf: Vec<u8> = prepare(self.conn, q::READ_CHUNK)?
+            .query_row((kid, n), |r| r.get(0))
+            .optional()?
+            .unwrap_or_default();
         let was = buf.get(at).copied().unwrap_or(0);
         let now = if on { was | mask } else { was & !mask };
         if now != was {
@@ -168,12 +144,7 @@ impl Writer<'_> {
                 buf.resize(at + 1, 0);
             }
             buf[at] = now;
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "INSERT INTO main.relis_chunks (kid, n, data) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (kid, n) DO UPDATE SET data = excluded.data",
-            )?
-            .execute((kid, n, &buf))?;
+            prepare(self.conn, q::UPSERT_CHUNK)?.execute((kid, n, &buf))?;
         }
         Ok(was)
     }
@@ -193,12 +164,9 @@ impl Writer<'_> {
             let cur: Option<Vec<u8>> = if whole {
                 None
             } else {
-                crate::backend::sqlite::stmt::prepare(
-                    self.conn,
-                    "SELECT data FROM main.relis_chunks WHERE kid = ?1 AND n = ?2",
-                )?
-                .query_row((kid, n as i64), |r| r.get(0))
-                .optional()?
+                prepare(self.conn, q::READ_CHUNK)?
+                    .query_row((kid, n as i64), |r| r.get(0))
+                    .optional()?
             };
             let mut buf = cur.unwrap_or_default();
             if buf.is_empty() && part.iter().all(|&b| b == 0) {
@@ -210,12 +178,7 @@ impl Writer<'_> {
                 }
                 buf[lo - base..hi - base].copy_from_slice(part);
             }
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "INSERT INTO main.relis_chunks (kid, n, data) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (kid, n) DO UPDATE SET data = excluded.data",
-            )?
-            .execute((kid, n as i64, &buf))?;
+            prepare(self.conn, q::UPSERT_CHUNK)?.execute((kid, n as i64, &buf))?;
         }
         Ok(())
     }

@@ -2,6 +2,8 @@
 //! `relis_functions`, so loaded libraries survive restarts. The server evaluates the code; the
 //! engine only keeps it.
 
+use crate::backend::sqlite::sql::server as q;
+use crate::backend::sqlite::stmt::prepare;
 use crate::backend::sqlite::store::{Reader, Writer};
 use crate::error::Result;
 use bytes::Bytes;
@@ -12,10 +14,7 @@ impl Reader<'_> {
     /// # Errors
     /// Storage errors.
     pub fn function_libraries(&self) -> Result<Vec<(String, Bytes)>> {
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT name, code FROM main.relis_functions ORDER BY name",
-        )?;
+        let mut st = prepare(self.conn, q::FUNCTION_LIST)?;
         let rows = st.query_map([], |r| {
             Ok((r.get::<_, String>(0)?, Bytes::from(r.get::<_, Vec<u8>>(1)?)))
         })?;
@@ -29,11 +28,7 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors.
     pub fn function_put(&mut self, name: &str, code: &[u8]) -> Result<()> {
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "INSERT OR REPLACE INTO main.relis_functions (name, code) VALUES (?1, ?2)",
-        )?
-        .execute((name, code))?;
+        prepare(self.conn, q::FUNCTION_PUT)?.execute((name, code))?;
         Ok(())
     }
 
@@ -42,11 +37,7 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors.
     pub fn function_delete(&mut self, name: &str) -> Result<bool> {
-        let n = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "DELETE FROM main.relis_functions WHERE name = ?1",
-        )?
-        .execute([name])?;
+        let n = prepare(self.conn, q::FUNCTION_DELETE)?.execute([name])?;
         Ok(n > 0)
     }
 
@@ -55,8 +46,7 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors.
     pub fn function_clear(&mut self) -> Result<()> {
-        crate::backend::sqlite::stmt::prepare(self.conn, "DELETE FROM main.relis_functions")?
-            .execute([])?;
+        prepare(self.conn, q::FUNCTION_FLUSH)?.execute([])?;
         Ok(())
     }
 }

@@ -24,6 +24,8 @@
 //! ascending position, hopping from one picked field to the next, O(k log N + N) at worst.
 
 use crate::backend::sqlite::db::Db;
+use crate::backend::sqlite::sql::hash as q;
+use crate::backend::sqlite::stmt::prepare;
 use crate::backend::sqlite::store::{KeyType, Reader, Writer};
 use crate::error::{Error, Result};
 use crate::glob::{glob_match, literal_prefix};
@@ -96,20 +98,16 @@ fn shorter(kid: i64) -> Error {
 impl Reader<'_> {
     /// The live hash at `key`.
     fn hash_row(&self, db: u32, key: &[u8]) -> Result<Option<HashRow>> {
-        let row = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT id, type, count, head FROM main.relis_keys
-                 WHERE db = ?1 AND key = ?2 AND (expire_at IS NULL OR expire_at > ?3)",
-        )?
-        .query_row((db, key, self.now), |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, i64>(2)?,
-                r.get::<_, i64>(3)?,
-            ))
-        })
-        .optional()?;
+        let row = prepare(self.conn, q::KEY_LOOKUP)?
+            .query_row((db, key, self.now), |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, i64>(3)?,
+                ))
+            })
+            .optional()?;
         match row {
             None => Ok(None),
             Some((id, t, count, head)) if t == KeyType::Hash.code() => Ok(Some(HashRow {
@@ -130,26 +128,17 @@ impl Reader<'_> {
     }
 
     fn field_value(&self, kid: i64, field: &[u8]) -> Result<Option<Bytes>> {
-        Ok(crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT value FROM main.relis_hash WHERE kid = ?1 AND field = ?2",
-        )?
-        .query_row((kid, field), |r| blob(r, 0))
-        .optional()?)
+        Ok(prepare(self.conn, q::HGET)?
+            .query_row((kid, field), |r| blob(r, 0))
+            .optional()?)
     }
 
     /// Every field and value, in the order Redis lists them (see the module docs).
     fn entries(&self, row: &HashRow) -> Result<Vec<(Bytes, Bytes)>> {
         let mut st = if row.hashtable {
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT field, value FROM main.relis_hash WHERE kid = ?1 ORDER BY field",
-            )?
+            prepare(self.conn, q::ENTRIES_BY_FIELD)?
         } else {
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT field, value FROM main.relis_hash WHERE kid = ?1 ORDER BY seq, field",
-            )?
+            prepare(self.conn, q::ENTRIES_BY_SEQ)?
         };
         let rows = st.query_map([row.id], |r| Ok((blob(r, 0)?, blob(r, 1)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -158,15 +147,9 @@ impl Reader<'_> {
     /// Every field, in the order Redis lists them.
     fn fields(&self, row: &HashRow) -> Result<Vec<Bytes>> {
         let mut st = if row.hashtable {
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT field FROM main.relis_hash WHERE kid = ?1 ORDER BY field",
-            )?
+            prepare(self.conn, q::FIELDS_BY_FIELD)?
         } else {
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT field FROM main.relis_hash WHERE kid = ?1 ORDER BY seq, field",
-            )?
+            prepare(self.conn, q::FIELDS_BY_SEQ)?
         };
         let rows = st.query_map([row.id], |r| blob(r, 0))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -175,15 +158,9 @@ impl Reader<'_> {
     /// Every value, in the order Redis lists them.
     fn values(&self, row: &HashRow) -> Result<Vec<Bytes>> {
         let mut st = if row.hashtable {
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT value FROM main.relis_hash WHERE kid = ?1 ORDER BY field",
-            )?
+            prepare(self.conn, q::VALUES_BY_FIELD)?
         } else {
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT value FROM main.relis_hash WHERE kid = ?1 ORDER BY seq, field",
-            )?
+            prepare(self.conn, q::VALUES_BY_SEQ)?
         };
         let rows = st.query_map([row.id], |r| blob(r, 0))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -208,15 +185,8 @@ impl Reader<'_> {
                 })
                 .collect();
         }
-        let mut first = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT field, value FROM main.relis_hash WHERE kid = ?1 ORDER BY field LIMIT 1 OFFSET ?2",
-        )?;
-        let mut after = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT field, value FROM main.relis_hash WHERE kid = ?1 AND field > ?2
-             ORDER BY field LIMIT 1 OFFSET ?3",
-        )?;
+        let mut first = prepare(self.conn, q::ENTRY_AT)?;
+        let mut after = prepare(self.conn, q::ENTRY_AFTER)?;
         let mut out: Vec<RandomField> = Vec::with_capacity(positions.len());
         // The position just after the last field fetched.
         let mut next = 0u64;
@@ -279,13 +249,7 @@ impl Reader<'_> {
         let Some(r) = self.hash_row(db, key)? else {
             return Ok(None);
         };
-        Ok(Some(
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT 1 FROM main.relis_hash WHERE kid = ?1 AND field = ?2",
-            )?
-            .exists((r.id, field))?,
-        ))
+        Ok(Some(prepare(self.conn, q::HEXISTS)?.exists((r.id, field))?))
     }
 
     /// HLEN: the number of fields; `None` when there is no key.
@@ -305,12 +269,9 @@ impl Reader<'_> {
         let Some(r) = self.hash_row(db, key)? else {
             return Ok(None);
         };
-        let len: Option<i64> = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT length(value) FROM main.relis_hash WHERE kid = ?1 AND field = ?2",
-        )?
-        .query_row((r.id, field), |r| r.get(0))
-        .optional()?;
+        let len: Option<i64> = prepare(self.conn, q::HSTRLEN)?
+            .query_row((r.id, field), |r| r.get(0))
+            .optional()?;
         Ok(Some(len.unwrap_or(0)))
     }
 
@@ -360,15 +321,9 @@ impl Reader<'_> {
         let i = rand::random_range(0..n.max(1));
         // Any order serves one uniform pick: the primary key's, from the nearer end.
         let mut st = if i < n / 2 {
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT field FROM main.relis_hash WHERE kid = ?1 ORDER BY field LIMIT 1 OFFSET ?2",
-            )?
+            prepare(self.conn, q::FIELD_AT)?
         } else {
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT field FROM main.relis_hash WHERE kid = ?1 ORDER BY field DESC LIMIT 1 OFFSET ?2",
-            )?
+            prepare(self.conn, q::FIELD_AT_DESC)?
         };
         let offset = if i < n / 2 { i } else { n - 1 - i };
         let f = st.query_row((r.id, offset), |r| blob(r, 0)).optional()?;
@@ -483,16 +438,8 @@ impl Reader<'_> {
         // A COUNT as large as Redis allows (i64::MAX) walks the rest of the hash.
         let limit = count.clamp(1, i64::MAX as usize - 1) as i64;
         let mut st = match &upper {
-            Some(_) => crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT field, value FROM main.relis_hash WHERE kid = ?1 AND field >= ?2 AND field < ?4
-                 ORDER BY field LIMIT ?3",
-            )?,
-            None => crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT field, value FROM main.relis_hash WHERE kid = ?1 AND field >= ?2
-                 ORDER BY field LIMIT ?3",
-            )?,
+            Some(_) => prepare(self.conn, q::SCAN_RANGE)?,
+            None => prepare(self.conn, q::SCAN_FROM)?,
         };
         // One row more than the page, to know whether the scan goes on.
         let mut rows = match &upper {
@@ -543,13 +490,8 @@ impl Writer<'_> {
     /// listpack order); an update keeps its place. One statement, one B-tree entry.
     fn put_field(&mut self, kid: i64, field: &[u8], value: &[u8]) -> Result<bool> {
         let seq = self.next_version();
-        let got: i64 = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "INSERT INTO main.relis_hash (kid, field, value, seq) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (kid, field) DO UPDATE SET value = excluded.value
-                 RETURNING seq",
-        )?
-        .query_row((kid, field, value, seq), |r| r.get(0))?;
+        let got: i64 =
+            prepare(self.conn, q::HSET_FIELD)?.query_row((kid, field, value, seq), |r| r.get(0))?;
         Ok(got == seq)
     }
 
@@ -595,28 +537,23 @@ impl Writer<'_> {
     ) -> Result<()> {
         let head = if hashtable { HASHTABLE } else { LISTPACK };
         if !exists {
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
-                     VALUES (?1, ?2, ?3, ?4, NULL, ?3, ?5, ?6, ?7)",
-            )?
-            .execute((db, key, id, KeyType::Hash.code(), count, self.now, head))?;
+            prepare(self.conn, q::KEY_INSERT)?.execute((
+                db,
+                key,
+                id,
+                KeyType::Hash.code(),
+                count,
+                self.now,
+                head,
+            ))?;
             self.note_new(db, key);
         } else if count == 0 {
             // Every field is gone already: only the row is left.
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2",
-            )?
-            .execute((db, key))?;
+            prepare(self.conn, q::KEY_DELETE)?.execute((db, key))?;
         } else {
             let version = self.next_version();
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "UPDATE main.relis_keys SET version = ?3, count = ?4, mtime = ?5, head = ?6
-                     WHERE db = ?1 AND key = ?2",
-            )?
-            .execute((db, key, version, count, self.now, head))?;
+            prepare(self.conn, q::KEY_UPDATE)?
+                .execute((db, key, version, count, self.now, head))?;
         }
         Ok(())
     }
@@ -662,11 +599,7 @@ impl Writer<'_> {
         };
         let mut removed = 0;
         for f in fields {
-            removed += crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "DELETE FROM main.relis_hash WHERE kid = ?1 AND field = ?2",
-            )?
-            .execute((row.id, &f[..]))? as i64;
+            removed += prepare(self.conn, q::HDEL_FIELD)?.execute((row.id, &f[..]))? as i64;
             if removed == row.count {
                 break;
             }

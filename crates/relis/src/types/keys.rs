@@ -2,7 +2,9 @@
 //! database-wide ones (DBSIZE, FLUSHDB, SWAPDB).
 
 use crate::backend::sqlite::db::Db;
-use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer, LIVE};
+use crate::backend::sqlite::sql::keys as q;
+use crate::backend::sqlite::stmt::prepare;
+use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
 use crate::error::{Error, Result};
 use crate::glob::{glob_match, literal_prefix};
 use bytes::Bytes;
@@ -164,16 +166,7 @@ impl Reader<'_> {
         } else {
             prefix_end(&prefix)
         };
-        let sql = format!(
-            "SELECT key, type FROM main.relis_keys WHERE db = :db AND key {} :lower {} AND {LIVE}
-             ORDER BY key LIMIT :limit",
-            if strict { ">" } else { ">=" },
-            if upper.is_some() {
-                "AND key < :upper"
-            } else {
-                ""
-            }
-        );
+        let sql = q::scan(strict, upper.is_some());
         let mut st = self.conn.prepare_cached(&sql)?;
         let limit = count.max(1) as i64;
         let mut params: Vec<(&str, &dyn rusqlite::ToSql)> = vec![
@@ -212,17 +205,10 @@ impl Reader<'_> {
     /// Storage errors only.
     pub fn randomkey(&self, db: u32) -> Result<Option<Bytes>> {
         let probe: [u8; 8] = rand::random();
-        let sql = |op: &str| {
-            format!(
-                "SELECT key FROM main.relis_keys WHERE db = :db AND key {op} :probe AND {LIVE}
-                 ORDER BY key {} LIMIT 1",
-                if op == ">=" { "ASC" } else { "DESC" }
-            )
-        };
-        for op in [">=", "<"] {
+        for at_or_after in [true, false] {
             let found: Option<Vec<u8>> = self
                 .conn
-                .prepare_cached(&sql(op))?
+                .prepare_cached(&q::random_key(at_or_after))?
                 .query_row(
                     rusqlite::named_params! {":db": db, ":probe": &probe[..], ":now": self.now},
                     |r| r.get(0),
@@ -240,11 +226,7 @@ impl Reader<'_> {
     /// # Errors
     /// Storage errors only.
     pub fn dbsize(&self, db: u32) -> Result<i64> {
-        Ok(crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT count(*) FROM main.relis_keys WHERE db = ?1",
-        )?
-        .query_row([db], |r| r.get(0))?)
+        Ok(prepare(self.conn, q::DBSIZE)?.query_row([db], |r| r.get(0))?)
     }
 
     /// Per-database key and expiry counts, for INFO keyspace (only non-empty databases).
@@ -252,10 +234,7 @@ impl Reader<'_> {
     /// # Errors
     /// Storage errors only.
     pub fn keyspace_info(&self) -> Result<Vec<KeyspaceInfo>> {
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT db, count(*), count(expire_at) FROM main.relis_keys GROUP BY db ORDER BY db",
-        )?;
+        let mut st = prepare(self.conn, q::KEYSPACE_INFO)?;
         let rows = st.query_map([], |r| {
             Ok(KeyspaceInfo {
                 db: r.get(0)?,
@@ -330,12 +309,7 @@ impl Writer<'_> {
     /// Sets or clears the expiry of an existing key row and bumps its version.
     pub(crate) fn set_expire_at(&mut self, db: u32, key: &[u8], at: Option<i64>) -> Result<()> {
         let version = self.next_version();
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "UPDATE main.relis_keys SET expire_at = ?3, version = ?4, mtime = ?5
-                 WHERE db = ?1 AND key = ?2",
-        )?
-        .execute((db, key, at, version, self.now))?;
+        prepare(self.conn, q::SET_EXPIRE_AT)?.execute((db, key, at, version, self.now))?;
         Ok(())
     }
 
@@ -402,11 +376,7 @@ impl Writer<'_> {
             self.delete_key(db, dst, &d)?;
         }
         let version = self.next_version();
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "UPDATE main.relis_keys SET key = ?3, version = ?4, mtime = ?5 WHERE db = ?1 AND key = ?2",
-        )?
-        .execute((db, src, dst, version, self.now))?;
+        prepare(self.conn, q::RENAME)?.execute((db, src, dst, version, self.now))?;
         // Redis adds the value under its new name (`new`) before deleting the old one.
         self.note_new(db, dst);
         Ok(true)
@@ -439,12 +409,7 @@ impl Writer<'_> {
             self.delete_key(dst_db, dst, &d)?;
         }
         let id = self.next_version();
-        crate::backend::sqlite::stmt::prepare(self.conn,
-                "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, value, head)
-                 SELECT ?3, ?4, ?5, type, expire_at, ?5, count, ?6, value, head FROM main.relis_keys
-                 WHERE db = ?1 AND key = ?2",
-            )?
-            .execute((db, src, dst_db, dst, id, self.now))?;
+        prepare(self.conn, q::COPY_KEY_ROW)?.execute((db, src, dst_db, dst, id, self.now))?;
         self.note_new(dst_db, dst);
         self.copy_elements(&m, id)?;
         Ok(true)
@@ -455,43 +420,28 @@ impl Writer<'_> {
         // An inline string is in the key row, which the INSERT above copied.
         let sql = match meta.kind {
             KeyType::String if meta.count == 0 => return Ok(()),
-            KeyType::String => {
-                "INSERT INTO main.relis_chunks (kid, n, data) SELECT ?2, n, data FROM main.relis_chunks WHERE kid = ?1"
-            }
-            KeyType::Hash => {
-                "INSERT INTO main.relis_hash (kid, field, value, seq) SELECT ?2, field, value, seq FROM main.relis_hash WHERE kid = ?1"
-            }
-            KeyType::Set => {
-                "INSERT INTO main.relis_set (kid, member) SELECT ?2, member FROM main.relis_set WHERE kid = ?1"
-            }
-            KeyType::List => {
-                "INSERT INTO main.relis_list (kid, pos, value) SELECT ?2, pos, value FROM main.relis_list WHERE kid = ?1"
-            }
+            KeyType::String => q::COPY_CHUNKS,
+            KeyType::Hash => q::COPY_HASH,
+            KeyType::Set => q::COPY_SET,
+            KeyType::List => q::COPY_LIST,
             KeyType::ZSet => {
                 crate::types::zset::flush_pending(self.conn)?;
-                crate::backend::sqlite::stmt::prepare(self.conn,
-                        "INSERT INTO main.relis_zrank (kid, lvl, score, member, n)
-                         SELECT ?2, lvl, score, member, n FROM main.relis_zrank WHERE kid = ?1",
-                    )?
-                    .execute((meta.id, to))?;
-                "INSERT INTO main.relis_zset (kid, member, score) SELECT ?2, member, score FROM main.relis_zset WHERE kid = ?1"
+                prepare(self.conn, q::COPY_ZRANK)?.execute((meta.id, to))?;
+                q::COPY_ZSET
             }
             KeyType::Stream => {
                 // Redis's COPY takes the consumer groups along.
                 for sql in [
-                    "INSERT INTO main.relis_stream_group (kid, name, last_ms, last_seq, entries_read)
-                     SELECT ?2, name, last_ms, last_seq, entries_read FROM main.relis_stream_group WHERE kid = ?1",
-                    "INSERT INTO main.relis_stream_consumer (kid, grp, name, seen)
-                     SELECT ?2, grp, name, seen FROM main.relis_stream_consumer WHERE kid = ?1",
-                    "INSERT INTO main.relis_stream_pel (kid, grp, ms, seq, consumer, delivered, count)
-                     SELECT ?2, grp, ms, seq, consumer, delivered, count FROM main.relis_stream_pel WHERE kid = ?1",
+                    q::COPY_STREAM_GROUPS,
+                    q::COPY_STREAM_CONSUMERS,
+                    q::COPY_STREAM_PEL,
                 ] {
-                    crate::backend::sqlite::stmt::prepare(self.conn, sql)?.execute((meta.id, to))?;
+                    prepare(self.conn, sql)?.execute((meta.id, to))?;
                 }
-                "INSERT INTO main.relis_stream (kid, ms, seq, fields) SELECT ?2, ms, seq, fields FROM main.relis_stream WHERE kid = ?1"
+                q::COPY_STREAM
             }
         };
-        crate::backend::sqlite::stmt::prepare(self.conn, sql)?.execute((meta.id, to))?;
+        prepare(self.conn, sql)?.execute((meta.id, to))?;
         Ok(())
     }
 
@@ -509,11 +459,7 @@ impl Writer<'_> {
             return Ok(false);
         }
         let version = self.next_version();
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "UPDATE main.relis_keys SET db = ?3, version = ?4, mtime = ?5 WHERE db = ?1 AND key = ?2",
-        )?
-        .execute((db, key, dst_db, version, self.now))?;
+        prepare(self.conn, q::MOVE_KEY)?.execute((db, key, dst_db, version, self.now))?;
         self.note_new(dst_db, key);
         Ok(true)
     }
@@ -525,17 +471,8 @@ impl Writer<'_> {
     pub fn flushdb(&mut self, db: u32) -> Result<()> {
         // Collections' elements (and chunked strings' chunks) go to the trash: the background
         // sweep deletes them in batches.
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "INSERT OR IGNORE INTO main.relis_trash (kid, type)
-                 SELECT id, type FROM main.relis_keys WHERE db = ?1 AND (type <> 0 OR count > 0)",
-        )?
-        .execute([db])?;
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "DELETE FROM main.relis_keys WHERE db = ?1",
-        )?
-        .execute([db])?;
+        prepare(self.conn, q::FLUSHDB_TRASH)?.execute([db])?;
+        prepare(self.conn, q::FLUSHDB_KEYS)?.execute([db])?;
         Ok(())
     }
 
@@ -545,23 +482,8 @@ impl Writer<'_> {
     /// Storage errors only.
     pub fn flushall(&mut self) -> Result<()> {
         // Unqualified DELETEs: SQLite truncates these tables rather than visiting each row.
-        for table in [
-            "main.relis_keys",
-            "main.relis_hash",
-            "main.relis_set",
-            "main.relis_list",
-            "main.relis_zset",
-            "main.relis_zrank",
-            "main.relis_stream",
-            "main.relis_stream_group",
-            "main.relis_stream_consumer",
-            "main.relis_stream_pel",
-            "main.relis_trash",
-            "main.relis_chunks",
-        ] {
-            self.conn
-                .prepare_cached(&format!("DELETE FROM {table}"))?
-                .execute([])?;
+        for sql in q::FLUSHALL {
+            self.conn.prepare_cached(sql)?.execute([])?;
         }
         Ok(())
     }
@@ -586,11 +508,7 @@ impl Writer<'_> {
             (i64::from(b), i64::from(a)),
             (-1, i64::from(b)),
         ] {
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "UPDATE main.relis_keys SET db = ?2, version = ?3 WHERE db = ?1",
-            )?
-            .execute((from, to, version))?;
+            prepare(self.conn, q::SWAPDB_STEP)?.execute((from, to, version))?;
         }
         Ok(())
     }

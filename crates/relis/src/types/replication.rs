@@ -2,6 +2,8 @@
 //! replication id and the stream offset applied, stored in the same transaction as the writes
 //! it covers.
 
+use crate::backend::sqlite::sql::server as q;
+use crate::backend::sqlite::stmt::prepare;
 use crate::backend::sqlite::store::{Reader, Writer};
 use crate::error::Result;
 use rusqlite::OptionalExtension;
@@ -13,12 +15,9 @@ impl Reader<'_> {
     /// # Errors
     /// Storage errors only.
     pub fn replication_position(&self) -> Result<Option<(String, i64)>> {
-        Ok(crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT replid, repl_offset FROM main.relis_replication WHERE id = 1",
-        )?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?)
+        Ok(prepare(self.conn, q::REPLICATION_GET)?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?)
     }
 }
 
@@ -29,13 +28,7 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors only.
     pub fn set_replication_position(&mut self, replid: &str, offset: i64) -> Result<()> {
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "INSERT INTO main.relis_replication (id, replid, repl_offset) VALUES (1, ?1, ?2)
-             ON CONFLICT (id) DO UPDATE SET replid = excluded.replid,
-                 repl_offset = excluded.repl_offset",
-        )?
-        .execute((replid, offset))?;
+        prepare(self.conn, q::REPLICATION_SET)?.execute((replid, offset))?;
         Ok(())
     }
 
@@ -44,8 +37,7 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors only.
     pub fn clear_replication_position(&mut self) -> Result<()> {
-        crate::backend::sqlite::stmt::prepare(self.conn, "DELETE FROM main.relis_replication")?
-            .execute([])?;
+        prepare(self.conn, q::REPLICATION_CLEAR)?.execute([])?;
         Ok(())
     }
 }

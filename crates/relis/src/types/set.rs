@@ -26,6 +26,8 @@
 //! is O(1). Everything else is O(1) or O(log N) per member, as in Redis.
 
 use crate::backend::sqlite::db::Db;
+use crate::backend::sqlite::sql::set as q;
+use crate::backend::sqlite::stmt::prepare;
 use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
 use crate::error::{Error, Result};
 use crate::glob::{glob_match, literal_prefix};
@@ -124,20 +126,6 @@ fn lookup_error(e: Error, key: &[u8], seen: &mut dyn FnMut(&[u8], bool)) -> Erro
     e
 }
 
-/// `FROM ... WHERE ...` over the sets `?1`..`?sets`: the members of `?1` (as `a.member`) that
-/// are in all (`Inter`) or none (`Diff`) of the others. Built per number of sets (multi-key
-/// commands are not the hot path; the text keys the statement cache).
-fn probe_from(op: Op, sets: usize) -> String {
-    let mut sql = String::from("FROM main.relis_set AS a WHERE a.kid = ?1");
-    let not = if op == Op::Diff { "NOT " } else { "" };
-    for i in 2..=sets {
-        sql.push_str(&format!(
-            " AND {not}EXISTS (SELECT 1 FROM main.relis_set WHERE kid = ?{i} AND member = a.member)"
-        ));
-    }
-    sql
-}
-
 impl Reader<'_> {
     /// The live set at `key`.
     fn set_row(&self, db: u32, key: &[u8]) -> Result<Option<SetRow>> {
@@ -178,19 +166,12 @@ impl Reader<'_> {
     }
 
     fn is_member(&self, kid: i64, member: &[u8]) -> Result<bool> {
-        Ok(crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT 1 FROM main.relis_set WHERE kid = ?1 AND member = ?2",
-        )?
-        .exists((kid, member))?)
+        Ok(prepare(self.conn, q::SISMEMBER)?.exists((kid, member))?)
     }
 
     /// Every member of the set with id `kid`, in member order.
     fn all_members(&self, kid: i64) -> Result<Vec<Bytes>> {
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT member FROM main.relis_set WHERE kid = ?1 ORDER BY member",
-        )?;
+        let mut st = prepare(self.conn, q::MEMBERS)?;
         let mut rows = st.query([kid])?;
         let mut out = Vec::new();
         while let Some(r) = rows.next()? {
@@ -201,10 +182,7 @@ impl Reader<'_> {
 
     /// Whether every member of the set with id `kid` is an integer (callers keep it to small sets).
     fn all_ints(&self, kid: i64) -> Result<bool> {
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT member FROM main.relis_set WHERE kid = ?1",
-        )?;
+        let mut st = prepare(self.conn, q::MEMBERS_ANY_ORDER)?;
         let mut rows = st.query([kid])?;
         while let Some(r) = rows.next()? {
             if !is_int(r.get_ref(0)?.as_blob()?) {
@@ -218,17 +196,11 @@ impl Reader<'_> {
     /// the nearer end.
     fn member_at(&self, kid: i64, n: i64, pos: i64) -> Result<Bytes> {
         let (sql, offset) = if pos <= n / 2 {
-            (
-                "SELECT member FROM main.relis_set WHERE kid = ?1 ORDER BY member LIMIT 1 OFFSET ?2",
-                pos,
-            )
+            (q::MEMBER_AT, pos)
         } else {
-            (
-                "SELECT member FROM main.relis_set WHERE kid = ?1 ORDER BY member DESC LIMIT 1 OFFSET ?2",
-                n - 1 - pos,
-            )
+            (q::MEMBER_AT_DESC, n - 1 - pos)
         };
-        let m: Option<Vec<u8>> = crate::backend::sqlite::stmt::prepare(self.conn, sql)?
+        let m: Option<Vec<u8>> = prepare(self.conn, sql)?
             .query_row((kid, offset), |r| r.get(0))
             .optional()?;
         m.map(Bytes::from)
@@ -268,20 +240,12 @@ impl Reader<'_> {
     /// with `desc`, from the last), skipping each gap with OFFSET from the previous one.
     fn walk(&self, kid: i64, n: u64, positions: &[u64], desc: bool) -> Result<Vec<Bytes>> {
         let (first, next_sql) = if desc {
-            (
-                "SELECT member FROM main.relis_set WHERE kid = ?1 ORDER BY member DESC LIMIT 1 OFFSET ?2",
-                "SELECT member FROM main.relis_set WHERE kid = ?1 AND member < ?2
-                 ORDER BY member DESC LIMIT 1 OFFSET ?3",
-            )
+            (q::MEMBER_AT_DESC, q::MEMBER_BEFORE)
         } else {
-            (
-                "SELECT member FROM main.relis_set WHERE kid = ?1 ORDER BY member LIMIT 1 OFFSET ?2",
-                "SELECT member FROM main.relis_set WHERE kid = ?1 AND member > ?2
-                 ORDER BY member LIMIT 1 OFFSET ?3",
-            )
+            (q::MEMBER_AT, q::MEMBER_AFTER)
         };
-        let mut first = crate::backend::sqlite::stmt::prepare(self.conn, first)?;
-        let mut after = crate::backend::sqlite::stmt::prepare(self.conn, next_sql)?;
+        let mut first = prepare(self.conn, first)?;
+        let mut after = prepare(self.conn, next_sql)?;
         let mut out: Vec<Bytes> = Vec::with_capacity(positions.len());
         let mut next = 0u64;
         for &p in positions {
@@ -456,16 +420,8 @@ impl Reader<'_> {
         // COUNT may be as large as i64::MAX: keep room for the one extra row asked for below.
         let limit = count.clamp(1, i64::MAX as usize - 1) as i64;
         let mut st = match &upper {
-            Some(_) => crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT member FROM main.relis_set WHERE kid = ?1 AND member >= ?2 AND member < ?4
-                 ORDER BY member LIMIT ?3",
-            )?,
-            None => crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT member FROM main.relis_set WHERE kid = ?1 AND member >= ?2
-                 ORDER BY member LIMIT ?3",
-            )?,
+            Some(_) => prepare(self.conn, q::SCAN_RANGE)?,
+            None => prepare(self.conn, q::SCAN_FROM)?,
         };
         // One row more than the page, to know whether the scan goes on.
         let mut rows = match &upper {
@@ -538,10 +494,7 @@ impl Reader<'_> {
     /// expression) each member is probed from here.
     fn probe(&self, op: Op, ids: &[i64], f: &mut dyn FnMut(&[u8]) -> bool) -> Result<()> {
         if ids.len() <= SQL_PROBES {
-            let sql = format!(
-                "SELECT a.member {} ORDER BY a.member",
-                probe_from(op, ids.len())
-            );
+            let sql = q::probe(op == Op::Diff, ids.len());
             let mut st = self.conn.prepare_cached(&sql)?;
             let mut rows = st.query(rusqlite::params_from_iter(ids))?;
             while let Some(r) = rows.next()? {
@@ -551,10 +504,7 @@ impl Reader<'_> {
             }
             return Ok(());
         }
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT member FROM main.relis_set WHERE kid = ?1 ORDER BY member",
-        )?;
+        let mut st = prepare(self.conn, q::MEMBERS)?;
         let mut rows = st.query([ids[0]])?;
         while let Some(r) = rows.next()? {
             let m = r.get_ref(0)?.as_blob()?;
@@ -717,12 +667,7 @@ impl Writer<'_> {
         hashtable: bool,
     ) -> Result<()> {
         let head = if hashtable { HASHTABLE } else { INTSET };
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
-                 VALUES (?1, ?2, ?3, 3, NULL, ?3, ?4, ?5, ?6)",
-        )?
-        .execute((db, key, id, count, self.now, head))?;
+        prepare(self.conn, q::KEY_INSERT)?.execute((db, key, id, count, self.now, head))?;
         self.note_new(db, key);
         Ok(())
     }
@@ -731,40 +676,21 @@ impl Writer<'_> {
     /// goes when its last member has.
     fn update_set_row(&mut self, db: u32, key: &[u8], count: i64, hashtable: bool) -> Result<()> {
         if count == 0 {
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2",
-            )?
-            .execute((db, key))?;
+            prepare(self.conn, q::KEY_DELETE)?.execute((db, key))?;
             return Ok(());
         }
         let version = self.next_version();
         let head = if hashtable { HASHTABLE } else { INTSET };
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "UPDATE main.relis_keys SET version = ?3, count = ?4, mtime = ?5, head = ?6
-                 WHERE db = ?1 AND key = ?2",
-        )?
-        .execute((db, key, version, count, self.now, head))?;
+        prepare(self.conn, q::KEY_UPDATE)?.execute((db, key, version, count, self.now, head))?;
         Ok(())
     }
 
     fn remove_member(&mut self, kid: i64, member: &[u8]) -> Result<bool> {
-        Ok(crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "DELETE FROM main.relis_set WHERE kid = ?1 AND member = ?2",
-        )?
-        .execute((kid, member))?
-            > 0)
+        Ok(prepare(self.conn, q::SREM_MEMBER)?.execute((kid, member))? > 0)
     }
 
     fn add_member(&mut self, kid: i64, member: &[u8]) -> Result<bool> {
-        Ok(crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "INSERT OR IGNORE INTO main.relis_set (kid, member) VALUES (?1, ?2)",
-        )?
-        .execute((kid, member))?
-            > 0)
+        Ok(prepare(self.conn, q::SADD_MEMBER)?.execute((kid, member))? > 0)
     }
 
     /// SADD: adds the members, returning how many were not there already.
@@ -952,13 +878,10 @@ impl Writer<'_> {
     /// Writes the result of `op` over the looked-up sets as the members of the set `id`, in SQL
     /// where it can (`INSERT ... SELECT`); returns how many.
     fn store_result(&mut self, op: Op, rows: &[Option<SetRow>], id: i64) -> Result<i64> {
-        let copy = "INSERT OR IGNORE INTO main.relis_set (kid, member)
-                    SELECT ?2, member FROM main.relis_set WHERE kid = ?1";
         if op == Op::Union {
             let mut n = 0;
             for s in Reader::distinct_sets(rows.iter().flatten().copied()) {
-                n += crate::backend::sqlite::stmt::prepare(self.conn, copy)?
-                    .execute((s.meta.id, id))?;
+                n += prepare(self.conn, q::COPY_MEMBERS)?.execute((s.meta.id, id))?;
             }
             return Ok(n as i64);
         }
@@ -966,15 +889,10 @@ impl Writer<'_> {
             return Ok(0);
         };
         if ids.len() == 1 {
-            return Ok(crate::backend::sqlite::stmt::prepare(self.conn, copy)?
-                .execute((ids[0], id))? as i64);
+            return Ok(prepare(self.conn, q::COPY_MEMBERS)?.execute((ids[0], id))? as i64);
         }
         if ids.len() <= SQL_PROBES {
-            let sql = format!(
-                "INSERT INTO main.relis_set (kid, member) SELECT ?{}, a.member {}",
-                ids.len() + 1,
-                probe_from(op, ids.len())
-            );
+            let sql = q::store_probe(op == Op::Diff, ids.len());
             let params = ids.iter().copied().chain(std::iter::once(id));
             let n = self
                 .conn

@@ -5,6 +5,8 @@
 //! concerned.
 
 use crate::backend::sqlite::db::Db;
+use crate::backend::sqlite::sql::strings as q;
+use crate::backend::sqlite::stmt::prepare;
 use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
 use crate::error::{Error, Result};
 use bytes::Bytes;
@@ -310,11 +312,7 @@ impl Reader<'_> {
     /// Storage errors only.
     pub fn lookup_string(&self, db: u32, key: &[u8]) -> Result<StringLookup> {
         // A literal, not format!: this is the hottest statement and the cache is keyed by text.
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT type, value, count, id FROM main.relis_keys
-             WHERE db = ?1 AND key = ?2 AND (expire_at IS NULL OR expire_at > ?3)",
-        )?;
+        let mut st = prepare(self.conn, q::STRING_LOOKUP)?;
         // A chunked string (count > 0) is read after the row: (id, length).
         let row = st
             .query_row((db, key, self.now), |r| {
@@ -355,11 +353,7 @@ impl Reader<'_> {
     /// # Errors
     /// [`Error::WrongType`].
     pub fn strlen(&self, db: u32, key: &[u8]) -> Result<Option<i64>> {
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT type, CASE WHEN count > 0 THEN count ELSE length(value) END FROM main.relis_keys
-             WHERE db = ?1 AND key = ?2 AND (expire_at IS NULL OR expire_at > ?3)",
-        )?;
+        let mut st = prepare(self.conn, q::STRLEN)?;
         let row = st
             .query_row((db, key, self.now), |r| {
                 Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?))
@@ -394,11 +388,7 @@ impl Reader<'_> {
     /// # Errors
     /// [`Error::WrongType`].
     pub(crate) fn string_info(&self, db: u32, key: &[u8]) -> Result<Option<StrInfo>> {
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT type, id, length(value), count FROM main.relis_keys
-             WHERE db = ?1 AND key = ?2 AND (expire_at IS NULL OR expire_at > ?3)",
-        )?;
+        let mut st = prepare(self.conn, q::STRING_INFO)?;
         let row = st
             .query_row((db, key, self.now), |r| {
                 Ok((
@@ -445,10 +435,7 @@ impl Reader<'_> {
         if info.chunked {
             return self.read_chunks(info.id, start as usize, len);
         }
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT substr(value, ?3, ?4) FROM main.relis_keys WHERE db = ?1 AND key = ?2",
-        )?;
+        let mut st = prepare(self.conn, q::SUBSTR)?;
         let v = st
             .query_row((db, key, start as i64 + 1, len as i64), |r| {
                 Ok(r.get_ref(0)?.as_blob_or_null()?.unwrap_or(&[]).to_vec())
@@ -508,19 +495,19 @@ impl Writer<'_> {
                     version
                 };
                 let expire_at = expire.unwrap_or(m.expire_at);
-                crate::backend::sqlite::stmt::prepare(
-                    self.conn,
-                    "UPDATE main.relis_keys SET type = 0, expire_at = ?3, version = ?4, count = 0,
-                         mtime = ?5, value = ?6, head = ?7, id = ?8 WHERE db = ?1 AND key = ?2",
-                )?
-                .execute((db, key, expire_at, version, now, value, head, id))?;
+                prepare(self.conn, q::OVERWRITE_INLINE)?
+                    .execute((db, key, expire_at, version, now, value, head, id))?;
             }
             None => {
-                crate::backend::sqlite::stmt::prepare(self.conn,
-                        "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, value, head)
-                         VALUES (?1, ?2, ?3, 0, ?4, ?3, 0, ?5, ?6, ?7)",
-                    )?
-                    .execute((db, key, version, expire.flatten(), now, value, head))?;
+                prepare(self.conn, q::INSERT_INLINE)?.execute((
+                    db,
+                    key,
+                    version,
+                    expire.flatten(),
+                    now,
+                    value,
+                    head,
+                ))?;
                 self.note_new(db, key);
             }
         }
@@ -549,12 +536,8 @@ impl Writer<'_> {
             // A chunked string of a few chunks is overwritten in place: its chunk rows are
             // replaced (fewer row changes than deleting them and inserting new ones).
             let expire_at = expire.unwrap_or(m.expire_at);
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "UPDATE main.relis_keys SET expire_at = ?3, version = ?4, count = ?5, mtime = ?6,
-                     head = ?7 WHERE db = ?1 AND key = ?2",
-            )?
-            .execute((db, key, expire_at, version, len as i64, self.now, head))?;
+            prepare(self.conn, q::REWRITE_CHUNKED)?
+                .execute((db, key, expire_at, version, len as i64, self.now, head))?;
             self.replace_chunks(i.id, i.len.div_ceil(crate::types::chunks::CHUNK), value)?;
             return self.grow_chunks(i.id, value.len(), len);
         }
@@ -562,19 +545,19 @@ impl Writer<'_> {
             Some(m) => {
                 self.delete_elements(m)?;
                 let expire_at = expire.unwrap_or(m.expire_at);
-                crate::backend::sqlite::stmt::prepare(
-                    self.conn,
-                    "UPDATE main.relis_keys SET type = 0, expire_at = ?3, version = ?4, count = ?5,
-                         mtime = ?6, value = NULL, head = ?7, id = ?4 WHERE db = ?1 AND key = ?2",
-                )?
-                .execute((db, key, expire_at, version, len as i64, self.now, head))?;
+                prepare(self.conn, q::OVERWRITE_CHUNKED)?
+                    .execute((db, key, expire_at, version, len as i64, self.now, head))?;
             }
             None => {
-                crate::backend::sqlite::stmt::prepare(self.conn,
-                        "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, value, head)
-                         VALUES (?1, ?2, ?3, 0, ?4, ?3, ?5, ?6, NULL, ?7)",
-                    )?
-                    .execute((db, key, version, expire.flatten(), len as i64, self.now, head))?;
+                prepare(self.conn, q::INSERT_CHUNKED)?.execute((
+                    db,
+                    key,
+                    version,
+                    expire.flatten(),
+                    len as i64,
+                    self.now,
+                    head,
+                ))?;
                 self.note_new(db, key);
             }
         }
@@ -660,12 +643,14 @@ impl Writer<'_> {
         self.grow_chunks(id, len, new_len)?;
         self.write_chunks(id, o, data)?;
         let version = self.next_version();
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "UPDATE main.relis_keys SET count = ?3, version = ?4, mtime = ?5, head = ?6
-             WHERE db = ?1 AND key = ?2",
-        )?
-        .execute((db, key, new_len as i64, version, self.now, STRING_RAW))?;
+        prepare(self.conn, q::TOUCH_CHUNKED)?.execute((
+            db,
+            key,
+            new_len as i64,
+            version,
+            self.now,
+            STRING_RAW,
+        ))?;
         Ok(new_len)
     }
 
@@ -682,12 +667,7 @@ impl Writer<'_> {
         raw: bool,
     ) -> Result<()> {
         let version = self.next_version();
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "UPDATE main.relis_keys SET count = ?3, version = ?4, mtime = ?5, head = ?6
-             WHERE db = ?1 AND key = ?2",
-        )?
-        .execute((
+        prepare(self.conn, q::TOUCH_CHUNKED)?.execute((
             db,
             key,
             meta.count,
@@ -738,11 +718,7 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors only.
     pub(crate) fn mark_raw(&mut self, db: u32, key: &[u8]) -> Result<()> {
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "UPDATE main.relis_keys SET head = head | ?3 WHERE db = ?1 AND key = ?2 AND type = 0",
-        )?
-        .execute((db, key, STRING_RAW))?;
+        prepare(self.conn, q::MARK_RAW)?.execute((db, key, STRING_RAW))?;
         Ok(())
     }
 
@@ -817,15 +793,7 @@ impl Writer<'_> {
             self.note_new(db, key);
         }
         let version = self.next_version();
-        let n = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, value)
-                 VALUES (?1, ?2, ?3, 0, NULL, ?3, 0, ?4, ?5)
-                 ON CONFLICT (db, key) DO UPDATE SET expire_at = NULL, version = excluded.version,
-                   mtime = excluded.mtime, value = excluded.value, head = 0
-                 WHERE type = 0 AND count = 0",
-        )?
-        .execute((db, key, version, self.now, value))?;
+        let n = prepare(self.conn, q::SET_INLINE)?.execute((db, key, version, self.now, value))?;
         if n == 0 {
             // The key holds a collection: drop its elements and overwrite.
             let old = self.meta_for_write(db, key)?;

@@ -10,6 +10,8 @@
 //! grows by somewhat more than the sum. Like Redis, a collection's element rows are sampled (the
 //! first `samples`, in key order) and their average size stands for every element.
 
+use crate::backend::sqlite::sql::usage as q;
+use crate::backend::sqlite::stmt::prepare;
 use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader};
 use crate::Result;
 use rusqlite::types::ValueRef;
@@ -92,13 +94,9 @@ impl Reader<'_> {
         };
         let page: u64 = self
             .conn
-            .query_row("PRAGMA main.page_size", [], |r| r.get::<_, i64>(0))?
+            .query_row(q::PAGE_SIZE, [], |r| r.get::<_, i64>(0))?
             .max(512) as u64;
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT db, key, id, type, expire_at, version, count, mtime, value, head
-             FROM main.relis_keys WHERE db = ?1 AND key = ?2",
-        )?;
+        let mut st = prepare(self.conn, q::KEY_ROW)?;
         let (row, expiry) = st.query_row((db, key), |r| {
             let values: Vec<ValueRef<'_>> = (0..10)
                 .map(|i| r.get_ref(i))
@@ -123,27 +121,18 @@ impl Reader<'_> {
             KeyType::String => {
                 // Chunk rows are rowid rows of about a page each (no overflow pages), plus an
                 // entry in the (kid, n) index: counted exactly, as their bytes and a few per row.
-                let (rows, bytes): (i64, f64) = crate::backend::sqlite::stmt::prepare(
-                    self.conn,
-                    "SELECT count(*), total(length(data)) FROM main.relis_chunks WHERE kid = ?1",
-                )?
-                .query_row([meta.id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                let (rows, bytes): (i64, f64) = prepare(self.conn, q::CHUNKS_SIZE)?
+                    .query_row([meta.id], |r| Ok((r.get(0)?, r.get(1)?)))?;
                 return Ok(bytes as u64 + rows as u64 * 32);
             }
-            KeyType::Hash => {
-                "SELECT kid, field, value, seq FROM main.relis_hash WHERE kid = ?1 LIMIT ?2"
-            }
-            KeyType::List => "SELECT kid, pos, value FROM main.relis_list WHERE kid = ?1 LIMIT ?2",
-            KeyType::Set => "SELECT kid, member FROM main.relis_set WHERE kid = ?1 LIMIT ?2",
-            KeyType::ZSet => {
-                "SELECT kid, member, score FROM main.relis_zset WHERE kid = ?1 LIMIT ?2"
-            }
-            KeyType::Stream => {
-                "SELECT kid, ms, seq, fields FROM main.relis_stream WHERE kid = ?1 LIMIT ?2"
-            }
+            KeyType::Hash => q::SAMPLE_HASH,
+            KeyType::List => q::SAMPLE_LIST,
+            KeyType::Set => q::SAMPLE_SET,
+            KeyType::ZSet => q::SAMPLE_ZSET,
+            KeyType::Stream => q::SAMPLE_STREAM,
         };
         let limit = samples.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
-        let mut st = crate::backend::sqlite::stmt::prepare(self.conn, sql)?;
+        let mut st = prepare(self.conn, sql)?;
         let mut rows = st.query((meta.id, limit))?;
         let (mut sampled, mut bytes) = (0u64, 0u64);
         while let Some(r) = rows.next()? {
@@ -168,10 +157,7 @@ impl Reader<'_> {
         }
         if meta.kind == KeyType::ZSet {
             // Rank rows (large sets only): few, so counted exactly.
-            let mut st = crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT id, kid, lvl, score, member, n FROM main.relis_zrank WHERE kid = ?1",
-            )?;
+            let mut st = prepare(self.conn, q::ZRANK_ROWS)?;
             let mut rows = st.query([meta.id])?;
             while let Some(r) = rows.next()? {
                 let values: Vec<ValueRef<'_>> = (0..6)
@@ -193,12 +179,8 @@ impl Reader<'_> {
     /// group's PEL.
     fn groups_usage(&self, kid: i64, page: u64, samples: Option<u64>) -> Result<u64> {
         let mut total = 0;
-        for sql in [
-            "SELECT kid, name, last_ms, last_seq, entries_read
-             FROM main.relis_stream_group WHERE kid = ?1",
-            "SELECT kid, grp, name, seen FROM main.relis_stream_consumer WHERE kid = ?1",
-        ] {
-            let mut st = crate::backend::sqlite::stmt::prepare(self.conn, sql)?;
+        for sql in [q::STREAM_GROUP_ROWS, q::STREAM_CONSUMER_ROWS] {
+            let mut st = prepare(self.conn, sql)?;
             let mut rows = st.query([kid])?;
             while let Some(r) = rows.next()? {
                 let values: Vec<ValueRef<'_>> = (0..r.as_ref().column_count())
@@ -207,22 +189,15 @@ impl Reader<'_> {
                 total += cell_bytes(record_len(&values), page);
             }
         }
-        let pending: u64 = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT count(*) FROM main.relis_stream_pel WHERE kid = ?1",
-        )?
-        .query_row([kid], |r| r.get::<_, i64>(0))?
-        .try_into()
-        .unwrap_or(0);
+        let pending: u64 = prepare(self.conn, q::PENDING_COUNT)?
+            .query_row([kid], |r| r.get::<_, i64>(0))?
+            .try_into()
+            .unwrap_or(0);
         if pending == 0 {
             return Ok(total);
         }
         let limit = samples.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT kid, grp, ms, seq, consumer, delivered, count
-             FROM main.relis_stream_pel WHERE kid = ?1 LIMIT ?2",
-        )?;
+        let mut st = prepare(self.conn, q::SAMPLE_PENDING)?;
         let mut rows = st.query((kid, limit))?;
         let (mut sampled, mut bytes) = (0u64, 0u64);
         while let Some(r) = rows.next()? {

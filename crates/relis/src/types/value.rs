@@ -2,6 +2,8 @@
 //! write transaction with a bulk insert of the elements. The engine knows nothing of the
 //! serialization; the server converts to and from Redis's RDB payloads.
 
+use crate::backend::sqlite::sql::value as q;
+use crate::backend::sqlite::stmt::prepare;
 use crate::backend::sqlite::store::{KeyType, Reader, Writer};
 use crate::error::Result;
 use crate::types::stream::{dec, enc, StreamEntry, StreamId, StreamMeta};
@@ -137,26 +139,19 @@ impl Reader<'_> {
         let blob = |r: &rusqlite::Row<'_>, i| -> rusqlite::Result<Bytes> {
             Ok(Bytes::copy_from_slice(r.get_ref(i)?.as_blob()?))
         };
-        let mut groups: Vec<StreamGroupValue> = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT name, last_ms, last_seq, entries_read FROM main.relis_stream_group
-                 WHERE kid = ?1 ORDER BY name",
-        )?
-        .query_map([meta.id], |r| {
-            Ok(StreamGroupValue {
-                name: blob(r, 0)?,
-                last_id: StreamId::new(dec(r.get(1)?), dec(r.get(2)?)),
-                entries_read: r
-                    .get::<_, Option<i64>>(3)?
-                    .and_then(|n| u64::try_from(n).ok()),
-                ..StreamGroupValue::default()
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT grp, name, seen FROM main.relis_stream_consumer WHERE kid = ?1 ORDER BY grp, name",
-        )?;
+        let mut groups: Vec<StreamGroupValue> = prepare(self.conn, q::STREAM_GROUPS)?
+            .query_map([meta.id], |r| {
+                Ok(StreamGroupValue {
+                    name: blob(r, 0)?,
+                    last_id: StreamId::new(dec(r.get(1)?), dec(r.get(2)?)),
+                    entries_read: r
+                        .get::<_, Option<i64>>(3)?
+                        .and_then(|n| u64::try_from(n).ok()),
+                    ..StreamGroupValue::default()
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut st = prepare(self.conn, q::STREAM_CONSUMERS)?;
         let mut rows = st.query([meta.id])?;
         while let Some(r) = rows.next()? {
             let grp = blob(r, 0)?;
@@ -164,11 +159,7 @@ impl Reader<'_> {
                 g.consumers.push((blob(r, 1)?, r.get(2)?));
             }
         }
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT grp, ms, seq, consumer, delivered, count FROM main.relis_stream_pel
-                 WHERE kid = ?1 ORDER BY grp, ms, seq",
-        )?;
+        let mut st = prepare(self.conn, q::STREAM_PENDING)?;
         let mut rows = st.query([meta.id])?;
         while let Some(r) = rows.next()? {
             let grp = blob(r, 0)?;
@@ -200,10 +191,7 @@ impl Reader<'_> {
         // Not from the statement table: the values are read with its statements meanwhile.
         let mut st = self
             .conn
-            .prepare(&format!(
-                "SELECT key FROM main.relis_keys WHERE db = :db AND {} ORDER BY key",
-                crate::backend::sqlite::store::LIVE
-            ))
+            .prepare(&q::live_keys())
             .map_err(crate::Error::from)?;
         let mut rows = st
             .query(rusqlite::named_params! {":db": db, ":now": self.now})
@@ -226,12 +214,7 @@ impl Writer<'_> {
             length: s.entries.len() as u64,
             ..s.meta
         };
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "INSERT INTO main.relis_keys (db, key, id, type, version, count, mtime, value)
-             VALUES (?1, ?2, ?3, 5, ?3, ?4, ?5, ?6)",
-        )?
-        .execute((
+        prepare(self.conn, q::INSERT_STREAM_KEY)?.execute((
             db,
             key,
             kid,
@@ -240,10 +223,7 @@ impl Writer<'_> {
             &crate::types::stream::encode_meta(&meta)[..],
         ))?;
         self.note_new(db, key);
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "INSERT INTO main.relis_stream (kid, ms, seq, fields) VALUES (?1, ?2, ?3, ?4)",
-        )?;
+        let mut st = prepare(self.conn, q::INSERT_STREAM_ENTRY)?;
         for e in &s.entries {
             st.execute((
                 kid,
@@ -254,12 +234,7 @@ impl Writer<'_> {
         }
         for g in &s.groups {
             let read = g.entries_read.and_then(|n| i64::try_from(n).ok());
-            crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "INSERT INTO main.relis_stream_group (kid, name, last_ms, last_seq, entries_read)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?
-            .execute((
+            prepare(self.conn, q::INSERT_STREAM_GROUP)?.execute((
                 kid,
                 &g.name[..],
                 enc(g.last_id.ms),
@@ -267,20 +242,15 @@ impl Writer<'_> {
                 read,
             ))?;
             for (name, seen) in &g.consumers {
-                crate::backend::sqlite::stmt::prepare(
-                    self.conn,
-                    "INSERT INTO main.relis_stream_consumer (kid, grp, name, seen)
-                     VALUES (?1, ?2, ?3, ?4)",
-                )?
-                .execute((kid, &g.name[..], &name[..], seen))?;
+                prepare(self.conn, q::INSERT_STREAM_CONSUMER)?.execute((
+                    kid,
+                    &g.name[..],
+                    &name[..],
+                    seen,
+                ))?;
             }
             for (id, consumer, delivered, count) in &g.pending {
-                crate::backend::sqlite::stmt::prepare(
-                    self.conn,
-                    "INSERT INTO main.relis_stream_pel (kid, grp, ms, seq, consumer, delivered, count)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                )?
-                .execute((
+                prepare(self.conn, q::INSERT_STREAM_PENDING)?.execute((
                     kid,
                     &g.name[..],
                     enc(id.ms),
@@ -337,12 +307,13 @@ impl Writer<'_> {
         }
         let version = self.next_version();
         let mtime = self.now - opts.idle_secs.unwrap_or(0).saturating_mul(1000);
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "UPDATE main.relis_keys SET expire_at = ?3, version = ?4, mtime = ?5
-                 WHERE db = ?1 AND key = ?2",
-        )?
-        .execute((db, key, opts.expire_at, version, mtime))?;
+        prepare(self.conn, q::SET_RESTORED_META)?.execute((
+            db,
+            key,
+            opts.expire_at,
+            version,
+            mtime,
+        ))?;
         debug_assert_eq!(self.meta(db, key)?.map(|m| m.kind), Some(kind_of(value)));
         Ok(Restored::Written)
     }
