@@ -28,6 +28,8 @@ pub mod sql;
 pub mod timing;
 mod types;
 
+#[cfg(feature = "postgres")]
+pub use backend::postgres;
 #[cfg(feature = "test-shims")]
 pub use backend::sqlite::faults;
 pub use types::{geo, hll};

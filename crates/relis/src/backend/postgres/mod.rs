@@ -1,0 +1,286 @@
+//! The PostgreSQL side of the shared-PostgreSQL backend (issue 19; ARCHITECTURE.md 10.1): the
+//! key table every node shares, and the group transaction that locks, loads and writes back the
+//! keys a group of writes touches. What runs the commands over the loaded keys is the engine
+//! itself, over a scratch database; this module knows nothing of types: a value is the opaque
+//! payload the engine gives it (Redis's DUMP encoding).
+//!
+//! **No lost updates.** A group locks every key it will touch before it reads any, with a
+//! transaction-scoped advisory lock per key (`pg_advisory_xact_lock` of a stable 64-bit hash of
+//! the database index and the key): a lock covers a key that does not exist yet, which a row
+//! lock cannot, and two groups on different nodes that touch one key run one after the other,
+//! each seeing the other's committed value. Locks are taken in ascending hash order, so groups
+//! that lock only through [`Group::lock`] never deadlock; a deadlock or serialization failure
+//! that still happens (keys locked in two steps) is reported by [`is_conflict`], for the caller
+//! to roll back and run the group again.
+
+use postgres::{Client, NoTls, Transaction};
+
+/// An error of the PostgreSQL backend.
+pub type Error = postgres::Error;
+
+/// The schema's versions, in order: each applied once, in one transaction, under an advisory
+/// lock so that nodes starting together do not race.
+const MIGRATIONS: &[&str] = &[
+    // 1: keys and their versions (WATCH compares versions; the sequence makes a version never
+    // repeat for a key, even one deleted and created again).
+    "CREATE TABLE relis_keys (
+         db integer NOT NULL,
+         key bytea NOT NULL,
+         value bytea NOT NULL,
+         expire_at bigint,
+         version bigint NOT NULL,
+         PRIMARY KEY (db, key)
+     );
+     CREATE INDEX relis_keys_expiry ON relis_keys (expire_at) WHERE expire_at IS NOT NULL;
+     CREATE SEQUENCE relis_versions;",
+];
+
+/// The advisory lock key under which migrations run (any constant no key hash is likely to be:
+/// a collision would only make a migration wait for a group).
+const MIGRATION_LOCK: i64 = 0x7265_6c69_735f_6d69; // "relis_mi"
+
+/// A key as the engine names it: logical database index and key bytes.
+pub type Key = (u32, Vec<u8>);
+
+/// A key's row as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stored {
+    /// The value's payload.
+    pub value: Vec<u8>,
+    /// Absolute expiry, Unix milliseconds.
+    pub expire_at: Option<i64>,
+    /// The version of the last write (unique per write to the key).
+    pub version: i64,
+}
+
+/// A change a group writes back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// The key now holds `value` (expiring at `expire_at`).
+    Put {
+        /// The key.
+        key: Key,
+        /// The value's payload.
+        value: Vec<u8>,
+        /// Absolute expiry, Unix milliseconds.
+        expire_at: Option<i64>,
+    },
+    /// The key no longer exists.
+    Delete(Key),
+}
+
+/// One node's connection to the shared key table.
+pub struct PgKeys {
+    client: Client,
+}
+
+impl PgKeys {
+    /// Connects (`url`: a PostgreSQL connection string, `postgres://user@host:port/db` or
+    /// `host=... port=... user=...`) and brings the schema up to date.
+    ///
+    /// # Errors
+    /// The connection fails, or a migration does.
+    pub fn connect(url: &str) -> Result<PgKeys, Error> {
+        let mut client = Client::connect(url, NoTls)?;
+        migrate(&mut client)?;
+        Ok(PgKeys { client })
+    }
+
+    /// Starts a group's transaction.
+    ///
+    /// # Errors
+    /// The connection fails.
+    pub fn group(&mut self) -> Result<Group<'_>, Error> {
+        Ok(Group {
+            tx: self.client.transaction()?,
+        })
+    }
+
+    /// The schema version of the connected database.
+    ///
+    /// # Errors
+    /// The connection fails.
+    pub fn schema_version(&mut self) -> Result<usize, Error> {
+        let v: i32 = self
+            .client
+            .query_one("SELECT version FROM relis_schema", &[])?
+            .get(0);
+        Ok(v as usize)
+    }
+}
+
+fn migrate(client: &mut Client) -> Result<(), Error> {
+    let mut tx = client.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS relis_schema (version integer NOT NULL)")?;
+    let current: Option<i32> = tx
+        .query_opt("SELECT version FROM relis_schema", &[])?
+        .map(|r| r.get(0));
+    if current.is_none() {
+        tx.execute("INSERT INTO relis_schema (version) VALUES (0)", &[])?;
+    }
+    let current = current.unwrap_or(0).max(0) as usize;
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current) {
+        tx.batch_execute(sql)?;
+        tx.execute("UPDATE relis_schema SET version = $1", &[&(i as i32 + 1)])?;
+    }
+    tx.commit()
+}
+
+/// A group's transaction: [`Group::lock`] the keys, [`Group::load`] them, [`Group::apply`] the
+/// changes, [`Group::commit`]. Dropped without a commit, it rolls back (and its locks go).
+pub struct Group<'a> {
+    tx: Transaction<'a>,
+}
+
+impl Group<'_> {
+    /// Locks `keys` for the rest of the transaction, in ascending hash order (duplicates once).
+    ///
+    /// # Errors
+    /// The connection fails, or PostgreSQL reports a deadlock ([`is_conflict`]).
+    pub fn lock(&mut self, keys: &[Key]) -> Result<(), Error> {
+        let mut hashes: Vec<i64> = keys.iter().map(|(db, k)| lock_hash(*db, k)).collect();
+        hashes.sort_unstable();
+        hashes.dedup();
+        if hashes.is_empty() {
+            return Ok(());
+        }
+        // One round trip; WITH ORDINALITY fixes the order the locks are taken in.
+        self.tx.execute(
+            "SELECT pg_advisory_xact_lock(h)
+             FROM unnest($1::bigint[]) WITH ORDINALITY AS t(h, i) ORDER BY i",
+            &[&hashes],
+        )?;
+        Ok(())
+    }
+
+    /// The stored rows of `keys`, in their order (`None`: no such key). Expired rows are
+    /// returned too: the caller decides (lazy expiry deletes them under the lock).
+    ///
+    /// # Errors
+    /// The connection fails.
+    pub fn load(&mut self, keys: &[Key]) -> Result<Vec<Option<Stored>>, Error> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let dbs: Vec<i32> = keys.iter().map(|(db, _)| *db as i32).collect();
+        let names: Vec<&[u8]> = keys.iter().map(|(_, k)| k.as_slice()).collect();
+        let rows = self.tx.query(
+            "SELECT t.i, k.value, k.expire_at, k.version
+             FROM unnest($1::integer[], $2::bytea[]) WITH ORDINALITY AS t(db, key, i)
+             JOIN relis_keys k ON k.db = t.db AND k.key = t.key",
+            &[&dbs, &names],
+        )?;
+        let mut out = vec![None; keys.len()];
+        for row in rows {
+            let i: i64 = row.get(0);
+            out[i as usize - 1] = Some(Stored {
+                value: row.get(1),
+                expire_at: row.get(2),
+                version: row.get(3),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Writes `changes` (each put gets a new version), in two statements at most.
+    ///
+    /// # Errors
+    /// The connection fails.
+    pub fn apply(&mut self, changes: &[Change]) -> Result<(), Error> {
+        let (mut put_db, mut put_key, mut put_value, mut put_expire) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut del_db, mut del_key) = (Vec::new(), Vec::new());
+        for c in changes {
+            match c {
+                Change::Put {
+                    key: (db, key),
+                    value,
+                    expire_at,
+                } => {
+                    put_db.push(*db as i32);
+                    put_key.push(key.as_slice());
+                    put_value.push(value.as_slice());
+                    put_expire.push(*expire_at);
+                }
+                Change::Delete((db, key)) => {
+                    del_db.push(*db as i32);
+                    del_key.push(key.as_slice());
+                }
+            }
+        }
+        if !del_db.is_empty() {
+            self.tx.execute(
+                "DELETE FROM relis_keys k USING unnest($1::integer[], $2::bytea[]) AS t(db, key)
+                 WHERE k.db = t.db AND k.key = t.key",
+                &[&del_db, &del_key],
+            )?;
+        }
+        if !put_db.is_empty() {
+            self.tx.execute(
+                "INSERT INTO relis_keys (db, key, value, expire_at, version)
+                 SELECT db, key, value, expire_at, nextval('relis_versions')
+                 FROM unnest($1::integer[], $2::bytea[], $3::bytea[], $4::bigint[])
+                      AS t(db, key, value, expire_at)
+                 ON CONFLICT (db, key) DO UPDATE
+                 SET value = excluded.value, expire_at = excluded.expire_at,
+                     version = excluded.version",
+                &[&put_db, &put_key, &put_value, &put_expire],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Commits: the changes become visible to every node, and the locks are released.
+    ///
+    /// # Errors
+    /// The commit fails (then nothing of the group happened).
+    pub fn commit(self) -> Result<(), Error> {
+        self.tx.commit()
+    }
+}
+
+/// Whether `e` is a conflict the caller resolves by running the group again: a serialization
+/// failure (SQLSTATE 40001) or a deadlock (40P01).
+pub fn is_conflict(e: &Error) -> bool {
+    use postgres::error::SqlState;
+    e.code().is_some_and(|c| {
+        *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED
+    })
+}
+
+/// The advisory lock key of a key: FNV-1a (64 bits) over the database index (4 bytes, little
+/// endian) and the key. Every node must compute the same number for the same key, in every
+/// version of Relis: never change it while nodes of the old and new versions may share a
+/// database.
+pub fn lock_hash(db: u32, key: &[u8]) -> i64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut h = OFFSET;
+    for b in db.to_le_bytes().iter().chain(key) {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(PRIME);
+    }
+    h as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_hash_is_fnv1a_and_stable() {
+        // FNV-1a 64 of the empty input is its offset basis; of db 0 and "a", fixed forever.
+        assert_eq!(lock_hash(0, b""), {
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            for _ in 0..4 {
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+            h as i64
+        });
+        assert_eq!(lock_hash(0, b"a"), lock_hash(0, b"a"));
+        assert_ne!(lock_hash(0, b"a"), lock_hash(1, b"a"));
+        // Computed apart (Python: FNV-1a 64 over b"\0\0\0\0a").
+        assert_eq!(lock_hash(0, b"a") as u64, 0xe4bb_eed9_252b_447c);
+    }
+}
