@@ -13,6 +13,7 @@ pub(crate) mod pcache;
 mod powercut;
 pub(crate) mod schema;
 pub(crate) mod shim;
+pub(crate) mod sql;
 pub(crate) mod stmt;
 pub(crate) mod store;
 pub(crate) mod walwrite;
