@@ -173,12 +173,13 @@ impl LocalReaders {
     }
 }
 
+/// A thread's reader for one engine, with what tells when that engine is gone.
+type ThreadReader = (std::sync::Weak<LocalReaders>, Arc<Mutex<LocalReader>>);
+
 thread_local! {
-    /// Read-only connections of [`Db::read_here`], per engine (by [`Shared::id`]), with what
-    /// tells when that engine is gone.
-    static LOCAL_READERS: RefCell<
-        rustc_hash::FxHashMap<u64, (std::sync::Weak<LocalReaders>, Arc<Mutex<LocalReader>>)>,
-    > = RefCell::new(rustc_hash::FxHashMap::default());
+    /// Read-only connections of [`Db::read_here`], per engine (by [`Shared::id`]).
+    static LOCAL_READERS: RefCell<rustc_hash::FxHashMap<u64, ThreadReader>> =
+        RefCell::new(rustc_hash::FxHashMap::default());
 }
 
 /// Ids of engines ([`Shared::id`]), never reused in a process: a thread's read connection is
@@ -387,7 +388,7 @@ impl Db {
                             lazily_expired: 0,
                         };
                         let limits = (max_batch, wal_limit, spin);
-                        writer_loop(conn, wrx, clock, keyspace, limits, st, stats, &locals)
+                        writer_loop(conn, wrx, clock, keyspace, limits, st, (stats, locals))
                     })
                     .map_err(|e| Error::Storage(e.to_string()))?,
             );
@@ -985,8 +986,7 @@ fn writer_loop(
     keyspace: Keyspace,
     (max_batch, wal_limit, spin): (usize, i32, Duration),
     st: WriterState,
-    stats: Arc<Stats>,
-    locals: &LocalReaders,
+    (stats, locals): (Arc<Stats>, Arc<LocalReaders>),
 ) {
     // Declared first, dropped last: writers borrow it as long as they borrow the connection.
     let hooks = st.hooks;
