@@ -90,11 +90,10 @@ fn main() {
     }
 
     // Network threads: Redis's io-threads (1 by default, as there). Each keeps its fast reads'
-    // SQLite snapshot while it has work and the engine commits nothing, and drops it when idle.
+    // SQLite snapshot while the engine commits nothing; the engine ends it when the thread is
+    // idle (see `relis::release_thread_snapshots`).
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(config.io_threads())
-        .on_thread_start(relis::hold_thread_snapshots)
-        .on_thread_park(relis::release_thread_snapshots)
         .enable_all()
         .thread_name("relis-net")
         .build()

@@ -42,7 +42,7 @@ pub use morph::{infer_type, value_bytes, FromHashReport, KeyTemplate, Morph, Mor
 pub use named::{SqlDb, SqlDbOptions};
 
 use crate::backend::sqlite::db::Db;
-use crate::backend::sqlite::stmt::Conn;
+use crate::backend::sqlite::stmt::{Conn, ConnState};
 use crate::backend::sqlite::store::{Reader, Writer};
 use crate::error::Error;
 use bytes::Bytes;
@@ -619,7 +619,7 @@ fn step(
 /// or several `;`-separated statements without parameters (the result is the last one's, with
 /// the change count of all of them).
 fn execute(
-    conn: &Connection,
+    conn: &Conn<'_>,
     now: i64,
     sql: &str,
     params: &Params,
@@ -641,7 +641,7 @@ fn execute(
     let savepoint = !read_only && (schema_change || (in_transaction && needs_savepoint(sql)));
     if in_transaction {
         // User SQL may read the rank rows (and a savepoint must open with nothing pending).
-        crate::types::zset::flush_pending(&Conn::unkept(conn))?;
+        crate::types::zset::flush_pending(conn)?;
     }
     if savepoint {
         run_internal(conn, "SAVEPOINT user_sql")?;
@@ -666,7 +666,7 @@ fn execute(
         }
         if out.is_err() {
             let _ = run_internal(conn, "ROLLBACK TO user_sql");
-            crate::types::zset::discard_pending(&Conn::unkept(conn));
+            crate::types::zset::discard_pending(conn);
             let _ = run_internal(conn, "RELEASE user_sql");
         }
     }
@@ -971,6 +971,9 @@ pub fn inside(dir: &std::path::Path, path: &std::path::Path) -> Option<std::path
 /// Statements run in the sandbox; writes happen inside the caller's transaction.
 pub struct SqlConn<'c> {
     conn: &'c Connection,
+    /// The connection's state (the writer's pending rank counts, written before user SQL
+    /// reads), lent by the [`Conn`] its owner keeps; `None` for a named database's.
+    state: Option<&'c ConnState>,
     now: i64,
     writable: bool,
     /// The Redis keys its statements may see through the views.
@@ -992,14 +995,29 @@ impl TxOwner for Writer<'_> {
 }
 
 impl<'c> SqlConn<'c> {
+    /// SQL on `conn` (a named database's connection, which has no [`Conn`] state).
     pub(crate) fn new(conn: &'c Connection, now: i64, writable: bool) -> Self {
         SqlConn {
             conn,
+            state: None,
             now,
             writable,
             access: KeyAccess::all(),
             owner: None,
         }
+    }
+
+    /// SQL on the main database's `conn`, with its state.
+    pub(crate) fn on(conn: &'c Conn<'c>, now: i64, writable: bool) -> Self {
+        SqlConn {
+            state: Some(conn.state()),
+            ..SqlConn::new(conn, now, writable)
+        }
+    }
+
+    /// The connection as the engine uses it, with its state.
+    fn lent(&self) -> Conn<'c> {
+        Conn::lent(self.conn, self.state)
     }
 
     /// Tells the transaction's owner if SQLite rolled it back during the last statement.
@@ -1039,7 +1057,7 @@ impl<'c> SqlConn<'c> {
     ) -> Result<SqlOutput, SqlError> {
         let _keys = self.access.scope();
         let out = execute(
-            self.conn,
+            &self.lent(),
             self.now,
             sql,
             &params.into(),
@@ -1061,7 +1079,7 @@ impl<'c> SqlConn<'c> {
         limits: &SqlLimits,
     ) -> Result<SqlOutput, SqlError> {
         let _keys = self.access.scope();
-        execute(self.conn, self.now, sql, &params.into(), limits, true)
+        execute(&self.lent(), self.now, sql, &params.into(), limits, true)
     }
 
     fn require_writable(&self) -> Result<(), SqlError> {
@@ -1175,7 +1193,7 @@ impl<'c> SqlConn<'c> {
         }
         let _keys = self.access.scope();
         let out = execute(
-            self.conn,
+            &self.lent(),
             self.now,
             &info.sql,
             &params.into(),
@@ -1203,7 +1221,14 @@ impl<'c> SqlConn<'c> {
             return Err(SqlError::NotReadOnly);
         }
         let _keys = self.access.scope();
-        execute(self.conn, self.now, &info.sql, &params.into(), limits, true)
+        execute(
+            &self.lent(),
+            self.now,
+            &info.sql,
+            &params.into(),
+            limits,
+            true,
+        )
     }
 
     /// Describes the table (or view) `table`: its columns, its row count, and the bytes used by
@@ -1294,7 +1319,7 @@ impl<'c> SqlConn<'c> {
         &mut self,
         f: impl FnOnce(&mut SqlConn<'c>) -> Result<T, SqlError>,
     ) -> Result<T, SqlError> {
-        crate::types::zset::flush_pending(&Conn::unkept(self.conn))?;
+        crate::types::zset::flush_pending(&self.lent())?;
         self.exec_internal("SAVEPOINT sql")?;
         match f(self) {
             Ok(v) => {
@@ -1303,7 +1328,7 @@ impl<'c> SqlConn<'c> {
             }
             Err(e) => {
                 let _ = self.exec_internal("ROLLBACK TO sql");
-                crate::types::zset::discard_pending(&Conn::unkept(self.conn));
+                crate::types::zset::discard_pending(&self.lent());
                 let _ = self.exec_internal("RELEASE sql");
                 Err(e)
             }
@@ -1330,7 +1355,7 @@ fn statement_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StatementInfo> {
 impl<'c> Reader<'c> {
     /// SQL on this read snapshot (read-only statements only).
     pub fn sql(&self) -> SqlConn<'c> {
-        SqlConn::new(self.conn, self.now, false)
+        SqlConn::on(self.conn, self.now, false)
     }
 
     /// Runs a read-only statement on this snapshot (a statement that would write is refused
@@ -1368,6 +1393,7 @@ impl<'c> Writer<'c> {
         let (conn, now) = (self.conn, self.now);
         SqlConn {
             conn,
+            state: Some(conn.state()),
             now,
             writable: true,
             access: KeyAccess::all(),

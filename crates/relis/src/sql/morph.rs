@@ -689,7 +689,7 @@ impl SqlConn<'_> {
                 .map_err(super::internal)?
         };
         let run = |sql: &str, params: Params| -> Result<SqlOutput, SqlError> {
-            execute(self.conn, self.now, sql, &params, limits, false)
+            execute(&self.lent(), self.now, sql, &params, limits, false)
         };
         if existing.is_empty() {
             let mut cols = vec![format!("{} TEXT PRIMARY KEY", quote(key_col))];

@@ -122,51 +122,96 @@ impl Options {
 
 type ReadJob = Box<dyn FnOnce(&mut Reader<'_>) + Send>;
 
-/// A thread's own read-only connection to one engine (see [`Db::read_here`]).
+/// A thread's own read-only connection to one engine (see [`Db::read_here`]), with the read
+/// transaction it holds between reads. Behind a mutex that its thread takes for each read
+/// (uncontended) and the writer only tries (see [`LocalReaders::end_held`]): the connection is
+/// opened with `SQLITE_OPEN_NO_MUTEX`, which allows its use from another thread as long as
+/// never from two at once.
 struct LocalReader {
     conn: Connection,
-    /// Tells when the engine is gone.
-    alive: std::sync::Weak<AtomicBool>,
     /// The engine's commit count when the open read transaction began, while one is held.
     held: Option<u64>,
 }
 
+impl LocalReader {
+    /// Ends the read transaction this connection holds, if any.
+    fn end(&mut self) {
+        if self.held.take().is_some() {
+            end_read(&self.conn);
+        }
+    }
+}
+
+/// The [`LocalReader`]s of one engine, whichever threads keep them (weakly: a thread's
+/// thread-local owns its reader, and closes it when the thread ends).
+#[derive(Default)]
+struct LocalReaders(Mutex<Vec<std::sync::Weak<Mutex<LocalReader>>>>);
+
+impl LocalReaders {
+    fn register(&self, reader: &Arc<Mutex<LocalReader>>) {
+        let mut all = self.0.lock();
+        all.retain(|r| r.strong_count() > 0);
+        all.push(Arc::downgrade(reader));
+    }
+
+    /// Ends the read transactions held by readers that are not reading right now: those that
+    /// began before commit `commits` (`None`: all of them). A thread keeps its snapshot
+    /// between reads only while nothing commits (its next read would start a new one anyway),
+    /// but an idle thread keeps it until that next read, and a checkpoint cannot pass a read
+    /// transaction: the writer calls this on its tick, so the WAL is never pinned for longer
+    /// than that, and before the checkpoints that must reach the WAL's end.
+    fn end_held(&self, commits: Option<u64>) {
+        let all: Vec<_> = self.0.lock().iter().filter_map(|r| r.upgrade()).collect();
+        for reader in all {
+            // A reader that is reading ends its transaction itself when it sees a commit.
+            if let Some(mut r) = reader.try_lock() {
+                if r.held.is_some_and(|at| commits.is_none_or(|c| at < c)) {
+                    r.end();
+                }
+            }
+        }
+    }
+}
+
+/// A thread's reader for one engine, with what tells when that engine is gone.
+type ThreadReader = (std::sync::Weak<LocalReaders>, Arc<Mutex<LocalReader>>);
+
 thread_local! {
-    /// Read-only connections of [`Db::read_here`], per engine (keyed by its address).
-    static LOCAL_READERS: std::cell::RefCell<rustc_hash::FxHashMap<usize, LocalReader>> =
-        std::cell::RefCell::new(rustc_hash::FxHashMap::default());
-    /// Whether [`Db::read_here`] may keep its read transaction between calls on this thread.
-    static HOLD_SNAPSHOTS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Read-only connections of [`Db::read_here`], per engine (by [`Shared::id`]).
+    static LOCAL_READERS: RefCell<rustc_hash::FxHashMap<u64, ThreadReader>> =
+        RefCell::new(rustc_hash::FxHashMap::default());
 }
 
-/// Lets [`Db::read_here`] on the calling thread keep its read transaction open from one call to
-/// the next for as long as the engine commits nothing, so a run of reads between two commits
-/// pays for one transaction (two file-lock system calls and the WAL header check) instead of
-/// one each. Every read still sees every write committed before it began: a commit makes the
-/// next read start a new transaction. The thread must call [`release_thread_snapshots`] when
-/// it goes idle, or the held transaction keeps the WAL from being checkpointed past it until
-/// its next read. The server does both from its network threads (on start, and on park).
-pub fn hold_thread_snapshots() {
-    HOLD_SNAPSHOTS.with(|h| h.set(true));
-}
+/// Ids of engines ([`Shared::id`]), never reused in a process: a thread's read connection is
+/// found by it.
+static NEXT_ENGINE_ID: AtomicU64 = AtomicU64::new(1);
 
-/// Ends the read transactions [`Db::read_here`] holds on the calling thread (see
-/// [`hold_thread_snapshots`]).
+/// Ends the read transactions [`Db::read_here`] and [`Db::read`] hold on the calling thread.
+///
+/// A thread keeps its read transaction from one read to the next for as long as the engine
+/// commits nothing, so a run of reads between two commits pays for one transaction (two
+/// file-lock system calls and the WAL header check) instead of one each. Every read still
+/// sees every write committed before it began: a commit makes the next read start a new
+/// transaction. A thread that goes idle keeps it until the engine's writer ends it (within
+/// about 100 ms of the next commit, see `LocalReaders::end_held`); calling this ends it at
+/// once, for a thread about to sleep long while a checkpoint should reach the WAL's end.
 pub fn release_thread_snapshots() {
     let _ = LOCAL_READERS.try_with(|cell| {
-        let Ok(mut map) = cell.try_borrow_mut() else {
+        let Ok(map) = cell.try_borrow() else {
             return;
         };
-        for local in map.values_mut() {
-            if local.held.take().is_some() {
-                end_read(&local.conn);
-            }
+        for (_, reader) in map.values() {
+            reader.lock().end();
         }
     });
 }
 
 fn end_read(conn: &Connection) {
     let _ = crate::backend::sqlite::stmt::cached(conn, "COMMIT").and_then(|mut s| s.execute([]));
+    if !conn.is_autocommit() {
+        // Never left open: the next read's BEGIN would fail and it would read the old snapshot.
+        let _ = conn.execute_batch("ROLLBACK");
+    }
 }
 type Deliver = Box<dyn FnOnce(Result<()>) + Send>;
 /// A write: run on the writer (`Some`), it returns what answers it once its group commits;
@@ -225,6 +270,10 @@ fn note_wal_frames(_: &rusqlite::hooks::Wal, frames: std::ffi::c_int) -> rusqlit
 }
 
 struct Shared {
+    /// This engine's id in the process (from [`NEXT_ENGINE_ID`]).
+    id: u64,
+    /// The threads' read connections to it ([`Db::read_here`]).
+    locals: Arc<LocalReaders>,
     writer: Sender<WriterMsg>,
     readers: Option<Sender<ReadJob>>,
     clock: Arc<dyn Clock>,
@@ -310,8 +359,9 @@ impl Db {
         let mut threads = Vec::new();
         let (wtx, wrx) = unbounded();
         let sink = crate::events::SinkSlot::default();
+        let locals = Arc::new(LocalReaders::default());
         {
-            let sink = sink.clone();
+            let (sink, locals) = (sink.clone(), locals.clone());
             let clock = opts.clock.clone();
             let stats = stats.clone();
             let (keyspace, max_batch) = (Keyspace::of(&opts), opts.max_batch.max(1));
@@ -338,7 +388,7 @@ impl Db {
                             lazily_expired: 0,
                         };
                         let limits = (max_batch, wal_limit, spin);
-                        writer_loop(conn, wrx, clock, keyspace, limits, st, stats)
+                        writer_loop(conn, wrx, clock, keyspace, limits, st, (stats, locals))
                     })
                     .map_err(|e| Error::Storage(e.to_string()))?,
             );
@@ -377,6 +427,8 @@ impl Db {
         let keyspace = Keyspace::of(&opts);
         Ok(Db {
             shared: Arc::new(Shared {
+                id: NEXT_ENGINE_ID.fetch_add(1, Ordering::Relaxed),
+                locals,
                 writer: wtx,
                 readers,
                 clock: opts.clock,
@@ -474,7 +526,9 @@ impl Db {
 
     /// Runs `f` right here, on a read-only connection owned by the calling thread (opened on
     /// first use and kept in a thread-local), for short bounded reads where handing the work to
-    /// a reader thread would cost more than the read itself. `None` in memory (there is only
+    /// a reader thread would cost more than the read itself. Its read transaction is kept from
+    /// one call to the next while nothing commits (see [`release_thread_snapshots`]): a read
+    /// sees every write committed before it began. `None` in memory (there is only
     /// the writer's connection): use [`Db::read_async`] then. User SQL run here may take a few
     /// thousand virtual-machine steps; a statement that takes more stops with
     /// [`crate::SqlError::Deferred`], having done nothing, for the caller to run on a reader.
@@ -492,48 +546,34 @@ impl Db {
         f: impl FnOnce(&mut Reader<'_>) -> R,
     ) -> Option<Result<R>> {
         let path = self.shared.path.as_ref()?;
-        let key = Arc::as_ptr(&self.shared) as usize;
+        let id = self.shared.id;
         LOCAL_READERS.with(|cell| {
             let mut map = cell.borrow_mut();
-            // An engine can be opened at the address of one that has shut down: the connection
-            // kept under that address is the old engine's, on its file.
-            let stop = Arc::as_ptr(&self.shared.stop);
-            if map
-                .get(&key)
-                .is_some_and(|local| !std::ptr::eq(local.alive.as_ptr(), stop))
-            {
-                map.remove(&key);
-            }
-            if !map.contains_key(&key) {
+            if !map.contains_key(&id) {
                 // Forget connections of engines that have shut down.
-                map.retain(|_, local| local.alive.upgrade().is_some());
+                map.retain(|_, (alive, _)| alive.strong_count() > 0);
                 match open_reader(path) {
                     Ok(conn) => {
-                        let alive = Arc::downgrade(&self.shared.stop);
-                        map.insert(
-                            key,
-                            LocalReader {
-                                conn,
-                                alive,
-                                held: None,
-                            },
-                        );
+                        let reader = Arc::new(Mutex::new(LocalReader { conn, held: None }));
+                        self.shared.locals.register(&reader);
+                        map.insert(id, (Arc::downgrade(&self.shared.locals), reader));
                     }
                     Err(e) => return Some(Err(e)),
                 }
             }
-            let local = map.get_mut(&key)?;
+            let (_, reader) = map.get(&id)?;
+            // Uncontended: the writer only tries it, and only between reads.
+            let mut local = reader.lock();
             let stats = &self.shared.stats;
             // Read before the transaction begins: its snapshot then holds at least these commits.
             let commits = stats.commits.load(Ordering::Acquire);
-            let hold =
-                HOLD_SNAPSHOTS.with(|h| h.get()) && !stats.wal_over_limit.load(Ordering::Relaxed);
-            match local.held.take() {
-                Some(at) if at == commits && hold => local.held = Some(at),
-                held => {
-                    if held.is_some() {
-                        end_read(&local.conn);
-                    }
+            // Past the WAL's limit the writer is bringing the WAL back to its start, which a
+            // held snapshot would prevent.
+            let hold = !stats.wal_over_limit.load(Ordering::Relaxed);
+            match local.held {
+                Some(at) if at == commits && hold => {}
+                _ => {
+                    local.end();
                     let began = crate::backend::sqlite::stmt::cached(&local.conn, "BEGIN")
                         .and_then(|mut s| s.execute([]));
                     if began.is_ok() {
@@ -541,18 +581,19 @@ impl Db {
                     }
                 }
             }
-            let conn = Conn::unkept(&local.conn);
-            let mut r = Reader::new(&conn, self.shared.clock.now_ms(), self.shared.keyspace);
-            let out = if inline {
-                crate::sql::sandbox::inline_reads(|| f(&mut r))
-            } else {
-                f(&mut r)
+            let out = {
+                let conn = Conn::unkept(&local.conn);
+                let mut r = Reader::new(&conn, self.shared.clock.now_ms(), self.shared.keyspace);
+                if inline {
+                    crate::sql::sandbox::inline_reads(|| f(&mut r))
+                } else {
+                    f(&mut r)
+                }
             };
             if local.conn.is_autocommit() {
                 local.held = None; // an error ended the transaction
             } else if !hold {
-                local.held = None;
-                end_read(&local.conn);
+                local.end();
             }
             Some(Ok(out))
         })
@@ -706,11 +747,14 @@ impl Db {
             return Err(Error::Storage("an in-memory database has no file".into()));
         };
         let (clock, keyspace) = (self.shared.clock.clone(), self.shared.keyspace);
+        let locals = self.shared.locals.clone();
         let (tx, rx) = bounded(1);
         let job: ConnJob = Box::new(move |conn| {
             let run = || -> Result<(R, R)> {
                 let deadline = Instant::now() + Duration::from_secs(1);
                 loop {
+                    // Threads' snapshots not in use would keep it from finishing.
+                    locals.end_held(None);
                     // (busy, WAL frames, frames checkpointed): busy while a reader's snapshot
                     // still needs the WAL.
                     let busy: i64 =
@@ -942,7 +986,7 @@ fn writer_loop(
     keyspace: Keyspace,
     (max_batch, wal_limit, spin): (usize, i32, Duration),
     st: WriterState,
-    stats: Arc<Stats>,
+    (stats, locals): (Arc<Stats>, Arc<LocalReaders>),
 ) {
     // Declared first, dropped last: writers borrow it as long as they borrow the connection.
     let hooks = st.hooks;
@@ -1119,7 +1163,14 @@ fn writer_loop(
             d(committed.clone());
         }
         run_reads(&conn, &mut reads, &*clock, keyspace);
+        if sweep_due {
+            // Idle threads' snapshots from before this commit go: a checkpoint can pass them.
+            locals.end_held(Some(stats.commits.load(Ordering::Relaxed)));
+        }
         if std::mem::take(&mut catch_up) {
+            // Every snapshot not in use goes (a read holds none meanwhile): the WAL restarts
+            // only once no reader is left in it.
+            locals.end_held(None);
             // Catch up with the checkpointer's remainder now, while nothing commits, so the next
             // transaction can restart the WAL (see WAL_RESTART_FRAMES); after the replies, which
             // need not wait for its fsyncs.
@@ -1133,7 +1184,9 @@ fn writer_loop(
                 .report_with_syncs(crate::timing::Timed::Checkpoint, started);
         }
     }
-    // A clean stop folds the WAL back into the database file, so the file alone is complete.
+    // A clean stop folds the WAL back into the database file, so the file alone is complete;
+    // no handle is left to read with, so every thread's snapshot can go.
+    locals.end_held(None);
     if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())) {
         tracing::debug!("final checkpoint: {e}");
     }

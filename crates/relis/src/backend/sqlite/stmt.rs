@@ -13,11 +13,17 @@
 //! The table sits in a `ManuallyDrop` so that a `Conn` has no drop glue and can be lent out as
 //! `&'c Conn<'c>` (what `Reader` holds) for as long as it lives; its owner empties it with
 //! [`Conn::finish`] (or a [`Finish`] guard) while the connection is still open.
+//!
+//! A `Conn` also carries the connection's own state for the layers above ([`ConnState`]): a
+//! value per type, made on first use and kept for as long as the owner keeps the `Conn` (the
+//! writer's copies of rank rows live there). The backend stores it without naming its types.
 
 use rusqlite::{CachedStatement, Connection, PrepFlags, Statement};
+use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
+use std::rc::Rc;
 
 /// A literal's address and length.
 type Key = (usize, usize);
@@ -25,13 +31,61 @@ type Key = (usize, usize);
 /// Kept statements, sorted by key. A slot is empty while its statement is in use.
 type Table<'c> = Vec<(Key, Option<Statement<'c>>)>;
 
-/// A connection as the engine uses it: the rusqlite connection and, for a connection its
-/// thread keeps for life, the table of statements prepared on it.
+/// A connection's state for the layers above the backend: one value per type, made with
+/// `Default` on first use. The backend keeps it without knowing what it holds, so it names no
+/// data type (`types/` depends on `backend/`, never the reverse).
+#[derive(Default)]
+pub(crate) struct ConnState(RefCell<Vec<(TypeId, Rc<dyn Any>)>>);
+
+impl ConnState {
+    /// Runs `f` on this connection's `T` (made on first use). `f` may use the state of other
+    /// types, not `T`'s again (that panics, as a second `RefCell` borrow does).
+    pub(crate) fn with<T: Default + 'static, R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        let slot = self.slot::<T>().unwrap_or_else(|| {
+            let slot: Rc<dyn Any> = Rc::new(RefCell::new(T::default()));
+            self.0.borrow_mut().push((TypeId::of::<T>(), slot.clone()));
+            slot
+        });
+        Self::run(&slot, f)
+    }
+
+    /// Runs `f` on this connection's `T` if it has one (`None` otherwise, making nothing).
+    pub(crate) fn existing<T: 'static, R>(&self, f: impl FnOnce(&mut T) -> R) -> Option<R> {
+        self.slot::<T>().map(|slot| Self::run(&slot, f))
+    }
+
+    /// `T`'s slot, if made: a handle, so that the list is not borrowed while `f` runs.
+    fn slot<T: 'static>(&self) -> Option<Rc<dyn Any>> {
+        let id = TypeId::of::<T>();
+        // A handful of types at most: a scan beats hashing.
+        let slots = self.0.borrow();
+        slots.iter().find(|e| e.0 == id).map(|e| e.1.clone())
+    }
+
+    fn run<T: 'static, R>(slot: &Rc<dyn Any>, f: impl FnOnce(&mut T) -> R) -> R {
+        let cell = slot
+            .downcast_ref::<RefCell<T>>()
+            .expect("a state slot holds the type it is keyed by");
+        f(&mut cell.borrow_mut())
+    }
+}
+
+/// Where a [`Conn`]'s state is: its own, or lent by the `Conn` its owner keeps (a `Conn` made
+/// again for the same connection by code that only has the rusqlite connection).
+enum StateRef<'c> {
+    Own(ConnState),
+    Lent(&'c ConnState),
+}
+
+/// A connection as the engine uses it: the rusqlite connection, its state for the layers
+/// above ([`ConnState`]) and, for a connection its thread keeps for life, the table of
+/// statements prepared on it.
 pub(crate) struct Conn<'c> {
     conn: &'c Connection,
     /// Whether statements are kept (else rusqlite's cache serves them).
     keeps: bool,
     table: ManuallyDrop<RefCell<Table<'c>>>,
+    state: StateRef<'c>,
 }
 
 impl<'c> Conn<'c> {
@@ -42,15 +96,35 @@ impl<'c> Conn<'c> {
             conn,
             keeps: true,
             table: ManuallyDrop::new(RefCell::new(Vec::new())),
+            state: StateRef::Own(ConnState::default()),
         }
     }
 
-    /// `conn` without a table: its statements come from rusqlite's cache.
+    /// `conn` without a table: its statements come from rusqlite's cache. Its state starts
+    /// empty and goes with it.
     pub(crate) fn unkept(conn: &'c Connection) -> Self {
+        Conn::lent(conn, None)
+    }
+
+    /// `conn` without a table, with the state of the `Conn` its owner keeps for it (`state`,
+    /// from [`Conn::state`]), or its own as [`Conn::unkept`] if none is lent.
+    pub(crate) fn lent(conn: &'c Connection, state: Option<&'c ConnState>) -> Self {
         Conn {
             conn,
             keeps: false,
             table: ManuallyDrop::new(RefCell::new(Vec::new())),
+            state: match state {
+                Some(s) => StateRef::Lent(s),
+                None => StateRef::Own(ConnState::default()),
+            },
+        }
+    }
+
+    /// This connection's state for the layers above (see [`ConnState`]).
+    pub(crate) fn state(&self) -> &ConnState {
+        match &self.state {
+            StateRef::Own(s) => s,
+            StateRef::Lent(s) => s,
         }
     }
 
@@ -226,6 +300,28 @@ mod tests {
         }
         // The guard finalized the kept statements: the connection closes.
         conn.close().map_err(|(_, e)| e).unwrap();
+    }
+
+    /// A connection's state is one value per type, kept by its `Conn` (and seen through a
+    /// `Conn` lent it), never shared with another connection's.
+    #[test]
+    fn state_is_per_type_and_per_connection() {
+        let conn = Connection::open_in_memory().unwrap();
+        let c = Conn::kept(&conn);
+        assert_eq!(c.state().existing(|n: &mut u32| *n), None);
+        c.state().with(|n: &mut u32| *n += 2);
+        // Another type's state, used while the first is in use.
+        c.state().with(|n: &mut u32| {
+            c.state().with(|s: &mut String| s.push('x'));
+            *n += 1
+        });
+        assert_eq!(c.state().existing(|n: &mut u32| *n), Some(3));
+        let lent = Conn::lent(&conn, Some(c.state()));
+        lent.state().with(|s: &mut String| s.push('y'));
+        assert_eq!(c.state().with(|s: &mut String| s.clone()), "xy");
+        let other = Conn::unkept(&conn);
+        assert_eq!(other.state().existing(|n: &mut u32| *n), None);
+        assert_eq!(other.state().with(|n: &mut u32| *n), 0);
     }
 
     #[test]

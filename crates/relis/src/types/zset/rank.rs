@@ -2,6 +2,7 @@
 //! the maintenance of blocks and runs (adjust, split, merge, build) as members change.
 
 use super::*;
+use crate::backend::sqlite::sql::zset_rank as q;
 use crate::backend::sqlite::stmt::Conn;
 
 // The writer's copy of the rank rows. Every rank row a write adjusts is first found by a
@@ -26,8 +27,8 @@ use crate::backend::sqlite::stmt::Conn;
 // needed. User SQL cannot write `relis_zrank` (the sandbox's authorizer); the other writers of
 // rank rows delete them with the key (kids are never reused) or copy them to a new kid.
 //
-// The copies live in a thread-local: the writer thread keeps its one connection for its whole
-// life, and each copy is tagged with that connection all the same.
+// The copies live in the state of the writer's connection (`Conn::state`), which the writer
+// thread keeps for its whole life; no other connection has any.
 
 /// A rank row's start as a sort key, in Redis's order: the score (`-0` as `0`) as bits that
 /// sort like the number, then the member's bytes.
@@ -161,11 +162,9 @@ impl RankCopy {
     }
 }
 
-/// The copies the writer thread keeps, for the one connection it writes with.
+/// The copies the writer keeps in its connection's state (see [`Conn::state`]).
 #[derive(Default)]
 pub(super) struct RankCopies {
-    /// The connection the copies describe (its address).
-    conn: usize,
     sets: FxHashMap<i64, RankCopy>,
     /// Counts changed in copies and not yet written to their rows: rowid -> (set, count). See
     /// "Pending counts" below.
@@ -180,29 +179,9 @@ pub(super) const COPY_ROWS: usize = 1 << 16;
 /// rows are dropped.
 pub(super) const COPY_SETS: usize = 4096;
 
-thread_local! {
-    static RANK_COPIES: std::cell::RefCell<RankCopies> = Default::default();
-}
-
-/// Runs `f` on the writer's copies for `conn` (forgetting copies made for another connection).
-pub(super) fn with_copies<R>(
-    conn: &rusqlite::Connection,
-    f: impl FnOnce(&mut RankCopies) -> R,
-) -> R {
-    RANK_COPIES.with(|c| {
-        let mut c = c.borrow_mut();
-        let addr = conn as *const rusqlite::Connection as usize;
-        if c.conn != addr {
-            debug_assert!(
-                c.pending.is_empty(),
-                "pending rank counts of another connection"
-            );
-            c.sets.clear();
-            c.pending.clear();
-            c.conn = addr;
-        }
-        f(&mut c)
-    })
+/// Runs `f` on the writer's copies, kept in `conn`'s state (made empty on first use).
+pub(super) fn with_copies<R>(conn: &Conn<'_>, f: impl FnOnce(&mut RankCopies) -> R) -> R {
+    conn.state().with(f)
 }
 
 // Pending counts. Most writes to a large set change the counts of a block and a run, and do
@@ -222,40 +201,28 @@ pub(super) fn with_copies<R>(
 /// # Errors
 /// A storage error; the counts stay pending, and the caller's transaction must fail.
 pub(crate) fn flush_pending(conn: &Conn<'_>) -> Result<()> {
-    let addr = &**conn as *const rusqlite::Connection as usize;
-    let mut rows: Vec<(i64, i64)> = RANK_COPIES.with(|c| {
-        let c = c.borrow();
-        if c.conn != addr {
-            return Vec::new();
-        }
-        c.pending.iter().map(|(&id, &(_, n))| (id, n)).collect()
-    });
+    let mut rows: Vec<(i64, i64)> = conn
+        .state()
+        .existing(|c: &mut RankCopies| c.pending.iter().map(|(&id, &(_, n))| (id, n)).collect())
+        .unwrap_or_default();
     if rows.is_empty() {
         return Ok(());
     }
     // In rowid order: neighbouring rows share pages.
     rows.sort_unstable();
-    let mut st = crate::backend::sqlite::stmt::prepare(
-        conn,
-        "UPDATE main.relis_zrank SET n = ?2 WHERE id = ?1",
-    )?;
+    let mut st = crate::backend::sqlite::stmt::prepare(conn, q::COUNT_SET_BY_ID)?;
     for (id, n) in rows {
         st.execute((id, n))?;
     }
-    RANK_COPIES.with(|c| c.borrow_mut().pending.clear());
+    with_copies(conn, |c| c.pending.clear());
     Ok(())
 }
 
 /// Forgets the pending rank counts of `conn` and the copies they were made in: what made them
 /// was rolled back.
 pub(crate) fn discard_pending(conn: &Conn<'_>) {
-    let addr = &**conn as *const rusqlite::Connection as usize;
-    RANK_COPIES.with(|c| {
-        let mut c = c.borrow_mut();
-        if c.conn != addr || c.pending.is_empty() {
-            return;
-        }
-        let RankCopies { sets, pending, .. } = &mut *c;
+    conn.state().existing(|c: &mut RankCopies| {
+        let RankCopies { sets, pending } = c;
         for (_, (kid, _)) in pending.drain() {
             sets.remove(&kid);
         }
@@ -265,13 +232,9 @@ pub(crate) fn discard_pending(conn: &Conn<'_>) {
 /// Forgets the writer's copy of set `kid` and its pending counts: its rank rows are being
 /// deleted.
 pub(crate) fn forget_copy(conn: &Conn<'_>, kid: i64) {
-    let addr = &**conn as *const rusqlite::Connection as usize;
-    RANK_COPIES.with(|c| {
-        let mut c = c.borrow_mut();
-        if c.conn == addr {
-            c.sets.remove(&kid);
-            c.pending.retain(|_, (k, _)| *k != kid);
-        }
+    conn.state().existing(|c: &mut RankCopies| {
+        c.sets.remove(&kid);
+        c.pending.retain(|_, (k, _)| *k != kid);
     });
 }
 
@@ -289,11 +252,7 @@ impl Reader<'_> {
         let Some(levels) = copy else {
             return Ok(());
         };
-        let mut st = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT lvl, score, member, n, id FROM main.relis_zrank WHERE kid = ?1
-             ORDER BY lvl, score, member",
-        )?;
+        let mut st = crate::backend::sqlite::stmt::prepare(self.conn, q::ROWS_IN_ORDER)?;
         let rows = st.query_map([kid], |r| {
             Ok((r.get::<_, i64>(0)?, pos_row_at(r, 1)?, r.get(3)?, r.get(4)?))
         })?;
@@ -364,10 +323,7 @@ impl Writer<'_> {
     pub(super) fn z_copy_load(&self, kid: i64) -> Result<()> {
         let mut copy = RankCopy::default();
         {
-            let mut st = crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT lvl, score, member, n, id FROM main.relis_zrank WHERE kid = ?1",
-            )?;
+            let mut st = crate::backend::sqlite::stmt::prepare(self.conn, q::ROWS)?;
             let mut rows = st.query([kid])?;
             while let Some(r) = rows.next()? {
                 let lvl: i64 = r.get(0)?;
@@ -495,23 +451,21 @@ impl<'c> Writer<'c> {
             });
             match pending {
                 Some(()) => 0,
-                None => crate::backend::sqlite::stmt::prepare(
-                    self.conn,
-                    "UPDATE main.relis_zrank SET n = ?5
-                         WHERE kid = ?1 AND lvl = ?2 AND score = ?3 AND member = ?4",
-                )?
-                .execute((kid, lvl, start.score, &start.member[..], n))?,
+                None => crate::backend::sqlite::stmt::prepare(self.conn, q::COUNT_SET)?
+                    .execute((kid, lvl, start.score, &start.member[..], n))?,
             };
         }
         Ok(())
     }
 
     pub(super) fn z_blk_insert(&self, kid: i64, lvl: i64, start: &Pos, n: i64) -> Result<()> {
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "INSERT INTO main.relis_zrank (kid, lvl, score, member, n) VALUES (?1, ?2, ?3, ?4, ?5)",
-        )?
-        .execute((kid, lvl, start.score, &start.member[..], n))?;
+        crate::backend::sqlite::stmt::prepare(self.conn, q::ROW_INSERT)?.execute((
+            kid,
+            lvl,
+            start.score,
+            &start.member[..],
+            n,
+        ))?;
         let id = self.conn.last_insert_rowid();
         self.z_copy_edit(kid, lvl, |rows| rows.insert(start, n, id));
         Ok(())
@@ -520,13 +474,9 @@ impl<'c> Writer<'c> {
     /// Deletes a level-`lvl` row; its count, if it was there.
     pub(super) fn z_blk_delete(&self, kid: i64, lvl: i64, start: &Pos) -> Result<Option<i64>> {
         flush_pending(self.conn)?; // it reads rank counts
-        let n = crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "DELETE FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2 AND score = ?3 AND member = ?4
-                 RETURNING n",
-        )?
-        .query_row((kid, lvl, start.score, &start.member[..]), |r| r.get(0))
-        .optional()?;
+        let n = crate::backend::sqlite::stmt::prepare(self.conn, q::ROW_DELETE)?
+            .query_row((kid, lvl, start.score, &start.member[..]), |r| r.get(0))
+            .optional()?;
         self.z_copy_edit(kid, lvl, |rows| rows.remove(start));
         Ok(n)
     }
@@ -540,18 +490,10 @@ impl<'c> Writer<'c> {
         hi: Option<&Pos>,
     ) -> Result<()> {
         match hi {
-            None => crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "DELETE FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
-                     AND (score, member) > (?3, ?4)",
-            )?
-            .execute((kid, lvl, start.score, &start.member[..]))?,
-            Some(hi) => crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "DELETE FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
-                     AND (score, member) > (?3, ?4) AND (score, member) < (?5, ?6)",
-            )?
-            .execute((
+            None => crate::backend::sqlite::stmt::prepare(self.conn, q::ROWS_DELETE_AFTER)?
+                .execute((kid, lvl, start.score, &start.member[..]))?,
+            Some(hi) => crate::backend::sqlite::stmt::prepare(self.conn, q::ROWS_DELETE_BETWEEN)?
+                .execute((
                 kid,
                 lvl,
                 start.score,
@@ -566,28 +508,24 @@ impl<'c> Writer<'c> {
 
     pub(super) fn z_blk_next(&self, kid: i64, lvl: i64, start: &Pos) -> Result<Option<(Pos, i64)>> {
         flush_pending(self.conn)?; // it reads rank counts
-        Ok(crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT score, member, n FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
-                 AND (score, member) > (?3, ?4) ORDER BY score, member LIMIT 1",
-        )?
-        .query_row((kid, lvl, start.score, &start.member[..]), |r| {
-            Ok((pos_row(r)?, r.get(2)?))
-        })
-        .optional()?)
+        Ok(
+            crate::backend::sqlite::stmt::prepare(self.conn, q::ROW_NEXT)?
+                .query_row((kid, lvl, start.score, &start.member[..]), |r| {
+                    Ok((pos_row(r)?, r.get(2)?))
+                })
+                .optional()?,
+        )
     }
 
     pub(super) fn z_blk_prev(&self, kid: i64, lvl: i64, start: &Pos) -> Result<Option<(Pos, i64)>> {
         flush_pending(self.conn)?; // it reads rank counts
-        Ok(crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "SELECT score, member, n FROM main.relis_zrank WHERE kid = ?1 AND lvl = ?2
-                 AND (score, member) < (?3, ?4) ORDER BY score DESC, member DESC LIMIT 1",
-        )?
-        .query_row((kid, lvl, start.score, &start.member[..]), |r| {
-            Ok((pos_row(r)?, r.get(2)?))
-        })
-        .optional()?)
+        Ok(
+            crate::backend::sqlite::stmt::prepare(self.conn, q::ROW_PREV)?
+                .query_row((kid, lvl, start.score, &start.member[..]), |r| {
+                    Ok((pos_row(r)?, r.get(2)?))
+                })
+                .optional()?,
+        )
     }
 
     /// The number of members from block `start` up to the next block.
@@ -690,10 +628,7 @@ impl<'c> Writer<'c> {
         let cut = |i: i64| i * n / pieces;
         let mut starts = Vec::with_capacity(pieces as usize - 1);
         {
-            let mut st = crate::backend::sqlite::stmt::prepare(self.conn,
-                "SELECT score, member FROM main.relis_zset WHERE kid = ?1 AND (score, member) >= (?2, ?3)
-                 ORDER BY score, member LIMIT ?4",
-            )?;
+            let mut st = crate::backend::sqlite::stmt::prepare(self.conn, q::MEMBERS_FROM)?;
             let mut rows = st.query((kid, start.score, &start.member[..], cut(pieces - 1) + 1))?;
             let mut i = 0i64;
             let mut next_cut = 1;
@@ -747,11 +682,7 @@ impl<'c> Writer<'c> {
         flush_pending(self.conn)?; // it reads rank counts
         let blocks: Vec<(Pos, i64)> = {
             let end = self.z_blk_next(kid, 1, start)?.map(|(p, _)| p);
-            let mut st = crate::backend::sqlite::stmt::prepare(
-                self.conn,
-                "SELECT score, member, n FROM main.relis_zrank WHERE kid = ?1 AND lvl = 0
-                 AND (score, member) >= (?2, ?3) ORDER BY score, member",
-            )?;
+            let mut st = crate::backend::sqlite::stmt::prepare(self.conn, q::BLOCKS_FROM)?;
             let mut rows = st.query((kid, start.score, &start.member[..]))?;
             let mut out = Vec::new();
             while let Some(row) = rows.next()? {
@@ -789,11 +720,7 @@ impl<'c> Writer<'c> {
     /// Cuts a whole set into rank blocks and level-1 runs (it had none).
     pub(super) fn z_build_blocks(&mut self, kid: i64, count: i64) -> Result<()> {
         self.z_copy_drop(kid);
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "DELETE FROM main.relis_zrank WHERE kid = ?1",
-        )?
-        .execute([kid])?;
+        crate::backend::sqlite::stmt::prepare(self.conn, q::ROWS_DELETE)?.execute([kid])?;
         let bottom = Pos::bottom();
         self.z_blk_insert(kid, 0, &bottom, count)?;
         self.z_blk_insert(kid, 1, &bottom, count)?;

@@ -12,3 +12,4 @@ pub(crate) mod strings;
 pub(crate) mod usage;
 pub(crate) mod value;
 pub(crate) mod zset;
+pub(crate) mod zset_rank;
