@@ -292,8 +292,18 @@ fn encode_string(s: &[u8], out: &mut Vec<u8>) {
             b'\t' => out.extend_from_slice(b"\\t"),
             0x08 => out.extend_from_slice(b"\\b"),
             0x0c => out.extend_from_slice(b"\\f"),
+            // Written in place: a `format!` per character made escaping a string of
+            // control characters cost an allocation per byte.
             c if c < 0x20 || c == 0x7f => {
-                out.extend_from_slice(format!("\\u{c:04x}").as_bytes());
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(&[
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[usize::from(c >> 4)],
+                    HEX[usize::from(c & 0xf)],
+                ]);
             }
             c => out.push(c),
         }
@@ -705,7 +715,24 @@ impl Parser<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::fmt_g;
+    use super::{encode_string, fmt_g};
+
+    /// Every escape, as redis-server 7.0.15's `cjson.encode` writes it (bytes 0x80 and up
+    /// go out raw).
+    #[test]
+    fn escapes_as_lua_cjson() {
+        let mut out = Vec::new();
+        encode_string(
+            &[
+                0, 1, 8, 9, 10, 11, 12, 13, 14, 26, 31, 32, b'"', b'\\', 47, 126, 127, 128, 255,
+            ],
+            &mut out,
+        );
+        assert_eq!(
+            out,
+            b"\"\\u0000\\u0001\\b\\t\\n\\u000b\\f\\r\\u000e\\u001a\\u001f \\\"\\\\\\/~\\u007f\x80\xff\""
+        );
+    }
 
     #[test]
     fn percent_g() {

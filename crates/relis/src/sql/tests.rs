@@ -1179,43 +1179,51 @@ fn peak_rss() -> u64 {
 #[test]
 fn one_query_cannot_take_all_memory() {
     let db = Db::open_in_memory().unwrap();
+    // The default limits without the time limit: the byte limits are what is tested, and on
+    // a loaded machine the view's read of a 64 MB string below (over a second in a debug
+    // build) ran into the 5 s limit and was refused as TimedOut instead.
+    let limits = SqlLimits {
+        time_limit: None,
+        ..SqlLimits::default()
+    };
+    let query = |sql: &'static str| db.sql_read(move |c| c.query(sql, (), &limits));
+    let exec = |sql: &'static str| db.sql_write(move |c| c.exec(sql, (), &limits));
     let before = peak_rss();
     let max = DEFAULT_MAX_RESULT_BYTES;
     // Issue 14: two values of a gigabyte each took the process to 4.9 GB.
     assert_eq!(
-        db.sql_query("SELECT zeroblob(999999999), zeroblob(999999999)", ()),
+        query("SELECT zeroblob(999999999), zeroblob(999999999)"),
         Err(SqlError::TooLong(max))
     );
     assert_eq!(
-        db.sql_query("SELECT randomblob(999999999)", ()),
+        query("SELECT randomblob(999999999)"),
         Err(SqlError::TooLong(max))
     );
     assert_eq!(
-        db.sql_query("SELECT length(hex(zeroblob(40000000)))", ()),
+        query("SELECT length(hex(zeroblob(40000000)))"),
         Err(SqlError::TooLong(max))
     );
     // (printf answers NULL past the limit, as SQLite's printf does.)
     assert_eq!(
-        db.sql_query("SELECT printf('%.*c', 100000000, 'a') IS NULL", ())
+        query("SELECT printf('%.*c', 100000000, 'a') IS NULL")
             .unwrap()
             .rows,
         vec![vec![SqlValue::Integer(1)]]
     );
     // Each value under the limit, the result over it: refused as the values are read.
     assert_eq!(
-        db.sql_query("SELECT zeroblob(40000000), zeroblob(40000000)", ()),
+        query("SELECT zeroblob(40000000), zeroblob(40000000)"),
         Err(SqlError::TooManyBytes(max))
     );
     assert_eq!(
-        db.sql_query(
+        query(
             "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100)
-             SELECT zeroblob(1000000) FROM n",
-            ()
+             SELECT zeroblob(1000000) FROM n"
         ),
         Err(SqlError::TooManyBytes(max))
     );
     assert_eq!(
-        db.sql_exec("SELECT zeroblob(40000000), zeroblob(40000000)", ()),
+        exec("SELECT zeroblob(40000000), zeroblob(40000000)"),
         Err(SqlError::TooManyBytes(max))
     );
     let grew = peak_rss().saturating_sub(before);
@@ -1233,13 +1241,11 @@ fn one_query_cannot_take_all_memory() {
     // User SQL cannot read it (the view makes it TEXT, which reads it whole), but the rest
     // of the keyspace as before.
     assert_eq!(
-        db.sql_query("SELECT value FROM redis_strings WHERE key = 'big'", ()),
+        query("SELECT value FROM redis_strings WHERE key = 'big'"),
         Err(SqlError::TooLong(max))
     );
     assert_eq!(
-        db.sql_query("SELECT key, type FROM redis_keys", ())
-            .unwrap()
-            .rows,
+        query("SELECT key, type FROM redis_keys").unwrap().rows,
         vec![vec![t("big"), t("string")]]
     );
     // Without a limit (sql-max-result-bytes 0), SQLite's own applies.
@@ -1277,13 +1283,13 @@ fn json_patch_is_bounded() {
         matches!(out.rows[0][0], SqlValue::Integer(n) if n > 40000),
         "{out:?}"
     );
-    // Two objects of 100,000 keys would take minutes: refused at once.
-    let started = std::time::Instant::now();
+    // Two objects of 100,000 keys would take minutes: refused at once, from their sizes. (The
+    // error says so; a merge that ran would end at the 5 s time limit, as TimedOut. The test
+    // no longer times the refusal: under load it took over a second in a debug build.)
     match db.sql_query(sql, vec![obj("k", 100_000), obj("j", 100_000)]) {
         Err(SqlError::Sql(m)) => assert!(m.contains("too large to merge"), "{m}"),
         other => panic!("{other:?}"),
     }
-    assert!(started.elapsed() < Duration::from_secs(1));
     // A small patch on a large document is fine.
     let out = db
         .sql_query(
