@@ -25,13 +25,13 @@ pub mod progress;
 
 use crate::cmd::keys::dump::{object_kind, to_object, to_value};
 use crate::config::Config;
-use progress::Progress;
+use progress::{LoadStats, Progress};
 use rdb::file::{FileReader, FileWriter, Record};
 use relis::{Db, RestoreOptions, Restored, Value};
 use std::collections::VecDeque;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{sync_channel, Receiver};
 
 /// RDB bytes per import transaction (decoded, a batch can be several times larger in memory,
@@ -133,75 +133,6 @@ fn settle(inflight: &mut VecDeque<(u64, Receiver<relis::Result<u64>>)>) -> Resul
     }
 }
 
-/// What INFO shows of an RDB load in progress (`loading_*`, while a replica loads its full
-/// sync) and of the last one that completed (`rdb_last_load_keys_loaded`, `..._expired`).
-#[derive(Debug, Default)]
-pub struct LoadStats {
-    /// Unix time the load began, in milliseconds.
-    start_ms: AtomicI64,
-    /// Bytes of the stream (0 when unknown).
-    total: AtomicU64,
-    /// Bytes read so far.
-    loaded: AtomicU64,
-    /// The `used-mem` the file's writer recorded.
-    rdb_used_mem: AtomicU64,
-    last_loaded: AtomicU64,
-    last_expired: AtomicU64,
-}
-
-impl LoadStats {
-    fn begin(&self, total: u64, now_ms: i64) {
-        self.start_ms.store(now_ms, Ordering::Relaxed);
-        self.total.store(total, Ordering::Relaxed);
-        self.loaded.store(0, Ordering::Relaxed);
-        self.rdb_used_mem.store(0, Ordering::Relaxed);
-    }
-
-    fn end(&self, sum: &ImportSummary) {
-        self.last_loaded.store(sum.keys, Ordering::Relaxed);
-        self.last_expired.store(sum.expired, Ordering::Relaxed);
-    }
-
-    /// Keys loaded and keys dropped as expired by the last load that completed.
-    pub fn last_load(&self) -> (u64, u64) {
-        (
-            self.last_loaded.load(Ordering::Relaxed),
-            self.last_expired.load(Ordering::Relaxed),
-        )
-    }
-
-    /// INFO's `loading_*` fields at `now_ms`, as Redis computes them: the percentage of bytes
-    /// read, and an ETA from the rate so far (1 second while under a second has passed).
-    pub fn fields(&self, now_ms: i64) -> Vec<(&'static str, String)> {
-        let start = self.start_ms.load(Ordering::Relaxed);
-        let total = self.total.load(Ordering::Relaxed);
-        let loaded = self.loaded.load(Ordering::Relaxed);
-        let perc = if total == 0 {
-            0.0
-        } else {
-            loaded as f64 / total as f64 * 100.0
-        };
-        let elapsed = (now_ms - start).max(0) / 1000;
-        let eta = if elapsed == 0 || loaded == 0 {
-            1
-        } else {
-            let rate = loaded as f64 / elapsed as f64;
-            (total.saturating_sub(loaded) as f64 / rate) as i64
-        };
-        vec![
-            ("loading_start_time", (start / 1000).to_string()),
-            ("loading_total_bytes", total.to_string()),
-            (
-                "loading_rdb_used_mem",
-                self.rdb_used_mem.load(Ordering::Relaxed).to_string(),
-            ),
-            ("loading_loaded_bytes", loaded.to_string()),
-            ("loading_loaded_perc", format!("{perc:.2}")),
-            ("loading_eta_seconds", eta.to_string()),
-        ]
-    }
-}
-
 /// Reads the RDB stream `input` (`total` bytes long, 0 if unknown) into `db` in large
 /// transactions, dropping keys that expired by `now_ms`, and showing progress. Stops at the
 /// first fault with an error naming its offset; what was committed before it stays in `db`
@@ -224,7 +155,7 @@ pub fn load(
     }
     let out = load_into(db, input, databases, now_ms, &mut progress, stats);
     if let (Some(st), Ok(sum)) = (stats, &out) {
-        st.end(sum);
+        st.end(sum.keys, sum.expired);
     }
     out
 }
@@ -536,51 +467,4 @@ fn write_rdb(r: &relis::Reader<'_>, file: std::fs::File) -> Result<ExportSummary
         sum.keys
     );
     Ok(sum)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn field(fields: &[(&'static str, String)], name: &str) -> String {
-        fields.iter().find(|(k, _)| *k == name).unwrap().1.clone()
-    }
-
-    #[test]
-    fn loading_fields_as_redis_computes_them() {
-        let st = LoadStats::default();
-        st.begin(1000, 50_000);
-        // Under a second in: Redis reports a 1-second ETA.
-        let f = st.fields(50_400);
-        assert_eq!(field(&f, "loading_start_time"), "50");
-        assert_eq!(field(&f, "loading_total_bytes"), "1000");
-        assert_eq!(field(&f, "loading_loaded_perc"), "0.00");
-        assert_eq!(field(&f, "loading_eta_seconds"), "1");
-        // 250 bytes in 2 s: 125 B/s, 750 to go, 6 s.
-        st.loaded.store(250, Ordering::Relaxed);
-        st.rdb_used_mem.store(123_456, Ordering::Relaxed);
-        let f = st.fields(52_000);
-        assert_eq!(field(&f, "loading_loaded_bytes"), "250");
-        assert_eq!(field(&f, "loading_loaded_perc"), "25.00");
-        assert_eq!(field(&f, "loading_eta_seconds"), "6");
-        assert_eq!(field(&f, "loading_rdb_used_mem"), "123456");
-        let names: Vec<_> = f.iter().map(|(k, _)| *k).collect();
-        assert_eq!(
-            names,
-            [
-                "loading_start_time",
-                "loading_total_bytes",
-                "loading_rdb_used_mem",
-                "loading_loaded_bytes",
-                "loading_loaded_perc",
-                "loading_eta_seconds"
-            ]
-        );
-        st.end(&ImportSummary {
-            keys: 7,
-            expired: 2,
-            ..ImportSummary::default()
-        });
-        assert_eq!(st.last_load(), (7, 2));
-    }
 }

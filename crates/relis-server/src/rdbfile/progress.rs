@@ -3,12 +3,82 @@
 //! few seconds. Hand-written: the line is short, and it saves a dependency tree.
 
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How often the terminal line is redrawn.
 const REDRAW: Duration = Duration::from_millis(200);
 /// How often a progress line goes to the log when stderr is not a terminal.
 const LOG_EVERY: Duration = Duration::from_secs(5);
+
+/// What INFO shows of an RDB load in progress (`loading_*`, while a replica loads its full
+/// sync) and of the last one that completed (`rdb_last_load_keys_loaded`, `..._expired`).
+#[derive(Debug, Default)]
+pub struct LoadStats {
+    /// Unix time the load began, in milliseconds.
+    pub(super) start_ms: AtomicI64,
+    /// Bytes of the stream (0 when unknown).
+    pub(super) total: AtomicU64,
+    /// Bytes read so far.
+    pub(super) loaded: AtomicU64,
+    /// The `used-mem` the file's writer recorded.
+    pub(super) rdb_used_mem: AtomicU64,
+    last_loaded: AtomicU64,
+    last_expired: AtomicU64,
+}
+
+impl LoadStats {
+    pub(super) fn begin(&self, total: u64, now_ms: i64) {
+        self.start_ms.store(now_ms, Ordering::Relaxed);
+        self.total.store(total, Ordering::Relaxed);
+        self.loaded.store(0, Ordering::Relaxed);
+        self.rdb_used_mem.store(0, Ordering::Relaxed);
+    }
+
+    pub(super) fn end(&self, keys: u64, expired: u64) {
+        self.last_loaded.store(keys, Ordering::Relaxed);
+        self.last_expired.store(expired, Ordering::Relaxed);
+    }
+
+    /// Keys loaded and keys dropped as expired by the last load that completed.
+    pub fn last_load(&self) -> (u64, u64) {
+        (
+            self.last_loaded.load(Ordering::Relaxed),
+            self.last_expired.load(Ordering::Relaxed),
+        )
+    }
+
+    /// INFO's `loading_*` fields at `now_ms`, as Redis computes them: the percentage of bytes
+    /// read, and an ETA from the rate so far (1 second while under a second has passed).
+    pub fn fields(&self, now_ms: i64) -> Vec<(&'static str, String)> {
+        let start = self.start_ms.load(Ordering::Relaxed);
+        let total = self.total.load(Ordering::Relaxed);
+        let loaded = self.loaded.load(Ordering::Relaxed);
+        let perc = if total == 0 {
+            0.0
+        } else {
+            loaded as f64 / total as f64 * 100.0
+        };
+        let elapsed = (now_ms - start).max(0) / 1000;
+        let eta = if elapsed == 0 || loaded == 0 {
+            1
+        } else {
+            let rate = loaded as f64 / elapsed as f64;
+            (total.saturating_sub(loaded) as f64 / rate) as i64
+        };
+        vec![
+            ("loading_start_time", (start / 1000).to_string()),
+            ("loading_total_bytes", total.to_string()),
+            (
+                "loading_rdb_used_mem",
+                self.rdb_used_mem.load(Ordering::Relaxed).to_string(),
+            ),
+            ("loading_loaded_bytes", loaded.to_string()),
+            ("loading_loaded_perc", format!("{perc:.2}")),
+            ("loading_eta_seconds", eta.to_string()),
+        ]
+    }
+}
 
 /// A progress display for `total` bytes of work.
 pub struct Progress {
@@ -148,5 +218,43 @@ mod tests {
         assert_eq!(human(1_500_000_000.0), "1.5 GB");
         assert_eq!(duration(187.0), "3m07s");
         assert_eq!(duration(7500.0), "2h05m");
+    }
+
+    fn field(fields: &[(&'static str, String)], name: &str) -> String {
+        fields.iter().find(|(k, _)| *k == name).unwrap().1.clone()
+    }
+
+    #[test]
+    fn loading_fields_as_redis_computes_them() {
+        let st = LoadStats::default();
+        st.begin(1000, 50_000);
+        // Under a second in: Redis reports a 1-second ETA.
+        let f = st.fields(50_400);
+        assert_eq!(field(&f, "loading_start_time"), "50");
+        assert_eq!(field(&f, "loading_total_bytes"), "1000");
+        assert_eq!(field(&f, "loading_loaded_perc"), "0.00");
+        assert_eq!(field(&f, "loading_eta_seconds"), "1");
+        // 250 bytes in 2 s: 125 B/s, 750 to go, 6 s.
+        st.loaded.store(250, Ordering::Relaxed);
+        st.rdb_used_mem.store(123_456, Ordering::Relaxed);
+        let f = st.fields(52_000);
+        assert_eq!(field(&f, "loading_loaded_bytes"), "250");
+        assert_eq!(field(&f, "loading_loaded_perc"), "25.00");
+        assert_eq!(field(&f, "loading_eta_seconds"), "6");
+        assert_eq!(field(&f, "loading_rdb_used_mem"), "123456");
+        let names: Vec<_> = f.iter().map(|(k, _)| *k).collect();
+        assert_eq!(
+            names,
+            [
+                "loading_start_time",
+                "loading_total_bytes",
+                "loading_rdb_used_mem",
+                "loading_loaded_bytes",
+                "loading_loaded_perc",
+                "loading_eta_seconds"
+            ]
+        );
+        st.end(7, 2);
+        assert_eq!(st.last_load(), (7, 2));
     }
 }

@@ -93,7 +93,7 @@ pub struct Replication {
     /// A full sync is loading.
     loading: AtomicBool,
     /// How far the full sync's load is, and what the last one loaded (INFO persistence).
-    pub load: crate::rdbfile::LoadStats,
+    pub load: crate::rdbfile::progress::LoadStats,
     /// `link` is set (read without its lock).
     replica: AtomicBool,
 }
