@@ -10,7 +10,7 @@
 
 use crate::error::CmdError;
 pub use crate::spec::CATEGORIES;
-use crate::spec::{Cats, Flags, Index, Spec};
+use crate::spec::{Cats, Flags, Index, KeyFlags, Spec};
 use bytes::Bytes;
 use parking_lot::{Mutex, RwLock};
 use sha2::{Digest, Sha256};
@@ -349,7 +349,7 @@ impl Selector {
                 return Err(Denied::Cmd);
             }
         }
-        if !self.allkeys && !spec.key_flags.contains(&"not_key") {
+        if !self.allkeys && !spec.key_flags.has(KeyFlags::NOT_KEY) {
             for pos in spec.keys_of(argv) {
                 if !self.key_ok(&argv[pos], key_perm(spec, argv, pos)) {
                     return Err(Denied::Key(pos));
@@ -517,10 +517,13 @@ impl Default for Selector {
 /// `access` needs read, `insert`/`delete`/`update` need write; a spec with neither needs
 /// nothing beyond a matching pattern).
 fn key_perm<P>(spec: &Spec<P>, argv: &[Bytes], pos: usize) -> u8 {
-    let derived: &[&str] = if spec.has(Flags::WRITE) {
-        &["RW", "update"]
+    // Consts, so that no name is looked up while serving.
+    const WRITE_DERIVED: KeyFlags = KeyFlags::of(&["RW", "update"]);
+    const READ_DERIVED: KeyFlags = KeyFlags::of(&["RO", "access"]);
+    let derived = if spec.has(Flags::WRITE) {
+        WRITE_DERIVED
     } else {
-        &["RO", "access"]
+        READ_DERIVED
     };
     let flags = spec
         .key_specs
@@ -530,13 +533,10 @@ fn key_perm<P>(spec: &Spec<P>, argv: &[Bytes], pos: usize) -> u8 {
         .or((!spec.key_flags.is_empty()).then_some(spec.key_flags))
         .unwrap_or(derived);
     let mut need = 0;
-    if flags.contains(&"access") {
+    if flags.has(KeyFlags::ACCESS) {
         need |= READ;
     }
-    if flags
-        .iter()
-        .any(|f| matches!(*f, "insert" | "delete" | "update"))
-    {
+    if flags.any(KeyFlags::CHANGES) {
         need |= WRITE;
     }
     need

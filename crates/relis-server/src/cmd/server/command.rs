@@ -13,7 +13,7 @@
 
 use crate::args::Args;
 use crate::client::Client;
-use crate::cmd::{self, BoxFuture, Cats, ConnCmd, Flags, Parsed, Spec, Table};
+use crate::cmd::{self, BoxFuture, Cats, ConnCmd, Flags, KeyFlags, Parsed, Spec, Table};
 use crate::error::CmdError;
 use bytes::Bytes;
 use resp::Frame;
@@ -237,13 +237,13 @@ pub fn acl_categories(spec: &Spec) -> Vec<&'static str> {
 }
 
 /// The key-spec flags of a spec's keys.
-pub fn key_flags(spec: &Spec) -> Vec<&'static str> {
+pub fn key_flags(spec: &Spec) -> KeyFlags {
     if !spec.key_flags.is_empty() {
-        spec.key_flags.to_vec()
+        spec.key_flags
     } else if spec.has(Flags::WRITE) {
-        vec!["RW", "access", "update"]
+        const { Spec::key_flags(&["RW", "access", "update"]) }
     } else {
-        vec!["RO", "access"]
+        const { Spec::key_flags(&["RO", "access"]) }
     }
 }
 
@@ -257,11 +257,11 @@ fn simple(s: &str) -> Frame {
 
 /// The key-spec flags of the key at `pos` of the command line `argv` (COMMAND
 /// GETKEYSANDFLAGS): those of the first explicit key spec naming it, else the spec's own.
-pub fn key_flags_at(spec: &Spec, argv: &[Bytes], pos: usize) -> Vec<&'static str> {
+pub fn key_flags_at(spec: &Spec, argv: &[Bytes], pos: usize) -> KeyFlags {
     spec.key_specs
         .iter()
         .find(|k| k.covers(argv, pos))
-        .map(|k| k.flags.to_vec())
+        .map(|k| k.flags)
         .unwrap_or_else(|| key_flags(spec))
 }
 
@@ -319,7 +319,7 @@ fn explicit_key_spec(k: &crate::cmd::KeySpec, notes: &str) -> Frame {
     m.extend([
         (
             bulk("flags"),
-            Frame::Set(k.flags.iter().map(|f| simple(f)).collect()),
+            Frame::Set(k.flags.names().map(simple).collect()),
         ),
         (bulk("begin_search"), begin),
         (
@@ -355,7 +355,7 @@ fn key_specs(spec: &Spec) -> Vec<Frame> {
     m.extend([
         (
             bulk("flags"),
-            Frame::Set(key_flags(spec).into_iter().map(simple).collect()),
+            Frame::Set(key_flags(spec).names().map(simple).collect()),
         ),
         (
             bulk("begin_search"),
@@ -505,7 +505,8 @@ fn get_keys(argv: &[Bytes]) -> Result<(&'static Spec, Vec<usize>), CmdError> {
     }
     // Arguments declared `not_key` (shard channels) are not keys here, as in Redis's
     // `doesCommandHaveKeys`.
-    if (spec.keys.0 <= 0 && !spec.has(Flags::MOVABLEKEYS)) || spec.key_flags.contains(&"not_key") {
+    if (spec.keys.0 <= 0 && !spec.has(Flags::MOVABLEKEYS)) || spec.key_flags.has(KeyFlags::NOT_KEY)
+    {
         return Err(CmdError::COMMAND_NO_KEYS);
     }
     if !spec.arity_ok(argv.len()) {
@@ -583,10 +584,7 @@ impl CommandCmd {
                         .map(|i| {
                             let key = Frame::Bulk(argv[i].clone());
                             if flags {
-                                let f = key_flags_at(spec, &argv, i)
-                                    .into_iter()
-                                    .map(simple)
-                                    .collect();
+                                let f = key_flags_at(spec, &argv, i).names().map(simple).collect();
                                 Frame::Array(vec![key, Frame::Set(f)])
                             } else {
                                 key
