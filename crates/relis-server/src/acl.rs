@@ -515,23 +515,10 @@ impl Default for Selector {
 
 /// The permission a key needs, from the key spec that names it (Redis's `ACLSelectorCheckKey`:
 /// `access` needs read, `insert`/`delete`/`update` need write; a spec with neither needs
-/// nothing beyond a matching pattern).
+/// nothing beyond a matching pattern). The flags are COMMAND INFO's, so a write command
+/// without key flags of its own (`RW access update`) needs both, as in Redis.
 fn key_perm<P>(spec: &Spec<P>, argv: &[Bytes], pos: usize) -> u8 {
-    // Consts, so that no name is looked up while serving.
-    const WRITE_DERIVED: KeyFlags = KeyFlags::of(&["RW", "update"]);
-    const READ_DERIVED: KeyFlags = KeyFlags::of(&["RO", "access"]);
-    let derived = if spec.has(Flags::WRITE) {
-        WRITE_DERIVED
-    } else {
-        READ_DERIVED
-    };
-    let flags = spec
-        .key_specs
-        .iter()
-        .find(|k| k.covers(argv, pos))
-        .map(|k| k.flags)
-        .or((!spec.key_flags.is_empty()).then_some(spec.key_flags))
-        .unwrap_or(derived);
+    let flags = spec.key_flags_at(argv, pos);
     let mut need = 0;
     if flags.has(KeyFlags::ACCESS) {
         need |= READ;

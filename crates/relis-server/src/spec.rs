@@ -410,6 +410,30 @@ impl<P> Spec<P> {
         KeyFlags::of(names)
     }
 
+    /// The key-spec flags of its keys when no explicit key spec names them: [`Spec::key_flags`],
+    /// else derived from `write` (`RW access update`) or not (`RO access`), as COMMAND INFO
+    /// shows them and as ACL key checks read them.
+    pub fn own_key_flags(&self) -> KeyFlags {
+        const WRITE: KeyFlags = KeyFlags::of(&["RW", "access", "update"]);
+        const READ: KeyFlags = KeyFlags::of(&["RO", "access"]);
+        if !self.key_flags.is_empty() {
+            self.key_flags
+        } else if self.has(Flags::WRITE) {
+            WRITE
+        } else {
+            READ
+        }
+    }
+
+    /// The key-spec flags of the key at `pos` of the command line `argv`: those of the first
+    /// explicit key spec naming it, else [`Spec::own_key_flags`].
+    pub fn key_flags_at(&self, argv: &[bytes::Bytes], pos: usize) -> KeyFlags {
+        self.key_specs
+            .iter()
+            .find(|k| k.covers(argv, pos))
+            .map_or_else(|| self.own_key_flags(), |k| k.flags)
+    }
+
     /// Whether the spec carries every flag of `flags`.
     pub fn has(&self, flags: Flags) -> bool {
         self.flags.has(flags)

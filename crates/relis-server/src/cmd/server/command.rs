@@ -236,33 +236,12 @@ pub fn acl_categories(spec: &Spec) -> Vec<&'static str> {
     Cats::NAMES.iter().copied().filter(|c| has(c)).collect()
 }
 
-/// The key-spec flags of a spec's keys.
-pub fn key_flags(spec: &Spec) -> KeyFlags {
-    if !spec.key_flags.is_empty() {
-        spec.key_flags
-    } else if spec.has(Flags::WRITE) {
-        const { Spec::key_flags(&["RW", "access", "update"]) }
-    } else {
-        const { Spec::key_flags(&["RO", "access"]) }
-    }
-}
-
 fn bulk(s: &str) -> Frame {
     Frame::Bulk(Bytes::copy_from_slice(s.as_bytes()))
 }
 
 fn simple(s: &str) -> Frame {
     Frame::Simple(Bytes::copy_from_slice(s.as_bytes()))
-}
-
-/// The key-spec flags of the key at `pos` of the command line `argv` (COMMAND
-/// GETKEYSANDFLAGS): those of the first explicit key spec naming it, else the spec's own.
-pub fn key_flags_at(spec: &Spec, argv: &[Bytes], pos: usize) -> KeyFlags {
-    spec.key_specs
-        .iter()
-        .find(|k| k.covers(argv, pos))
-        .map(|k| k.flags)
-        .unwrap_or_else(|| key_flags(spec))
 }
 
 /// An explicit key spec as COMMAND INFO shows it (`notes` first when it has some).
@@ -355,7 +334,7 @@ fn key_specs(spec: &Spec) -> Vec<Frame> {
     m.extend([
         (
             bulk("flags"),
-            Frame::Set(key_flags(spec).names().map(simple).collect()),
+            Frame::Set(spec.own_key_flags().names().map(simple).collect()),
         ),
         (
             bulk("begin_search"),
@@ -584,7 +563,7 @@ impl CommandCmd {
                         .map(|i| {
                             let key = Frame::Bulk(argv[i].clone());
                             if flags {
-                                let f = key_flags_at(spec, &argv, i).names().map(simple).collect();
+                                let f = spec.key_flags_at(&argv, i).names().map(simple).collect();
                                 Frame::Array(vec![key, Frame::Set(f)])
                             } else {
                                 key
