@@ -10,7 +10,7 @@
 
 use crate::error::CmdError;
 pub use crate::spec::CATEGORIES;
-use crate::spec::{Cats, Flags, Index, Spec};
+use crate::spec::{Cats, Flags, Index, KeyFlags, Spec};
 use bytes::Bytes;
 use parking_lot::{Mutex, RwLock};
 use sha2::{Digest, Sha256};
@@ -349,7 +349,7 @@ impl Selector {
                 return Err(Denied::Cmd);
             }
         }
-        if !self.allkeys && !spec.key_flags.contains(&"not_key") {
+        if !self.allkeys && !spec.key_flags.has(KeyFlags::NOT_KEY) {
             for pos in spec.keys_of(argv) {
                 if !self.key_ok(&argv[pos], key_perm(spec, argv, pos)) {
                     return Err(Denied::Key(pos));
@@ -515,28 +515,15 @@ impl Default for Selector {
 
 /// The permission a key needs, from the key spec that names it (Redis's `ACLSelectorCheckKey`:
 /// `access` needs read, `insert`/`delete`/`update` need write; a spec with neither needs
-/// nothing beyond a matching pattern).
+/// nothing beyond a matching pattern). The flags are COMMAND INFO's, so a write command
+/// without key flags of its own (`RW access update`) needs both, as in Redis.
 fn key_perm<P>(spec: &Spec<P>, argv: &[Bytes], pos: usize) -> u8 {
-    let derived: &[&str] = if spec.has(Flags::WRITE) {
-        &["RW", "update"]
-    } else {
-        &["RO", "access"]
-    };
-    let flags = spec
-        .key_specs
-        .iter()
-        .find(|k| k.covers(argv, pos))
-        .map(|k| k.flags)
-        .or((!spec.key_flags.is_empty()).then_some(spec.key_flags))
-        .unwrap_or(derived);
+    let flags = spec.key_flags_at(argv, pos);
     let mut need = 0;
-    if flags.contains(&"access") {
+    if flags.has(KeyFlags::ACCESS) {
         need |= READ;
     }
-    if flags
-        .iter()
-        .any(|f| matches!(*f, "insert" | "delete" | "update"))
-    {
+    if flags.any(KeyFlags::CHANGES) {
         need |= WRITE;
     }
     need

@@ -3,8 +3,9 @@
 //!
 //! This module depends on nothing else in the crate, so ACL rules can be written against it
 //! without knowing the commands. A [`Spec`] is generic over its parse function `P` (the command
-//! table in `cmd` fixes it); flags and ACL categories are bit sets ([`Flags`], [`Cats`]) built
-//! from Redis's names at compile time, so serving a command tests bits, not strings.
+//! table in `cmd` fixes it); flags, ACL categories and key-spec flags are bit sets ([`Flags`],
+//! [`Cats`], [`KeyFlags`]) built from Redis's names at compile time, so serving a command (and
+//! checking a restricted user's keys) tests bits, not strings.
 
 use std::sync::OnceLock;
 
@@ -47,6 +48,11 @@ macro_rules! named_bits {
             /// Whether every member of `other` is in the set.
             pub const fn has(self, other: $ty) -> bool {
                 self.0 & other.0 == other.0
+            }
+
+            /// Whether the set shares a member with `other`.
+            pub const fn any(self, other: $ty) -> bool {
+                self.0 & other.0 != 0
             }
 
             /// Whether the set is empty.
@@ -201,6 +207,35 @@ impl Cats {
     pub const SQL: Cats = Cats::of(&["sql"]);
 }
 
+named_bits!(
+    /// Key-spec flags (COMMAND INFO's `flags` of a key spec, COMMAND GETKEYSANDFLAGS).
+    /// [`KeyFlags::NAMES`] is Redis 7.0's order (`keyspec_flags_names`), the order it prints
+    /// them in.
+    KeyFlags,
+    &[
+        "RO",
+        "RW",
+        "OW",
+        "RM",
+        "access",
+        "update",
+        "insert",
+        "delete",
+        "not_key",
+        "incomplete",
+        "variable_flags",
+    ]
+);
+
+impl KeyFlags {
+    /// `access`: the command reads the key's value (ACL needs read permission).
+    pub const ACCESS: KeyFlags = KeyFlags::of(&["access"]);
+    /// `insert`, `update` or `delete`: the command changes the key (ACL needs write permission).
+    pub const CHANGES: KeyFlags = KeyFlags::of(&["update", "insert", "delete"]);
+    /// `not_key`: the argument is not a key (shard channels).
+    pub const NOT_KEY: KeyFlags = KeyFlags::of(&["not_key"]);
+}
+
 /// The commands Redis 7.0 flags MAY_REPLICATE (besides its write commands): they may change
 /// what replicas hold, so a replica (or a monitor) may not send them, and a WRITE pause holds
 /// them. (Not a [`Flags`] bit: COMMAND INFO does not show it in Relis.)
@@ -236,9 +271,10 @@ pub struct Spec<P: 'static> {
     pub subcommands: &'static [Spec<P>],
     /// Redis command tips (COMMAND INFO), such as `nondeterministic_output`.
     pub tips: &'static [&'static str],
-    /// Key-spec flags (COMMAND INFO), such as `RW`, `access`, `update`; empty derives them
+    /// Key-spec flags (COMMAND INFO), such as `RW`, `access`, `update`
+    /// (`Spec::key_flags(&["RW", "access", "update"])`); empty derives them
     /// from `write`/`readonly` (`RW update` / `RO access`).
-    pub key_flags: &'static [&'static str],
+    pub key_flags: KeyFlags,
     /// Notes on the key spec (COMMAND INFO `notes`), empty for none.
     pub key_notes: &'static str,
     /// Redis's `getkeys_proc`: the key positions of a command line whose keys the legacy range
@@ -254,8 +290,8 @@ pub struct Spec<P: 'static> {
 /// One key spec of COMMAND INFO.
 #[derive(Debug)]
 pub struct KeySpec {
-    /// Its flags (`RW`, `OW`, `RO`, `access`, `update`, `delete`, ...).
-    pub flags: &'static [&'static str],
+    /// Its flags (`Spec::key_flags(&["RW", "access", "delete"])`).
+    pub flags: KeyFlags,
     /// `begin_search`: the index of the first key (or of `numkeys`).
     pub index: i32,
     /// COMMAND INFO `notes` of this spec, empty for none (then [`Spec::key_notes`] applies).
@@ -351,7 +387,7 @@ impl<P> Spec<P> {
             parse,
             subcommands: &[],
             tips: &[],
-            key_flags: &[],
+            key_flags: KeyFlags(0),
             key_notes: "",
             unblocks: false,
             find_keys: None,
@@ -367,6 +403,35 @@ impl<P> Spec<P> {
     /// The ACL categories named `names`, for the tables: an unknown name is a compile error.
     pub const fn acl(names: &[&str]) -> Cats {
         Cats::of(names)
+    }
+
+    /// The key-spec flags named `names`, for the tables: an unknown name is a compile error.
+    pub const fn key_flags(names: &[&str]) -> KeyFlags {
+        KeyFlags::of(names)
+    }
+
+    /// The key-spec flags of its keys when no explicit key spec names them: [`Spec::key_flags`],
+    /// else derived from `write` (`RW access update`) or not (`RO access`), as COMMAND INFO
+    /// shows them and as ACL key checks read them.
+    pub fn own_key_flags(&self) -> KeyFlags {
+        const WRITE: KeyFlags = KeyFlags::of(&["RW", "access", "update"]);
+        const READ: KeyFlags = KeyFlags::of(&["RO", "access"]);
+        if !self.key_flags.is_empty() {
+            self.key_flags
+        } else if self.has(Flags::WRITE) {
+            WRITE
+        } else {
+            READ
+        }
+    }
+
+    /// The key-spec flags of the key at `pos` of the command line `argv`: those of the first
+    /// explicit key spec naming it, else [`Spec::own_key_flags`].
+    pub fn key_flags_at(&self, argv: &[bytes::Bytes], pos: usize) -> KeyFlags {
+        self.key_specs
+            .iter()
+            .find(|k| k.covers(argv, pos))
+            .map_or_else(|| self.own_key_flags(), |k| k.flags)
     }
 
     /// Whether the spec carries every flag of `flags`.
@@ -555,5 +620,17 @@ mod tests {
             Cats::of(&["sql", "read"]).names().collect::<Vec<_>>(),
             ["read", "sql"]
         );
+    }
+
+    #[test]
+    fn key_flags_print_in_redis_order() {
+        let f = KeyFlags::of(&["variable_flags", "update", "access", "RW"]);
+        assert_eq!(
+            f.names().collect::<Vec<_>>(),
+            ["RW", "access", "update", "variable_flags"]
+        );
+        assert!(f.has(KeyFlags::ACCESS) && f.any(KeyFlags::CHANGES) && !f.has(KeyFlags::CHANGES));
+        assert!(!KeyFlags::of(&["RO", "access"]).any(KeyFlags::CHANGES));
+        assert!(!f.any(KeyFlags::NOT_KEY) && KeyFlags::NAMES.len() <= 32);
     }
 }

@@ -763,3 +763,35 @@ async fn sort_store_needs_write_permission() {
         ])
     );
 }
+
+/// A write command without a key spec of its own (INCR, INCRBYFLOAT, GETEX, MOVE) is
+/// `RW access update` in COMMAND INFO, so, as in Redis 7.0, its key needs read permission as
+/// well as write: a write-only (or read-only) pattern is not enough.
+#[tokio::test]
+async fn derived_write_key_spec_needs_read_and_write() {
+    let s = start().await;
+    let mut admin = s.raw().await;
+    for (user, rule) in [("ro", "%R~*"), ("wo", "%W~*"), ("rw", "%RW~*")] {
+        let cmd = ["ACL", "SETUSER", user, "on", ">p", "+@all", rule];
+        assert_eq!(admin.cmd(&cmd).await, ok());
+    }
+    let cmds: [&[&str]; 4] = [
+        &["INCR", "k"],
+        &["INCRBYFLOAT", "k", "1"],
+        &["GETEX", "k"],
+        &["MOVE", "k", "1"],
+    ];
+    for user in ["ro", "wo"] {
+        let mut c = s.raw().await;
+        assert_eq!(c.cmd(&["AUTH", user, "p"]).await, ok());
+        for cmd in cmds {
+            assert_eq!(c.cmd(cmd).await, err(NOPERM_KEYS), "{user}: {cmd:?}");
+        }
+    }
+    let mut c = s.raw().await;
+    assert_eq!(c.cmd(&["AUTH", "rw", "p"]).await, ok());
+    assert_eq!(c.cmd(&["INCR", "k"]).await, int(1));
+    assert_eq!(c.cmd(&["INCRBYFLOAT", "k", "1"]).await, bulk("2"));
+    assert_eq!(c.cmd(&["GETEX", "k"]).await, bulk("2"));
+    assert_eq!(c.cmd(&["MOVE", "k", "1"]).await, int(1));
+}

@@ -125,7 +125,7 @@ pub type ParseFn = fn(&mut Args) -> Result<Parsed, CmdError>;
 /// A command's declaration (see [`crate::spec::Spec`]), its parse function fixed.
 pub type Spec = crate::spec::Spec<ParseFn>;
 
-pub use crate::spec::{Cats, FindKeys, FindKeysFn, Flags, KeySpec};
+pub use crate::spec::{Cats, FindKeys, FindKeysFn, Flags, KeyFlags, KeySpec};
 
 fn unreachable_parse(_: &mut Args) -> Result<Parsed, CmdError> {
     Err(CmdError::Syntax)

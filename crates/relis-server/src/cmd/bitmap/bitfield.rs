@@ -26,7 +26,7 @@ pub const SPEC: Spec = Spec {
     summary: "Perform arbitrary bitfield integer operations on strings",
     complexity: COMPLEXITY,
     parse: BitField::parse,
-    key_flags: &["RW", "access", "update", "variable_flags"],
+    key_flags: Spec::key_flags(&["RW", "access", "update", "variable_flags"]),
     key_notes: "This command allows both access and modification of the key",
     ..Spec::BASE
 };

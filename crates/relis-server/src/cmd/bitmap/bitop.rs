@@ -22,13 +22,13 @@ pub const SPEC: Spec = Spec {
     parse: BitOp::parse,
     key_specs: &[
         KeySpec {
-            flags: &["OW", "update"],
+            flags: Spec::key_flags(&["OW", "update"]),
             index: 2,
             notes: "",
             find: FindKeys::Range(0, 1, 0),
         },
         KeySpec {
-            flags: &["RO", "access"],
+            flags: Spec::key_flags(&["RO", "access"]),
             index: 3,
             notes: "",
             find: FindKeys::Range(-1, 1, 0),

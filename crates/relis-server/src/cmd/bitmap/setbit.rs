@@ -20,7 +20,7 @@ pub const SPEC: Spec = Spec {
     summary: "Sets or clears the bit at offset in the string value stored at key",
     complexity: "O(1)",
     parse: SetBit::parse,
-    key_flags: &["RW", "access", "update"],
+    key_flags: Spec::key_flags(&["RW", "access", "update"]),
     ..Spec::BASE
 };
 

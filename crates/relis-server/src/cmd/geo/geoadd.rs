@@ -28,7 +28,7 @@ pub const SPEC: Spec = Spec {
     complexity:
         "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
     parse: GeoAdd::parse,
-    key_flags: &["RW", "update"],
+    key_flags: Spec::key_flags(&["RW", "update"]),
     unblocks: true,
     ..Spec::BASE
 };

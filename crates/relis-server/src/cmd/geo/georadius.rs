@@ -11,19 +11,19 @@ use crate::cmd::{FindKeys, KeySpec, Spec};
 
 const KEY_SPECS: &[KeySpec] = &[
     KeySpec {
-        flags: &["RO", "access"],
+        flags: Spec::key_flags(&["RO", "access"]),
         index: 1,
         notes: "",
         find: FindKeys::Range(0, 1, 0),
     },
     KeySpec {
-        flags: &["OW", "update"],
+        flags: Spec::key_flags(&["OW", "update"]),
         index: 6,
         notes: "",
         find: FindKeys::AfterKeyword("STORE", 0, 1, 0),
     },
     KeySpec {
-        flags: &["OW", "update"],
+        flags: Spec::key_flags(&["OW", "update"]),
         index: 6,
         notes: "",
         find: FindKeys::AfterKeyword("STOREDIST", 0, 1, 0),
@@ -71,19 +71,19 @@ pub const SPEC_GEORADIUSBYMEMBER: Spec = Spec {
     parse: |a| Search::from_args(a, Form::RadiusByMember { ro: false })?.parsed(),
     key_specs: &[
         KeySpec {
-            flags: &["RO", "access"],
+            flags: Spec::key_flags(&["RO", "access"]),
             index: 1,
             notes: "",
             find: FindKeys::Range(0, 1, 0),
         },
         KeySpec {
-            flags: &["OW", "update"],
+            flags: Spec::key_flags(&["OW", "update"]),
             index: 5,
             notes: "",
             find: FindKeys::AfterKeyword("STORE", 0, 1, 0),
         },
         KeySpec {
-            flags: &["OW", "update"],
+            flags: Spec::key_flags(&["OW", "update"]),
             index: 5,
             notes: "",
             find: FindKeys::AfterKeyword("STOREDIST", 0, 1, 0),

@@ -35,13 +35,13 @@ pub const SPEC_GEOSEARCHSTORE: Spec = Spec {
     parse: |a| Search::from_args(a, Form::SearchStore)?.parsed(),
     key_specs: &[
         KeySpec {
-            flags: &["OW", "update"],
+            flags: Spec::key_flags(&["OW", "update"]),
             index: 1,
             notes: "",
             find: FindKeys::Range(0, 1, 0),
         },
         KeySpec {
-            flags: &["RO", "access"],
+            flags: Spec::key_flags(&["RO", "access"]),
             index: 2,
             notes: "",
             find: FindKeys::Range(0, 1, 0),

@@ -19,7 +19,7 @@ pub const SPEC: Spec = Spec {
     summary: "Delete one or more hash fields",
     complexity: "O(N) where N is the number of fields to be removed.",
     parse: HDel::parse,
-    key_flags: &["RW", "delete"],
+    key_flags: Spec::key_flags(&["RW", "delete"]),
     ..Spec::BASE
 };
 

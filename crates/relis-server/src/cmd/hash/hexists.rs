@@ -19,7 +19,7 @@ pub const SPEC: Spec = Spec {
     summary: "Determine if a hash field exists",
     complexity: "O(1)",
     parse: HExists::parse,
-    key_flags: &["RO"],
+    key_flags: Spec::key_flags(&["RO"]),
     ..Spec::BASE
 };
 

@@ -24,7 +24,7 @@ pub const SPEC: Spec = Spec {
     summary: "Increment the integer value of a hash field by the given number",
     complexity: "O(1)",
     parse: HIncrBy::parse,
-    key_flags: &["RW", "access", "update"],
+    key_flags: Spec::key_flags(&["RW", "access", "update"]),
     ..Spec::BASE
 };
 

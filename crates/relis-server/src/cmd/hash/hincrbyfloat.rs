@@ -26,7 +26,7 @@ pub const SPEC: Spec = Spec {
     summary: "Increment the float value of a hash field by the given amount",
     complexity: "O(1)",
     parse: HIncrByFloat::parse,
-    key_flags: &["RW", "access", "update"],
+    key_flags: Spec::key_flags(&["RW", "access", "update"]),
     ..Spec::BASE
 };
 

@@ -19,7 +19,7 @@ pub const SPEC: Spec = Spec {
     summary: "Get the number of fields in a hash",
     complexity: "O(1)",
     parse: HLen::parse,
-    key_flags: &["RO"],
+    key_flags: Spec::key_flags(&["RO"]),
     ..Spec::BASE
 };
 

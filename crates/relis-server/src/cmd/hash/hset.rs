@@ -25,7 +25,7 @@ pub const SPEC: Spec = Spec {
     summary: "Set the string value of a hash field",
     complexity: "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.",
     parse: HSet::parse_hset,
-    key_flags: &["RW", "update"],
+    key_flags: Spec::key_flags(&["RW", "update"]),
     ..Spec::BASE
 };
 
@@ -41,7 +41,7 @@ pub const SPEC_HMSET: Spec = Spec {
     summary: "Set multiple hash fields to multiple values",
     complexity: "O(N) where N is the number of fields being set.",
     parse: HSet::parse_hmset,
-    key_flags: &["RW", "update"],
+    key_flags: Spec::key_flags(&["RW", "update"]),
     ..Spec::BASE
 };
 

@@ -19,7 +19,7 @@ pub const SPEC: Spec = Spec {
     summary: "Set the value of a hash field, only if the field does not exist",
     complexity: "O(1)",
     parse: HSetNx::parse,
-    key_flags: &["RW", "insert"],
+    key_flags: Spec::key_flags(&["RW", "insert"]),
     ..Spec::BASE
 };
 

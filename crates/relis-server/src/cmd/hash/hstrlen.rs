@@ -19,7 +19,7 @@ pub const SPEC: Spec = Spec {
     summary: "Get the length of the value of a hash field",
     complexity: "O(1)",
     parse: HStrLen::parse,
-    key_flags: &["RO"],
+    key_flags: Spec::key_flags(&["RO"]),
     ..Spec::BASE
 };
 

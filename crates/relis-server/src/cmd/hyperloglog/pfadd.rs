@@ -20,7 +20,7 @@ pub const SPEC: Spec = Spec {
     summary: "Adds the specified elements to the specified HyperLogLog.",
     complexity: "O(1) to add every element.",
     parse: PfAdd::parse,
-    key_flags: &["RW", "insert"],
+    key_flags: Spec::key_flags(&["RW", "insert"]),
     ..Spec::BASE
 };
 

@@ -25,7 +25,7 @@ pub const SPEC: Spec = Spec {
     summary: "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).",
     complexity: "O(1) with a very small average constant time when called with a single key. O(N) with N being the number of keys, and much bigger constant times, when called with multiple keys.",
     parse: PfCount::parse,
-    key_flags: &["RW", "access"],
+    key_flags: Spec::key_flags(&["RW", "access"]),
     key_notes: "RW because it may change the internal representation of the key, and propagate to replicas",
     ..Spec::BASE
 };

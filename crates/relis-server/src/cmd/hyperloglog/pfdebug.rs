@@ -26,7 +26,7 @@ pub const SPEC: Spec = Spec {
     summary: "Internal commands for debugging HyperLogLog values",
     complexity: "N/A",
     parse: PfDebug::parse,
-    key_flags: &["RW", "access"],
+    key_flags: Spec::key_flags(&["RW", "access"]),
     ..Spec::BASE
 };
 

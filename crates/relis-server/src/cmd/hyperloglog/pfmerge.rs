@@ -22,13 +22,13 @@ pub const SPEC: Spec = Spec {
     parse: PfMerge::parse,
     key_specs: &[
         KeySpec {
-            flags: &["RW", "access", "insert"],
+            flags: Spec::key_flags(&["RW", "access", "insert"]),
             index: 1,
             notes: "",
             find: FindKeys::Range(0, 1, 0),
         },
         KeySpec {
-            flags: &["RO", "access"],
+            flags: Spec::key_flags(&["RO", "access"]),
             index: 2,
             notes: "",
             find: FindKeys::Range(-1, 1, 0),

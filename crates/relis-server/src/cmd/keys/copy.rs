@@ -32,13 +32,13 @@ pub const SPEC: Spec = Spec {
     // check each against its own flags, as in Redis.
     key_specs: &[
         KeySpec {
-            flags: &["RO", "access"],
+            flags: Spec::key_flags(&["RO", "access"]),
             index: 1,
             notes: "",
             find: FindKeys::Range(0, 1, 0),
         },
         KeySpec {
-            flags: &["OW", "update"],
+            flags: Spec::key_flags(&["OW", "update"]),
             index: 2,
             notes: "",
             find: FindKeys::Range(0, 1, 0),

@@ -14,7 +14,7 @@ use resp::Frame;
 pub const SPEC_DEL: Spec = Spec {
     name: "del",
     tips: &["request_policy:multi_shard", "response_policy:agg_sum"],
-    key_flags: &["RM", "delete"],
+    key_flags: Spec::key_flags(&["RM", "delete"]),
     arity: -2,
     flags: Spec::flags(&["write"]),
     acl: Spec::acl(&["keyspace", "write", "slow"]),
@@ -31,7 +31,7 @@ pub const SPEC_DEL: Spec = Spec {
 pub const SPEC_UNLINK: Spec = Spec {
     name: "unlink",
     tips: &["request_policy:multi_shard", "response_policy:agg_sum"],
-    key_flags: &["RM", "delete"],
+    key_flags: Spec::key_flags(&["RM", "delete"]),
     arity: -2,
     flags: Spec::flags(&["write", "fast"]),
     acl: Spec::acl(&["keyspace", "write", "fast"]),

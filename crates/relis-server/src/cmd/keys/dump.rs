@@ -30,7 +30,7 @@ pub const SPEC: Spec = Spec {
     summary: "Return a serialized version of the value stored at the specified key.",
     complexity: "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).",
     tips: &["nondeterministic_output"],
-    key_flags: &["RO", "access"],
+    key_flags: Spec::key_flags(&["RO", "access"]),
     parse: Dump::parse,
     ..Spec::BASE
 };

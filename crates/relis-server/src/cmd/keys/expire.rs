@@ -19,7 +19,7 @@ const ACL: crate::cmd::Cats = Spec::acl(&["keyspace", "write", "fast"]);
 /// EXPIRE's declaration.
 pub const SPEC_EXPIRE: Spec = Spec {
     name: "expire",
-    key_flags: &["RW", "update"],
+    key_flags: Spec::key_flags(&["RW", "update"]),
     arity: -3,
     flags: FLAGS,
     acl: ACL,
@@ -35,7 +35,7 @@ pub const SPEC_EXPIRE: Spec = Spec {
 /// PEXPIRE's declaration.
 pub const SPEC_PEXPIRE: Spec = Spec {
     name: "pexpire",
-    key_flags: &["RW", "update"],
+    key_flags: Spec::key_flags(&["RW", "update"]),
     arity: -3,
     flags: FLAGS,
     acl: ACL,
@@ -51,7 +51,7 @@ pub const SPEC_PEXPIRE: Spec = Spec {
 /// EXPIREAT's declaration.
 pub const SPEC_EXPIREAT: Spec = Spec {
     name: "expireat",
-    key_flags: &["RW", "update"],
+    key_flags: Spec::key_flags(&["RW", "update"]),
     arity: -3,
     flags: FLAGS,
     acl: ACL,
@@ -67,7 +67,7 @@ pub const SPEC_EXPIREAT: Spec = Spec {
 /// PEXPIREAT's declaration.
 pub const SPEC_PEXPIREAT: Spec = Spec {
     name: "pexpireat",
-    key_flags: &["RW", "update"],
+    key_flags: Spec::key_flags(&["RW", "update"]),
     arity: -3,
     flags: FLAGS,
     acl: ACL,

@@ -10,7 +10,7 @@ use resp::Frame;
 /// TYPE's declaration.
 pub const SPEC: Spec = Spec {
     name: "type",
-    key_flags: &["RO"],
+    key_flags: Spec::key_flags(&["RO"]),
     arity: 2,
     flags: Spec::flags(&["readonly", "fast"]),
     acl: Spec::acl(&["keyspace", "read", "fast"]),

@@ -38,13 +38,13 @@ pub const SPEC: Spec = Spec {
     find_keys: Some(migrate_keys),
     key_specs: &[
         KeySpec {
-            flags: &["RW", "access", "delete"],
+            flags: Spec::key_flags(&["RW", "access", "delete"]),
             index: 3,
             notes: "",
             find: FindKeys::Range(0, 1, 0),
         },
         KeySpec {
-            flags: &["RW", "access", "delete", "incomplete"],
+            flags: Spec::key_flags(&["RW", "access", "delete", "incomplete"]),
             index: -2,
             notes: "",
             find: FindKeys::AfterKeyword("KEYS", -1, 1, 0),

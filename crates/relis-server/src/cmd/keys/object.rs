@@ -57,7 +57,7 @@ pub const SPEC_HELP: Spec = Spec {
 pub const SPEC_FREQ: Spec = Spec {
     name: "object|freq",
     tips: &["nondeterministic_output"],
-    key_flags: &["RO"],
+    key_flags: Spec::key_flags(&["RO"]),
     arity: 3,
     flags: Spec::flags(&["readonly"]),
     acl: Spec::acl(&["keyspace", "read", "slow"]),
@@ -74,7 +74,7 @@ pub const SPEC_FREQ: Spec = Spec {
 pub const SPEC_ENCODING: Spec = Spec {
     name: "object|encoding",
     tips: &["nondeterministic_output"],
-    key_flags: &["RO"],
+    key_flags: Spec::key_flags(&["RO"]),
     arity: 3,
     flags: Spec::flags(&["readonly"]),
     acl: Spec::acl(&["keyspace", "read", "slow"]),
@@ -91,7 +91,7 @@ pub const SPEC_ENCODING: Spec = Spec {
 pub const SPEC_IDLETIME: Spec = Spec {
     name: "object|idletime",
     tips: &["nondeterministic_output"],
-    key_flags: &["RO"],
+    key_flags: Spec::key_flags(&["RO"]),
     arity: 3,
     flags: Spec::flags(&["readonly"]),
     acl: Spec::acl(&["keyspace", "read", "slow"]),
@@ -108,7 +108,7 @@ pub const SPEC_IDLETIME: Spec = Spec {
 pub const SPEC_REFCOUNT: Spec = Spec {
     name: "object|refcount",
     tips: &["nondeterministic_output"],
-    key_flags: &["RO"],
+    key_flags: Spec::key_flags(&["RO"]),
     arity: 3,
     flags: Spec::flags(&["readonly"]),
     acl: Spec::acl(&["keyspace", "read", "slow"]),

@@ -10,7 +10,7 @@ use resp::Frame;
 /// PERSIST's declaration.
 pub const SPEC: Spec = Spec {
     name: "persist",
-    key_flags: &["RW", "update"],
+    key_flags: Spec::key_flags(&["RW", "update"]),
     arity: 2,
     flags: Spec::flags(&["write", "fast"]),
     acl: Spec::acl(&["keyspace", "write", "fast"]),

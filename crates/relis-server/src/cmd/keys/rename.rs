@@ -16,13 +16,13 @@ pub const SPEC_RENAME: Spec = Spec {
     name: "rename",
     key_specs: &[
         KeySpec {
-            flags: &["RW", "access", "delete"],
+            flags: Spec::key_flags(&["RW", "access", "delete"]),
             index: 1,
             notes: "",
             find: FindKeys::Range(0, 1, 0),
         },
         KeySpec {
-            flags: &["OW", "update"],
+            flags: Spec::key_flags(&["OW", "update"]),
             index: 2,
             notes: "",
             find: FindKeys::Range(0, 1, 0),
@@ -47,13 +47,13 @@ pub const SPEC_RENAMENX: Spec = Spec {
     name: "renamenx",
     key_specs: &[
         KeySpec {
-            flags: &["RW", "access", "delete"],
+            flags: Spec::key_flags(&["RW", "access", "delete"]),
             index: 1,
             notes: "",
             find: FindKeys::Range(0, 1, 0),
         },
         KeySpec {
-            flags: &["OW", "insert"],
+            flags: Spec::key_flags(&["OW", "insert"]),
             index: 2,
             notes: "",
             find: FindKeys::Range(0, 1, 0),

@@ -36,7 +36,7 @@ pub const SPEC: Spec = Spec {
     since: "2.6.0",
     summary: "Create a key using the provided serialized value, previously obtained using DUMP.",
     complexity: COMPLEXITY,
-    key_flags: &["OW", "update"],
+    key_flags: Spec::key_flags(&["OW", "update"]),
     parse: Restore::parse,
     // A list or sorted set restored serves the clients blocked on its key.
     unblocks: true,

@@ -29,19 +29,19 @@ pub const SPEC_SORT: Spec = Spec {
     name: "sort",
     key_specs: &[
         KeySpec {
-            flags: &["RO", "access"],
+            flags: Spec::key_flags(&["RO", "access"]),
             index: 1,
             notes: "",
             find: FindKeys::Range(0, 1, 0),
         },
         KeySpec {
-            flags: &["RO", "access"],
+            flags: Spec::key_flags(&["RO", "access"]),
             index: 0,
             notes: "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort",
             find: FindKeys::Unknown(""),
         },
         KeySpec {
-            flags: &["OW", "update"],
+            flags: Spec::key_flags(&["OW", "update"]),
             index: 0,
             notes: "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array",
             find: FindKeys::Unknown("store"),
@@ -56,7 +56,7 @@ pub const SPEC_SORT: Spec = Spec {
     summary: "Sort the elements in a list, set or sorted set",
     complexity: COMPLEXITY,
     parse: |a| Sort::parse(a, false),
-    key_flags: &["RO", "access"],
+    key_flags: Spec::key_flags(&["RO", "access"]),
     // STORE makes a list at the destination, which serves the clients blocked on it.
     unblocks: true,
     find_keys: Some(sort_keys),
@@ -68,13 +68,13 @@ pub const SPEC_SORT_RO: Spec = Spec {
     name: "sort_ro",
     key_specs: &[
         KeySpec {
-            flags: &["RO", "access"],
+            flags: Spec::key_flags(&["RO", "access"]),
             index: 1,
             notes: "",
             find: FindKeys::Range(0, 1, 0),
         },
         KeySpec {
-            flags: &["RO", "access"],
+            flags: Spec::key_flags(&["RO", "access"]),
             index: 0,
             notes: "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort",
             find: FindKeys::Unknown(""),

@@ -15,7 +15,7 @@ use resp::Frame;
 pub const SPEC: Spec = Spec {
     name: "touch",
     tips: &["request_policy:multi_shard", "response_policy:agg_sum"],
-    key_flags: &["RO"],
+    key_flags: Spec::key_flags(&["RO"]),
     arity: -2,
     flags: Spec::flags(&["readonly", "fast"]),
     acl: Spec::acl(&["keyspace", "read", "fast"]),

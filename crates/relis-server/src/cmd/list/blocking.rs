@@ -40,7 +40,7 @@ pub const SPEC_BLPOP: Spec = Spec {
     summary: "Remove and get the first element in a list, or block until one is available",
     complexity: "O(N) where N is the number of provided keys.",
     parse: |a| BPop::parse(a, End::Left),
-    key_flags: &["RW", "access", "delete"],
+    key_flags: Spec::key_flags(&["RW", "access", "delete"]),
     ..Spec::BASE
 };
 
@@ -65,7 +65,7 @@ pub const SPEC_BLMOVE: Spec = Spec {
     summary: "Pop an element from a list, push it to another list and return it; or block until one is available",
     complexity: "O(1)",
     parse: BMove::parse,
-    key_flags: &["RW", "access", "delete"],
+    key_flags: Spec::key_flags(&["RW", "access", "delete"]),
     key_specs: super::MOVE_KEY_SPECS,
     unblocks: true,
     ..Spec::BASE
@@ -94,10 +94,10 @@ pub const SPEC_BLMPOP: Spec = Spec {
     complexity:
         "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
     parse: BMPop::parse,
-    key_flags: &["RW", "access", "delete"],
+    key_flags: Spec::key_flags(&["RW", "access", "delete"]),
     find_keys: Some(|argv| super::numkeys_keys(argv, 2)),
     key_specs: &[KeySpec {
-        flags: &["RW", "access", "delete"],
+        flags: Spec::key_flags(&["RW", "access", "delete"]),
         index: 2,
         notes: "",
         find: FindKeys::Keynum(0, 1, 1),

@@ -25,7 +25,7 @@ pub const SPEC: Spec = Spec {
     summary: "Insert an element before or after another element in a list",
     complexity: "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).",
     parse: LInsert::parse,
-    key_flags: &["RW", "insert"],
+    key_flags: Spec::key_flags(&["RW", "insert"]),
     unblocks: true,
     ..Spec::BASE
 };

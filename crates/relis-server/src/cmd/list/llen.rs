@@ -20,7 +20,7 @@ pub const SPEC: Spec = Spec {
     summary: "Get the length of a list",
     complexity: "O(1)",
     parse: LLen::parse,
-    key_flags: &["RO"],
+    key_flags: Spec::key_flags(&["RO"]),
     ..Spec::BASE
 };
 

@@ -27,7 +27,7 @@ pub const SPEC: Spec = Spec {
     summary: "Pop an element from a list, push it to another list and return it",
     complexity: "O(1)",
     parse: LMove::parse,
-    key_flags: &["RW", "access", "delete"],
+    key_flags: Spec::key_flags(&["RW", "access", "delete"]),
     key_specs: super::MOVE_KEY_SPECS,
     unblocks: true,
     ..Spec::BASE

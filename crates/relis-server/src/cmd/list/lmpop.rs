@@ -27,10 +27,10 @@ pub const SPEC: Spec = Spec {
     complexity:
         "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
     parse: LMPop::parse,
-    key_flags: &["RW", "access", "delete"],
+    key_flags: Spec::key_flags(&["RW", "access", "delete"]),
     find_keys: Some(|argv| super::numkeys_keys(argv, 1)),
     key_specs: &[KeySpec {
-        flags: &["RW", "access", "delete"],
+        flags: Spec::key_flags(&["RW", "access", "delete"]),
         index: 1,
         notes: "",
         find: FindKeys::Keynum(0, 1, 1),

@@ -26,7 +26,7 @@ pub const SPEC: Spec = Spec {
     summary: "Return the index of matching elements on a list",
     complexity: "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.",
     parse: LPos::parse,
-    key_flags: &["RO", "access"],
+    key_flags: Spec::key_flags(&["RO", "access"]),
     ..Spec::BASE
 };
 

@@ -25,7 +25,7 @@ pub const SPEC: Spec = Spec {
     summary: "Get a range of elements from a list",
     complexity: "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range.",
     parse: LRange::parse,
-    key_flags: &["RO", "access"],
+    key_flags: Spec::key_flags(&["RO", "access"]),
     ..Spec::BASE
 };
 

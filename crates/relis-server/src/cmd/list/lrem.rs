@@ -23,7 +23,7 @@ pub const SPEC: Spec = Spec {
     summary: "Remove elements from a list",
     complexity: "O(N+M) where N is the length of the list and M is the number of elements removed.",
     parse: LRem::parse,
-    key_flags: &["RW", "delete"],
+    key_flags: Spec::key_flags(&["RW", "delete"]),
     ..Spec::BASE
 };
 

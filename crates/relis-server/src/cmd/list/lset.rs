@@ -22,7 +22,7 @@ pub const SPEC: Spec = Spec {
     summary: "Set the value of an element in a list by its index",
     complexity: "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).",
     parse: LSet::parse,
-    key_flags: &["RW", "update"],
+    key_flags: Spec::key_flags(&["RW", "update"]),
     ..Spec::BASE
 };
 

@@ -21,7 +21,7 @@ pub const SPEC: Spec = Spec {
     summary: "Trim a list to the specified range",
     complexity: "O(N) where N is the number of elements to be removed by the operation.",
     parse: LTrim::parse,
-    key_flags: &["RW", "delete"],
+    key_flags: Spec::key_flags(&["RW", "delete"]),
     ..Spec::BASE
 };
 

@@ -54,13 +54,13 @@ pub static SPECS: &[Spec] = &[
 /// LMOVE-style key specs: the source (`RW access delete`), then the destination (`RW insert`).
 const MOVE_KEY_SPECS: &[KeySpec] = &[
     KeySpec {
-        flags: &["RW", "access", "delete"],
+        flags: Spec::key_flags(&["RW", "access", "delete"]),
         index: 1,
         notes: "",
         find: FindKeys::Range(0, 1, 0),
     },
     KeySpec {
-        flags: &["RW", "insert"],
+        flags: Spec::key_flags(&["RW", "insert"]),
         index: 2,
         notes: "",
         find: FindKeys::Range(0, 1, 0),

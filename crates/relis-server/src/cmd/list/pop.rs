@@ -25,7 +25,7 @@ pub const SPEC_LPOP: Spec = Spec {
     summary: "Remove and get the first elements in a list",
     complexity: "O(N) where N is the number of elements returned",
     parse: |a| Pop::parse(a, End::Left),
-    key_flags: &["RW", "access", "delete"],
+    key_flags: Spec::key_flags(&["RW", "access", "delete"]),
     ..Spec::BASE
 };
 

@@ -27,7 +27,7 @@ pub const SPEC_LPUSH: Spec = Spec {
     summary: "Prepend one or multiple elements to a list",
     complexity: COMPLEXITY,
     parse: |a| Push::parse(a, End::Left, false),
-    key_flags: &["RW", "insert"],
+    key_flags: Spec::key_flags(&["RW", "insert"]),
     unblocks: true,
     ..Spec::BASE
 };

@@ -34,7 +34,7 @@ pub const SPEC_SPUBLISH: Spec = Spec {
     flags: Spec::flags(&["pubsub", "loading", "stale", "fast"]),
     acl: Spec::acl(&["pubsub", "fast"]),
     keys: (1, 1, 1),
-    key_flags: &["not_key"],
+    key_flags: Spec::key_flags(&["not_key"]),
     group: "pubsub",
     since: "7.0.0",
     summary: "Post a message to a shard channel",

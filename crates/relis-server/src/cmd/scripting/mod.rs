@@ -55,7 +55,7 @@ pub fn numkeys_keys(argv: &[Bytes]) -> Vec<usize> {
 
 /// RW key spec of EVAL / EVALSHA / FCALL.
 pub const RW_KEYS: &[KeySpec] = &[KeySpec {
-    flags: &["RW", "access", "update"],
+    flags: Spec::key_flags(&["RW", "access", "update"]),
     index: 2,
     notes: "",
     find: FindKeys::Keynum(0, 1, 1),
@@ -63,7 +63,7 @@ pub const RW_KEYS: &[KeySpec] = &[KeySpec {
 
 /// RO key spec of the `_RO` variants.
 pub const RO_KEYS: &[KeySpec] = &[KeySpec {
-    flags: &["RO", "access"],
+    flags: Spec::key_flags(&["RO", "access"]),
     index: 2,
     notes: "",
     find: FindKeys::Keynum(0, 1, 1),

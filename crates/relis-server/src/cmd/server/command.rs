@@ -13,7 +13,7 @@
 
 use crate::args::Args;
 use crate::client::Client;
-use crate::cmd::{self, BoxFuture, Cats, ConnCmd, Flags, Parsed, Spec, Table};
+use crate::cmd::{self, BoxFuture, Cats, ConnCmd, Flags, KeyFlags, Parsed, Spec, Table};
 use crate::error::CmdError;
 use bytes::Bytes;
 use resp::Frame;
@@ -236,33 +236,12 @@ pub fn acl_categories(spec: &Spec) -> Vec<&'static str> {
     Cats::NAMES.iter().copied().filter(|c| has(c)).collect()
 }
 
-/// The key-spec flags of a spec's keys.
-pub fn key_flags(spec: &Spec) -> Vec<&'static str> {
-    if !spec.key_flags.is_empty() {
-        spec.key_flags.to_vec()
-    } else if spec.has(Flags::WRITE) {
-        vec!["RW", "access", "update"]
-    } else {
-        vec!["RO", "access"]
-    }
-}
-
 fn bulk(s: &str) -> Frame {
     Frame::Bulk(Bytes::copy_from_slice(s.as_bytes()))
 }
 
 fn simple(s: &str) -> Frame {
     Frame::Simple(Bytes::copy_from_slice(s.as_bytes()))
-}
-
-/// The key-spec flags of the key at `pos` of the command line `argv` (COMMAND
-/// GETKEYSANDFLAGS): those of the first explicit key spec naming it, else the spec's own.
-pub fn key_flags_at(spec: &Spec, argv: &[Bytes], pos: usize) -> Vec<&'static str> {
-    spec.key_specs
-        .iter()
-        .find(|k| k.covers(argv, pos))
-        .map(|k| k.flags.to_vec())
-        .unwrap_or_else(|| key_flags(spec))
 }
 
 /// An explicit key spec as COMMAND INFO shows it (`notes` first when it has some).
@@ -319,7 +298,7 @@ fn explicit_key_spec(k: &crate::cmd::KeySpec, notes: &str) -> Frame {
     m.extend([
         (
             bulk("flags"),
-            Frame::Set(k.flags.iter().map(|f| simple(f)).collect()),
+            Frame::Set(k.flags.names().map(simple).collect()),
         ),
         (bulk("begin_search"), begin),
         (
@@ -355,7 +334,7 @@ fn key_specs(spec: &Spec) -> Vec<Frame> {
     m.extend([
         (
             bulk("flags"),
-            Frame::Set(key_flags(spec).into_iter().map(simple).collect()),
+            Frame::Set(spec.own_key_flags().names().map(simple).collect()),
         ),
         (
             bulk("begin_search"),
@@ -505,7 +484,8 @@ fn get_keys(argv: &[Bytes]) -> Result<(&'static Spec, Vec<usize>), CmdError> {
     }
     // Arguments declared `not_key` (shard channels) are not keys here, as in Redis's
     // `doesCommandHaveKeys`.
-    if (spec.keys.0 <= 0 && !spec.has(Flags::MOVABLEKEYS)) || spec.key_flags.contains(&"not_key") {
+    if (spec.keys.0 <= 0 && !spec.has(Flags::MOVABLEKEYS)) || spec.key_flags.has(KeyFlags::NOT_KEY)
+    {
         return Err(CmdError::COMMAND_NO_KEYS);
     }
     if !spec.arity_ok(argv.len()) {
@@ -583,10 +563,7 @@ impl CommandCmd {
                         .map(|i| {
                             let key = Frame::Bulk(argv[i].clone());
                             if flags {
-                                let f = key_flags_at(spec, &argv, i)
-                                    .into_iter()
-                                    .map(simple)
-                                    .collect();
+                                let f = spec.key_flags_at(&argv, i).names().map(simple).collect();
                                 Frame::Array(vec![key, Frame::Set(f)])
                             } else {
                                 key

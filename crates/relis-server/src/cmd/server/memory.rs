@@ -114,7 +114,7 @@ pub const SPEC_USAGE: Spec = Spec {
     since: "4.0.0",
     summary: "Estimate the memory usage of a key",
     complexity: "O(N) where N is the number of samples.",
-    key_flags: &["RO"],
+    key_flags: Spec::key_flags(&["RO"]),
     parse: Memory::parse_usage,
     ..Spec::BASE
 };

@@ -42,13 +42,13 @@ pub const SPEC_SINTERSTORE: Spec = Spec {
     name: "sinterstore",
     key_specs: &[
         KeySpec {
-            flags: &["RW", "update"],
+            flags: Spec::key_flags(&["RW", "update"]),
             index: 1,
             notes: "",
             find: FindKeys::Range(0, 1, 0),
         },
         KeySpec {
-            flags: &["RO", "access"],
+            flags: Spec::key_flags(&["RO", "access"]),
             index: 2,
             notes: "",
             find: FindKeys::Range(-1, 1, 0),
@@ -88,13 +88,13 @@ pub const SPEC_SUNIONSTORE: Spec = Spec {
     name: "sunionstore",
     key_specs: &[
         KeySpec {
-            flags: &["OW", "update"],
+            flags: Spec::key_flags(&["OW", "update"]),
             index: 1,
             notes: "",
             find: FindKeys::Range(0, 1, 0),
         },
         KeySpec {
-            flags: &["RO", "access"],
+            flags: Spec::key_flags(&["RO", "access"]),
             index: 2,
             notes: "",
             find: FindKeys::Range(-1, 1, 0),
@@ -134,13 +134,13 @@ pub const SPEC_SDIFFSTORE: Spec = Spec {
     name: "sdiffstore",
     key_specs: &[
         KeySpec {
-            flags: &["OW", "update"],
+            flags: Spec::key_flags(&["OW", "update"]),
             index: 1,
             notes: "",
             find: FindKeys::Range(0, 1, 0),
         },
         KeySpec {
-            flags: &["RO", "access"],
+            flags: Spec::key_flags(&["RO", "access"]),
             index: 2,
             notes: "",
             find: FindKeys::Range(-1, 1, 0),

@@ -19,7 +19,7 @@ pub const SPEC: Spec = Spec {
     summary: "Add one or more members to a set",
     complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
     parse: SAdd::parse,
-    key_flags: &["RW", "insert"],
+    key_flags: Spec::key_flags(&["RW", "insert"]),
     ..Spec::BASE
 };
 

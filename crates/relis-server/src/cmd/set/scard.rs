@@ -19,7 +19,7 @@ pub const SPEC: Spec = Spec {
     summary: "Get the number of members in a set",
     complexity: "O(1)",
     parse: SCard::parse,
-    key_flags: &["RO"],
+    key_flags: Spec::key_flags(&["RO"]),
     ..Spec::BASE
 };
 

@@ -13,7 +13,7 @@ pub const SPEC: Spec = Spec {
     name: "sintercard",
     key_specs: &[
         KeySpec {
-            flags: &["RO", "access"],
+            flags: Spec::key_flags(&["RO", "access"]),
             index: 1,
             notes: "",
             find: FindKeys::Keynum(0, 1, 1),

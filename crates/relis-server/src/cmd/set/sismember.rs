@@ -22,7 +22,7 @@ pub const SPEC: Spec = Spec {
     summary: "Determine if a given value is a member of a set",
     complexity: "O(1)",
     parse: SIsMember::parse_one,
-    key_flags: &["RO"],
+    key_flags: Spec::key_flags(&["RO"]),
     ..Spec::BASE
 };
 
@@ -38,7 +38,7 @@ pub const SPEC_SMISMEMBER: Spec = Spec {
     summary: "Returns the membership associated with the given elements for a set",
     complexity: "O(N) where N is the number of elements being checked for membership",
     parse: SIsMember::parse_many,
-    key_flags: &["RO", "access"],
+    key_flags: Spec::key_flags(&["RO", "access"]),
     ..Spec::BASE
 };
 

@@ -16,13 +16,13 @@ pub const SPEC: Spec = Spec {
     name: "smove",
     key_specs: &[
         KeySpec {
-            flags: &["RW", "access", "delete"],
+            flags: Spec::key_flags(&["RW", "access", "delete"]),
             index: 1,
             notes: "",
             find: FindKeys::Range(0, 1, 0),
         },
         KeySpec {
-            flags: &["RW", "insert"],
+            flags: Spec::key_flags(&["RW", "insert"]),
             index: 2,
             notes: "",
             find: FindKeys::Range(0, 1, 0),

@@ -25,7 +25,7 @@ pub const SPEC: Spec = Spec {
         "Without the count argument O(1), otherwise O(N) where N is the value of the passed count.",
     parse: SPop::parse,
     tips: &["nondeterministic_output"],
-    key_flags: &["RW", "access", "delete"],
+    key_flags: Spec::key_flags(&["RW", "access", "delete"]),
     ..Spec::BASE
 };
 

@@ -19,7 +19,7 @@ pub const SPEC: Spec = Spec {
     summary: "Remove one or more members from a set",
     complexity: "O(N) where N is the number of members to be removed.",
     parse: SRem::parse,
-    key_flags: &["RW", "delete"],
+    key_flags: Spec::key_flags(&["RW", "delete"]),
     ..Spec::BASE
 };
 

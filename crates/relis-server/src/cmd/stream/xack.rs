@@ -23,7 +23,7 @@ pub const SPEC: Spec = Spec {
     summary: "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.",
     complexity: "O(1) for each message ID processed.",
     parse: XAck::parse,
-    key_flags: &["RW", "update"],
+    key_flags: Spec::key_flags(&["RW", "update"]),
     ..Spec::BASE
 };
 

@@ -26,7 +26,7 @@ pub const SPEC: Spec = Spec {
     complexity: "O(1) when adding a new entry, O(N) when trimming where N being the number of entries evicted.",
     parse: XAdd::parse,
     tips: &["nondeterministic_output"],
-    key_flags: &["RW", "update"],
+    key_flags: Spec::key_flags(&["RW", "update"]),
     key_notes: "UPDATE instead of INSERT because of the optional trimming feature",
     unblocks: true,
     ..Spec::BASE

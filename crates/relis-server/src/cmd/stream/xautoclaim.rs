@@ -30,7 +30,7 @@ pub const SPEC: Spec = Spec {
     complexity: "O(1) if COUNT is small.",
     parse: XAutoClaim::parse,
     tips: &["nondeterministic_output"],
-    key_flags: &["RW", "delete"],
+    key_flags: Spec::key_flags(&["RW", "delete"]),
     ..Spec::BASE
 };
 

@@ -27,7 +27,7 @@ pub const SPEC: Spec = Spec {
     complexity: "O(log N) with N being the number of messages in the PEL of the consumer group.",
     parse: XClaim::parse,
     tips: &["nondeterministic_output"],
-    key_flags: &["RW", "update"],
+    key_flags: Spec::key_flags(&["RW", "update"]),
     ..Spec::BASE
 };
 

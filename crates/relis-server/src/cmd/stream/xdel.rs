@@ -23,7 +23,7 @@ pub const SPEC: Spec = Spec {
     summary: "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.",
     complexity: "O(1) for each single item to delete in the stream, regardless of the stream size.",
     parse: XDel::parse,
-    key_flags: &["RW", "delete"],
+    key_flags: Spec::key_flags(&["RW", "delete"]),
     ..Spec::BASE
 };
 

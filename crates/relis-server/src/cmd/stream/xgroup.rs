@@ -54,7 +54,7 @@ pub const SPEC_CREATE: Spec = Spec {
     flags: Spec::flags(&["write", "denyoom"]),
     summary: "Create a consumer group.",
     parse: |a| XGroup::parse(a, Sub::Create),
-    key_flags: &["RW", "insert"],
+    key_flags: Spec::key_flags(&["RW", "insert"]),
     ..SUB
 };
 
@@ -66,7 +66,7 @@ pub const SPEC_CREATECONSUMER: Spec = Spec {
     since: "6.2.0",
     summary: "Create a consumer in a consumer group.",
     parse: |a| XGroup::parse(a, Sub::CreateConsumer),
-    key_flags: &["RW", "insert"],
+    key_flags: Spec::key_flags(&["RW", "insert"]),
     ..SUB
 };
 
@@ -76,7 +76,7 @@ pub const SPEC_SETID: Spec = Spec {
     arity: -5,
     summary: "Set a consumer group to an arbitrary last delivered ID value.",
     parse: |a| XGroup::parse(a, Sub::SetId),
-    key_flags: &["RW", "update"],
+    key_flags: Spec::key_flags(&["RW", "update"]),
     ..SUB
 };
 
@@ -87,7 +87,7 @@ pub const SPEC_DESTROY: Spec = Spec {
     summary: "Destroy a consumer group.",
     complexity: "O(N) where N is the number of entries in the group's pending entries list (PEL).",
     parse: |a| XGroup::parse(a, Sub::Destroy),
-    key_flags: &["RW", "delete"],
+    key_flags: Spec::key_flags(&["RW", "delete"]),
     ..SUB
 };
 
@@ -97,7 +97,7 @@ pub const SPEC_DELCONSUMER: Spec = Spec {
     arity: 5,
     summary: "Delete a consumer from a consumer group.",
     parse: |a| XGroup::parse(a, Sub::DelConsumer),
-    key_flags: &["RW", "delete"],
+    key_flags: Spec::key_flags(&["RW", "delete"]),
     ..SUB
 };
 

@@ -36,7 +36,7 @@ const SUB: Spec = Spec {
     group: "stream",
     since: "5.0.0",
     complexity: "O(1)",
-    key_flags: &["RO", "access"],
+    key_flags: Spec::key_flags(&["RO", "access"]),
     ..Spec::BASE
 };
 
@@ -75,7 +75,7 @@ pub const SPEC_HELP: Spec = Spec {
     flags: Spec::flags(&["loading", "stale"]),
     acl: Spec::acl(&["stream", "slow"]),
     keys: (0, 0, 0),
-    key_flags: &[],
+    key_flags: Spec::key_flags(&[]),
     summary: "Show helpful text about the different subcommands",
     parse: |a| {
         a.finish()?;

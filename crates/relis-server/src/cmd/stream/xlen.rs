@@ -19,7 +19,7 @@ pub const SPEC: Spec = Spec {
     summary: "Return the number of entries in a stream",
     complexity: "O(1)",
     parse: XLen::parse,
-    key_flags: &["RO"],
+    key_flags: Spec::key_flags(&["RO"]),
     ..Spec::BASE
 };
 

@@ -27,7 +27,7 @@ pub const SPEC: Spec = Spec {
     complexity: "O(N) with N being the number of elements returned, so asking for a small fixed number of entries per call is O(1). O(M), where M is the total number of entries scanned when used with the IDLE filter. When the command returns just the summary and the list of consumers is small, it runs in O(1) time; otherwise, an additional O(N) time for iterating every consumer.",
     parse: XPending::parse,
     tips: &["nondeterministic_output"],
-    key_flags: &["RO", "access"],
+    key_flags: Spec::key_flags(&["RO", "access"]),
     ..Spec::BASE
 };
 

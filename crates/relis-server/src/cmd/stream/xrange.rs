@@ -25,7 +25,7 @@ pub const SPEC: Spec = Spec {
     summary: "Return a range of elements in a stream, with IDs matching the specified IDs interval",
     complexity: "O(N) with N being the number of elements being returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).",
     parse: |a| XRange::parse(a, false),
-    key_flags: &["RO", "access"],
+    key_flags: Spec::key_flags(&["RO", "access"]),
     ..Spec::BASE
 };
 

@@ -38,10 +38,10 @@ pub const SPEC: Spec = Spec {
     summary: "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.",
     complexity: "For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.",
     parse: XRead::parse,
-    key_flags: &["RO", "access"],
+    key_flags: Spec::key_flags(&["RO", "access"]),
     find_keys: Some(xread_keys),
     key_specs: &[KeySpec {
-        flags: &["RO", "access"],
+        flags: Spec::key_flags(&["RO", "access"]),
         index: 1,
         notes: "",
         find: FindKeys::AfterKeyword("STREAMS", -1, 1, 2),

@@ -33,10 +33,10 @@ pub const SPEC: Spec = Spec {
     summary: "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.",
     complexity: "For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.",
     parse: XReadGroup::parse,
-    key_flags: &["RO", "access"],
+    key_flags: Spec::key_flags(&["RO", "access"]),
     find_keys: Some(super::xread::xread_keys),
     key_specs: &[KeySpec {
-        flags: &["RO", "access"],
+        flags: Spec::key_flags(&["RO", "access"]),
         index: 4,
         notes: "",
         find: FindKeys::AfterKeyword("STREAMS", -1, 1, 2),

@@ -22,7 +22,7 @@ pub const SPEC: Spec = Spec {
     summary: "An internal command for replicating stream values",
     complexity: "O(1)",
     parse: XSetId::parse,
-    key_flags: &["RW", "update"],
+    key_flags: Spec::key_flags(&["RW", "update"]),
     ..Spec::BASE
 };
 

@@ -27,7 +27,7 @@ pub const SPEC: Spec = Spec {
     complexity: "O(N), with N being the number of evicted entries. Constant times are very small however, since entries are organized in macro nodes containing multiple entries that can be released with a single deallocation.",
     parse: XTrim::parse,
     tips: &["nondeterministic_output"],
-    key_flags: &["RW", "delete"],
+    key_flags: Spec::key_flags(&["RW", "delete"]),
     ..Spec::BASE
 };
 

@@ -19,7 +19,7 @@ pub const SPEC: Spec = Spec {
     summary: "Append a value to a key",
     complexity: "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.",
     parse: Append::parse,
-    key_flags: &["RW", "insert"],
+    key_flags: Spec::key_flags(&["RW", "insert"]),
     ..Spec::BASE
 };
 

@@ -19,7 +19,7 @@ pub const SPEC: Spec = Spec {
     summary: "Get the value of a key and delete the key",
     complexity: "O(1)",
     parse: GetDel::parse,
-    key_flags: &["RW", "access", "delete"],
+    key_flags: Spec::key_flags(&["RW", "access", "delete"]),
     ..Spec::BASE
 };
 

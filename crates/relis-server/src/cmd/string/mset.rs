@@ -26,7 +26,7 @@ pub const SPEC: Spec = Spec {
         "request_policy:multi_shard",
         "response_policy:all_succeeded",
     ],
-    key_flags: &["OW", "update"],
+    key_flags: Spec::key_flags(&["OW", "update"]),
     ..Spec::BASE
 };
 
@@ -43,7 +43,7 @@ pub const SPEC_MSETNX: Spec = Spec {
     complexity: "O(N) where N is the number of keys to set.",
     parse: MSet::parse_msetnx,
     tips: &["request_policy:multi_shard", "response_policy:agg_min"],
-    key_flags: &["OW", "insert"],
+    key_flags: Spec::key_flags(&["OW", "insert"]),
     ..Spec::BASE
 };
 

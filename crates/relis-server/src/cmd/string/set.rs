@@ -21,7 +21,7 @@ pub const SPEC: Spec = Spec {
     summary: "Set the string value of a key",
     complexity: "O(1)",
     parse: Set::parse,
-    key_flags: &["RW", "access", "update", "variable_flags"],
+    key_flags: Spec::key_flags(&["RW", "access", "update", "variable_flags"]),
     key_notes: "RW and ACCESS due to the optional `GET` argument",
     ..Spec::BASE
 };
@@ -38,7 +38,7 @@ pub const SPEC_SETNX: Spec = Spec {
     summary: "Set the value of a key, only if the key does not exist",
     complexity: "O(1)",
     parse: Set::parse_setnx,
-    key_flags: &["OW", "insert"],
+    key_flags: Spec::key_flags(&["OW", "insert"]),
     ..Spec::BASE
 };
 
@@ -54,7 +54,7 @@ pub const SPEC_SETEX: Spec = Spec {
     summary: "Set the value and expiration of a key",
     complexity: "O(1)",
     parse: Set::parse_setex,
-    key_flags: &["OW", "update"],
+    key_flags: Spec::key_flags(&["OW", "update"]),
     ..Spec::BASE
 };
 
@@ -70,7 +70,7 @@ pub const SPEC_PSETEX: Spec = Spec {
     summary: "Set the value and expiration in milliseconds of a key",
     complexity: "O(1)",
     parse: Set::parse_psetex,
-    key_flags: &["OW", "update"],
+    key_flags: Spec::key_flags(&["OW", "update"]),
     ..Spec::BASE
 };
 

@@ -20,7 +20,7 @@ pub const SPEC: Spec = Spec {
     summary: "Overwrite part of a string at key starting at the specified offset",
     complexity: "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument.",
     parse: SetRange::parse,
-    key_flags: &["RW", "update"],
+    key_flags: Spec::key_flags(&["RW", "update"]),
     ..Spec::BASE
 };
 

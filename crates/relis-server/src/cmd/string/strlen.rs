@@ -19,7 +19,7 @@ pub const SPEC: Spec = Spec {
     summary: "Get the length of the value stored in a key",
     complexity: "O(1)",
     parse: StrLen::parse,
-    key_flags: &["RO"],
+    key_flags: Spec::key_flags(&["RO"]),
     ..Spec::BASE
 };
 

@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 /// WATCH's declaration.
 pub const SPEC_WATCH: Spec = Spec {
     name: "watch",
-    key_flags: &["RO"],
+    key_flags: Spec::key_flags(&["RO"]),
     arity: -2,
     flags: Spec::flags(&["noscript", "loading", "stale", "fast", "allow_busy"]),
     acl: Spec::acl(&["fast", "transaction"]),

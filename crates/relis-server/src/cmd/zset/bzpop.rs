@@ -39,7 +39,7 @@ pub const SPEC_BZPOPMIN: Spec = Spec {
     summary: "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available",
     complexity: "O(log(N)) with N being the number of elements in the sorted set.",
     parse: |a| BZPop::parse(a, false),
-    key_flags: &["RW", "access", "delete"],
+    key_flags: Spec::key_flags(&["RW", "access", "delete"]),
     ..Spec::BASE
 };
 
@@ -63,10 +63,10 @@ pub const SPEC_BZMPOP: Spec = Spec {
     summary: "Remove and return members with scores in a sorted set or block until one is available",
     complexity: "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
     parse: BZMPop::parse,
-    key_flags: &["RW", "access", "delete"],
+    key_flags: Spec::key_flags(&["RW", "access", "delete"]),
     find_keys: Some(super::bzmpop_keys),
     key_specs: &[KeySpec {
-        flags: &["RW", "access", "delete"],
+        flags: Spec::key_flags(&["RW", "access", "delete"]),
         index: 2,
         notes: "",
         find: FindKeys::Keynum(0, 1, 1),

@@ -304,13 +304,13 @@ pub fn parse_lex_range(min: &[u8], max: &[u8]) -> Result<relis::LexRange, CmdErr
 /// commands' key specs.
 const STORE_KEY_SPECS: &[KeySpec] = &[
     KeySpec {
-        flags: &["OW", "update"],
+        flags: Spec::key_flags(&["OW", "update"]),
         index: 1,
         notes: "",
         find: FindKeys::Range(0, 1, 0),
     },
     KeySpec {
-        flags: &["RO", "access"],
+        flags: Spec::key_flags(&["RO", "access"]),
         index: 2,
         notes: "",
         find: FindKeys::Keynum(0, 1, 1),
@@ -319,7 +319,7 @@ const STORE_KEY_SPECS: &[KeySpec] = &[
 
 /// `numkeys` sources (`RO access`) from 1: ZUNION, ZINTER, ZDIFF, ZINTERCARD.
 const READ_KEY_SPECS: &[KeySpec] = &[KeySpec {
-    flags: &["RO", "access"],
+    flags: Spec::key_flags(&["RO", "access"]),
     index: 1,
     notes: "",
     find: FindKeys::Keynum(0, 1, 1),

@@ -28,7 +28,7 @@ pub const SPEC: Spec = Spec {
     complexity:
         "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
     parse: ZAdd::parse,
-    key_flags: &["RW", "update"],
+    key_flags: Spec::key_flags(&["RW", "update"]),
     unblocks: true,
     ..Spec::BASE
 };
@@ -45,7 +45,7 @@ pub const SPEC_ZINCRBY: Spec = Spec {
     summary: "Increment the score of a member in a sorted set",
     complexity: "O(log(N)) where N is the number of elements in the sorted set.",
     parse: ZAdd::parse_zincrby,
-    key_flags: &["RW", "access", "update"],
+    key_flags: Spec::key_flags(&["RW", "access", "update"]),
     unblocks: true,
     ..Spec::BASE
 };

@@ -18,7 +18,7 @@ pub const SPEC: Spec = Spec {
     summary: "Get the number of members in a sorted set",
     complexity: "O(1)",
     parse: ZCard::parse,
-    key_flags: &["RO"],
+    key_flags: Spec::key_flags(&["RO"]),
     ..Spec::BASE
 };
 

@@ -28,7 +28,7 @@ pub const SPEC_ZPOPMIN: Spec = Spec {
     summary: "Remove and return members with the lowest scores in a sorted set",
     complexity: "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.",
     parse: |a| ZPop::parse(a, false),
-    key_flags: &["RW", "access", "delete"],
+    key_flags: Spec::key_flags(&["RW", "access", "delete"]),
     ..Spec::BASE
 };
 
@@ -52,10 +52,10 @@ pub const SPEC_ZMPOP: Spec = Spec {
     summary: "Remove and return members with scores in a sorted set",
     complexity: "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
     parse: ZMPop::parse,
-    key_flags: &["RW", "access", "delete"],
+    key_flags: Spec::key_flags(&["RW", "access", "delete"]),
     find_keys: Some(super::keys_after_numkeys),
     key_specs: &[KeySpec {
-        flags: &["RW", "access", "delete"],
+        flags: Spec::key_flags(&["RW", "access", "delete"]),
         index: 1,
         notes: "",
         find: FindKeys::Keynum(0, 1, 1),

@@ -49,16 +49,16 @@ pub const SPEC_ZRANGESTORE: Spec = Spec {
     summary: "Store a range of members from sorted set into another key",
     complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key.",
     parse: |a| ZRangeCmd::parse(a, Form::ZRANGESTORE),
-    key_flags: &["OW", "update"],
+    key_flags: Spec::key_flags(&["OW", "update"]),
     key_specs: &[
         KeySpec {
-            flags: &["OW", "update"],
+            flags: Spec::key_flags(&["OW", "update"]),
             index: 1,
             notes: "",
             find: FindKeys::Range(0, 1, 0),
         },
         KeySpec {
-            flags: &["RO", "access"],
+            flags: Spec::key_flags(&["RO", "access"]),
             index: 2,
             notes: "",
             find: FindKeys::Range(0, 1, 0),

@@ -19,7 +19,7 @@ pub const SPEC: Spec = Spec {
     summary: "Remove one or more members from a sorted set",
     complexity: "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.",
     parse: ZRem::parse,
-    key_flags: &["RW", "delete"],
+    key_flags: Spec::key_flags(&["RW", "delete"]),
     ..Spec::BASE
 };
 

@@ -25,7 +25,7 @@ pub const SPEC_ZREMRANGEBYSCORE: Spec = Spec {
     summary: "Remove all members in a sorted set within the given scores",
     complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.",
     parse: |a| ZRemRange::parse(a, Kind::Score),
-    key_flags: &["RW", "delete"],
+    key_flags: Spec::key_flags(&["RW", "delete"]),
     ..Spec::BASE
 };
 

@@ -37,7 +37,7 @@ pub const SPEC_ZUNIONSTORE: Spec = Spec {
     summary: "Add multiple sorted sets and store the resulting sorted set in a new key",
     complexity: "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
     parse: |a| ZSetOpCmd::parse(a, Kind::Union, true),
-    key_flags: &["OW", "update"],
+    key_flags: Spec::key_flags(&["OW", "update"]),
     unblocks: true,
     find_keys: Some(super::store_keys),
     key_specs: super::STORE_KEY_SPECS,
@@ -75,7 +75,7 @@ pub const SPEC_ZUNION: Spec = Spec {
     summary: "Add multiple sorted sets",
     complexity: UNION,
     parse: |a| ZSetOpCmd::parse(a, Kind::Union, false),
-    key_flags: &["RO", "access"],
+    key_flags: Spec::key_flags(&["RO", "access"]),
     find_keys: Some(super::keys_after_numkeys),
     key_specs: super::READ_KEY_SPECS,
     ..Spec::BASE
