@@ -117,16 +117,20 @@ impl Pg {
         )
     }
 
-    fn run(&self, tool: &str, args: &[&str]) {
+    /// `tool` of the installed PostgreSQL, run as the `postgres` user when the tests are root.
+    fn command(&self, tool: &str) -> Command {
         let exe = self.bin.join(tool);
-        let mut cmd = if self.as_postgres {
+        if self.as_postgres {
             let mut c = Command::new("runuser");
             c.args(["-u", "postgres", "--"]).arg(&exe);
             c
         } else {
             Command::new(&exe)
-        };
-        let out = cmd.args(args).output().expect(tool);
+        }
+    }
+
+    fn run(&self, tool: &str, args: &[&str]) {
+        let out = self.command(tool).args(args).output().expect(tool);
         assert!(
             out.status.success(),
             "{tool} failed: {}{}",
@@ -139,15 +143,8 @@ impl Pg {
 impl Drop for Pg {
     fn drop(&mut self) {
         let data = self.dir.path().join("data");
-        let exe = self.bin.join("pg_ctl");
-        let mut cmd = if self.as_postgres {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(&exe);
-            c
-        } else {
-            Command::new(&exe)
-        };
-        let _ = cmd
+        let _ = self
+            .command("pg_ctl")
             .args([
                 "-D",
                 data.to_str().unwrap(),
