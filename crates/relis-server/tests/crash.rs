@@ -467,9 +467,16 @@ async fn run(
     if power_cut.is_some() {
         // The binary must carry the engine's test shims (the `test-shims` feature), or the
         // variable would be ignored and these rounds would test nothing.
-        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        // The port can accept before the engine has opened (and logged it): look for a while.
+        let said = |text: &str| text.contains("RELIS_SIMULATE_POWER_CUT is set");
+        let until = Instant::now() + Duration::from_secs(30);
+        let mut text = std::fs::read_to_string(&log).unwrap_or_default();
+        while !said(&text) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+            text = std::fs::read_to_string(&log).unwrap_or_default();
+        }
         assert!(
-            text.contains("RELIS_SIMULATE_POWER_CUT is set"),
+            said(&text),
             "the server did not simulate power cuts: {text}"
         );
     }
