@@ -183,7 +183,9 @@ impl Group<'_> {
         Ok(out)
     }
 
-    /// Writes `changes` (each put gets a new version), in two statements at most.
+    /// Writes `changes` (each put gets a new version), in two statements at most: the deletes,
+    /// then the puts. Each key at most once (PostgreSQL refuses an upsert that would change
+    /// one row twice in a statement).
     ///
     /// # Errors
     /// The connection fails.
