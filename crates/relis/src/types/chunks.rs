@@ -133,10 +133,14 @@ impl Writer<'_> {
     ) -> Result<u8> {
         let n = (byte / CHUNK) as i64;
         let at = byte % CHUNK;
-        let mut buf: Vec<u8> = prepare(self.conn, q::READ_CHUNK)?
-            .query_row((kid, n), |r| r.get(0))
-            .optional()?
-            .unwrap_or_default();
+        // The row is found once through the primary key; the write goes straight to its rowid.
+        let row: Option<(i64, Vec<u8>)> = prepare(self.conn, q::READ_CHUNK_ROW)?
+            .query_row((kid, n), |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        let (rowid, mut buf) = match row {
+            Some((rowid, buf)) => (Some(rowid), buf),
+            None => (None, Vec::new()),
+        };
         let was = buf.get(at).copied().unwrap_or(0);
         let now = if on { was | mask } else { was & !mask };
         if now != was {
@@ -144,7 +148,10 @@ impl Writer<'_> {
                 buf.resize(at + 1, 0);
             }
             buf[at] = now;
-            prepare(self.conn, q::UPSERT_CHUNK)?.execute((kid, n, &buf))?;
+            match rowid {
+                Some(rowid) => prepare(self.conn, q::WRITE_CHUNK_ROW)?.execute((rowid, &buf))?,
+                None => prepare(self.conn, q::UPSERT_CHUNK)?.execute((kid, n, &buf))?,
+            };
         }
         Ok(was)
     }
@@ -325,6 +332,42 @@ mod tests {
             fresh.pfadd("h", &all).unwrap();
             fresh.pfcount(&["h"]).unwrap()
         });
+    }
+
+    /// PFADD of a few elements to a dense HLL reads only the chunks their registers are in;
+    /// the value it leaves is byte for byte the one a whole read and write makes.
+    #[test]
+    fn pfadd_reading_part_of_a_dense_hll_leaves_the_same_bytes() {
+        let many: Vec<String> = (0..5000).map(|i| format!("e{i}")).collect();
+        // Some whose register spans two chunks, and others.
+        let spanning = (0..).map(|i| format!("s{i}")).filter(|e| {
+            // Register i's 6 bits start at bit 8 * 16 + 6 * i of the value.
+            let first_bit = 8 * 16 + 6 * crate::types::hll::pattern(e.as_bytes()).0;
+            (first_bit / 8) % super::CHUNK == super::CHUNK - 1 && first_bit % 8 > 2
+        });
+        let more: Vec<String> = spanning
+            .take(5)
+            .chain((0..300).map(|i| format!("more{i}")))
+            .collect();
+        let (one_by_one, at_once) = (Db::open_in_memory().unwrap(), Db::open_in_memory().unwrap());
+        for db in [&one_by_one, &at_once] {
+            db.pfadd("h", &many).unwrap();
+        }
+        for e in &more {
+            one_by_one.pfadd("h", &[e]).unwrap();
+        }
+        // Hundreds of elements touch every chunk: this one reads the value whole.
+        at_once.pfadd("h", &more).unwrap();
+        let (a, b) = (
+            one_by_one.get("h").unwrap().unwrap(),
+            at_once.get("h").unwrap().unwrap(),
+        );
+        assert_eq!(a.len(), 12304);
+        assert!(a == b, "the HLLs differ");
+        assert_eq!(
+            one_by_one.pfcount(&["h"]).unwrap(),
+            at_once.pfcount(&["h"]).unwrap()
+        );
     }
 
     /// A far SETBIT on a new key writes one chunk of data and empty rows before it.

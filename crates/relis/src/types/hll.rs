@@ -156,6 +156,12 @@ pub fn invalidate(v: &mut [u8]) {
     v[15] |= 0x80;
 }
 
+/// The first and last byte of a dense value (header included) that register `i` occupies.
+pub fn dense_register_bytes(i: usize) -> (usize, usize) {
+    let first = HLL_HDR_SIZE + i * HLL_BITS / 8;
+    (first, (first + 1).min(HLL_DENSE_SIZE - 1))
+}
+
 fn dense_get(regs: &[u8], i: usize) -> u8 {
     let byte = i * HLL_BITS / 8;
     let fb = (i * HLL_BITS) & 7;

@@ -10,6 +10,7 @@
 use crate::backend::sqlite::db::Db;
 use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
 use crate::error::{Error, Result};
+use crate::types::chunks::CHUNK;
 use crate::types::hll::{self, HLL_REGISTERS};
 use bytes::Bytes;
 
@@ -126,7 +127,22 @@ impl Writer<'_> {
         elements: &[Bytes],
         sparse_max: usize,
     ) -> Result<bool> {
-        let old = self.hll_write(db, key, None)?;
+        let old = match self.string_for_write(db, key)? {
+            Some((m, _)) if m.kind != KeyType::String => return Err(Error::WrongType),
+            Some((m, inline)) => {
+                // A dense HLL is 12 KB in seven chunks; a few elements need two of them.
+                let v = match inline {
+                    Some(v) => v,
+                    None => match self.dense_hll_part(&m, elements)? {
+                        Some(v) => v,
+                        None => self.string_of(db, key, &m)?,
+                    },
+                };
+                hll::check(&v).map_err(Error::Hll)?;
+                Some((m, v))
+            }
+            None => None,
+        };
         let (meta, mut v, mut updated) = match old {
             Some((m, v)) => (Some(m), v, false),
             None => (None, hll::new_hll(), true),
@@ -150,6 +166,43 @@ impl Writer<'_> {
             self.put_hll(db, key, meta.as_ref(), before.as_deref(), &v)?;
         }
         Ok(updated)
+    }
+
+    /// The chunked dense HLL of `meta` as far as PFADD of `elements` needs it: its full length,
+    /// with the bytes of the header's chunk and of the chunks holding the elements' registers,
+    /// zeros elsewhere. `None` when the value is not a chunked string of a dense HLL's length or
+    /// the elements need most of its chunks (then it is read whole).
+    ///
+    /// The zeros are never written back: [`Writer::rewrite_string`] writes the chunks in which
+    /// the value changed, and PFADD changes registers only in the chunks read.
+    fn dense_hll_part(&self, meta: &KeyMeta, elements: &[Bytes]) -> Result<Option<Vec<u8>>> {
+        let Some(info) = crate::types::strings::StrInfo::chunked(meta) else {
+            return Ok(None);
+        };
+        if info.len != hll::HLL_DENSE_SIZE {
+            return Ok(None);
+        }
+        let mut chunks = vec![0];
+        for e in elements {
+            let (first, last) = hll::dense_register_bytes(hll::pattern(e).0);
+            chunks.extend([first / CHUNK, last / CHUNK]);
+            if chunks.len() > 8 {
+                return Ok(None);
+            }
+        }
+        chunks.sort_unstable();
+        chunks.dedup();
+        let mut v = vec![0; info.len];
+        for n in chunks {
+            let start = n * CHUNK;
+            let len = CHUNK.min(info.len - start);
+            v[start..start + len].copy_from_slice(&self.read_chunks(info.id, start, len)?);
+        }
+        if !hll::is_dense(&v) {
+            // A sparse value of this exact length (a large hll-sparse-max-bytes): read whole.
+            return Ok(None);
+        }
+        Ok(Some(v))
     }
 
     /// PFCOUNT of one key: the cached cardinality, or the estimate, which is then cached in

@@ -701,6 +701,51 @@ impl Writer<'_> {
         }
     }
 
+    /// The key row at `key` for a write, as [`Writer::meta_for_write`] finds it (an expired
+    /// key is deleted first), with the bytes of an inline string: one lookup where
+    /// `meta_for_write` and a read of the value make two. The bytes are `None` for a chunked
+    /// string and for other types.
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub(crate) fn string_for_write(
+        &mut self,
+        db: u32,
+        key: &[u8],
+    ) -> Result<Option<(KeyMeta, Option<Vec<u8>>)>> {
+        let row = prepare(self.conn, q::KEY_ROW_WITH_VALUE)?
+            .query_row((db, key), |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, Option<i64>>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, i64>(4)?,
+                    r.get::<_, i64>(5)?,
+                    r.get::<_, Option<Vec<u8>>>(6)?,
+                ))
+            })
+            .optional()?;
+        let Some((id, t, expire_at, version, count, mtime, value)) = row else {
+            return Ok(None);
+        };
+        let meta = KeyMeta {
+            id,
+            kind: KeyType::from_code(t)?,
+            expire_at,
+            version,
+            count,
+            mtime,
+        };
+        if !self.is_live(&meta) {
+            self.delete_expired(db, key, &meta)?;
+            return Ok(None);
+        }
+        let inline =
+            (meta.kind == KeyType::String && count == 0).then(|| value.unwrap_or_default());
+        Ok(Some((meta, inline)))
+    }
+
     /// The bytes of the string whose key row is `meta` (a live string at `key`).
     ///
     /// # Errors

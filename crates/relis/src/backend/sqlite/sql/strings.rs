@@ -2,6 +2,12 @@
 //! key row (`value`, `count` 0), or a chunked one in `relis_chunks (kid, n, data)` with its
 //! length in `count`; `head` holds the raw flag.
 
+/// The key row at (`?1` db, `?2` key), expired or not, with its inline value (NULL for a
+/// chunked string): id, type, expire_at, version, count, mtime, value.
+pub(crate) const KEY_ROW_WITH_VALUE: &str =
+    "SELECT id, type, expire_at, version, count, mtime, value FROM main.relis_keys
+             WHERE db = ?1 AND key = ?2";
+
 /// The live key row at (`?1` db, `?2` key) at time `?3`: type, value, count, id.
 pub(crate) const STRING_LOOKUP: &str = "SELECT type, value, count, id FROM main.relis_keys
              WHERE db = ?1 AND key = ?2 AND (expire_at IS NULL OR expire_at > ?3)";
@@ -88,3 +94,10 @@ pub(crate) const READ_CHUNK: &str = "SELECT data FROM main.relis_chunks WHERE ki
 /// The non-empty chunks `?2..=?3` of the string `?1`.
 pub(crate) const NONEMPTY_CHUNKS: &str = "SELECT n, data FROM main.relis_chunks
              WHERE kid = ?1 AND n BETWEEN ?2 AND ?3 AND length(data) > 0";
+
+/// Chunk `?2` of the string `?1` and its rowid.
+pub(crate) const READ_CHUNK_ROW: &str =
+    "SELECT rowid, data FROM main.relis_chunks WHERE kid = ?1 AND n = ?2";
+
+/// Rewrites the chunk row with rowid `?1`.
+pub(crate) const WRITE_CHUNK_ROW: &str = "UPDATE main.relis_chunks SET data = ?2 WHERE rowid = ?1";
