@@ -35,8 +35,8 @@ pub use backend::sqlite::faults;
 pub use types::{geo, hll};
 
 pub use backend::sqlite::db::{
-    configure_sqlite, release_thread_snapshots, Db, Durability, Options, Stats, PAGE_SIZE,
-    WAL_RESTART_FRAMES,
+    configure_sqlite, release_thread_snapshots, Db, DeclaredKeys, Durability, Options, Stats,
+    PAGE_SIZE, WAL_RESTART_FRAMES,
 };
 #[doc(hidden)]
 pub use backend::sqlite::pcache::truncations as page_cache_truncations;

@@ -29,7 +29,8 @@ fn put(key: &[u8], n: i64) -> Change {
 fn the_schema_is_created_once_and_shared() {
     let Some(pg) = Pg::start() else { return };
     let mut a = PgKeys::connect(&pg.url()).unwrap();
-    let mut b = PgKeys::connect(&pg.url()).unwrap();
+    // The URL form (as `--backend` takes it) reaches the same database.
+    let mut b = PgKeys::connect(&pg.uri()).unwrap();
     assert_eq!(a.schema_version().unwrap(), 1);
     assert_eq!(b.schema_version().unwrap(), 1);
 

@@ -47,7 +47,11 @@ impl Remote {
     /// # Errors
     /// [`Error::NotRelis`] with PostgreSQL's message.
     pub(crate) fn connect(url: &str, codec: Codec) -> Result<Remote> {
-        let keys = PgKeys::connect(url).map_err(|e| Error::NotRelis(format!("postgres: {e}")))?;
+        // On a thread of its own: the synchronous client runs a runtime of its own, which
+        // cannot start on a thread that drives one (a server opens the engine inside tokio).
+        let keys = std::thread::scope(|s| s.spawn(|| PgKeys::connect(url)).join())
+            .map_err(|_| Error::NotRelis("postgres: the connection attempt panicked".into()))?
+            .map_err(|e| Error::NotRelis(format!("postgres: {e}")))?;
         Ok(Remote {
             keys,
             codec,

@@ -226,6 +226,8 @@ pub(crate) type Deliver = Box<dyn FnOnce(Result<()>) + Send>;
 pub(crate) type WriteJob = Box<dyn FnOnce(Option<&mut Writer<'_>>) -> Deliver + Send>;
 pub(crate) type ConnJob = Box<dyn FnOnce(&Connection) + Send>;
 
+// The declared keys are read by the PostgreSQL backend's loop only.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) enum WriterMsg {
     /// A write and the keys it declares.
     Write(WriteJob, DeclaredKeys),
