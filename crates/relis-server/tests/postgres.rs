@@ -205,6 +205,10 @@ async fn keyspace_wide_commands_are_refused_and_values_survive_a_round_trip() {
                 &["CONFIG", "GET", "backend"],
                 common::bulks(&["backend", &c._pg.uri()]),
             ),
+            (
+                &["CONFIG", "SET", "backend", "sqlite"],
+                common::err("ERR CONFIG SET failed (possibly related to argument 'backend') - can't set immutable config"),
+            ),
             (&["MULTI"], common::ok()),
             (&["DBSIZE"], refused("dbsize")),
             (
