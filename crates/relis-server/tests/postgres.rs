@@ -218,6 +218,19 @@ async fn keyspace_wide_commands_are_refused_and_values_survive_a_round_trip() {
         ],
     )
     .await;
+    // A script that writes a key it did not declare writes nothing, and says why.
+    common::check(
+        &mut a,
+        &[
+            (
+                &["EVAL", "redis.call('set', KEYS[1], 1); return redis.call('incr', 'undeclared')", "1", "declared"],
+                common::err("ERR transaction rolled back: a command wrote key 'undeclared' of database 0 without declaring it (the postgres backend needs every key a command touches declared, a script's in KEYS)"),
+            ),
+            (&["EXISTS", "declared", "undeclared"], common::int(0)),
+            (&["EVAL", "return redis.call('incr', KEYS[1])", "1", "declared"], common::int(1)),
+        ],
+    )
+    .await;
     // Every type written on one node reads the same on the other (the stored DUMP payload),
     // expiry included; an expired key is gone everywhere.
     for line in [

@@ -347,9 +347,11 @@ fn changes(
         while let Some(row) = rows.next()? {
             let key: Key = (row.get(0)?, row.get(1)?);
             if keys.binary_search(&key).is_err() {
-                return Err(Error::Storage(format!(
-                    "a command wrote key {:?} of database {} without declaring it \
-                     (the PostgreSQL backend needs every key declared)",
+                // For the client: its command (a script, most likely) must declare the key.
+                return Err(Error::RolledBack(format!(
+                    "a command wrote key '{}' of database {} without declaring it (the \
+                     postgres backend needs every key a command touches declared, a \
+                     script's in KEYS)",
                     String::from_utf8_lossy(&key.1),
                     key.0
                 )));
