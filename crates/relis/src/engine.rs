@@ -51,12 +51,16 @@ impl Db {
         codec: crate::backend::postgres::Codec,
         opts: Options,
     ) -> Result<Db> {
-        let remote = crate::backend::postgres::writer::Remote::connect(url, codec)?;
+        let remote = crate::scratch::Remote::connect(url, codec)?;
         let opts = Options { path: None, ..opts };
+        let run: crate::backend::sqlite::db::WriterLoop =
+            Box::new(move |conn, rx, clock, keyspace, max_batch, st, stats| {
+                crate::scratch::run(conn, rx, clock, keyspace, max_batch, st, stats, remote)
+            });
         Db::open_engine(
             opts,
             crate::types::WRITER_HOOKS,
-            Store::Postgres(Box::new(remote)),
+            Store::Loop("postgres", run),
         )
     }
 }

@@ -24,6 +24,8 @@ mod engine;
 mod error;
 pub mod events;
 pub mod glob;
+#[cfg(feature = "postgres")]
+mod scratch;
 pub mod sql;
 pub mod timing;
 mod types;

@@ -16,8 +16,6 @@
 use postgres::{Client, NoTls, SimpleQueryMessage, Transaction};
 use std::fmt::Write as _;
 
-pub(crate) mod writer;
-
 /// How values are stored in PostgreSQL: the engine hands whole values ([`crate::Dumped`]) to
 /// `dump` and takes them back from `restore`. The server passes Redis's DUMP payload
 /// (relis-server `cmd/keys/dump.rs`); the engine itself knows no serialization.

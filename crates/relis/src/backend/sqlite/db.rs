@@ -281,21 +281,35 @@ fn note_wal_frames(_: &rusqlite::hooks::Wal, frames: std::ffi::c_int) -> rusqlit
 }
 
 /// What holds the keyspace, and so which loop the writer thread runs.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) enum Store {
     /// The SQLite file (or memory): [`writer_loop`].
     Sqlite,
-    /// A shared PostgreSQL; the writer's connection is an in-memory scratch that holds only
-    /// the keys of the group it runs (ARCHITECTURE.md 10.1).
-    #[cfg(feature = "postgres")]
-    Postgres(Box<crate::backend::postgres::writer::Remote>),
+    /// Another store, named, whose loop the writer thread runs over its connection (the
+    /// PostgreSQL backend's, `scratch.rs`: the connection is an in-memory scratch holding only
+    /// the keys of the group it runs, ARCHITECTURE.md 10.1).
+    Loop(&'static str, WriterLoop),
 }
+
+/// A writer thread's loop other than [`writer_loop`]: it owns the writer's connection and
+/// state, and serves the queue until it closes or says [`WriterMsg::Shutdown`].
+pub(crate) type WriterLoop = Box<
+    dyn FnOnce(
+            Connection,
+            Receiver<WriterMsg>,
+            Arc<dyn Clock>,
+            Keyspace,
+            usize,
+            WriterState,
+            Arc<Stats>,
+        ) + Send,
+>;
 
 impl Store {
     fn name(&self) -> &'static str {
         match self {
             Store::Sqlite => "sqlite",
-            #[cfg(feature = "postgres")]
-            Store::Postgres(_) => "postgres",
+            Store::Loop(name, _) => name,
         }
     }
 }
@@ -430,10 +444,9 @@ impl Db {
                                 let limits = (max_batch, wal_limit, spin);
                                 writer_loop(conn, wrx, clock, keyspace, limits, st, (stats, locals))
                             }
-                            #[cfg(feature = "postgres")]
-                            Store::Postgres(pg) => crate::backend::postgres::writer::run(
-                                conn, wrx, clock, keyspace, max_batch, st, stats, *pg,
-                            ),
+                            Store::Loop(_, run) => {
+                                run(conn, wrx, clock, keyspace, max_batch, st, stats)
+                            }
                         }
                     })
                     .map_err(|e| Error::Storage(e.to_string()))?,

@@ -1,4 +1,6 @@
-//! The writer loop over PostgreSQL (ARCHITECTURE.md 10.1): each group of queued jobs runs on
+//! The engine over PostgreSQL, assembled from the PostgreSQL key table (`backend::postgres`),
+//! the SQLite backend's writer plumbing and the types' whole-value DUMP/RESTORE: the writer
+//! loop over PostgreSQL (ARCHITECTURE.md 10.1). Each group of queued jobs runs on
 //! the existing engine over a scratch in-memory SQLite database that holds only the keys the
 //! group's jobs declare. In order, per group:
 //!
