@@ -266,4 +266,34 @@ async fn keyspace_wide_commands_are_refused_and_values_survive_a_round_trip() {
         panic!("PTTL answers an integer")
     };
     assert!(ttl > 90_000 && ttl <= 100_000, "{ttl}");
+
+    // A row that is not a DUMP payload (written behind Relis's back): commands naming that key
+    // fail, without a reply made from it; other keys are unaffected.
+    let url = c._pg.url();
+    std::thread::spawn(move || {
+        let mut keys = relis::postgres::PgKeys::connect(&url).unwrap();
+        let mut g = keys.group().unwrap();
+        g.apply(&[relis::postgres::Change::Put {
+            key: (0, b"garbage".to_vec()),
+            value: b"not a payload".to_vec(),
+            expire_at: None,
+        }])
+        .unwrap();
+        g.commit().unwrap();
+    })
+    .join()
+    .unwrap();
+    common::check(
+        &mut b,
+        &[
+            (&["GET", "garbage"], common::err("ERR internal error")),
+            (&["SET", "garbage", "v"], common::err("ERR internal error")),
+            (
+                &["GET", "hash"],
+                common::err("WRONGTYPE Operation against a key holding the wrong kind of value"),
+            ),
+            (&["HGET", "hash", "f"], common::bulk("v")),
+        ],
+    )
+    .await;
 }

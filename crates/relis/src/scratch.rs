@@ -220,6 +220,8 @@ fn run_group(cx: &Ctx<'_>, remote: &mut Remote, group: Group) {
     let mut lost = false;
     let outcome = match loaded {
         Err(e) => {
+            // The scratch holds part of the keys: reads must not answer from it either.
+            lost = true;
             for job in writes {
                 delivers.push(job(None));
             }
