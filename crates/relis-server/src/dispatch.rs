@@ -940,3 +940,80 @@ pub fn record_took(
     }
     server.observe.command(idx, micros, line);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Refused over PostgreSQL or not, by command line: options are looked for where they can
+    /// be, never in a key's place.
+    #[test]
+    fn what_the_postgres_backend_refuses() {
+        let table = Table::get();
+        let refused = |line: &str| {
+            let argv: Vec<Bytes> = line
+                .split(' ')
+                .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+                .collect();
+            let (_, mut spec) = table.lookup(&argv[0]).expect(line);
+            if !spec.subcommands.is_empty() {
+                spec = table.lookup_sub(spec, &argv[1]).expect(line).1;
+            }
+            refused_on_postgres(spec, &argv)
+        };
+        for line in [
+            "SCAN 0",
+            "keys *",
+            "DBSIZE",
+            "FLUSHALL",
+            "MOVE k 1",
+            "COPY a b DB 1",
+            "SORT k BY w_*",
+            "SORT k GET #",
+            "XREAD BLOCK 0 STREAMS s $",
+            "BLPOP q 0",
+            "SQL.QUERY x",
+            "FUNCTION LOAD x",
+            "DEBUG RELOAD",
+        ] {
+            assert!(refused(line), "{line}");
+        }
+        for line in [
+            "GET k",
+            "COPY a db",
+            "SORT by",
+            "SORT k LIMIT 0 1",
+            "XREAD COUNT 1 STREAMS block 0",
+            "FUNCTION LIST",
+            "DEBUG SLEEP 0",
+            "EVAL x 0",
+            "MULTI",
+        ] {
+            assert!(!refused(line), "{line}");
+        }
+    }
+
+    #[test]
+    fn declared_keys_follow_the_key_specs() {
+        let table = Table::get();
+        let argv = |line: &str| -> Vec<Bytes> {
+            line.split(' ')
+                .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+                .collect()
+        };
+        let keys = |line: &str, db| {
+            let a = argv(line);
+            let (_, spec) = table.lookup(&a[0]).unwrap();
+            declared_keys(spec, &a, db)
+        };
+        let k = |db, s: &str| (db, s.as_bytes().to_vec());
+        assert_eq!(keys("INCR n", 3), vec![k(3, "n")]);
+        assert_eq!(keys("MSET a 1 b 2", 0), vec![k(0, "a"), k(0, "b")]);
+        assert_eq!(keys("EVAL s 2 x y arg", 0), vec![k(0, "x"), k(0, "y")]);
+        assert_eq!(
+            keys("LMOVE src dst LEFT RIGHT", 1),
+            vec![k(1, "src"), k(1, "dst")]
+        );
+        assert_eq!(keys("PING", 0), vec![]);
+    }
+}
