@@ -171,6 +171,10 @@ pub struct Client {
     pub info: Arc<ClientInfo>,
     /// Selected database.
     pub db: u32,
+    /// The keys the command being prepared declares, as (database, key), over the PostgreSQL
+    /// backend only (empty otherwise): `run_batch` adds them to its group's
+    /// (`dispatch::Group`), whose engine job declares them all.
+    pub declared: relis::DeclaredKeys,
     /// Protocol.
     pub proto: Protocol,
     /// Whether AUTH succeeded (or no password is needed).

@@ -37,6 +37,10 @@ pub struct Config {
     pub maxclients: usize,
     /// Commit durability.
     pub durability: Durability,
+    /// What holds the keyspace: `sqlite` (the file `dir/dbfilename`) or a PostgreSQL URL
+    /// (`postgres://user@host:port/db`) that several servers share (README "PostgreSQL
+    /// backend").
+    pub backend: String,
     /// debug | verbose | notice | warning.
     pub loglevel: String,
     /// Log file ("" = standard output).
@@ -131,6 +135,7 @@ impl Default for Config {
             users: Vec::new(),
             maxclients: 10000,
             durability: Durability::Normal,
+            backend: "sqlite".into(),
             loglevel: "notice".into(),
             logfile: String::new(),
             timeout: 0,
@@ -424,6 +429,27 @@ pub const PARAMS: &[Param] = &[
         set: |c, v| {
             c.durability = Durability::parse(v)
                 .ok_or_else(|| "argument must be one of: normal, full, off".to_string())?;
+            Ok(())
+        },
+    },
+    Param {
+        name: "backend",
+        mutable: false,
+        get: |c| c.backend.clone(),
+        set: |c, v| {
+            let lower = v.to_ascii_lowercase();
+            if lower == "sqlite" {
+                c.backend = lower;
+            } else if ["postgres://", "postgresql://"]
+                .iter()
+                .any(|p| lower.starts_with(p) && lower.len() > p.len())
+            {
+                c.backend = v.into();
+            } else {
+                return Err(
+                    "argument must be 'sqlite' or a URL postgres://user@host:port/database".into(),
+                );
+            }
             Ok(())
         },
     },
@@ -1033,6 +1059,23 @@ mod tests {
             e("latency-tracking", "maybe"),
             "argument must be 'yes' or 'no'"
         );
+    }
+
+    #[test]
+    fn backend_is_sqlite_or_a_postgres_url() {
+        let mut c = Config::default();
+        assert_eq!(c.get("backend").as_deref(), Some("sqlite"));
+        c.apply_args(&["--backend".into(), "postgres://relis@db:5432/relis".into()])
+            .unwrap();
+        assert_eq!(c.backend, "postgres://relis@db:5432/relis");
+        c.set("backend", "postgresql://h/d").unwrap();
+        c.set("backend", "SQLite").unwrap();
+        assert_eq!(c.backend, "sqlite");
+        for bad in ["", "mysql://h/d", "postgres://", "pg", "/tmp/x.db"] {
+            let e = c.set("backend", bad).unwrap_err();
+            assert!(e.contains("'sqlite' or a URL"), "{bad}: {e}");
+        }
+        assert_eq!(c.backend, "sqlite");
     }
 
     #[test]

@@ -360,6 +360,7 @@ async fn serve_stream<W: AsyncWrite + Unpin>(
         pushed: Vec::new(),
         mailbox_used: false,
         read_here: false,
+        declared: Vec::new(),
         blocked_for: std::time::Duration::ZERO,
         timed_out: false,
         tracking: None,

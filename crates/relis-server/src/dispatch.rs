@@ -38,11 +38,12 @@ pub const OUT_CHUNK: usize = 64 * 1024;
 /// Most reads run as one engine job (their replies are produced together).
 const READ_GROUP_MAX: usize = 16;
 
-/// Commands queued together for one engine job.
+/// Commands queued together for one engine job, with the keys they declare (over the
+/// PostgreSQL backend only, see [`Client::declared`]).
 enum Group {
     None,
-    Reads(Vec<QueuedRead>),
-    Writes(Vec<QueuedWrite>),
+    Reads(Vec<QueuedRead>, relis::DeclaredKeys),
+    Writes(Vec<QueuedWrite>, relis::DeclaredKeys),
 }
 
 impl Client {
@@ -74,6 +75,7 @@ impl Client {
 
     /// Looks up, checks and parses one command line (or queues it inside MULTI).
     fn prepare(&mut self, argv: Vec<Bytes>) -> Step {
+        self.declared.clear();
         let table = Table::get();
         let Some((mut idx, mut spec)) = table.lookup(&argv[0]) else {
             self.flag_multi();
@@ -191,6 +193,14 @@ impl Client {
                 self.server.scripting.run.abort();
             }
         }
+        // Over PostgreSQL a command sees only the keys it declares: what would need others is
+        // refused, as a rejection (a queued one makes EXEC fail).
+        let shared = self.server.db.backend() == "postgres";
+        if shared && refused_on_postgres(spec, &argv) {
+            self.reject(idx);
+            self.flag_multi();
+            return self.rejected(spec, CmdError::not_on_postgres(spec.name));
+        }
         if self.tracking.is_some() {
             self.track_reads(spec, &argv);
         }
@@ -207,6 +217,9 @@ impl Client {
             }
         }
         self.note_command(spec);
+        if shared {
+            self.declared = declared_keys(spec, &argv, self.db);
+        }
         let keys = spec.ready_keys(&argv);
         let line = self
             .server
@@ -396,25 +409,27 @@ impl Client {
                 }
                 Step::Read(c, idx, line) => {
                     // A group's replies are produced at once: a bounded group bounds them.
-                    let full = matches!(&group, Group::Reads(v) if v.len() >= READ_GROUP_MAX);
-                    if full || !matches!(group, Group::Reads(_)) {
+                    let full = matches!(&group, Group::Reads(v, _) if v.len() >= READ_GROUP_MAX);
+                    if full || !matches!(group, Group::Reads(..)) {
                         self.run_group(&mut group, out).await;
-                        group = Group::Reads(Vec::new());
+                        group = Group::Reads(Vec::new(), Vec::new());
                     }
-                    if let Group::Reads(v) = &mut group {
+                    if let Group::Reads(v, keys) = &mut group {
                         v.push((c, idx, line));
+                        keys.append(&mut self.declared);
                     }
                 }
                 Step::Write(queued) => {
                     // A tracking client's own invalidations follow the reply of the write that
                     // caused them: its writes go to the engine one by one (Redis's order).
                     let alone = self.tracking.as_ref().is_some_and(|t| !t.noloop);
-                    if !matches!(group, Group::Writes(_)) || alone {
+                    if !matches!(group, Group::Writes(..)) || alone {
                         self.run_group(&mut group, out).await;
-                        group = Group::Writes(Vec::new());
+                        group = Group::Writes(Vec::new(), Vec::new());
                     }
-                    if let Group::Writes(v) = &mut group {
+                    if let Group::Writes(v, keys) = &mut group {
                         v.push(queued);
+                        keys.append(&mut self.declared);
                     }
                 }
                 Step::Conn(c, idx, line) => {
@@ -470,7 +485,7 @@ impl Client {
     async fn run_group(&mut self, group: &mut Group, out: &mut BytesMut) {
         match std::mem::replace(group, Group::None) {
             Group::None => {}
-            Group::Reads(mut cmds) => {
+            Group::Reads(mut cmds, keys) => {
                 let cx = self.cx();
                 let table = Table::get();
                 if cmds
@@ -511,7 +526,8 @@ impl Client {
                 }
                 let n = cmds.len();
                 let (tx, rx) = oneshot::channel();
-                self.server.db.read_async(
+                self.server.db.read_async_keys(
+                    keys,
                     move |r| {
                         cmds.into_iter()
                             .map(|(c, idx, line)| {
@@ -528,11 +544,12 @@ impl Client {
                 );
                 self.deliver(n, rx.await, out);
             }
-            Group::Writes(cmds) => {
+            Group::Writes(cmds, keys) => {
                 let n = cmds.len();
                 let cx = self.cx();
                 let (tx, rx) = oneshot::channel();
-                self.server.db.write_async(
+                self.server.db.write_async_keys(
+                    keys,
                     move |w| {
                         w.set_origin(cx.client_id);
                         let mut served = Vec::new();
@@ -701,6 +718,45 @@ impl Client {
         self.blocked_for += waiting.elapsed();
         self.timed_out |= timed_out;
         reply
+    }
+}
+
+/// The keys the command line `argv` of `spec` declares, in database `db`: its key specs, the
+/// ones COMMAND GETKEYS, ACL and the blocked-client wake-ups read (a script's `KEYS`).
+pub fn declared_keys(spec: &Spec, argv: &[Bytes], db: u32) -> relis::DeclaredKeys {
+    spec.keys_of(argv)
+        .into_iter()
+        .filter_map(|i| argv.get(i).map(|k| (db, k.to_vec())))
+        .collect()
+}
+
+/// Whether the PostgreSQL backend refuses the command line `argv` of `spec` for now: it works
+/// on the whole keyspace (SCAN, KEYS, DBSIZE, RANDOMKEY, FLUSHDB/FLUSHALL, SWAPDB, DEBUG
+/// RELOAD/DIGEST, SAVE/BGSAVE), on keys it does not declare (MOVE, COPY ... DB, SORT with BY
+/// or GET, MIGRATE, REPLICAOF), on storage only the SQLite file has (SQL.*, REDISQL.*,
+/// FUNCTION LOAD/DELETE/FLUSH/RESTORE), or waits for keys other nodes would write (BLPOP and
+/// the other blocking pops and moves, XREAD/XREADGROUP with BLOCK). README "PostgreSQL
+/// backend" lists them.
+pub fn refused_on_postgres(spec: &Spec, argv: &[Bytes]) -> bool {
+    // Options come after the first arguments (a key may be named like an option).
+    let has = |from: usize, word: &str| {
+        argv.iter()
+            .skip(from)
+            .take_while(|a| !a.eq_ignore_ascii_case(b"streams"))
+            .any(|a| a.eq_ignore_ascii_case(word.as_bytes()))
+    };
+    match spec.name {
+        "scan" | "keys" | "dbsize" | "randomkey" | "flushdb" | "flushall" | "swapdb" | "move"
+        | "migrate" | "save" | "bgsave" | "replicaof" | "slaveof" | "blpop" | "brpop"
+        | "blmove" | "brpoplpush" | "blmpop" | "bzpopmin" | "bzpopmax" | "bzmpop"
+        | "function|load" | "function|delete" | "function|flush" | "function|restore" => true,
+        "copy" => has(3, "db"),
+        "sort" | "sort_ro" => has(2, "by") || has(2, "get"),
+        "xread" | "xreadgroup" => has(1, "block"),
+        "debug" => argv.get(1).is_some_and(|a| {
+            a.eq_ignore_ascii_case(b"reload") || a.eq_ignore_ascii_case(b"digest")
+        }),
+        name => name.starts_with("sql.") || name.starts_with("redisql."),
     }
 }
 
@@ -883,4 +939,81 @@ pub fn record_took(
         s.failed_calls.fetch_add(1, Ordering::Relaxed);
     }
     server.observe.command(idx, micros, line);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Refused over PostgreSQL or not, by command line: options are looked for where they can
+    /// be, never in a key's place.
+    #[test]
+    fn what_the_postgres_backend_refuses() {
+        let table = Table::get();
+        let refused = |line: &str| {
+            let argv: Vec<Bytes> = line
+                .split(' ')
+                .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+                .collect();
+            let (_, mut spec) = table.lookup(&argv[0]).expect(line);
+            if !spec.subcommands.is_empty() {
+                spec = table.lookup_sub(spec, &argv[1]).expect(line).1;
+            }
+            refused_on_postgres(spec, &argv)
+        };
+        for line in [
+            "SCAN 0",
+            "keys *",
+            "DBSIZE",
+            "FLUSHALL",
+            "MOVE k 1",
+            "COPY a b DB 1",
+            "SORT k BY w_*",
+            "SORT k GET #",
+            "XREAD BLOCK 0 STREAMS s $",
+            "BLPOP q 0",
+            "SQL.QUERY x",
+            "FUNCTION LOAD x",
+            "DEBUG RELOAD",
+        ] {
+            assert!(refused(line), "{line}");
+        }
+        for line in [
+            "GET k",
+            "COPY a db",
+            "SORT by",
+            "SORT k LIMIT 0 1",
+            "XREAD COUNT 1 STREAMS block 0",
+            "FUNCTION LIST",
+            "DEBUG SLEEP 0",
+            "EVAL x 0",
+            "MULTI",
+        ] {
+            assert!(!refused(line), "{line}");
+        }
+    }
+
+    #[test]
+    fn declared_keys_follow_the_key_specs() {
+        let table = Table::get();
+        let argv = |line: &str| -> Vec<Bytes> {
+            line.split(' ')
+                .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+                .collect()
+        };
+        let keys = |line: &str, db| {
+            let a = argv(line);
+            let (_, spec) = table.lookup(&a[0]).unwrap();
+            declared_keys(spec, &a, db)
+        };
+        let k = |db, s: &str| (db, s.as_bytes().to_vec());
+        assert_eq!(keys("INCR n", 3), vec![k(3, "n")]);
+        assert_eq!(keys("MSET a 1 b 2", 0), vec![k(0, "a"), k(0, "b")]);
+        assert_eq!(keys("EVAL s 2 x y arg", 0), vec![k(0, "x"), k(0, "y")]);
+        assert_eq!(
+            keys("LMOVE src dst LEFT RIGHT", 1),
+            vec![k(1, "src"), k(1, "dst")]
+        );
+        assert_eq!(keys("PING", 0), vec![]);
+    }
 }

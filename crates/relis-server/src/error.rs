@@ -737,6 +737,15 @@ impl CmdError {
         CmdError::err(format!("{what} command not allowed. If the {setting} option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."))
     }
 
+    /// A command the PostgreSQL backend cannot run yet (keyspace-wide, or touching keys it
+    /// does not declare; README "PostgreSQL backend").
+    pub fn not_on_postgres(cmd: &str) -> CmdError {
+        let cmd = cmd.replace('|', " ");
+        CmdError::err(format!(
+            "'{cmd}' is not supported with the postgres backend yet"
+        ))
+    }
+
     /// A command other than the pub/sub ones in RESP2 subscribed context.
     pub fn subscribed_context(cmd: &str) -> CmdError {
         CmdError::err(format!("Can't execute '{cmd}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"))

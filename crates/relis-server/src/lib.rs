@@ -41,6 +41,13 @@ pub const REDIS_VERSION: &str = "7.0.15";
 /// # Errors
 /// The database cannot be opened (the message names the file and the problem).
 pub fn open_engine(config: &config::Config) -> Result<relis::Db, relis::Error> {
+    if config.backend != "sqlite" {
+        return relis::Db::open_postgres(
+            &config.backend,
+            postgres_codec(),
+            engine_options(config, None),
+        );
+    }
     let path = config.db_path();
     if let Some(p) = &path {
         if let Some(dir) = p.parent() {
@@ -50,6 +57,18 @@ pub fn open_engine(config: &config::Config) -> Result<relis::Db, relis::Error> {
         }
     }
     relis::Db::open_with(engine_options(config, path))
+}
+
+/// How values are stored in PostgreSQL: Redis's DUMP payload (`cmd/keys/dump.rs`), so a row
+/// can be RESTOREd into a redis-server as it is.
+pub fn postgres_codec() -> relis::postgres::Codec {
+    relis::postgres::Codec {
+        dump: |d| {
+            let kind = cmd::keys::dump::object_kind(d.encoding);
+            rdb::payload::dump(&cmd::keys::dump::to_object(d.value), kind)
+        },
+        restore: |p| rdb::payload::restore(p).ok().map(cmd::keys::dump::to_value),
+    }
 }
 
 /// The engine options `config` asks for, on the file at `path` (`None`: in memory).

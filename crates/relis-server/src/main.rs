@@ -85,6 +85,9 @@ fn main() {
     }
     init_logging(&config);
     if let Some((import, path)) = file_op {
+        if config.backend != "sqlite" {
+            fail("--import and --export work on the SQLite file only (backend sqlite)");
+        }
         file_operation(&config, import, &path);
         return;
     }
@@ -123,10 +126,15 @@ fn main() {
         let tls_addr = tls_listeners.first().map(local);
         // INFO's tcp_port: the plain port, or the TLS port when there is none (as Redis).
         let addr = plain_addr.or(tls_addr).expect("a listener");
-        let path = config
-            .db_path()
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|| ":memory:".into());
+        // Not the backend's URL, which may hold a password.
+        let path = if config.backend != "sqlite" {
+            "a shared PostgreSQL (backend postgres)".into()
+        } else {
+            config
+                .db_path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| ":memory:".into())
+        };
         let shared = server::Shared::new(db, config, config_file, addr);
         // Users from `user` directives and the ACL file: a bad one stops the start.
         {

@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Relis's own settings: CONFIG GET * lists them beside Redis's.
 const RELIS_OWN: &[&str] = &[
     "durability",
+    "backend",
     "readers",
     "max-batch",
     "page-size",

@@ -24,6 +24,8 @@ mod engine;
 mod error;
 pub mod events;
 pub mod glob;
+#[cfg(feature = "postgres")]
+mod scratch;
 pub mod sql;
 pub mod timing;
 mod types;
@@ -35,8 +37,8 @@ pub use backend::sqlite::faults;
 pub use types::{geo, hll};
 
 pub use backend::sqlite::db::{
-    configure_sqlite, release_thread_snapshots, Db, Durability, Options, Stats, PAGE_SIZE,
-    WAL_RESTART_FRAMES,
+    configure_sqlite, release_thread_snapshots, Db, DeclaredKeys, Durability, Options, Stats,
+    PAGE_SIZE, WAL_RESTART_FRAMES,
 };
 #[doc(hidden)]
 pub use backend::sqlite::pcache::truncations as page_cache_truncations;

@@ -29,7 +29,8 @@ fn put(key: &[u8], n: i64) -> Change {
 fn the_schema_is_created_once_and_shared() {
     let Some(pg) = Pg::start() else { return };
     let mut a = PgKeys::connect(&pg.url()).unwrap();
-    let mut b = PgKeys::connect(&pg.url()).unwrap();
+    // The URL form (as `--backend` takes it) reaches the same database.
+    let mut b = PgKeys::connect(&pg.uri()).unwrap();
     assert_eq!(a.schema_version().unwrap(), 1);
     assert_eq!(b.schema_version().unwrap(), 1);
 
@@ -141,4 +142,71 @@ fn transfers_locking_two_keys_in_opposite_orders_keep_the_sum() {
     let b = counter(&mut g, b"b");
     assert_eq!(a + b, 2000);
     assert_eq!(a, 1000, "as many transfers each way");
+}
+
+/// A codec for strings only (the server's is Redis's DUMP payload, over every type).
+fn strings_codec() -> relis::postgres::Codec {
+    relis::postgres::Codec {
+        dump: |d| match d.value {
+            relis::Value::String(s) => s.to_vec(),
+            v => panic!("only strings in this test: {v:?}"),
+        },
+        restore: |b| Some(relis::Value::String(relis::Bytes::copy_from_slice(b))),
+    }
+}
+
+/// INCR through `db`, declaring its key; waits for the commit.
+fn incr(db: &relis::Db, key: &[u8]) -> relis::Result<i64> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let k = key.to_vec();
+    db.write_async_keys(
+        vec![(0, key.to_vec())],
+        move |w| w.atomic(|w| w.incr_by(0, &k, 1)),
+        move |r| {
+            let _ = tx.send(r);
+        },
+    );
+    rx.recv().unwrap().and_then(|r| r)
+}
+
+#[test]
+fn two_engines_over_one_postgres_lose_no_increment() {
+    let Some(pg) = Pg::start() else { return };
+    const EACH: i64 = 200;
+    let engines: Vec<relis::Db> = (0..2)
+        .map(|_| {
+            relis::Db::open_postgres(&pg.url(), strings_codec(), relis::Options::default()).unwrap()
+        })
+        .collect();
+    assert_eq!(engines[0].backend(), "postgres");
+    let workers: Vec<_> = (0..4)
+        .map(|i| {
+            let db = engines[i % 2].clone();
+            std::thread::spawn(move || {
+                for _ in 0..EACH {
+                    incr(&db, b"n").unwrap();
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    assert_eq!(incr(&engines[1], b"n").unwrap(), 4 * EACH + 1);
+
+    // A write to a key the job did not declare fails, and writes nothing.
+    let (tx, rx) = std::sync::mpsc::channel();
+    engines[0].write_async_keys(
+        vec![(0, b"n".to_vec())],
+        |w| {
+            w.atomic(|w| w.incr_by(0, b"n", 1))?;
+            w.atomic(|w| w.incr_by(0, b"other", 1))
+        },
+        move |r| {
+            let _ = tx.send(r);
+        },
+    );
+    let err = rx.recv().unwrap().unwrap_err();
+    assert!(err.to_string().contains("without declaring"), "{err}");
+    assert_eq!(incr(&engines[0], b"n").unwrap(), 4 * EACH + 2);
 }

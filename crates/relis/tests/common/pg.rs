@@ -117,6 +117,11 @@ impl Pg {
         )
     }
 
+    /// The same database as a URL, as `--backend` takes it.
+    pub fn uri(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+
     /// `tool` of the installed PostgreSQL, run as the `postgres` user when the tests are root.
     fn command(&self, tool: &str) -> Command {
         let exe = self.bin.join(tool);

@@ -69,6 +69,14 @@ impl ConnCmd for Exec {
             let mut db = c.db;
             let mut slots = Vec::with_capacity(multi.queued.len());
             let mut data = Vec::new();
+            // Over PostgreSQL the job declares the union of the commands' keys and the
+            // watched ones (ARCHITECTURE.md 10.1).
+            let shared = c.server.db.backend() == "postgres";
+            let mut declared: relis::DeclaredKeys = if shared {
+                watched.iter().map(|(d, k, _)| (*d, k.to_vec())).collect()
+            } else {
+                Vec::new()
+            };
             for argv in multi.queued {
                 // Queued lines passed lookup and arity checks when they were queued.
                 let Some((mut idx, mut spec)) = table.lookup(&argv[0]) else {
@@ -117,6 +125,9 @@ impl ConnCmd for Exec {
                     .enabled()
                     .then(|| Line::new(&argv, Some(c.info.clone())));
                 let keys: Vec<bytes::Bytes> = spec.ready_keys(&argv);
+                if shared {
+                    declared.extend(crate::dispatch::declared_keys(spec, &argv, db));
+                }
                 slots.push(match parse(spec, argv, skip) {
                     Ok(Parsed::Read(cmd)) => {
                         data.push((Data::Read(cmd), idx, db, line));
@@ -148,7 +159,8 @@ impl ConnCmd for Exec {
                 ..c.cx()
             };
             let (tx, rx) = oneshot::channel();
-            c.server.db.write_async(
+            c.server.db.write_async_keys(
+                declared,
                 move |w| -> relis::Result<Option<(Vec<Frame>, Vec<Delivery>)>> {
                     w.set_origin(cx.client_id);
                     for (wdb, key, version) in &watched {

@@ -68,7 +68,9 @@ impl ConnCmd for Watch {
             }
             let db = c.db;
             let (tx, rx) = oneshot::channel();
-            c.server.db.read_async(
+            let declared = keys.iter().map(|k| (db, k.to_vec())).collect();
+            c.server.db.read_async_keys(
+                declared,
                 move |r| {
                     keys.into_iter()
                         .map(|k| Ok((db, k.clone(), r.meta(db, &k)?.map(|m| m.version))))

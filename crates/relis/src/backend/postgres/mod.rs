@@ -13,7 +13,19 @@
 //! that still happens (keys locked in two steps) is reported by [`is_conflict`], for the caller
 //! to roll back and run the group again.
 
-use postgres::{Client, NoTls, Transaction};
+use postgres::{Client, NoTls, SimpleQueryMessage, Transaction};
+use std::fmt::Write as _;
+
+/// How values are stored in PostgreSQL: the engine hands whole values ([`crate::Dumped`]) to
+/// `dump` and takes them back from `restore`. The server passes Redis's DUMP payload
+/// (relis-server `cmd/keys/dump.rs`); the engine itself knows no serialization.
+#[derive(Clone, Copy)]
+pub struct Codec {
+    /// The stored bytes of a value.
+    pub dump: fn(crate::Dumped) -> Vec<u8>,
+    /// The value of stored bytes (`None`: they are not a value this codec wrote).
+    pub restore: fn(&[u8]) -> Option<crate::Value>,
+}
 
 /// An error of the PostgreSQL backend.
 pub type Error = postgres::Error;
@@ -96,6 +108,119 @@ impl PgKeys {
         })
     }
 
+    /// Begins a group's transaction, locks `keys` (as [`Group::lock`]) and loads their rows
+    /// (as [`Group::load`]), in one round trip: one simple-protocol query of three statements.
+    /// Under READ COMMITTED each statement takes its own snapshot, so the load, which follows
+    /// the locks, sees every commit of whoever held them before. End it with
+    /// [`PgKeys::commit_changes`] or [`PgKeys::rollback`].
+    ///
+    /// # Errors
+    /// The connection fails, or PostgreSQL reports a deadlock ([`is_conflict`]); the
+    /// transaction is then rolled back.
+    pub fn begin_locked(&mut self, keys: &[Key]) -> Result<Vec<Option<Stored>>, Error> {
+        let mut hashes: Vec<i64> = keys.iter().map(|(db, k)| lock_hash(*db, k)).collect();
+        hashes.sort_unstable();
+        hashes.dedup();
+        let mut sql = String::from("BEGIN;");
+        if !hashes.is_empty() {
+            let list: Vec<String> = hashes.iter().map(i64::to_string).collect();
+            let _ = write!(
+                sql,
+                "SELECT count(*) FROM (SELECT pg_advisory_xact_lock(h) \
+                 FROM unnest(ARRAY[{}]::bigint[]) WITH ORDINALITY AS t(h, i) ORDER BY i) l;",
+                list.join(",")
+            );
+        }
+        sql.push_str(&load_sql(keys));
+        match self.client.simple_query(&sql) {
+            Ok(msgs) => rows_of(keys.len(), &msgs),
+            Err(e) => {
+                self.rollback();
+                Err(e)
+            }
+        }
+    }
+
+    /// The stored rows of `keys`, outside any transaction and without locks: one statement,
+    /// so one consistent snapshot.
+    ///
+    /// # Errors
+    /// The connection fails.
+    pub fn load(&mut self, keys: &[Key]) -> Result<Vec<Option<Stored>>, Error> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let msgs = self.client.simple_query(&load_sql(keys))?;
+        rows_of(keys.len(), &msgs)
+    }
+
+    /// Writes `changes` (as [`Group::apply`]) and commits the transaction
+    /// [`PgKeys::begin_locked`] began, in one round trip.
+    ///
+    /// # Errors
+    /// The connection fails or the commit does: then nothing of the group happened (the
+    /// transaction is rolled back).
+    pub fn commit_changes(&mut self, changes: &[Change]) -> Result<(), Error> {
+        let mut sql = String::new();
+        let (mut dels, mut puts) = (Vec::new(), Vec::new());
+        for c in changes {
+            match c {
+                Change::Delete(k) => dels.push(k),
+                Change::Put {
+                    key,
+                    value,
+                    expire_at,
+                } => puts.push((key, value, expire_at)),
+            }
+        }
+        if !dels.is_empty() {
+            let _ = write!(
+                sql,
+                "DELETE FROM relis_keys k USING unnest({}, {}) AS t(db, key) \
+                 WHERE k.db = t.db AND k.key = t.key;",
+                int_array(dels.iter().map(|(db, _)| i64::from(*db)), "integer"),
+                bytea_array(dels.iter().map(|(_, k)| k.as_slice())),
+            );
+        }
+        if !puts.is_empty() {
+            let expires: Vec<String> = puts
+                .iter()
+                .map(|(_, _, e)| e.map_or_else(|| "NULL".into(), |e| e.to_string()))
+                .collect();
+            let _ = write!(
+                sql,
+                "INSERT INTO relis_keys (db, key, value, expire_at, version) \
+                 SELECT db, key, value, expire_at, nextval('relis_versions') \
+                 FROM unnest({}, {}, {}, ARRAY[{}]::bigint[]) AS t(db, key, value, expire_at) \
+                 ON CONFLICT (db, key) DO UPDATE SET value = excluded.value, \
+                 expire_at = excluded.expire_at, version = excluded.version;",
+                int_array(puts.iter().map(|((db, _), _, _)| i64::from(*db)), "integer"),
+                bytea_array(puts.iter().map(|((_, k), _, _)| k.as_slice())),
+                bytea_array(puts.iter().map(|(_, v, _)| v.as_slice())),
+                expires.join(","),
+            );
+        }
+        sql.push_str("COMMIT");
+        match self.client.simple_query(&sql) {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                self.rollback();
+                Err(e)
+            }
+        }
+    }
+
+    /// Rolls back the transaction [`PgKeys::begin_locked`] began (its locks go). Errors are
+    /// ignored: a broken connection has no transaction left ([`PgKeys::is_closed`]).
+    pub fn rollback(&mut self) {
+        let _ = self.client.simple_query("ROLLBACK");
+    }
+
+    /// Whether the connection is gone (the caller connects again).
+    pub fn is_closed(&self) -> bool {
+        self.client.is_closed()
+    }
+
     /// The schema version of the connected database.
     ///
     /// # Errors
@@ -125,6 +250,69 @@ fn migrate(client: &mut Client) -> Result<(), Error> {
         tx.execute("UPDATE relis_schema SET version = $1", &[&(i as i32 + 1)])?;
     }
     tx.commit()
+}
+
+/// The statement that loads `keys`' rows: (ordinal, hex value, expire_at, version).
+fn load_sql(keys: &[Key]) -> String {
+    format!(
+        "SELECT t.i, encode(k.value, 'hex'), k.expire_at, k.version \
+         FROM unnest({}, {}) WITH ORDINALITY AS t(db, key, i) \
+         JOIN relis_keys k ON k.db = t.db AND k.key = t.key",
+        int_array(keys.iter().map(|(db, _)| i64::from(*db)), "integer"),
+        bytea_array(keys.iter().map(|(_, k)| k.as_slice())),
+    )
+}
+
+/// An SQL array literal of integers.
+fn int_array(items: impl Iterator<Item = i64>, ty: &str) -> String {
+    let list: Vec<String> = items.map(|i| i.to_string()).collect();
+    format!("ARRAY[{}]::{ty}[]", list.join(","))
+}
+
+/// An SQL array literal of byte strings, in hex (no quoting of the bytes themselves is ever
+/// needed: only hex digits reach the SQL text).
+fn bytea_array<'a>(items: impl Iterator<Item = &'a [u8]>) -> String {
+    let mut out = String::from("ARRAY[");
+    for (i, b) in items.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str("decode('");
+        for byte in b {
+            let _ = write!(out, "{byte:02x}");
+        }
+        out.push_str("', 'hex')");
+    }
+    out.push_str("]::bytea[]");
+    out
+}
+
+/// The rows of the load statement among `msgs` (those with four columns), by key position.
+fn rows_of(n: usize, msgs: &[SimpleQueryMessage]) -> Result<Vec<Option<Stored>>, Error> {
+    let mut out = vec![None; n];
+    for m in msgs {
+        let SimpleQueryMessage::Row(row) = m else {
+            continue;
+        };
+        if row.len() != 4 {
+            continue;
+        }
+        let int = |i: usize| row.get(i).and_then(|v| v.parse::<i64>().ok());
+        let (Some(at), Some(hex), Some(version)) = (int(0), row.get(1), int(3)) else {
+            continue;
+        };
+        let value = (0..hex.len() / 2)
+            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap_or(0))
+            .collect();
+        if let Some(slot) = usize::try_from(at - 1).ok().and_then(|i| out.get_mut(i)) {
+            *slot = Some(Stored {
+                value,
+                expire_at: int(2),
+                version,
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// A group's transaction: [`Group::lock`] the keys, [`Group::load`] them, [`Group::apply`] the

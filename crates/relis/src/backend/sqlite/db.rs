@@ -121,6 +121,13 @@ impl Options {
 }
 
 type ReadJob = Box<dyn FnOnce(&mut Reader<'_>) + Send>;
+/// A read queued to the writer (in memory, or over PostgreSQL): given `None` it does not run
+/// and answers with an error (its keys could not be loaded).
+pub(crate) type WriterRead = Box<dyn FnOnce(Option<&mut Reader<'_>>) + Send>;
+
+/// The keys a job declares, as (logical database, key): the PostgreSQL backend locks and
+/// loads them before the job runs (ARCHITECTURE.md 10.1); the SQLite backend ignores them.
+pub type DeclaredKeys = Vec<(u32, Vec<u8>)>;
 
 /// A thread's own read-only connection to one engine (see [`Db::read_here`]), with the read
 /// transaction it holds between reads. Behind a mutex that its thread takes for each read
@@ -213,16 +220,20 @@ fn end_read(conn: &Connection) {
         let _ = conn.execute_batch("ROLLBACK");
     }
 }
-type Deliver = Box<dyn FnOnce(Result<()>) + Send>;
+pub(crate) type Deliver = Box<dyn FnOnce(Result<()>) + Send>;
 /// A write: run on the writer (`Some`), it returns what answers it once its group commits;
 /// given `None` it does not run and only answers (the group's transaction could not begin).
-type WriteJob = Box<dyn FnOnce(Option<&mut Writer<'_>>) -> Deliver + Send>;
-type ConnJob = Box<dyn FnOnce(&Connection) + Send>;
+pub(crate) type WriteJob = Box<dyn FnOnce(Option<&mut Writer<'_>>) -> Deliver + Send>;
+pub(crate) type ConnJob = Box<dyn FnOnce(&Connection) + Send>;
 
-enum WriterMsg {
-    Write(WriteJob),
-    /// A read, in memory mode (where there is no reader pool).
-    Read(ReadJob),
+// The declared keys are read by the PostgreSQL backend's loop only.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) enum WriterMsg {
+    /// A write and the keys it declares.
+    Write(WriteJob, DeclaredKeys),
+    /// A read, in memory mode (where there is no reader pool) or over PostgreSQL, and the keys
+    /// it declares.
+    Read(WriterRead, DeclaredKeys),
     /// Runs outside any transaction with the writer's connection (backups of in-memory data).
     Conn(ConnJob),
     Shutdown,
@@ -269,9 +280,45 @@ fn note_wal_frames(_: &rusqlite::hooks::Wal, frames: std::ffi::c_int) -> rusqlit
     Ok(())
 }
 
+/// What holds the keyspace, and so which loop the writer thread runs.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) enum Store {
+    /// The SQLite file (or memory): [`writer_loop`].
+    Sqlite,
+    /// Another store, named, whose loop the writer thread runs over its connection (the
+    /// PostgreSQL backend's, `scratch.rs`: the connection is an in-memory scratch holding only
+    /// the keys of the group it runs, ARCHITECTURE.md 10.1).
+    Loop(&'static str, WriterLoop),
+}
+
+/// A writer thread's loop other than [`writer_loop`]: it owns the writer's connection and
+/// state, and serves the queue until it closes or says [`WriterMsg::Shutdown`].
+pub(crate) type WriterLoop = Box<
+    dyn FnOnce(
+            Connection,
+            Receiver<WriterMsg>,
+            Arc<dyn Clock>,
+            Keyspace,
+            usize,
+            WriterState,
+            Arc<Stats>,
+        ) + Send,
+>;
+
+impl Store {
+    fn name(&self) -> &'static str {
+        match self {
+            Store::Sqlite => "sqlite",
+            Store::Loop(name, _) => name,
+        }
+    }
+}
+
 struct Shared {
     /// This engine's id in the process (from [`NEXT_ENGINE_ID`]).
     id: u64,
+    /// What holds the keyspace ([`Db::backend`]).
+    backend: &'static str,
     /// The threads' read connections to it ([`Db::read_here`]).
     locals: Arc<LocalReaders>,
     writer: Sender<WriterMsg>,
@@ -324,7 +371,12 @@ impl Db {
     ///
     /// # Errors
     /// The file cannot be opened, is not a Relis database, or its schema cannot be migrated.
-    pub(crate) fn open_engine(opts: Options, hooks: &'static [WriterHooks]) -> Result<Db> {
+    pub(crate) fn open_engine(
+        opts: Options,
+        hooks: &'static [WriterHooks],
+        store: Store,
+    ) -> Result<Db> {
+        let backend = store.name();
         configure_sqlite();
         let name = opts
             .path
@@ -387,8 +439,15 @@ impl Db {
                             new_keys: None,
                             lazily_expired: 0,
                         };
-                        let limits = (max_batch, wal_limit, spin);
-                        writer_loop(conn, wrx, clock, keyspace, limits, st, (stats, locals))
+                        match store {
+                            Store::Sqlite => {
+                                let limits = (max_batch, wal_limit, spin);
+                                writer_loop(conn, wrx, clock, keyspace, limits, st, (stats, locals))
+                            }
+                            Store::Loop(_, run) => {
+                                run(conn, wrx, clock, keyspace, max_batch, st, stats)
+                            }
+                        }
                     })
                     .map_err(|e| Error::Storage(e.to_string()))?,
             );
@@ -428,6 +487,7 @@ impl Db {
         Ok(Db {
             shared: Arc::new(Shared {
                 id: NEXT_ENGINE_ID.fetch_add(1, Ordering::Relaxed),
+                backend,
                 locals,
                 writer: wtx,
                 readers,
@@ -462,6 +522,14 @@ impl Db {
     /// The logical database this handle's typed methods act on.
     pub fn index(&self) -> u32 {
         self.index
+    }
+
+    /// What holds the keyspace: `"sqlite"` (the file, or memory) or `"postgres"` (a shared
+    /// PostgreSQL, [`Db::open_postgres`]). Over PostgreSQL a job sees only the keys it declares
+    /// ([`Db::write_async_keys`], [`Db::read_async_keys`]): keyspace-wide work (SCAN, DBSIZE,
+    /// FLUSHALL, user SQL, the expiry sweep, backups) has nothing to run on yet.
+    pub fn backend(&self) -> &'static str {
+        self.shared.backend
     }
 
     /// The number of logical databases.
@@ -508,6 +576,17 @@ impl Db {
         f: impl FnOnce(&mut Reader<'_>) -> R + Send + 'static,
         done: impl FnOnce(Result<R>) + Send + 'static,
     ) {
+        self.read_async_keys(Vec::new(), f, done);
+    }
+
+    /// [`Db::read_async`] for a read of `keys` (see [`DeclaredKeys`]): over PostgreSQL only the
+    /// declared keys are there to read; every other key reads as missing.
+    pub fn read_async_keys<R: Send + 'static>(
+        &self,
+        keys: DeclaredKeys,
+        f: impl FnOnce(&mut Reader<'_>) -> R + Send + 'static,
+        done: impl FnOnce(Result<R>) + Send + 'static,
+    ) {
         match &self.shared.readers {
             Some(readers) => {
                 let job: ReadJob = Box::new(move |r| done(Ok(f(r))));
@@ -518,8 +597,13 @@ impl Db {
             }
             None => {
                 // In memory there is one connection: reads queue behind writes on the writer.
-                let job: ReadJob = Box::new(move |r| done(Ok(f(r))));
-                let _ = self.shared.writer.send(WriterMsg::Read(job));
+                let job: WriterRead = Box::new(move |r| match r {
+                    Some(r) => done(Ok(f(r))),
+                    None => done(Err(Error::Storage(
+                        "the read's keys could not be loaded".into(),
+                    ))),
+                });
+                let _ = self.shared.writer.send(WriterMsg::Read(job, keys));
             }
         }
     }
@@ -607,6 +691,18 @@ impl Db {
         f: impl FnOnce(&mut Writer<'_>) -> R + Send + 'static,
         done: impl FnOnce(Result<R>) + Send + 'static,
     ) {
+        self.write_async_keys(Vec::new(), f, done);
+    }
+
+    /// [`Db::write_async`] for a write of `keys` (see [`DeclaredKeys`]): over PostgreSQL the
+    /// group locks and loads the union of its jobs' keys before any runs, and a job that
+    /// writes a key it did not declare fails its whole group (nothing is written).
+    pub fn write_async_keys<R: Send + 'static>(
+        &self,
+        keys: DeclaredKeys,
+        f: impl FnOnce(&mut Writer<'_>) -> R + Send + 'static,
+        done: impl FnOnce(Result<R>) + Send + 'static,
+    ) {
         let job: WriteJob = Box::new(move |w| match w {
             Some(w) => {
                 let r = f(w);
@@ -617,7 +713,7 @@ impl Db {
                 done(failed.and_then(|()| Err(Error::Storage("a write did not run".into()))))
             }),
         });
-        let _ = self.shared.writer.send(WriterMsg::Write(job));
+        let _ = self.shared.writer.send(WriterMsg::Write(job, keys));
     }
 
     /// Runs `f` on a consistent snapshot and waits for its result: on the calling thread's own
@@ -1040,9 +1136,9 @@ fn writer_loop(
             for m in batch.drain(..) {
                 match m {
                     // Nothing ran: every write is answered with the error without running.
-                    WriterMsg::Write(job) => job(None)(Err(err.clone())),
+                    WriterMsg::Write(job, _) => job(None)(Err(err.clone())),
                     // Reads and the shutdown need no transaction of the writer's.
-                    WriterMsg::Read(job) => reads.push(job),
+                    WriterMsg::Read(job, _) => reads.push(Box::new(move |r| job(Some(r)))),
                     WriterMsg::Conn(job) => reads.push(Box::new(move |r| job(r.conn))),
                     WriterMsg::Shutdown => shutdown = true,
                 }
@@ -1058,7 +1154,7 @@ fn writer_loop(
         load = load - load / 8 + 2 * batch.len();
         for m in batch.drain(..) {
             match m {
-                WriterMsg::Write(job) => {
+                WriterMsg::Write(job, _) => {
                     let mut w = Writer::new(&conn, clock.now_ms(), keyspace, &st);
                     delivers.push(job(Some(&mut w)));
                     n_writes += 1;
@@ -1073,7 +1169,7 @@ fn writer_loop(
                         let _ = conn.execute_batch("BEGIN IMMEDIATE");
                     }
                 }
-                WriterMsg::Read(job) => reads.push(job),
+                WriterMsg::Read(job, _) => reads.push(Box::new(move |r| job(Some(r)))),
                 WriterMsg::Conn(job) => {
                     // Runs after this batch commits, outside any transaction.
                     let job: ReadJob = Box::new(move |r| job(r.conn));

@@ -1,0 +1,398 @@
+//! The engine over PostgreSQL, assembled from the PostgreSQL key table (`backend::postgres`),
+//! the SQLite backend's writer plumbing and the types' whole-value DUMP/RESTORE: the writer
+//! loop over PostgreSQL (ARCHITECTURE.md 10.1). Each group of queued jobs runs on
+//! the existing engine over a scratch in-memory SQLite database that holds only the keys the
+//! group's jobs declare. In order, per group:
+//!
+//! 1. one PostgreSQL round trip: `BEGIN`, advisory locks on every declared key in hash order,
+//!    the keys' rows (a group of reads only: the rows, without transaction or locks);
+//! 2. the live rows are restored into the scratch (inside its own transaction) with the
+//!    versions PostgreSQL gave them, so WATCH compares versions every node agrees on; expired
+//!    rows are skipped (and deleted by a writing group: lazy expiry under the lock);
+//! 3. the write jobs run as on the SQLite backend;
+//! 4. every declared key whose scratch version moved is dumped and written back, every one
+//!    that vanished deleted, and PostgreSQL commits, in one round trip; a key written that was
+//!    not declared fails the whole group instead (it was never locked);
+//! 5. the reads run on the scratch (which then holds what PostgreSQL committed, or what it had
+//!    before if the commit failed), events go out, the writes are answered, and the scratch
+//!    transaction is rolled back, leaving it empty for the next group.
+//!
+//! A deadlock reported while locking (possible only against clients that lock otherwise) is
+//! retried before any job runs; once jobs have run, they cannot run again (they are `FnOnce`),
+//! so a failure after that answers the group with the error: nothing of it was written.
+
+use crate::backend::postgres::{is_conflict, Change, Codec, Key, PgKeys, Stored};
+use crate::backend::sqlite::db::{Deliver, Stats, WriteJob, WriterMsg, WriterRead};
+use crate::backend::sqlite::stmt::{prepare, Conn, Finish};
+use crate::backend::sqlite::store::{Keyspace, Reader, Writer, WriterHooks, WriterState};
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::types::value::RestoreOptions;
+use crossbeam_channel::Receiver;
+use rusqlite::Connection;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// The PostgreSQL side of an engine: its connection, the codec of stored values, and where to
+/// connect again when the connection breaks.
+pub(crate) struct Remote {
+    keys: PgKeys,
+    codec: Codec,
+    url: String,
+}
+
+impl Remote {
+    /// Connects and migrates the schema.
+    ///
+    /// # Errors
+    /// [`Error::NotRelis`] with PostgreSQL's message.
+    pub(crate) fn connect(url: &str, codec: Codec) -> Result<Remote> {
+        // On a thread of its own: the synchronous client runs a runtime of its own, which
+        // cannot start on a thread that drives one (a server opens the engine inside tokio).
+        let keys = std::thread::scope(|s| s.spawn(|| PgKeys::connect(url)).join())
+            .map_err(|_| Error::NotRelis("postgres: the connection attempt panicked".into()))?
+            .map_err(|e| Error::NotRelis(format!("postgres: {e}")))?;
+        Ok(Remote {
+            keys,
+            codec,
+            url: url.to_string(),
+        })
+    }
+}
+
+/// Versions the scratch hands out start here, far above any PostgreSQL's sequence reaches: a
+/// key a job wrote never shows the version it was loaded with.
+const SCRATCH_VERSIONS: i64 = 1 << 62;
+
+/// Times a group's locking is tried when PostgreSQL reports a deadlock.
+const ATTEMPTS: usize = 5;
+
+/// Sets a restored key's version to the one PostgreSQL gave it.
+const SET_VERSION: &str = "UPDATE main.relis_keys SET version = ?1 WHERE db = ?2 AND key = ?3";
+
+/// Every key row of the scratch (to find keys written without being declared).
+const ALL_KEYS: &str = "SELECT db, key FROM main.relis_keys";
+
+fn storage(e: impl std::fmt::Display) -> Error {
+    Error::Storage(format!("postgres: {e}"))
+}
+
+/// The writer thread's loop (see the module's documentation).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run(
+    conn: Connection,
+    rx: Receiver<WriterMsg>,
+    clock: Arc<dyn Clock>,
+    keyspace: Keyspace,
+    max_batch: usize,
+    mut st: WriterState,
+    stats: Arc<Stats>,
+    mut remote: Remote,
+) {
+    st.next_version = SCRATCH_VERSIONS;
+    // Nothing of the scratch is kept, so the counter is never written to it.
+    st.persisted_version = i64::MAX;
+    let st = RefCell::new(st);
+    let conn = Conn::kept(&conn);
+    // Finalizes the kept statements when this function ends, before the connection closes.
+    let _finish = Finish(&conn);
+    let mut batch: Vec<WriterMsg> = Vec::with_capacity(max_batch);
+    let mut shutdown = false;
+    while !shutdown {
+        match rx.recv() {
+            Ok(m) => batch.push(m),
+            Err(_) => break,
+        }
+        while batch.len() < max_batch {
+            match rx.try_recv() {
+                Ok(m) => batch.push(m),
+                Err(_) => break,
+            }
+        }
+        let mut group = Group::default();
+        let mut conns = Vec::new();
+        for m in batch.drain(..) {
+            match m {
+                WriterMsg::Write(job, k) => {
+                    group.keys.extend(k);
+                    group.writes.push(job);
+                }
+                WriterMsg::Read(job, k) => {
+                    group.keys.extend(k);
+                    group.reads.push(job);
+                }
+                WriterMsg::Conn(job) => conns.push(job),
+                WriterMsg::Shutdown => shutdown = true,
+            }
+        }
+        group.keys.sort_unstable();
+        group.keys.dedup();
+        if !group.writes.is_empty() || !group.reads.is_empty() {
+            let ctx = Ctx {
+                conn: &conn,
+                st: &st,
+                clock: &*clock,
+                keyspace,
+                stats: &stats,
+            };
+            run_group(&ctx, &mut remote, group);
+        }
+        // Outside any transaction, on the (empty) scratch.
+        for job in conns {
+            job(&conn);
+        }
+    }
+}
+
+/// What a group runs with.
+struct Ctx<'c> {
+    conn: &'c Conn<'c>,
+    st: &'c RefCell<WriterState>,
+    clock: &'c dyn Clock,
+    keyspace: Keyspace,
+    stats: &'c Stats,
+}
+
+/// One group: its jobs and the union of the keys they declare (sorted, once each).
+#[derive(Default)]
+struct Group {
+    keys: Vec<Key>,
+    writes: Vec<WriteJob>,
+    reads: Vec<WriterRead>,
+}
+
+/// Begins (locks and loads) a writing group's keys, or loads a reading group's.
+fn begin(remote: &mut Remote, keys: &[Key], writing: bool) -> Result<Vec<Option<Stored>>> {
+    if remote.keys.is_closed() {
+        remote.keys = PgKeys::connect(&remote.url).map_err(storage)?;
+    }
+    if !writing {
+        return remote.keys.load(keys).map_err(storage);
+    }
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match remote.keys.begin_locked(keys) {
+            Ok(rows) => return Ok(rows),
+            // Nothing has run yet: trying again is invisible.
+            Err(e) if is_conflict(&e) && attempt < ATTEMPTS => {
+                tracing::debug!("postgres: retrying a group's locks: {e}");
+            }
+            Err(e) => return Err(storage(e)),
+        }
+    }
+}
+
+fn run_group(cx: &Ctx<'_>, remote: &mut Remote, group: Group) {
+    let Group {
+        keys,
+        writes,
+        reads,
+    } = group;
+    let writing = !writes.is_empty();
+    let rows = match begin(remote, &keys, writing) {
+        Ok(rows) => rows,
+        Err(e) => {
+            tracing::error!("writer: {e}");
+            if writing {
+                cx.stats.failed_commits.fetch_add(1, Ordering::Relaxed);
+            }
+            for job in writes {
+                job(None)(Err(e.clone()));
+            }
+            for job in reads {
+                job(None);
+            }
+            return;
+        }
+    };
+    let conn = cx.conn;
+    let hooks = cx.st.borrow().hooks;
+    if let Err(e) = conn.execute_batch("BEGIN") {
+        tracing::error!("writer: the scratch cannot begin: {e}");
+    }
+    let loaded = restore(cx, remote.codec, &keys, rows);
+    let _ = conn.execute_batch("SAVEPOINT loaded");
+    let mut delivers: Vec<Deliver> = Vec::with_capacity(writes.len());
+    let n_writes = writes.len() as u64;
+    let mut lost = false;
+    let outcome = match loaded {
+        Err(e) => {
+            // The scratch holds part of the keys: reads must not answer from it either.
+            lost = true;
+            for job in writes {
+                delivers.push(job(None));
+            }
+            Err(e)
+        }
+        Ok((versions, expired)) => {
+            for job in writes {
+                let mut w = Writer::new(conn, cx.clock.now_ms(), cx.keyspace, cx.st);
+                delivers.push(job(Some(&mut w)));
+                if conn.is_autocommit() {
+                    // SQLite rolled the scratch back: the loaded keys are gone with it.
+                    lost = true;
+                    cx.st.borrow_mut().poisoned.get_or_insert(Error::Storage(
+                        "the transaction was rolled back by SQLite".into(),
+                    ));
+                    WriterHooks::discard(hooks, conn);
+                    let _ = conn.execute_batch("BEGIN");
+                }
+            }
+            let poisoned = cx.st.borrow_mut().poisoned.take();
+            match poisoned {
+                Some(e) => Err(e),
+                None if !writing => Ok(()),
+                None => changes(cx, remote.codec, &keys, &versions, expired)
+                    .and_then(|c| remote.keys.commit_changes(&c).map_err(storage)),
+            }
+        }
+    };
+    if writing && outcome.is_err() {
+        remote.keys.rollback();
+        let _ = conn.execute_batch("ROLLBACK TO loaded");
+        WriterHooks::discard(hooks, conn);
+    }
+    // Reads see what PostgreSQL now holds: the group's writes if they committed.
+    for job in reads {
+        if lost {
+            job(None);
+        } else {
+            let mut r = Reader::new(conn, cx.clock.now_ms(), cx.keyspace);
+            job(Some(&mut r));
+        }
+    }
+    let _ = conn.execute_batch("ROLLBACK");
+    WriterHooks::discard(hooks, conn);
+    let mut st = cx.st.borrow_mut();
+    match &outcome {
+        Ok(()) if writing => {
+            cx.stats.commits.fetch_add(1, Ordering::Release);
+            cx.stats.writes.fetch_add(n_writes, Ordering::Relaxed);
+            let lazily = std::mem::take(&mut st.lazily_expired);
+            cx.stats.expired_keys.fetch_add(lazily, Ordering::Relaxed);
+            if !st.events.is_empty() {
+                let events = std::mem::take(&mut st.events);
+                if let Some(sink) = st.sink.get() {
+                    sink.publish(events);
+                }
+            }
+        }
+        Ok(()) => {}
+        Err(e) => {
+            tracing::error!("writer: group failed, {n_writes} writes not applied: {e}");
+            cx.stats.failed_commits.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    st.events.clear();
+    st.lazily_expired = 0;
+    drop(st);
+    for d in delivers {
+        d(outcome.clone());
+    }
+}
+
+/// Restores the live `rows` of `keys` into the scratch with their versions. Returns the
+/// version each restored key was loaded with, and how many expired rows were found (their
+/// keys, to delete under the lock).
+#[allow(clippy::type_complexity)]
+fn restore(
+    cx: &Ctx<'_>,
+    codec: Codec,
+    keys: &[Key],
+    rows: Vec<Option<Stored>>,
+) -> Result<(HashMap<Key, i64>, Vec<Key>)> {
+    let now = cx.clock.now_ms();
+    let mut w = Writer::new(cx.conn, now, cx.keyspace, cx.st);
+    let mut versions = HashMap::new();
+    let mut expired = Vec::new();
+    for (key, row) in keys.iter().zip(rows) {
+        let Some(row) = row else {
+            continue;
+        };
+        if row.expire_at.is_some_and(|at| at <= now) {
+            expired.push(key.clone());
+            continue;
+        }
+        let value = (codec.restore)(&row.value)
+            .ok_or_else(|| Error::Storage("postgres: a stored value cannot be decoded".into()))?;
+        let opts = RestoreOptions {
+            replace: true,
+            expire_at: row.expire_at,
+            idle_secs: None,
+        };
+        w.restore_value(key.0, &key.1, &value, opts)?;
+        prepare(cx.conn, SET_VERSION)?.execute((row.version, key.0, &key.1))?;
+        versions.insert(key.clone(), row.version);
+    }
+    // Restoring is not a command: nothing of it is an event.
+    cx.st.borrow_mut().events.clear();
+    Ok((versions, expired))
+}
+
+/// What the group changed among `keys`: puts of the keys whose version moved, deletes of those
+/// that vanished (and of the expired rows found at load).
+///
+/// # Errors
+/// A key was written that no job declared (it was never locked), or a storage error.
+fn changes(
+    cx: &Ctx<'_>,
+    codec: Codec,
+    keys: &[Key],
+    loaded: &HashMap<Key, i64>,
+    expired: Vec<Key>,
+) -> Result<Vec<Change>> {
+    WriterHooks::flush(cx.st.borrow().hooks, cx.conn)?;
+    {
+        let mut stmt = prepare(cx.conn, ALL_KEYS)?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let key: Key = (row.get(0)?, row.get(1)?);
+            if keys.binary_search(&key).is_err() {
+                // For the client: its command (a script, most likely) must declare the key.
+                return Err(Error::RolledBack(format!(
+                    "a command wrote key '{}' of database {} without declaring it (the \
+                     postgres backend needs every key a command touches declared, a \
+                     script's in KEYS)",
+                    String::from_utf8_lossy(&key.1),
+                    key.0
+                )));
+            }
+        }
+    }
+    let r = Reader::new(cx.conn, cx.clock.now_ms(), cx.keyspace);
+    let mut out: Vec<Change> = Vec::new();
+    let mut expired = expired.into_iter().peekable();
+    for key in keys {
+        let meta = r.meta(key.0, &key.1)?;
+        let before = loaded.get(key);
+        match meta {
+            None if before.is_some() => out.push(Change::Delete(key.clone())),
+            Some(m) if before != Some(&m.version) => {
+                let Some(d) = r.dump_value(key.0, &key.1)? else {
+                    continue;
+                };
+                out.push(Change::Put {
+                    key: key.clone(),
+                    value: (codec.dump)(d),
+                    expire_at: m.expire_at,
+                });
+            }
+            _ => {}
+        }
+        // An expired row nothing rewrote goes (the keys and the expired list are both sorted).
+        while expired.peek().is_some_and(|k| k < key) {
+            expired.next();
+        }
+        if expired.peek() == Some(key) {
+            expired.next();
+            if meta.is_none() {
+                out.push(Change::Delete(key.clone()));
+                cx.stats.expired_keys.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+    Ok(out)
+}
