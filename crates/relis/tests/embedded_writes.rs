@@ -4,7 +4,7 @@
 //! file, the writer thread's tick duties still done, and a panicking write leaving nothing.
 
 use relis::events::{class, EventSink, KeyEvent};
-use relis::{Db, Error, Expiry, ManualClock, Options, SetOptions};
+use relis::{Bytes, Db, Error, Expiry, ManualClock, Options, RankBlocks, SetOptions, ZAddOptions};
 use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc, Mutex};
@@ -302,6 +302,76 @@ fn a_panicking_write_leaves_nothing_behind() {
         );
         assert_eq!(rx.recv().unwrap(), Ok(3));
     }
+}
+
+/// A write that fails on the caller's thread (a transaction of its own, with no savepoint)
+/// keeps nothing it wrote or recorded: its keys, its events, the sorted sets' pending rank
+/// counts; the next writes, on both paths, see the state from before it.
+#[test]
+fn a_failing_embedded_write_keeps_nothing_it_wrote_or_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open_with(Options {
+        rank_blocks: RankBlocks {
+            threshold: 12,
+            block: 4,
+            fanout: 3,
+        },
+        ..Options::file(dir.path().join("t.db"))
+    })
+    .unwrap();
+    let events = Arc::new(Recorder::default());
+    db.set_event_sink(events.clone());
+    let pairs = |from: i64, to: i64| -> Vec<(f64, Bytes)> {
+        (from..to)
+            .map(|i| (i as f64, Bytes::from(format!("m{i:03}"))))
+            .collect()
+    };
+    let first = pairs(0, 40);
+    db.write(move |w| w.zadd(0, b"z", ZAddOptions::default(), &first).map(drop))
+        .unwrap();
+    let here = std::thread::current().id();
+    let more = pairs(40, 60);
+    let r: Result<std::thread::ThreadId, Error> = db.write(move |w| {
+        incr_noting(w, b"n")?;
+        w.zadd(0, b"z", ZAddOptions::default(), &more)?;
+        // A member moved to the front: rank counts change in blocks it does not end in.
+        w.zadd(
+            0,
+            b"z",
+            ZAddOptions::default(),
+            &[(-1.0, Bytes::from("m039"))],
+        )?;
+        w.set(0, b"half", b"written", SetOptions::default())?;
+        assert_eq!(
+            std::thread::current().id(),
+            here,
+            "ran on the caller's thread"
+        );
+        Err(Error::WrongType)
+    });
+    assert_eq!(r, Err(Error::WrongType));
+    assert_eq!(db.get("half").unwrap(), None);
+    assert_eq!(db.get("n").unwrap(), None);
+    assert_eq!(events.seqs(), Vec::<i64>::new());
+    assert_eq!(db.zcard("z").unwrap(), 40);
+    let rank = db.write(|w| w.zrank(0, b"z", b"m039", false)).unwrap();
+    assert_eq!(rank, Some(Some(39)));
+    db.write(|w| w.zcheck(0, b"z")).unwrap();
+    // The writer thread's next group sees the same.
+    let (tx, rx) = mpsc::channel();
+    db.write_async(
+        |w| {
+            w.zcheck(0, b"z")?;
+            w.atomic(|w| incr_noting(w, b"n"))
+        },
+        move |r| tx.send(r.and_then(|r| r)).unwrap(),
+    );
+    assert_eq!(rx.recv().unwrap(), Ok(1));
+    assert_eq!(events.seqs(), vec![1]);
+    drop(db);
+    let db = Db::open(dir.path().join("t.db")).unwrap();
+    assert_eq!(db.zcard("z").unwrap(), 40);
+    assert_eq!(db.get("n").unwrap().as_deref(), Some(&b"1"[..]));
 }
 
 /// The expiry sweep stays with the writer thread, which wakes for it on its own while every

@@ -260,7 +260,8 @@ pub const WAL_RESTART_FRAMES: i32 = 16384;
 const WAL_KEEP_BYTES: i64 = 64 << 20;
 
 thread_local! {
-    /// The WAL's length in frames after the writer's last commit (set by SQLite's WAL hook).
+    /// The WAL's length in frames after this thread's last commit on a writer's connection
+    /// (set by SQLite's WAL hook: the writer thread's, or an embedded caller's).
     static WAL_FRAMES: std::cell::Cell<i32> = const { std::cell::Cell::new(0) };
 }
 
@@ -736,18 +737,27 @@ impl Db {
             stats.failed_commits.fetch_add(1, Ordering::Relaxed);
             return Err(err);
         }
-        // If `f` panics, the transaction is rolled back before the panic goes on to the
-        // caller: the core is left as the next holder expects it, with nothing of `f` in it.
-        let unwind = RollbackOnUnwind(conn, st, st.borrow().persisted_version);
-        let out = {
-            let mut w = Writer::new(conn, shared.clock.now_ms(), shared.keyspace, st);
-            let r = w.atomic(f);
-            if let Err(e @ (Error::Storage(_) | Error::DiskFull | Error::Io(_))) = &r {
-                w.poison(e.clone());
+        // The transaction is `f`'s alone, so it needs no savepoint of its own (which would
+        // copy every page `f` touches to the statement journal): if `f` fails, or panics, the
+        // whole transaction is rolled back, before its error (or the panic) goes on to the
+        // caller, leaving the core as the next holder expects it, with nothing of `f` in it.
+        let abandon = Abandon(conn, st);
+        let out = f(&mut Writer::new(
+            conn,
+            shared.clock.now_ms(),
+            shared.keyspace,
+            st,
+        ));
+        let out = match out {
+            Ok(v) => {
+                std::mem::forget(abandon);
+                v
             }
-            r
+            Err(e) => {
+                drop(abandon);
+                return Err(e);
+            }
         };
-        std::mem::forget(unwind);
         if conn.is_autocommit() {
             // SQLite rolled the transaction back (disk full, I/O error): see `writer_loop`.
             st.borrow_mut().poisoned.get_or_insert(Error::Storage(
@@ -768,7 +778,7 @@ impl Db {
         if catch_up {
             catch_up_checkpoint(conn, stats, &shared.locals);
         }
-        committed.and(out)
+        committed.map(|()| out)
     }
 
     /// Stops (`false`) or restarts (`true`) the background expiry sweep (DEBUG
@@ -1085,23 +1095,23 @@ struct WriterCore {
 }
 
 /// Rolls back the transaction an embedded caller's write ([`Db::write_here`]) opened, when
-/// dropped (only while unwinding: it is forgotten otherwise), and forgets what the write left
-/// in the writer's state; the stored counter's value before it is the third field.
-struct RollbackOnUnwind<'a>(&'a Conn<'a>, &'a RefCell<WriterState>, i64);
+/// dropped (after the write failed, or while its panic unwinds; it is forgotten otherwise),
+/// and forgets what the write left in the writer's state: the transaction held nothing else.
+struct Abandon<'a>(&'a Conn<'a>, &'a RefCell<WriterState>);
 
-impl Drop for RollbackOnUnwind<'_> {
+impl Drop for Abandon<'_> {
     fn drop(&mut self) {
         let (conn, st) = (self.0, self.1);
         let _ = conn.execute_batch("ROLLBACK");
-        // The panic may have come while the state was borrowed (it is released by now).
+        // A panic may have come while the state was borrowed (released by now, but make sure).
         let Ok(mut st) = st.try_borrow_mut() else {
             return;
         };
         WriterHooks::discard(st.hooks, conn);
-        st.persisted_version = self.2;
         st.poisoned = None;
         st.events.clear();
         st.lazily_expired = 0;
+        // Restored by the code that set them, unless a panic came in between.
         st.mute_new = false;
         st.new_keys = None;
     }
@@ -1149,6 +1159,9 @@ impl CommitCx<'_> {
                     Writer::new(conn, self.clock.now_ms(), self.keyspace, st).persist_counter()
                 })
                 .and_then(|()| {
+                    // Set by the WAL hook if the commit writes frames; a thread may commit for
+                    // more than one engine, so no earlier value of another's must be read.
+                    WAL_FRAMES.with(|f| f.set(-1));
                     crate::backend::sqlite::stmt::prepare(conn, "COMMIT")?.execute([])?;
                     Ok(())
                 }),
@@ -1160,8 +1173,10 @@ impl CommitCx<'_> {
                     .report_with_syncs(crate::timing::Timed::Commit, started);
                 // Release: a reader that sees the new count also sees the commit (read_here).
                 stats.commits.fetch_add(1, Ordering::Release);
-                let over = WAL_FRAMES.with(|f| f.get()) > self.wal_limit;
-                if over || stats.wal_over_limit.load(Ordering::Relaxed) {
+                // (-1: the transaction wrote nothing, and the WAL is as it was.)
+                let frames = WAL_FRAMES.with(|f| f.get());
+                let over = frames > self.wal_limit;
+                if frames >= 0 && (over || stats.wal_over_limit.load(Ordering::Relaxed)) {
                     stats.wal_over_limit.store(over, Ordering::Relaxed);
                 }
                 stats.writes.fetch_add(n_writes, Ordering::Relaxed);
