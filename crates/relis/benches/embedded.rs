@@ -83,7 +83,11 @@ fn queued(db: &Db, n: u32, value: &[u8]) {
         return;
     }
     let (tx, rx) = std::sync::mpsc::channel();
-    let commits = || db.stats().commits.load(std::sync::atomic::Ordering::Relaxed);
+    let commits = || {
+        db.stats()
+            .commits
+            .load(std::sync::atomic::Ordering::Relaxed)
+    };
     let (started, before) = (Instant::now(), commits());
     let mut in_flight = 0;
     for i in 0..n {
