@@ -23,13 +23,12 @@
 
 use crate::backend::postgres::{is_conflict, Change, Codec, Key, PgKeys, Stored};
 use crate::backend::sqlite::db::{Deliver, Stats, WriteJob, WriterMsg, WriterRead};
-use crate::backend::sqlite::stmt::{prepare, Conn, Finish};
+use crate::backend::sqlite::stmt::{prepare, Conn};
 use crate::backend::sqlite::store::{Keyspace, Reader, Writer, WriterHooks, WriterState};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::types::value::RestoreOptions;
 use crossbeam_channel::Receiver;
-use rusqlite::Connection;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -81,23 +80,22 @@ fn storage(e: impl std::fmt::Display) -> Error {
 
 /// The writer thread's loop (see the module's documentation).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn run(
-    conn: Connection,
+pub(crate) fn run<'c>(
+    conn: &'c Conn<'c>,
     rx: Receiver<WriterMsg>,
     clock: Arc<dyn Clock>,
     keyspace: Keyspace,
     max_batch: usize,
-    mut st: WriterState,
+    st: &'c RefCell<WriterState>,
     stats: Arc<Stats>,
     mut remote: Remote,
 ) {
-    st.next_version = SCRATCH_VERSIONS;
-    // Nothing of the scratch is kept, so the counter is never written to it.
-    st.persisted_version = i64::MAX;
-    let st = RefCell::new(st);
-    let conn = Conn::kept(&conn);
-    // Finalizes the kept statements when this function ends, before the connection closes.
-    let _finish = Finish(&conn);
+    {
+        let mut st = st.borrow_mut();
+        st.next_version = SCRATCH_VERSIONS;
+        // Nothing of the scratch is kept, so the counter is never written to it.
+        st.persisted_version = i64::MAX;
+    }
     let mut batch: Vec<WriterMsg> = Vec::with_capacity(max_batch);
     let mut shutdown = false;
     while !shutdown {
@@ -131,8 +129,8 @@ pub(crate) fn run(
         group.keys.dedup();
         if !group.writes.is_empty() || !group.reads.is_empty() {
             let ctx = Ctx {
-                conn: &conn,
-                st: &st,
+                conn,
+                st,
                 clock: &*clock,
                 keyspace,
                 stats: &stats,
@@ -141,18 +139,18 @@ pub(crate) fn run(
         }
         // Outside any transaction, on the (empty) scratch.
         for job in conns {
-            job(&conn);
+            job(conn);
         }
     }
 }
 
 /// What a group runs with.
-struct Ctx<'c> {
+struct Ctx<'a, 'c> {
     conn: &'c Conn<'c>,
     st: &'c RefCell<WriterState>,
-    clock: &'c dyn Clock,
+    clock: &'a dyn Clock,
     keyspace: Keyspace,
-    stats: &'c Stats,
+    stats: &'a Stats,
 }
 
 /// One group: its jobs and the union of the keys they declare (sorted, once each).
@@ -185,7 +183,7 @@ fn begin(remote: &mut Remote, keys: &[Key], writing: bool) -> Result<Vec<Option<
     }
 }
 
-fn run_group(cx: &Ctx<'_>, remote: &mut Remote, group: Group) {
+fn run_group(cx: &Ctx<'_, '_>, remote: &mut Remote, group: Group) {
     let Group {
         keys,
         writes,
@@ -299,7 +297,7 @@ fn run_group(cx: &Ctx<'_>, remote: &mut Remote, group: Group) {
 /// keys, to delete under the lock).
 #[allow(clippy::type_complexity)]
 fn restore(
-    cx: &Ctx<'_>,
+    cx: &Ctx<'_, '_>,
     codec: Codec,
     keys: &[Key],
     rows: Vec<Option<Stored>>,
@@ -338,7 +336,7 @@ fn restore(
 /// # Errors
 /// A key was written that no job declared (it was never locked), or a storage error.
 fn changes(
-    cx: &Ctx<'_>,
+    cx: &Ctx<'_, '_>,
     codec: Codec,
     keys: &[Key],
     loaded: &HashMap<Key, i64>,

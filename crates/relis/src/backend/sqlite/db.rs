@@ -3,13 +3,13 @@
 //! checkpointer that keeps WAL checkpoints off the writer's path.
 
 use crate::backend::sqlite::schema;
-use crate::backend::sqlite::stmt::{Conn, Finish};
+use crate::backend::sqlite::stmt::{Conn, Finish, OwnedConn};
 use crate::backend::sqlite::store::{
     Keyspace, RankBlocks, Reader, Writer, WriterHooks, WriterState,
 };
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, Result};
-use crossbeam_channel::{bounded, unbounded, Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{bounded, unbounded, Receiver, Select, Sender, TryRecvError};
 use parking_lot::Mutex;
 use rusqlite::{Connection, OpenFlags};
 use std::cell::RefCell;
@@ -271,7 +271,8 @@ pub const WAL_RESTART_FRAMES: i32 = 16384;
 const WAL_KEEP_BYTES: i64 = 64 << 20;
 
 thread_local! {
-    /// The WAL's length in frames after the writer's last commit (set by SQLite's WAL hook).
+    /// The WAL's length in frames after this thread's last commit on a writer's connection
+    /// (set by SQLite's WAL hook: the writer thread's, or an embedded caller's).
     static WAL_FRAMES: std::cell::Cell<i32> = const { std::cell::Cell::new(0) };
 }
 
@@ -294,13 +295,13 @@ pub(crate) enum Store {
 /// A writer thread's loop other than [`writer_loop`]: it owns the writer's connection and
 /// state, and serves the queue until it closes or says [`WriterMsg::Shutdown`].
 pub(crate) type WriterLoop = Box<
-    dyn FnOnce(
-            Connection,
+    dyn for<'c> FnOnce(
+            &'c Conn<'c>,
             Receiver<WriterMsg>,
             Arc<dyn Clock>,
             Keyspace,
             usize,
-            WriterState,
+            &'c RefCell<WriterState>,
             Arc<Stats>,
         ) + Send,
 >;
@@ -321,7 +322,14 @@ struct Shared {
     backend: &'static str,
     /// The threads' read connections to it ([`Db::read_here`]).
     locals: Arc<LocalReaders>,
+    /// The writer's connection and state, taken by the writer thread for each group and by
+    /// embedded callers of [`Db::write`] for their own writes.
+    core: Arc<Mutex<WriterCore>>,
+    /// The writer thread's queue.
     writer: Sender<WriterMsg>,
+    /// The WAL length past which a commit is followed by a checkpoint
+    /// ([`Options::wal_restart_frames`]).
+    wal_limit: i32,
     readers: Option<Sender<ReadJob>>,
     clock: Arc<dyn Clock>,
     databases: u32,
@@ -412,8 +420,25 @@ impl Db {
         let (wtx, wrx) = unbounded();
         let sink = crate::events::SinkSlot::default();
         let locals = Arc::new(LocalReaders::default());
+        // Made here, not on the writer thread: an embedded caller may write on its own thread
+        // before that thread has started.
+        let core = Arc::new(Mutex::new(WriterCore {
+            conn: OwnedConn::new(conn),
+            st: RefCell::new(WriterState {
+                hooks,
+                next_version,
+                persisted_version: next_version,
+                poisoned: None,
+                events: Vec::new(),
+                sink: sink.clone(),
+                mute_new: false,
+                new_keys: None,
+                lazily_expired: 0,
+            }),
+            stopped: false,
+        }));
         {
-            let (sink, locals) = (sink.clone(), locals.clone());
+            let (core, locals) = (core.clone(), locals.clone());
             let clock = opts.clock.clone();
             let stats = stats.clone();
             let (keyspace, max_batch) = (Keyspace::of(&opts), opts.max_batch.max(1));
@@ -428,24 +453,18 @@ impl Db {
                     .stack_size(64 << 20)
                     .spawn(move || {
                         prefer_prompt_wakeups();
-                        let st = WriterState {
-                            hooks,
-                            next_version,
-                            persisted_version: next_version,
-                            poisoned: None,
-                            events: Vec::new(),
-                            sink,
-                            mute_new: false,
-                            new_keys: None,
-                            lazily_expired: 0,
-                        };
                         match store {
                             Store::Sqlite => {
                                 let limits = (max_batch, wal_limit, spin);
-                                writer_loop(conn, wrx, clock, keyspace, limits, st, (stats, locals))
+                                writer_loop(core, wrx, clock, keyspace, limits, (stats, locals))
                             }
                             Store::Loop(_, run) => {
-                                run(conn, wrx, clock, keyspace, max_batch, st, stats)
+                                // The loop keeps the core for its life: an embedded caller's
+                                // `Db::write` then always queues (its keys go through the loop).
+                                let _stopped = Stopped(&core);
+                                let held = core.lock();
+                                let (conn, st) = (held.conn.get(), &held.st);
+                                run(conn, wrx, clock, keyspace, max_batch, st, stats);
                             }
                         }
                     })
@@ -489,7 +508,9 @@ impl Db {
                 id: NEXT_ENGINE_ID.fetch_add(1, Ordering::Relaxed),
                 backend,
                 locals,
+                core,
                 writer: wtx,
+                wal_limit: opts.wal_restart_frames,
                 readers,
                 clock: opts.clock,
                 databases: opts.databases,
@@ -756,6 +777,12 @@ impl Db {
 
     /// Runs `f` atomically on the writer and waits until it has committed.
     ///
+    /// When the writer is free (no write queued, no group being committed), `f` runs right
+    /// here, on the calling thread, as a transaction of its own: handing it to the writer
+    /// thread and waiting for its answer would cost two thread wake-ups, more than a small
+    /// write itself. Otherwise it joins the writer thread's next group commit. Either way there
+    /// is one writer at a time, and `f` returns only once its write has committed.
+    ///
     /// # Errors
     /// [`Error::Closed`] if the engine has shut down, a commit error, or `f`'s error (in which
     /// case nothing `f` wrote is kept).
@@ -763,6 +790,14 @@ impl Db {
         &self,
         f: impl FnOnce(&mut Writer<'_>) -> Result<R> + Send + 'static,
     ) -> Result<R> {
+        let f = match self.shared.core.try_lock() {
+            // Only with nothing queued: a write this thread queued before (`write_async`) must
+            // commit first. The writer thread takes work from the queue only while it holds
+            // the core, so an empty queue seen while holding it means that everything queued
+            // before has committed and been answered.
+            Some(core) if self.shared.writer.is_empty() => return self.write_here(&core, f),
+            _ => f,
+        };
         let (tx, rx) = bounded(1);
         self.write_async(
             move |w| {
@@ -777,6 +812,74 @@ impl Db {
             },
         );
         answer(&rx).map_err(|_| Error::Closed)?.and_then(|r| r)
+    }
+
+    /// [`Db::write`] on the calling thread, holding the writer's `core`: `f` in a transaction
+    /// of its own, committed as the writer thread commits a group (its events published before
+    /// it returns; a checkpoint after it when the WAL is over its limit). The tick's duties
+    /// (expiry sweep, trash, ending idle snapshots) stay with the writer thread, which wakes
+    /// for them on its own.
+    fn write_here<R>(
+        &self,
+        core: &WriterCore,
+        f: impl FnOnce(&mut Writer<'_>) -> Result<R>,
+    ) -> Result<R> {
+        if core.stopped {
+            return Err(Error::Closed);
+        }
+        let shared = &*self.shared;
+        let (conn, st) = (core.conn.get(), &core.st);
+        let stats = &*shared.stats;
+        let began = crate::backend::sqlite::stmt::prepare(conn, "BEGIN IMMEDIATE")
+            .and_then(|mut s| s.execute([]));
+        if let Err(e) = began {
+            let err = Error::from(e);
+            tracing::error!("writer: cannot begin a transaction: {err}");
+            stats.failed_commits.fetch_add(1, Ordering::Relaxed);
+            return Err(err);
+        }
+        // The transaction is `f`'s alone, so it needs no savepoint of its own (which would
+        // copy every page `f` touches to the statement journal): if `f` fails, or panics, the
+        // whole transaction is rolled back, before its error (or the panic) goes on to the
+        // caller, leaving the core as the next holder expects it, with nothing of `f` in it.
+        let abandon = Abandon(conn, st);
+        let out = f(&mut Writer::new(
+            conn,
+            shared.clock.now_ms(),
+            shared.keyspace,
+            st,
+        ));
+        let out = match out {
+            Ok(v) => {
+                std::mem::forget(abandon);
+                v
+            }
+            Err(e) => {
+                drop(abandon);
+                return Err(e);
+            }
+        };
+        if conn.is_autocommit() {
+            // SQLite rolled the transaction back (disk full, I/O error): see `writer_loop`.
+            st.borrow_mut().poisoned.get_or_insert(Error::Storage(
+                "the transaction was rolled back by SQLite".into(),
+            ));
+            WriterHooks::discard(st.borrow().hooks, conn);
+        }
+        crate::timing::take_sync();
+        let started = Instant::now();
+        let persisted_before = st.borrow().persisted_version;
+        let cx = CommitCx {
+            clock: &*shared.clock,
+            keyspace: shared.keyspace,
+            stats,
+            wal_limit: shared.wal_limit,
+        };
+        let (committed, catch_up) = cx.commit(conn, st, (1, started, persisted_before));
+        if catch_up {
+            catch_up_checkpoint(conn, stats, &shared.locals);
+        }
+        committed.map(|()| out)
     }
 
     /// Stops (`false`) or restarts (`true`) the background expiry sweep (DEBUG
@@ -1075,27 +1178,178 @@ const SWEEP_BATCH: usize = 64;
 /// Elements of deleted large collections removed per sweep.
 const TRASH_BATCH: usize = 4096;
 
+/// The writer's side of the engine: its read-write connection (with the statements kept on it
+/// and the data types' state, such as the sorted sets' pending rank counts) and the in-memory
+/// [`WriterState`] (version counter, events of the open transaction). One thread holds it at a
+/// time (`Shared::core`): the writer thread for each group it commits, or an embedded caller of
+/// [`Db::write`] for its own write, run as a group of one on its thread ([`Db::write_here`]).
+/// Whoever holds it runs a whole transaction, from `BEGIN IMMEDIATE` to publishing its events
+/// and answering its writes, before letting go: SQLite's single writer and this state's
+/// single user are one and the same, and commits, their events and their answers keep one
+/// order.
+struct WriterCore {
+    conn: OwnedConn,
+    st: RefCell<WriterState>,
+    /// Set when the writer thread has ended (shut down, or a job panicked on it): nothing does
+    /// the tick's duties any more, and an open transaction may be left behind.
+    stopped: bool,
+}
+
+/// Rolls back the transaction an embedded caller's write ([`Db::write_here`]) opened, when
+/// dropped (after the write failed, or while its panic unwinds; it is forgotten otherwise),
+/// and forgets what the write left in the writer's state: the transaction held nothing else.
+struct Abandon<'a>(&'a Conn<'a>, &'a RefCell<WriterState>);
+
+impl Drop for Abandon<'_> {
+    fn drop(&mut self) {
+        let (conn, st) = (self.0, self.1);
+        let _ = conn.execute_batch("ROLLBACK");
+        // A panic may have come while the state was borrowed (released by now, but make sure).
+        let Ok(mut st) = st.try_borrow_mut() else {
+            return;
+        };
+        WriterHooks::discard(st.hooks, conn);
+        st.poisoned = None;
+        st.events.clear();
+        st.lazily_expired = 0;
+        // Restored by the code that set them, unless a panic came in between.
+        st.mute_new = false;
+        st.new_keys = None;
+    }
+}
+
+/// Marks the core stopped when the writer thread ends, however it ends.
+struct Stopped<'a>(&'a Mutex<WriterCore>);
+
+impl Drop for Stopped<'_> {
+    fn drop(&mut self) {
+        self.0.lock().stopped = true;
+    }
+}
+
+/// What committing a transaction on the core needs besides it: the same for the writer thread
+/// and an embedded caller.
+struct CommitCx<'a> {
+    clock: &'a dyn Clock,
+    keyspace: Keyspace,
+    stats: &'a Stats,
+    wal_limit: i32,
+}
+
+impl CommitCx<'_> {
+    /// Writes the types' pending state and the counter, and commits the open transaction
+    /// (unless it was poisoned); then, committed, counts it and publishes its events (before
+    /// any of its writes is answered), or, failed, rolls back and forgets what it recorded.
+    /// `started` is when the commit's own work began (`crate::timing::Timed::Commit`);
+    /// `persisted_before` the counter's stored value before it. Returns the outcome, for every
+    /// write of the transaction, and whether the WAL is over its limit (see
+    /// [`catch_up_checkpoint`]).
+    fn commit<'c>(
+        &self,
+        conn: &'c Conn<'c>,
+        st: &'c RefCell<WriterState>,
+        (n_writes, started, persisted_before): (u64, Instant, i64),
+    ) -> (Result<()>, bool) {
+        let stats = self.stats;
+        let hooks = st.borrow().hooks;
+        let poisoned = st.borrow_mut().poisoned.take();
+        let committed = match poisoned {
+            Some(e) => Err(e),
+            None => WriterHooks::flush(hooks, conn)
+                .and_then(|()| {
+                    Writer::new(conn, self.clock.now_ms(), self.keyspace, st).persist_counter()
+                })
+                .and_then(|()| {
+                    // Set by the WAL hook if the commit writes frames; a thread may commit for
+                    // more than one engine, so no earlier value of another's must be read.
+                    WAL_FRAMES.with(|f| f.set(-1));
+                    crate::backend::sqlite::stmt::prepare(conn, "COMMIT")?.execute([])?;
+                    Ok(())
+                }),
+        };
+        match committed {
+            Ok(()) => {
+                stats
+                    .timings
+                    .report_with_syncs(crate::timing::Timed::Commit, started);
+                // Release: a reader that sees the new count also sees the commit (read_here).
+                stats.commits.fetch_add(1, Ordering::Release);
+                // (-1: the transaction wrote nothing, and the WAL is as it was.)
+                let frames = WAL_FRAMES.with(|f| f.get());
+                let over = frames > self.wal_limit;
+                if frames >= 0 && (over || stats.wal_over_limit.load(Ordering::Relaxed)) {
+                    stats.wal_over_limit.store(over, Ordering::Relaxed);
+                }
+                stats.writes.fetch_add(n_writes, Ordering::Relaxed);
+                let mut st = st.borrow_mut();
+                let lazily = std::mem::take(&mut st.lazily_expired);
+                if lazily > 0 {
+                    stats.expired_keys.fetch_add(lazily, Ordering::Relaxed);
+                }
+                if !st.events.is_empty() {
+                    // Published before the writes are answered, as Redis publishes during the
+                    // command: a client that got its reply can count on the event being out.
+                    let events = std::mem::take(&mut st.events);
+                    if let Some(sink) = st.sink.get() {
+                        sink.publish(events);
+                    }
+                }
+                (Ok(()), over)
+            }
+            Err(e) => {
+                tracing::error!("writer: commit failed, {n_writes} writes not applied: {e}");
+                stats.failed_commits.fetch_add(1, Ordering::Relaxed);
+                let _ = conn.execute_batch("ROLLBACK");
+                let mut st = st.borrow_mut();
+                WriterHooks::discard(hooks, conn);
+                st.persisted_version = persisted_before;
+                st.events.clear();
+                st.lazily_expired = 0;
+                (Err(e), false)
+            }
+        }
+    }
+}
+
+/// After a commit that left the WAL over its limit: ends every snapshot not in use (a read
+/// holds none meanwhile: the WAL restarts only once no reader is left in it) and catches up
+/// with the checkpointer's remainder now, while nothing commits, so that the next transaction
+/// can restart the WAL (see [`WAL_RESTART_FRAMES`]). After the replies, which need not wait
+/// for its fsyncs.
+fn catch_up_checkpoint(conn: &Connection, stats: &Stats, locals: &LocalReaders) {
+    locals.end_held(None);
+    crate::timing::take_sync();
+    let started = Instant::now();
+    if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+        tracing::debug!("writer checkpoint: {e}");
+    }
+    stats
+        .timings
+        .report_with_syncs(crate::timing::Timed::Checkpoint, started);
+}
+
 fn writer_loop(
-    conn: Connection,
+    core: Arc<Mutex<WriterCore>>,
     rx: Receiver<WriterMsg>,
     clock: Arc<dyn Clock>,
     keyspace: Keyspace,
     (max_batch, wal_limit, spin): (usize, i32, Duration),
-    st: WriterState,
     (stats, locals): (Arc<Stats>, Arc<LocalReaders>),
 ) {
-    // Declared first, dropped last: writers borrow it as long as they borrow the connection.
-    let hooks = st.hooks;
-    let st = RefCell::new(st);
-    let conn = Conn::kept(&conn);
-    // Finalizes the kept statements when this function ends, before the connection closes.
-    let _finish = Finish(&conn);
+    let _stopped = Stopped(&core);
+    let cx = CommitCx {
+        clock: &*clock,
+        keyspace,
+        stats: &stats,
+        wal_limit,
+    };
+    let mut ready = Select::new();
+    ready.recv(&rx);
     let mut last_sweep = Instant::now();
     let mut batch: Vec<WriterMsg> = Vec::with_capacity(max_batch);
     let mut delivers: Vec<Deliver> = Vec::with_capacity(max_batch);
     let mut reads: Vec<ReadJob> = Vec::new();
     let mut shutdown = false;
-    let mut catch_up = false;
     let mut found = false;
     // Writes per batch, a moving average (in sixteenths).
     let mut load = 0usize;
@@ -1113,22 +1367,28 @@ fn writer_loop(
             }
             found = !rx.is_empty();
         }
-        match rx.recv_timeout(SWEEP_EVERY) {
-            Ok(m) => batch.push(m),
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break,
-        }
+        // Waits for work without taking it: work leaves the queue only while the core is held,
+        // so an embedded caller holding it and finding the queue empty knows that everything
+        // queued before has been answered (see `Db::write`).
+        let _ = ready.ready_timeout(SWEEP_EVERY);
+        let core = core.lock();
+        let (conn, st) = (core.conn.get(), &core.st);
+        let hooks = st.borrow().hooks;
         while batch.len() < max_batch {
             match rx.try_recv() {
                 Ok(m) => batch.push(m),
-                Err(_) => break,
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    shutdown = true;
+                    break;
+                }
             }
         }
         let sweep_due = last_sweep.elapsed() >= SWEEP_EVERY;
         if batch.is_empty() && !sweep_due {
             continue;
         }
-        let began = crate::backend::sqlite::stmt::prepare(&conn, "BEGIN IMMEDIATE")
+        let began = crate::backend::sqlite::stmt::prepare(conn, "BEGIN IMMEDIATE")
             .and_then(|mut s| s.execute([]));
         if let Err(e) = began {
             let err = Error::from(e);
@@ -1143,9 +1403,10 @@ fn writer_loop(
                     WriterMsg::Shutdown => shutdown = true,
                 }
             }
-            run_reads(&conn, &mut reads, &*clock, keyspace);
+            run_reads(conn, &mut reads, &*clock, keyspace);
             stats.failed_commits.fetch_add(1, Ordering::Relaxed);
             if !shutdown {
+                drop(core);
                 std::thread::sleep(Duration::from_millis(10));
             }
             continue;
@@ -1155,7 +1416,7 @@ fn writer_loop(
         for m in batch.drain(..) {
             match m {
                 WriterMsg::Write(job, _) => {
-                    let mut w = Writer::new(&conn, clock.now_ms(), keyspace, &st);
+                    let mut w = Writer::new(conn, clock.now_ms(), keyspace, st);
                     delivers.push(job(Some(&mut w)));
                     n_writes += 1;
                     if conn.is_autocommit() {
@@ -1165,7 +1426,7 @@ fn writer_loop(
                         st.borrow_mut().poisoned.get_or_insert(Error::Storage(
                             "the transaction was rolled back by SQLite".into(),
                         ));
-                        WriterHooks::discard(hooks, &conn);
+                        WriterHooks::discard(hooks, conn);
                         let _ = conn.execute_batch("BEGIN IMMEDIATE");
                     }
                 }
@@ -1182,7 +1443,7 @@ fn writer_loop(
         crate::timing::take_sync();
         let commit_started = Instant::now();
         let persisted_before = {
-            let mut w = Writer::new(&conn, clock.now_ms(), keyspace, &st);
+            let mut w = Writer::new(conn, clock.now_ms(), keyspace, st);
             if sweep_due {
                 last_sweep = Instant::now();
                 if let Err(e) = w.atomic(|w| w.empty_trash(TRASH_BATCH)) {
@@ -1202,88 +1463,29 @@ fn writer_loop(
             }
             w.persisted_version()
         };
-        let poisoned = st.borrow_mut().poisoned.take();
-        let committed = match poisoned {
-            Some(e) => Err(e),
-            None => WriterHooks::flush(hooks, &conn)
-                .and_then(|()| Writer::new(&conn, clock.now_ms(), keyspace, &st).persist_counter())
-                .and_then(|()| {
-                    crate::backend::sqlite::stmt::prepare(&conn, "COMMIT")?.execute([])?;
-                    Ok(())
-                }),
-        };
-        let committed = match committed {
-            Ok(()) => {
-                stats
-                    .timings
-                    .report_with_syncs(crate::timing::Timed::Commit, commit_started);
-                // Release: a reader that sees the new count also sees the commit (read_here).
-                stats.commits.fetch_add(1, Ordering::Release);
-                let over = WAL_FRAMES.with(|f| f.get()) > wal_limit;
-                if over || stats.wal_over_limit.load(Ordering::Relaxed) {
-                    stats.wal_over_limit.store(over, Ordering::Relaxed);
-                }
-                catch_up = over;
-                stats.writes.fetch_add(n_writes, Ordering::Relaxed);
-                let mut st = st.borrow_mut();
-                let lazily = std::mem::take(&mut st.lazily_expired);
-                if lazily > 0 {
-                    stats.expired_keys.fetch_add(lazily, Ordering::Relaxed);
-                }
-                if !st.events.is_empty() {
-                    // Published before the writes are answered, as Redis publishes during the
-                    // command: a client that got its reply can count on the event being out.
-                    let events = std::mem::take(&mut st.events);
-                    if let Some(sink) = st.sink.get() {
-                        sink.publish(events);
-                    }
-                }
-                Ok(())
-            }
-            Err(e) => {
-                tracing::error!(
-                    "writer: commit failed, {} writes not applied: {e}",
-                    delivers.len()
-                );
-                stats.failed_commits.fetch_add(1, Ordering::Relaxed);
-                let _ = conn.execute_batch("ROLLBACK");
-                let mut st = st.borrow_mut();
-                WriterHooks::discard(hooks, &conn);
-                st.persisted_version = persisted_before;
-                st.events.clear();
-                st.lazily_expired = 0;
-                Err(e)
-            }
-        };
+        let (committed, catch_up) =
+            cx.commit(conn, st, (n_writes, commit_started, persisted_before));
         for d in delivers.drain(..) {
             d(committed.clone());
         }
-        run_reads(&conn, &mut reads, &*clock, keyspace);
+        run_reads(conn, &mut reads, &*clock, keyspace);
         if sweep_due {
             // Idle threads' snapshots from before this commit go: a checkpoint can pass them.
             locals.end_held(Some(stats.commits.load(Ordering::Relaxed)));
         }
-        if std::mem::take(&mut catch_up) {
-            // Every snapshot not in use goes (a read holds none meanwhile): the WAL restarts
-            // only once no reader is left in it.
-            locals.end_held(None);
-            // Catch up with the checkpointer's remainder now, while nothing commits, so the next
-            // transaction can restart the WAL (see WAL_RESTART_FRAMES); after the replies, which
-            // need not wait for its fsyncs.
-            crate::timing::take_sync();
-            let started = Instant::now();
-            if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
-                tracing::debug!("writer checkpoint: {e}");
-            }
-            stats
-                .timings
-                .report_with_syncs(crate::timing::Timed::Checkpoint, started);
+        if catch_up {
+            catch_up_checkpoint(conn, &stats, &locals);
         }
     }
     // A clean stop folds the WAL back into the database file, so the file alone is complete;
     // no handle is left to read with, so every thread's snapshot can go.
+    let core = core.lock();
     locals.end_held(None);
-    if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())) {
+    if let Err(e) = core
+        .conn
+        .get()
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+    {
         tracing::debug!("final checkpoint: {e}");
     }
 }

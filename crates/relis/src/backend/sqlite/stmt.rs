@@ -9,10 +9,14 @@
 //! hundred entries. Other connections (the network threads' readers, named databases, tests'
 //! own) use an unkept [`Conn`] or [`cached`], which go on using rusqlite's cache.
 //!
-//! No `unsafe`: the table holds `Statement<'c>`, borrowing the connection the `Conn` borrows.
-//! The table sits in a `ManuallyDrop` so that a `Conn` has no drop glue and can be lent out as
+//! The table holds `Statement<'c>`, borrowing the connection the `Conn` borrows. The table
+//! sits in a `ManuallyDrop` so that a `Conn` has no drop glue and can be lent out as
 //! `&'c Conn<'c>` (what `Reader` holds) for as long as it lives; its owner empties it with
-//! [`Conn::finish`] (or a [`Finish`] guard) while the connection is still open.
+//! [`Conn::finish`] (or a [`Finish`] guard) while the connection is still open. The one
+//! connection not kept by one thread for its life, the writer's (which the writer thread and
+//! embedded callers of `Db::write` take turns on, behind a mutex), is an [`OwnedConn`]: the
+//! connection and its `Conn` in one value that can move between threads, the only `unsafe`
+//! here.
 //!
 //! A `Conn` also carries the connection's own state for the layers above ([`ConnState`]): a
 //! value per type, made on first use and kept for as long as the owner keeps the `Conn` (the
@@ -23,6 +27,7 @@ use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
 use std::rc::Rc;
 
 /// A literal's address and length.
@@ -140,6 +145,64 @@ impl Deref for Conn<'_> {
     type Target = Connection;
     fn deref(&self) -> &Connection {
         self.conn
+    }
+}
+
+/// A connection that owns itself and its [`Conn`] (kept statements and state), which can move
+/// from one thread to another between uses: the writer's connection, taken in turns by the
+/// writer thread and by embedded callers writing on their own threads (`WriterCore` in
+/// `db.rs`, behind a mutex). Its statements are finalized, then the connection closed, when it
+/// is dropped.
+pub(crate) struct OwnedConn {
+    /// Borrows `*raw` (hence `'static`, which no user of it sees: see [`OwnedConn::get`]);
+    /// finished and dropped before the connection is freed.
+    conn: ManuallyDrop<Conn<'static>>,
+    /// The connection, from `Box::into_raw`, freed in `drop`.
+    raw: NonNull<Connection>,
+}
+
+// SAFETY: what keeps a `Conn` from being `Send` is what it holds of its own connection (its
+// statements, which borrow it; `Rc`s in its state, whose clones never outlive a call to
+// `ConnState::with`), all reachable only through this value, so they move together; and a
+// SQLite connection and its statements may be used from any thread so long as never from two
+// at once (SQLite's multi-thread mode), which `&mut`/`&` exclusivity plus the owner's mutex
+// guarantee (`OwnedConn` is not `Sync`).
+unsafe impl Send for OwnedConn {}
+
+impl OwnedConn {
+    /// Takes `conn` over, with an empty statement table and state.
+    pub(crate) fn new(conn: Connection) -> Self {
+        let raw = NonNull::from(Box::leak(Box::new(conn)));
+        // SAFETY: `raw` stays allocated and unmoved until `drop`, which drops this `Conn`
+        // (and with it every statement borrowing the connection) first.
+        let conn: &'static Connection = unsafe { raw.as_ref() };
+        OwnedConn {
+            conn: ManuallyDrop::new(Conn::kept(conn)),
+            raw,
+        }
+    }
+
+    /// The connection, for as long as `self` is borrowed.
+    pub(crate) fn get(&self) -> &Conn<'_> {
+        let conn: &Conn<'static> = &self.conn;
+        // SAFETY: shortening `'static` to the borrow of `self`. `Conn<'c>` is invariant in
+        // `'c` only through its statement table (a `RefCell`): through the shorter view, code
+        // could put a `Statement<'_>` of the shorter lifetime in it. The only code that puts
+        // statements there, `prepare`'s `Stmt`, puts statements prepared on this `Conn`'s own
+        // connection, which lives until `drop` finishes the table: every statement in it stays
+        // valid as long as the table does, whatever lifetime the view gave it. Its state holds
+        // `'static` values only.
+        unsafe { std::mem::transmute::<&Conn<'static>, &Conn<'_>>(conn) }
+    }
+}
+
+impl Drop for OwnedConn {
+    fn drop(&mut self) {
+        self.conn.finish();
+        // SAFETY: not used again; after it nothing borrows the connection.
+        unsafe { ManuallyDrop::drop(&mut self.conn) };
+        // SAFETY: from `Box::leak` in `new`, freed only here.
+        drop(unsafe { Box::from_raw(self.raw.as_ptr()) });
     }
 }
 
