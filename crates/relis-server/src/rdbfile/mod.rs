@@ -10,7 +10,8 @@
 //! renames the staging file over the data file. On a bad or truncated file, or any failure,
 //! the staging file is deleted and the error names the byte offset. A key in the file replaces
 //! a key of the same name in the data file; other keys stay. Keys already expired are dropped,
-//! as a Redis master does when it loads. Functions are loaded (checked as FUNCTION LOAD checks
+//! as a Redis master does when it loads, and remove a key of that name from the data file (the
+//! file says the key is gone, as RESTORE REPLACE with a past ABSTTL deletes it in Redis). Functions are loaded (checked as FUNCTION LOAD checks
 //! them) and replace libraries of the same name. The data file must not be in use by a
 //! running server meanwhile.
 //!
@@ -69,10 +70,19 @@ pub struct ExportSummary {
     pub bytes: u64,
 }
 
+/// What one key record of the file does to the data file.
+enum Put {
+    /// Writes the value, replacing a key of that name.
+    Restore(Value, RestoreOptions),
+    /// The record had expired: no key of that name stays (RESTORE REPLACE with a past ABSTTL
+    /// deletes the key in Redis too).
+    Drop,
+}
+
 /// One transaction's worth of records.
 #[derive(Default)]
 struct Batch {
-    keys: Vec<(u32, bytes::Bytes, Value, RestoreOptions)>,
+    keys: Vec<(u32, bytes::Bytes, Put)>,
     functions: Vec<(String, bytes::Bytes)>,
     first_offset: u64,
 }
@@ -99,9 +109,16 @@ fn send(db: &Db, batch: Batch, inflight: &mut VecDeque<(u64, Receiver<relis::Res
                     w.function_put(name, code)?;
                 }
                 let mut written = 0;
-                for (db, key, value, opts) in &batch.keys {
-                    if w.restore_value(*db, key, value, *opts)? == Restored::Written {
-                        written += 1;
+                for (db, key, put) in &batch.keys {
+                    match put {
+                        Put::Restore(value, opts) => {
+                            if w.restore_value(*db, key, value, *opts)? == Restored::Written {
+                                written += 1;
+                            }
+                        }
+                        Put::Drop => {
+                            w.del(*db, std::slice::from_ref(key))?;
+                        }
                     }
                 }
                 Ok::<u64, relis::Error>(written)
@@ -232,18 +249,22 @@ fn load_into(
                 sum.functions += 1;
             }
             Record::Entry(e) => {
-                if e.expire_at.is_some_and(|t| t <= now_ms) {
+                // `SelectDb` checked the index.
+                let dbi = u32::try_from(e.db).unwrap_or(u32::MAX);
+                let put = if e.expire_at.is_some_and(|t| t <= now_ms) {
                     sum.expired += 1;
+                    Put::Drop
                 } else {
-                    let opts = RestoreOptions {
-                        replace: true,
-                        expire_at: e.expire_at,
-                        idle_secs: e.idle_secs.and_then(|s| i64::try_from(s).ok()),
-                    };
-                    // `SelectDb` checked the index.
-                    let dbi = u32::try_from(e.db).unwrap_or(u32::MAX);
-                    batch.keys.push((dbi, e.key, to_value(e.value), opts));
-                }
+                    Put::Restore(
+                        to_value(e.value),
+                        RestoreOptions {
+                            replace: true,
+                            expire_at: e.expire_at,
+                            idle_secs: e.idle_secs.and_then(|s| i64::try_from(s).ok()),
+                        },
+                    )
+                };
+                batch.keys.push((dbi, e.key, put));
             }
         }
         let pos = reader.offset();
