@@ -504,3 +504,121 @@ async fn a_killed_replica_continues_after_restart() {
     assert!(stats.contains("sync_full:1\r"), "{stats}");
     assert!(stats.contains("sync_partial_ok:1\r"), "{stats}");
 }
+
+/// A full sync replaces the replica's whole dataset, as Redis's replica empties its databases
+/// and function libraries before loading: keys only the replica had are gone, a key of the
+/// same name that had already expired in the master's RDB does not survive from the replica's
+/// data, and the libraries are the master's (callable at once).
+#[tokio::test]
+async fn a_full_sync_replaces_the_whole_dataset() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(redis) = spawn_redis_with(
+        dir.path(),
+        &[
+            "--repl-diskless-sync-delay",
+            "0",
+            "--enable-debug-command",
+            "yes",
+        ],
+    ) else {
+        return;
+    };
+    let mut m = connect(redis.addr()).await;
+    let lib = "#!lua name=mlib\nredis.register_function{function_name='ro', callback=function() return 'master' end, flags={'no-writes'}}";
+    let mut p = redis::pipe();
+    p.cmd("DEBUG")
+        .arg("SET-ACTIVE-EXPIRE")
+        .arg(0)
+        .cmd("SET")
+        .arg("gone")
+        .arg("master")
+        .arg("PX")
+        .arg(1)
+        .cmd("SET")
+        .arg("kept")
+        .arg("master")
+        .cmd("FUNCTION")
+        .arg("LOAD")
+        .arg(lib);
+    let _: Value = p.query_async(&mut m).await.unwrap();
+    // `gone` expires but stays in the master's memory, so its RDB has it.
+    tokio::time::sleep(Duration::from_millis(10)).await;
+
+    let relis = start().await;
+    let mut r = connect(relis.addr).await;
+    let old = "#!lua name=oldlib\nredis.register_function{function_name='old', callback=function() return 'replica' end, flags={'no-writes'}}";
+    let mut p = redis::pipe();
+    p.cmd("SET")
+        .arg("gone")
+        .arg("replica")
+        .cmd("SET")
+        .arg("mine")
+        .arg("replica")
+        .cmd("SELECT")
+        .arg(5)
+        .cmd("SET")
+        .arg("mine5")
+        .arg("replica")
+        .cmd("SELECT")
+        .arg(0)
+        .cmd("FUNCTION")
+        .arg("LOAD")
+        .arg(old);
+    let _: Value = p.query_async(&mut r).await.unwrap();
+    let _: String = redis::cmd("REPLICAOF")
+        .arg("127.0.0.1")
+        .arg(redis.port)
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    caught_up(&mut m, &mut r).await;
+    assert_eq!(info_field(&mut r, "rdb_last_load_keys_expired").await, "1");
+    assert_eq!(info_field(&mut r, "rdb_last_load_keys_loaded").await, "1");
+    for (db, key) in [(0, "gone"), (0, "mine"), (5, "mine5")] {
+        let n: Value = redis::pipe()
+            .cmd("SELECT")
+            .arg(db)
+            .ignore()
+            .cmd("EXISTS")
+            .arg(key)
+            .cmd("SELECT")
+            .arg(0)
+            .ignore()
+            .query_async(&mut r)
+            .await
+            .unwrap();
+        assert_eq!(n, Value::Array(vec![Value::Int(0)]), "db {db} key {key}");
+    }
+    let kept: String = redis::cmd("GET")
+        .arg("kept")
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    assert_eq!(kept, "master");
+    let list = |c: &mut MultiplexedConnection| {
+        let mut c = c.clone();
+        async move {
+            redis::cmd("FUNCTION")
+                .arg("LIST")
+                .arg("WITHCODE")
+                .query_async::<Value>(&mut c)
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(list(&mut r).await, list(&mut m).await);
+    let hi: String = redis::cmd("FCALL_RO")
+        .arg("ro")
+        .arg(0)
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    assert_eq!(hi, "master");
+    let e = redis::cmd("FCALL_RO")
+        .arg("old")
+        .arg(0)
+        .query_async::<Value>(&mut r)
+        .await
+        .unwrap_err();
+    assert_eq!(e.detail(), Some("Function not found"), "{e}");
+}

@@ -180,22 +180,34 @@ async fn full_sync(server: &Arc<Shared>, payload: &mut repl::Payload) -> Result<
         let file = path.clone();
         let total = payload.received();
         tokio::task::spawn_blocking(move || {
+            // The old dataset goes whole, as a Redis replica empties its databases and function
+            // libraries before loading. The position goes with it, in the same transaction: a
+            // replica killed while loading must not continue from the old position with half
+            // the new data (it syncs in full again).
             server2
                 .db
-                .write(|w| w.flushall())
+                .write(|w| {
+                    w.flushall()?;
+                    w.function_clear()?;
+                    w.clear_replication_position()
+                })
                 .map_err(|e| e.to_string())?;
             let input = std::fs::File::open(&file).map_err(|e| e.to_string())?;
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis() as i64);
-            crate::rdbfile::load(
+            let loaded = crate::rdbfile::load(
                 &server2.db,
                 std::io::BufReader::new(input),
                 total,
                 server2.db.databases(),
                 now,
                 Some(&server2.replication.load),
-            )
+            );
+            // The scripting registry follows the libraries the file had (or, after a failed
+            // load, what the data file has now).
+            crate::lua::load_stored(&server2.scripting, &server2.db);
+            loaded
         })
         .await
         .map_err(|e| e.to_string())??;

@@ -3,8 +3,10 @@
 //! it sends; `REPLICAOF NO ONE` stops it and the server is a master again, with its data.
 //!
 //! - **Full sync.** The master's RDB payload goes to a file next to the data file
-//!   (`relis-sync-<pid>.rdb`), then the keyspace is emptied and the file loaded with the RDB
-//!   importer ([`crate::rdbfile::load`]) in large transactions. Meanwhile `INFO` says
+//!   (`relis-sync-<pid>.rdb`), then the keyspace, the function libraries and the stored
+//!   position are emptied in one transaction (Redis's replica replaces its whole dataset) and
+//!   the file loaded with the RDB importer ([`crate::rdbfile::load`]) in large transactions;
+//!   keys already expired in it are left out. Meanwhile `INFO` says
 //!   `loading:1` and commands without Redis's `loading` flag get `-LOADING`.
 //! - **The stream.** Commands that arrived together are applied in one write job, so one
 //!   transaction: a MULTI/EXEC block is never split, a script's effects (which Redis 7.0
