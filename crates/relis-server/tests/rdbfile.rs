@@ -374,12 +374,7 @@ fn an_expired_key_in_the_file_removes_the_existing_one() {
     assert_eq!(db.get("keep").unwrap().as_deref(), Some(&b"old"[..]));
     assert_eq!(db.get("fresh").unwrap().as_deref(), Some(&b"new"[..]));
     let in3 = db
-        .read(|r| {
-            Ok((
-                r.exists(3, &["h3".into()])?,
-                r.exists(3, &["past".into()])?,
-            ))
-        })
+        .read(|r| Ok((r.exists(3, &["h3".into()])?, r.exists(3, &["past".into()])?)))
         .unwrap();
     // `past` of database 3 is another key: the file expired only database 0's.
     assert_eq!(in3, (0, 1));

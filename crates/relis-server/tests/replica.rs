@@ -27,62 +27,64 @@ async fn info_field(c: &mut MultiplexedConnection, field: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Every key of databases 0..4 with its type, TTL (present or not) and whole value, sorted.
+/// Every key of every database, found with SCAN, with its whole value as DUMP gives it
+/// (decoded, so the two servers' choices of member order inside a payload do not count) and
+/// its exact expiry time (PEXPIRETIME: a master replicates expiries as absolute times), sorted.
 async fn snapshot(c: &mut MultiplexedConnection) -> Vec<String> {
+    let dbs: Vec<String> = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("databases")
+        .query_async(c)
+        .await
+        .unwrap();
+    let dbs: u32 = dbs[1].parse().unwrap();
     let mut out = Vec::new();
-    for db in 0..4 {
+    for db in 0..dbs {
         let _: () = redis::cmd("SELECT").arg(db).query_async(c).await.unwrap();
-        let mut keys: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query_async(c).await.unwrap();
+        let mut keys: Vec<Vec<u8>> = Vec::new();
+        let mut cursor = 0u64;
+        loop {
+            let (next, page): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("COUNT")
+                .arg(100)
+                .query_async(c)
+                .await
+                .unwrap();
+            keys.extend(page);
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
         keys.sort();
+        keys.dedup();
         for k in keys {
-            let t: String = redis::cmd("TYPE").arg(&k).query_async(c).await.unwrap();
-            let value: Value = match t.as_str() {
-                "string" => redis::cmd("GET").arg(&k).query_async(c).await.unwrap(),
-                "list" => redis::cmd("LRANGE")
-                    .arg(&k)
-                    .arg(0)
-                    .arg(-1)
-                    .query_async(c)
-                    .await
-                    .unwrap(),
-                "hash" => {
-                    let mut m: Vec<(Vec<u8>, Vec<u8>)> =
-                        redis::cmd("HGETALL").arg(&k).query_async(c).await.unwrap();
+            let (payload, at): (Option<Vec<u8>>, i64) = redis::pipe()
+                .cmd("DUMP")
+                .arg(&k)
+                .cmd("PEXPIRETIME")
+                .arg(&k)
+                .query_async(c)
+                .await
+                .unwrap();
+            // Gone between SCAN and DUMP: only an expiry does that here, and both sides then
+            // lack it.
+            let Some(payload) = payload else { continue };
+            let value = match rdb::payload::restore(&payload).unwrap() {
+                rdb::Object::Set(mut m) => {
                     m.sort();
-                    Value::Array(
-                        m.into_iter()
-                            .flat_map(|(f, v)| [Value::BulkString(f), Value::BulkString(v)])
-                            .collect(),
-                    )
+                    format!("set {m:?}")
                 }
-                "set" => {
-                    let mut m: Vec<Vec<u8>> =
-                        redis::cmd("SMEMBERS").arg(&k).query_async(c).await.unwrap();
+                rdb::Object::Hash(mut m) => {
                     m.sort();
-                    Value::Array(m.into_iter().map(Value::BulkString).collect())
+                    format!("hash {m:?}")
                 }
-                "zset" => redis::cmd("ZRANGE")
-                    .arg(&k)
-                    .arg(0)
-                    .arg(-1)
-                    .arg("WITHSCORES")
-                    .query_async(c)
-                    .await
-                    .unwrap(),
-                "stream" => redis::cmd("XRANGE")
-                    .arg(&k)
-                    .arg("-")
-                    .arg("+")
-                    .query_async(c)
-                    .await
-                    .unwrap(),
-                other => panic!("type {other}"),
+                other => format!("{other:?}"),
             };
-            let ttl: i64 = redis::cmd("PTTL").arg(&k).query_async(c).await.unwrap();
             out.push(format!(
-                "{db} {} {t} ttl:{} {value:?}",
-                String::from_utf8_lossy(&k),
-                ttl > 0
+                "{db} {} expire_at:{at} {value}",
+                String::from_utf8_lossy(&k)
             ));
         }
     }
@@ -621,4 +623,294 @@ async fn a_full_sync_replaces_the_whole_dataset() {
         .await
         .unwrap_err();
     assert_eq!(e.detail(), Some("Function not found"), "{e}");
+}
+
+/// One random write (or a few) of the live load, on keys of five types in a small key space
+/// so commands keep meeting each other's keys. Expiries are either short (the key expires on
+/// the master during the run, which replicates a DEL) or long (still there at the end).
+fn random_write(rng: &mut rand::rngs::StdRng, p: &mut redis::Pipeline) {
+    use rand::Rng;
+    let n = rng.random_range(0..40);
+    let (s, l, h, set, z) = (
+        format!("s:{n}"),
+        format!("l:{n}"),
+        format!("h:{n}"),
+        format!("S:{n}"),
+        format!("z:{n}"),
+    );
+    let short = rng.random_range(5..300);
+    let long = rng.random_range(1000..100_000);
+    match rng.random_range(0..27) {
+        0 => p.cmd("SET").arg(&s).arg(n).ignore(),
+        1 => p.cmd("SET").arg(&s).arg("v").arg("PX").arg(short).ignore(),
+        2 => p.cmd("SET").arg(&s).arg(n).arg("EX").arg(long).ignore(),
+        3 => p.cmd("SET").arg(&s).arg("kept").arg("KEEPTTL").ignore(),
+        4 => p.cmd("INCR").arg(format!("c:{n}")).ignore(),
+        5 => p.cmd("APPEND").arg(&s).arg("+").ignore(),
+        6 => p.cmd("EXPIRE").arg(&s).arg(long).ignore(),
+        7 => p.cmd("PEXPIRE").arg(&l).arg(short).ignore(),
+        8 => p.cmd("PERSIST").arg(&s).ignore(),
+        9 => p.cmd("GETEX").arg(&h).arg("PX").arg(short).ignore(),
+        10 => p.cmd("DEL").arg(&s).arg(&l).ignore(),
+        11 => p.cmd("RPUSH").arg(&l).arg(n).arg("x").ignore(),
+        12 => p.cmd("LPOP").arg(&l).ignore(),
+        13 => p
+            .cmd("HSET")
+            .arg(&h)
+            .arg(format!("f{}", n % 7))
+            .arg(n)
+            .ignore(),
+        14 => p.cmd("HINCRBY").arg(&h).arg("n").arg(3).ignore(),
+        15 => p.cmd("SADD").arg(&set).arg(n % 9).arg("m").ignore(),
+        // Random: replicated as the member it popped.
+        16 => p.cmd("SPOP").arg(&set).ignore(),
+        17 => p
+            .cmd("ZADD")
+            .arg(&z)
+            .arg(n)
+            .arg(format!("m{}", n % 5))
+            .ignore(),
+        18 => p.cmd("ZINCRBY").arg(&z).arg(1.5).arg("m1").ignore(),
+        19 => p
+            .cmd("SUNIONSTORE")
+            .arg(format!("S:{}", n + 1))
+            .arg(&set)
+            .arg(format!("S:{}", n + 2))
+            .ignore(),
+        20 => p.cmd("RENAME").arg(&l).arg(format!("l:{}", n + 1)).ignore(),
+        21 => p.cmd("PEXPIRE").arg(&h).arg(short).ignore(),
+        22 => p
+            .cmd("SET")
+            .arg(&s)
+            .arg("v")
+            .arg("PX")
+            .arg(short)
+            .arg("GET")
+            .ignore(),
+        // A script's effects (Redis 7.0 replicates them as a MULTI/EXEC of its writes, SPOP's
+        // pick and PX as absolute time included).
+        23 => p
+            .cmd("EVAL")
+            .arg(
+                "local v = redis.call('INCR', KEYS[1]) \
+                 redis.call('SET', KEYS[2], v, 'PX', ARGV[1]) \
+                 redis.call('SPOP', KEYS[3]) \
+                 if redis.call('EXISTS', KEYS[4]) == 1 then redis.call('RPUSH', KEYS[4], v) end \
+                 return v",
+            )
+            .arg(4)
+            .arg(format!("c:{n}"))
+            .arg(&s)
+            .arg(&set)
+            .arg(&l)
+            .arg(short)
+            .ignore(),
+        24 => p.cmd("MOVE").arg(&z).arg(rng.random_range(0..4)).ignore(),
+        25 => p
+            .cmd("COPY")
+            .arg(&h)
+            .arg(format!("h:{}", n + 1))
+            .arg("REPLACE")
+            .ignore(),
+        _ => p.cmd("HDEL").arg(&h).arg("n").ignore(),
+    };
+}
+
+/// One connection's share of the live load: random writes, MULTI/EXEC blocks of them, SELECT
+/// of other databases, a rare FLUSHDB, and one FLUSHALL (from the first connection) halfway.
+async fn live_load(addr: std::net::SocketAddr, seed: u64, ops: usize) {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut c = connect(addr).await;
+    let dbs = [0, 1, 2, 3, 9, 15];
+    for i in 0..ops {
+        let mut p = redis::pipe();
+        if rng.random_ratio(1, 20) {
+            p.cmd("SELECT")
+                .arg(dbs[rng.random_range(0..dbs.len())])
+                .ignore();
+        }
+        if seed == 1 && i == ops / 2 {
+            p.cmd("FLUSHALL").ignore();
+        } else if rng.random_ratio(1, 400) {
+            p.cmd("FLUSHDB").ignore();
+        } else if rng.random_ratio(1, 8) {
+            p.cmd("MULTI").ignore();
+            for _ in 0..rng.random_range(1..6) {
+                random_write(&mut rng, &mut p);
+            }
+            p.cmd("EXEC").ignore();
+        } else {
+            random_write(&mut rng, &mut p);
+        }
+        // Errors (a RENAME of a missing key, WRONGTYPE) are part of the load: both servers
+        // meet the same ones.
+        let _: Result<(), _> = p.query_async(&mut c).await;
+        if i % 50 == 0 {
+            tokio::time::sleep(Duration::from_millis(rng.random_range(0..20))).await;
+        }
+    }
+}
+
+/// A replica that starts while a live mixed load runs on the master (so the load also fills
+/// the master's buffer during the full sync) and follows it: MULTI/EXEC, scripts, keys set
+/// with EX/PX, EXPIRE, keys that expire on the master during the run, FLUSHALL, FLUSHDB and
+/// SELECT of other databases. It ends with the master's data in every database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_follows_a_live_mixed_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((redis, mut m)) = master_with_data(dir.path()).await else {
+        return;
+    };
+    let relis = start().await;
+    let mut r = connect(relis.addr).await;
+    let load: Vec<_> = (1..=3)
+        .map(|seed| tokio::spawn(live_load(redis.addr(), seed, 1500)))
+        .collect();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let _: String = redis::cmd("REPLICAOF")
+        .arg("127.0.0.1")
+        .arg(redis.port)
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    for l in load {
+        l.await.unwrap();
+    }
+    // The short expiries are over: the master's SCAN deletes (and replicates the DEL of) what
+    // its own expiry cycle has not reached yet.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let want = snapshot(&mut m).await;
+    caught_up(&mut m, &mut r).await;
+    let got = snapshot(&mut r).await;
+    assert!(want.len() > 50, "{want:?}");
+    let diff: Vec<_> = want
+        .iter()
+        .filter(|k| !got.contains(k))
+        .map(|k| format!("master: {k}"))
+        .chain(
+            got.iter()
+                .filter(|k| !want.contains(k))
+                .map(|k| format!("replica: {k}")),
+        )
+        .collect();
+    assert!(diff.is_empty(), "{} differences: {diff:#?}", diff.len());
+    let stats: String = redis::cmd("INFO")
+        .arg("stats")
+        .query_async(&mut m)
+        .await
+        .unwrap();
+    assert!(stats.contains("sync_full:1\r"), "{stats}");
+    let expired = stats
+        .lines()
+        .find_map(|l| l.strip_prefix("expired_keys:"))
+        .unwrap();
+    assert!(expired.parse::<u64>().unwrap() > 20, "{stats}");
+}
+
+/// A replica leaves expiry to its master, as a Redis replica does: the master's writes see a
+/// key that has expired by the replica's clock but not by the master's (the replica is behind)
+/// as there, the replica's own sweep and its reads delete nothing, and a key goes when the
+/// master's DEL for it arrives. (A write the master made just before the expiry, applied just
+/// after it, would otherwise be lost.)
+#[tokio::test]
+async fn a_replica_leaves_expiry_to_its_master() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(redis) = spawn_redis_with(
+        dir.path(),
+        &[
+            "--repl-diskless-sync-delay",
+            "0",
+            "--enable-debug-command",
+            "yes",
+        ],
+    ) else {
+        return;
+    };
+    let mut m = connect(redis.addr()).await;
+    let relis = start().await;
+    let mut r = connect(relis.addr).await;
+    // Reads that miss then ask the writer to delete the key (for its `expired` event).
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("notify-keyspace-events")
+        .arg("Exm")
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    let _: String = redis::cmd("REPLICAOF")
+        .arg("127.0.0.1")
+        .arg(redis.port)
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    caught_up(&mut m, &mut r).await;
+    let _: () = redis::cmd("DEBUG")
+        .arg("SET-ACTIVE-EXPIRE")
+        .arg(0)
+        .query_async(&mut m)
+        .await
+        .unwrap();
+    // In a script the master's clock stands still: the key it made with a 1 ms TTL is there
+    // for its PERSIST, however long the script runs. The replica gets both, as MULTI/EXEC, once
+    // the script has ended: after the expiry time.
+    let _: () = redis::cmd("EVAL")
+        .arg(
+            "redis.call('SET', KEYS[1], 'v', 'PX', 1) \
+             local i = 0 while i < 3000000 do i = i + 1 end \
+             redis.call('PERSIST', KEYS[1])",
+        )
+        .arg(1)
+        .arg("persisted")
+        .query_async(&mut m)
+        .await
+        .unwrap();
+    // Expires on the master, which (active expiry off, untouched) keeps it until a read.
+    let _: () = redis::cmd("SET")
+        .arg("later")
+        .arg("v")
+        .arg("PX")
+        .arg(50)
+        .query_async(&mut m)
+        .await
+        .unwrap();
+    caught_up(&mut m, &mut r).await;
+    // Longer than the replica's sweep period.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let dbsize = |c: &mut MultiplexedConnection| {
+        let mut c = c.clone();
+        async move {
+            redis::cmd("DBSIZE")
+                .query_async::<i64>(&mut c)
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(dbsize(&mut m).await, 2);
+    assert_eq!(dbsize(&mut r).await, 2, "the replica expired a key itself");
+    // Reads on the replica hide the expired key, and delete nothing.
+    let got: Option<String> = redis::cmd("GET")
+        .arg("later")
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    assert_eq!(got, None);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(dbsize(&mut r).await, 2, "a read deleted the key");
+    let got: Option<String> = redis::cmd("GET")
+        .arg("persisted")
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    assert_eq!(got.as_deref(), Some("v"));
+    assert_eq!(snapshot(&mut r).await, snapshot(&mut m).await);
+    // The master's read expires it there, and its DEL does it here.
+    let got: Option<String> = redis::cmd("GET")
+        .arg("later")
+        .query_async(&mut m)
+        .await
+        .unwrap();
+    assert_eq!(got, None);
+    caught_up(&mut m, &mut r).await;
+    assert_eq!(dbsize(&mut r).await, 1);
 }

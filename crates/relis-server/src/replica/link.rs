@@ -17,6 +17,8 @@ use tokio::sync::Notify;
 pub fn start(server: &Arc<Shared>, host: &str, port: u16) -> &'static str {
     let s = server.clone();
     let h = host.to_string();
+    // Queued before any of the link's writes: from now on the master's DELs expire keys.
+    server.db.write_async(|w| w.set_following(true), |_| {});
     server
         .replication
         .follow(host, port, move || tokio::spawn(run(s, h, port)))
@@ -394,6 +396,8 @@ async fn apply(
         let (tx, rx) = tokio::sync::oneshot::channel();
         server.db.write_async(
             move |w| {
+                // The master decides what has expired (see `Writer::keep_expired`).
+                w.keep_expired();
                 let mut served = Vec::new();
                 for (db, c, idx, keys) in writes {
                     let cx = Cx { db, ..cx.clone() };

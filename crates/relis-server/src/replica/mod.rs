@@ -19,10 +19,16 @@
 //!   get `-READONLY`, and with `replica-serve-stale-data no` a replica whose link is down
 //!   answers `-MASTERDOWN` to commands without the `stale` flag.
 //!
+//! - **Expiry is the master's** (as on a Redis replica): while following, the engine's sweep
+//!   deletes nothing (`Writer::set_following`), reads only hide expired keys (a read's miss
+//!   does not delete), and the master's writes run with `Writer::keep_expired`: a key that has
+//!   expired by this server's clock, but had not when the master wrote to it, is still there
+//!   for the write. The master's DELs remove expired keys.
+//!
 //! The position (the master's replid and the offset applied) is stored in the data file with the
 //! writes it covers (`relis_replication`), so a replica restarted with `replicaof` in its
-//! configuration continues with a partial resync. Not yet: replicas of Relis (it serves no PSYNC), and the keys a master expires reach a Relis replica
-//! as the master's DELs, but its own expiry sweep also removes them at their time.
+//! configuration continues with a partial resync. Not yet: replicas of Relis (it serves no
+//! PSYNC).
 
 pub mod link;
 
@@ -188,9 +194,13 @@ impl Replication {
         if let Some(l) = link.take() {
             l.task.abort();
             // A master has no position in another's history (a later REPLICAOF syncs in full).
-            server
-                .db
-                .write_async(|w| w.clear_replication_position(), |_| {});
+            server.db.write_async(
+                |w| {
+                    w.set_following(false);
+                    w.clear_replication_position()
+                },
+                |_| {},
+            );
             tracing::info!("MASTER MODE enabled (user request)");
         }
         self.loading.store(false, Ordering::Relaxed);

@@ -44,7 +44,64 @@ impl Writer<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::Db;
+    use crate::backend::sqlite::db::Options;
+    use crate::{Db, Expiry, ManualClock, SetOptions};
+    use std::sync::Arc;
+
+    /// A replica's view of expiry: its master's writes see keys that have expired by the
+    /// replica's clock (`keep_expired`), and while it follows, the sweep leaves them; reads
+    /// hide them all along.
+    #[test]
+    fn a_replica_leaves_expiry_to_its_master() {
+        let clock = ManualClock::new(1_000_000);
+        let db = Db::open_with(Options {
+            clock: Arc::new(clock.clone()),
+            ..Options::default()
+        })
+        .unwrap();
+        let soon = SetOptions {
+            expiry: Expiry::At(1_000_010),
+            ..Default::default()
+        };
+        db.write(move |w| {
+            w.set_following(true);
+            w.set(0, b"a", b"v", soon)?;
+            w.set(0, b"b", b"v", soon)?;
+            w.set(0, b"c", b"v", soon)
+        })
+        .unwrap();
+        clock.advance(20);
+        assert_eq!(db.sweep_expired(100).unwrap(), 0);
+        assert_eq!(db.get("a").unwrap(), None);
+        // The master's PERSIST (GETEX PERSIST here) finds the key; an already past expiry
+        // from it leaves the key for the master's DEL.
+        let (persisted, past) = db
+            .write(|w| {
+                w.keep_expired();
+                let p = w.getex(0, b"a", Some(Expiry::Clear))?;
+                let past = w.getex(0, b"b", Some(Expiry::At(1)))?;
+                Ok((p, past))
+            })
+            .unwrap();
+        assert_eq!(persisted.as_deref(), Some(&b"v"[..]));
+        assert_eq!(past.as_deref(), Some(&b"v"[..]));
+        assert_eq!(db.get("a").unwrap().as_deref(), Some(&b"v"[..]));
+        assert_eq!(db.dbsize().unwrap(), 3);
+        // Any other write job still expires what it finds, as before.
+        assert_eq!(
+            db.write(|w| w.getex(0, b"c", Some(Expiry::Clear))).unwrap(),
+            None
+        );
+        assert_eq!(db.dbsize().unwrap(), 2);
+        // A master again: the sweep deletes `b`.
+        db.write(|w| {
+            w.set_following(false);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(db.sweep_expired(100).unwrap(), 1);
+        assert_eq!(db.dbsize().unwrap(), 1);
+    }
 
     #[test]
     fn the_position_is_kept_with_the_writes() {

@@ -286,7 +286,7 @@ impl Writer<'_> {
         if let Some(m) = &old {
             self.delete_key(db, key, m)?;
         }
-        if opts.expire_at.is_some_and(|at| at <= self.now) {
+        if opts.expire_at.is_some_and(|at| at <= self.expiry_now) {
             return Ok(Restored::Expired(old.is_some()));
         }
         match value {

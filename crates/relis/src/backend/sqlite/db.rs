@@ -386,6 +386,7 @@ impl Db {
                             mute_new: false,
                             new_keys: None,
                             lazily_expired: 0,
+                            following: false,
                         };
                         let limits = (max_batch, wal_limit, spin);
                         writer_loop(conn, wrx, clock, keyspace, limits, st, (stats, locals))
