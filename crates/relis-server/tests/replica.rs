@@ -110,7 +110,17 @@ async fn caught_up(master: &mut MultiplexedConnection, replica: &mut Multiplexed
 
 /// A master with a data set of every type and encoding Redis 7.0 writes.
 async fn master_with_data(dir: &std::path::Path) -> Option<(Child, MultiplexedConnection)> {
-    let redis = spawn_redis_with(dir, &["--repl-diskless-sync-delay", "0"])?;
+    master_with_data_and(dir, &[]).await
+}
+
+/// [`master_with_data`] with more redis-server arguments.
+async fn master_with_data_and(
+    dir: &std::path::Path,
+    extra: &[&str],
+) -> Option<(Child, MultiplexedConnection)> {
+    let mut args = vec!["--repl-diskless-sync-delay", "0"];
+    args.extend_from_slice(extra);
+    let redis = spawn_redis_with(dir, &args)?;
     let mut m = connect(redis.addr()).await;
     let mut p = redis::pipe();
     p.cmd("SET")
@@ -455,56 +465,6 @@ async fn a_replica_authenticates_with_masterauth() {
         .await
         .unwrap();
     assert_eq!(got, "v");
-}
-
-/// A replica killed with SIGKILL while following, restarted with `replicaof` in its settings,
-/// continues from the position stored with its last committed writes (a partial resync: the
-/// master counts no second full sync) and ends with the master's data.
-#[tokio::test]
-async fn a_killed_replica_continues_after_restart() {
-    let dir = tempfile::tempdir().unwrap();
-    let Some((redis, mut m)) = master_with_data(dir.path()).await else {
-        return;
-    };
-    let data = tempfile::tempdir().unwrap();
-    let port = redis.port.to_string();
-    let args = ["--replicaof", "127.0.0.1", port.as_str()];
-    let mut relis = common::spawn_binary(data.path(), &args);
-    let mut r = connect(relis.addr()).await;
-    caught_up(&mut m, &mut r).await;
-    // Writes keep coming while the replica dies.
-    let writer = tokio::spawn(async move {
-        for i in 0..2000 {
-            let _: () = redis::cmd("INCR")
-                .arg("n")
-                .query_async(&mut m)
-                .await
-                .unwrap();
-            if i % 10 == 0 {
-                let _: () = redis::cmd("RPUSH")
-                    .arg("l2")
-                    .arg(i)
-                    .query_async(&mut m)
-                    .await
-                    .unwrap();
-            }
-        }
-        m
-    });
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    relis.kill9();
-    let mut m = writer.await.unwrap();
-    let relis = common::spawn_binary(data.path(), &args);
-    let mut r = connect(relis.addr()).await;
-    caught_up(&mut m, &mut r).await;
-    assert_eq!(snapshot(&mut r).await, snapshot(&mut m).await);
-    let stats: String = redis::cmd("INFO")
-        .arg("stats")
-        .query_async(&mut m)
-        .await
-        .unwrap();
-    assert!(stats.contains("sync_full:1\r"), "{stats}");
-    assert!(stats.contains("sync_partial_ok:1\r"), "{stats}");
 }
 
 /// A full sync replaces the replica's whole dataset, as Redis's replica empties its databases
@@ -913,4 +873,303 @@ async fn a_replica_leaves_expiry_to_its_master() {
     assert_eq!(got, None);
     caught_up(&mut m, &mut r).await;
     assert_eq!(dbsize(&mut r).await, 1);
+}
+
+/// The offset the master last heard the replica acknowledge (`slave0:...,offset=N` in its INFO
+/// replication), if a replica is connected.
+async fn acked_offset(m: &mut MultiplexedConnection) -> Option<i64> {
+    let info: String = redis::cmd("INFO")
+        .arg("replication")
+        .query_async(m)
+        .await
+        .unwrap();
+    let line = info.lines().find(|l| l.starts_with("slave0:"))?;
+    line.split(',')
+        .find_map(|f| f.strip_prefix("offset="))
+        .and_then(|o| o.parse().ok())
+}
+
+/// The replication position stored in the data file of a replica that is not running.
+fn stored_position(dir: &std::path::Path) -> Option<(String, i64)> {
+    let c = rusqlite::Connection::open(dir.join("relis.db")).unwrap();
+    c.query_row(
+        "SELECT replid, repl_offset FROM relis_replication WHERE id = 1",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .ok()
+}
+
+/// Watches the master's view of its replica's acknowledged offset until `stop`, keeping the
+/// highest seen, while asking for acknowledgements (WAIT sends GETACK) as fast as they come.
+fn watch_acks(
+    addr: std::net::SocketAddr,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> tokio::task::JoinHandle<i64> {
+    tokio::spawn(async move {
+        use std::sync::atomic::Ordering;
+        let mut m = connect(addr).await;
+        let mut waiter = connect(addr).await;
+        let mut best = -1;
+        while !stop.load(Ordering::SeqCst) {
+            let _: Result<i64, _> = redis::cmd("WAIT")
+                .arg(1)
+                .arg(5)
+                .query_async(&mut waiter)
+                .await;
+            if let Some(o) = acked_offset(&mut m).await {
+                best = best.max(o);
+            }
+        }
+        best
+    })
+}
+
+/// A replica killed with SIGKILL in the middle of the stream, under the live mixed load, and
+/// restarted on the same data directory and settings: the position in its data file is at
+/// least every offset the master heard it acknowledge (an acknowledged write is durable); it
+/// continues with a partial resync and ends with the master's data. Killed again, with the
+/// master writing more than its backlog holds meanwhile, it syncs in full and ends identical.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_killed_mid_stream_keeps_what_it_acknowledged() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let Some((redis, mut m)) = master_with_data(dir.path()).await else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let port = redis.port.to_string();
+    let args = ["--replicaof", "127.0.0.1", port.as_str()];
+    let mut relis = common::spawn_binary(data.path(), &args);
+    let mut r = connect(relis.addr()).await;
+    caught_up(&mut m, &mut r).await;
+
+    // 1. Killed while the load runs: the master's backlog still has its offset.
+    let stop = Arc::new(AtomicBool::new(false));
+    let acks = watch_acks(redis.addr(), stop.clone());
+    let load: Vec<_> = (1..=2)
+        .map(|seed| tokio::spawn(live_load(redis.addr(), 10 + seed, 600)))
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    relis.kill9();
+    stop.store(true, Ordering::SeqCst);
+    let acked = acks.await.unwrap();
+    let (replid, stored) = stored_position(data.path()).expect("a stored position");
+    assert_eq!(replid, info_field(&mut m, "master_replid").await);
+    assert!(acked > 0, "the master heard no ACK");
+    assert!(
+        stored >= acked,
+        "the master heard offset {acked} acknowledged, the data file has {stored}"
+    );
+    let relis = common::spawn_binary(data.path(), &args);
+    let mut r = connect(relis.addr()).await;
+    for l in load {
+        l.await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let want = snapshot(&mut m).await;
+    caught_up(&mut m, &mut r).await;
+    assert_eq!(snapshot(&mut r).await, want);
+    let stats: String = redis::cmd("INFO")
+        .arg("stats")
+        .query_async(&mut m)
+        .await
+        .unwrap();
+    assert!(stats.contains("sync_full:1\r"), "{stats}");
+    assert!(stats.contains("sync_partial_ok:1\r"), "{stats}");
+
+    // 2. Killed again; meanwhile the master writes past its backlog (1 MB).
+    let mut relis = relis;
+    relis.kill9();
+    let mut p = redis::pipe();
+    for i in 0..12_000 {
+        p.cmd("SET")
+            .arg(format!("past-backlog:{i}"))
+            .arg("x".repeat(100))
+            .ignore();
+    }
+    let _: () = p.query_async(&mut m).await.unwrap();
+    let relis = common::spawn_binary(data.path(), &args);
+    let mut r = connect(relis.addr()).await;
+    caught_up(&mut m, &mut r).await;
+    assert_eq!(snapshot(&mut r).await, snapshot(&mut m).await);
+    let stats: String = redis::cmd("INFO")
+        .arg("stats")
+        .query_async(&mut m)
+        .await
+        .unwrap();
+    assert!(stats.contains("sync_full:2\r"), "{stats}");
+    assert!(stats.contains("sync_partial_err:1\r"), "{stats}");
+}
+
+/// A replica killed with SIGKILL while it loads a full sync (part of the master's data
+/// committed, the rest not) and restarted on the same data directory and settings: it has no
+/// stored position (the half-loaded data must not be continued from), syncs in full again and
+/// ends with the master's data, leaving no sync file of the dead process behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_killed_mid_full_sync_syncs_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((redis, mut m)) =
+        master_with_data_and(dir.path(), &["--enable-debug-command", "yes"]).await
+    else {
+        return;
+    };
+    // Enough keys for a load of several transactions (`rdbfile::BATCH_KEYS` each).
+    let total = 150_000;
+    let _: () = redis::cmd("DEBUG")
+        .arg("POPULATE")
+        .arg(total)
+        .arg("pop")
+        .arg(20)
+        .query_async(&mut m)
+        .await
+        .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let port = redis.port.to_string();
+    let args = [
+        "--replicaof",
+        "127.0.0.1",
+        port.as_str(),
+        "--enable-debug-command",
+        "yes",
+    ];
+    let mut relis = common::spawn_binary(data.path(), &args);
+    let mut r = connect(relis.addr()).await;
+    let mut last = String::new();
+    for _ in 0..1200 {
+        let perc: f64 = info_field(&mut r, "loading_loaded_perc")
+            .await
+            .parse()
+            .unwrap_or(0.0);
+        last = format!("{perc}");
+        if perc > 40.0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    relis.kill9();
+    drop(r);
+    let keys: i64 = rusqlite::Connection::open(data.path().join("relis.db"))
+        .unwrap()
+        .query_row("SELECT count(*) FROM relis_keys", [], |r| r.get(0))
+        .unwrap();
+    assert!(
+        keys > 0 && keys < total,
+        "killed at {last}%: {keys} keys committed"
+    );
+    assert_eq!(stored_position(data.path()), None);
+
+    // The master keeps writing while the replica is down and while it loads again.
+    let load = tokio::spawn(live_load(redis.addr(), 21, 400));
+    let relis = common::spawn_binary(data.path(), &args);
+    let mut r = connect(relis.addr()).await;
+    load.await.unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    // DEBUG DIGEST (Redis's digest of the whole keyspace) compares every key: the SCAN + DUMP
+    // snapshot of 150,000 keys would take longer than the sync.
+    let _: Value = redis::cmd("KEYS")
+        .arg("*")
+        .query_async(&mut m)
+        .await
+        .unwrap();
+    caught_up(&mut m, &mut r).await;
+    let digest = |c: &mut MultiplexedConnection| {
+        let mut c = c.clone();
+        async move {
+            redis::cmd("DEBUG")
+                .arg("DIGEST")
+                .query_async::<String>(&mut c)
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(digest(&mut r).await, digest(&mut m).await);
+    let stats: String = redis::cmd("INFO")
+        .arg("stats")
+        .query_async(&mut m)
+        .await
+        .unwrap();
+    assert!(stats.contains("sync_full:2\r"), "{stats}");
+    let left: Vec<String> = std::fs::read_dir(data.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !["relis.db", "relis.db-wal", "relis.db-shm"].contains(&n.as_str()))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// A partial resync continues in the database the master's stream had selected: the master
+/// sends no SELECT again until it writes to another one. Both after a dropped link and after a
+/// SIGKILL and restart of the replica (the database is stored with the position).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partial_resync_continues_in_the_selected_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((redis, mut m)) = master_with_data(dir.path()).await else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let port = redis.port.to_string();
+    let args = ["--replicaof", "127.0.0.1", port.as_str()];
+    let mut relis = common::spawn_binary(data.path(), &args);
+    let mut r = connect(relis.addr()).await;
+    let mut m3 = connect(redis.addr()).await;
+    let _: () = redis::cmd("SELECT")
+        .arg(3)
+        .query_async(&mut m3)
+        .await
+        .unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("before")
+        .arg(1)
+        .query_async(&mut m3)
+        .await
+        .unwrap();
+    caught_up(&mut m, &mut r).await;
+    // The link drops; the next write in database 3 comes without a SELECT.
+    let _: Value = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("TYPE")
+        .arg("replica")
+        .query_async(&mut m)
+        .await
+        .unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("after-drop")
+        .arg(1)
+        .query_async(&mut m3)
+        .await
+        .unwrap();
+    caught_up(&mut m, &mut r).await;
+    relis.kill9();
+    let _: () = redis::cmd("SET")
+        .arg("after-kill")
+        .arg(1)
+        .query_async(&mut m3)
+        .await
+        .unwrap();
+    let relis = common::spawn_binary(data.path(), &args);
+    let mut r = connect(relis.addr()).await;
+    caught_up(&mut m, &mut r).await;
+    let stats: String = redis::cmd("INFO")
+        .arg("stats")
+        .query_async(&mut m)
+        .await
+        .unwrap();
+    assert!(stats.contains("sync_full:1\r"), "{stats}");
+    assert!(stats.contains("sync_partial_ok:2\r"), "{stats}");
+    let _: () = redis::cmd("SELECT")
+        .arg(3)
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("*")
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    let mut keys = keys;
+    keys.sort();
+    assert_eq!(keys, ["after-drop", "after-kill", "before"]);
+    assert_eq!(snapshot(&mut r).await, snapshot(&mut m).await);
 }

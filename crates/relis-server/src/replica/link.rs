@@ -56,10 +56,19 @@ async fn run(server: Arc<Shared>, host: String, port: u16) {
         tokio::task::spawn_blocking(move || server.db.read(|r| r.replication_position())).await
     };
     let mut resume: Option<Position> = match stored {
-        Ok(Ok(Some((replid, offset)))) => {
-            tracing::info!("Continuing from the stored replication position {replid}:{offset}");
-            rep.applied.store(offset, Ordering::SeqCst);
-            Some(Position { replid, offset })
+        Ok(Ok(Some(p))) => {
+            tracing::info!(
+                "Continuing from the stored replication position {}:{} (db {})",
+                p.replid,
+                p.offset,
+                p.db
+            );
+            rep.applied.store(p.offset, Ordering::SeqCst);
+            rep.applied_db.store(p.db, Ordering::SeqCst);
+            Some(Position {
+                replid: p.replid,
+                offset: p.offset,
+            })
         }
         _ => None,
     };
@@ -84,6 +93,8 @@ async fn run(server: Arc<Shared>, host: String, port: u16) {
                     payload.position().replid,
                     payload.position().offset
                 );
+                // The master selects a database before its first write after a full sync.
+                rep.applied_db.store(0, Ordering::SeqCst);
                 if let Err(e) = full_sync(&server, &mut payload).await {
                     tracing::warn!("Full sync from the master failed: {e}");
                     rep.loading.store(false, Ordering::Relaxed);
@@ -104,13 +115,17 @@ async fn run(server: Arc<Shared>, host: String, port: u16) {
         let replid = stream.position().replid.clone();
         rep.applied.store(stream.offset(), Ordering::SeqCst);
         // The position the sync brought (a full sync's, or a new replid from +CONTINUE).
-        let (id, at) = (replid.clone(), stream.offset());
+        let position = relis::ReplPosition {
+            replid: replid.clone(),
+            offset: stream.offset(),
+            db: rep.applied_db.load(Ordering::SeqCst),
+        };
         let stored = {
             let server = server.clone();
             tokio::task::spawn_blocking(move || {
                 server
                     .db
-                    .write(move |w| w.set_replication_position(&id, at))
+                    .write(move |w| w.set_replication_position(&position))
             })
             .await
         };
@@ -145,11 +160,20 @@ async fn run(server: Arc<Shared>, host: String, port: u16) {
 /// Receives a full sync's payload into a file, empties the keyspace and loads the file.
 async fn full_sync(server: &Arc<Shared>, payload: &mut repl::Payload) -> Result<(), String> {
     use tokio::io::AsyncWriteExt;
-    let dir = {
-        let c = server.config.read();
-        std::path::PathBuf::from(c.get("dir").unwrap_or_else(|| ".".into()))
+    // Named after the data file, not this process: a replica killed mid-sync and restarted
+    // overwrites (then removes) the file it left, instead of leaving it for ever.
+    let path = match server.db.path() {
+        Some(data) => {
+            let mut name = data.as_os_str().to_owned();
+            name.push(".sync.rdb");
+            std::path::PathBuf::from(name)
+        }
+        None => {
+            let c = server.config.read();
+            std::path::PathBuf::from(c.get("dir").unwrap_or_else(|| ".".into()))
+                .join(format!("relis-sync-{}.rdb", std::process::id()))
+        }
     };
-    let path = dir.join(format!("relis-sync-{}.rdb", std::process::id()));
     let result = async {
         let mut file = tokio::fs::File::create(&path)
             .await
@@ -255,7 +279,7 @@ async fn apply_stream(
             }
         }))
     };
-    let mut db = 0u32;
+    let mut db = rep.applied_db.load(Ordering::SeqCst);
     let user = crate::acl::User::master();
     let result = loop {
         let first = match stream.next().await {
@@ -298,6 +322,7 @@ async fn apply_stream(
         let replid = stream.position().replid.clone();
         match apply(server, &user, &mut db, job, (replid, end)).await {
             Ok(getack) => {
+                rep.applied_db.store(db, Ordering::SeqCst);
                 applied.store(end, Ordering::SeqCst);
                 if getack {
                     now.notify_one();
@@ -318,8 +343,10 @@ fn is(argv: &[Bytes], name: &[u8]) -> bool {
 /// may make ready (blocked clients are served from them).
 type MasterWrite = (u32, Box<dyn WriteCmd>, usize, Vec<Bytes>);
 
-/// Applies one job of the master's commands in one write job (one transaction), then delivers
-/// what it published. Returns whether the master asked for an ACK.
+/// Applies one job of the master's commands in one write job (one transaction) with the
+/// position after them, then delivers what it published. Returns whether the master asked for
+/// an ACK. A job without writes (PING, REPLCONF GETACK, SELECT) stores its position too: every
+/// offset acknowledged is in the data file.
 async fn apply(
     server: &Arc<Shared>,
     user: &Arc<crate::acl::User>,
@@ -384,7 +411,12 @@ async fn apply(
             Err(e) => tracing::warn!("The master sent {} that does not parse: {e:?}", spec.name),
         }
     }
-    if !writes.is_empty() {
+    {
+        let position = relis::ReplPosition {
+            replid: position.0,
+            offset: position.1,
+            db: *db,
+        };
         let cx = Cx {
             db: 0,
             proto: Protocol::Resp2,
@@ -414,7 +446,7 @@ async fn apply(
                 }
                 // The position commits with the writes it covers: a restart continues exactly
                 // after them.
-                if let Err(e) = w.set_replication_position(&position.0, position.1) {
+                if let Err(e) = w.set_replication_position(&position) {
                     w.poison(e);
                 }
                 served

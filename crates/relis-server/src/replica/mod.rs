@@ -3,7 +3,7 @@
 //! it sends; `REPLICAOF NO ONE` stops it and the server is a master again, with its data.
 //!
 //! - **Full sync.** The master's RDB payload goes to a file next to the data file
-//!   (`relis-sync-<pid>.rdb`), then the keyspace, the function libraries and the stored
+//!   (`<dbfilename>.sync.rdb`; `relis-sync-<pid>.rdb` in `dir` without one), then the keyspace, the function libraries and the stored
 //!   position are emptied in one transaction (Redis's replica replaces its whole dataset) and
 //!   the file loaded with the RDB importer ([`crate::rdbfile::load`]) in large transactions;
 //!   keys already expired in it are left out. Meanwhile `INFO` says
@@ -38,7 +38,7 @@ use crate::state::Shared;
 use bytes::Bytes;
 use parking_lot::Mutex;
 use resp::Frame;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -98,6 +98,9 @@ pub struct Replication {
     link: Mutex<Option<Link>>,
     /// The stream offset applied and committed (`slave_repl_offset`).
     applied: Arc<AtomicI64>,
+    /// The database the master's stream has selected at `applied` (a partial resync continues
+    /// in it: the master sends no SELECT until it writes to another).
+    applied_db: AtomicU32,
     /// A full sync is loading.
     loading: AtomicBool,
     /// How far the full sync's load is, and what the last one loaded (INFO persistence).
