@@ -379,3 +379,24 @@ fn an_expired_key_in_the_file_removes_the_existing_one() {
     // `past` of database 3 is another key: the file expired only database 0's.
     assert_eq!(in3, (0, 1));
 }
+
+/// A key twice in one database of the file: redis-server refuses to load such a file, and an
+/// import into a database that was empty fails naming the key (its keys are not looked up
+/// first), leaving no data file.
+#[test]
+fn a_key_twice_in_the_file_fails_the_import() {
+    let mut w = FileWriter::new(Vec::new()).unwrap();
+    w.select_db(0, 2, 0).unwrap();
+    let v = Object::String("v".into());
+    w.entry(b"twice", &v, ObjectKind::General, None).unwrap();
+    w.entry(b"twice", &v, ObjectKind::General, None).unwrap();
+    let ddir = tempfile::tempdir().unwrap();
+    let file = ddir.path().join("x.rdb");
+    std::fs::write(&file, w.finish().unwrap()).unwrap();
+    let err = import(&config_in(ddir.path()), &file).unwrap_err();
+    assert!(
+        err.contains("key 'twice' of database 0") && err.contains("in the file twice"),
+        "{err}"
+    );
+    assert!(!ddir.path().join("relis.db").exists());
+}

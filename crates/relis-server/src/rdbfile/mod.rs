@@ -74,6 +74,10 @@ pub struct ExportSummary {
 enum Put {
     /// Writes the value, replacing a key of that name.
     Restore(Value, RestoreOptions),
+    /// Writes the value of a key in a database that was empty when the load began: there is
+    /// no key of that name to look up (an RDB file has each key once, or redis-server refuses
+    /// to load it too).
+    New(Value, RestoreOptions),
     /// The record had expired: no key of that name stays (RESTORE REPLACE with a past ABSTTL
     /// deletes the key in Redis too).
     Drop,
@@ -113,6 +117,17 @@ fn send(db: &Db, batch: Batch, inflight: &mut VecDeque<(u64, Receiver<relis::Res
                     match put {
                         Put::Restore(value, opts) => {
                             if w.restore_value(*db, key, value, *opts)? == Restored::Written {
+                                written += 1;
+                            }
+                        }
+                        Put::New(value, opts) => {
+                            let r = w.restore_new_value(*db, key, value, *opts).map_err(|e| {
+                                relis::Error::Storage(format!(
+                                    "key '{}' of database {db}: {e} (is it in the file twice?)",
+                                    String::from_utf8_lossy(key)
+                                ))
+                            })?;
+                            if r == Restored::Written {
                                 written += 1;
                             }
                         }
@@ -187,6 +202,15 @@ fn load_into(
 ) -> Result<ImportSummary, String> {
     let mut reader = FileReader::new(input).map_err(|e| e.to_string())?;
     tracing::info!("Loading RDB produced by version {}", reader.version());
+    // The databases that had no key when the load began: their keys need no lookup. Asked of
+    // the writer, which the load's batches queue behind: a reader's snapshot, held while it
+    // idles, could keep the final checkpoint of `import`'s staging file from completing.
+    let mut empty = vec![true; databases as usize];
+    for space in db.write(|w| w.keyspace_info()).map_err(|e| e.to_string())? {
+        if let Some(e) = empty.get_mut(space.db as usize) {
+            *e = space.keys == 0;
+        }
+    }
     let mut sum = ImportSummary::default();
     let mut batch = Batch::default();
     let mut inflight = VecDeque::new();
@@ -251,20 +275,27 @@ fn load_into(
             Record::Entry(e) => {
                 // `SelectDb` checked the index.
                 let dbi = u32::try_from(e.db).unwrap_or(u32::MAX);
+                let fresh = empty.get(dbi as usize).copied().unwrap_or(false);
                 let put = if e.expire_at.is_some_and(|t| t <= now_ms) {
                     sum.expired += 1;
-                    Put::Drop
+                    // Nothing to remove from a database that was empty.
+                    (!fresh).then_some(Put::Drop)
                 } else {
-                    Put::Restore(
-                        to_value(e.value),
-                        RestoreOptions {
-                            replace: true,
-                            expire_at: e.expire_at,
-                            idle_secs: e.idle_secs.and_then(|s| i64::try_from(s).ok()),
-                        },
-                    )
+                    let opts = RestoreOptions {
+                        replace: true,
+                        expire_at: e.expire_at,
+                        idle_secs: e.idle_secs.and_then(|s| i64::try_from(s).ok()),
+                    };
+                    let value = to_value(e.value);
+                    Some(if fresh {
+                        Put::New(value, opts)
+                    } else {
+                        Put::Restore(value, opts)
+                    })
                 };
-                batch.keys.push((dbi, e.key, put));
+                if let Some(put) = put {
+                    batch.keys.push((dbi, e.key, put));
+                }
             }
         }
         let pos = reader.offset();
