@@ -168,8 +168,7 @@ unsafe extern "C" fn truncate(p: *mut sqlite3_pcache, limit: c_uint) {
     // Nothing numbered `limit` or above can be there: every such page was fetched (so is at
     // most `max_fetched`) or moved there (so is in `moved`). A limit below the last one is
     // always passed on: pages between the two were never tracked.
-    let empty =
-        limit >= c.limit && c.max_fetched < limit && c.moved.values().all(|&k| k < limit);
+    let empty = limit >= c.limit && c.max_fetched < limit && c.moved.values().all(|&k| k < limit);
     if empty {
         SKIPPED.fetch_add(1, Ordering::Relaxed);
     } else {
