@@ -2,7 +2,10 @@
 //! with every type, then a live write load (MULTI, scripts, expiry, several databases, blocking
 //! pops woken by the master's writes), the same data on both; writes refused on the replica;
 //! WAIT on the master counting the replica's durable ACKs; a dropped link continuing with a
-//! partial resync; REPLICAOF NO ONE keeping the data.
+//! partial resync; REPLICAOF NO ONE keeping the data. A live mixed load followed to the same
+//! data (SCAN + DUMP of every database); expiry left to the master; a full sync replacing the
+//! whole dataset; SIGKILL of the replica mid full sync and mid stream, restarted on its files,
+//! with no acknowledged offset lost.
 
 mod common;
 
