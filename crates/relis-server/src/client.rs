@@ -61,7 +61,10 @@ impl Cx {
         } else {
             s.keyspace_misses
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            self.server.pubsub.key_missed(&self.server.db, self.db, key);
+            let expire = !self.server.replication.is_replica();
+            self.server
+                .pubsub
+                .key_missed(&self.server.db, self.db, key, expire);
         }
     }
 

@@ -735,7 +735,10 @@ impl PubSub {
     /// the key may be one that has just expired: the writer then deletes it and emits
     /// `expired`, as Redis's lazy expiry does on a read (Relis's reads only hide expired keys),
     /// and the `keymiss` follows it, as in Redis, where the lookup misses after the deletion.
-    pub fn key_missed(self: &Arc<Self>, engine: &relis::Db, db: u32, key: &[u8]) {
+    ///
+    /// `expire` is false on a replica, which leaves expiry to its master (as a Redis replica's
+    /// reads only hide expired keys): the miss is published without a deletion.
+    pub fn key_missed(self: &Arc<Self>, engine: &relis::Db, db: u32, key: &[u8], expire: bool) {
         let miss = self.wants_class(class::KEY_MISS).then(|| KeyEvent {
             class: class::KEY_MISS,
             event: "keymiss",
@@ -745,7 +748,9 @@ impl PubSub {
         });
         // A tracking client may hold the key: Redis's lazy expiry deletes it on the read, and
         // the deletion invalidates it.
-        if self.wants_class(class::EXPIRED) || self.tracking_active() && self.tracking.may_hold(key)
+        if expire
+            && (self.wants_class(class::EXPIRED)
+                || self.tracking_active() && self.tracking.may_hold(key))
         {
             let me = Arc::clone(self);
             engine.expire_if_needed_then(db, key.to_vec(), move || {

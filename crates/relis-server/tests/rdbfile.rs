@@ -339,3 +339,64 @@ fn a_failed_import_into_a_new_data_file_leaves_none() {
         .collect();
     assert_eq!(left, vec!["cut.rdb".to_string()]);
 }
+
+/// A key already expired in the file stands for no key, as RESTORE REPLACE with a past ABSTTL
+/// does in Redis (it deletes the key there, replies OK): importing over a data file that has a
+/// key of that name, of any type, in that database, removes it. Other keys stay.
+#[test]
+fn an_expired_key_in_the_file_removes_the_existing_one() {
+    let ddir = tempfile::tempdir().unwrap();
+    {
+        let db = relis::Db::open(ddir.path().join("relis.db")).unwrap();
+        db.set("past", "old").unwrap();
+        db.set("keep", "old").unwrap();
+        db.write(|w| {
+            w.hset(3, b"h3", &[("f".into(), "v".into())])?;
+            w.set(3, b"past", b"db3", Default::default())
+        })
+        .unwrap();
+    }
+    let mut w = FileWriter::new(Vec::new()).unwrap();
+    let v = Object::String("new".into());
+    w.select_db(0, 2, 1).unwrap();
+    w.entry(b"past", &v, ObjectKind::General, Some(1_000))
+        .unwrap();
+    w.entry(b"fresh", &v, ObjectKind::General, None).unwrap();
+    w.select_db(3, 1, 1).unwrap();
+    w.entry(b"h3", &v, ObjectKind::General, Some(2_000))
+        .unwrap();
+    let file = ddir.path().join("x.rdb");
+    std::fs::write(&file, w.finish().unwrap()).unwrap();
+    let sum = import(&config_in(ddir.path()), &file).unwrap();
+    assert_eq!((sum.keys, sum.expired), (1, 2), "{sum:?}");
+    let db = relis::Db::open(ddir.path().join("relis.db")).unwrap();
+    assert_eq!(db.get("past").unwrap(), None);
+    assert_eq!(db.get("keep").unwrap().as_deref(), Some(&b"old"[..]));
+    assert_eq!(db.get("fresh").unwrap().as_deref(), Some(&b"new"[..]));
+    let in3 = db
+        .read(|r| Ok((r.exists(3, &["h3".into()])?, r.exists(3, &["past".into()])?)))
+        .unwrap();
+    // `past` of database 3 is another key: the file expired only database 0's.
+    assert_eq!(in3, (0, 1));
+}
+
+/// A key twice in one database of the file: redis-server refuses to load such a file, and an
+/// import into a database that was empty fails naming the key (its keys are not looked up
+/// first), leaving no data file.
+#[test]
+fn a_key_twice_in_the_file_fails_the_import() {
+    let mut w = FileWriter::new(Vec::new()).unwrap();
+    w.select_db(0, 2, 0).unwrap();
+    let v = Object::String("v".into());
+    w.entry(b"twice", &v, ObjectKind::General, None).unwrap();
+    w.entry(b"twice", &v, ObjectKind::General, None).unwrap();
+    let ddir = tempfile::tempdir().unwrap();
+    let file = ddir.path().join("x.rdb");
+    std::fs::write(&file, w.finish().unwrap()).unwrap();
+    let err = import(&config_in(ddir.path()), &file).unwrap_err();
+    assert!(
+        err.contains("key 'twice' of database 0") && err.contains("in the file twice"),
+        "{err}"
+    );
+    assert!(!ddir.path().join("relis.db").exists());
+}

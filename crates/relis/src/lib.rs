@@ -64,6 +64,7 @@ pub use types::hll::HllError;
 pub use types::hll_db::{PfDebug, PfDebugOut};
 pub use types::keys::{ExpireCond, KeyspaceInfo, ObjectInfo, ScanPage, Ttl};
 pub use types::list::{parse_timeout_ms, End, LposOptions, Side};
+pub use types::replication::ReplPosition;
 pub use types::set::{MAX_RANDOM_REPEATS, SET_MAX_INTSET_ENTRIES};
 pub use types::sort::{SortOptions, Sorted};
 pub use types::stream::{

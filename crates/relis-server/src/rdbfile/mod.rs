@@ -10,7 +10,8 @@
 //! renames the staging file over the data file. On a bad or truncated file, or any failure,
 //! the staging file is deleted and the error names the byte offset. A key in the file replaces
 //! a key of the same name in the data file; other keys stay. Keys already expired are dropped,
-//! as a Redis master does when it loads. Functions are loaded (checked as FUNCTION LOAD checks
+//! as a Redis master does when it loads, and remove a key of that name from the data file (the
+//! file says the key is gone, as RESTORE REPLACE with a past ABSTTL deletes it in Redis). Functions are loaded (checked as FUNCTION LOAD checks
 //! them) and replace libraries of the same name. The data file must not be in use by a
 //! running server meanwhile.
 //!
@@ -69,10 +70,23 @@ pub struct ExportSummary {
     pub bytes: u64,
 }
 
+/// What one key record of the file does to the data file.
+enum Put {
+    /// Writes the value, replacing a key of that name.
+    Restore(Value, RestoreOptions),
+    /// Writes the value of a key in a database that was empty when the load began: there is
+    /// no key of that name to look up (an RDB file has each key once, or redis-server refuses
+    /// to load it too).
+    New(Value, RestoreOptions),
+    /// The record had expired: no key of that name stays (RESTORE REPLACE with a past ABSTTL
+    /// deletes the key in Redis too).
+    Drop,
+}
+
 /// One transaction's worth of records.
 #[derive(Default)]
 struct Batch {
-    keys: Vec<(u32, bytes::Bytes, Value, RestoreOptions)>,
+    keys: Vec<(u32, bytes::Bytes, Put)>,
     functions: Vec<(String, bytes::Bytes)>,
     first_offset: u64,
 }
@@ -99,9 +113,27 @@ fn send(db: &Db, batch: Batch, inflight: &mut VecDeque<(u64, Receiver<relis::Res
                     w.function_put(name, code)?;
                 }
                 let mut written = 0;
-                for (db, key, value, opts) in &batch.keys {
-                    if w.restore_value(*db, key, value, *opts)? == Restored::Written {
-                        written += 1;
+                for (db, key, put) in &batch.keys {
+                    match put {
+                        Put::Restore(value, opts) => {
+                            if w.restore_value(*db, key, value, *opts)? == Restored::Written {
+                                written += 1;
+                            }
+                        }
+                        Put::New(value, opts) => {
+                            let r = w.restore_new_value(*db, key, value, *opts).map_err(|e| {
+                                relis::Error::Storage(format!(
+                                    "key '{}' of database {db}: {e} (is it in the file twice?)",
+                                    String::from_utf8_lossy(key)
+                                ))
+                            })?;
+                            if r == Restored::Written {
+                                written += 1;
+                            }
+                        }
+                        Put::Drop => {
+                            w.del(*db, std::slice::from_ref(key))?;
+                        }
                     }
                 }
                 Ok::<u64, relis::Error>(written)
@@ -170,6 +202,15 @@ fn load_into(
 ) -> Result<ImportSummary, String> {
     let mut reader = FileReader::new(input).map_err(|e| e.to_string())?;
     tracing::info!("Loading RDB produced by version {}", reader.version());
+    // The databases that had no key when the load began: their keys need no lookup. Asked of
+    // the writer, which the load's batches queue behind: a reader's snapshot, held while it
+    // idles, could keep the final checkpoint of `import`'s staging file from completing.
+    let mut empty = vec![true; databases as usize];
+    for space in db.write(|w| w.keyspace_info()).map_err(|e| e.to_string())? {
+        if let Some(e) = empty.get_mut(space.db as usize) {
+            *e = space.keys == 0;
+        }
+    }
     let mut sum = ImportSummary::default();
     let mut batch = Batch::default();
     let mut inflight = VecDeque::new();
@@ -232,17 +273,28 @@ fn load_into(
                 sum.functions += 1;
             }
             Record::Entry(e) => {
-                if e.expire_at.is_some_and(|t| t <= now_ms) {
+                // `SelectDb` checked the index.
+                let dbi = u32::try_from(e.db).unwrap_or(u32::MAX);
+                let fresh = empty.get(dbi as usize).copied().unwrap_or(false);
+                let put = if e.expire_at.is_some_and(|t| t <= now_ms) {
                     sum.expired += 1;
+                    // Nothing to remove from a database that was empty.
+                    (!fresh).then_some(Put::Drop)
                 } else {
                     let opts = RestoreOptions {
                         replace: true,
                         expire_at: e.expire_at,
                         idle_secs: e.idle_secs.and_then(|s| i64::try_from(s).ok()),
                     };
-                    // `SelectDb` checked the index.
-                    let dbi = u32::try_from(e.db).unwrap_or(u32::MAX);
-                    batch.keys.push((dbi, e.key, to_value(e.value), opts));
+                    let value = to_value(e.value);
+                    Some(if fresh {
+                        Put::New(value, opts)
+                    } else {
+                        Put::Restore(value, opts)
+                    })
+                };
+                if let Some(put) = put {
+                    batch.keys.push((dbi, e.key, put));
                 }
             }
         }

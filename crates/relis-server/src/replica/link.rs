@@ -17,6 +17,8 @@ use tokio::sync::Notify;
 pub fn start(server: &Arc<Shared>, host: &str, port: u16) -> &'static str {
     let s = server.clone();
     let h = host.to_string();
+    // Queued before any of the link's writes: from now on the master's DELs expire keys.
+    server.db.write_async(|w| w.set_following(true), |_| {});
     server
         .replication
         .follow(host, port, move || tokio::spawn(run(s, h, port)))
@@ -54,10 +56,19 @@ async fn run(server: Arc<Shared>, host: String, port: u16) {
         tokio::task::spawn_blocking(move || server.db.read(|r| r.replication_position())).await
     };
     let mut resume: Option<Position> = match stored {
-        Ok(Ok(Some((replid, offset)))) => {
-            tracing::info!("Continuing from the stored replication position {replid}:{offset}");
-            rep.applied.store(offset, Ordering::SeqCst);
-            Some(Position { replid, offset })
+        Ok(Ok(Some(p))) => {
+            tracing::info!(
+                "Continuing from the stored replication position {}:{} (db {})",
+                p.replid,
+                p.offset,
+                p.db
+            );
+            rep.applied.store(p.offset, Ordering::SeqCst);
+            rep.applied_db.store(p.db, Ordering::SeqCst);
+            Some(Position {
+                replid: p.replid,
+                offset: p.offset,
+            })
         }
         _ => None,
     };
@@ -82,6 +93,8 @@ async fn run(server: Arc<Shared>, host: String, port: u16) {
                     payload.position().replid,
                     payload.position().offset
                 );
+                // The master selects a database before its first write after a full sync.
+                rep.applied_db.store(0, Ordering::SeqCst);
                 if let Err(e) = full_sync(&server, &mut payload).await {
                     tracing::warn!("Full sync from the master failed: {e}");
                     rep.loading.store(false, Ordering::Relaxed);
@@ -102,13 +115,17 @@ async fn run(server: Arc<Shared>, host: String, port: u16) {
         let replid = stream.position().replid.clone();
         rep.applied.store(stream.offset(), Ordering::SeqCst);
         // The position the sync brought (a full sync's, or a new replid from +CONTINUE).
-        let (id, at) = (replid.clone(), stream.offset());
+        let position = relis::ReplPosition {
+            replid: replid.clone(),
+            offset: stream.offset(),
+            db: rep.applied_db.load(Ordering::SeqCst),
+        };
         let stored = {
             let server = server.clone();
             tokio::task::spawn_blocking(move || {
                 server
                     .db
-                    .write(move |w| w.set_replication_position(&id, at))
+                    .write(move |w| w.set_replication_position(&position))
             })
             .await
         };
@@ -143,11 +160,20 @@ async fn run(server: Arc<Shared>, host: String, port: u16) {
 /// Receives a full sync's payload into a file, empties the keyspace and loads the file.
 async fn full_sync(server: &Arc<Shared>, payload: &mut repl::Payload) -> Result<(), String> {
     use tokio::io::AsyncWriteExt;
-    let dir = {
-        let c = server.config.read();
-        std::path::PathBuf::from(c.get("dir").unwrap_or_else(|| ".".into()))
+    // Named after the data file, not this process: a replica killed mid-sync and restarted
+    // overwrites (then removes) the file it left, instead of leaving it for ever.
+    let path = match server.db.path() {
+        Some(data) => {
+            let mut name = data.as_os_str().to_owned();
+            name.push(".sync.rdb");
+            std::path::PathBuf::from(name)
+        }
+        None => {
+            let c = server.config.read();
+            std::path::PathBuf::from(c.get("dir").unwrap_or_else(|| ".".into()))
+                .join(format!("relis-sync-{}.rdb", std::process::id()))
+        }
     };
-    let path = dir.join(format!("relis-sync-{}.rdb", std::process::id()));
     let result = async {
         let mut file = tokio::fs::File::create(&path)
             .await
@@ -180,22 +206,34 @@ async fn full_sync(server: &Arc<Shared>, payload: &mut repl::Payload) -> Result<
         let file = path.clone();
         let total = payload.received();
         tokio::task::spawn_blocking(move || {
+            // The old dataset goes whole, as a Redis replica empties its databases and function
+            // libraries before loading. The position goes with it, in the same transaction: a
+            // replica killed while loading must not continue from the old position with half
+            // the new data (it syncs in full again).
             server2
                 .db
-                .write(|w| w.flushall())
+                .write(|w| {
+                    w.flushall()?;
+                    w.function_clear()?;
+                    w.clear_replication_position()
+                })
                 .map_err(|e| e.to_string())?;
             let input = std::fs::File::open(&file).map_err(|e| e.to_string())?;
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis() as i64);
-            crate::rdbfile::load(
+            let loaded = crate::rdbfile::load(
                 &server2.db,
                 std::io::BufReader::new(input),
                 total,
                 server2.db.databases(),
                 now,
                 Some(&server2.replication.load),
-            )
+            );
+            // The scripting registry follows the libraries the file had (or, after a failed
+            // load, what the data file has now).
+            crate::lua::load_stored(&server2.scripting, &server2.db);
+            loaded
         })
         .await
         .map_err(|e| e.to_string())??;
@@ -241,7 +279,7 @@ async fn apply_stream(
             }
         }))
     };
-    let mut db = 0u32;
+    let mut db = rep.applied_db.load(Ordering::SeqCst);
     let user = crate::acl::User::master();
     let result = loop {
         let first = match stream.next().await {
@@ -284,6 +322,7 @@ async fn apply_stream(
         let replid = stream.position().replid.clone();
         match apply(server, &user, &mut db, job, (replid, end)).await {
             Ok(getack) => {
+                rep.applied_db.store(db, Ordering::SeqCst);
                 applied.store(end, Ordering::SeqCst);
                 if getack {
                     now.notify_one();
@@ -304,8 +343,10 @@ fn is(argv: &[Bytes], name: &[u8]) -> bool {
 /// may make ready (blocked clients are served from them).
 type MasterWrite = (u32, Box<dyn WriteCmd>, usize, Vec<Bytes>);
 
-/// Applies one job of the master's commands in one write job (one transaction), then delivers
-/// what it published. Returns whether the master asked for an ACK.
+/// Applies one job of the master's commands in one write job (one transaction) with the
+/// position after them, then delivers what it published. Returns whether the master asked for
+/// an ACK. A job without writes (PING, REPLCONF GETACK, SELECT) stores its position too: every
+/// offset acknowledged is in the data file.
 async fn apply(
     server: &Arc<Shared>,
     user: &Arc<crate::acl::User>,
@@ -370,7 +411,12 @@ async fn apply(
             Err(e) => tracing::warn!("The master sent {} that does not parse: {e:?}", spec.name),
         }
     }
-    if !writes.is_empty() {
+    {
+        let position = relis::ReplPosition {
+            replid: position.0,
+            offset: position.1,
+            db: *db,
+        };
         let cx = Cx {
             db: 0,
             proto: Protocol::Resp2,
@@ -382,6 +428,8 @@ async fn apply(
         let (tx, rx) = tokio::sync::oneshot::channel();
         server.db.write_async(
             move |w| {
+                // The master decides what has expired (see `Writer::keep_expired`).
+                w.keep_expired();
                 let mut served = Vec::new();
                 for (db, c, idx, keys) in writes {
                     let cx = Cx { db, ..cx.clone() };
@@ -398,7 +446,7 @@ async fn apply(
                 }
                 // The position commits with the writes it covers: a restart continues exactly
                 // after them.
-                if let Err(e) = w.set_replication_position(&position.0, position.1) {
+                if let Err(e) = w.set_replication_position(&position) {
                     w.poison(e);
                 }
                 served

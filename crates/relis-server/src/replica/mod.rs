@@ -3,8 +3,10 @@
 //! it sends; `REPLICAOF NO ONE` stops it and the server is a master again, with its data.
 //!
 //! - **Full sync.** The master's RDB payload goes to a file next to the data file
-//!   (`relis-sync-<pid>.rdb`), then the keyspace is emptied and the file loaded with the RDB
-//!   importer ([`crate::rdbfile::load`]) in large transactions. Meanwhile `INFO` says
+//!   (`<dbfilename>.sync.rdb`; `relis-sync-<pid>.rdb` in `dir` without one), then the keyspace, the function libraries and the stored
+//!   position are emptied in one transaction (Redis's replica replaces its whole dataset) and
+//!   the file loaded with the RDB importer ([`crate::rdbfile::load`]) in large transactions;
+//!   keys already expired in it are left out. Meanwhile `INFO` says
 //!   `loading:1` and commands without Redis's `loading` flag get `-LOADING`.
 //! - **The stream.** Commands that arrived together are applied in one write job, so one
 //!   transaction: a MULTI/EXEC block is never split, a script's effects (which Redis 7.0
@@ -17,10 +19,16 @@
 //!   get `-READONLY`, and with `replica-serve-stale-data no` a replica whose link is down
 //!   answers `-MASTERDOWN` to commands without the `stale` flag.
 //!
+//! - **Expiry is the master's** (as on a Redis replica): while following, the engine's sweep
+//!   deletes nothing (`Writer::set_following`), reads only hide expired keys (a read's miss
+//!   does not delete), and the master's writes run with `Writer::keep_expired`: a key that has
+//!   expired by this server's clock, but had not when the master wrote to it, is still there
+//!   for the write. The master's DELs remove expired keys.
+//!
 //! The position (the master's replid and the offset applied) is stored in the data file with the
 //! writes it covers (`relis_replication`), so a replica restarted with `replicaof` in its
-//! configuration continues with a partial resync. Not yet: replicas of Relis (it serves no PSYNC), and the keys a master expires reach a Relis replica
-//! as the master's DELs, but its own expiry sweep also removes them at their time.
+//! configuration continues with a partial resync. Not yet: replicas of Relis (it serves no
+//! PSYNC).
 
 pub mod link;
 
@@ -30,7 +38,7 @@ use crate::state::Shared;
 use bytes::Bytes;
 use parking_lot::Mutex;
 use resp::Frame;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -90,6 +98,9 @@ pub struct Replication {
     link: Mutex<Option<Link>>,
     /// The stream offset applied and committed (`slave_repl_offset`).
     applied: Arc<AtomicI64>,
+    /// The database the master's stream has selected at `applied` (a partial resync continues
+    /// in it: the master sends no SELECT until it writes to another).
+    applied_db: AtomicU32,
     /// A full sync is loading.
     loading: AtomicBool,
     /// How far the full sync's load is, and what the last one loaded (INFO persistence).
@@ -186,9 +197,13 @@ impl Replication {
         if let Some(l) = link.take() {
             l.task.abort();
             // A master has no position in another's history (a later REPLICAOF syncs in full).
-            server
-                .db
-                .write_async(|w| w.clear_replication_position(), |_| {});
+            server.db.write_async(
+                |w| {
+                    w.set_following(false);
+                    w.clear_replication_position()
+                },
+                |_| {},
+            );
             tracing::info!("MASTER MODE enabled (user request)");
         }
         self.loading.store(false, Ordering::Relaxed);

@@ -99,7 +99,7 @@ impl Reader<'_> {
     /// The live hash at `key`.
     fn hash_row(&self, db: u32, key: &[u8]) -> Result<Option<HashRow>> {
         let row = prepare(self.conn, q::KEY_LOOKUP)?
-            .query_row((db, key, self.now), |r| {
+            .query_row((db, key, self.expiry_now), |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
                     r.get::<_, i64>(1)?,

@@ -336,7 +336,7 @@ impl Writer<'_> {
         if !ok {
             return Ok(false);
         }
-        if at <= self.now {
+        if at <= self.expiry_now {
             self.delete_key(db, key, &m)?;
         } else {
             self.set_expire_at(db, key, Some(at))?;

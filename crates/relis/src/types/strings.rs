@@ -315,7 +315,7 @@ impl Reader<'_> {
         let mut st = prepare(self.conn, q::STRING_LOOKUP)?;
         // A chunked string (count > 0) is read after the row: (id, length).
         let row = st
-            .query_row((db, key, self.now), |r| {
+            .query_row((db, key, self.expiry_now), |r| {
                 let t: i64 = r.get(0)?;
                 if t != 0 {
                     return Ok(None);
@@ -355,7 +355,7 @@ impl Reader<'_> {
     pub fn strlen(&self, db: u32, key: &[u8]) -> Result<Option<i64>> {
         let mut st = prepare(self.conn, q::STRLEN)?;
         let row = st
-            .query_row((db, key, self.now), |r| {
+            .query_row((db, key, self.expiry_now), |r| {
                 Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?))
             })
             .optional()?;
@@ -390,7 +390,7 @@ impl Reader<'_> {
     pub(crate) fn string_info(&self, db: u32, key: &[u8]) -> Result<Option<StrInfo>> {
         let mut st = prepare(self.conn, q::STRING_INFO)?;
         let row = st
-            .query_row((db, key, self.now), |r| {
+            .query_row((db, key, self.expiry_now), |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
                     r.get::<_, i64>(1)?,
@@ -899,7 +899,7 @@ impl Writer<'_> {
         let v = self.get(db, key)?;
         if let Some(e) = expiry {
             match e.resolve(self.now)? {
-                Some(Some(at)) if at <= self.now => self.delete_key(db, key, &m)?,
+                Some(Some(at)) if at <= self.expiry_now => self.delete_key(db, key, &m)?,
                 Some(Some(at)) => self.set_expire_at(db, key, Some(at))?,
                 // PERSIST on a key without a TTL changes nothing (Redis does not even signal
                 // the key as modified, so a WATCH on it survives).

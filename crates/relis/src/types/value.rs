@@ -286,10 +286,45 @@ impl Writer<'_> {
         if let Some(m) = &old {
             self.delete_key(db, key, m)?;
         }
-        if opts.expire_at.is_some_and(|at| at <= self.now) {
+        if opts.expire_at.is_some_and(|at| at <= self.expiry_now) {
             return Ok(Restored::Expired(old.is_some()));
         }
+        self.write_restored(db, key, value, opts)
+    }
+
+    /// [`Writer::restore_value`] of a key the caller knows is not there (an RDB import into a
+    /// database that was empty when it began): no lookup of the key first.
+    ///
+    /// # Errors
+    /// Storage errors; one (a unique constraint) if the key exists after all.
+    pub fn restore_new_value(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        value: &Value,
+        opts: RestoreOptions,
+    ) -> Result<Restored> {
+        if opts.expire_at.is_some_and(|at| at <= self.expiry_now) {
+            return Ok(Restored::Expired(false));
+        }
+        self.write_restored(db, key, value, opts)
+    }
+
+    /// Writes the value of a key that is not there, with its expiry and idle time.
+    fn write_restored(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        value: &Value,
+        opts: RestoreOptions,
+    ) -> Result<Restored> {
         match value {
+            // The key row takes its expiry as it is inserted (its mtime is now, its version
+            // new): no second statement for the metadata, on the commonest value.
+            Value::String(s) if opts.idle_secs.is_none() => {
+                self.put_string(db, key, None, s, Some(opts.expire_at))?;
+                return Ok(Restored::Written);
+            }
             Value::String(s) => self.put_string(db, key, None, s, None)?,
             Value::List(items) => {
                 self.push(db, key, items, crate::types::list::End::Right, false)?;

@@ -434,6 +434,7 @@ impl Db {
                 mute_new: false,
                 new_keys: None,
                 lazily_expired: 0,
+                following: false,
             }),
             stopped: false,
         }));

@@ -65,8 +65,11 @@ struct Cache {
     limit: c_uint,
     /// The highest page number fetched (and found or created) since the last truncation.
     max_fetched: c_uint,
-    /// Pages moved to a number at or above `limit`, with that number.
-    moved: Vec<(*mut sqlite3_pcache_page, c_uint)>,
+    /// Pages moved to a number at or above `limit`, with that number. A map: a transaction that
+    /// grows the file moves every page its splits allocate past the old end, thousands in one
+    /// RDB import batch, and each move looks its page up (a list made that quadratic: 18% of
+    /// an import's instructions).
+    moved: rustc_hash::FxHashMap<*mut sqlite3_pcache_page, c_uint>,
 }
 
 unsafe fn cache<'a>(p: *mut sqlite3_pcache) -> &'a mut Cache {
@@ -107,7 +110,7 @@ unsafe extern "C" fn create(
         inner,
         limit: c_uint::MAX,
         max_fetched: 0,
-        moved: Vec::new(),
+        moved: Default::default(),
     })) as *mut sqlite3_pcache
 }
 
@@ -139,7 +142,7 @@ unsafe extern "C" fn unpin(p: *mut sqlite3_pcache, page: *mut sqlite3_pcache_pag
     // SAFETY: as in `cachesize`.
     let c = unsafe { cache(p) };
     if discard != 0 && !c.moved.is_empty() {
-        c.moved.retain(|&(m, _)| m != page);
+        c.moved.remove(&page);
     }
     exempt(|| unsafe { inner().xUnpin.expect("xUnpin")(c.inner, page, discard) })
 }
@@ -152,9 +155,9 @@ unsafe extern "C" fn rekey(
 ) {
     // SAFETY: as in `cachesize`.
     let c = unsafe { cache(p) };
-    c.moved.retain(|&(m, _)| m != page);
+    c.moved.remove(&page);
     if new >= c.limit {
-        c.moved.push((page, new));
+        c.moved.insert(page, new);
     }
     unsafe { inner().xRekey.expect("xRekey")(c.inner, page, old, new) }
 }
@@ -165,8 +168,7 @@ unsafe extern "C" fn truncate(p: *mut sqlite3_pcache, limit: c_uint) {
     // Nothing numbered `limit` or above can be there: every such page was fetched (so is at
     // most `max_fetched`) or moved there (so is in `moved`). A limit below the last one is
     // always passed on: pages between the two were never tracked.
-    let empty =
-        limit >= c.limit && c.max_fetched < limit && c.moved.iter().all(|&(_, k)| k < limit);
+    let empty = limit >= c.limit && c.max_fetched < limit && c.moved.values().all(|&k| k < limit);
     if empty {
         SKIPPED.fetch_add(1, Ordering::Relaxed);
     } else {

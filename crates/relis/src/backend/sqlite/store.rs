@@ -178,6 +178,9 @@ impl Keyspace {
 pub struct Reader<'c> {
     pub(crate) conn: &'c Conn<'c>,
     pub(crate) now: i64,
+    /// The instant expiry is judged at: `now`, or `i64::MIN` (nothing has expired) while a
+    /// replica applies its master's writes ([`Writer::keep_expired`]).
+    pub(crate) expiry_now: i64,
     pub(crate) databases: u32,
     /// The sorted sets' rank-block sizes this engine was opened with.
     pub(crate) rank: RankBlocks,
@@ -188,6 +191,7 @@ impl<'c> Reader<'c> {
         Reader {
             conn,
             now,
+            expiry_now: now,
             databases: ks.databases,
             rank: ks.rank,
         }
@@ -225,7 +229,7 @@ impl<'c> Reader<'c> {
     }
 
     pub(crate) fn is_live(&self, m: &KeyMeta) -> bool {
-        m.expire_at.is_none_or(|at| at > self.now)
+        m.expire_at.is_none_or(|at| at > self.expiry_now)
     }
 
     /// The key row, expired or not.
@@ -331,6 +335,8 @@ pub(crate) struct WriterState {
     /// Expired keys deleted by writes that found them (lazy expiry) in the current group
     /// transaction, added to [`crate::Stats::expired_keys`] once it commits.
     pub lazily_expired: u64,
+    /// The server follows a master ([`Writer::set_following`]): the sweep deletes nothing.
+    pub following: bool,
 }
 
 /// What a command declares about its errors, for the backend to decide how to keep the command
@@ -388,6 +394,27 @@ impl<'c> Writer<'c> {
             st,
             origin: 0,
         }
+    }
+
+    /// For the rest of this job, no key has expired: every key is live whatever its expiry,
+    /// and an expiry time already past neither deletes a key nor keeps it from being written.
+    /// How a Redis replica applies its master's writes: it is behind its master, so a key may
+    /// have expired by its clock that had not when the master wrote to it; the master's DEL
+    /// says when a key has expired.
+    pub fn keep_expired(&mut self) {
+        self.r.expiry_now = i64::MIN;
+    }
+
+    /// Whether the server follows a master (`true` from REPLICAOF host port until REPLICAOF NO
+    /// ONE): meanwhile the background sweep deletes no expired key, as a Redis replica never
+    /// expires keys itself (reads still do not see them).
+    pub fn set_following(&mut self, on: bool) {
+        self.st().following = on;
+    }
+
+    /// Whether the server follows a master ([`Writer::set_following`]).
+    pub fn following(&self) -> bool {
+        self.st.borrow().following
     }
 
     /// Runs `f` inside a savepoint: if it returns `Err`, everything it wrote is rolled back and
@@ -704,8 +731,12 @@ impl<'c> Writer<'c> {
         Ok(done)
     }
 
-    /// Deletes up to `limit` keys whose expiry has passed, returning how many it deleted.
+    /// Deletes up to `limit` keys whose expiry has passed, returning how many it deleted
+    /// (none while following a master: its DELs expire the keys).
     pub(crate) fn sweep(&mut self, limit: usize) -> Result<usize> {
+        if self.st().following {
+            return Ok(0);
+        }
         let expired: Vec<(u32, Vec<u8>, KeyMeta)> = {
             let mut st = crate::backend::sqlite::stmt::prepare(
                 self.conn,

@@ -14,9 +14,10 @@ pub(crate) const FUNCTION_DELETE: &str = "DELETE FROM main.relis_functions WHERE
 /// Deletes every library.
 pub(crate) const FUNCTION_FLUSH: &str = "DELETE FROM main.relis_functions";
 
-/// The stored replication id and offset.
-pub(crate) const REPLICATION_GET: &str =
-    "SELECT replid, repl_offset FROM main.relis_replication WHERE id = 1";
+/// The stored replication id, offset and selected database.
+pub(crate) const REPLICATION_GET: &str = "SELECT replid, repl_offset,
+             coalesce((SELECT value FROM main.relis_meta WHERE name = 'repl_db'), 0)
+             FROM main.relis_replication WHERE id = 1";
 
 /// Stores the replication id `?1` and offset `?2`.
 pub(crate) const REPLICATION_SET: &str =
@@ -26,3 +27,10 @@ pub(crate) const REPLICATION_SET: &str =
 
 /// Forgets the stored replication position.
 pub(crate) const REPLICATION_CLEAR: &str = "DELETE FROM main.relis_replication";
+
+/// Stores the database `?1` the master's stream has selected at the stored offset.
+pub(crate) const REPLICATION_SET_DB: &str = "INSERT INTO main.relis_meta (name, value)
+             VALUES ('repl_db', ?1) ON CONFLICT (name) DO UPDATE SET value = excluded.value";
+
+/// Forgets the stored selected database.
+pub(crate) const REPLICATION_CLEAR_DB: &str = "DELETE FROM main.relis_meta WHERE name = 'repl_db'";
