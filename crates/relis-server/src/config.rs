@@ -1123,7 +1123,10 @@ mod tests {
         let least = "argument must be between 1048576 and 9223372036854775807 inclusive";
         assert_eq!(e("writer-cache-size", "1000kb"), least);
         assert_eq!(e("reader-cache-size", "0"), least);
-        assert_eq!(e("reader-cache-size", "-1"), "argument must be a memory value");
+        assert_eq!(
+            e("reader-cache-size", "-1"),
+            "argument must be a memory value"
+        );
         assert_eq!(
             e("mmap-size", "2gb"),
             "argument must be between 0 and 2147418112 inclusive"

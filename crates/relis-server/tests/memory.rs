@@ -161,8 +161,14 @@ async fn info_memory_reports_the_caches_and_config_set_resizes_them() {
     })
     .await;
     let mut c = s.raw().await;
-    assert_eq!(info_int(&mut c, "memory", "relis_writer_cache_size").await, 2 * MIB);
-    assert_eq!(info_int(&mut c, "memory", "relis_reader_cache_size").await, MIB);
+    assert_eq!(
+        info_int(&mut c, "memory", "relis_writer_cache_size").await,
+        2 * MIB
+    );
+    assert_eq!(
+        info_int(&mut c, "memory", "relis_reader_cache_size").await,
+        MIB
+    );
     assert_eq!(info_int(&mut c, "memory", "relis_mmap_size").await, 0);
     // 20,000 keys of 100 bytes (a file of about 3 MB), then every one read back.
     let value = "x".repeat(100);
@@ -184,7 +190,10 @@ async fn info_memory_reports_the_caches_and_config_set_resizes_them() {
     // Two reader threads, and the threads that read in place (the runtime's).
     assert!(connections >= 3, "{connections}");
     // The file's pages are in them, the writer's or the readers' (see below).
-    assert!(writer > 0 && writer + readers > 2 * MIB, "{writer} {readers}");
+    assert!(
+        writer > 0 && writer + readers > 2 * MIB,
+        "{writer} {readers}"
+    );
     // The caches share one pool of pages: together they stay within their sizes (and SQLite's
     // page headers).
     assert!(
@@ -215,9 +224,18 @@ async fn info_memory_reports_the_caches_and_config_set_resizes_them() {
         Frame::Array(vec![bulk("mmap-size"), bulk("67108864")])
     );
     // The engine's own figures: the sizes reached it.
-    assert_eq!(info_int(&mut c, "memory", "relis_writer_cache_size").await, MIB);
-    assert_eq!(info_int(&mut c, "memory", "relis_reader_cache_size").await, 3 * MIB);
-    assert_eq!(info_int(&mut c, "memory", "relis_mmap_size").await, 64 * MIB);
+    assert_eq!(
+        info_int(&mut c, "memory", "relis_writer_cache_size").await,
+        MIB
+    );
+    assert_eq!(
+        info_int(&mut c, "memory", "relis_reader_cache_size").await,
+        3 * MIB
+    );
+    assert_eq!(
+        info_int(&mut c, "memory", "relis_mmap_size").await,
+        64 * MIB
+    );
     assert_eq!(
         c.cmd(&["CONFIG", "SET", "mmap-size", "3gb"]).await,
         Frame::Error("ERR CONFIG SET failed (possibly related to argument 'mmap-size') - argument must be between 0 and 2147418112 inclusive".into())
@@ -226,5 +244,8 @@ async fn info_memory_reports_the_caches_and_config_set_resizes_them() {
         c.cmd(&["CONFIG", "SET", "writer-cache-size", "100kb"]).await,
         Frame::Error("ERR CONFIG SET failed (possibly related to argument 'writer-cache-size') - argument must be between 1048576 and 9223372036854775807 inclusive".into())
     );
-    assert_eq!(info_int(&mut c, "memory", "relis_writer_cache_size").await, MIB);
+    assert_eq!(
+        info_int(&mut c, "memory", "relis_writer_cache_size").await,
+        MIB
+    );
 }

@@ -490,7 +490,10 @@ fn memory_section(server: &Shared, kv: &mut Kv<'_>) {
     kv("relis_writer_cache_size", caches.sizes.writer.to_string());
     kv("relis_writer_cache_used", caches.writer.to_string());
     kv("relis_writer_cache_used_human", human(caches.writer));
-    kv("relis_reader_connections", caches.reader_connections.to_string());
+    kv(
+        "relis_reader_connections",
+        caches.reader_connections.to_string(),
+    );
     kv("relis_reader_cache_size", caches.sizes.reader.to_string());
     kv("relis_reader_cache_used", caches.readers.to_string());
     kv("relis_reader_cache_used_human", human(caches.readers));

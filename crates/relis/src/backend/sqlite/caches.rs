@@ -12,24 +12,27 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
-/// The writer's page cache by default ([`CacheSizes::writer`]). With 5M keys of 100-byte
-/// strings (a 900 MB file) the writer's misses are pages of the file that the OS keeps in its
-/// own cache, a `pread` each: SET at `-P 1` and `-P 16` measured the same with 32 MiB as with
-/// the 128 MiB it had before, on a 100K-key and on a 1M-key store (BENCHMARKS.md), and the
-/// 96 MiB less keeps the server's resident set within a quarter of redis-server's for the same
-/// data.
+/// The writer's page cache by default ([`CacheSizes::writer`]). It held 128 MiB, each reader
+/// 32 MiB and a 1 GiB map before these were settings: with 5M keys of 100-byte strings (a
+/// 790 MB file) the server's resident set was then 921 MB against redis-server's 1040 MB for
+/// the same keys, 765 MB of it the file's pages read through the maps; with these defaults it
+/// was 77 MB against 976 MB (`bench/memory.sh`, BENCHMARKS.md). Loading 2M keys took the same
+/// time and server CPU with both (interleaved runs), and `bench/compare.sh` SET/GET on 100K
+/// keys moved within its noise: those pages fit in either. A cache holds the hot pages (the
+/// B-trees' interior ones); a miss copies the page from the OS's file cache (a `pread`).
 pub const WRITER_CACHE: u64 = 32 << 20;
 
-/// Each reader's page cache by default ([`CacheSizes::reader`]): the interior pages of the
-/// keys' B-tree for a few million keys, and a working set of leaves.
+/// Each reader's page cache by default ([`CacheSizes::reader`]); see [`WRITER_CACHE`].
 pub const READER_CACHE: u64 = 16 << 20;
 
 /// Each reader's memory map of the file by default ([`CacheSizes::mmap`]): none. Mapped pages a
 /// reader has touched stay in the process's resident set (they are the OS's file cache, shared
-/// and reclaimable, but counted in RSS), so a map as large as the file makes the resident set
-/// grow to the file's size under random reads. Reads without it copy each page they miss from
-/// the OS's cache into the reader's page cache (a `pread`); GET measured the same both ways
-/// (BENCHMARKS.md).
+/// and reclaimable, but counted in RSS, once per reader that mapped them), so a map as large as
+/// the file makes the resident set grow to the file's size under reads. Without it a read
+/// copies each page its cache misses from the OS's cache. That costs a store larger than the
+/// caches: on 1M keys read at random, GET took 15-30% more server CPU per request than with a
+/// 1 GiB map (SET the same); where memory is plentiful and reads dominate, a map as large as
+/// the file is the faster choice.
 pub const MMAP_SIZE: u64 = 0;
 
 /// The largest memory map SQLite takes (`SQLITE_MAX_MMAP_SIZE`, as built here): a larger
@@ -284,7 +287,10 @@ mod tests {
     fn read_all(db: &Db, n: usize) {
         db.read_here(|r| {
             for i in 0..n {
-                assert!(r.get(0, format!("key:{i:012}").as_bytes()).unwrap().is_some());
+                assert!(r
+                    .get(0, format!("key:{i:012}").as_bytes())
+                    .unwrap()
+                    .is_some());
             }
         })
         .unwrap()
