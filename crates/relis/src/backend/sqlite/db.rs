@@ -851,7 +851,7 @@ impl Db {
         };
         match &self.shared.path {
             Some(path) => {
-                let (src, _) = open_reader(path, &CacheState::default())?;
+                let (src, _) = open_reader(path, &self.shared.stats.caches)?;
                 copy(&src)
             }
             None => {
