@@ -194,12 +194,8 @@ async fn info_memory_reports_the_caches_and_config_set_resizes_them() {
         writer > 0 && writer + readers > 2 * MIB,
         "{writer} {readers}"
     );
-    // The caches share one pool of pages: together they stay within their sizes (and SQLite's
-    // page headers).
-    assert!(
-        writer + readers <= (2 + connections) * MIB * 5 / 4,
-        "{writer} {readers} {connections}"
-    );
+    // How much they hold together is bounded per process (the pool of pages is shared with
+    // the other tests' servers here): relis's tests/caches.rs checks it alone in a process.
     assert_eq!(
         info_field(&mut c, "memory", "relis_reader_cache_used_human").await,
         relis_server::cmd::server::info::human(readers as u64)

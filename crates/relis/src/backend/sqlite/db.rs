@@ -426,6 +426,9 @@ impl Db {
                 // connection; it takes the checkpoint lock, never the writer's lock.
                 let conn = Connection::open(path)?;
                 conn.busy_timeout(Duration::from_secs(1))?;
+                // A checkpoint copies WAL frames without the page cache; SQLite's default size
+                // (2 MB) would only add to the pool the other caches share (see caches.rs).
+                caches::size_checkpointer(&conn)?;
                 let (stop, stats) = (stop.clone(), stats.clone());
                 let mut wal = path.as_os_str().to_owned();
                 wal.push("-wal");
