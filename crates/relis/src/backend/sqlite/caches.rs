@@ -79,7 +79,8 @@ pub struct CacheUse {
     pub sizes: CacheSizes,
     /// Bytes in the writer's page cache (as of its last commit).
     pub writer: u64,
-    /// Bytes in the readers' page caches, all of them (as of each one's last read).
+    /// Bytes in the readers' page caches, all of them (as of each one's last read: pages
+    /// another connection has taken since are counted in both until this one reads again).
     pub readers: u64,
     /// Reader connections open: the reader threads' and those of threads that read in place.
     pub reader_connections: usize,
