@@ -64,6 +64,12 @@ pub struct Config {
     pub max_batch: usize,
     /// The page size of a new database file.
     pub page_size: u32,
+    /// The writer connection's page cache, in bytes (`writer-cache-size`).
+    pub writer_cache_size: u64,
+    /// Each reader connection's page cache, in bytes (`reader-cache-size`).
+    pub reader_cache_size: u64,
+    /// How much of the database file each reader maps into memory, in bytes (`mmap-size`).
+    pub mmap_size: u64,
     /// Milliseconds a user SQL statement may run before it is interrupted (0 = no limit).
     pub sql_time_limit: u64,
     /// Most rows a SQL result may have; a larger one is refused (0 = no limit).
@@ -147,6 +153,9 @@ impl Default for Config {
             readers: relis::Options::default().readers,
             max_batch: 1024,
             page_size: relis::PAGE_SIZE,
+            writer_cache_size: relis::WRITER_CACHE,
+            reader_cache_size: relis::READER_CACHE,
+            mmap_size: relis::MMAP_SIZE,
             sql_time_limit: 5000,
             sql_max_result_rows: 1_000_000,
             sql_max_result_bytes: relis::DEFAULT_MAX_RESULT_BYTES,
@@ -680,6 +689,36 @@ pub const PARAMS: &[Param] = &[
         get: |c| c.max_batch.to_string(),
         set: |c, v| int(v).map(|n: usize| c.max_batch = n.max(1)),
     },
+    // The engine's SQLite caches: CONFIG SET resizes them while the server runs (the writer
+    // after its group commits, each reader at its next read).
+    Param {
+        name: "writer-cache-size",
+        mutable: true,
+        get: |c| c.writer_cache_size.to_string(),
+        set: |c, v| memory_at_least(v, 1 << 20).map(|n| c.writer_cache_size = n as u64),
+    },
+    Param {
+        name: "reader-cache-size",
+        mutable: true,
+        get: |c| c.reader_cache_size.to_string(),
+        set: |c, v| memory_at_least(v, 1 << 20).map(|n| c.reader_cache_size = n as u64),
+    },
+    Param {
+        name: "mmap-size",
+        mutable: true,
+        get: |c| c.mmap_size.to_string(),
+        set: |c, v| {
+            let n = memory(v)? as u64;
+            if n > relis::MAX_MMAP_SIZE {
+                return Err(format!(
+                    "argument must be between 0 and {} inclusive",
+                    relis::MAX_MMAP_SIZE
+                ));
+            }
+            c.mmap_size = n;
+            Ok(())
+        },
+    },
     Param {
         name: "page-size",
         mutable: false,
@@ -705,6 +744,15 @@ impl Config {
             max_rows: (self.sql_max_result_rows > 0).then_some(self.sql_max_result_rows),
             max_bytes: (self.sql_max_result_bytes > 0).then_some(self.sql_max_result_bytes),
             max_memory: (self.sql_max_memory > 0).then_some(self.sql_max_memory),
+        }
+    }
+
+    /// The engine's cache sizes (`writer-cache-size`, `reader-cache-size`, `mmap-size`).
+    pub fn cache_sizes(&self) -> relis::CacheSizes {
+        relis::CacheSizes {
+            writer: self.writer_cache_size,
+            reader: self.reader_cache_size,
+            mmap: self.mmap_size,
         }
     }
 
@@ -1089,6 +1137,45 @@ mod tests {
             assert!(c.set("page-size", bad).is_err(), "{bad}");
         }
         assert_eq!(c.page_size, 4096);
+    }
+
+    #[test]
+    fn cache_sizes_are_memory_values_in_range() {
+        let mut c = Config::default();
+        assert_eq!(c.cache_sizes(), relis::CacheSizes::default());
+        c.apply_args(&[
+            "--writer-cache-size".into(),
+            "64mb".into(),
+            "--reader-cache-size".into(),
+            "2mb".into(),
+            "--mmap-size".into(),
+            "1gb".into(),
+        ])
+        .unwrap();
+        let want = relis::CacheSizes {
+            writer: 64 << 20,
+            reader: 2 << 20,
+            mmap: 1 << 30,
+        };
+        assert_eq!(c.cache_sizes(), want);
+        assert_eq!(c.get("writer-cache-size").as_deref(), Some("67108864"));
+        assert_eq!(c.get("mmap-size").as_deref(), Some("1073741824"));
+        c.set("mmap-size", "0").unwrap();
+        assert_eq!(c.mmap_size, 0);
+        let mut e = |n: &str, v: &str| c.set(n, v).unwrap_err();
+        let least = "argument must be between 1048576 and 9223372036854775807 inclusive";
+        assert_eq!(e("writer-cache-size", "1000kb"), least);
+        assert_eq!(e("reader-cache-size", "0"), least);
+        assert_eq!(
+            e("reader-cache-size", "-1"),
+            "argument must be a memory value"
+        );
+        assert_eq!(
+            e("mmap-size", "2gb"),
+            "argument must be between 0 and 2147418112 inclusive"
+        );
+        assert_eq!(e("mmap-size", "lots"), "argument must be a memory value");
+        assert_eq!(c.cache_sizes(), relis::CacheSizes { mmap: 0, ..want });
     }
 
     #[test]

@@ -80,6 +80,7 @@ pub fn engine_options(config: &config::Config, path: Option<std::path::PathBuf>)
         readers: config.readers,
         max_batch: config.max_batch,
         page_size: config.page_size,
+        caches: config.cache_sizes(),
         ..relis::Options::default()
     }
 }

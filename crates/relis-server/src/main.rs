@@ -33,6 +33,7 @@ Settings: port bind dir dbfilename databases requirepass aclfile maxclients prot
           durability (normal|full|off) loglevel logfile timeout tcp-keepalive
           proto-max-bulk-len client-query-buffer-limit readers max-batch lua-memory-limit
           page-size (of a new file: 2048 by default; 4096 suits values of 100 KB and more)
+          writer-cache-size reader-cache-size mmap-size (SQLite's memory, see README)
           tls-port tls-cert-file tls-key-file tls-ca-cert-file tls-ca-cert-dir
           tls-auth-clients (yes|optional|no) tls-protocols tls-ciphersuites
           slowlog-log-slower-than slowlog-max-len latency-monitor-threshold

@@ -148,3 +148,100 @@ async fn memory_stats_doctor_and_malloc_stats() {
         "empty databases are left out"
     );
 }
+
+/// INFO memory says what SQLite's caches hold, within the sizes the settings give them, and
+/// CONFIG SET resizes them in the running engine.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn info_memory_reports_the_caches_and_config_set_resizes_them() {
+    const MIB: i64 = 1 << 20;
+    let s = start_with(|cfg| {
+        cfg.writer_cache_size = 2 << 20;
+        cfg.reader_cache_size = 1 << 20;
+        cfg.readers = 2;
+    })
+    .await;
+    let mut c = s.raw().await;
+    assert_eq!(
+        info_int(&mut c, "memory", "relis_writer_cache_size").await,
+        2 * MIB
+    );
+    assert_eq!(
+        info_int(&mut c, "memory", "relis_reader_cache_size").await,
+        MIB
+    );
+    assert_eq!(info_int(&mut c, "memory", "relis_mmap_size").await, 0);
+    // 20,000 keys of 100 bytes (a file of about 3 MB), then every one read back.
+    let value = "x".repeat(100);
+    for batch in 0..40 {
+        let mut args = vec!["MSET".to_string()];
+        for i in batch * 500..(batch + 1) * 500 {
+            args.push(format!("key:{i:012}"));
+            args.push(value.clone());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_eq!(c.cmd(&args).await, Frame::Simple("OK".into()));
+    }
+    for i in (0..20_000).step_by(7) {
+        assert_eq!(c.cmd(&["GET", &format!("key:{i:012}")]).await, bulk(&value));
+    }
+    let writer = info_int(&mut c, "memory", "relis_writer_cache_used").await;
+    let readers = info_int(&mut c, "memory", "relis_reader_cache_used").await;
+    let connections = info_int(&mut c, "memory", "relis_reader_connections").await;
+    // Two reader threads, and the threads that read in place (the runtime's).
+    assert!(connections >= 3, "{connections}");
+    // The file's pages are in them, the writer's or the readers' (see below).
+    assert!(
+        writer > 0 && writer + readers > 2 * MIB,
+        "{writer} {readers}"
+    );
+    // How much they hold together is bounded per process (the pool of pages is shared with
+    // the other tests' servers here): relis's tests/caches.rs checks it alone in a process.
+    assert_eq!(
+        info_field(&mut c, "memory", "relis_reader_cache_used_human").await,
+        relis_server::cmd::server::info::human(readers as u64)
+    );
+    assert_eq!(info_int(&mut c, "memory", "relis_mmap_resident").await, 0);
+
+    let set = c
+        .cmd(&[
+            "CONFIG",
+            "SET",
+            "writer-cache-size",
+            "1mb",
+            "reader-cache-size",
+            "3mb",
+            "mmap-size",
+            "64mb",
+        ])
+        .await;
+    assert_eq!(set, Frame::Simple("OK".into()));
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "mmap-size"]).await,
+        Frame::Array(vec![bulk("mmap-size"), bulk("67108864")])
+    );
+    // The engine's own figures: the sizes reached it.
+    assert_eq!(
+        info_int(&mut c, "memory", "relis_writer_cache_size").await,
+        MIB
+    );
+    assert_eq!(
+        info_int(&mut c, "memory", "relis_reader_cache_size").await,
+        3 * MIB
+    );
+    assert_eq!(
+        info_int(&mut c, "memory", "relis_mmap_size").await,
+        64 * MIB
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "mmap-size", "3gb"]).await,
+        Frame::Error("ERR CONFIG SET failed (possibly related to argument 'mmap-size') - argument must be between 0 and 2147418112 inclusive".into())
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "writer-cache-size", "100kb"]).await,
+        Frame::Error("ERR CONFIG SET failed (possibly related to argument 'writer-cache-size') - argument must be between 1048576 and 9223372036854775807 inclusive".into())
+    );
+    assert_eq!(
+        info_int(&mut c, "memory", "relis_writer_cache_size").await,
+        MIB
+    );
+}

@@ -1,6 +1,7 @@
 //! Raw SQLite's insert rate, the baseline `bench/sql.sh` measures SQL.RUN against: the same
-//! bundled SQLite, the same file settings as Relis's writer (WAL, `synchronous=NORMAL`, a
-//! 128 MiB page cache), no server, no protocol.
+//! bundled SQLite, the same file settings as Relis's writer (WAL, `synchronous=NORMAL`) with a
+//! 128 MiB page cache (the writer's before `writer-cache-size`, 32 MiB by default, kept here so
+//! the baseline stays comparable), no server, no protocol.
 //!
 //! ```text
 //! cargo run --release -p relis --example raw_sqlite_inserts -- <file> <int3|blob> <rows> <bytes> <batch>

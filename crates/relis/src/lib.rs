@@ -36,6 +36,9 @@ pub use backend::postgres;
 pub use backend::sqlite::faults;
 pub use types::{geo, hll};
 
+pub use backend::sqlite::caches::{
+    CacheSizes, CacheUse, MAX_MMAP_SIZE, MMAP_SIZE, READER_CACHE, WRITER_CACHE,
+};
 pub use backend::sqlite::db::{
     configure_sqlite, release_thread_snapshots, Db, DeclaredKeys, Durability, Options, Stats,
     PAGE_SIZE, WAL_RESTART_FRAMES,

@@ -361,6 +361,13 @@ impl ConnCmd for ConfigCmd {
                     c.server.pubsub.configure(&cfg);
                     c.server.scripting.configure(&cfg);
                     c.server.observe.configure(&cfg);
+                    if pairs.iter().any(|(n, _)| {
+                        ["writer-cache-size", "reader-cache-size", "mmap-size"]
+                            .iter()
+                            .any(|s| n.eq_ignore_ascii_case(s))
+                    }) {
+                        c.server.db.set_cache_sizes(cfg.cache_sizes());
+                    }
                     if pairs
                         .iter()
                         .any(|(n, _)| n.eq_ignore_ascii_case("loglevel"))

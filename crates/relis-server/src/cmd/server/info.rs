@@ -484,6 +484,22 @@ fn memory_section(server: &Shared, kv: &mut Kv<'_>) {
     kv("active_defrag_running", "0".into());
     kv("lazyfree_pending_objects", "0".into());
     kv("lazyfreed_objects", "0".into());
+    // Relis's own: SQLite's caches, each one's size (the settings) and what it holds now. The
+    // page caches share one pool (relis::CacheUse): added up they stay within their sizes.
+    let caches = server.db.cache_use();
+    kv("relis_writer_cache_size", caches.sizes.writer.to_string());
+    kv("relis_writer_cache_used", caches.writer.to_string());
+    kv("relis_writer_cache_used_human", human(caches.writer));
+    kv(
+        "relis_reader_connections",
+        caches.reader_connections.to_string(),
+    );
+    kv("relis_reader_cache_size", caches.sizes.reader.to_string());
+    kv("relis_reader_cache_used", caches.readers.to_string());
+    kv("relis_reader_cache_used_human", human(caches.readers));
+    kv("relis_mmap_size", caches.sizes.mmap.to_string());
+    kv("relis_mmap_resident", caches.mapped.to_string());
+    kv("relis_mmap_resident_human", human(caches.mapped));
 }
 
 fn persistence_section(server: &Shared, kv: &mut Kv<'_>) {

@@ -2,6 +2,7 @@
 //! commits queued writes in groups, a pool of reader threads with read-only connections, and a
 //! checkpointer that keeps WAL checkpoints off the writer's path.
 
+use crate::backend::sqlite::caches::{self, CacheSizes, CacheState, CacheUse, ReaderSlot};
 use crate::backend::sqlite::schema;
 use crate::backend::sqlite::stmt::{Conn, Finish, OwnedConn};
 use crate::backend::sqlite::store::{
@@ -88,6 +89,9 @@ pub struct Options {
     /// The sorted sets' rank-block sizes (see [`RankBlocks`]; the default suits every size).
     /// A file's sets were cut with the sizes it was written with; open it with those.
     pub rank_blocks: RankBlocks,
+    /// The SQLite connections' page caches and memory maps (see [`CacheSizes`]; changeable
+    /// while the engine runs with [`Db::set_cache_sizes`]).
+    pub caches: CacheSizes,
 }
 
 impl Default for Options {
@@ -106,6 +110,7 @@ impl Default for Options {
             writer_spin: WRITER_SPIN,
             page_size: PAGE_SIZE,
             rank_blocks: RankBlocks::default(),
+            caches: CacheSizes::default(),
         }
     }
 }
@@ -136,6 +141,8 @@ pub type DeclaredKeys = Vec<(u32, Vec<u8>)>;
 /// never from two at once.
 struct LocalReader {
     conn: Connection,
+    /// Its cache figures (see `caches.rs`).
+    slot: Arc<ReaderSlot>,
     /// The engine's commit count when the open read transaction began, while one is held.
     held: Option<u64>,
 }
@@ -258,6 +265,8 @@ pub struct Stats {
     pub(crate) wal_over_limit: AtomicBool,
     /// Where the timings of commits, fsyncs and checkpoints go ([`Db::on_timing`]).
     pub(crate) timings: crate::timing::Timings,
+    /// The connections' cache sizes and what they hold ([`Db::cache_use`]).
+    pub(crate) caches: CacheState,
 }
 
 /// WAL frames (pages) past which the writer checkpoints by itself after each commit until the
@@ -401,6 +410,7 @@ impl Db {
         .map_err(|e| Error::NotRelis(format!("{name}: cannot open: {e}")))?;
         let version = schema::check(&conn, &name)?;
         configure_writer(&conn, opts.durability, opts.page_size, opts.path.is_some())
+            .and_then(|()| caches::size_writer(&conn, opts.caches))
             .map_err(|e| Error::NotRelis(format!("{name}: {e}")))?;
         // User SQL (SQL.*) runs on this connection: its sandbox and `relis_now()`.
         crate::sql::connection::install(&conn)
@@ -416,6 +426,7 @@ impl Db {
 
         let stop = Arc::new(AtomicBool::new(false));
         let stats = Arc::new(Stats::default());
+        stats.caches.set(opts.caches);
         let mut threads = Vec::new();
         let (wtx, wrx) = unbounded();
         let sink = crate::events::SinkSlot::default();
@@ -477,13 +488,16 @@ impl Db {
             Some(path) => {
                 let (rtx, rrx) = unbounded::<ReadJob>();
                 for i in 0..opts.readers.max(1) {
-                    let conn = open_reader(path)?;
+                    let (conn, slot) = open_reader(path, &stats.caches)?;
                     let (rrx, clock, keyspace) =
                         (rrx.clone(), opts.clock.clone(), Keyspace::of(&opts));
+                    let stats = stats.clone();
                     threads.push(
                         std::thread::Builder::new()
                             .name(format!("relis-reader-{i}"))
-                            .spawn(move || reader_loop(conn, rrx, clock, keyspace))
+                            .spawn(move || {
+                                reader_loop(conn, rrx, clock, keyspace, (&stats.caches, &slot))
+                            })
                             .map_err(|e| Error::Storage(e.to_string()))?,
                     );
                 }
@@ -491,6 +505,9 @@ impl Db {
                 // connection; it takes the checkpoint lock, never the writer's lock.
                 let conn = Connection::open(path)?;
                 conn.busy_timeout(Duration::from_secs(1))?;
+                // A checkpoint copies WAL frames without the page cache; SQLite's default size
+                // (2 MB) would only add to the pool the other caches share (see caches.rs).
+                caches::size_checkpointer(&conn)?;
                 let (stop, stats) = (stop.clone(), stats.clone());
                 let mut wal = path.as_os_str().to_owned();
                 wal.push("-wal");
@@ -591,6 +608,24 @@ impl Db {
         &self.shared.stats
     }
 
+    /// What the SQLite connections' caches hold now, and the sizes they are held to.
+    pub fn cache_use(&self) -> CacheUse {
+        self.shared.stats.caches.usage(self.shared.path.as_deref())
+    }
+
+    /// Sizes the SQLite connections' caches anew: each reader takes the new sizes at its next
+    /// read (in a new transaction), the writer after its current group commit. A smaller cache
+    /// gives its pages back as they are next used.
+    pub fn set_cache_sizes(&self, sizes: CacheSizes) {
+        self.shared.stats.caches.set(sizes);
+        let job: ConnJob = Box::new(move |c| {
+            if let Err(e) = caches::size_writer(c, sizes) {
+                tracing::warn!("cannot resize the writer's cache: {e}");
+            }
+        });
+        let _ = self.shared.writer.send(WriterMsg::Conn(job));
+    }
+
     /// Runs `f` on a reader connection (a consistent snapshot) and calls `done` with its result,
     /// on the reader's thread. Never blocks the caller.
     pub fn read_async<R: Send + 'static>(
@@ -658,9 +693,13 @@ impl Db {
             if !map.contains_key(&id) {
                 // Forget connections of engines that have shut down.
                 map.retain(|_, (alive, _)| alive.strong_count() > 0);
-                match open_reader(path) {
-                    Ok(conn) => {
-                        let reader = Arc::new(Mutex::new(LocalReader { conn, held: None }));
+                match open_reader(path, &self.shared.stats.caches) {
+                    Ok((conn, slot)) => {
+                        let reader = Arc::new(Mutex::new(LocalReader {
+                            conn,
+                            slot,
+                            held: None,
+                        }));
                         self.shared.locals.register(&reader);
                         map.insert(id, (Arc::downgrade(&self.shared.locals), reader));
                     }
@@ -680,6 +719,8 @@ impl Db {
                 Some(at) if at == commits && hold => {}
                 _ => {
                     local.end();
+                    // Outside any transaction now: new cache sizes can be taken.
+                    stats.caches.refresh_reader(&local.conn, &local.slot);
                     let began = crate::backend::sqlite::stmt::cached(&local.conn, "BEGIN")
                         .and_then(|mut s| s.execute([]));
                     if began.is_ok() {
@@ -696,6 +737,7 @@ impl Db {
                     f(&mut r)
                 }
             };
+            CacheState::note_reader(&local.conn, &local.slot);
             if local.conn.is_autocommit() {
                 local.held = None; // an error ended the transaction
             } else if !hold {
@@ -1012,7 +1054,7 @@ impl Db {
         };
         match &self.shared.path {
             Some(path) => {
-                let src = open_reader(path)?;
+                let (src, _) = open_reader(path, &self.shared.stats.caches)?;
                 copy(&src)
             }
             None => {
@@ -1114,28 +1156,29 @@ fn configure_writer(
         conn.wal_hook(Some(note_wal_frames));
     }
     conn.pragma_update(None, "synchronous", durability.pragma())?;
-    conn.pragma_update(None, "cache_size", -131072)?; // 128 MiB
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     conn.busy_timeout(Duration::from_secs(10))?;
     conn.set_prepared_statement_cache_capacity(256);
     plan_once(conn)
 }
 
-fn open_reader(path: &Path) -> Result<Connection> {
+/// A read-only connection to `path`, sized and counted by `caches`, with its slot there.
+fn open_reader(path: &Path, caches: &CacheState) -> Result<(Connection, Arc<ReaderSlot>)> {
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI,
     )?;
-    conn.pragma_update(None, "cache_size", -32768)?;
-    conn.pragma_update(None, "mmap_size", 1i64 << 30)?;
+    let (generation, sizes) = caches.current();
+    caches::size_reader(&conn, sizes)?;
     conn.busy_timeout(Duration::from_secs(10))?;
     conn.set_prepared_statement_cache_capacity(256);
     plan_once(&conn)?;
     // Readers run read-only user SQL (SQL.QUERY): its sandbox and `relis_now()`.
     crate::sql::connection::install(&conn)?;
-    Ok(conn)
+    let slot = caches.register(generation);
+    Ok((conn, slot))
 }
 
 /// How long the writer looks for more work after a commit before it sleeps. Clients answered by
@@ -1275,6 +1318,8 @@ impl CommitCx<'_> {
                     .report_with_syncs(crate::timing::Timed::Commit, started);
                 // Release: a reader that sees the new count also sees the commit (read_here).
                 stats.commits.fetch_add(1, Ordering::Release);
+                let used = caches::cache_used(conn);
+                stats.caches.writer_used.store(used, Ordering::Relaxed);
                 // (-1: the transaction wrote nothing, and the WAL is as it was.)
                 let frames = WAL_FRAMES.with(|f| f.get());
                 let over = frames > self.wal_limit;
@@ -1504,11 +1549,18 @@ fn run_reads<'c>(
     }
 }
 
-fn reader_loop(conn: Connection, rx: Receiver<ReadJob>, clock: Arc<dyn Clock>, keyspace: Keyspace) {
+fn reader_loop(
+    conn: Connection,
+    rx: Receiver<ReadJob>,
+    clock: Arc<dyn Clock>,
+    keyspace: Keyspace,
+    (caches, slot): (&CacheState, &ReaderSlot),
+) {
     let conn = Conn::kept(&conn);
     // Finalizes the kept statements when this function ends, before the connection closes.
     let _finish = Finish(&conn);
     while let Ok(job) = rx.recv() {
+        caches.refresh_reader(&conn, slot);
         // One snapshot per job, so a multi-key read sees one committed instant.
         let began =
             crate::backend::sqlite::stmt::prepare(&conn, "BEGIN").and_then(|mut s| s.execute([]));
@@ -1518,6 +1570,7 @@ fn reader_loop(conn: Connection, rx: Receiver<ReadJob>, clock: Arc<dyn Clock>, k
             let _ = crate::backend::sqlite::stmt::prepare(&conn, "COMMIT")
                 .and_then(|mut s| s.execute([]));
         }
+        CacheState::note_reader(&conn, slot);
     }
 }
 
