@@ -15,7 +15,7 @@
 
 use crate::backend::sqlite::sql::stream as q;
 use crate::backend::sqlite::stmt::prepare;
-use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
+use crate::backend::sqlite::store::{KeyMeta, KeyType, MetaColumns, Reader, Writer};
 use crate::error::{Error, Result};
 use bytes::Bytes;
 use rusqlite::OptionalExtension;
@@ -191,30 +191,15 @@ impl Reader<'_> {
         let mut st = prepare(self.conn, q::KEY_ROW)?;
         let row = st
             .query_row((db, key), |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, Option<i64>>(2)?,
-                    r.get::<_, i64>(3)?,
-                    r.get::<_, i64>(4)?,
-                    r.get::<_, i64>(5)?,
-                    r.get::<_, Option<Vec<u8>>>(6)?,
-                ))
+                Ok((MetaColumns::of(r)?, r.get::<_, Option<Vec<u8>>>(6)?))
             })
             .optional()?;
-        let Some((id, t, expire_at, version, count, mtime, value)) = row else {
+        let Some((columns, value)) = row else {
             return Ok(None);
         };
-        let meta = KeyMeta {
-            id,
-            kind: KeyType::from_code(t)?,
-            expire_at,
-            version,
-            count,
-            mtime,
-        };
+        let meta = columns.meta()?;
         let numbers = match (meta.kind, value) {
-            (KeyType::Stream, Some(blob)) => Some(decode_meta(&blob, count)?),
+            (KeyType::Stream, Some(blob)) => Some(decode_meta(&blob, meta.count)?),
             _ => None,
         };
         Ok(Some((meta, numbers)))

@@ -7,7 +7,7 @@
 use crate::backend::sqlite::db::Db;
 use crate::backend::sqlite::sql::strings as q;
 use crate::backend::sqlite::stmt::prepare;
-use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
+use crate::backend::sqlite::store::{KeyMeta, KeyType, MetaColumns, Reader, Writer};
 use crate::error::{Error, Result};
 use bytes::Bytes;
 use rusqlite::OptionalExtension;
@@ -715,34 +715,19 @@ impl Writer<'_> {
     ) -> Result<Option<(KeyMeta, Option<Vec<u8>>)>> {
         let row = prepare(self.conn, q::KEY_ROW_WITH_VALUE)?
             .query_row((db, key), |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, Option<i64>>(2)?,
-                    r.get::<_, i64>(3)?,
-                    r.get::<_, i64>(4)?,
-                    r.get::<_, i64>(5)?,
-                    r.get::<_, Option<Vec<u8>>>(6)?,
-                ))
+                Ok((MetaColumns::of(r)?, r.get::<_, Option<Vec<u8>>>(6)?))
             })
             .optional()?;
-        let Some((id, t, expire_at, version, count, mtime, value)) = row else {
+        let Some((columns, value)) = row else {
             return Ok(None);
         };
-        let meta = KeyMeta {
-            id,
-            kind: KeyType::from_code(t)?,
-            expire_at,
-            version,
-            count,
-            mtime,
-        };
+        let meta = columns.meta()?;
         if !self.is_live(&meta) {
             self.delete_expired(db, key, &meta)?;
             return Ok(None);
         }
         let inline =
-            (meta.kind == KeyType::String && count == 0).then(|| value.unwrap_or_default());
+            (meta.kind == KeyType::String && meta.count == 0).then(|| value.unwrap_or_default());
         Ok(Some((meta, inline)))
     }
 

@@ -247,31 +247,44 @@ impl<'c> Reader<'c> {
         )?;
         let row = st
             .query_row((db, key), |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, Option<i64>>(2)?,
-                    r.get::<_, i64>(3)?,
-                    r.get::<_, i64>(4)?,
-                    r.get::<_, i64>(5)?,
-                    r.get::<_, i64>(6)?,
-                ))
+                Ok((MetaColumns::of(r)?, r.get::<_, i64>(6)?))
             })
             .optional()?;
-        row.map(|(id, t, expire_at, version, count, mtime, head)| {
-            Ok((
-                KeyMeta {
-                    id,
-                    kind: KeyType::from_code(t)?,
-                    expire_at,
-                    version,
-                    count,
-                    mtime,
-                },
-                head,
-            ))
+        row.map(|(m, head)| Ok((m.meta()?, head))).transpose()
+    }
+}
+
+/// A key row's first six columns as the engine selects them: `id, type, expire_at, version,
+/// count, mtime`.
+pub(crate) struct MetaColumns(i64, i64, Option<i64>, i64, i64, i64);
+
+impl MetaColumns {
+    /// Reads the six columns from the start of `r`.
+    pub(crate) fn of(r: &rusqlite::Row<'_>) -> rusqlite::Result<MetaColumns> {
+        Ok(MetaColumns(
+            r.get(0)?,
+            r.get(1)?,
+            r.get(2)?,
+            r.get(3)?,
+            r.get(4)?,
+            r.get(5)?,
+        ))
+    }
+
+    /// The metadata they hold.
+    ///
+    /// # Errors
+    /// [`Error::Storage`] for an unknown type code (see [`KeyType::from_code`]).
+    pub(crate) fn meta(self) -> Result<KeyMeta> {
+        let MetaColumns(id, t, expire_at, version, count, mtime) = self;
+        Ok(KeyMeta {
+            id,
+            kind: KeyType::from_code(t)?,
+            expire_at,
+            version,
+            count,
+            mtime,
         })
-        .transpose()
     }
 }
 
