@@ -358,9 +358,10 @@ mod tests {
         assert_eq!(u.sizes, sizes);
         // Two reader threads (one has read) and this thread's reader.
         assert_eq!(u.reader_connections, 3, "{u:?}");
-        assert!(u.writer > 0 && u.readers > MIB, "{u:?}");
-        // How much they hold together is tests/caches.rs's (alone in its process: the pool of
-        // pages is the process's, and other tests' engines share it here).
+        // Only that they hold something: how much they hold is tests/caches.rs's (alone in its
+        // process). Here the pool of pages is the process's, and other tests' engines running at
+        // the same time take pages from these connections (a CI run saw 5 KB left of the readers').
+        assert!(u.writer > 0 && u.readers > 0, "{u:?}");
         assert_eq!(u.mapped, 0, "{u:?}");
         assert_eq!(pragma(&db, "mmap_size").1, 0);
     }
