@@ -378,7 +378,9 @@ mod tests {
         }
         assert_eq!(REAL_WAL_WRITES.with(Cell::get) - before, 100);
         let r = open(&uri);
-        let v: i64 = r.query_row("SELECT v FROM t WHERE k = 1", [], |r| r.get(0)).unwrap();
+        let v: i64 = r
+            .query_row("SELECT v FROM t WHERE k = 1", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(v, 99);
         intact(&r);
     }
