@@ -13,10 +13,12 @@
 //! held, and the write that completes its commit frame (the frame whose header carries the
 //! database size) flushes them before SQLite publishes the commit in the WAL index, and returns
 //! the real write's error if that fails, so a commit that cannot reach the file fails as it
-//! would without the shim. Everything written after a commit frame and before the next
-//! transaction's first frame (SQLite's padding frames, when it pads to a sector) goes straight
-//! through. The writer's own reads, syncs, truncations and size queries flush first. A flush that
-//! fails drops what it holds and returns the error to the transaction those frames belong to.
+//! would without the shim. Every commit frame is one write, whatever came before it: the next
+//! transaction's (a transaction of one page, such as an embedded SET, is a single commit frame)
+//! and SQLite's padding frames alike (when it pads a synced commit to a sector, with copies of
+//! the commit frame). The rest of a write SQLite splits at its sync point goes straight through.
+//! The writer's own reads, syncs, truncations and size queries flush first. A flush that fails
+//! drops what it holds and returns the error to the transaction those frames belong to.
 //!
 //! Only WAL files are gathered; every other file, and every other call, passes through.
 //! [`install`] makes the shim the process's default VFS, over whatever was the default (the
@@ -57,7 +59,8 @@ enum Stage {
     Gather,
     /// A commit frame's header was gathered: the next write (its page) completes the commit.
     CommitPage,
-    /// After a commit frame, until the next frame header: written through.
+    /// After a commit frame's page, until the next frame header: written through (the rest of
+    /// a page SQLite split at its sync point).
     Through,
 }
 
@@ -113,6 +116,10 @@ unsafe fn file<'a>(file: *mut ffi::sqlite3_file) -> &'a mut File {
 impl File {
     /// Writes `data` at `off` in the real file.
     unsafe fn write_real(&self, data: &[u8], off: i64) -> c_int {
+        #[cfg(test)]
+        if self.wal {
+            tests::REAL_WAL_WRITES.with(|n| n.set(n.get() + 1));
+        }
         let real = self.head.real;
         (shim::methods(real).xWrite.unwrap())(real, data.as_ptr().cast(), data.len() as c_int, off)
     }
@@ -160,13 +167,13 @@ impl File {
     /// One write SQLite makes to the WAL.
     unsafe fn wal_write(&mut self, data: &[u8], off: i64) -> c_int {
         if data.len() == FRAME_HEADER as usize && off >= WAL_HEADER {
-            let commit = data[4..8] != [0; 4];
-            match (commit, self.stage) {
-                // A padding frame after a commit frame: through, as that commit's.
-                (true, Stage::Through) => return self.through(data, off),
-                (true, _) => self.stage = Stage::CommitPage,
-                (false, _) => self.stage = Stage::Gather,
-            }
+            // A commit frame (a transaction's last, or a padding frame after it) is written
+            // with its page; other frames are gathered until the commit frame.
+            self.stage = if data[4..8] != [0; 4] {
+                Stage::CommitPage
+            } else {
+                Stage::Gather
+            };
             return self.gather(data, off);
         }
         match self.stage {
@@ -259,6 +266,12 @@ unsafe extern "C" fn x_file_size(f: *mut ffi::sqlite3_file, out: *mut ffi::sqlit
 #[cfg(test)]
 mod tests {
     use rusqlite::{Connection, OpenFlags};
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Writes the shim made to real WAL files on this thread (each test runs on its own).
+        pub(super) static REAL_WAL_WRITES: Cell<u64> = const { Cell::new(0) };
+    }
 
     fn open(uri: &str) -> Connection {
         super::install();
@@ -337,11 +350,38 @@ mod tests {
     }
 
     /// Without power-safe overwrites SQLite pads a synced commit to a sector with copies of its
-    /// commit frame: those go through too.
+    /// commit frame: those reach the file too.
     #[test]
     fn commits_reach_the_file_when_padded_to_a_sector() {
         let dir = tempfile::tempdir().unwrap();
         let uri = format!("file:{}?psow=0", dir.path().join("p.db").display());
         commits_reach_the_file(&uri, "FULL");
+    }
+
+    /// A transaction that writes one page (an embedded SET) is one frame, and the frame is one
+    /// write to the file: its header and its page go together, as a longer transaction's do.
+    /// (Each commit frame after the first used to be taken for a padding frame and written in
+    /// two calls.)
+    #[test]
+    fn a_one_frame_commit_is_one_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let uri = format!("file:{}", dir.path().join("one.db").display());
+        let w = open(&uri);
+        w.execute_batch(
+            "PRAGMA synchronous=NORMAL; CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB);
+             INSERT INTO t (k, v) VALUES (1, x'00')",
+        )
+        .unwrap();
+        let before = REAL_WAL_WRITES.with(Cell::get);
+        for i in 0..100 {
+            w.execute("UPDATE t SET v = ?1 WHERE k = 1", [i]).unwrap();
+        }
+        assert_eq!(REAL_WAL_WRITES.with(Cell::get) - before, 100);
+        let r = open(&uri);
+        let v: i64 = r
+            .query_row("SELECT v FROM t WHERE k = 1", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, 99);
+        intact(&r);
     }
 }
