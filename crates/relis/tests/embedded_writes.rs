@@ -285,8 +285,8 @@ fn a_panicking_write_leaves_nothing_behind() {
         let events = Arc::new(Recorder::default());
         db.set_event_sink(events.clone());
         let here = std::thread::current().id();
-        // Until the write runs on this thread (it is queued while the writer thread sweeps):
-        // a panic on the writer thread would end it, which is not what this tests.
+        // Until the write runs on this thread (it is queued while the writer thread sweeps: the
+        // next test is that case).
         let caught = (0..50).find_map(|_| {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 db.write(move |w| {
@@ -314,6 +314,78 @@ fn a_panicking_write_leaves_nothing_behind() {
             move |r| tx.send(r.and_then(|r| r)).unwrap(),
         );
         assert_eq!(rx.recv().unwrap(), Ok(3));
+    }
+}
+
+/// A write that panics on the writer thread (queued behind a busy writer) fails its group,
+/// which is rolled back with its events; the panic goes on in the caller of `Db::write`; and
+/// the writer thread goes on writing (it ended before, failing every later write with
+/// `Closed`). A panicking `write_async` job is answered with an error.
+#[test]
+fn a_write_panicking_on_the_writer_thread_fails_its_group_and_the_writer_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    for db in [open(dir.path()), Db::open_in_memory().unwrap()] {
+        let events = Arc::new(Recorder::default());
+        db.set_event_sink(events.clone());
+        let here = std::thread::current().id();
+        let caught = (0..50).find_map(|_| {
+            // Keeps the writer thread busy, so the next write queues behind it.
+            let (held, release) = mpsc::channel::<()>();
+            db.write_async(
+                move |_| {
+                    let _ = release.recv_timeout(Duration::from_secs(5));
+                },
+                |_| {},
+            );
+            let db2 = db.clone();
+            let t = std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(20));
+                held.send(()).unwrap();
+                drop(db2);
+            });
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                db.write(move |w| {
+                    incr_noting(w, b"n")?;
+                    w.set(0, b"half", b"written", SetOptions::default())?;
+                    if std::thread::current().id() != here {
+                        panic!("a bug on the writer thread");
+                    }
+                    Err::<(), _>(Error::WrongType)
+                })
+            }));
+            t.join().unwrap();
+            r.err()
+        });
+        let p = caught.expect("the write ran on the writer thread once");
+        assert_eq!(
+            p.downcast_ref::<&str>(),
+            Some(&"a bug on the writer thread")
+        );
+        assert_eq!(db.get("half").unwrap(), None);
+        assert_eq!(events.seqs(), Vec::<i64>::new());
+        // The writer thread's queue still works.
+        let (tx, rx) = mpsc::channel();
+        db.write_async(
+            |w| w.atomic(|w| incr_noting(w, b"n")),
+            move |r| tx.send(r.and_then(|r| r)).unwrap(),
+        );
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), Ok(1));
+        // A panicking queued job is answered with an error, and rolled back.
+        let (tx, rx) = mpsc::channel();
+        db.write_async(
+            |w| {
+                w.set(0, b"lost", b"x", SetOptions::default()).unwrap();
+                panic!("a bug in a queued job")
+            },
+            move |r: Result<(), Error>| tx.send(r).unwrap(),
+        );
+        match rx.recv_timeout(Duration::from_secs(5)).unwrap() {
+            Err(Error::Storage(m)) => assert!(m.contains("a bug in a queued job"), "{m}"),
+            other => panic!("answered {other:?}"),
+        }
+        assert_eq!(db.get("lost").unwrap(), None);
+        assert_eq!(db.write(|w| incr_noting(w, b"n")).unwrap(), 2);
+        assert_eq!(events.seqs(), vec![1, 2]);
     }
 }
 

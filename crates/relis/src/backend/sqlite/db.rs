@@ -768,10 +768,18 @@ impl Db {
         done: impl FnOnce(Result<R>) + Send + 'static,
     ) {
         let job: WriteJob = Box::new(move |w| match w {
-            Some(w) => {
-                let r = f(w);
-                Box::new(move |committed: Result<()>| done(committed.map(|()| r)))
-            }
+            // A panic in `f` (a bug: in a command, or in an embedded caller's closure) fails
+            // its group, whose transaction is rolled back, and the writer goes on: it would
+            // otherwise end, and with it every later write.
+            Some(w) => match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(w))) {
+                Ok(r) => Box::new(move |committed: Result<()>| done(committed.map(|()| r))),
+                Err(p) => {
+                    let e = Error::Storage(format!("a write panicked: {}", panic_text(&*p)));
+                    tracing::error!("writer: {e}; its group is rolled back");
+                    w.poison(e.clone());
+                    Box::new(move |committed: Result<()>| done(committed.and(Err(e))))
+                }
+            },
             // Only ever answered with the error that kept it from running.
             None => Box::new(move |failed: Result<()>| {
                 done(failed.and_then(|()| Err(Error::Storage("a write did not run".into()))))
@@ -842,9 +850,21 @@ impl Db {
             _ => f,
         };
         let (tx, rx) = bounded(1);
+        // A panic in `f` on the writer thread goes on in this thread, as it would have had `f`
+        // run here; its group is rolled back (see `write_async_keys`).
+        let panicked = Arc::new(Mutex::new(None));
+        let caught = panicked.clone();
         self.write_async(
             move |w| {
-                let r = w.atomic(f);
+                let r = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.atomic(f)))
+                {
+                    Ok(r) => r,
+                    Err(p) => {
+                        let e = Error::Storage(format!("a write panicked: {}", panic_text(&*p)));
+                        *caught.lock() = Some(p);
+                        Err(e)
+                    }
+                };
                 if let Err(e @ (Error::Storage(_) | Error::DiskFull | Error::Io(_))) = &r {
                     w.poison(e.clone());
                 }
@@ -854,7 +874,11 @@ impl Db {
                 let _ = tx.send(r);
             },
         );
-        answer(&rx).map_err(|_| Error::Closed)?.and_then(|r| r)
+        let r = answer(&rx);
+        if let Some(p) = panicked.lock().take() {
+            std::panic::resume_unwind(p);
+        }
+        r.map_err(|_| Error::Closed)?.and_then(|r| r)
     }
 
     /// [`Db::write`] on the calling thread, holding the writer's `core`: `f` in a transaction
@@ -1234,7 +1258,7 @@ const TRASH_BATCH: usize = 4096;
 struct WriterCore {
     conn: OwnedConn,
     st: RefCell<WriterState>,
-    /// Set when the writer thread has ended (shut down, or a job panicked on it): nothing does
+    /// Set when the writer thread has ended (shut down, or a panic in its own code): nothing does
     /// the tick's duties any more, and an open transaction may be left behind.
     stopped: bool,
 }
@@ -1512,7 +1536,11 @@ fn writer_loop(
         let (committed, catch_up) =
             cx.commit(conn, st, (n_writes, commit_started, persisted_before));
         for d in delivers.drain(..) {
-            d(committed.clone());
+            // An embedded caller's `done` is its own code: a panic there ends only its answer.
+            let c = committed.clone();
+            if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| d(c))) {
+                tracing::error!("writer: a write's answer panicked: {}", panic_text(&*p));
+            }
         }
         run_reads(conn, &mut reads, &*clock, keyspace);
         if sweep_due {
@@ -1545,8 +1573,19 @@ fn run_reads<'c>(
 ) {
     for job in reads.drain(..) {
         let mut r = Reader::new(conn, clock.now_ms(), keyspace);
-        job(&mut r);
+        // As for writes: a panicking read ends itself, not the writer.
+        if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(&mut r))) {
+            tracing::error!("writer: a read panicked: {}", panic_text(&*p));
+        }
     }
+}
+
+/// A panic's message, for the log and the error a panicking job answers with.
+fn panic_text(p: &(dyn std::any::Any + Send)) -> &str {
+    p.downcast_ref::<&str>()
+        .copied()
+        .or_else(|| p.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
 }
 
 fn reader_loop(
@@ -1565,7 +1604,10 @@ fn reader_loop(
         let began =
             crate::backend::sqlite::stmt::prepare(&conn, "BEGIN").and_then(|mut s| s.execute([]));
         let mut r = Reader::new(&conn, clock.now_ms(), keyspace);
-        job(&mut r);
+        // A panicking read (a bug) ends itself, not this reader.
+        if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(&mut r))) {
+            tracing::error!("reader: a read panicked: {}", panic_text(&*p));
+        }
         if began.is_ok() {
             let _ = crate::backend::sqlite::stmt::prepare(&conn, "COMMIT")
                 .and_then(|mut s| s.execute([]));
