@@ -24,6 +24,17 @@ impl Args {
         }
     }
 
+    /// The arguments of the command line `argv` after its first `skip` words (the name, or the
+    /// name and subcommand), the last of which is kept as the name the client sent.
+    pub fn of_line(name: &'static str, argv: Vec<Bytes>, skip: usize) -> Self {
+        let mut args = argv.into_iter();
+        let mut sent = None;
+        for _ in 0..skip {
+            sent = args.next();
+        }
+        Args { args, name, sent }
+    }
+
     /// Records the command's own name as the client sent it (`argv[0]`, or `argv[1]` for a
     /// subcommand).
     pub fn set_sent_name(&mut self, sent: Bytes) {

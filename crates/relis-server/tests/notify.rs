@@ -384,6 +384,25 @@ async fn multi_exec_events_and_other_databases() {
     assert_eq!(w.run("LPUSH s x").await, Vec::<String>::new());
 }
 
+/// Without `new` events, MSET's `set` events come one per pair, in order, a key named twice
+/// twice; INCR's one-statement path (an existing counter) says `incrby` as the general one
+/// (a new key) does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mset_and_incr_events_without_new() {
+    let s = start().await;
+    let mut w = Watch::new(&s, "E$").await;
+    assert_eq!(
+        w.run("MSET a 1 b 2 a 3").await,
+        ["E0:set:a", "E0:set:b", "E0:set:a"]
+    );
+    assert_eq!(w.run("INCR a").await, ["E0:incrby:a"]);
+    assert_eq!(w.run("INCR n").await, ["E0:incrby:n"]);
+    assert_eq!(
+        w.cmd.cmd(&["MGET", "a", "b", "n"]).await,
+        bulks(&["4", "2", "1"])
+    );
+}
+
 const STRINGS: &[(&str, &[&str])] = &[
     ("set s 1", &["E0:new:s", "E0:set:s"]),
     ("set s 2", &["E0:set:s"]),

@@ -236,6 +236,58 @@ async fn mget_and_mset() {
     }
 }
 
+/// A long MSET: a key of another type among its pairs, a key named twice far apart, a long
+/// (chunked) value, an expired key and a WATCHed key all end as one SET per pair in order
+/// would leave them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mset_of_many_pairs_in_statements() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    let mut other = s.raw().await;
+    let long = "x".repeat(1000);
+    assert_eq!(c.cmd(&["SET", "gone", "old", "PXAT", "1"]).await, ok());
+    assert_eq!(c.cmd(&["SET", "k3", "before", "EX", "100"]).await, ok());
+    let other_type = make_non_string(&mut c, "k5").await;
+    assert_eq!(other.cmd(&["WATCH", "k7"]).await, ok());
+    let mut line: Vec<String> = vec!["MSET".into()];
+    let mut want: Vec<(String, String)> = Vec::new();
+    for i in 0..40 {
+        let key = match i {
+            // Named again in the second statement.
+            35 => "k1".to_string(),
+            39 => "gone".to_string(),
+            _ => format!("k{i}"),
+        };
+        let value = match i {
+            20 => long.clone(),
+            _ => format!("v{i}"),
+        };
+        want.retain(|(k, _)| *k != key);
+        want.push((key.clone(), value.clone()));
+        line.push(key);
+        line.push(value);
+    }
+    let args: Vec<&str> = line.iter().map(String::as_str).collect();
+    assert_eq!(c.cmd(&args).await, ok());
+    for (k, v) in &want {
+        assert_eq!(c.cmd(&["GET", k]).await, bulk(v), "{k}");
+    }
+    assert_eq!(c.cmd(&["GET", "k1"]).await, bulk("v35"));
+    assert_eq!(c.cmd(&["TTL", "k3"]).await, int(-1));
+    assert_eq!(c.cmd(&["TTL", "gone"]).await, int(-1));
+    if other_type {
+        assert_eq!(c.cmd(&["TYPE", "k5"]).await, Frame::Simple("string".into()));
+    }
+    // Every key written has a new version: a transaction watching one fails.
+    assert_eq!(other.cmd(&["MULTI"]).await, ok());
+    assert_eq!(
+        other.cmd(&["SET", "k7", "mine"]).await,
+        Frame::Simple("QUEUED".into())
+    );
+    assert_eq!(other.cmd(&["EXEC"]).await, Frame::NullArray);
+    assert_eq!(c.cmd(&["DBSIZE"]).await, int(39));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn msetnx_sets_all_or_nothing() {
     let s = start().await;
@@ -304,6 +356,12 @@ async fn incr_family() {
         assert_eq!(c.cmd(&["SET", "n", stored]).await, ok());
         assert_eq!(c.cmd(&["INCR", "n"]).await, err(NOT_INT), "{stored:?}");
     }
+    // A long (chunked) string is no integer; an expired counter starts again from 0.
+    assert_eq!(c.cmd(&["SET", "n", &"1".repeat(1000)]).await, ok());
+    assert_eq!(c.cmd(&["INCR", "n"]).await, err(NOT_INT));
+    assert_eq!(c.cmd(&["SET", "n", "41", "PXAT", "1"]).await, ok());
+    assert_eq!(c.cmd(&["INCR", "n"]).await, int(1));
+    assert_eq!(c.cmd(&["TTL", "n"]).await, int(-1));
     // The TTL survives.
     assert_eq!(c.cmd(&["SET", "e", "1", "EX", "100"]).await, ok());
     assert_eq!(c.cmd(&["INCR", "e"]).await, int(2));

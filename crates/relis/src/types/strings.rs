@@ -162,6 +162,26 @@ pub fn parse_i64(s: &[u8]) -> Option<i64> {
     }
 }
 
+thread_local! {
+    /// The last sum [`sql_incr`] made on this thread: INCRBY's answer once its one statement
+    /// has changed its row (a `RETURNING` clause would cost more than the whole update: SQLite
+    /// buffers the rows it returns in a temporary B-tree it opens and closes each time).
+    static INCR_SUM: std::cell::Cell<Option<i64>> = const { std::cell::Cell::new(None) };
+}
+
+/// The SQL function `relis_incr(value, delta)`: the integer in `value` (a string as Redis
+/// parses integers) plus `delta`, as a string, or NULL when `value` holds no integer or the sum
+/// overflows. INCRBY's one-statement path uses it (`INCR_INLINE`, on the writer's connection),
+/// and finds the sum in `INCR_SUM`.
+pub(crate) fn sql_incr(value: rusqlite::types::ValueRef<'_>, delta: i64) -> Option<Vec<u8>> {
+    let (rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b)) = value else {
+        return None;
+    };
+    let n = parse_i64(b)?.checked_add(delta)?;
+    INCR_SUM.set(Some(n));
+    Some(n.to_string().into_bytes())
+}
+
 extern "C" {
     fn relis_ld_incr(
         cur: *const u8,
@@ -840,6 +860,11 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors only.
     pub fn mset(&mut self, db: u32, pairs: &[(Bytes, Bytes)]) -> Result<()> {
+        // One upsert per pair. A multi-row upsert costs more: a statement that writes several
+        // rows and may fail halfway keeps a statement journal, a copy of every page it changes
+        // (measured: 14,800 instructions a key on the writer against 14,700). Sharing one
+        // statement across the pairs, the database and time bound once, saved about 1% (110
+        // instructions a key): not kept.
         for (k, v) in pairs {
             self.set_plain(db, k, v)?;
         }
@@ -900,13 +925,38 @@ impl Writer<'_> {
     /// # Errors
     /// [`Error::WrongType`], [`Error::NotInteger`], [`Error::Overflow`].
     pub fn incr_by(&mut self, db: u32, key: &[u8], delta: i64) -> Result<i64> {
-        let old = self.meta_for_write_of(db, key, KeyType::String)?;
-        let cur = match &old {
-            Some(_) => {
-                let v = self.get(db, key)?.unwrap_or_default();
-                parse_i64(&v).ok_or(Error::NotInteger)?
+        // A live counter or a new key, the usual cases: one statement (but where a `new`
+        // event needs the lookup that tells a new key).
+        if !self.wants_events(crate::events::class::NEW | crate::events::class::EXPIRED) {
+            let version = self.next_version();
+            let mut first = itoa_buf(delta);
+            INCR_SUM.set(None);
+            let changed = prepare(self.conn, q::INCR_INLINE)?.execute((
+                db,
+                key,
+                delta,
+                version,
+                self.now,
+                self.expiry_now,
+                first.as_bytes_mut(),
+            ))?;
+            if changed == 1 {
+                // Updated, the function made the sum; inserted, it did not run.
+                return Ok(INCR_SUM.get().unwrap_or(delta));
             }
-            None => 0,
+        }
+        // Otherwise (no key, an expired one, another type, no integer, an overflow, a chunked
+        // string) one lookup finds the row and an inline value.
+        let (old, cur) = match self.string_for_write(db, key)? {
+            None => (None, 0),
+            Some((m, _)) if m.kind != KeyType::String => return Err(Error::WrongType),
+            Some((m, inline)) => {
+                let v = match inline {
+                    Some(v) => v,
+                    None => self.string_of(db, key, &m)?,
+                };
+                (Some(m), parse_i64(&v).ok_or(Error::NotInteger)?)
+            }
         };
         let new = cur.checked_add(delta).ok_or(Error::Overflow)?;
         let mut buf = itoa_buf(new);
@@ -1395,6 +1445,49 @@ mod tests {
         assert_eq!(db.incr_by("n", 1), Err(Error::NotInteger));
         db.set("n", i64::MAX.to_string()).unwrap();
         assert_eq!(db.incr_by("n", 1), Err(Error::Overflow));
+    }
+
+    /// `relis_incr`, INCRBY's one-statement path: a sum where Redis would give one, NULL (the
+    /// general path, which tells the errors apart) everywhere else.
+    #[test]
+    fn sql_incr_adds_only_what_redis_would() {
+        use rusqlite::types::ValueRef;
+        let add =
+            |v: &[u8], d| sql_incr(ValueRef::Blob(v), d).map(|s| String::from_utf8(s).unwrap());
+        assert_eq!(add(b"41", 1).as_deref(), Some("42"));
+        assert_eq!(add(b"-5", -7).as_deref(), Some("-12"));
+        assert_eq!(add(b"0", 0).as_deref(), Some("0"));
+        for bad in [&b""[..], b"01", b"+1", b" 1", b"1.0", b"-0", b"abc"] {
+            assert_eq!(add(bad, 1), None, "{bad:?}");
+        }
+        assert_eq!(add(i64::MAX.to_string().as_bytes(), 1), None);
+        assert_eq!(add(i64::MIN.to_string().as_bytes(), -1), None);
+        assert_eq!(sql_incr(ValueRef::Null, 1), None);
+        assert_eq!(sql_incr(ValueRef::Integer(1), 1), None);
+    }
+
+    /// An expired counter starts again from nothing (and without its TTL); a live one counts on
+    /// and keeps it, whichever path runs.
+    #[test]
+    fn counters_past_their_expiry_start_again() {
+        let clock = Arc::new(ManualClock::new(NOW));
+        let db = Db::open_with(Options {
+            clock: clock.clone(),
+            ..Options::default()
+        })
+        .unwrap();
+        let ex = SetOptions {
+            expiry: Expiry::At(NOW + 1_000),
+            ..SetOptions::default()
+        };
+        db.set_with("n", "5", ex).unwrap();
+        assert_eq!(db.incr_by("n", 2), Ok(7));
+        clock.set(NOW + 1_000);
+        assert_eq!(db.incr_by("n", 2), Ok(2));
+        let at = db
+            .read(|r| Ok(r.meta(0, b"n")?.unwrap().expire_at))
+            .unwrap();
+        assert_eq!(at, None);
     }
 
     #[test]

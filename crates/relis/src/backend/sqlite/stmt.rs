@@ -4,17 +4,19 @@
 //! text into a new `Arc<str>` each time, and hashes it again to hand the statement back: about
 //! 1,100 instructions per use, a tenth of a small write's work on the writer, which runs
 //! several statements per command. Relis's SQL is string literals, so a thread that keeps one
-//! connection for its life (the writer, each pool reader) wraps it in a [`Conn`] that keeps its
-//! statements in a table keyed by the literal's address and length: a binary search over a few
-//! hundred entries. Other connections (the network threads' readers, named databases, tests'
-//! own) use an unkept [`Conn`] or [`cached`], which go on using rusqlite's cache.
+//! connection for its life (the writer, each pool reader, each thread's own reader of
+//! `Db::read_here`) wraps it in a [`Conn`] that keeps its statements in a table keyed by the
+//! literal's address and length: a binary search over a few hundred entries. Other connections
+//! (named databases, tests' own) use an unkept [`Conn`] or [`cached`], which go on using
+//! rusqlite's cache.
 //!
 //! The table holds `Statement<'c>`, borrowing the connection the `Conn` borrows. The table
 //! sits in a `ManuallyDrop` so that a `Conn` has no drop glue and can be lent out as
 //! `&'c Conn<'c>` (what `Reader` holds) for as long as it lives; its owner empties it with
-//! [`Conn::finish`] (or a [`Finish`] guard) while the connection is still open. The one
-//! connection not kept by one thread for its life, the writer's (which the writer thread and
-//! embedded callers of `Db::write` take turns on, behind a mutex), is an [`OwnedConn`]: the
+//! [`Conn::finish`] (or a [`Finish`] guard) while the connection is still open. The
+//! connections not kept by one thread for their whole life, the writer's (which the writer thread
+//! and embedded callers of `Db::write` take turns on, behind a mutex) and the threads' own
+//! readers (which the writer may end a snapshot on, behind a mutex too), are [`OwnedConn`]s: the
 //! connection and its `Conn` in one value that can move between threads, the only `unsafe`
 //! here.
 //!

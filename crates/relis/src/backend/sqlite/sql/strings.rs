@@ -67,6 +67,19 @@ pub(crate) const SET_INLINE: &str =
                    mtime = excluded.mtime, value = excluded.value, head = 0
                  WHERE type = 0 AND count = 0";
 
+/// INCRBY in one statement (one descent of the key B-tree where a lookup and a write make
+/// two): a new key gets `?7` (the increment `?3` as a string), a live inline string holding an
+/// integer gets it added with `relis_incr` (NULL for a value that is no integer, or an
+/// overflow); new version `?4`, mtime `?5`, expiry checked against `?6`. Changes nothing in
+/// every other case (the caller takes the general path, which tells them apart).
+pub(crate) const INCR_INLINE: &str =
+    "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, value)
+                 VALUES (?1, ?2, ?4, 0, NULL, ?4, 0, ?5, ?7)
+                 ON CONFLICT (db, key) DO UPDATE SET value = relis_incr(value, ?3),
+                   version = excluded.version, mtime = excluded.mtime, head = 0
+                 WHERE type = 0 AND count = 0 AND (expire_at IS NULL OR expire_at > ?6)
+                   AND relis_incr(value, ?3) IS NOT NULL";
+
 /// The chunks `?2..=?3` of the string with id `?1` that exist (missing ones are zeros).
 pub(crate) const READ_CHUNKS: &str =
     "SELECT n, data FROM main.relis_chunks WHERE kid = ?1 AND n BETWEEN ?2 AND ?3";
