@@ -165,6 +165,18 @@ pub fn put_bulk(out: &mut BytesMut, data: &[u8]) {
 }
 
 fn put_blob(out: &mut BytesMut, prefix: u8, data: &[u8]) {
+    // Short values (a one-digit length) in one copy: range replies are made of them, and
+    // three small copies per element were a tenth of an inline LRANGE's work.
+    if data.len() < 10 {
+        let mut buf = [0u8; 15];
+        buf[0] = prefix;
+        buf[1] = b'0' + data.len() as u8;
+        buf[2..4].copy_from_slice(b"\r\n");
+        buf[4..4 + data.len()].copy_from_slice(data);
+        buf[4 + data.len()..6 + data.len()].copy_from_slice(b"\r\n");
+        out.put_slice(&buf[..6 + data.len()]);
+        return;
+    }
     put_len(out, prefix, data.len() as u64);
     out.reserve(data.len() + 2);
     out.put_slice(data);
