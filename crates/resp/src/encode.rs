@@ -389,6 +389,21 @@ mod tests {
         ]
     }
 
+    /// Bulk strings on both sides of the one-copy path's limit (9 and 10 bytes) carry their
+    /// length and bytes exactly.
+    #[test]
+    fn short_and_long_bulks_around_the_one_copy_limit() {
+        for (data, want) in [
+            (&b"123456789"[..], &b"$9\r\n123456789\r\n"[..]),
+            (b"1234567890", b"$10\r\n1234567890\r\n"),
+            (b"\r\n", b"$2\r\n\r\n\r\n"),
+        ] {
+            let mut out = BytesMut::new();
+            put_bulk(&mut out, data);
+            assert_eq!(&out[..], want);
+        }
+    }
+
     /// A pre-encoded array of bulk strings is written as the array of bulk frames would be,
     /// under both protocols, and turns back into that array.
     #[test]
