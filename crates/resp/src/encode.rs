@@ -165,6 +165,18 @@ pub fn put_bulk(out: &mut BytesMut, data: &[u8]) {
 }
 
 fn put_blob(out: &mut BytesMut, prefix: u8, data: &[u8]) {
+    // Short values (a one-digit length) in one copy: range replies are made of them, and
+    // three small copies per element were a tenth of an inline LRANGE's work.
+    if data.len() < 10 {
+        let mut buf = [0u8; 15];
+        buf[0] = prefix;
+        buf[1] = b'0' + data.len() as u8;
+        buf[2..4].copy_from_slice(b"\r\n");
+        buf[4..4 + data.len()].copy_from_slice(data);
+        buf[4 + data.len()..6 + data.len()].copy_from_slice(b"\r\n");
+        out.put_slice(&buf[..6 + data.len()]);
+        return;
+    }
     put_len(out, prefix, data.len() as u64);
     out.reserve(data.len() + 2);
     out.put_slice(data);
@@ -375,6 +387,21 @@ mod tests {
                 "%1\r\n$1\r\nm\r\n%1\r\n,2\r\n_\r\n",
             ),
         ]
+    }
+
+    /// Bulk strings on both sides of the one-copy path's limit (9 and 10 bytes) carry their
+    /// length and bytes exactly.
+    #[test]
+    fn short_and_long_bulks_around_the_one_copy_limit() {
+        for (data, want) in [
+            (&b"123456789"[..], &b"$9\r\n123456789\r\n"[..]),
+            (b"1234567890", b"$10\r\n1234567890\r\n"),
+            (b"\r\n", b"$2\r\n\r\n\r\n"),
+        ] {
+            let mut out = BytesMut::new();
+            put_bulk(&mut out, data);
+            assert_eq!(&out[..], want);
+        }
     }
 
     /// A pre-encoded array of bulk strings is written as the array of bulk frames would be,

@@ -487,12 +487,15 @@ impl Writer<'_> {
     }
 
     /// Sets one field; whether it is new. A new field takes a fresh `seq` (the end of the
-    /// listpack order); an update keeps its place. One statement, one B-tree entry.
+    /// listpack order); an update keeps its place. An update is one statement (one B-tree
+    /// seek); a new field a second one.
     fn put_field(&mut self, kid: i64, field: &[u8], value: &[u8]) -> Result<bool> {
+        if prepare(self.conn, q::HSET_FIELD_UPDATE)?.execute((kid, field, value))? > 0 {
+            return Ok(false);
+        }
         let seq = self.next_version();
-        let got: i64 =
-            prepare(self.conn, q::HSET_FIELD)?.query_row((kid, field, value, seq), |r| r.get(0))?;
-        Ok(got == seq)
+        prepare(self.conn, q::HSET_FIELD_INSERT)?.execute((kid, field, value, seq))?;
+        Ok(true)
     }
 
     /// Sets `pairs` in the hash `row` (or a new one), then writes the key row: the new count, a

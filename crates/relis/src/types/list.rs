@@ -198,8 +198,8 @@ impl Reader<'_> {
         let Some((a, b)) = range(row.len(), start, end) else {
             return Ok(Some(0));
         };
-        let mut st = prepare(self.conn, q::ELEMENTS_BETWEEN)?;
-        let mut rows = st.query((row.id(), row.head + a, row.head + b))?;
+        let mut st = prepare(self.conn, q::ELEMENTS_FROM)?;
+        let mut rows = st.query((row.id(), row.head + a, b - a + 1))?;
         let mut n = 0;
         while let Some(r) = rows.next()? {
             each(r.get_ref(0)?.as_blob()?);
@@ -329,20 +329,24 @@ impl Writer<'_> {
     }
 
     /// Deletes the elements at positions `from..=to` and returns them in position order.
+    /// (Read, then deleted: a `DELETE ... RETURNING` makes SQLite build a temporary B-tree for
+    /// the returned rows on every call, which cost more than the second seek.)
     fn take_elements(&mut self, kid: i64, from: i64, to: i64) -> Result<Vec<(i64, Bytes)>> {
-        if from == to {
-            let v = prepare(self.conn, q::TAKE_ELEMENT)?
-                .query_row((kid, from), |r| r.get::<_, Vec<u8>>(0))
-                .optional()?;
-            return Ok(v.map(|v| (from, Bytes::from(v))).into_iter().collect());
+        let mut out = Vec::new();
+        if from > to {
+            return Ok(out);
         }
-        let mut st = prepare(self.conn, q::TAKE_ELEMENTS)?;
-        let rows = st.query_map((kid, from, to), |r| {
-            Ok((r.get::<_, i64>(0)?, Bytes::from(r.get::<_, Vec<u8>>(1)?)))
-        })?;
-        let mut out = rows.collect::<rusqlite::Result<Vec<_>>>()?;
-        // RETURNING promises no order.
-        out.sort_unstable_by_key(|(p, _)| *p);
+        {
+            let mut st = prepare(self.conn, q::ELEMENTS_FROM)?;
+            let mut rows = st.query((kid, from, to - from + 1))?;
+            while let Some(r) = rows.next()? {
+                let pos = from + out.len() as i64;
+                out.push((pos, Bytes::copy_from_slice(r.get_ref(0)?.as_blob()?)));
+            }
+        }
+        if !out.is_empty() {
+            prepare(self.conn, q::DELETE_BETWEEN)?.execute((kid, from, to))?;
+        }
         Ok(out)
     }
 

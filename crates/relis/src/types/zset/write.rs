@@ -284,10 +284,9 @@ impl<'c> Writer<'c> {
 
     /// Removes a member; its score if it was there.
     pub(super) fn z_remove(&mut self, z: &mut ZW<'_>, member: &[u8]) -> Result<Option<f64>> {
-        let score: Option<f64> = prepare(self.conn, q::DELETE_MEMBER)?
-            .query_row((z.kid, member), |r| r.get(0))
-            .optional()?;
+        let score = self.z_score_of(z.kid, member)?;
         if let Some(s) = score {
+            prepare(self.conn, q::DELETE_MEMBER)?.execute((z.kid, member))?;
             z.count -= 1;
             z.changed = true;
             if z.blocks {

@@ -67,11 +67,16 @@ pub(crate) const SCAN_FROM: &str =
     "SELECT field, value FROM main.relis_hash WHERE kid = ?1 AND field >= ?2
                  ORDER BY field LIMIT ?3";
 
-/// Sets field `?2` to `?3` (a new field takes `seq` `?4`, an update keeps its own); returns `seq`.
-pub(crate) const HSET_FIELD: &str =
-    "INSERT INTO main.relis_hash (kid, field, value, seq) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (kid, field) DO UPDATE SET value = excluded.value
-                 RETURNING seq";
+/// Sets the existing field `?2` of hash `?1` to `?3` (keeping its `seq`); changes no row when
+/// the hash has no such field. (Tried first, then [`HSET_FIELD_INSERT`]: an upsert that says
+/// whether it inserted needs `RETURNING`, which makes SQLite build a temporary B-tree for its
+/// results on every call, more than half of an HSET's writer instructions.)
+pub(crate) const HSET_FIELD_UPDATE: &str =
+    "UPDATE main.relis_hash SET value = ?3 WHERE kid = ?1 AND field = ?2";
+
+/// Adds the new field `?2` with value `?3` and `seq` `?4` to hash `?1`.
+pub(crate) const HSET_FIELD_INSERT: &str =
+    "INSERT INTO main.relis_hash (kid, field, value, seq) VALUES (?1, ?2, ?3, ?4)";
 
 /// A new hash's key row (`?4` its type code).
 pub(crate) const KEY_INSERT: &str =

@@ -26,9 +26,11 @@ pub(crate) const KEY_INSERT: &str =
 /// The element at position `?2`.
 pub(crate) const ELEMENT_AT: &str = "SELECT value FROM main.relis_list WHERE kid = ?1 AND pos = ?2";
 
-/// The elements at positions `?2..=?3`, head first.
-pub(crate) const ELEMENTS_BETWEEN: &str =
-    "SELECT value FROM main.relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 ORDER BY pos";
+/// The `?3` elements from position `?2` on, head first. (Positions are dense, so a count
+/// selects the same rows as an upper bound would; SQLite stops on it without comparing each
+/// row's key with the bound.)
+pub(crate) const ELEMENTS_FROM: &str =
+    "SELECT value FROM main.relis_list WHERE kid = ?1 AND pos >= ?2 ORDER BY pos LIMIT ?3";
 
 /// The positions in `?2..=?3` holding `?4`, head first (LPOS).
 pub(crate) const MATCHES_BETWEEN: &str =
@@ -59,14 +61,6 @@ pub(crate) const INSERT_ELEMENT: &str =
 /// Replaces the element at position `?2` (LSET).
 pub(crate) const SET_ELEMENT: &str =
     "UPDATE main.relis_list SET value = ?3 WHERE kid = ?1 AND pos = ?2";
-
-/// Deletes the element at position `?2`, returning it.
-pub(crate) const TAKE_ELEMENT: &str =
-    "DELETE FROM main.relis_list WHERE kid = ?1 AND pos = ?2 RETURNING value";
-
-/// Deletes the elements at `?2..=?3`, returning positions and values (in no promised order).
-pub(crate) const TAKE_ELEMENTS: &str =
-    "DELETE FROM main.relis_list WHERE kid = ?1 AND pos BETWEEN ?2 AND ?3 RETURNING pos, value";
 
 /// Deletes the elements at `?2..=?3` (LTRIM).
 pub(crate) const DELETE_BETWEEN: &str =

@@ -178,9 +178,9 @@ pub(crate) const INSERT_MEMBER_IF_NEW: &str =
 pub(crate) const SET_SCORE: &str =
     "UPDATE main.relis_zset SET score = ?3 WHERE kid = ?1 AND member = ?2";
 
-/// Removes member `?2`, returning its score.
-pub(crate) const DELETE_MEMBER: &str =
-    "DELETE FROM main.relis_zset WHERE kid = ?1 AND member = ?2 RETURNING score";
+/// Removes member `?2`. (Its score is read first with [`ZSCORE`]: `RETURNING` would make
+/// SQLite build a temporary B-tree for the returned row on every call.)
+pub(crate) const DELETE_MEMBER: &str = "DELETE FROM main.relis_zset WHERE kid = ?1 AND member = ?2";
 
 /// Removes every member at or above position `(?2, ?3)`.
 pub(crate) const DELETE_FROM: &str =
