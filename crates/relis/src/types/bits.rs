@@ -495,7 +495,7 @@ impl Writer<'_> {
         if let (Some(m), Some(i)) = (&old, chunked) {
             if (i.len as u64) > byte {
                 // Inside a chunked string: one chunk read and written, the key row updated.
-                let b = self.set_chunk_bit(i.id, byte as usize, mask, on)?;
+                let b = self.set_chunk_bit(i.id, i.len, byte as usize, mask, on)?;
                 let was = u8::from(b & mask != 0);
                 if (was == 1) == on {
                     self.mark_raw(db, key, m)?;

@@ -122,57 +122,62 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// Sets or clears the bit `mask` of byte `byte` (inside the string) of the chunked string
-    /// `kid`, reading and writing its one chunk. Returns the byte as it was.
+    /// Sets or clears the bit `mask` of byte `byte` of the chunked string `kid` of `len` bytes
+    /// (`byte` inside it), reading and writing its one chunk. Returns the byte as it was.
     pub(crate) fn set_chunk_bit(
         &mut self,
         kid: i64,
+        len: usize,
         byte: usize,
         mask: u8,
         on: bool,
     ) -> Result<u8> {
-        let n = (byte / CHUNK) as i64;
+        let n = byte / CHUNK;
         let at = byte % CHUNK;
+        let flip = |was: u8| if on { was | mask } else { was & !mask };
         // The row is found once through the primary key's index, then read and written in
         // place through a blob handle on its rowid: one byte each way, not the row's 2 KB
-        // decoded, copied and encoded again. A row too short for the byte grows through SQL.
+        // decoded, copied and encoded again.
         let rowid: Option<i64> = prepare(self.conn, q::CHUNK_ROWID)?
-            .query_row((kid, n), |r| r.get(0))
+            .query_row((kid, n as i64), |r| r.get(0))
             .optional()?;
+        let mut buf = Vec::new();
         if let Some(rowid) = rowid {
-            let mut blob =
-                self.conn
-                    .blob_open(c"main", c"relis_chunks", c"data", rowid, false)?;
-            if at < blob.len() {
+            let mut blob = self
+                .conn
+                .blob_open(c"main", c"relis_chunks", c"data", rowid, false)?;
+            let had = blob.len();
+            if at < had {
                 let mut b = [0u8];
                 blob.read_at_exact(&mut b, at)?;
-                let was = b[0];
-                let now = if on { was | mask } else { was & !mask };
+                let (was, now) = (b[0], flip(b[0]));
                 if now != was {
                     blob.write_at(&[now], at)?;
                 }
                 blob.close()?;
                 return Ok(was);
             }
-        }
-        let row: Option<(i64, Vec<u8>)> = prepare(self.conn, q::READ_CHUNK_ROW)?
-            .query_row((kid, n), |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()?;
-        let (rowid, mut buf) = match row {
-            Some((rowid, buf)) => (Some(rowid), buf),
-            None => (None, Vec::new()),
-        };
-        let was = buf.get(at).copied().unwrap_or(0);
-        let now = if on { was | mask } else { was & !mask };
-        if now != was {
-            if buf.len() <= at {
-                buf.resize(at + 1, 0);
+            // A short row (its missing bytes are zeros): a blob cannot grow, so the row is
+            // rewritten through SQL, whole (the chunk's full length), so that the SETBITs
+            // after this one in the chunk find their byte in place. A chunk row has a page of
+            // its own at that length anyway.
+            let was = 0;
+            if flip(was) == was {
+                return Ok(was);
             }
-            buf[at] = now;
-            match rowid {
-                Some(rowid) => prepare(self.conn, q::WRITE_CHUNK_ROW)?.execute((rowid, &buf))?,
-                None => prepare(self.conn, q::UPSERT_CHUNK)?.execute((kid, n, &buf))?,
-            };
+            buf.resize(CHUNK.min(len - n * CHUNK), 0);
+            blob.read_at_exact(&mut buf[..had], 0)?;
+            blob.close()?;
+            buf[at] = flip(was);
+            prepare(self.conn, q::WRITE_CHUNK_ROW)?.execute((rowid, &buf))?;
+            return Ok(was);
+        }
+        // No row (every chunk inside the string has one; kept for safety): written whole.
+        let was = 0;
+        if flip(was) != was {
+            buf.resize(CHUNK.min(len - n * CHUNK), 0);
+            buf[at] = flip(was);
+            prepare(self.conn, q::UPSERT_CHUNK)?.execute((kid, n as i64, &buf))?;
         }
         Ok(was)
     }
@@ -328,6 +333,23 @@ mod tests {
         assert_eq!(changes, ((0, true), (1, false), 1));
         let mut want = vec![0u8; 5000];
         want[4500] = 0x10;
+        assert_eq!(db.get("k").unwrap().unwrap().to_vec(), want);
+        // The empty row grew to its chunk's full length (the last chunk: to the string's end),
+        // so the next SETBIT in it writes its byte in place, no row through SQL.
+        let (len, changes) = db
+            .write(|w| {
+                let len: i64 = w.conn.query_row(
+                    "SELECT length(data) FROM main.relis_chunks WHERE n = 2",
+                    [],
+                    |r| r.get(0),
+                )?;
+                let before = w.conn.total_changes();
+                assert_eq!(w.setbit(0, b"k", 8 * 3970, true)?, (0, true));
+                Ok((len, w.conn.total_changes() - before))
+            })
+            .unwrap();
+        assert_eq!((len, changes), (5000 - 2 * 1984, 0));
+        want[3970] = 0x80;
         assert_eq!(db.get("k").unwrap().unwrap().to_vec(), want);
     }
 

@@ -98,9 +98,5 @@ pub(crate) const NONEMPTY_CHUNKS: &str = "SELECT n, data FROM main.relis_chunks
 /// The rowid of chunk `?2` of the string `?1` (from the primary key's index alone).
 pub(crate) const CHUNK_ROWID: &str = "SELECT rowid FROM main.relis_chunks WHERE kid = ?1 AND n = ?2";
 
-/// Chunk `?2` of the string `?1` and its rowid.
-pub(crate) const READ_CHUNK_ROW: &str =
-    "SELECT rowid, data FROM main.relis_chunks WHERE kid = ?1 AND n = ?2";
-
 /// Rewrites the chunk row with rowid `?1`.
 pub(crate) const WRITE_CHUNK_ROW: &str = "UPDATE main.relis_chunks SET data = ?2 WHERE rowid = ?1";
