@@ -11,7 +11,8 @@
 //!
 //! Why chunks rather than SQLite's incremental blob I/O: a blob handle still rewrites every
 //! overflow page it writes through and cannot grow a blob, while the writer's WAL holds each
-//! touched page; a chunk row is one page, found through the primary key.
+//! touched page; a chunk row is one page, found through the primary key. (Inside one chunk
+//! row a blob handle is what SETBIT uses: it changes the byte in place, see `set_chunk_bit`.)
 
 use crate::backend::sqlite::sql::strings as q;
 use crate::backend::sqlite::stmt::prepare;
