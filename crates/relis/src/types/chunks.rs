@@ -392,7 +392,12 @@ mod tests {
         assert_eq!(db.read(move |r| r.getbit(0, b"k", bit)).unwrap(), Some(1));
         // Clearing it back, and a clear of a clear bit (no write, reported unchanged).
         let again = db
-            .write(move |w| Ok((w.setbit(0, b"k", bit, false)?, w.setbit(0, b"k", bit, false)?)))
+            .write(move |w| {
+                Ok((
+                    w.setbit(0, b"k", bit, false)?,
+                    w.setbit(0, b"k", bit, false)?,
+                ))
+            })
             .unwrap();
         assert_eq!(again, ((1, true), (0, false)));
         assert_eq!(db.get("k").unwrap().unwrap().to_vec(), v);
@@ -421,7 +426,11 @@ mod tests {
                     assert_eq!(w.setbit(0, b"k", i * 8 * 4000, true)?, (0, true));
                     versions.push(version_mtime(w).0);
                 }
-                Ok((versions, w.conn.total_changes() - before, w.conn.total_changes()))
+                Ok((
+                    versions,
+                    w.conn.total_changes() - before,
+                    w.conn.total_changes(),
+                ))
             })
             .unwrap();
         assert_eq!(changes, 0, "no row written through SQL inside the job");
@@ -460,7 +469,10 @@ mod tests {
             })
             .unwrap();
         assert!(inside > before);
-        assert_eq!(after, inside, "the rolled-back SETBIT's version went with it");
+        assert_eq!(
+            after, inside,
+            "the rolled-back SETBIT's version went with it"
+        );
         let committed = db.read(|r| Ok(r.meta(0, b"k")?.unwrap().version)).unwrap();
         assert_eq!(committed, inside);
         let v = db.get("k").unwrap().unwrap();

@@ -476,7 +476,10 @@ mod tests {
         assert_eq!(n, m);
         // Reading the value whole fetches the seven chunks' pages (and the key row's, and the
         // chunk index's); the header alone, its one chunk.
-        assert!(stale_pages >= 9, "{stale_pages} pages read for a stale cache");
+        assert!(
+            stale_pages >= 9,
+            "{stale_pages} pages read for a stale cache"
+        );
         assert!(
             cached_pages < 7,
             "{cached_pages} pages read with a valid cache ({stale_pages} when stale)"

@@ -405,7 +405,15 @@ fn write_touch(conn: &Conn<'_>, t: &Touch) -> Result<()> {
         "UPDATE main.relis_keys SET version = ?3, mtime = ?4, head = ?5
          WHERE db = ?1 AND key = ?2 AND id = ?6 AND version = ?7",
     )?
-    .execute((t.db, &t.key, t.version, t.mtime, t.head, t.id, t.row_version))?;
+    .execute((
+        t.db,
+        &t.key,
+        t.version,
+        t.mtime,
+        t.head,
+        t.id,
+        t.row_version,
+    ))?;
     Ok(())
 }
 
@@ -717,7 +725,13 @@ impl<'c> Writer<'c> {
     /// Sets the bits `bits` of the `head` of the key row at `key` (`meta`, as this job read
     /// it) in its pending touch, if it has one (see [`PendingTouch`]); returns whether it had
     /// (if not, the caller writes them in SQL).
-    pub(crate) fn or_pending_head(&mut self, db: u32, key: &[u8], meta: &KeyMeta, bits: i64) -> bool {
+    pub(crate) fn or_pending_head(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        meta: &KeyMeta,
+        bits: i64,
+    ) -> bool {
         self.conn
             .state()
             .existing(|p: &mut PendingTouch| match p.0.as_mut() {

@@ -96,7 +96,8 @@ pub(crate) const NONEMPTY_CHUNKS: &str = "SELECT n, data FROM main.relis_chunks
              WHERE kid = ?1 AND n BETWEEN ?2 AND ?3 AND length(data) > 0";
 
 /// The rowid of chunk `?2` of the string `?1` (from the primary key's index alone).
-pub(crate) const CHUNK_ROWID: &str = "SELECT rowid FROM main.relis_chunks WHERE kid = ?1 AND n = ?2";
+pub(crate) const CHUNK_ROWID: &str =
+    "SELECT rowid FROM main.relis_chunks WHERE kid = ?1 AND n = ?2";
 
 /// Rewrites the chunk row with rowid `?1`.
 pub(crate) const WRITE_CHUNK_ROW: &str = "UPDATE main.relis_chunks SET data = ?2 WHERE rowid = ?1";
