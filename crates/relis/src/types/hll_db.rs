@@ -486,6 +486,34 @@ mod tests {
         );
     }
 
+    /// PFCOUNT's header-only read of a chunked value checks what Redis's check does: a header
+    /// with a valid cache is not taken on trust when the magic, the encoding or a dense value's
+    /// length is wrong.
+    #[test]
+    fn pfcount_checks_a_chunked_header_before_its_cache() {
+        let db = Db::open_in_memory().unwrap();
+        let mut dense = vec![0u8; hll::HLL_DENSE_SIZE];
+        dense[..4].copy_from_slice(b"HYLL");
+        dense[4] = 0; // dense, cache 7 and valid
+        dense[8] = 7;
+        db.set("ok", &dense).unwrap();
+        assert_eq!(db.pfcount(&["ok"]), Ok(7));
+        let mut long = dense.clone();
+        long.push(0);
+        let mut encoding = dense.clone();
+        encoding[4] = 2;
+        let mut magic = dense.clone();
+        magic[0] = b'h';
+        for (k, v) in [("long", long), ("encoding", encoding), ("magic", magic)] {
+            db.set(k, &v).unwrap();
+            assert_eq!(
+                db.pfcount(&[k]),
+                Err(Error::Hll(hll::HllError::NotHll)),
+                "{k}"
+            );
+        }
+    }
+
     /// An element hashed to one of the first 16 registers, and one hashed past them.
     fn find_elements() -> (Vec<u8>, Vec<u8>) {
         let (mut low, mut high) = (None, None);
