@@ -11,7 +11,8 @@
 //!
 //! Ops: `setbit-small` (random bits of a 1 KB bitmap), `setbit-big` (of a 16 MB one),
 //! `pfadd-dense` (random elements into one dense HLL), `pfadd-sparse` (one element into each of
-//! many HLLs, random keys), `set` (random keys, 3-byte values, for comparison). Differences of
+//! many HLLs, random keys), `pfcount-dense` (PFCOUNT of the dense HLL, its estimate cached),
+//! `set` (random keys, 3-byte values, for comparison). Differences of
 //! two runs' totals with different `groups` give the cost per command; the inclusive figures
 //! of `Writer::setbit`, `Writer::pfadd` and SQLite's commit split it.
 
@@ -34,7 +35,7 @@ impl Rand {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let [_, op, groups, batch] = &args[..] else {
-        eprintln!("usage: profile_ops <setbit-small|setbit-big|pfadd-dense|pfadd-sparse|set> <groups> <batch>");
+        eprintln!("usage: profile_ops <setbit-small|setbit-big|pfadd-dense|pfcount-dense|pfadd-sparse|set> <groups> <batch>");
         std::process::exit(2);
     };
     let (groups, batch): (u64, u64) = match (groups.parse(), batch.parse()) {
@@ -62,23 +63,32 @@ fn main() {
                 .expect("setbit");
             // Touch every chunk a few times first, as the benchmark's first round does: the
             // profile is of the steady state, not of the chunks' first growth.
+            // On the writer thread, as the measured groups: `Db::write` may run a job on the
+            // calling thread instead, which would move work between the two threads' profiles
+            // from run to run.
             let mut warm = Rand(7);
             for _ in 0..(bits / 8 / 1984 * 6).div_ceil(1000) {
                 let draws: Vec<u64> = (0..1000).map(|_| warm.next() % bits).collect();
-                db.write(move |w| {
-                    for r in draws {
-                        w.setbit(0, b"bits", r, true)?;
-                    }
-                    Ok(())
-                })
-                .expect("warm");
+                let (tx, rx) = std::sync::mpsc::channel();
+                db.write_async(
+                    move |w| -> relis::Result<()> {
+                        for r in draws {
+                            w.setbit(0, b"bits", r, true)?;
+                        }
+                        Ok(())
+                    },
+                    move |r| tx.send(r.and_then(|r| r)).expect("answer"),
+                );
+                rx.recv().expect("answer").expect("warm");
             }
         }
-        "pfadd-dense" => {
+        "pfadd-dense" | "pfcount-dense" => {
             // Enough distinct elements to pass the sparse limit: the HLL is dense from here on.
             let elements: Vec<Bytes> = (0..20_000).map(|i| Bytes::from(format!("e{i}"))).collect();
             db.write(move |w| w.pfadd(0, b"hll", &elements, 3000).map(|_| ()))
                 .expect("pfadd");
+            // PFCOUNT finds the estimate cached from here on.
+            db.pfcount(&["hll"]).expect("pfcount");
         }
         "pfadd-sparse" | "set" => {}
         other => {
@@ -103,6 +113,9 @@ fn main() {
                         "pfadd-dense" => {
                             let e = [Bytes::from(format!("ele:{}", r % 1_000_000))];
                             w.pfadd(0, b"hll", &e, 3000)?;
+                        }
+                        "pfcount-dense" => {
+                            w.pfcount(0, b"hll", &mut |_, _| {})?;
                         }
                         "pfadd-sparse" => {
                             let key = format!("hll:{}", r % 100_000);

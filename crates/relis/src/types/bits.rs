@@ -495,10 +495,10 @@ impl Writer<'_> {
         if let (Some(m), Some(i)) = (&old, chunked) {
             if (i.len as u64) > byte {
                 // Inside a chunked string: one chunk read and written, the key row updated.
-                let b = self.set_chunk_bit(i.id, byte as usize, mask, on)?;
+                let b = self.set_chunk_bit(i.id, i.len, byte as usize, mask, on)?;
                 let was = u8::from(b & mask != 0);
                 if (was == 1) == on {
-                    self.mark_raw(db, key)?;
+                    self.mark_raw(db, key, m)?;
                     return Ok((was, false));
                 }
                 self.touch_string(db, key, m, true)?;
@@ -517,8 +517,8 @@ impl Writer<'_> {
         let grows = info.is_none_or(|i| (i.len as u64) <= byte);
         let b = cur.first().copied().unwrap_or(0);
         let was = u8::from(b & mask != 0);
-        if !grows && (was == 1) == on {
-            self.mark_raw(db, key)?;
+        if let Some(m) = old.as_ref().filter(|_| !grows && (was == 1) == on) {
+            self.mark_raw(db, key, m)?;
             return Ok((was, false));
         }
         let nb = if on { b | mask } else { b & !mask };
@@ -553,10 +553,11 @@ impl Writer<'_> {
         };
         let grown = before.is_none_or(|i| i.len < need);
         // Redis grows the string first: the GETs after a write see its zero padding.
-        if grown {
-            self.write_string(db, key, old.as_ref(), 0, &[], need)?;
-        } else {
-            self.mark_raw(db, key)?;
+        match &old {
+            Some(m) if !grown => self.mark_raw(db, key, m)?,
+            _ => {
+                self.write_string(db, key, old.as_ref(), 0, &[], need)?;
+            }
         }
         let info = self
             .string_info(db, key)?

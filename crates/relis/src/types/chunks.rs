@@ -11,7 +11,8 @@
 //!
 //! Why chunks rather than SQLite's incremental blob I/O: a blob handle still rewrites every
 //! overflow page it writes through and cannot grow a blob, while the writer's WAL holds each
-//! touched page; a chunk row is one page, found through the primary key.
+//! touched page; a chunk row is one page, found through the primary key. (Inside one chunk
+//! row a blob handle is what SETBIT uses: it changes the byte in place, see `set_chunk_bit`.)
 
 use crate::backend::sqlite::sql::strings as q;
 use crate::backend::sqlite::stmt::prepare;
@@ -122,36 +123,62 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// Sets or clears the bit `mask` of byte `byte` (inside the string) of the chunked string
-    /// `kid`, reading and writing its one chunk. Returns the byte as it was.
+    /// Sets or clears the bit `mask` of byte `byte` of the chunked string `kid` of `len` bytes
+    /// (`byte` inside it), reading and writing its one chunk. Returns the byte as it was.
     pub(crate) fn set_chunk_bit(
         &mut self,
         kid: i64,
+        len: usize,
         byte: usize,
         mask: u8,
         on: bool,
     ) -> Result<u8> {
-        let n = (byte / CHUNK) as i64;
+        let n = byte / CHUNK;
         let at = byte % CHUNK;
-        // The row is found once through the primary key; the write goes straight to its rowid.
-        let row: Option<(i64, Vec<u8>)> = prepare(self.conn, q::READ_CHUNK_ROW)?
-            .query_row((kid, n), |r| Ok((r.get(0)?, r.get(1)?)))
+        let flip = |was: u8| if on { was | mask } else { was & !mask };
+        // The row is found once through the primary key's index, then read and written in
+        // place through a blob handle on its rowid: one byte each way, not the row's 2 KB
+        // decoded, copied and encoded again.
+        let rowid: Option<i64> = prepare(self.conn, q::CHUNK_ROWID)?
+            .query_row((kid, n as i64), |r| r.get(0))
             .optional()?;
-        let (rowid, mut buf) = match row {
-            Some((rowid, buf)) => (Some(rowid), buf),
-            None => (None, Vec::new()),
-        };
-        let was = buf.get(at).copied().unwrap_or(0);
-        let now = if on { was | mask } else { was & !mask };
-        if now != was {
-            if buf.len() <= at {
-                buf.resize(at + 1, 0);
+        let mut buf = Vec::new();
+        if let Some(rowid) = rowid {
+            let mut blob = self
+                .conn
+                .blob_open(c"main", c"relis_chunks", c"data", rowid, false)?;
+            let had = blob.len();
+            if at < had {
+                let mut b = [0u8];
+                blob.read_at_exact(&mut b, at)?;
+                let (was, now) = (b[0], flip(b[0]));
+                if now != was {
+                    blob.write_at(&[now], at)?;
+                }
+                blob.close()?;
+                return Ok(was);
             }
-            buf[at] = now;
-            match rowid {
-                Some(rowid) => prepare(self.conn, q::WRITE_CHUNK_ROW)?.execute((rowid, &buf))?,
-                None => prepare(self.conn, q::UPSERT_CHUNK)?.execute((kid, n, &buf))?,
-            };
+            // A short row (its missing bytes are zeros): a blob cannot grow, so the row is
+            // rewritten through SQL, whole (the chunk's full length), so that the SETBITs
+            // after this one in the chunk find their byte in place. A chunk row has a page of
+            // its own at that length anyway.
+            let was = 0;
+            if flip(was) == was {
+                return Ok(was);
+            }
+            buf.resize(CHUNK.min(len - n * CHUNK), 0);
+            blob.read_at_exact(&mut buf[..had], 0)?;
+            blob.close()?;
+            buf[at] = flip(was);
+            prepare(self.conn, q::WRITE_CHUNK_ROW)?.execute((rowid, &buf))?;
+            return Ok(was);
+        }
+        // No row (every chunk inside the string has one; kept for safety): written whole.
+        let was = 0;
+        if flip(was) != was {
+            buf.resize(CHUNK.min(len - n * CHUNK), 0);
+            buf[at] = flip(was);
+            prepare(self.conn, q::UPSERT_CHUNK)?.execute((kid, n as i64, &buf))?;
         }
         Ok(was)
     }
@@ -302,11 +329,191 @@ mod tests {
                 Ok((first, again, w.conn.total_changes() - before))
             })
             .unwrap();
-        // Two rows for the first (chunk, key row), one for the second (the key row marked raw).
-        assert_eq!(changes, ((0, true), (1, false), 3));
+        // The chunk row (an empty one grows through SQL); the key row's new version, mtime and
+        // raw flag are written once, before the commit (`PendingTouch`).
+        assert_eq!(changes, ((0, true), (1, false), 1));
         let mut want = vec![0u8; 5000];
         want[4500] = 0x10;
         assert_eq!(db.get("k").unwrap().unwrap().to_vec(), want);
+        // The empty row grew to its chunk's full length (the last chunk: to the string's end),
+        // so the next SETBIT in it writes its byte in place, no row through SQL.
+        let (len, changes) = db
+            .write(|w| {
+                let len: i64 = w.conn.query_row(
+                    "SELECT length(data) FROM main.relis_chunks WHERE n = 2",
+                    [],
+                    |r| r.get(0),
+                )?;
+                let before = w.conn.total_changes();
+                assert_eq!(w.setbit(0, b"k", 8 * 3970, true)?, (0, true));
+                Ok((len, w.conn.total_changes() - before))
+            })
+            .unwrap();
+        assert_eq!((len, changes), (5000 - 2 * 1984, 0));
+        want[3970] = 0x80;
+        assert_eq!(db.get("k").unwrap().unwrap().to_vec(), want);
+    }
+
+    /// SETBIT in a chunk row that holds the byte writes that byte in place (through a blob
+    /// handle, not an UPDATE of the row): the other bytes stay, the old bit is returned, and a
+    /// rolled-back savepoint takes the write back.
+    #[test]
+    fn setbit_in_a_full_chunk_writes_the_byte_in_place() {
+        let db = Db::open_in_memory().unwrap();
+        let v: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8 | 1).collect();
+        db.set("k", &v).unwrap();
+        // Byte 2500 is 0xf1: its bit 4 (mask 0x08) is clear.
+        let (bit, byte) = (8 * 2500 + 4, 2500);
+        let rolled_back = db
+            .write(move |w| {
+                let got = w.atomic(|w| -> crate::Result<()> {
+                    w.setbit(0, b"k", bit, true)?;
+                    Err(crate::Error::NoSuchKey)
+                });
+                assert_eq!(got, Err(crate::Error::NoSuchKey));
+                Ok(w.get(0, b"k")?.unwrap().to_vec())
+            })
+            .unwrap();
+        assert_eq!(rolled_back, v);
+        let (old, changes) = db
+            .write(move |w| {
+                let before = w.conn.total_changes();
+                let old = w.setbit(0, b"k", bit, true)?;
+                Ok((old, w.conn.total_changes() - before))
+            })
+            .unwrap();
+        // No row changed through SQL: the byte went through the blob handle, and the key row
+        // waits for the commit (`PendingTouch`).
+        assert_eq!(v[byte], 0xf1);
+        assert_eq!((old, changes), ((0, true), 0));
+        let mut want = v.clone();
+        want[byte] |= 0x08;
+        assert_eq!(db.get("k").unwrap().unwrap().to_vec(), want);
+        assert_eq!(db.read(move |r| r.getbit(0, b"k", bit)).unwrap(), Some(1));
+        // Clearing it back, and a clear of a clear bit (no write, reported unchanged).
+        let again = db
+            .write(move |w| {
+                Ok((
+                    w.setbit(0, b"k", bit, false)?,
+                    w.setbit(0, b"k", bit, false)?,
+                ))
+            })
+            .unwrap();
+        assert_eq!(again, ((1, true), (0, false)));
+        assert_eq!(db.get("k").unwrap().unwrap().to_vec(), v);
+    }
+
+    /// The key's version and mtime, as the writer's connection sees them.
+    fn version_mtime(w: &crate::Writer<'_>) -> (i64, i64) {
+        let m = w.meta(0, b"k").unwrap().unwrap();
+        (m.version, m.mtime)
+    }
+
+    /// A run of SETBITs on one large bitmap in one transaction writes its key row once, at the
+    /// commit; meanwhile the writer's reads of the key (EXEC's WATCH check, OBJECT IDLETIME)
+    /// see each SETBIT's new version, and other connections see the last one after the commit.
+    #[test]
+    fn a_run_of_setbits_writes_the_key_row_once() {
+        let db = Db::open_in_memory().unwrap();
+        db.set("k", vec![0x11u8; 50_000]).unwrap();
+        let (v0, _) = db.write(|w| Ok(version_mtime(w))).unwrap();
+        let (versions, changes, end) = db
+            .write(|w| {
+                let before = w.conn.total_changes();
+                let mut versions = vec![];
+                for i in 0..10u64 {
+                    // Bit 0 of bytes 0, 4000, 8000, ...: all clear.
+                    assert_eq!(w.setbit(0, b"k", i * 8 * 4000, true)?, (0, true));
+                    versions.push(version_mtime(w).0);
+                }
+                Ok((
+                    versions,
+                    w.conn.total_changes() - before,
+                    w.conn.total_changes(),
+                ))
+            })
+            .unwrap();
+        assert_eq!(changes, 0, "no row written through SQL inside the job");
+        assert!(versions.windows(2).all(|p| p[0] < p[1]) && versions[0] > v0);
+        let (at_commit, after) = db
+            .write(move |w| Ok((w.conn.total_changes() - end, version_mtime(w))))
+            .unwrap();
+        assert_eq!(at_commit, 1, "the key row, once");
+        assert_eq!(after.0, versions[9]);
+        let seen = db
+            .read(|r| Ok(r.meta(0, b"k")?.map(|m| m.version)))
+            .unwrap();
+        assert_eq!(seen, Some(versions[9]));
+        let v = db.get("k").unwrap().unwrap();
+        assert_eq!(v.len(), 50_000);
+        assert!((0..10).all(|i| v[i * 4000] == 0x91));
+    }
+
+    /// A pending key-row write goes with a rolled-back savepoint, as the SETBIT that made it.
+    #[test]
+    fn a_pending_key_row_write_is_rolled_back_with_its_savepoint() {
+        let db = Db::open_in_memory().unwrap();
+        db.set("k", vec![0x11u8; 5000]).unwrap();
+        let (before, inside, after) = db
+            .write(|w| {
+                let before = version_mtime(w).0;
+                let inside = w.atomic(|w| -> crate::Result<i64> {
+                    w.setbit(0, b"k", 0, true)?;
+                    Ok(version_mtime(w).0)
+                })?;
+                let _ = w.atomic(|w| -> crate::Result<()> {
+                    w.setbit(0, b"k", 8, true)?;
+                    Err(crate::Error::NoSuchKey)
+                });
+                Ok((before, inside, version_mtime(w).0))
+            })
+            .unwrap();
+        assert!(inside > before);
+        assert_eq!(
+            after, inside,
+            "the rolled-back SETBIT's version went with it"
+        );
+        let committed = db.read(|r| Ok(r.meta(0, b"k")?.unwrap().version)).unwrap();
+        assert_eq!(committed, inside);
+        let v = db.get("k").unwrap().unwrap();
+        assert_eq!((v[0], v[1]), (0x91, 0x11));
+    }
+
+    /// A write that replaces the key row after SETBITs in the same transaction (SET, APPEND,
+    /// DEL and a new key of the same name) keeps its own version: the pending write of the
+    /// older row is dropped, not written over the new one.
+    #[test]
+    fn a_later_write_of_the_row_wins_over_a_pending_one() {
+        let db = Db::open_in_memory().unwrap();
+        db.set("k", vec![0x11u8; 5000]).unwrap();
+        let set_version = db
+            .write(|w| {
+                w.setbit(0, b"k", 0, true)?;
+                w.set(0, b"k", b"short", crate::SetOptions::default())?;
+                Ok(version_mtime(w).0)
+            })
+            .unwrap();
+        let committed = db.read(|r| Ok(r.meta(0, b"k")?.unwrap().version)).unwrap();
+        assert_eq!(committed, set_version);
+        assert_eq!(db.get("k").unwrap().unwrap().to_vec(), b"short");
+        db.set("k", vec![0x11u8; 5000]).unwrap();
+        let (grown, last) = db
+            .write(|w| {
+                w.setbit(0, b"k", 0, true)?;
+                // Past the end: the string grows, its row is written at once.
+                w.setbit(0, b"k", 8 * 6000, true)?;
+                let grown = version_mtime(w).0;
+                w.del(0, &["k".into()])?;
+                w.setbit(0, b"k", 8 * 3000, true)?;
+                w.setbit(0, b"k", 8 * 100, true)?;
+                Ok((grown, version_mtime(w).0))
+            })
+            .unwrap();
+        assert!(last > grown);
+        let m = db.read(|r| Ok(r.meta(0, b"k")?.unwrap())).unwrap();
+        assert_eq!((m.version, m.count), (last, 3001));
+        let v = db.get("k").unwrap().unwrap();
+        assert_eq!((v[100], v[3000], v[0]), (0x80, 0x80, 0));
     }
 
     /// PFADD to a dense HLL (12 KB, chunked) rewrites the chunks it changed, not all seven.

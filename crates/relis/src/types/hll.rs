@@ -125,10 +125,20 @@ pub fn new_hll() -> Vec<u8> {
 /// # Errors
 /// [`HllError::NotHll`].
 pub fn check(v: &[u8]) -> Result<(), HllError> {
-    if v.len() < HLL_HDR_SIZE
-        || &v[..4] != b"HYLL"
-        || v[4] > HLL_SPARSE
-        || (v[4] == HLL_DENSE && v.len() != HLL_DENSE_SIZE)
+    check_header(v, v.len())
+}
+
+/// [`check`] of a value of `len` bytes from its first bytes alone (`head`, the header at
+/// least when `len` allows one): Redis's check reads nothing past the header.
+///
+/// # Errors
+/// [`HllError::NotHll`].
+pub fn check_header(head: &[u8], len: usize) -> Result<(), HllError> {
+    if len < HLL_HDR_SIZE
+        || head.len() < HLL_HDR_SIZE
+        || &head[..4] != b"HYLL"
+        || head[4] > HLL_SPARSE
+        || (head[4] == HLL_DENSE && len != HLL_DENSE_SIZE)
     {
         return Err(HllError::NotHll);
     }

@@ -97,19 +97,30 @@ impl Writer<'_> {
         key: &[u8],
         seen: Option<Seen<'_>>,
     ) -> Result<Option<(KeyMeta, Vec<u8>)>> {
+        let Some(m) = self.hll_meta_for_write(db, key, seen)? else {
+            return Ok(None);
+        };
+        let v = self.string_of(db, key, &m)?;
+        hll::check(&v).map_err(Error::Hll)?;
+        Ok(Some((m, v)))
+    }
+
+    /// The key row of the string at `key` for a write, as [`Writer::hll_write`] looks it up,
+    /// without its value.
+    fn hll_meta_for_write(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        seen: Option<Seen<'_>>,
+    ) -> Result<Option<KeyMeta>> {
         let m = self.meta_for_write(db, key)?;
         if let Some(seen) = seen {
             seen(key, m.is_some());
         }
-        let Some(m) = m else {
-            return Ok(None);
-        };
-        if m.kind != KeyType::String {
-            return Err(Error::WrongType);
+        match m {
+            Some(m) if m.kind != KeyType::String => Err(Error::WrongType),
+            m => Ok(m),
         }
-        let v = self.string_of(db, key, &m)?;
-        hll::check(&v).map_err(Error::Hll)?;
-        Ok(Some((m, v)))
     }
 
     /// PFADD: adds `elements` to the HLL at `key` (creating it); returns whether the HLL
@@ -217,9 +228,20 @@ impl Writer<'_> {
         key: &[u8],
         seen: &mut dyn FnMut(&[u8], bool),
     ) -> Result<(u64, bool)> {
-        let Some((meta, mut v)) = self.hll_write(db, key, Some(seen))? else {
+        let Some(meta) = self.hll_meta_for_write(db, key, Some(seen))? else {
             return Ok((0, false));
         };
+        // A chunked value (a dense HLL is 12 KB, seven chunks): its header's chunk says whether
+        // the cached estimate is valid, and Redis's check of the value reads only the header.
+        if let Some(info) = crate::types::strings::StrInfo::chunked(&meta) {
+            let head = self.read_chunks(info.id, 0, hll::HLL_HDR_SIZE.min(info.len))?;
+            hll::check_header(&head, info.len).map_err(Error::Hll)?;
+            if let Some(card) = hll::cached(&head) {
+                return Ok((card, false));
+            }
+        }
+        let mut v = self.string_of(db, key, &meta)?;
+        hll::check(&v).map_err(Error::Hll)?;
         if let Some(card) = hll::cached(&v) {
             return Ok((card, false));
         }
@@ -408,6 +430,88 @@ mod tests {
         let after = db.get("c").unwrap().unwrap();
         assert_ne!(after.as_ref(), v.as_slice(), "the first element was added");
         assert_eq!(hll::cached(&after), None);
+    }
+
+    /// Pages the writer's connection fetched (cache hits and misses) while `f` ran.
+    fn pages_fetched<T>(w: &mut Writer<'_>, f: impl FnOnce(&mut Writer<'_>) -> T) -> (T, i32) {
+        use rusqlite::ffi;
+        let handle = unsafe { w.conn.handle() };
+        let status = |op: i32, reset: bool| {
+            let (mut cur, mut hi) = (0, 0);
+            // SAFETY: the handle is the writer's open connection, used on this thread.
+            unsafe { ffi::sqlite3_db_status(handle, op, &mut cur, &mut hi, i32::from(reset)) };
+            cur
+        };
+        status(ffi::SQLITE_DBSTATUS_CACHE_HIT, true);
+        status(ffi::SQLITE_DBSTATUS_CACHE_MISS, true);
+        let out = f(w);
+        let pages = status(ffi::SQLITE_DBSTATUS_CACHE_HIT, false)
+            + status(ffi::SQLITE_DBSTATUS_CACHE_MISS, false);
+        (out, pages)
+    }
+
+    /// PFCOUNT of a dense HLL (12 KB, seven chunks) whose cached cardinality is valid reads the
+    /// header's chunk only, as Redis reads only the header then; with a stale cache it reads
+    /// the registers (all chunks) and caches the estimate.
+    #[test]
+    fn pfcount_with_a_valid_cache_reads_the_header_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open_with(crate::Options {
+            path: Some(dir.path().join("h.db")),
+            ..crate::Options::default()
+        })
+        .unwrap();
+        let many: Vec<String> = (0..5000).map(|i| format!("e{i}")).collect();
+        db.pfadd("h", &many).unwrap();
+        let (stale, cached) = db
+            .write(|w| {
+                let stale = pages_fetched(w, |w| w.pfcount(0, b"h", &mut |_, _| {}));
+                let cached = pages_fetched(w, |w| w.pfcount(0, b"h", &mut |_, _| {}));
+                Ok((stale, cached))
+            })
+            .unwrap();
+        let ((n, wrote), stale_pages) = (stale.0.unwrap(), stale.1);
+        let ((m, again), cached_pages) = (cached.0.unwrap(), cached.1);
+        assert!(wrote && !again);
+        assert_eq!(n, m);
+        // Reading the value whole fetches the seven chunks' pages (and the key row's, and the
+        // chunk index's); the header alone, its one chunk.
+        assert!(
+            stale_pages >= 9,
+            "{stale_pages} pages read for a stale cache"
+        );
+        assert!(
+            cached_pages < 7,
+            "{cached_pages} pages read with a valid cache ({stale_pages} when stale)"
+        );
+    }
+
+    /// PFCOUNT's header-only read of a chunked value checks what Redis's check does: a header
+    /// with a valid cache is not taken on trust when the magic, the encoding or a dense value's
+    /// length is wrong.
+    #[test]
+    fn pfcount_checks_a_chunked_header_before_its_cache() {
+        let db = Db::open_in_memory().unwrap();
+        let mut dense = vec![0u8; hll::HLL_DENSE_SIZE];
+        dense[..4].copy_from_slice(b"HYLL");
+        dense[4] = 0; // dense, cache 7 and valid
+        dense[8] = 7;
+        db.set("ok", &dense).unwrap();
+        assert_eq!(db.pfcount(&["ok"]), Ok(7));
+        let mut long = dense.clone();
+        long.push(0);
+        let mut encoding = dense.clone();
+        encoding[4] = 2;
+        let mut magic = dense.clone();
+        magic[0] = b'h';
+        for (k, v) in [("long", long), ("encoding", encoding), ("magic", magic)] {
+            db.set(k, &v).unwrap();
+            assert_eq!(
+                db.pfcount(&[k]),
+                Err(Error::Hll(hll::HllError::NotHll)),
+                "{k}"
+            );
+        }
     }
 
     /// An element hashed to one of the first 16 registers, and one hashed past them.

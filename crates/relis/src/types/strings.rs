@@ -686,16 +686,9 @@ impl Writer<'_> {
         meta: &KeyMeta,
         raw: bool,
     ) -> Result<()> {
-        let version = self.next_version();
-        prepare(self.conn, q::TOUCH_CHUNKED)?.execute((
-            db,
-            key,
-            meta.count,
-            version,
-            self.now,
-            i64::from(raw) * STRING_RAW,
-        ))?;
-        Ok(())
+        // The length stays: only version, mtime and head change, written once for a run of
+        // such writes to the key (SETBIT after SETBIT on a large bitmap).
+        self.touch_later(db, key, meta, i64::from(raw) * STRING_RAW)
     }
 
     /// Writes `new` over the string at `key` that held `old` (`meta` its key row), keeping its
@@ -741,7 +734,8 @@ impl Writer<'_> {
         let Some((columns, value)) = row else {
             return Ok(None);
         };
-        let meta = columns.meta()?;
+        let mut meta = columns.meta()?;
+        self.overlay_touch(db, key, &mut meta);
         if !self.is_live(&meta) {
             self.delete_expired(db, key, &meta)?;
             return Ok(None);
@@ -767,8 +761,10 @@ impl Writer<'_> {
     ///
     /// # Errors
     /// Storage errors only.
-    pub(crate) fn mark_raw(&mut self, db: u32, key: &[u8]) -> Result<()> {
-        prepare(self.conn, q::MARK_RAW)?.execute((db, key, STRING_RAW))?;
+    pub(crate) fn mark_raw(&mut self, db: u32, key: &[u8], meta: &KeyMeta) -> Result<()> {
+        if !self.or_pending_head(db, key, meta, STRING_RAW) {
+            prepare(self.conn, q::MARK_RAW)?.execute((db, key, STRING_RAW))?;
+        }
         Ok(())
     }
 

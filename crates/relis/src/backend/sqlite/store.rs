@@ -250,7 +250,34 @@ impl<'c> Reader<'c> {
                 Ok((MetaColumns::of(r)?, r.get::<_, i64>(6)?))
             })
             .optional()?;
-        row.map(|(m, head)| Ok((m.meta()?, head))).transpose()
+        let Some((m, head)) = row else {
+            return Ok(None);
+        };
+        let mut meta = m.meta()?;
+        let head = self.overlay_touch(db, key, &mut meta).unwrap_or(head);
+        Ok(Some((meta, head)))
+    }
+
+    /// Puts this connection's pending touch of the key row at `key` (see [`PendingTouch`]),
+    /// if it has one for the row `meta` was read from, into `meta`; returns the row's `head`
+    /// then.
+    pub(crate) fn overlay_touch(&self, db: u32, key: &[u8], meta: &mut KeyMeta) -> Option<i64> {
+        self.conn
+            .state()
+            .existing(|p: &mut PendingTouch| match &p.0 {
+                Some(t)
+                    if t.db == db
+                        && t.key == key
+                        && t.id == meta.id
+                        && t.row_version == meta.version =>
+                {
+                    meta.version = t.version;
+                    meta.mtime = t.mtime;
+                    Some(t.head)
+                }
+                _ => None,
+            })
+            .flatten()
     }
 }
 
@@ -314,13 +341,80 @@ pub(crate) struct WriterHooks {
 impl WriterHooks {
     /// Writes every type's pending state (see [`WriterHooks::before_savepoint`]).
     pub(crate) fn flush(hooks: &[WriterHooks], conn: &Conn<'_>) -> Result<()> {
+        flush_touch(conn)?;
         hooks.iter().try_for_each(|h| (h.before_savepoint)(conn))
     }
 
     /// Forgets every type's pending state (see [`WriterHooks::rollback`]).
     pub(crate) fn discard(hooks: &[WriterHooks], conn: &Conn<'_>) {
+        conn.state().existing(|p: &mut PendingTouch| p.0 = None);
         hooks.iter().for_each(|h| (h.rollback)(conn))
     }
+}
+
+/// A change of a key row's `version`, `mtime` and `head` that is kept in memory and written
+/// once, where a run of in-place writes to one key (SETBIT after SETBIT on a chunked bitmap,
+/// PFADD after PFADD on a dense HLL) would otherwise rewrite the key row at each command
+/// ([`Writer::touch_later`]). Written before a savepoint opens and before the transaction
+/// commits (with the types' pending state, [`WriterHooks::flush`]), so no other connection and
+/// no rolled-back savepoint ever sees it; forgotten with a rollback. Reads of the key row on
+/// this connection see it ([`Reader::raw_meta_head`], [`Reader::overlay_touch`]).
+///
+/// It is written only if the row is still the one it was made for (same id, and the version
+/// it had then): a write that replaced the row since (SET, APPEND, DEL, RENAME, ...) gave it
+/// a newer version of its own, so the touch has nothing left to say.
+#[derive(Default)]
+pub(crate) struct PendingTouch(Option<Touch>);
+
+/// One key row's pending [`PendingTouch`].
+struct Touch {
+    db: u32,
+    key: Vec<u8>,
+    /// The row's value id.
+    id: i64,
+    /// The version the row holds in SQL.
+    row_version: i64,
+    /// What it is to hold.
+    version: i64,
+    mtime: i64,
+    head: i64,
+}
+
+impl Touch {
+    /// Whether this is the touch of the row `meta` describes at `key` (read through
+    /// [`Reader::overlay_touch`] or straight from SQL).
+    fn is_of(&self, db: u32, key: &[u8], meta: &KeyMeta) -> bool {
+        self.db == db
+            && self.key == key
+            && self.id == meta.id
+            && (meta.version == self.version || meta.version == self.row_version)
+    }
+}
+
+/// Writes the pending touch, if any (see [`PendingTouch`]).
+fn flush_touch(conn: &Conn<'_>) -> Result<()> {
+    match conn.state().existing(|p: &mut PendingTouch| p.0.take()) {
+        Some(Some(t)) => write_touch(conn, &t),
+        _ => Ok(()),
+    }
+}
+
+fn write_touch(conn: &Conn<'_>, t: &Touch) -> Result<()> {
+    crate::backend::sqlite::stmt::prepare(
+        conn,
+        "UPDATE main.relis_keys SET version = ?3, mtime = ?4, head = ?5
+         WHERE db = ?1 AND key = ?2 AND id = ?6 AND version = ?7",
+    )?
+    .execute((
+        t.db,
+        &t.key,
+        t.version,
+        t.mtime,
+        t.head,
+        t.id,
+        t.row_version,
+    ))?;
+    Ok(())
 }
 
 /// State the writer thread keeps across jobs.
@@ -589,6 +683,65 @@ impl<'c> Writer<'c> {
     pub(crate) fn exec_cached(&self, sql: &'static str) -> Result<()> {
         crate::backend::sqlite::stmt::prepare(self.conn, sql)?.execute([])?;
         Ok(())
+    }
+
+    /// Records a write to the key row at `key` (`meta`, as this job read it) that changes
+    /// none of its columns but `version` (a new one), `mtime` (now) and `head`: kept pending
+    /// and written once before the savepoint or commit that follows (see [`PendingTouch`]), so
+    /// a run of such writes to one key rewrites its row once. A pending touch of another key
+    /// is written first.
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub(crate) fn touch_later(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        meta: &KeyMeta,
+        head: i64,
+    ) -> Result<()> {
+        let (version, now) = (self.next_version(), self.now);
+        let replaced = self.conn.state().with(|p: &mut PendingTouch| {
+            if let Some(t) = p.0.as_mut().filter(|t| t.is_of(db, key, meta)) {
+                (t.version, t.mtime, t.head) = (version, now, head);
+                return None;
+            }
+            p.0.replace(Touch {
+                db,
+                key: key.to_vec(),
+                id: meta.id,
+                row_version: meta.version,
+                version,
+                mtime: now,
+                head,
+            })
+        });
+        match replaced {
+            Some(t) => write_touch(self.conn, &t),
+            None => Ok(()),
+        }
+    }
+
+    /// Sets the bits `bits` of the `head` of the key row at `key` (`meta`, as this job read
+    /// it) in its pending touch, if it has one (see [`PendingTouch`]); returns whether it had
+    /// (if not, the caller writes them in SQL).
+    pub(crate) fn or_pending_head(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        meta: &KeyMeta,
+        bits: i64,
+    ) -> bool {
+        self.conn
+            .state()
+            .existing(|p: &mut PendingTouch| match p.0.as_mut() {
+                Some(t) if t.is_of(db, key, meta) => {
+                    t.head |= bits;
+                    true
+                }
+                _ => false,
+            })
+            .unwrap_or(false)
     }
 
     /// A fresh value of the monotonic version counter (also used for new key ids).

@@ -108,9 +108,9 @@ pub(crate) const READ_CHUNK: &str = "SELECT data FROM main.relis_chunks WHERE ki
 pub(crate) const NONEMPTY_CHUNKS: &str = "SELECT n, data FROM main.relis_chunks
              WHERE kid = ?1 AND n BETWEEN ?2 AND ?3 AND length(data) > 0";
 
-/// Chunk `?2` of the string `?1` and its rowid.
-pub(crate) const READ_CHUNK_ROW: &str =
-    "SELECT rowid, data FROM main.relis_chunks WHERE kid = ?1 AND n = ?2";
+/// The rowid of chunk `?2` of the string `?1` (from the primary key's index alone).
+pub(crate) const CHUNK_ROWID: &str =
+    "SELECT rowid FROM main.relis_chunks WHERE kid = ?1 AND n = ?2";
 
 /// Rewrites the chunk row with rowid `?1`.
 pub(crate) const WRITE_CHUNK_ROW: &str = "UPDATE main.relis_chunks SET data = ?2 WHERE rowid = ?1";
