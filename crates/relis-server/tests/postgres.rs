@@ -22,7 +22,10 @@ struct Cluster {
 
 fn cluster() -> Option<Cluster> {
     let pg = Pg::start()?;
-    let uri = pg.uri();
+    // With a password (the cluster trusts every local connection, so any works): CONFIG GET
+    // must not show it.
+    let uri = pg.uri().replace("postgres@", "postgres:s3cret@");
+    assert!(uri.contains(":s3cret@"), "{uri}");
     let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
     let nodes = dirs
         .iter()
@@ -203,7 +206,10 @@ async fn keyspace_wide_commands_are_refused_and_values_survive_a_round_trip() {
             (&["BLPOP", "q", "0"], refused("blpop")),
             (
                 &["CONFIG", "GET", "backend"],
-                common::bulks(&["backend", &c._pg.uri()]),
+                common::bulks(&[
+                    "backend",
+                    &c._pg.uri().replace("postgres@", "postgres:(redacted)@"),
+                ]),
             ),
             (
                 &["CONFIG", "SET", "backend", "sqlite"],
