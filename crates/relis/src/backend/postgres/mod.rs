@@ -13,6 +13,9 @@
 //! that still happens (keys locked in two steps) is reported by [`is_conflict`], for the caller
 //! to roll back and run the group again.
 
+mod bus;
+
+pub use bus::{Bus, Deliver};
 use postgres::{Client, NoTls, SimpleQueryMessage, Transaction};
 use std::fmt::Write as _;
 
@@ -45,6 +48,13 @@ const MIGRATIONS: &[&str] = &[
      );
      CREATE INDEX relis_keys_expiry ON relis_keys (expire_at) WHERE expire_at IS NOT NULL;
      CREATE SEQUENCE relis_versions;",
+    // 2: messages between nodes too large for a notification's payload (`bus.rs`): the
+    // notification carries the row's id; senders delete rows older than a minute.
+    "CREATE TABLE relis_bus (
+         id bigserial PRIMARY KEY,
+         body bytea NOT NULL,
+         at timestamptz NOT NULL DEFAULT now()
+     );",
 ];
 
 /// The advisory lock key under which migrations run (any constant no key hash is likely to be:
