@@ -1186,7 +1186,10 @@ mod tests {
                 "postgresql://u:(redacted)@h/d?sslmode=disable&password=(redacted)",
             ),
             ("postgres://relis@db/relis", "postgres://relis@db/relis"),
-            ("postgres://h/d?PassWord=x", "postgres://h/d?PassWord=(redacted)"),
+            (
+                "postgres://h/d?PassWord=x",
+                "postgres://h/d?PassWord=(redacted)",
+            ),
             ("postgres://u:@h/d", "postgres://u:(redacted)@h/d"),
         ] {
             c.set("backend", given).unwrap();
@@ -1195,7 +1198,9 @@ mod tests {
             let listed = c.pairs().into_iter().find(|(n, _)| n == "backend");
             assert_eq!(listed.map(|(_, v)| v).as_deref(), Some(shown));
             // The rewritten file must start the server again: it keeps the password.
-            assert!(c.render().contains(&format!("\nbackend {}\n", quote(given))));
+            assert!(c
+                .render()
+                .contains(&format!("\nbackend {}\n", quote(given))));
         }
     }
 

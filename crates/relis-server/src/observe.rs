@@ -630,7 +630,10 @@ mod tests {
         );
         // Relis's own: the backend's URL (refused at run time, logged all the same).
         assert_eq!(
-            shown("config|set", &["config", "set", "Backend", "postgres://u:p@h/d"]),
+            shown(
+                "config|set",
+                &["config", "set", "Backend", "postgres://u:p@h/d"]
+            ),
             ["config", "set", "Backend", "(redacted)"]
         );
         assert_eq!(shown("get", &["get", "auth"]), ["get", "auth"]);

@@ -303,3 +303,163 @@ async fn keyspace_wide_commands_are_refused_and_values_survive_a_round_trip() {
     )
     .await;
 }
+
+/// Publishes on `publisher` to `channel` until `subscriber` receives one of them (the other
+/// node's listener starts with it, a moment after the port opens), and drains what arrived.
+async fn until_linked(publisher: &mut common::Raw, subscriber: &mut common::Raw, channel: &str) {
+    for _ in 0..100 {
+        common::send(publisher, &["PUBLISH", channel, "ping"]).await;
+        let _ = publisher.read().await;
+        let got =
+            tokio::time::timeout(std::time::Duration::from_millis(100), subscriber.read()).await;
+        if got.is_ok() {
+            // Later pings may still be on their way.
+            while tokio::time::timeout(std::time::Duration::from_millis(300), subscriber.read())
+                .await
+                .is_ok()
+            {}
+            return;
+        }
+    }
+    panic!("the nodes never linked");
+}
+
+/// Reads a pushed message, failing after a few seconds.
+async fn pushed(c: &mut common::Raw) -> resp::Frame {
+    tokio::time::timeout(std::time::Duration::from_secs(5), c.read())
+        .await
+        .expect("a message within 5s")
+        .expect("open")
+}
+
+/// Nothing more arrives for a while.
+async fn quiet(c: &mut common::Raw) {
+    let more = tokio::time::timeout(std::time::Duration::from_millis(500), c.read()).await;
+    assert!(more.is_err(), "unexpected: {more:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn publish_and_keyspace_events_reach_the_other_node_once() {
+    let Some(c) = cluster() else { return };
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    let mut sub_a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut sub_b = common::Raw::connect(c.nodes[1].addr()).await;
+    let mut psub_b = common::Raw::connect(c.nodes[1].addr()).await;
+    let sub = |ch: &str, n: i64| {
+        common::arr(vec![
+            common::bulk("subscribe"),
+            common::bulk(ch),
+            common::int(n),
+        ])
+    };
+    common::check(
+        &mut sub_b,
+        &[(&["SUBSCRIBE", "link", "ch"], sub("link", 1))],
+    )
+    .await;
+    assert_eq!(pushed(&mut sub_b).await, sub("ch", 2));
+    common::check(&mut sub_a, &[(&["SUBSCRIBE", "ch"], sub("ch", 1))]).await;
+    common::check(
+        &mut psub_b,
+        &[(
+            &["PSUBSCRIBE", "c*"],
+            common::arr(vec![
+                common::bulk("psubscribe"),
+                common::bulk("c*"),
+                common::int(1),
+            ]),
+        )],
+    )
+    .await;
+    until_linked(&mut a, &mut sub_b, "link").await;
+
+    // PUBLISH counts this node's receivers (as in a Redis cluster); each subscriber anywhere
+    // gets the message once, a large one (past NOTIFY's 8,000 bytes) too.
+    let large = "x".repeat(20_000);
+    for msg in ["hello", large.as_str()] {
+        common::check(&mut a, &[(&["PUBLISH", "ch", msg], common::int(1))]).await;
+        let m = common::arr(vec![
+            common::bulk("message"),
+            common::bulk("ch"),
+            common::bulk(msg),
+        ]);
+        assert_eq!(pushed(&mut sub_a).await, m);
+        assert_eq!(pushed(&mut sub_b).await, m);
+        assert_eq!(
+            pushed(&mut psub_b).await,
+            common::arr(vec![
+                common::bulk("pmessage"),
+                common::bulk("c*"),
+                common::bulk("ch"),
+                common::bulk(msg)
+            ])
+        );
+    }
+    // A script's PUBLISH travels too; B's publish reaches A (B counts its own two).
+    common::check(
+        &mut b,
+        &[(
+            &["EVAL", "return redis.call('publish', 'ch', 'lua')", "0"],
+            common::int(2),
+        )],
+    )
+    .await;
+    let m = common::arr(vec![
+        common::bulk("message"),
+        common::bulk("ch"),
+        common::bulk("lua"),
+    ]);
+    assert_eq!(pushed(&mut sub_a).await, m);
+    assert_eq!(pushed(&mut sub_b).await, m);
+    let _ = pushed(&mut psub_b).await;
+
+    // Keyspace events of a write on A reach B's subscribers (each node's own
+    // notify-keyspace-events decides what it publishes).
+    for node in [&mut a, &mut b] {
+        common::check(
+            node,
+            &[(
+                &["CONFIG", "SET", "notify-keyspace-events", "KE$l"],
+                common::ok(),
+            )],
+        )
+        .await;
+    }
+    let mut ev_b = common::Raw::connect(c.nodes[1].addr()).await;
+    common::check(
+        &mut ev_b,
+        &[(
+            &["PSUBSCRIBE", "__key*@0__:*"],
+            common::arr(vec![
+                common::bulk("psubscribe"),
+                common::bulk("__key*@0__:*"),
+                common::int(1),
+            ]),
+        )],
+    )
+    .await;
+    common::check(
+        &mut a,
+        &[
+            (&["SET", "k", "v"], common::ok()),
+            (&["RPUSH", "l", "e"], common::int(1)),
+        ],
+    )
+    .await;
+    let ev = |ch: &str, msg: &str| {
+        common::arr(vec![
+            common::bulk("pmessage"),
+            common::bulk("__key*@0__:*"),
+            common::bulk(ch),
+            common::bulk(msg),
+        ])
+    };
+    assert_eq!(pushed(&mut ev_b).await, ev("__keyspace@0__:k", "set"));
+    assert_eq!(pushed(&mut ev_b).await, ev("__keyevent@0__:set", "k"));
+    assert_eq!(pushed(&mut ev_b).await, ev("__keyspace@0__:l", "rpush"));
+    assert_eq!(pushed(&mut ev_b).await, ev("__keyevent@0__:rpush", "l"));
+    for s in [&mut sub_a, &mut sub_b, &mut psub_b, &mut ev_b] {
+        quiet(s).await;
+    }
+}
