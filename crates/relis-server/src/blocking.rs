@@ -61,6 +61,9 @@ pub struct Waiter {
     pub keys: Vec<Bytes>,
     /// Its non-blocking form.
     pub serve: TryServe,
+    /// Every key its serve may touch (its command's key specs: a BLMOVE's destination too),
+    /// which a serve over PostgreSQL must have locked (backend postgres only; empty otherwise).
+    pub declared: relis::DeclaredKeys,
     tx: Mutex<Option<oneshot::Sender<Result<Frame, CmdError>>>>,
 }
 
@@ -75,6 +78,7 @@ impl Waiter {
         proto: Protocol,
         keys: Vec<Bytes>,
         serve: TryServe,
+        declared: relis::DeclaredKeys,
     ) -> (Arc<Waiter>, oneshot::Receiver<Result<Frame, CmdError>>) {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let (tx, rx) = oneshot::channel();
@@ -86,6 +90,7 @@ impl Waiter {
                 proto,
                 keys,
                 serve,
+                declared,
                 tx: Mutex::new(Some(tx)),
             }),
             rx,
@@ -166,6 +171,21 @@ impl Blocking {
             .collect()
     }
 
+    /// The waiters on any of `keys` (each once), for a job that serves them over PostgreSQL
+    /// ([`crate::dispatch::serve_later`]).
+    pub fn waiting_on(&self, keys: &[(u32, Bytes)]) -> Vec<Arc<Waiter>> {
+        let by_key = self.by_key.lock();
+        let mut out: Vec<Arc<Waiter>> = Vec::new();
+        for k in keys {
+            for w in by_key.get(k).into_iter().flatten() {
+                if !out.iter().any(|o| o.id == w.id) {
+                    out.push(w.clone());
+                }
+            }
+        }
+        out
+    }
+
     /// The waiter of a blocked client, if it is blocked.
     pub fn of_client(&self, client_id: u64) -> Option<Arc<Waiter>> {
         self.by_id
@@ -185,6 +205,37 @@ impl Blocking {
         keys: &[Bytes],
         out: &mut Vec<Delivery>,
     ) {
+        self.serve_scoped(w, cx, db, keys, out, None);
+    }
+
+    /// [`Blocking::serve`] over PostgreSQL, in a job that locked the keys `scope` (sorted):
+    /// only waiters whose every declared key is among them are served (one that blocked since
+    /// the job was made is served by the next), and the keys a serve wrote (BLMOVE's
+    /// destination) are returned instead of served at once, since their waiters' keys were not
+    /// locked.
+    pub fn serve_declared(
+        &self,
+        w: &mut relis::Writer<'_>,
+        cx: &Cx,
+        db: u32,
+        keys: &[Bytes],
+        out: &mut Vec<Delivery>,
+        scope: &[(u32, Vec<u8>)],
+    ) -> Vec<(u32, Bytes)> {
+        let mut touched = Vec::new();
+        self.serve_scoped(w, cx, db, keys, out, Some((scope, &mut touched)));
+        touched
+    }
+
+    fn serve_scoped(
+        &self,
+        w: &mut relis::Writer<'_>,
+        cx: &Cx,
+        db: u32,
+        keys: &[Bytes],
+        out: &mut Vec<Delivery>,
+        mut scope: Option<(&[(u32, Vec<u8>)], &mut Vec<(u32, Bytes)>)>,
+    ) {
         let mut ready: VecDeque<(u32, Bytes)> = keys.iter().map(|k| (db, k.clone())).collect();
         while let Some((db, key)) = ready.pop_front() {
             loop {
@@ -194,6 +245,15 @@ impl Blocking {
                 };
                 let mut served_one = false;
                 for waiter in front {
+                    if let Some((scope, _)) = &scope {
+                        if !waiter
+                            .declared
+                            .iter()
+                            .all(|k| scope.binary_search(k).is_ok())
+                        {
+                            continue;
+                        }
+                    }
                     let wcx = Cx {
                         db: waiter.db,
                         proto: waiter.proto,
@@ -213,7 +273,11 @@ impl Blocking {
                     match res {
                         Ok(None) | Err(ServeFailed(None)) => continue,
                         Ok(Some(served)) => {
-                            ready.extend(served.touched.into_iter().map(|k| (waiter.db, k)));
+                            let touched = served.touched.into_iter().map(|k| (waiter.db, k));
+                            match &mut scope {
+                                Some((_, later)) => later.extend(touched),
+                                None => ready.extend(touched),
+                            }
                             out.push((waiter, served.reply));
                             served_one = true;
                             break;

@@ -249,9 +249,6 @@ impl Shared {
         let pubsub = Arc::new(crate::pubsub::PubSub::default());
         pubsub.configure(&config);
         db.set_event_sink(pubsub.clone());
-        if db.backend() == "postgres" {
-            pubsub.join_nodes(&config.backend);
-        }
         let acl = crate::acl::Acl::new(&config.requirepass);
         acl.log_max
             .store(config.acllog_max_len, std::sync::atomic::Ordering::Relaxed);

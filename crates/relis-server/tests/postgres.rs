@@ -203,7 +203,6 @@ async fn keyspace_wide_commands_are_refused_and_values_survive_a_round_trip() {
             (&["DBSIZE"], refused("dbsize")),
             (&["FLUSHALL"], refused("flushall")),
             (&["SQL.QUERY", "SELECT 1"], refused("sql.query")),
-            (&["BLPOP", "q", "0"], refused("blpop")),
             (
                 &["CONFIG", "GET", "backend"],
                 common::bulks(&[
@@ -462,4 +461,73 @@ async fn publish_and_keyspace_events_reach_the_other_node_once() {
     for s in [&mut sub_a, &mut sub_b, &mut psub_b, &mut ev_b] {
         quiet(s).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_write_on_one_node_wakes_clients_blocked_on_the_other() {
+    let Some(c) = cluster() else { return };
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    let mut link = common::Raw::connect(c.nodes[1].addr()).await;
+    common::send(&mut link, &["SUBSCRIBE", "link"]).await;
+    let _ = link.read().await;
+    until_linked(&mut a, &mut link, "link").await;
+    let mut wa = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut wb = common::Raw::connect(c.nodes[1].addr()).await;
+
+    // BLPOP on B, LPUSH on A.
+    common::send(&mut wb, &["BLPOP", "q", "0"]).await;
+    common::wait_blocked(&mut b, 1).await;
+    common::check(&mut a, &[(&["LPUSH", "q", "x"], common::int(1))]).await;
+    assert_eq!(pushed(&mut wb).await, common::bulks(&["q", "x"]));
+    common::wait_blocked(&mut b, 0).await;
+
+    // BZPOPMIN and XREAD BLOCK likewise.
+    common::send(&mut wb, &["BZPOPMIN", "z", "0"]).await;
+    common::wait_blocked(&mut b, 1).await;
+    common::check(&mut a, &[(&["ZADD", "z", "1", "m"], common::int(1))]).await;
+    assert_eq!(pushed(&mut wb).await, common::bulks(&["z", "m", "1"]));
+    common::send(&mut wb, &["XREAD", "BLOCK", "0", "STREAMS", "s", "$"]).await;
+    common::wait_blocked(&mut b, 1).await;
+    let id = common::raw(&mut a, &["XADD", "s", "*", "f", "v"]).await;
+    assert!(!id.starts_with('-'), "{id}");
+    let resp::Frame::Array(streams) = pushed(&mut wb).await else {
+        panic!("XREAD answers an array")
+    };
+    assert_eq!(streams.len(), 1);
+
+    // A chain across nodes: B's BLMOVE takes what A pushed, and its push to the destination
+    // wakes a BLPOP on A.
+    common::send(&mut wb, &["BLMOVE", "src", "dst", "LEFT", "RIGHT", "0"]).await;
+    common::send(&mut wa, &["BLPOP", "dst", "0"]).await;
+    common::wait_blocked(&mut b, 1).await;
+    common::wait_blocked(&mut a, 1).await;
+    common::check(&mut a, &[(&["LPUSH", "src", "e"], common::int(1))]).await;
+    assert_eq!(pushed(&mut wb).await, common::bulk("e"));
+    assert_eq!(pushed(&mut wa).await, common::bulks(&["dst", "e"]));
+    common::check(&mut b, &[(&["EXISTS", "src", "dst"], common::int(0))]).await;
+
+    // One element, a waiter on each node: exactly one gets it, the other stays blocked until
+    // the next push (made on the node of neither's choosing: B).
+    common::send(&mut wa, &["BLPOP", "both", "0"]).await;
+    common::wait_blocked(&mut a, 1).await;
+    common::send(&mut wb, &["BLPOP", "both", "0"]).await;
+    common::wait_blocked(&mut b, 1).await;
+    common::check(&mut b, &[(&["RPUSH", "both", "1"], common::int(1))]).await;
+    let first = tokio::select! {
+        r = wa.read() => ("a", r.unwrap()),
+        r = wb.read() => ("b", r.unwrap()),
+    };
+    assert_eq!(first.1, common::bulks(&["both", "1"]));
+    let (other, mut rest) = if first.0 == "a" { ("b", wb) } else { ("a", wa) };
+    common::still_blocked(&mut rest).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    common::still_blocked(&mut rest).await;
+    common::check(&mut a, &[(&["RPUSH", "both", "2"], common::int(1))]).await;
+    assert_eq!(
+        pushed(&mut rest).await,
+        common::bulks(&["both", "2"]),
+        "{other}"
+    );
+    common::check(&mut a, &[(&["EXISTS", "both"], common::int(0))]).await;
 }
