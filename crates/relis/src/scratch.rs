@@ -74,8 +74,17 @@ const SET_VERSION: &str = "UPDATE main.relis_keys SET version = ?1 WHERE db = ?2
 /// Every key row of the scratch (to find keys written without being declared).
 const ALL_KEYS: &str = "SELECT db, key FROM main.relis_keys";
 
-fn storage(e: impl std::fmt::Display) -> Error {
-    Error::Storage(format!("postgres: {e}"))
+/// A PostgreSQL error for the log: the server's message and SQLSTATE (the client's `Display`
+/// says only "db error").
+fn storage(e: crate::backend::postgres::Error) -> Error {
+    match e.as_db_error() {
+        Some(db) => Error::Storage(format!(
+            "postgres: {} (SQLSTATE {})",
+            db.message(),
+            db.code().code()
+        )),
+        None => Error::Storage(format!("postgres: {e}")),
+    }
 }
 
 /// The writer thread's loop (see the module's documentation).

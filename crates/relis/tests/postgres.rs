@@ -251,3 +251,55 @@ fn the_bus_carries_small_and_large_messages_to_the_other_nodes_only() {
     std::thread::sleep(std::time::Duration::from_millis(300));
     assert!(seen_a.lock().unwrap().is_empty());
 }
+
+/// A database whose default isolation is stricter than READ COMMITTED (a DBA's choice) must
+/// change nothing: under REPEATABLE READ a group's load would take its snapshot before its
+/// locks were granted and its write-back would fail with a serialization failure (SQLSTATE
+/// 40001) reaching the client; under SERIALIZABLE, groups on different keys would abort each
+/// other. The engine sets READ COMMITTED on its connections, so none happens.
+#[test]
+fn a_stricter_default_isolation_surfaces_no_conflict_and_loses_nothing() {
+    let Some(pg) = Pg::start() else { return };
+    for level in ["repeatable read", "serializable"] {
+        {
+            let url = pg.url();
+            std::thread::spawn(move || {
+                let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+                c.batch_execute(&format!(
+                    "ALTER DATABASE postgres SET default_transaction_isolation = '{level}'"
+                ))
+                .unwrap();
+            })
+            .join()
+            .unwrap();
+        }
+        const EACH: i64 = 150;
+        let engines: Vec<relis::Db> = (0..2)
+            .map(|_| {
+                relis::Db::open_postgres(&pg.url(), strings_codec(), relis::Options::default())
+                    .unwrap()
+            })
+            .collect();
+        // Two workers on one key (each waits for the other's lock), two on keys of their own.
+        let workers: Vec<_> = (0..4)
+            .map(|i| {
+                let db = engines[i % 2].clone();
+                let key = format!("{level}:{}", ["shared", "shared", "a", "b"][i]).into_bytes();
+                let level = level.to_string();
+                std::thread::spawn(move || {
+                    for _ in 0..EACH {
+                        if let Err(e) = incr(&db, &key) {
+                            panic!("{level}: {e}");
+                        }
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join().unwrap();
+        }
+        let n = |k: &str| incr(&engines[1], format!("{level}:{k}").as_bytes()).unwrap() - 1;
+        assert_eq!(n("shared"), 2 * EACH, "{level}");
+        assert_eq!((n("a"), n("b")), (EACH, EACH), "{level}");
+    }
+}

@@ -105,7 +105,10 @@ fn node_id() -> u64 {
 }
 
 fn connect(url: &str) -> Option<Client> {
-    match Client::connect(url, NoTls) {
+    match Client::connect(url, NoTls).and_then(|mut c| {
+        super::read_committed(&mut c)?;
+        Ok(c)
+    }) {
         Ok(c) => Some(c),
         Err(e) => {
             tracing::warn!("postgres bus: cannot connect: {e}");

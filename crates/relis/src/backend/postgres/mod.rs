@@ -104,6 +104,7 @@ impl PgKeys {
     /// The connection fails, or a migration does.
     pub fn connect(url: &str) -> Result<PgKeys, Error> {
         let mut client = Client::connect(url, NoTls)?;
+        read_committed(&mut client)?;
         migrate(&mut client)?;
         Ok(PgKeys { client })
     }
@@ -242,6 +243,21 @@ impl PgKeys {
             .get(0);
         Ok(v as usize)
     }
+}
+
+/// Makes every transaction of the session READ COMMITTED, whatever the database's default
+/// (`default_transaction_isolation`, which a DBA may have raised). The locking design needs it:
+/// a group's load must take its snapshot after its locks are granted, which only READ
+/// COMMITTED does (a snapshot per statement); under REPEATABLE READ the snapshot of the first
+/// statement, taken before the lock wait, would miss the previous holder's commit and the
+/// write-back would fail with a serialization failure, and under SERIALIZABLE groups on
+/// different keys could abort each other (predicate locks on shared index pages). With it, no
+/// conflict (SQLSTATE 40001 or 40P01) can arise between nodes: every lock a group takes is one
+/// advisory lock per key, all in one statement in ascending order, and the rows it writes are
+/// those of keys it holds. [`is_conflict`] stays for anyone else's locks.
+pub(crate) fn read_committed(client: &mut Client) -> Result<(), Error> {
+    client
+        .batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED")
 }
 
 fn migrate(client: &mut Client) -> Result<(), Error> {
