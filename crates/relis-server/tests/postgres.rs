@@ -29,7 +29,12 @@ fn cluster() -> Option<Cluster> {
     let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
     let nodes = dirs
         .iter()
-        .map(|d| spawn_binary(d.path(), &["--backend", &uri]))
+        .map(|d| {
+            spawn_binary(
+                d.path(),
+                &["--backend", &uri, "--enable-debug-command", "local"],
+            )
+        })
         .collect();
     Some(Cluster {
         nodes,
@@ -530,4 +535,65 @@ async fn a_write_on_one_node_wakes_clients_blocked_on_the_other() {
         "{other}"
     );
     common::check(&mut a, &[(&["EXISTS", "both"], common::int(0))]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_nodes_share_the_expiry_sweep_each_key_expiring_once() {
+    let Some(c) = cluster() else { return };
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    for node in [&mut a, &mut b] {
+        common::check(
+            node,
+            &[(
+                &["CONFIG", "SET", "notify-keyspace-events", "Ex"],
+                common::ok(),
+            )],
+        )
+        .await;
+    }
+    let mut ev = common::Raw::connect(c.nodes[1].addr()).await;
+    common::send(&mut ev, &["SUBSCRIBE", "link", "__keyevent@0__:expired"]).await;
+    let _ = ev.read().await;
+    let _ = ev.read().await;
+    until_linked(&mut a, &mut ev, "link").await;
+
+    // Keys nobody touches again: the sweep (of whichever node) deletes each, and B's
+    // subscriber hears of each exactly once, whichever node deleted it.
+    const KEYS: usize = 300;
+    for i in 0..KEYS {
+        let k = format!("e{i}");
+        common::check(&mut a, &[(&["SET", &k, "v", "PX", "100"], common::ok())]).await;
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    while seen.len() < KEYS {
+        let m = pushed(&mut ev).await;
+        let resp::Frame::Array(parts) = m else {
+            panic!("{m:?}")
+        };
+        assert_eq!(parts[1], common::bulk("__keyevent@0__:expired"));
+        let resp::Frame::Bulk(key) = &parts[2] else {
+            panic!("{parts:?}")
+        };
+        assert!(seen.insert(key.clone()), "expired twice: {key:?}");
+    }
+    quiet(&mut ev).await;
+    let expired = common::info_int(&mut a, "stats", "expired_keys").await
+        + common::info_int(&mut b, "stats", "expired_keys").await;
+    assert_eq!(expired, KEYS as i64);
+    // DEBUG SET-ACTIVE-EXPIRE 0 on both nodes stops it: the key stays until touched.
+    for node in [&mut a, &mut b] {
+        common::check(
+            node,
+            &[(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"], common::ok())],
+        )
+        .await;
+    }
+    common::check(
+        &mut a,
+        &[(&["SET", "kept", "v", "PX", "100"], common::ok())],
+    )
+    .await;
+    quiet(&mut ev).await;
+    common::check(&mut b, &[(&["SET", "kept", "w"], common::ok())]).await;
 }

@@ -221,6 +221,34 @@ impl PgKeys {
         }
     }
 
+    /// The shared active expiry: deletes up to `limit` keys whose expiry is at or before
+    /// `now` (Unix ms), oldest expiry first, and returns them. One statement (its own
+    /// transaction): the candidates are row-locked with `FOR UPDATE SKIP LOCKED`, so nodes
+    /// sweeping at once take disjoint rows and each key's deletion (and its `expired` event)
+    /// happens on one node only; a row a group is writing back is skipped too, and the
+    /// deletion checks the expiry again on the row it locked (a key given a new expiry
+    /// meanwhile stays). A group that loaded the key before it expired treats it as it would
+    /// have anyway: an expired row reads as absent everywhere.
+    ///
+    /// # Errors
+    /// The connection fails.
+    pub fn sweep_expired(&mut self, now: i64, limit: usize) -> Result<Vec<Key>, Error> {
+        let rows = self.client.query(
+            "DELETE FROM relis_keys k USING (
+                 SELECT db, key FROM relis_keys
+                 WHERE expire_at IS NOT NULL AND expire_at <= $1
+                 ORDER BY expire_at LIMIT $2 FOR UPDATE SKIP LOCKED
+             ) c
+             WHERE k.db = c.db AND k.key = c.key AND k.expire_at <= $1
+             RETURNING k.db, k.key",
+            &[&now, &(limit as i64)],
+        )?;
+        Ok(rows
+            .iter()
+            .map(|r| (r.get::<_, i32>(0) as u32, r.get(1)))
+            .collect())
+    }
+
     /// Rolls back the transaction [`PgKeys::begin_locked`] began (its locks go). Errors are
     /// ignored: a broken connection has no transaction left ([`PgKeys::is_closed`]).
     pub fn rollback(&mut self) {
