@@ -105,6 +105,10 @@ impl Waiter {
     }
 }
 
+/// A serve over PostgreSQL: the keys its job locked (sorted), and where the keys its serves
+/// wrote go (see [`Blocking::serve_declared`]).
+type Scope<'a> = (&'a [(u32, Vec<u8>)], &'a mut Vec<(u32, Bytes)>);
+
 /// Waiters by (database, key), in arrival order.
 type Queues = HashMap<(u32, Bytes), VecDeque<Arc<Waiter>>>;
 
@@ -234,7 +238,7 @@ impl Blocking {
         db: u32,
         keys: &[Bytes],
         out: &mut Vec<Delivery>,
-        mut scope: Option<(&[(u32, Vec<u8>)], &mut Vec<(u32, Bytes)>)>,
+        mut scope: Option<Scope<'_>>,
     ) {
         let mut ready: VecDeque<(u32, Bytes)> = keys.iter().map(|k| (db, k.clone())).collect();
         while let Some((db, key)) = ready.pop_front() {

@@ -521,6 +521,9 @@ struct Registry {
     shard: HashMap<Bytes, Subscribers>,
 }
 
+/// What a node does with the keys another node made ready: (database, key) each.
+pub type OnReady = Box<dyn Fn(Vec<(u32, Bytes)>) + Send + Sync>;
+
 /// The server's pub/sub state.
 pub struct PubSub {
     reg: Mutex<Registry>,
@@ -538,7 +541,7 @@ pub struct PubSub {
     /// committed events go to them too.
     relay: std::sync::OnceLock<relis::postgres::Bus>,
     /// Over PostgreSQL, what to do with keys another node made ready (blocked clients).
-    on_ready: std::sync::OnceLock<Box<dyn Fn(Vec<(u32, Bytes)>) + Send + Sync>>,
+    on_ready: std::sync::OnceLock<OnReady>,
 }
 
 impl Default for PubSub {
@@ -618,14 +621,14 @@ impl PubSub {
     }
 
     /// Joins the other nodes sharing the PostgreSQL at `url` (backend postgres): starts the bus,
-    /// whose messages from other nodes this node delivers as its own ([`PubSub::from_node`]).
+    /// whose messages from other nodes this node delivers as its own ([`PubSub::received`]).
     pub fn join_nodes(self: &Arc<Self>, url: &str) {
         let me = Arc::downgrade(self);
         let bus = relis::postgres::Bus::start(
             url,
             Arc::new(move |m: &[u8]| {
                 if let Some(me) = me.upgrade() {
-                    me.from_node(m);
+                    me.received(m);
                 }
             }),
         );
@@ -634,7 +637,7 @@ impl PubSub {
 
     /// Sets what is done with keys another node made ready (serving this node's blocked
     /// clients); the first call takes effect.
-    pub fn on_ready(&self, f: Box<dyn Fn(Vec<(u32, Bytes)>) + Send + Sync>) {
+    pub fn on_ready(&self, f: OnReady) {
         let _ = self.on_ready.set(f);
     }
 
@@ -651,7 +654,7 @@ impl PubSub {
     }
 
     /// A message from another node: delivered here as if made here, never relayed again.
-    fn from_node(&self, bytes: &[u8]) {
+    fn received(&self, bytes: &[u8]) {
         use crate::relay::Msg;
         match Msg::decode(bytes) {
             Some(Msg::Publish {
