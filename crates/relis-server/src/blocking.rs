@@ -313,6 +313,68 @@ impl From<relis::Error> for ServeFailed {
     }
 }
 
+/// Over PostgreSQL: tells the other nodes that `ready` keys may feed their blocked clients, and
+/// serves this node's ([`serve_later`]).
+pub fn signal_ready(server: &Arc<crate::state::Shared>, ready: Vec<(u32, Bytes)>) {
+    server
+        .pubsub
+        .relay(&crate::relay::Msg::Ready(ready.clone()));
+    serve_later(server, ready);
+}
+
+/// Over PostgreSQL: serves this node's clients blocked on `ready` keys in a write job of its own
+/// that locks every key their commands name (queued: it runs in a later group, after the one
+/// that made the keys ready). Keys its serves write are signalled in turn ([`signal_ready`]).
+pub fn serve_later(server: &Arc<crate::state::Shared>, ready: Vec<(u32, Bytes)>) {
+    let waiters = server.blocking.waiting_on(&ready);
+    if waiters.is_empty() {
+        return;
+    }
+    let mut scope: relis::DeclaredKeys = waiters
+        .iter()
+        .flat_map(|w| w.declared.iter().cloned())
+        .collect();
+    scope.sort_unstable();
+    scope.dedup();
+    let cx = Cx {
+        db: 0,
+        proto: Protocol::Resp2,
+        server: server.clone(),
+        user: crate::acl::User::master(),
+        client_id: 0,
+        context: "toplevel",
+    };
+    // Kept outside the job: a failed commit answers them with its error.
+    let served = Arc::new(Mutex::new(Vec::new()));
+    let out = served.clone();
+    server.db.write_async_keys(
+        scope.clone(),
+        move |w| {
+            let mut done = Vec::new();
+            let mut touched = Vec::new();
+            for (db, key) in ready {
+                let cx = Cx { db, ..cx.clone() };
+                touched.extend(cx.server.blocking.serve_declared(
+                    w,
+                    &cx,
+                    db,
+                    &[key],
+                    &mut done,
+                    &scope,
+                ));
+            }
+            if !touched.is_empty() {
+                signal_ready(&cx.server, touched);
+            }
+            *out.lock() = done;
+        },
+        move |r| {
+            let done = std::mem::take(&mut *served.lock());
+            deliver(done, r.map_err(CmdError::from));
+        },
+    );
+}
+
 /// Sends the replies of served waiters; `committed` says whether their transaction committed.
 pub fn deliver(deliveries: Vec<Delivery>, committed: Result<(), CmdError>) {
     for (waiter, reply) in deliveries {

@@ -861,7 +861,7 @@ pub fn feeds_blocked(server: &Shared) -> bool {
 
 /// Serves the clients blocked on `ready` keys, in order (see [`crate::blocking::Blocking::serve`]).
 /// Over PostgreSQL the keys are only signalled, to the other nodes and to this node's own
-/// [`serve_later`]: the waiters' other keys (a BLMOVE's destination) are not locked by this job.
+/// [`crate::blocking::serve_later`]: the waiters' other keys (a BLMOVE's destination) are not locked by this job.
 /// The signal may leave before this job's commit: a serve locks the key first, so it waits for
 /// the commit (and finds nothing if the commit failed).
 pub fn serve_ready(
@@ -871,69 +871,13 @@ pub fn serve_ready(
     served: &mut Vec<crate::blocking::Delivery>,
 ) {
     if cx.server.pubsub.relays() {
-        cx.server
-            .pubsub
-            .relay(&crate::relay::Msg::Ready(ready.clone()));
-        serve_later(&cx.server, ready);
+        crate::blocking::signal_ready(&cx.server, ready);
         return;
     }
     for (db, key) in ready {
         let cx = Cx { db, ..cx.clone() };
         cx.server.blocking.serve(w, &cx, db, &[key], served);
     }
-}
-
-/// Over PostgreSQL: serves this node's clients blocked on `ready` keys in a write job of its own
-/// that locks every key their commands name (queued: it runs in a later group, after the one
-/// that made the keys ready). Keys its serves write are signalled in turn ([`serve_ready`]).
-pub fn serve_later(server: &std::sync::Arc<Shared>, ready: Vec<(u32, Bytes)>) {
-    let waiters = server.blocking.waiting_on(&ready);
-    if waiters.is_empty() {
-        return;
-    }
-    let mut scope: relis::DeclaredKeys = waiters
-        .iter()
-        .flat_map(|w| w.declared.iter().cloned())
-        .collect();
-    scope.sort_unstable();
-    scope.dedup();
-    let cx = Cx {
-        db: 0,
-        proto: resp::Protocol::Resp2,
-        server: server.clone(),
-        user: crate::acl::User::master(),
-        client_id: 0,
-        context: "toplevel",
-    };
-    // Kept outside the job: a failed commit answers them with its error.
-    let served = std::sync::Arc::new(parking_lot::Mutex::new(Vec::new()));
-    let out = served.clone();
-    server.db.write_async_keys(
-        scope.clone(),
-        move |w| {
-            let mut done = Vec::new();
-            let mut touched = Vec::new();
-            for (db, key) in ready {
-                let cx = Cx { db, ..cx.clone() };
-                touched.extend(cx.server.blocking.serve_declared(
-                    w,
-                    &cx,
-                    db,
-                    &[key],
-                    &mut done,
-                    &scope,
-                ));
-            }
-            if !touched.is_empty() {
-                serve_ready(w, &cx, touched, &mut done);
-            }
-            *out.lock() = done;
-        },
-        move |r| {
-            let done = std::mem::take(&mut *served.lock());
-            crate::blocking::deliver(done, r.map_err(CmdError::from));
-        },
-    );
 }
 
 /// Runs one write command on the writer (all or nothing as its `on_error` asks); with `ready`,

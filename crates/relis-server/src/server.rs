@@ -40,7 +40,7 @@ impl Shared {
             let weak = Arc::downgrade(&shared);
             shared.pubsub.on_ready(Box::new(move |keys| {
                 if let Some(server) = weak.upgrade() {
-                    crate::dispatch::serve_later(&server, keys);
+                    crate::blocking::serve_later(&server, keys);
                 }
             }));
             let url = shared.config.read().backend.clone();
