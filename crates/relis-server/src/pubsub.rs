@@ -907,20 +907,22 @@ impl relis::events::EventSink for PubSub {
         }
         // The other nodes get the notifications (what this node recorded: configure
         // notify-keyspace-events alike on every node), not the tracking invalidations.
-        let relayed: Vec<_> = events
-            .iter()
-            .filter(|e| self.relays() && e.class & (class::FLUSHED | class::MODIFIED) == 0)
-            .map(|e| {
-                (
-                    e.class,
-                    e.db,
-                    Bytes::from_static(e.event.as_bytes()),
-                    Bytes::copy_from_slice(&e.key),
-                )
-            })
-            .collect();
-        if !relayed.is_empty() {
-            self.relay(&crate::relay::Msg::Events(relayed));
+        if self.relays() {
+            let relayed: Vec<_> = events
+                .iter()
+                .filter(|e| e.class & (class::FLUSHED | class::MODIFIED) == 0)
+                .map(|e| {
+                    (
+                        e.class,
+                        e.db,
+                        Bytes::from_static(e.event.as_bytes()),
+                        Bytes::copy_from_slice(&e.key),
+                    )
+                })
+                .collect();
+            if !relayed.is_empty() {
+                self.relay(&crate::relay::Msg::Events(relayed));
+            }
         }
         if flags & (KEYSPACE | KEYEVENT) == 0 {
             return;
