@@ -61,6 +61,9 @@ pub struct Waiter {
     pub keys: Vec<Bytes>,
     /// Its non-blocking form.
     pub serve: TryServe,
+    /// Every key its serve may touch (its command's key specs: a BLMOVE's destination too),
+    /// which a serve over PostgreSQL must have locked (backend postgres only; empty otherwise).
+    pub declared: relis::DeclaredKeys,
     tx: Mutex<Option<oneshot::Sender<Result<Frame, CmdError>>>>,
 }
 
@@ -75,6 +78,7 @@ impl Waiter {
         proto: Protocol,
         keys: Vec<Bytes>,
         serve: TryServe,
+        declared: relis::DeclaredKeys,
     ) -> (Arc<Waiter>, oneshot::Receiver<Result<Frame, CmdError>>) {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let (tx, rx) = oneshot::channel();
@@ -86,6 +90,7 @@ impl Waiter {
                 proto,
                 keys,
                 serve,
+                declared,
                 tx: Mutex::new(Some(tx)),
             }),
             rx,
@@ -99,6 +104,10 @@ impl Waiter {
         }
     }
 }
+
+/// A serve over PostgreSQL: the keys its job locked (sorted), and where the keys its serves
+/// wrote go (see [`Blocking::serve_declared`]).
+type Scope<'a> = (&'a [(u32, Vec<u8>)], &'a mut Vec<(u32, Bytes)>);
 
 /// Waiters by (database, key), in arrival order.
 type Queues = HashMap<(u32, Bytes), VecDeque<Arc<Waiter>>>;
@@ -166,6 +175,21 @@ impl Blocking {
             .collect()
     }
 
+    /// The waiters on any of `keys` (each once), for a job that serves them over PostgreSQL
+    /// ([`crate::dispatch::serve_later`]).
+    pub fn waiting_on(&self, keys: &[(u32, Bytes)]) -> Vec<Arc<Waiter>> {
+        let by_key = self.by_key.lock();
+        let mut out: Vec<Arc<Waiter>> = Vec::new();
+        for k in keys {
+            for w in by_key.get(k).into_iter().flatten() {
+                if !out.iter().any(|o| o.id == w.id) {
+                    out.push(w.clone());
+                }
+            }
+        }
+        out
+    }
+
     /// The waiter of a blocked client, if it is blocked.
     pub fn of_client(&self, client_id: u64) -> Option<Arc<Waiter>> {
         self.by_id
@@ -185,6 +209,37 @@ impl Blocking {
         keys: &[Bytes],
         out: &mut Vec<Delivery>,
     ) {
+        self.serve_scoped(w, cx, db, keys, out, None);
+    }
+
+    /// [`Blocking::serve`] over PostgreSQL, in a job that locked the keys `scope` (sorted):
+    /// only waiters whose every declared key is among them are served (one that blocked since
+    /// the job was made is served by the next), and the keys a serve wrote (BLMOVE's
+    /// destination) are returned instead of served at once, since their waiters' keys were not
+    /// locked.
+    pub fn serve_declared(
+        &self,
+        w: &mut relis::Writer<'_>,
+        cx: &Cx,
+        db: u32,
+        keys: &[Bytes],
+        out: &mut Vec<Delivery>,
+        scope: &[(u32, Vec<u8>)],
+    ) -> Vec<(u32, Bytes)> {
+        let mut touched = Vec::new();
+        self.serve_scoped(w, cx, db, keys, out, Some((scope, &mut touched)));
+        touched
+    }
+
+    fn serve_scoped(
+        &self,
+        w: &mut relis::Writer<'_>,
+        cx: &Cx,
+        db: u32,
+        keys: &[Bytes],
+        out: &mut Vec<Delivery>,
+        mut scope: Option<Scope<'_>>,
+    ) {
         let mut ready: VecDeque<(u32, Bytes)> = keys.iter().map(|k| (db, k.clone())).collect();
         while let Some((db, key)) = ready.pop_front() {
             loop {
@@ -194,6 +249,15 @@ impl Blocking {
                 };
                 let mut served_one = false;
                 for waiter in front {
+                    if let Some((scope, _)) = &scope {
+                        if !waiter
+                            .declared
+                            .iter()
+                            .all(|k| scope.binary_search(k).is_ok())
+                        {
+                            continue;
+                        }
+                    }
                     let wcx = Cx {
                         db: waiter.db,
                         proto: waiter.proto,
@@ -213,7 +277,11 @@ impl Blocking {
                     match res {
                         Ok(None) | Err(ServeFailed(None)) => continue,
                         Ok(Some(served)) => {
-                            ready.extend(served.touched.into_iter().map(|k| (waiter.db, k)));
+                            let touched = served.touched.into_iter().map(|k| (waiter.db, k));
+                            match &mut scope {
+                                Some((_, later)) => later.extend(touched),
+                                None => ready.extend(touched),
+                            }
                             out.push((waiter, served.reply));
                             served_one = true;
                             break;
@@ -243,6 +311,68 @@ impl From<relis::Error> for ServeFailed {
     fn from(e: relis::Error) -> Self {
         ServeFailed(Some(e.into()))
     }
+}
+
+/// Over PostgreSQL: tells the other nodes that `ready` keys may feed their blocked clients, and
+/// serves this node's ([`serve_later`]).
+pub fn signal_ready(server: &Arc<crate::state::Shared>, ready: Vec<(u32, Bytes)>) {
+    server
+        .pubsub
+        .relay(&crate::relay::Msg::Ready(ready.clone()));
+    serve_later(server, ready);
+}
+
+/// Over PostgreSQL: serves this node's clients blocked on `ready` keys in a write job of its own
+/// that locks every key their commands name (queued: it runs in a later group, after the one
+/// that made the keys ready). Keys its serves write are signalled in turn ([`signal_ready`]).
+pub fn serve_later(server: &Arc<crate::state::Shared>, ready: Vec<(u32, Bytes)>) {
+    let waiters = server.blocking.waiting_on(&ready);
+    if waiters.is_empty() {
+        return;
+    }
+    let mut scope: relis::DeclaredKeys = waiters
+        .iter()
+        .flat_map(|w| w.declared.iter().cloned())
+        .collect();
+    scope.sort_unstable();
+    scope.dedup();
+    let cx = Cx {
+        db: 0,
+        proto: Protocol::Resp2,
+        server: server.clone(),
+        user: crate::acl::User::master(),
+        client_id: 0,
+        context: "toplevel",
+    };
+    // Kept outside the job: a failed commit answers them with its error.
+    let served = Arc::new(Mutex::new(Vec::new()));
+    let out = served.clone();
+    server.db.write_async_keys(
+        scope.clone(),
+        move |w| {
+            let mut done = Vec::new();
+            let mut touched = Vec::new();
+            for (db, key) in ready {
+                let cx = Cx { db, ..cx.clone() };
+                touched.extend(cx.server.blocking.serve_declared(
+                    w,
+                    &cx,
+                    db,
+                    &[key],
+                    &mut done,
+                    &scope,
+                ));
+            }
+            if !touched.is_empty() {
+                signal_ready(&cx.server, touched);
+            }
+            *out.lock() = done;
+        },
+        move |r| {
+            let done = std::mem::take(&mut *served.lock());
+            deliver(done, r.map_err(CmdError::from));
+        },
+    );
 }
 
 /// Sends the replies of served waiters; `committed` says whether their transaction committed.

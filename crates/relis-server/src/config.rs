@@ -444,7 +444,7 @@ pub const PARAMS: &[Param] = &[
     Param {
         name: "backend",
         mutable: false,
-        get: |c| c.backend.clone(),
+        get: |c| redact_url(&c.backend),
         set: |c, v| {
             let lower = v.to_ascii_lowercase();
             if lower == "sqlite" {
@@ -1008,10 +1008,57 @@ impl Config {
             }
         }
         for p in PARAMS.iter().filter(|p| settings::lookup(p.name).is_none()) {
-            let _ = writeln!(out, "{} {}", p.name, quote(&(p.get)(self)));
+            // The file must start the server again: the backend's password stays in it.
+            let v = match p.name {
+                "backend" => self.backend.clone(),
+                _ => (p.get)(self),
+            };
+            let _ = writeln!(out, "{} {}", p.name, quote(&v));
         }
         out
     }
+}
+
+/// A PostgreSQL URL as CONFIG GET shows it: the password (after the user in the credentials,
+/// and any `password=` parameter) replaced by `(redacted)`. The credentials end at the first
+/// `@`, as the PostgreSQL client reads them, so what is hidden is exactly what it would send.
+/// Redis shows `requirepass` and `masterauth` to CONFIG GET; the backend's password is
+/// hidden because it opens the whole shared database to whoever reads it, on every node, and
+/// it cannot be changed at run time, so nobody needs to read it back. Anything else is
+/// returned as it is (`sqlite`).
+pub fn redact_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
+        return url.to_string();
+    };
+    let mut out = String::from(&url[..scheme_end]);
+    let mut rest = &url[scheme_end..];
+    if let Some(at) = rest.find('@') {
+        let creds = &rest[..at];
+        match creds.find(':') {
+            Some(colon) => {
+                out.push_str(&creds[..=colon]);
+                out.push_str("(redacted)");
+            }
+            None => out.push_str(creds),
+        }
+        rest = &rest[at..];
+    }
+    let (before, params) = match rest.find('?') {
+        Some(q) => (&rest[..=q], Some(&rest[q + 1..])),
+        None => (rest, None),
+    };
+    out.push_str(before);
+    if let Some(params) = params {
+        let shown: Vec<String> = params
+            .split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=(redacted)"),
+                _ => kv.to_string(),
+            })
+            .collect();
+        out.push_str(&shown.join("&"));
+    }
+    out
 }
 
 /// The `save` pairs read so far from one config file or command line: Redis adds each `save`
@@ -1124,6 +1171,37 @@ mod tests {
             assert!(e.contains("'sqlite' or a URL"), "{bad}: {e}");
         }
         assert_eq!(c.backend, "sqlite");
+    }
+
+    #[test]
+    fn backend_password_is_redacted_except_in_rewrite() {
+        let mut c = Config::default();
+        for (given, shown) in [
+            (
+                "postgres://relis:s3cr/et@db:5432/relis",
+                "postgres://relis:(redacted)@db:5432/relis",
+            ),
+            (
+                "postgresql://u:p@h/d?sslmode=disable&password=other",
+                "postgresql://u:(redacted)@h/d?sslmode=disable&password=(redacted)",
+            ),
+            ("postgres://relis@db/relis", "postgres://relis@db/relis"),
+            (
+                "postgres://h/d?PassWord=x",
+                "postgres://h/d?PassWord=(redacted)",
+            ),
+            ("postgres://u:@h/d", "postgres://u:(redacted)@h/d"),
+        ] {
+            c.set("backend", given).unwrap();
+            assert_eq!(c.backend, given);
+            assert_eq!(c.get("backend").as_deref(), Some(shown), "{given}");
+            let listed = c.pairs().into_iter().find(|(n, _)| n == "backend");
+            assert_eq!(listed.map(|(_, v)| v).as_deref(), Some(shown));
+            // The rewritten file must start the server again: it keeps the password.
+            assert!(c
+                .render()
+                .contains(&format!("\nbackend {}\n", quote(given))));
+        }
     }
 
     #[test]

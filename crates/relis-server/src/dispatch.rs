@@ -626,12 +626,22 @@ impl Client {
         serve: crate::blocking::TryServe,
         on_timeout: Frame,
     ) -> Result<Frame, CmdError> {
-        let (waiter, rx) =
-            crate::blocking::Waiter::new(self.info.id, self.db, self.proto, keys, serve);
+        // Over PostgreSQL the first try locks every key the command names (a BLMOVE's
+        // destination too), and so does each later serve.
+        let declared = std::mem::take(&mut self.declared);
+        let (waiter, rx) = crate::blocking::Waiter::new(
+            self.info.id,
+            self.db,
+            self.proto,
+            keys,
+            serve,
+            declared.clone(),
+        );
         let cx = self.cx();
         let (tx, first) = oneshot::channel();
         let w2 = waiter.clone();
-        self.server.db.write_async(
+        self.server.db.write_async_keys(
+            declared,
             move |w| {
                 w.set_origin(cx.client_id);
                 let mut served = Vec::new();
@@ -639,10 +649,9 @@ impl Client {
                 let out = match res {
                     Ok(Some(done)) => {
                         // Served at once; what it wrote may unblock others (BLMOVE).
-                        if !done.touched.is_empty() && !cx.server.blocking.is_empty() {
-                            cx.server
-                                .blocking
-                                .serve(w, &cx, cx.db, &done.touched, &mut served);
+                        if !done.touched.is_empty() && feeds_blocked(&cx.server) {
+                            let ready = done.touched.iter().map(|k| (cx.db, k.clone())).collect();
+                            serve_ready(w, &cx, ready, &mut served);
                         }
                         Ok(Some(done.reply))
                     }
@@ -744,9 +753,7 @@ pub fn declared_keys(spec: &Spec, argv: &[Bytes], db: u32) -> relis::DeclaredKey
 /// on the whole keyspace (SCAN, KEYS, DBSIZE, RANDOMKEY, FLUSHDB/FLUSHALL, SWAPDB, DEBUG
 /// RELOAD/DIGEST, SAVE/BGSAVE), on keys it does not declare (MOVE, COPY ... DB, SORT with BY
 /// or GET, MIGRATE, REPLICAOF), on storage only the SQLite file has (SQL.*, REDISQL.*,
-/// FUNCTION LOAD/DELETE/FLUSH/RESTORE), or waits for keys other nodes would write (BLPOP and
-/// the other blocking pops and moves, XREAD/XREADGROUP with BLOCK). README "PostgreSQL
-/// backend" lists them.
+/// FUNCTION LOAD/DELETE/FLUSH/RESTORE). README "PostgreSQL backend" lists them.
 pub fn refused_on_postgres(spec: &Spec, argv: &[Bytes]) -> bool {
     // Options come after the first arguments (a key may be named like an option).
     let has = |from: usize, word: &str| {
@@ -757,12 +764,10 @@ pub fn refused_on_postgres(spec: &Spec, argv: &[Bytes]) -> bool {
     };
     match spec.name {
         "scan" | "keys" | "dbsize" | "randomkey" | "flushdb" | "flushall" | "swapdb" | "move"
-        | "migrate" | "save" | "bgsave" | "replicaof" | "slaveof" | "blpop" | "brpop"
-        | "blmove" | "brpoplpush" | "blmpop" | "bzpopmin" | "bzpopmax" | "bzmpop"
-        | "function|load" | "function|delete" | "function|flush" | "function|restore" => true,
+        | "migrate" | "save" | "bgsave" | "replicaof" | "slaveof" | "function|load"
+        | "function|delete" | "function|flush" | "function|restore" => true,
         "copy" => has(3, "db"),
         "sort" | "sort_ro" => has(2, "by") || has(2, "get"),
-        "xread" | "xreadgroup" => has(1, "block"),
         "debug" => argv.get(1).is_some_and(|a| {
             a.eq_ignore_ascii_case(b"reload") || a.eq_ignore_ascii_case(b"digest")
         }),
@@ -840,7 +845,7 @@ pub fn run_write(
     line: Option<&Line>,
     served: &mut Vec<crate::blocking::Delivery>,
 ) -> Frame {
-    if cx.server.blocking.is_empty() {
+    if !feeds_blocked(&cx.server) {
         return run_write_feeding(w, cx, cmd, idx, line, None);
     }
     let mut ready: Vec<(u32, Bytes)> = keys.iter().map(|k| (cx.db, k.clone())).collect();
@@ -851,13 +856,27 @@ pub fn run_write(
     reply
 }
 
+/// Whether a write must look for the keys it makes ready: someone is blocked here, or, over
+/// PostgreSQL, maybe on another node.
+pub fn feeds_blocked(server: &Shared) -> bool {
+    !server.blocking.is_empty() || server.pubsub.relays()
+}
+
 /// Serves the clients blocked on `ready` keys, in order (see [`crate::blocking::Blocking::serve`]).
+/// Over PostgreSQL the keys are only signalled, to the other nodes and to this node's own
+/// [`crate::blocking::serve_later`]: the waiters' other keys (a BLMOVE's destination) are not locked by this job.
+/// The signal may leave before this job's commit: a serve locks the key first, so it waits for
+/// the commit (and finds nothing if the commit failed).
 pub fn serve_ready(
     w: &mut relis::Writer<'_>,
     cx: &Cx,
     ready: Vec<(u32, Bytes)>,
     served: &mut Vec<crate::blocking::Delivery>,
 ) {
+    if cx.server.pubsub.relays() {
+        crate::blocking::signal_ready(&cx.server, ready);
+        return;
+    }
     for (db, key) in ready {
         let cx = Cx { db, ..cx.clone() };
         cx.server.blocking.serve(w, &cx, db, &[key], served);
@@ -973,8 +992,6 @@ mod tests {
             "COPY a b DB 1",
             "SORT k BY w_*",
             "SORT k GET #",
-            "XREAD BLOCK 0 STREAMS s $",
-            "BLPOP q 0",
             "SQL.QUERY x",
             "FUNCTION LOAD x",
             "DEBUG RELOAD",
@@ -987,6 +1004,10 @@ mod tests {
             "SORT by",
             "SORT k LIMIT 0 1",
             "XREAD COUNT 1 STREAMS block 0",
+            // Served across nodes (keys made ready travel between them).
+            "XREAD BLOCK 0 STREAMS s $",
+            "BLPOP q 0",
+            "BLMOVE a b LEFT RIGHT 0",
             "FUNCTION LIST",
             "DEBUG SLEEP 0",
             "EVAL x 0",

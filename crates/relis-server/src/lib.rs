@@ -21,6 +21,7 @@ pub mod observe;
 pub mod pause;
 pub mod pubsub;
 pub mod rdbfile;
+pub mod relay;
 pub mod replica;
 pub mod script;
 pub mod server;

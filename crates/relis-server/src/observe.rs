@@ -85,7 +85,9 @@ const REDACTED: &[u8] = b"(redacted)";
 
 /// Configuration values whose CONFIG SET argument is redacted (Redis's `SENSITIVE_CONFIG`).
 /// (TLS key passphrases are not among them in Redis 7.0.15: they show.)
-const SENSITIVE_CONFIG: &[&str] = &["requirepass", "masterauth", "masteruser"];
+/// Relis adds `backend`, whose URL may hold a password (a read-only setting: CONFIG SET
+/// refuses it, but the line is still logged).
+const SENSITIVE_CONFIG: &[&str] = &["requirepass", "masterauth", "masteruser", "backend"];
 
 /// Which arguments of a line of the command `name` the slow log must not show (Redis's
 /// `redactClientCommandArgument` calls): passwords and ACL rules.
@@ -625,6 +627,14 @@ mod tests {
                 "tls-key-file-pass",
                 "x"
             ]
+        );
+        // Relis's own: the backend's URL (refused at run time, logged all the same).
+        assert_eq!(
+            shown(
+                "config|set",
+                &["config", "set", "Backend", "postgres://u:p@h/d"]
+            ),
+            ["config", "set", "Backend", "(redacted)"]
         );
         assert_eq!(shown("get", &["get", "auth"]), ["get", "auth"]);
     }

@@ -521,6 +521,9 @@ struct Registry {
     shard: HashMap<Bytes, Subscribers>,
 }
 
+/// What a node does with the keys another node made ready: (database, key) each.
+pub type OnReady = Box<dyn Fn(Vec<(u32, Bytes)>) + Send + Sync>;
+
 /// The server's pub/sub state.
 pub struct PubSub {
     reg: Mutex<Registry>,
@@ -534,6 +537,11 @@ pub struct PubSub {
     pub tracking: crate::tracking::Tracking,
     /// `client-output-buffer-limit slave`: MONITOR clients count against it, as in Redis.
     pub replica_limit: LimitCell,
+    /// Over PostgreSQL, the other nodes (`relay.rs`): what this node publishes and its
+    /// committed events go to them too.
+    relay: std::sync::OnceLock<relis::postgres::Bus>,
+    /// Over PostgreSQL, what to do with keys another node made ready (blocked clients).
+    on_ready: std::sync::OnceLock<OnReady>,
 }
 
 impl Default for PubSub {
@@ -553,6 +561,8 @@ impl Default for PubSub {
                 l.store(class_limit("", "slave"));
                 l
             },
+            relay: std::sync::OnceLock::new(),
+            on_ready: std::sync::OnceLock::new(),
         }
     }
 }
@@ -610,8 +620,98 @@ impl PubSub {
         }
     }
 
+    /// Joins the other nodes sharing the PostgreSQL at `url` (backend postgres): starts the bus,
+    /// whose messages from other nodes this node delivers as its own ([`PubSub::received`]).
+    pub fn join_nodes(self: &Arc<Self>, url: &str) {
+        let me = Arc::downgrade(self);
+        let bus = relis::postgres::Bus::start(
+            url,
+            Arc::new(move |m: &[u8]| {
+                if let Some(me) = me.upgrade() {
+                    me.received(m);
+                }
+            }),
+        );
+        let _ = self.relay.set(bus);
+    }
+
+    /// Sets what is done with keys another node made ready (serving this node's blocked
+    /// clients); the first call takes effect.
+    pub fn on_ready(&self, f: OnReady) {
+        let _ = self.on_ready.set(f);
+    }
+
+    /// Tells the other nodes (if any) of `msg`.
+    pub fn relay(&self, msg: &crate::relay::Msg) {
+        if let Some(bus) = self.relay.get() {
+            bus.send(msg.encode());
+        }
+    }
+
+    /// Whether other nodes are told (backend postgres).
+    pub fn relays(&self) -> bool {
+        self.relay.get().is_some()
+    }
+
+    /// A message from another node: delivered here as if made here, never relayed again.
+    fn received(&self, bytes: &[u8]) {
+        use crate::relay::Msg;
+        match Msg::decode(bytes) {
+            Some(Msg::Publish {
+                shard,
+                channel,
+                message,
+            }) => {
+                self.publish(&channel, &message, shard);
+            }
+            Some(Msg::Events(events)) => {
+                let flags = self.notify_flags.load(Ordering::Relaxed);
+                for (class, db, event, key) in events {
+                    self.notify(flags, class, db, &event, &key);
+                }
+            }
+            Some(Msg::Ready(keys)) => {
+                if let Some(f) = self.on_ready.get() {
+                    f(keys);
+                }
+            }
+            None => tracing::warn!("postgres bus: a message this version cannot read"),
+        }
+    }
+
+    /// PUBLISH or SPUBLISH as a client (or a script) runs it: delivered here at once, and sent
+    /// to the other nodes; returns how many of this node's clients receive it (as PUBLISH in a
+    /// Redis cluster counts the receiving node's only).
+    pub fn publish_everywhere(&self, channel: &Bytes, msg: &Bytes, shard: bool) -> usize {
+        let n = self.publish(channel, msg, shard);
+        self.relay(&crate::relay::Msg::Publish {
+            shard,
+            channel: channel.clone(),
+            message: msg.clone(),
+        });
+        n
+    }
+
+    /// Publishes the keyspace notifications of one event as `flags` (notify-keyspace-events)
+    /// asks.
+    fn notify(&self, flags: u32, class: u32, db: u32, event: &[u8], key: &[u8]) {
+        if flags & (KEYSPACE | KEYEVENT) == 0 || flags & class == 0 {
+            return;
+        }
+        if flags & KEYSPACE != 0 {
+            let mut ch = format!("__keyspace@{db}__:").into_bytes();
+            ch.extend_from_slice(key);
+            PubSub::publish(self, &ch, event, false);
+        }
+        if flags & KEYEVENT != 0 {
+            let mut ch = format!("__keyevent@{db}__:").into_bytes();
+            ch.extend_from_slice(event);
+            PubSub::publish(self, &ch, key, false);
+        }
+    }
+
     /// PUBLISH (`shard` false) or SPUBLISH: delivers `msg` to the subscribers of `channel` (and,
-    /// for PUBLISH, of every matching pattern); returns how many receive it.
+    /// for PUBLISH, of every matching pattern) on this node; returns how many receive it.
     pub fn publish(&self, channel: &[u8], msg: &[u8], shard: bool) -> usize {
         let limit = self.limit();
         let reg = self.reg.lock();
@@ -805,23 +905,31 @@ impl relis::events::EventSink for PubSub {
         if flags & TRACKING != 0 {
             self.tracking.invalidate(&events, self.push_limits());
         }
+        // The other nodes get the notifications (what this node recorded: configure
+        // notify-keyspace-events alike on every node), not the tracking invalidations.
+        if self.relays() {
+            let relayed: Vec<_> = events
+                .iter()
+                .filter(|e| e.class & (class::FLUSHED | class::MODIFIED) == 0)
+                .map(|e| {
+                    (
+                        e.class,
+                        e.db,
+                        Bytes::from_static(e.event.as_bytes()),
+                        Bytes::copy_from_slice(&e.key),
+                    )
+                })
+                .collect();
+            if !relayed.is_empty() {
+                self.relay(&crate::relay::Msg::Events(relayed));
+            }
+        }
         if flags & (KEYSPACE | KEYEVENT) == 0 {
             return;
         }
         for e in events {
             // The flags may have changed since the event was recorded.
-            if flags & e.class == 0 {
-                continue;
-            }
-            if flags & KEYSPACE != 0 {
-                let mut ch = format!("__keyspace@{}__:", e.db).into_bytes();
-                ch.extend_from_slice(&e.key);
-                PubSub::publish(self, &ch, e.event.as_bytes(), false);
-            }
-            if flags & KEYEVENT != 0 {
-                let ch = format!("__keyevent@{}__:{}", e.db, e.event);
-                PubSub::publish(self, ch.as_bytes(), &e.key, false);
-            }
+            self.notify(flags, e.class, e.db, e.event.as_bytes(), &e.key);
         }
     }
 }

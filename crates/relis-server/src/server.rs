@@ -35,6 +35,17 @@ impl Shared {
             sql,
             scripting,
         ));
+        if shared.db.backend() == "postgres" {
+            // Keys another node made ready serve this node's blocked clients.
+            let weak = Arc::downgrade(&shared);
+            shared.pubsub.on_ready(Box::new(move |keys| {
+                if let Some(server) = weak.upgrade() {
+                    crate::blocking::serve_later(&server, keys);
+                }
+            }));
+            let url = shared.config.read().backend.clone();
+            shared.pubsub.join_nodes(&url);
+        }
         spawn_sampler(&shared);
         shared
     }

@@ -22,11 +22,19 @@ struct Cluster {
 
 fn cluster() -> Option<Cluster> {
     let pg = Pg::start()?;
-    let uri = pg.uri();
+    // With a password (the cluster trusts every local connection, so any works): CONFIG GET
+    // must not show it.
+    let uri = pg.uri().replace("postgres@", "postgres:s3cret@");
+    assert!(uri.contains(":s3cret@"), "{uri}");
     let dirs: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
     let nodes = dirs
         .iter()
-        .map(|d| spawn_binary(d.path(), &["--backend", &uri]))
+        .map(|d| {
+            spawn_binary(
+                d.path(),
+                &["--backend", &uri, "--enable-debug-command", "local"],
+            )
+        })
         .collect();
     Some(Cluster {
         nodes,
@@ -200,10 +208,12 @@ async fn keyspace_wide_commands_are_refused_and_values_survive_a_round_trip() {
             (&["DBSIZE"], refused("dbsize")),
             (&["FLUSHALL"], refused("flushall")),
             (&["SQL.QUERY", "SELECT 1"], refused("sql.query")),
-            (&["BLPOP", "q", "0"], refused("blpop")),
             (
                 &["CONFIG", "GET", "backend"],
-                common::bulks(&["backend", &c._pg.uri()]),
+                common::bulks(&[
+                    "backend",
+                    &c._pg.uri().replace("postgres@", "postgres:(redacted)@"),
+                ]),
             ),
             (
                 &["CONFIG", "SET", "backend", "sqlite"],
@@ -296,4 +306,294 @@ async fn keyspace_wide_commands_are_refused_and_values_survive_a_round_trip() {
         ],
     )
     .await;
+}
+
+/// Publishes on `publisher` to `channel` until `subscriber` receives one of them (the other
+/// node's listener starts with it, a moment after the port opens), and drains what arrived.
+async fn until_linked(publisher: &mut common::Raw, subscriber: &mut common::Raw, channel: &str) {
+    for _ in 0..100 {
+        common::send(publisher, &["PUBLISH", channel, "ping"]).await;
+        let _ = publisher.read().await;
+        let got =
+            tokio::time::timeout(std::time::Duration::from_millis(100), subscriber.read()).await;
+        if got.is_ok() {
+            // Later pings may still be on their way.
+            while tokio::time::timeout(std::time::Duration::from_millis(300), subscriber.read())
+                .await
+                .is_ok()
+            {}
+            return;
+        }
+    }
+    panic!("the nodes never linked");
+}
+
+/// Reads a pushed message, failing after a few seconds.
+async fn pushed(c: &mut common::Raw) -> resp::Frame {
+    tokio::time::timeout(std::time::Duration::from_secs(5), c.read())
+        .await
+        .expect("a message within 5s")
+        .expect("open")
+}
+
+/// Nothing more arrives for a while.
+async fn quiet(c: &mut common::Raw) {
+    let more = tokio::time::timeout(std::time::Duration::from_millis(500), c.read()).await;
+    assert!(more.is_err(), "unexpected: {more:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn publish_and_keyspace_events_reach_the_other_node_once() {
+    let Some(c) = cluster() else { return };
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    let mut sub_a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut sub_b = common::Raw::connect(c.nodes[1].addr()).await;
+    let mut psub_b = common::Raw::connect(c.nodes[1].addr()).await;
+    let sub = |ch: &str, n: i64| {
+        common::arr(vec![
+            common::bulk("subscribe"),
+            common::bulk(ch),
+            common::int(n),
+        ])
+    };
+    common::check(
+        &mut sub_b,
+        &[(&["SUBSCRIBE", "link", "ch"], sub("link", 1))],
+    )
+    .await;
+    assert_eq!(pushed(&mut sub_b).await, sub("ch", 2));
+    common::check(&mut sub_a, &[(&["SUBSCRIBE", "ch"], sub("ch", 1))]).await;
+    common::check(
+        &mut psub_b,
+        &[(
+            &["PSUBSCRIBE", "c*"],
+            common::arr(vec![
+                common::bulk("psubscribe"),
+                common::bulk("c*"),
+                common::int(1),
+            ]),
+        )],
+    )
+    .await;
+    until_linked(&mut a, &mut sub_b, "link").await;
+
+    // PUBLISH counts this node's receivers (as in a Redis cluster); each subscriber anywhere
+    // gets the message once, a large one (past NOTIFY's 8,000 bytes) too.
+    let large = "x".repeat(20_000);
+    for msg in ["hello", large.as_str()] {
+        common::check(&mut a, &[(&["PUBLISH", "ch", msg], common::int(1))]).await;
+        let m = common::arr(vec![
+            common::bulk("message"),
+            common::bulk("ch"),
+            common::bulk(msg),
+        ]);
+        assert_eq!(pushed(&mut sub_a).await, m);
+        assert_eq!(pushed(&mut sub_b).await, m);
+        assert_eq!(
+            pushed(&mut psub_b).await,
+            common::arr(vec![
+                common::bulk("pmessage"),
+                common::bulk("c*"),
+                common::bulk("ch"),
+                common::bulk(msg)
+            ])
+        );
+    }
+    // A script's PUBLISH travels too; B's publish reaches A (B counts its own two).
+    common::check(
+        &mut b,
+        &[(
+            &["EVAL", "return redis.call('publish', 'ch', 'lua')", "0"],
+            common::int(2),
+        )],
+    )
+    .await;
+    let m = common::arr(vec![
+        common::bulk("message"),
+        common::bulk("ch"),
+        common::bulk("lua"),
+    ]);
+    assert_eq!(pushed(&mut sub_a).await, m);
+    assert_eq!(pushed(&mut sub_b).await, m);
+    let _ = pushed(&mut psub_b).await;
+
+    // Keyspace events of a write on A reach B's subscribers (each node's own
+    // notify-keyspace-events decides what it publishes).
+    for node in [&mut a, &mut b] {
+        common::check(
+            node,
+            &[(
+                &["CONFIG", "SET", "notify-keyspace-events", "KE$l"],
+                common::ok(),
+            )],
+        )
+        .await;
+    }
+    let mut ev_b = common::Raw::connect(c.nodes[1].addr()).await;
+    common::check(
+        &mut ev_b,
+        &[(
+            &["PSUBSCRIBE", "__key*@0__:*"],
+            common::arr(vec![
+                common::bulk("psubscribe"),
+                common::bulk("__key*@0__:*"),
+                common::int(1),
+            ]),
+        )],
+    )
+    .await;
+    common::check(
+        &mut a,
+        &[
+            (&["SET", "k", "v"], common::ok()),
+            (&["RPUSH", "l", "e"], common::int(1)),
+        ],
+    )
+    .await;
+    let ev = |ch: &str, msg: &str| {
+        common::arr(vec![
+            common::bulk("pmessage"),
+            common::bulk("__key*@0__:*"),
+            common::bulk(ch),
+            common::bulk(msg),
+        ])
+    };
+    assert_eq!(pushed(&mut ev_b).await, ev("__keyspace@0__:k", "set"));
+    assert_eq!(pushed(&mut ev_b).await, ev("__keyevent@0__:set", "k"));
+    assert_eq!(pushed(&mut ev_b).await, ev("__keyspace@0__:l", "rpush"));
+    assert_eq!(pushed(&mut ev_b).await, ev("__keyevent@0__:rpush", "l"));
+    for s in [&mut sub_a, &mut sub_b, &mut psub_b, &mut ev_b] {
+        quiet(s).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_write_on_one_node_wakes_clients_blocked_on_the_other() {
+    let Some(c) = cluster() else { return };
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    let mut link = common::Raw::connect(c.nodes[1].addr()).await;
+    common::send(&mut link, &["SUBSCRIBE", "link"]).await;
+    let _ = link.read().await;
+    until_linked(&mut a, &mut link, "link").await;
+    let mut wa = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut wb = common::Raw::connect(c.nodes[1].addr()).await;
+
+    // BLPOP on B, LPUSH on A.
+    common::send(&mut wb, &["BLPOP", "q", "0"]).await;
+    common::wait_blocked(&mut b, 1).await;
+    common::check(&mut a, &[(&["LPUSH", "q", "x"], common::int(1))]).await;
+    assert_eq!(pushed(&mut wb).await, common::bulks(&["q", "x"]));
+    common::wait_blocked(&mut b, 0).await;
+
+    // BZPOPMIN and XREAD BLOCK likewise.
+    common::send(&mut wb, &["BZPOPMIN", "z", "0"]).await;
+    common::wait_blocked(&mut b, 1).await;
+    common::check(&mut a, &[(&["ZADD", "z", "1", "m"], common::int(1))]).await;
+    assert_eq!(pushed(&mut wb).await, common::bulks(&["z", "m", "1"]));
+    common::send(&mut wb, &["XREAD", "BLOCK", "0", "STREAMS", "s", "$"]).await;
+    common::wait_blocked(&mut b, 1).await;
+    let id = common::raw(&mut a, &["XADD", "s", "*", "f", "v"]).await;
+    assert!(!id.starts_with('-'), "{id}");
+    let resp::Frame::Array(streams) = pushed(&mut wb).await else {
+        panic!("XREAD answers an array")
+    };
+    assert_eq!(streams.len(), 1);
+
+    // A chain across nodes: B's BLMOVE takes what A pushed, and its push to the destination
+    // wakes a BLPOP on A.
+    common::send(&mut wb, &["BLMOVE", "src", "dst", "LEFT", "RIGHT", "0"]).await;
+    common::send(&mut wa, &["BLPOP", "dst", "0"]).await;
+    common::wait_blocked(&mut b, 1).await;
+    common::wait_blocked(&mut a, 1).await;
+    common::check(&mut a, &[(&["LPUSH", "src", "e"], common::int(1))]).await;
+    assert_eq!(pushed(&mut wb).await, common::bulk("e"));
+    assert_eq!(pushed(&mut wa).await, common::bulks(&["dst", "e"]));
+    common::check(&mut b, &[(&["EXISTS", "src", "dst"], common::int(0))]).await;
+
+    // One element, a waiter on each node: exactly one gets it, the other stays blocked until
+    // the next push (made on the node of neither's choosing: B).
+    common::send(&mut wa, &["BLPOP", "both", "0"]).await;
+    common::wait_blocked(&mut a, 1).await;
+    common::send(&mut wb, &["BLPOP", "both", "0"]).await;
+    common::wait_blocked(&mut b, 1).await;
+    common::check(&mut b, &[(&["RPUSH", "both", "1"], common::int(1))]).await;
+    let first = tokio::select! {
+        r = wa.read() => ("a", r.unwrap()),
+        r = wb.read() => ("b", r.unwrap()),
+    };
+    assert_eq!(first.1, common::bulks(&["both", "1"]));
+    let (other, mut rest) = if first.0 == "a" { ("b", wb) } else { ("a", wa) };
+    common::still_blocked(&mut rest).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    common::still_blocked(&mut rest).await;
+    common::check(&mut a, &[(&["RPUSH", "both", "2"], common::int(1))]).await;
+    assert_eq!(
+        pushed(&mut rest).await,
+        common::bulks(&["both", "2"]),
+        "{other}"
+    );
+    common::check(&mut a, &[(&["EXISTS", "both"], common::int(0))]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_nodes_share_the_expiry_sweep_each_key_expiring_once() {
+    let Some(c) = cluster() else { return };
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    for node in [&mut a, &mut b] {
+        common::check(
+            node,
+            &[(
+                &["CONFIG", "SET", "notify-keyspace-events", "Ex"],
+                common::ok(),
+            )],
+        )
+        .await;
+    }
+    let mut ev = common::Raw::connect(c.nodes[1].addr()).await;
+    common::send(&mut ev, &["SUBSCRIBE", "link", "__keyevent@0__:expired"]).await;
+    let _ = ev.read().await;
+    let _ = ev.read().await;
+    until_linked(&mut a, &mut ev, "link").await;
+
+    // Keys nobody touches again: the sweep (of whichever node) deletes each, and B's
+    // subscriber hears of each exactly once, whichever node deleted it.
+    const KEYS: usize = 300;
+    for i in 0..KEYS {
+        let k = format!("e{i}");
+        common::check(&mut a, &[(&["SET", &k, "v", "PX", "100"], common::ok())]).await;
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    while seen.len() < KEYS {
+        let m = pushed(&mut ev).await;
+        let resp::Frame::Array(parts) = m else {
+            panic!("{m:?}")
+        };
+        assert_eq!(parts[1], common::bulk("__keyevent@0__:expired"));
+        let resp::Frame::Bulk(key) = &parts[2] else {
+            panic!("{parts:?}")
+        };
+        assert!(seen.insert(key.clone()), "expired twice: {key:?}");
+    }
+    quiet(&mut ev).await;
+    let expired = common::info_int(&mut a, "stats", "expired_keys").await
+        + common::info_int(&mut b, "stats", "expired_keys").await;
+    assert_eq!(expired, KEYS as i64);
+    // DEBUG SET-ACTIVE-EXPIRE 0 on both nodes stops it: the key stays until touched.
+    for node in [&mut a, &mut b] {
+        common::check(
+            node,
+            &[(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"], common::ok())],
+        )
+        .await;
+    }
+    common::check(
+        &mut a,
+        &[(&["SET", "kept", "v", "PX", "100"], common::ok())],
+    )
+    .await;
+    quiet(&mut ev).await;
+    common::check(&mut b, &[(&["SET", "kept", "w"], common::ok())]).await;
 }

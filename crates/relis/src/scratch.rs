@@ -17,9 +17,15 @@
 //!    before if the commit failed), events go out, the writes are answered, and the scratch
 //!    transaction is rolled back, leaving it empty for the next group.
 //!
-//! A deadlock reported while locking (possible only against clients that lock otherwise) is
-//! retried before any job runs; once jobs have run, they cannot run again (they are `FnOnce`),
-//! so a failure after that answers the group with the error: nothing of it was written.
+//! Between groups, every 100 ms, the node runs its share of the active expiry
+//! ([`PgKeys::sweep_expired`]: nodes take disjoint rows) and publishes the `expired` events.
+//!
+//! Conflicts: the connection runs READ COMMITTED whatever the database's default, and a group
+//! takes all its locks in one statement in ascending order, so no serialization failure or
+//! deadlock can arise between nodes. One reported while locking (possible only against
+//! clients that take the same advisory locks otherwise) is retried before any job runs; once
+//! jobs have run, they cannot run again (they are `FnOnce`), so a failure after that answers
+//! the group with the error: nothing of it was written.
 
 use crate::backend::postgres::{is_conflict, Change, Codec, Key, PgKeys, Stored};
 use crate::backend::sqlite::db::{Deliver, Stats, WriteJob, WriterMsg, WriterRead};
@@ -28,11 +34,12 @@ use crate::backend::sqlite::store::{Keyspace, Reader, Writer, WriterHooks, Write
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::types::value::RestoreOptions;
-use crossbeam_channel::Receiver;
+use crossbeam_channel::{Receiver, RecvTimeoutError};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The PostgreSQL side of an engine: its connection, the codec of stored values, and where to
 /// connect again when the connection breaks.
@@ -74,8 +81,17 @@ const SET_VERSION: &str = "UPDATE main.relis_keys SET version = ?1 WHERE db = ?2
 /// Every key row of the scratch (to find keys written without being declared).
 const ALL_KEYS: &str = "SELECT db, key FROM main.relis_keys";
 
-fn storage(e: impl std::fmt::Display) -> Error {
-    Error::Storage(format!("postgres: {e}"))
+/// A PostgreSQL error for the log: the server's message and SQLSTATE (the client's `Display`
+/// says only "db error").
+fn storage(e: crate::backend::postgres::Error) -> Error {
+    match e.as_db_error() {
+        Some(db) => Error::Storage(format!(
+            "postgres: {} (SQLSTATE {})",
+            db.message(),
+            db.code().code()
+        )),
+        None => Error::Storage(format!("postgres: {e}")),
+    }
 }
 
 /// The writer thread's loop (see the module's documentation).
@@ -98,10 +114,22 @@ pub(crate) fn run<'c>(
     }
     let mut batch: Vec<WriterMsg> = Vec::with_capacity(max_batch);
     let mut shutdown = false;
+    let mut last_sweep = Instant::now();
     while !shutdown {
-        match rx.recv() {
+        let wait = SWEEP_EVERY.saturating_sub(last_sweep.elapsed());
+        match rx.recv_timeout(wait) {
             Ok(m) => batch.push(m),
-            Err(_) => break,
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        if last_sweep.elapsed() >= SWEEP_EVERY {
+            last_sweep = Instant::now();
+            if !stats.sweep_off.load(Ordering::Relaxed) {
+                sweep(&mut remote, &*clock, st, &stats);
+            }
+        }
+        if batch.is_empty() {
+            continue;
         }
         while batch.len() < max_batch {
             match rx.try_recv() {
@@ -140,6 +168,58 @@ pub(crate) fn run<'c>(
         // Outside any transaction, on the (empty) scratch.
         for job in conns {
             job(conn);
+        }
+    }
+}
+
+/// How often a node sweeps expired keys (as the SQLite backend's writer does).
+const SWEEP_EVERY: Duration = Duration::from_millis(100);
+
+/// Keys deleted per sweep statement, and statements per sweep at most (the next runs only
+/// while each deletes a full batch).
+const SWEEP_BATCH: usize = 64;
+const SWEEP_ROUNDS: usize = 4;
+
+/// The shared active expiry (`PgKeys::sweep_expired`: nodes take disjoint rows): deletes
+/// expired keys, counts them (INFO expired_keys) and publishes their `expired` events, which
+/// the server relays to the other nodes.
+fn sweep(remote: &mut Remote, clock: &dyn Clock, st: &RefCell<WriterState>, stats: &Stats) {
+    if remote.keys.is_closed() {
+        match PgKeys::connect(&remote.url) {
+            Ok(k) => remote.keys = k,
+            Err(_) => return,
+        }
+    }
+    for _ in 0..SWEEP_ROUNDS {
+        let gone = match remote.keys.sweep_expired(clock.now_ms(), SWEEP_BATCH) {
+            Ok(gone) => gone,
+            Err(e) => {
+                tracing::warn!("the expiry sweep failed: {}", storage(e));
+                return;
+            }
+        };
+        stats
+            .expired_keys
+            .fetch_add(gone.len() as u64, Ordering::Relaxed);
+        let full = gone.len() == SWEEP_BATCH;
+        let st = st.borrow();
+        if let Some(sink) = st.sink.get() {
+            if sink.wants(crate::events::class::EXPIRED) && !gone.is_empty() {
+                sink.publish(
+                    gone.into_iter()
+                        .map(|(db, key)| crate::events::KeyEvent {
+                            class: crate::events::class::EXPIRED,
+                            event: "expired",
+                            db,
+                            key,
+                            origin: 0,
+                        })
+                        .collect(),
+                );
+            }
+        }
+        if !full {
+            return;
         }
     }
 }

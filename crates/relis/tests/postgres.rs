@@ -31,8 +31,8 @@ fn the_schema_is_created_once_and_shared() {
     let mut a = PgKeys::connect(&pg.url()).unwrap();
     // The URL form (as `--backend` takes it) reaches the same database.
     let mut b = PgKeys::connect(&pg.uri()).unwrap();
-    assert_eq!(a.schema_version().unwrap(), 1);
-    assert_eq!(b.schema_version().unwrap(), 1);
+    assert_eq!(a.schema_version().unwrap(), 2);
+    assert_eq!(b.schema_version().unwrap(), 2);
 
     // A put is seen by the other connection once committed; versions differ per write.
     let mut g = a.group().unwrap();
@@ -209,4 +209,97 @@ fn two_engines_over_one_postgres_lose_no_increment() {
     let err = rx.recv().unwrap().unwrap_err();
     assert!(err.to_string().contains("without declaring"), "{err}");
     assert_eq!(incr(&engines[0], b"n").unwrap(), 4 * EACH + 2);
+}
+
+#[test]
+fn the_bus_carries_small_and_large_messages_to_the_other_nodes_only() {
+    use relis::postgres::Bus;
+    use std::sync::{Arc, Mutex};
+    let Some(pg) = Pg::start() else { return };
+    // The schema (with the bus's table) exists before the buses start.
+    PgKeys::connect(&pg.url()).unwrap();
+    let got = |log: &Arc<Mutex<Vec<Vec<u8>>>>| {
+        let log = log.clone();
+        Arc::new(move |m: &[u8]| log.lock().unwrap().push(m.to_vec())) as relis::postgres::Deliver
+    };
+    let (seen_a, seen_b) = (Arc::default(), Arc::default());
+    let a = Bus::start(&pg.url(), got(&seen_a));
+    let b = Bus::start(&pg.url(), got(&seen_b));
+    assert_ne!(a.node(), b.node());
+    // Both listen before anything is sent (a message sent before is not seen).
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let large: Vec<u8> = (0..20_000u32).map(|i| (i % 251) as u8).collect();
+    // Two identical messages stay two (PostgreSQL folds identical notifications of one
+    // transaction), a message with every byte value and one too large for a payload arrive.
+    let all: Vec<u8> = (0..=255).collect();
+    for m in [&b"same"[..], b"same", &all, &large, b"last"] {
+        a.send(m.to_vec());
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while seen_b.lock().unwrap().len() < 5 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let want: Vec<Vec<u8>> = vec![
+        b"same".to_vec(),
+        b"same".to_vec(),
+        all.clone(),
+        large.clone(),
+        b"last".to_vec(),
+    ];
+    assert_eq!(*seen_b.lock().unwrap(), want);
+    // The sender does not hear itself.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(seen_a.lock().unwrap().is_empty());
+}
+
+/// A database whose default isolation is stricter than READ COMMITTED (a DBA's choice) must
+/// change nothing: under REPEATABLE READ a group's load would take its snapshot before its
+/// locks were granted and its write-back would fail with a serialization failure (SQLSTATE
+/// 40001) reaching the client; under SERIALIZABLE, groups on different keys would abort each
+/// other. The engine sets READ COMMITTED on its connections, so none happens.
+#[test]
+fn a_stricter_default_isolation_surfaces_no_conflict_and_loses_nothing() {
+    let Some(pg) = Pg::start() else { return };
+    for level in ["repeatable read", "serializable"] {
+        {
+            let url = pg.url();
+            std::thread::spawn(move || {
+                let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+                c.batch_execute(&format!(
+                    "ALTER DATABASE postgres SET default_transaction_isolation = '{level}'"
+                ))
+                .unwrap();
+            })
+            .join()
+            .unwrap();
+        }
+        const EACH: i64 = 150;
+        let engines: Vec<relis::Db> = (0..2)
+            .map(|_| {
+                relis::Db::open_postgres(&pg.url(), strings_codec(), relis::Options::default())
+                    .unwrap()
+            })
+            .collect();
+        // Two workers on one key (each waits for the other's lock), two on keys of their own.
+        let workers: Vec<_> = (0..4)
+            .map(|i| {
+                let db = engines[i % 2].clone();
+                let key = format!("{level}:{}", ["shared", "shared", "a", "b"][i]).into_bytes();
+                let level = level.to_string();
+                std::thread::spawn(move || {
+                    for _ in 0..EACH {
+                        if let Err(e) = incr(&db, &key) {
+                            panic!("{level}: {e}");
+                        }
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join().unwrap();
+        }
+        let n = |k: &str| incr(&engines[1], format!("{level}:{k}").as_bytes()).unwrap() - 1;
+        assert_eq!(n("shared"), 2 * EACH, "{level}");
+        assert_eq!((n("a"), n("b")), (EACH, EACH), "{level}");
+    }
 }

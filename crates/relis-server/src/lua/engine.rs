@@ -1256,10 +1256,11 @@ fn dispatch(st: &mut RunCx<'_, '_>, argv: Vec<Bytes>) -> Result<Frame, CmdError>
                 "lastsave" => Ok(Frame::Integer(cx.server.lastsave.load(Ordering::Relaxed))),
                 // Messages go out at once, as Redis publishes them from a script.
                 "publish" | "spublish" => {
-                    let n = cx
-                        .server
-                        .pubsub
-                        .publish(&rest[0], &rest[1], spec.name == "spublish");
+                    let n = cx.server.pubsub.publish_everywhere(
+                        &rest[0],
+                        &rest[1],
+                        spec.name == "spublish",
+                    );
                     Ok(Frame::Integer(n as i64))
                 }
                 "info" => crate::cmd::server::info::text_for(&cx.server, st.w, rest)

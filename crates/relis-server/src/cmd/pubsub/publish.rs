@@ -69,7 +69,7 @@ impl ConnCmd for Publish {
             let n = c
                 .server
                 .pubsub
-                .publish(&self.channel, &self.message, self.shard);
+                .publish_everywhere(&self.channel, &self.message, self.shard);
             Ok(Frame::Integer(n as i64))
         })
     }

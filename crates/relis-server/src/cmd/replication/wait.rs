@@ -93,8 +93,14 @@ impl ConnCmd for Wait {
             };
             // No key: only CLIENT UNBLOCK (through the registry) answers it early.
             let never: crate::blocking::TryServe = Box::new(|_, _, _| Ok(None));
-            let (waiter, rx) =
-                crate::blocking::Waiter::new(c.info.id, c.db, c.proto, Vec::new(), never);
+            let (waiter, rx) = crate::blocking::Waiter::new(
+                c.info.id,
+                c.db,
+                c.proto,
+                Vec::new(),
+                never,
+                Vec::new(),
+            );
             let id = waiter.id;
             let blocking = c.server.clone();
             blocking.blocking.register(waiter);

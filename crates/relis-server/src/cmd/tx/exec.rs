@@ -183,7 +183,7 @@ impl ConnCmd for Exec {
                             Data::Write(wc, keys) => {
                                 // Blocked clients are served after the whole transaction, as
                                 // Redis does: a command queued after a push sees the element.
-                                if cx.server.blocking.is_empty() {
+                                if !crate::dispatch::feeds_blocked(&cx.server) {
                                     run_write_feeding(w, &cx, &*wc, idx, line.as_ref(), None)
                                 } else {
                                     let mut fed = keys.into_iter().map(|k| (db, k)).collect();

@@ -13,6 +13,9 @@
 //! that still happens (keys locked in two steps) is reported by [`is_conflict`], for the caller
 //! to roll back and run the group again.
 
+mod bus;
+
+pub use bus::{Bus, Deliver};
 use postgres::{Client, NoTls, SimpleQueryMessage, Transaction};
 use std::fmt::Write as _;
 
@@ -45,6 +48,13 @@ const MIGRATIONS: &[&str] = &[
      );
      CREATE INDEX relis_keys_expiry ON relis_keys (expire_at) WHERE expire_at IS NOT NULL;
      CREATE SEQUENCE relis_versions;",
+    // 2: messages between nodes too large for a notification's payload (`bus.rs`): the
+    // notification carries the row's id; senders delete rows older than a minute.
+    "CREATE TABLE relis_bus (
+         id bigserial PRIMARY KEY,
+         body bytea NOT NULL,
+         at timestamptz NOT NULL DEFAULT now()
+     );",
 ];
 
 /// The advisory lock key under which migrations run (any constant no key hash is likely to be:
@@ -94,6 +104,7 @@ impl PgKeys {
     /// The connection fails, or a migration does.
     pub fn connect(url: &str) -> Result<PgKeys, Error> {
         let mut client = Client::connect(url, NoTls)?;
+        read_committed(&mut client)?;
         migrate(&mut client)?;
         Ok(PgKeys { client })
     }
@@ -210,6 +221,34 @@ impl PgKeys {
         }
     }
 
+    /// The shared active expiry: deletes up to `limit` keys whose expiry is at or before
+    /// `now` (Unix ms), oldest expiry first, and returns them. One statement (its own
+    /// transaction): the candidates are row-locked with `FOR UPDATE SKIP LOCKED`, so nodes
+    /// sweeping at once take disjoint rows and each key's deletion (and its `expired` event)
+    /// happens on one node only; a row a group is writing back is skipped too, and the
+    /// deletion checks the expiry again on the row it locked (a key given a new expiry
+    /// meanwhile stays). A group that loaded the key before it expired treats it as it would
+    /// have anyway: an expired row reads as absent everywhere.
+    ///
+    /// # Errors
+    /// The connection fails.
+    pub fn sweep_expired(&mut self, now: i64, limit: usize) -> Result<Vec<Key>, Error> {
+        let rows = self.client.query(
+            "DELETE FROM relis_keys k USING (
+                 SELECT db, key FROM relis_keys
+                 WHERE expire_at IS NOT NULL AND expire_at <= $1
+                 ORDER BY expire_at LIMIT $2 FOR UPDATE SKIP LOCKED
+             ) c
+             WHERE k.db = c.db AND k.key = c.key AND k.expire_at <= $1
+             RETURNING k.db, k.key",
+            &[&now, &(limit as i64)],
+        )?;
+        Ok(rows
+            .iter()
+            .map(|r| (r.get::<_, i32>(0) as u32, r.get(1)))
+            .collect())
+    }
+
     /// Rolls back the transaction [`PgKeys::begin_locked`] began (its locks go). Errors are
     /// ignored: a broken connection has no transaction left ([`PgKeys::is_closed`]).
     pub fn rollback(&mut self) {
@@ -232,6 +271,21 @@ impl PgKeys {
             .get(0);
         Ok(v as usize)
     }
+}
+
+/// Makes every transaction of the session READ COMMITTED, whatever the database's default
+/// (`default_transaction_isolation`, which a DBA may have raised). The locking design needs it:
+/// a group's load must take its snapshot after its locks are granted, which only READ
+/// COMMITTED does (a snapshot per statement); under REPEATABLE READ the snapshot of the first
+/// statement, taken before the lock wait, would miss the previous holder's commit and the
+/// write-back would fail with a serialization failure, and under SERIALIZABLE groups on
+/// different keys could abort each other (predicate locks on shared index pages). With it, no
+/// conflict (SQLSTATE 40001 or 40P01) can arise between nodes: every lock a group takes is one
+/// advisory lock per key, all in one statement in ascending order, and the rows it writes are
+/// those of keys it holds. [`is_conflict`] stays for anyone else's locks.
+pub(crate) fn read_committed(client: &mut Client) -> Result<(), Error> {
+    client
+        .batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED")
 }
 
 fn migrate(client: &mut Client) -> Result<(), Error> {
