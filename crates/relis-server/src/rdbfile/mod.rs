@@ -99,11 +99,7 @@ impl Batch {
 
 /// Sends `batch` to the writer as one job (so one transaction) and remembers where to hear
 /// how many keys it wrote.
-fn send(
-    db: &Db,
-    mut batch: Batch,
-    inflight: &mut VecDeque<(u64, Receiver<relis::Result<u64>>)>,
-) {
+fn send(db: &Db, mut batch: Batch, inflight: &mut VecDeque<(u64, Receiver<relis::Result<u64>>)>) {
     // In key order, as the key rows' B-tree is: an RDB file lists keys in hash order, so each
     // insert went to a random leaf; in order the next insert finds its path in the cache
     // (bench/rdb.sh, 500K keys: import 6.6-8.0 s unsorted, 4.8-5.5 s sorted). Stable, so a
