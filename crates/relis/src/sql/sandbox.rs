@@ -172,13 +172,13 @@ pub(crate) fn install(conn: &Connection) -> rusqlite::Result<()> {
     conn.create_scalar_function("relis_geo_lat", 1, det, |c| {
         Ok(crate::types::geo::decode(c.get::<f64>(0)?).1)
     })?;
-    // The engine's own: INCRBY's one-statement path (types/strings.rs). Direct only: no view
+    // The engine's own: INCRBY's one-statement path (types/strings.rs, types/counter.rs). Direct only: no view
     // or trigger calls it.
     conn.create_scalar_function(
         "relis_incr",
         2,
         det | rusqlite::functions::FunctionFlags::SQLITE_DIRECTONLY,
-        |c| Ok(crate::types::strings::sql_incr(c.get_raw(0), c.get(1)?)),
+        |c| Ok(crate::types::counter::sql_incr(c.get_raw(0), c.get(1)?)),
     )?;
     // The key filter of the views (ACL key patterns): see sql/access.rs.
     super::access::register(conn)?;

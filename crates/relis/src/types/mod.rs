@@ -4,6 +4,7 @@
 
 pub(crate) mod bits;
 pub(crate) mod chunks;
+pub(crate) mod counter;
 pub(crate) mod functions;
 pub mod geo;
 pub(crate) mod hash;

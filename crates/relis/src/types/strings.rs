@@ -129,58 +129,8 @@ impl StringLookup {
     }
 }
 
-/// Parses an integer as Redis's `string2ll` does: no spaces, no `+`, no leading zeros, no `-0`.
-pub fn parse_i64(s: &[u8]) -> Option<i64> {
-    if s.is_empty() || s.len() > 20 {
-        return None;
-    }
-    if s == b"0" {
-        return Some(0);
-    }
-    let (neg, digits) = match s[0] {
-        b'-' => (true, &s[1..]),
-        _ => (false, s),
-    };
-    if digits.is_empty() || !(b'1'..=b'9').contains(&digits[0]) {
-        return None;
-    }
-    let mut v: u64 = 0;
-    for &c in digits {
-        if !c.is_ascii_digit() {
-            return None;
-        }
-        v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
-    }
-    if neg {
-        if v > i64::MAX as u64 + 1 {
-            None
-        } else {
-            Some((v as i64).wrapping_neg())
-        }
-    } else {
-        i64::try_from(v).ok()
-    }
-}
-
-thread_local! {
-    /// The last sum [`sql_incr`] made on this thread: INCRBY's answer once its one statement
-    /// has changed its row (a `RETURNING` clause would cost more than the whole update: SQLite
-    /// buffers the rows it returns in a temporary B-tree it opens and closes each time).
-    static INCR_SUM: std::cell::Cell<Option<i64>> = const { std::cell::Cell::new(None) };
-}
-
-/// The SQL function `relis_incr(value, delta)`: the integer in `value` (a string as Redis
-/// parses integers) plus `delta`, as a string, or NULL when `value` holds no integer or the sum
-/// overflows. INCRBY's one-statement path uses it (`INCR_INLINE`, on the writer's connection),
-/// and finds the sum in `INCR_SUM`.
-pub(crate) fn sql_incr(value: rusqlite::types::ValueRef<'_>, delta: i64) -> Option<Vec<u8>> {
-    let (rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b)) = value else {
-        return None;
-    };
-    let n = parse_i64(b)?.checked_add(delta)?;
-    INCR_SUM.set(Some(n));
-    Some(n.to_string().into_bytes())
-}
+pub use super::counter::parse_i64;
+use super::counter::{sql_incr_began, sql_incr_sum};
 
 extern "C" {
     fn relis_ld_incr(
@@ -926,7 +876,7 @@ impl Writer<'_> {
         if !self.wants_events(crate::events::class::NEW | crate::events::class::EXPIRED) {
             let version = self.next_version();
             let mut first = itoa_buf(delta);
-            INCR_SUM.set(None);
+            sql_incr_began();
             let changed = prepare(self.conn, q::INCR_INLINE)?.execute((
                 db,
                 key,
@@ -938,7 +888,7 @@ impl Writer<'_> {
             ))?;
             if changed == 1 {
                 // Updated, the function made the sum; inserted, it did not run.
-                return Ok(INCR_SUM.get().unwrap_or(delta));
+                return Ok(sql_incr_sum().unwrap_or(delta));
             }
         }
         // Otherwise (no key, an expired one, another type, no integer, an overflow, a chunked
@@ -1441,25 +1391,6 @@ mod tests {
         assert_eq!(db.incr_by("n", 1), Err(Error::NotInteger));
         db.set("n", i64::MAX.to_string()).unwrap();
         assert_eq!(db.incr_by("n", 1), Err(Error::Overflow));
-    }
-
-    /// `relis_incr`, INCRBY's one-statement path: a sum where Redis would give one, NULL (the
-    /// general path, which tells the errors apart) everywhere else.
-    #[test]
-    fn sql_incr_adds_only_what_redis_would() {
-        use rusqlite::types::ValueRef;
-        let add =
-            |v: &[u8], d| sql_incr(ValueRef::Blob(v), d).map(|s| String::from_utf8(s).unwrap());
-        assert_eq!(add(b"41", 1).as_deref(), Some("42"));
-        assert_eq!(add(b"-5", -7).as_deref(), Some("-12"));
-        assert_eq!(add(b"0", 0).as_deref(), Some("0"));
-        for bad in [&b""[..], b"01", b"+1", b" 1", b"1.0", b"-0", b"abc"] {
-            assert_eq!(add(bad, 1), None, "{bad:?}");
-        }
-        assert_eq!(add(i64::MAX.to_string().as_bytes(), 1), None);
-        assert_eq!(add(i64::MIN.to_string().as_bytes(), -1), None);
-        assert_eq!(sql_incr(ValueRef::Null, 1), None);
-        assert_eq!(sql_incr(ValueRef::Integer(1), 1), None);
     }
 
     /// An expired counter starts again from nothing (and without its TTL); a live one counts on
