@@ -26,6 +26,7 @@
 # test (200000), KEYSPACE (100000), PEERS (1; 0 skips redis-server and Relis on SQLite),
 # PG_ARGS (extra `postgres -c name=value` settings, e.g. "-c shared_buffers=256MB"), KEEP=1
 # (keep the cluster's directory, printed at the end; the cluster is stopped either way),
+# CPU_WINDOW (4: seconds of each CPU split, from 1 s into its run; the run must last longer),
 # RELIS_BIN (a prebuilt relis-server; skips the build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,8 +37,9 @@ KEYSPACE="${KEYSPACE:-100000}"
 PEERS="${PEERS:-1}"
 PG_ARGS="${PG_ARGS:-}"
 KEEP="${KEEP:-0}"
+CPU_WINDOW="${CPU_WINDOW:-4}"
 if [ "${SMOKE:-0}" = 1 ]; then
-    DURATION=2 REQUESTS=4000 KEYSPACE=1000
+    DURATION=2 REQUESTS=4000 KEYSPACE=1000 CPU_WINDOW=0.2
 fi
 
 for tool in pgbench psql; do
@@ -167,8 +169,9 @@ for pid in os.listdir("/proc"):
     except (FileNotFoundError, ProcessLookupError, ValueError):
         continue
 with open("/proc/stat") as f:
-    total = sum(int(x) for x in f.readline().split()[1:8])
-print("__total__", total)
+    cpu = [int(x) for x in f.readline().split()[1:8]]
+print("__total__", sum(cpu))
+print("__idle__", cpu[3] + cpu[4])
 for name, t in ticks.items():
     print(name.replace(" ", "_"), t)
 PY
@@ -180,20 +183,29 @@ import sys
 def load(p):
     return {k: int(v) for k, v in (l.split() for l in open(p))}
 a, b = load(sys.argv[1]), load(sys.argv[2])
-total = b.pop("__total__") - a.pop("__total__")
+total = max(1, b.pop("__total__") - a.pop("__total__"))
+idle = b.pop("__idle__") - a.pop("__idle__")
 d = {k: v - a.get(k, 0) for k, v in b.items()}
-busy = sorted(((v, k) for k, v in d.items() if v > 0), reverse=True)[:6]
-print(", ".join(f"{k} {100 * v / total:.0f}%" for v, k in busy) + f" (of {total} ticks)")
+busy = sorted(((v, k) for k, v in d.items() if v > 0), reverse=True)[:8]
+print(", ".join(f"{k} {100 * v / total:.0f}%" for v, k in busy) + f"; idle {100 * idle / total:.0f}%")
 PY
 }
 declare -A split
-# measured LABEL COMMAND...: runs COMMAND and keeps the CPU split of the machine during it.
+# measured LABEL COMMAND...: runs COMMAND and samples the machine's CPU from 1 s into it for
+# CPU_WINDOW seconds (while the benchmark still runs: the threads of a process that has exited
+# are gone from /proc).
 measured() {
-    local label=$1
+    local label=$1 sampler
     shift
-    cpu_snap >"$TMP/cpu.a"
+    (
+        sleep 1
+        cpu_snap >"$TMP/cpu.a"
+        sleep "$CPU_WINDOW"
+        cpu_snap >"$TMP/cpu.b"
+    ) &
+    sampler=$!
     "$@"
-    cpu_snap >"$TMP/cpu.b"
+    wait "$sampler"
     split[$label]="$(cpu_split "$TMP/cpu.a" "$TMP/cpu.b")"
 }
 
@@ -208,10 +220,10 @@ bench one16 "$NODE1_PORT" 50 "$REQUESTS" 16 set,get
 
 start_node node2
 NODE2_PORT=$NODE_PORT
-# Two nodes at once: each redis-benchmark's CSV to a file, summed after.
-echo "relis-server, two nodes, -P 1" >&2
-for t in set get; do
-    [ "$t" = set ] && cpu_snap >"$TMP/cpu.a"
+# two_nodes TEST: redis-benchmark against both nodes at once, each CSV to a file; the rates and
+# their sum.
+two_nodes() {
+    local t=$1 a b name ra rb
     redis-benchmark -p "$NODE1_PORT" -c 25 -n "$((REQUESTS / 2))" -r "$KEYSPACE" -t "$t" --csv \
         >"$TMP/two-a.csv" 2>/dev/null &
     a=$!
@@ -219,17 +231,16 @@ for t in set get; do
         >"$TMP/two-b.csv" 2>/dev/null &
     b=$!
     wait "$a" "$b"
-    if [ "$t" = set ]; then
-        cpu_snap >"$TMP/cpu.b"
-        split[two-set]="$(cpu_split "$TMP/cpu.a" "$TMP/cpu.b")"
-    fi
     name="$(tr '[:lower:]' '[:upper:]' <<<"$t")"
     ra="$(awk -F'"' -v n="$name" '$2 == n { print $4 }' "$TMP/two-a.csv")"
     rb="$(awk -F'"' -v n="$name" '$2 == n { print $4 }' "$TMP/two-b.csv")"
     rate["two-a|$name"]="$ra"
     rate["two-b|$name"]="$rb"
     rate["two|$name"]="$(awk -v a="$ra" -v b="$rb" 'BEGIN { printf "%.2f", a + b }')"
-done
+}
+echo "relis-server, two nodes, -P 1" >&2
+measured two-set two_nodes set
+two_nodes get
 
 if [ "$PEERS" = 1 ]; then
     start_servers
@@ -258,5 +269,6 @@ echo "| **one node -P 1 / pgbench** (bar 0.5) | $(ratio "${rate['one1|SET']:-0}"
 echo "| one node -P 16 / pgbench | $(ratio "${rate['one16|SET']:-0}" "${rate['pgbench|SET']:-0}") | $(ratio "${rate['one16|GET']:-0}" "${rate['pgbench|GET']:-0}") |"
 echo "| **two nodes / one node** (bar 1.3) | $(ratio "${rate['two|SET']:-0}" "${rate['one1|SET']:-0}") | $(ratio "${rate['two|GET']:-0}" "${rate['one1|GET']:-0}") |"
 echo
-echo "CPU, one node SET -P 1: ${split[one-set]}"
-echo "CPU, two nodes SET -P 1: ${split[two-set]}"
+echo "CPU (share of all $(nproc) CPUs, by thread name, ${CPU_WINDOW} s of the run):"
+echo "- one node, SET -P 1: ${split[one-set]}"
+echo "- two nodes, SET -P 1: ${split[two-set]}"
