@@ -106,9 +106,9 @@ pub struct PgKeys {
 /// The planner settings keep those statements on the primary key. After five executions
 /// PostgreSQL may switch to a generic plan, planned without the arrays' contents, and keep it:
 /// planned while `relis_keys` is new and nearly empty (a fresh database), it joins the unnested
-/// arrays to the table with a sequential scan and a hash join, and scans the whole table at
-/// every group once the table has grown (SET fell to 2.9k/s in `bench/postgres.sh` with 100,000
-/// keys). No statement of this connection needs anything but the key index and the expiry index.
+/// arrays to the table with a sequential scan and a hash join, and goes on scanning the whole
+/// table at every group once it has grown (BENCHMARKS.md, issue 19). No statement of this
+/// connection needs anything but the key index and the expiry index.
 const SESSION: &str = "
     SET enable_seqscan = off;
     SET enable_bitmapscan = off;
