@@ -874,7 +874,20 @@ pub fn serve_ready(
     served: &mut Vec<crate::blocking::Delivery>,
 ) {
     if cx.server.pubsub.relays() {
-        crate::blocking::signal_ready(&cx.server, ready);
+        // Every signal is a bus message to every node (a `NOTIFY`), so only keys a client can
+        // block on are signalled, as Redis's `signalKeyAsReady` returns at once for a type no
+        // command blocks on: a SET that created a string key, or a write that readied
+        // nothing (or a key gone again), sends none.
+        let ready: Vec<(u32, Bytes)> = ready
+            .into_iter()
+            .filter(|(db, key)| {
+                use relis::KeyType::{Hash, Set, String};
+                !matches!(w.key_type(*db, key), Ok(None | Some(String | Hash | Set)))
+            })
+            .collect();
+        if !ready.is_empty() {
+            crate::blocking::signal_ready(&cx.server, ready);
+        }
         return;
     }
     for (db, key) in ready {

@@ -142,6 +142,7 @@ pub(crate) fn run<'c>(
         for m in batch.drain(..) {
             match m {
                 WriterMsg::Write(job, k) => {
+                    group.locked.extend(k.iter().cloned());
                     group.keys.extend(k);
                     group.writes.push(job);
                 }
@@ -155,6 +156,8 @@ pub(crate) fn run<'c>(
         }
         group.keys.sort_unstable();
         group.keys.dedup();
+        group.locked.sort_unstable();
+        group.locked.dedup();
         if !group.writes.is_empty() || !group.reads.is_empty() {
             let ctx = Ctx {
                 conn,
@@ -233,16 +236,24 @@ struct Ctx<'a, 'c> {
     stats: &'a Stats,
 }
 
-/// One group: its jobs and the union of the keys they declare (sorted, once each).
+/// One group: its jobs, the union of the keys they declare and of those its writes declare
+/// (sorted, once each).
 #[derive(Default)]
 struct Group {
     keys: Vec<Key>,
+    locked: Vec<Key>,
     writes: Vec<WriteJob>,
     reads: Vec<WriterRead>,
 }
 
-/// Begins (locks and loads) a writing group's keys, or loads a reading group's.
-fn begin(remote: &mut Remote, keys: &[Key], writing: bool) -> Result<Vec<Option<Stored>>> {
+/// Begins a writing group (locks the keys its writes declare, loads all of `keys`), or loads a
+/// reading group's keys.
+fn begin(
+    remote: &mut Remote,
+    keys: &[Key],
+    locked: &[Key],
+    writing: bool,
+) -> Result<Vec<Option<Stored>>> {
     if remote.keys.is_closed() {
         remote.keys = PgKeys::connect(&remote.url).map_err(storage)?;
     }
@@ -252,7 +263,7 @@ fn begin(remote: &mut Remote, keys: &[Key], writing: bool) -> Result<Vec<Option<
     let mut attempt = 0;
     loop {
         attempt += 1;
-        match remote.keys.begin_locked(keys) {
+        match remote.keys.begin_locking(keys, locked) {
             Ok(rows) => return Ok(rows),
             // Nothing has run yet: trying again is invisible.
             Err(e) if is_conflict(&e) && attempt < ATTEMPTS => {
@@ -266,11 +277,12 @@ fn begin(remote: &mut Remote, keys: &[Key], writing: bool) -> Result<Vec<Option<
 fn run_group(cx: &Ctx<'_, '_>, remote: &mut Remote, group: Group) {
     let Group {
         keys,
+        locked,
         writes,
         reads,
     } = group;
     let writing = !writes.is_empty();
-    let rows = match begin(remote, &keys, writing) {
+    let rows = match begin(remote, &keys, &locked, writing) {
         Ok(rows) => rows,
         Err(e) => {
             tracing::error!("writer: {e}");
@@ -323,7 +335,7 @@ fn run_group(cx: &Ctx<'_, '_>, remote: &mut Remote, group: Group) {
             match poisoned {
                 Some(e) => Err(e),
                 None if !writing => Ok(()),
-                None => changes(cx, remote.codec, &keys, &versions, expired)
+                None => changes(cx, remote.codec, &keys, &locked, &versions, expired)
                     .and_then(|c| remote.keys.commit_changes(&c).map_err(storage)),
             }
         }
@@ -411,14 +423,15 @@ fn restore(
 }
 
 /// What the group changed among `keys`: puts of the keys whose version moved, deletes of those
-/// that vanished (and of the expired rows found at load).
+/// that vanished (and of the expired rows found at load among the `locked` keys).
 ///
 /// # Errors
-/// A key was written that no job declared (it was never locked), or a storage error.
+/// A key was written that no write job declared (it was never locked), or a storage error.
 fn changes(
     cx: &Ctx<'_, '_>,
     codec: Codec,
     keys: &[Key],
+    locked: &[Key],
     loaded: &HashMap<Key, i64>,
     expired: Vec<Key>,
 ) -> Result<Vec<Change>> {
@@ -429,14 +442,7 @@ fn changes(
         while let Some(row) = rows.next()? {
             let key: Key = (row.get(0)?, row.get(1)?);
             if keys.binary_search(&key).is_err() {
-                // For the client: its command (a script, most likely) must declare the key.
-                return Err(Error::RolledBack(format!(
-                    "a command wrote key '{}' of database {} without declaring it (the \
-                     postgres backend needs every key a command touches declared, a \
-                     script's in KEYS)",
-                    String::from_utf8_lossy(&key.1),
-                    key.0
-                )));
+                return Err(undeclared(&key));
             }
         }
     }
@@ -446,6 +452,15 @@ fn changes(
     for key in keys {
         let meta = r.meta(key.0, &key.1)?;
         let before = loaded.get(key);
+        let is_locked = locked.binary_search(key).is_ok();
+        let moved = match meta {
+            None => before.is_some(),
+            Some(m) => before != Some(&m.version),
+        };
+        if moved && !is_locked {
+            // Loaded for a read of the group, written by one of its writes without declaring it.
+            return Err(undeclared(key));
+        }
         match meta {
             None if before.is_some() => out.push(Change::Delete(key.clone())),
             Some(m) if before != Some(&m.version) => {
@@ -466,11 +481,23 @@ fn changes(
         }
         if expired.peek() == Some(key) {
             expired.next();
-            if meta.is_none() {
+            // Only under the key's lock (the sweep deletes the others).
+            if meta.is_none() && is_locked {
                 out.push(Change::Delete(key.clone()));
                 cx.stats.expired_keys.fetch_add(1, Ordering::Relaxed);
             }
         }
     }
     Ok(out)
+}
+
+/// The error of a group whose write touched a key no write job declared (it was never locked).
+fn undeclared(key: &Key) -> Error {
+    // For the client: its command (a script, most likely) must declare the key.
+    Error::RolledBack(format!(
+        "a command wrote key '{}' of database {} without declaring it (the postgres backend \
+         needs every key a command touches declared, a script's in KEYS)",
+        String::from_utf8_lossy(&key.1),
+        key.0
+    ))
 }

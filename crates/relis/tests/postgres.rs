@@ -303,3 +303,56 @@ fn a_stricter_default_isolation_surfaces_no_conflict_and_loses_nothing() {
         assert_eq!((n("a"), n("b")), (EACH, EACH), "{level}");
     }
 }
+
+/// The prepared statements a group `EXECUTE`s take keys and values as array literals of hex:
+/// any bytes (the empty key, quotes, braces, backslashes, NUL, non-UTF-8) go there and back
+/// unchanged, with expiries and deletes; more than five groups, so PostgreSQL's generic plans
+/// run too.
+#[test]
+fn the_prepared_group_statements_carry_any_bytes() {
+    let Some(pg) = Pg::start() else { return };
+    let mut a = PgKeys::connect(&pg.url()).unwrap();
+    let keys: Vec<(u32, Vec<u8>)> = [
+        &b""[..],
+        b"'",
+        b"\"{},\\",
+        b"\0\xff\xfe",
+        b"NULL",
+        b"key:000000000001",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, k)| (i as u32 % 3, k.to_vec()))
+    .collect();
+    for round in 0..8u8 {
+        let rows = a.begin_locked(&keys).unwrap();
+        for (i, row) in rows.iter().enumerate() {
+            if round == 0 {
+                assert_eq!(row, &None);
+                continue;
+            }
+            let row = row.as_ref().expect("written by the previous round");
+            assert_eq!(
+                row.value,
+                [&keys[i].1[..], &[round - 1, b'\''][..]].concat()
+            );
+            assert_eq!(row.expire_at, (i % 2 == 0).then_some(i64::from(round - 1)));
+        }
+        let changes: Vec<Change> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| Change::Put {
+                key: k.clone(),
+                value: [&k.1[..], &[round, b'\''][..]].concat(),
+                expire_at: (i % 2 == 0).then_some(i64::from(round)),
+            })
+            .collect();
+        a.commit_changes(&changes).unwrap();
+    }
+    let deletes: Vec<Change> = keys[..3].iter().cloned().map(Change::Delete).collect();
+    a.begin_locked(&keys).unwrap();
+    a.commit_changes(&deletes).unwrap();
+    let rows = a.load(&keys).unwrap();
+    assert!(rows[..3].iter().all(Option::is_none));
+    assert!(rows[3..].iter().all(Option::is_some));
+}

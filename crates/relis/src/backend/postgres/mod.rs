@@ -16,7 +16,7 @@
 mod bus;
 
 pub use bus::{Bus, Deliver};
-use postgres::{Client, NoTls, SimpleQueryMessage, Transaction};
+use postgres::{Client, NoTls, SimpleQueryMessage, Statement, Transaction};
 use std::fmt::Write as _;
 
 /// How values are stored in PostgreSQL: the engine hands whole values ([`crate::Dumped`]) to
@@ -94,7 +94,51 @@ pub enum Change {
 /// One node's connection to the shared key table.
 pub struct PgKeys {
     client: Client,
+    /// The expiry sweep's statement, parsed once ([`PgKeys::sweep_expired`]).
+    sweep: Statement,
 }
+
+/// What the key connection sets and prepares once, at connect: a group's statements are then
+/// `EXECUTE`d by name inside its one simple-protocol round trip, with their keys and values as
+/// array parameters (array literals of decimal and hex digits only), instead of being parsed
+/// and planned at every group.
+///
+/// The planner settings keep those statements on the primary key. After five executions
+/// PostgreSQL may switch to a generic plan, planned without the arrays' contents, and keep it:
+/// planned while `relis_keys` is new and nearly empty (a fresh database), it joins the unnested
+/// arrays to the table with a sequential scan and a hash join, and goes on scanning the whole
+/// table at every group once it has grown (BENCHMARKS.md, issue 19). No statement of this
+/// connection needs anything but the key index and the expiry index.
+const SESSION: &str = "
+    SET enable_seqscan = off;
+    SET enable_bitmapscan = off;
+    SET enable_hashjoin = off;
+    SET enable_mergejoin = off;
+    PREPARE relis_lock(bigint[]) AS
+        SELECT count(*) FROM (SELECT pg_advisory_xact_lock(h)
+            FROM unnest($1) WITH ORDINALITY AS t(h, i) ORDER BY i) l;
+    PREPARE relis_load(integer[], text[]) AS
+        SELECT t.i, encode(k.value, 'hex'), k.expire_at, k.version
+        FROM unnest($1, $2) WITH ORDINALITY AS t(db, key, i)
+        JOIN relis_keys k ON k.db = t.db AND k.key = decode(t.key, 'hex');
+    PREPARE relis_delete(integer[], text[]) AS
+        DELETE FROM relis_keys k USING unnest($1, $2) AS t(db, key)
+        WHERE k.db = t.db AND k.key = decode(t.key, 'hex');
+    PREPARE relis_put(integer[], text[], text[], bigint[]) AS
+        INSERT INTO relis_keys (db, key, value, expire_at, version)
+        SELECT db, decode(key, 'hex'), decode(value, 'hex'), expire_at, nextval('relis_versions')
+        FROM unnest($1, $2, $3, $4) AS t(db, key, value, expire_at)
+        ON CONFLICT (db, key) DO UPDATE SET value = excluded.value,
+            expire_at = excluded.expire_at, version = excluded.version;";
+
+/// The shared active expiry's statement ([`PgKeys::sweep_expired`]).
+const SWEEP: &str = "DELETE FROM relis_keys k USING (
+         SELECT db, key FROM relis_keys
+         WHERE expire_at IS NOT NULL AND expire_at <= $1
+         ORDER BY expire_at LIMIT $2 FOR UPDATE SKIP LOCKED
+     ) c
+     WHERE k.db = c.db AND k.key = c.key AND k.expire_at <= $1
+     RETURNING k.db, k.key";
 
 impl PgKeys {
     /// Connects (`url`: a PostgreSQL connection string, `postgres://user@host:port/db` or
@@ -106,7 +150,9 @@ impl PgKeys {
         let mut client = Client::connect(url, NoTls)?;
         read_committed(&mut client)?;
         migrate(&mut client)?;
-        Ok(PgKeys { client })
+        client.batch_execute(SESSION)?;
+        let sweep = client.prepare(SWEEP)?;
+        Ok(PgKeys { client, sweep })
     }
 
     /// Starts a group's transaction.
@@ -129,17 +175,29 @@ impl PgKeys {
     /// The connection fails, or PostgreSQL reports a deadlock ([`is_conflict`]); the
     /// transaction is then rolled back.
     pub fn begin_locked(&mut self, keys: &[Key]) -> Result<Vec<Option<Stored>>, Error> {
-        let mut hashes: Vec<i64> = keys.iter().map(|(db, k)| lock_hash(*db, k)).collect();
+        self.begin_locking(keys, keys)
+    }
+
+    /// [`PgKeys::begin_locked`], but only `locked` (a subset of `keys`: those the group may
+    /// write) are locked; all of `keys` are loaded. A group's reads need no lock: they see a
+    /// committed state as a group of reads alone does.
+    ///
+    /// # Errors
+    /// As [`PgKeys::begin_locked`].
+    pub fn begin_locking(
+        &mut self,
+        keys: &[Key],
+        locked: &[Key],
+    ) -> Result<Vec<Option<Stored>>, Error> {
+        let mut hashes: Vec<i64> = locked.iter().map(|(db, k)| lock_hash(*db, k)).collect();
         hashes.sort_unstable();
         hashes.dedup();
         let mut sql = String::from("BEGIN;");
         if !hashes.is_empty() {
-            let list: Vec<String> = hashes.iter().map(i64::to_string).collect();
             let _ = write!(
                 sql,
-                "SELECT count(*) FROM (SELECT pg_advisory_xact_lock(h) \
-                 FROM unnest(ARRAY[{}]::bigint[]) WITH ORDINALITY AS t(h, i) ORDER BY i) l;",
-                list.join(",")
+                "EXECUTE relis_lock({});",
+                int_array(hashes.iter().copied())
             );
         }
         sql.push_str(&load_sql(keys));
@@ -187,28 +245,31 @@ impl PgKeys {
         if !dels.is_empty() {
             let _ = write!(
                 sql,
-                "DELETE FROM relis_keys k USING unnest({}, {}) AS t(db, key) \
-                 WHERE k.db = t.db AND k.key = t.key;",
-                int_array(dels.iter().map(|(db, _)| i64::from(*db)), "integer"),
-                bytea_array(dels.iter().map(|(_, k)| k.as_slice())),
+                "EXECUTE relis_delete({}, {});",
+                int_array(dels.iter().map(|(db, _)| i64::from(*db))),
+                hex_array(dels.iter().map(|(_, k)| k.as_slice())),
             );
         }
         if !puts.is_empty() {
-            let expires: Vec<String> = puts
-                .iter()
-                .map(|(_, _, e)| e.map_or_else(|| "NULL".into(), |e| e.to_string()))
-                .collect();
+            let mut expires = String::from("'{");
+            for (i, (_, _, e)) in puts.iter().enumerate() {
+                if i > 0 {
+                    expires.push(',');
+                }
+                match e {
+                    Some(at) => {
+                        let _ = write!(expires, "{at}");
+                    }
+                    None => expires.push_str("NULL"),
+                }
+            }
+            expires.push_str("}'");
             let _ = write!(
                 sql,
-                "INSERT INTO relis_keys (db, key, value, expire_at, version) \
-                 SELECT db, key, value, expire_at, nextval('relis_versions') \
-                 FROM unnest({}, {}, {}, ARRAY[{}]::bigint[]) AS t(db, key, value, expire_at) \
-                 ON CONFLICT (db, key) DO UPDATE SET value = excluded.value, \
-                 expire_at = excluded.expire_at, version = excluded.version;",
-                int_array(puts.iter().map(|((db, _), _, _)| i64::from(*db)), "integer"),
-                bytea_array(puts.iter().map(|((_, k), _, _)| k.as_slice())),
-                bytea_array(puts.iter().map(|(_, v, _)| v.as_slice())),
-                expires.join(","),
+                "EXECUTE relis_put({}, {}, {}, {expires});",
+                int_array(puts.iter().map(|((db, _), _, _)| i64::from(*db))),
+                hex_array(puts.iter().map(|((_, k), _, _)| k.as_slice())),
+                hex_array(puts.iter().map(|(_, v, _)| v.as_slice())),
             );
         }
         sql.push_str("COMMIT");
@@ -233,16 +294,7 @@ impl PgKeys {
     /// # Errors
     /// The connection fails.
     pub fn sweep_expired(&mut self, now: i64, limit: usize) -> Result<Vec<Key>, Error> {
-        let rows = self.client.query(
-            "DELETE FROM relis_keys k USING (
-                 SELECT db, key FROM relis_keys
-                 WHERE expire_at IS NOT NULL AND expire_at <= $1
-                 ORDER BY expire_at LIMIT $2 FOR UPDATE SKIP LOCKED
-             ) c
-             WHERE k.db = c.db AND k.key = c.key AND k.expire_at <= $1
-             RETURNING k.db, k.key",
-            &[&now, &(limit as i64)],
-        )?;
+        let rows = self.client.query(&self.sweep, &[&now, &(limit as i64)])?;
         Ok(rows
             .iter()
             .map(|r| (r.get::<_, i32>(0) as u32, r.get(1)))
@@ -309,35 +361,44 @@ fn migrate(client: &mut Client) -> Result<(), Error> {
 /// The statement that loads `keys`' rows: (ordinal, hex value, expire_at, version).
 fn load_sql(keys: &[Key]) -> String {
     format!(
-        "SELECT t.i, encode(k.value, 'hex'), k.expire_at, k.version \
-         FROM unnest({}, {}) WITH ORDINALITY AS t(db, key, i) \
-         JOIN relis_keys k ON k.db = t.db AND k.key = t.key",
-        int_array(keys.iter().map(|(db, _)| i64::from(*db)), "integer"),
-        bytea_array(keys.iter().map(|(_, k)| k.as_slice())),
+        "EXECUTE relis_load({}, {})",
+        int_array(keys.iter().map(|(db, _)| i64::from(*db))),
+        hex_array(keys.iter().map(|(_, k)| k.as_slice())),
     )
 }
 
-/// An SQL array literal of integers.
-fn int_array(items: impl Iterator<Item = i64>, ty: &str) -> String {
-    let list: Vec<String> = items.map(|i| i.to_string()).collect();
-    format!("ARRAY[{}]::{ty}[]", list.join(","))
+/// An SQL literal of an array of integers, `'{1,2}'` (the prepared statement gives its type).
+fn int_array(items: impl Iterator<Item = i64>) -> String {
+    let mut out = String::from("'{");
+    for (i, n) in items.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "{n}");
+    }
+    out.push_str("}'");
+    out
 }
 
-/// An SQL array literal of byte strings, in hex (no quoting of the bytes themselves is ever
-/// needed: only hex digits reach the SQL text).
-fn bytea_array<'a>(items: impl Iterator<Item = &'a [u8]>) -> String {
-    let mut out = String::from("ARRAY[");
+/// An SQL literal of an array of byte strings in hex, `'{"6b6579",""}'`, which the prepared
+/// statements `decode`: only hex digits, commas and double quotes reach the SQL text, so no
+/// byte of a key or value is ever quoted (and the empty string is `""`).
+fn hex_array<'a>(items: impl Iterator<Item = &'a [u8]>) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::from("'{");
     for (i, b) in items.enumerate() {
         if i > 0 {
             out.push(',');
         }
-        out.push_str("decode('");
+        out.push('"');
+        out.reserve(2 * b.len() + 2);
         for byte in b {
-            let _ = write!(out, "{byte:02x}");
+            out.push(HEX[usize::from(byte >> 4)] as char);
+            out.push(HEX[usize::from(byte & 15)] as char);
         }
-        out.push_str("', 'hex')");
+        out.push('"');
     }
-    out.push_str("]::bytea[]");
+    out.push_str("}'");
     out
 }
 
