@@ -152,6 +152,7 @@ fn strings_codec() -> relis::postgres::Codec {
             v => panic!("only strings in this test: {v:?}"),
         },
         restore: |b| Some(relis::Value::String(relis::Bytes::copy_from_slice(b))),
+        kind: |_| Some(relis::KeyType::String),
     }
 }
 
