@@ -31,7 +31,7 @@ use crate::backend::postgres::{is_conflict, Change, Codec, Key, PgKeys, PgKeyspa
 use crate::backend::sqlite::db::{Deliver, Stats, WriteJob, WriterMsg, WriterRead};
 use crate::backend::sqlite::stmt::{prepare, Conn};
 use crate::backend::sqlite::store::{
-    KeyType, Keyspace, Reader, SharedKeyspace, Writer, WriterHooks, WriterState,
+    Keyspace, Reader, SharedKeyspace, TypedKeys, Writer, WriterHooks, WriterState,
 };
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -110,7 +110,7 @@ impl SharedKeyspace for Wide {
         count: usize,
         kinds: bool,
         now: i64,
-    ) -> Result<(Vec<(Vec<u8>, Option<KeyType>)>, u64)> {
+    ) -> Result<(TypedKeys, u64)> {
         let (rows, next) = self.with(|c| c.scan(db, cursor, count, kinds, now))?;
         let kind = self.codec.kind;
         let rows = rows

@@ -175,6 +175,10 @@ impl Keyspace {
     }
 }
 
+/// Keys with their types (`None`: not one this engine knows), as [`SharedKeyspace::scan`]
+/// returns them.
+pub(crate) type TypedKeys = Vec<(Vec<u8>, Option<KeyType>)>;
+
 /// A keyspace held outside this connection, shared with other processes (the PostgreSQL
 /// backend, ARCHITECTURE.md 10.1): there the connection is a scratch holding only the keys a
 /// group declared, so what reads the whole keyspace asks this instead. Raw rows only; the
@@ -193,7 +197,7 @@ pub(crate) trait SharedKeyspace {
         count: usize,
         kinds: bool,
         now: i64,
-    ) -> Result<(Vec<(Vec<u8>, Option<KeyType>)>, u64)>;
+    ) -> Result<(TypedKeys, u64)>;
     /// How many live keys `db` holds.
     fn dbsize(&self, db: u32, now: i64) -> Result<i64>;
     /// A live key of `db` picked at random, if any.
