@@ -69,6 +69,7 @@ pub fn postgres_codec() -> relis::postgres::Codec {
             rdb::payload::dump(&cmd::keys::dump::to_object(d.value), kind)
         },
         restore: |p| rdb::payload::restore(p).ok().map(cmd::keys::dump::to_value),
+        kind: cmd::keys::dump::payload_type,
     }
 }
 

@@ -191,7 +191,7 @@ async fn watch_sees_a_change_made_through_the_other_node() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn keyspace_wide_commands_are_refused_and_values_survive_a_round_trip() {
+async fn what_cannot_run_is_refused_and_values_survive_a_round_trip() {
     let Some(c) = cluster() else { return };
     let mut a = common::Raw::connect(c.nodes[0].addr()).await;
     let mut b = common::Raw::connect(c.nodes[1].addr()).await;
@@ -203,10 +203,8 @@ async fn keyspace_wide_commands_are_refused_and_values_survive_a_round_trip() {
     common::check(
         &mut a,
         &[
-            (&["SCAN", "0"], refused("scan")),
-            (&["KEYS", "*"], refused("keys")),
-            (&["DBSIZE"], refused("dbsize")),
-            (&["FLUSHALL"], refused("flushall")),
+            (&["SWAPDB", "0", "1"], refused("swapdb")),
+            (&["MOVE", "k", "1"], refused("move")),
             (&["SQL.QUERY", "SELECT 1"], refused("sql.query")),
             (
                 &["CONFIG", "GET", "backend"],
@@ -220,7 +218,7 @@ async fn keyspace_wide_commands_are_refused_and_values_survive_a_round_trip() {
                 common::err("ERR CONFIG SET failed (possibly related to argument 'backend') - can't set immutable config"),
             ),
             (&["MULTI"], common::ok()),
-            (&["DBSIZE"], refused("dbsize")),
+            (&["SWAPDB", "0", "1"], refused("swapdb")),
             (
                 &["EXEC"],
                 common::err("EXECABORT Transaction discarded because of previous errors."),
@@ -596,4 +594,392 @@ async fn the_nodes_share_the_expiry_sweep_each_key_expiring_once() {
     .await;
     quiet(&mut ev).await;
     common::check(&mut b, &[(&["SET", "kept", "w"], common::ok())]).await;
+}
+
+/// A reply's keys (an array of bulk strings), sorted.
+fn sorted_keys(f: &resp::Frame) -> Vec<String> {
+    let resp::Frame::Array(items) = f else {
+        panic!("an array: {f:?}")
+    };
+    let mut keys: Vec<String> = items
+        .iter()
+        .map(|i| match i {
+            resp::Frame::Bulk(b) => String::from_utf8(b.to_vec()).unwrap(),
+            i => panic!("a key: {i:?}"),
+        })
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// A whole SCAN with `args` after the cursor, each call on the next of `nodes` in turn (as a
+/// load balancer may send them): every key returned, in the order returned, and the calls.
+async fn scan_all(nodes: &mut [common::Raw], args: &[&str]) -> (Vec<String>, usize) {
+    let mut cursor = "0".to_string();
+    let mut out = Vec::new();
+    for call in 0.. {
+        let mut line = vec!["SCAN", cursor.as_str()];
+        line.extend_from_slice(args);
+        let n = nodes.len();
+        let reply = nodes[call % n].cmd(&line).await;
+        let resp::Frame::Array(parts) = &reply else {
+            panic!("SCAN: {reply:?}")
+        };
+        let resp::Frame::Bulk(next) = &parts[0] else {
+            panic!("SCAN's cursor: {reply:?}")
+        };
+        out.extend(sorted_keys(&parts[1]));
+        cursor = String::from_utf8(next.to_vec()).unwrap();
+        if cursor == "0" {
+            return (out, call + 1);
+        }
+        assert!(call < 100_000, "the scan never ends");
+    }
+    unreachable!()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn keys_scan_dbsize_and_randomkey_agree_across_nodes() {
+    let Some(c) = cluster() else { return };
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    // The expired key must stay a row: no node sweeps.
+    for node in [&mut a, &mut b] {
+        common::check(
+            node,
+            &[(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"], common::ok())],
+        )
+        .await;
+    }
+    let mut all = Vec::new();
+    for i in 0..15 {
+        let (k, node) = if i % 2 == 0 {
+            (format!("a:{i}"), &mut a)
+        } else {
+            (format!("b:{i}"), &mut b)
+        };
+        common::check(node, &[(&["SET", &k, "v"], common::ok())]).await;
+        all.push(k);
+    }
+    for line in [
+        &["HSET", "h:1", "f", "v"][..],
+        &["HSET", "h:2", "f", "v"],
+        &["RPUSH", "l", "x"],
+        &["SADD", "s", "m"],
+        &["ZADD", "z", "1", "m"],
+        &["XADD", "x", "1-1", "f", "v"],
+        &["SET", "ttl", "v", "EX", "1000"],
+        &["SET", "gone", "v", "PX", "1"],
+    ] {
+        assert!(
+            !common::raw(&mut b, line).await.starts_with('-'),
+            "{line:?}"
+        );
+        if line[1] != "gone" {
+            all.push(line[1].to_string());
+        }
+    }
+    all.sort();
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    for node in [&mut a, &mut b] {
+        common::check(
+            node,
+            &[
+                (&["DBSIZE"], common::int(all.len() as i64)),
+                (&["SELECT", "1"], common::ok()),
+                (&["DBSIZE"], common::int(0)),
+                (&["KEYS", "*"], common::arr(vec![])),
+                (&["RANDOMKEY"], common::nil()),
+                (
+                    &["SCAN", "0"],
+                    common::arr(vec![common::bulk("0"), common::arr(vec![])]),
+                ),
+                (&["SELECT", "0"], common::ok()),
+                // A literal prefix (pushed into the range read), then globs with none.
+                (&["KEYS", "h:*"], common::bulks(&["h:1", "h:2"])),
+                (&["KEYS", "h\\:[12]"], common::bulks(&["h:1", "h:2"])),
+                (
+                    &["KEYS", "*:1?"],
+                    common::bulks(&["a:10", "a:12", "a:14", "b:11", "b:13"]),
+                ),
+                (&["KEYS", "gone"], common::arr(vec![])),
+                (&["KEYS", "nothing*"], common::arr(vec![])),
+            ],
+        )
+        .await;
+        assert_eq!(sorted_keys(&node.cmd(&["KEYS", "*"]).await), all);
+        let line = common::info_field(node, "keyspace", "db0").await;
+        assert_eq!(
+            line.trim(),
+            format!("keys={},expires=1,avg_ttl=0", all.len())
+        );
+    }
+    // SCAN, its calls spread over both nodes: every key once, however small COUNT is.
+    let mut nodes = [a, b];
+    for count in ["1", "2", "7", "1000"] {
+        let (mut keys, calls) = scan_all(&mut nodes, &["COUNT", count]).await;
+        keys.sort();
+        assert_eq!(keys, all, "COUNT {count}");
+        if count == "1" {
+            assert!(calls >= all.len(), "{calls} calls");
+        }
+    }
+    let (mut keys, _) = scan_all(&mut nodes, &["COUNT", "3", "MATCH", "*:1*"]).await;
+    keys.sort();
+    assert_eq!(keys, ["a:10", "a:12", "a:14", "b:1", "b:11", "b:13", "h:1"]);
+    for (kind, want) in [
+        ("hash", &["h:1", "h:2"][..]),
+        (
+            "STRING",
+            &[
+                "a:0", "a:10", "a:12", "a:14", "a:2", "a:4", "a:6", "a:8", "b:1", "b:11", "b:13",
+                "b:3", "b:5", "b:7", "b:9", "ttl",
+            ],
+        ),
+        ("list", &["l"]),
+        ("set", &["s"]),
+        ("zset", &["z"]),
+        ("stream", &["x"]),
+        ("nosuchtype", &[]),
+    ] {
+        let (mut keys, _) = scan_all(&mut nodes, &["TYPE", kind, "COUNT", "4"]).await;
+        keys.sort();
+        assert_eq!(keys, want, "TYPE {kind}");
+    }
+    let (mut keys, _) = scan_all(&mut nodes, &["MATCH", "h*", "TYPE", "string"]).await;
+    keys.sort();
+    assert!(keys.is_empty(), "{keys:?}");
+    // A cursor no row reaches ends the scan; a bad one is refused as Redis does.
+    common::check(
+        &mut nodes[0],
+        &[
+            (
+                &["SCAN", "18446744073709551615"],
+                common::arr(vec![common::bulk("0"), common::arr(vec![])]),
+            ),
+            (&["SCAN", "x"], common::err("ERR invalid cursor")),
+        ],
+    )
+    .await;
+    // RANDOMKEY: a live key, and over enough calls more than one.
+    let mut seen = std::collections::BTreeSet::new();
+    for i in 0..60 {
+        let reply = nodes[i % 2].cmd(&["RANDOMKEY"]).await;
+        let resp::Frame::Bulk(k) = reply else {
+            panic!("RANDOMKEY: {reply:?}")
+        };
+        let k = String::from_utf8(k.to_vec()).unwrap();
+        assert!(all.contains(&k), "{k}");
+        seen.insert(k);
+    }
+    assert!(seen.len() > 3, "{seen:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_scan_returns_every_key_while_the_other_node_writes() {
+    let Some(c) = cluster() else { return };
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    const KEYS: usize = 400;
+    let mut all = Vec::new();
+    for i in 0..KEYS {
+        let k = format!("k{i}");
+        common::check(&mut a, &[(&["SET", &k, "v"], common::ok())]).await;
+        all.push(k);
+    }
+    all.sort();
+    // Meanwhile on B: the keys present from the start rewritten (their place in the scan
+    // must not move), others created and deleted.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let stop = stop.clone();
+        let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+        tokio::spawn(async move {
+            let mut i = 0usize;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let old = format!("k{}", i % KEYS);
+                let new = format!("new{i}");
+                let gone = format!("new{}", i.saturating_sub(5));
+                common::check(
+                    &mut b,
+                    &[
+                        (&["SET", &old, &i.to_string()], common::ok()),
+                        (
+                            &["APPEND", &old, "x"],
+                            common::int((i.to_string().len() + 1) as i64),
+                        ),
+                        (&["SET", &new, "v"], common::ok()),
+                    ],
+                )
+                .await;
+                let _ = b.cmd(&["DEL", &gone]).await;
+                i += 1;
+            }
+            i
+        })
+    };
+    let mut nodes = [
+        common::Raw::connect(c.nodes[0].addr()).await,
+        common::Raw::connect(c.nodes[1].addr()).await,
+    ];
+    for _ in 0..3 {
+        let (keys, _) = scan_all(&mut nodes, &["COUNT", "7"]).await;
+        let got: std::collections::BTreeSet<&str> = keys.iter().map(String::as_str).collect();
+        let missing: Vec<&String> = all.iter().filter(|k| !got.contains(k.as_str())).collect();
+        assert!(missing.is_empty(), "never returned: {missing:?}");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let writes = writer.await.unwrap();
+    assert!(
+        writes > 10,
+        "the other node wrote meanwhile ({writes} rounds)"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn flushall_on_one_node_empties_the_others_view_and_fails_its_watch() {
+    let Some(c) = cluster() else { return };
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    common::check(
+        &mut a,
+        &[
+            (&["SET", "w", "1"], common::ok()),
+            (&["SET", "k", "1"], common::ok()),
+            (&["SELECT", "1"], common::ok()),
+            (&["SET", "other", "1"], common::ok()),
+            (&["SELECT", "0"], common::ok()),
+        ],
+    )
+    .await;
+    // FLUSHDB empties the selected database only, and a key of it that B watches.
+    common::check(
+        &mut b,
+        &[
+            (&["SELECT", "1"], common::ok()),
+            (&["WATCH", "other"], common::ok()),
+        ],
+    )
+    .await;
+    common::check(
+        &mut a,
+        &[
+            (&["SELECT", "1"], common::ok()),
+            (&["FLUSHDB", "SYNC"], common::ok()),
+            (&["DBSIZE"], common::int(0)),
+            (&["SELECT", "0"], common::ok()),
+        ],
+    )
+    .await;
+    common::check(
+        &mut b,
+        &[
+            (&["MULTI"], common::ok()),
+            (&["SET", "other", "2"], common::simple("QUEUED")),
+            (&["EXEC"], resp::Frame::NullArray),
+            (&["DBSIZE"], common::int(0)),
+            (&["SELECT", "0"], common::ok()),
+            (&["DBSIZE"], common::int(2)),
+        ],
+    )
+    .await;
+    // Keyspace events: a flush emits none per key (as Redis).
+    for node in [&mut a, &mut b] {
+        common::check(
+            node,
+            &[(
+                &["CONFIG", "SET", "notify-keyspace-events", "KEA"],
+                common::ok(),
+            )],
+        )
+        .await;
+    }
+    let mut ev = common::Raw::connect(c.nodes[1].addr()).await;
+    common::send(&mut ev, &["PSUBSCRIBE", "__key*__:*"]).await;
+    let _ = ev.read().await;
+    common::send(&mut ev, &["SUBSCRIBE", "link"]).await;
+    let _ = ev.read().await;
+    until_linked(&mut a, &mut ev, "link").await;
+    // B watches an existing key and one that does not exist; A flushes everything.
+    common::check(&mut b, &[(&["WATCH", "w"], common::ok())]).await;
+    common::check(&mut a, &[(&["FLUSHALL", "ASYNC"], common::ok())]).await;
+    common::check(
+        &mut b,
+        &[
+            (&["DBSIZE"], common::int(0)),
+            (&["KEYS", "*"], common::arr(vec![])),
+            (&["GET", "k"], common::nil()),
+            (&["MULTI"], common::ok()),
+            (&["SET", "w", "2"], common::simple("QUEUED")),
+            (&["EXEC"], resp::Frame::NullArray),
+            // A WATCHed key that did not exist is not touched by a flush (Redis 7.0).
+            (&["WATCH", "fresh"], common::ok()),
+        ],
+    )
+    .await;
+    common::check(&mut a, &[(&["FLUSHALL"], common::ok())]).await;
+    common::check(
+        &mut b,
+        &[
+            (&["MULTI"], common::ok()),
+            (&["SET", "fresh", "2"], common::simple("QUEUED")),
+            (&["EXEC"], common::arr(vec![common::ok()])),
+        ],
+    )
+    .await;
+    // What B's subscriber hears: the events of the two SETs, nothing of the flushes.
+    common::check(&mut a, &[(&["SET", "marker", "v"], common::ok())]).await;
+    let mut heard = Vec::new();
+    while !heard
+        .iter()
+        .any(|c: &String| c == "__keyevent@0__:set marker")
+    {
+        let m = pushed(&mut ev).await;
+        let resp::Frame::Array(parts) = &m else {
+            panic!("{m:?}")
+        };
+        let (resp::Frame::Bulk(ch), resp::Frame::Bulk(msg)) = (&parts[2], &parts[3]) else {
+            panic!("{m:?}")
+        };
+        heard.push(format!(
+            "{} {}",
+            String::from_utf8_lossy(ch),
+            String::from_utf8_lossy(msg)
+        ));
+    }
+    assert_eq!(
+        heard,
+        [
+            "__keyspace@0__:fresh set",
+            "__keyevent@0__:set fresh",
+            "__keyspace@0__:marker set",
+            "__keyevent@0__:set marker"
+        ]
+    );
+
+    // In one transaction: what follows the flush stays, what preceded it goes.
+    common::check(
+        &mut a,
+        &[
+            (&["MULTI"], common::ok()),
+            (&["SET", "before", "1"], common::simple("QUEUED")),
+            (&["FLUSHALL"], common::simple("QUEUED")),
+            (&["SET", "after", "1"], common::simple("QUEUED")),
+            (
+                &["EXEC"],
+                common::arr(vec![common::ok(), common::ok(), common::ok()]),
+            ),
+        ],
+    )
+    .await;
+    common::check(
+        &mut b,
+        &[
+            (&["KEYS", "*"], common::bulks(&["after"])),
+            (&["SELECT", "1"], common::ok()),
+            (&["DBSIZE"], common::int(0)),
+        ],
+    )
+    .await;
+    let line = common::info_field(&mut b, "keyspace", "db0").await;
+    assert_eq!(line.trim(), "keys=1,expires=0,avg_ttl=0");
 }

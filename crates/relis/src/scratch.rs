@@ -27,16 +27,19 @@
 //! jobs have run, they cannot run again (they are `FnOnce`), so a failure after that answers
 //! the group with the error: nothing of it was written.
 
-use crate::backend::postgres::{is_conflict, Change, Codec, Key, PgKeys, Stored};
+use crate::backend::postgres::{is_conflict, Change, Codec, Key, PgKeys, PgKeyspace, Stored};
 use crate::backend::sqlite::db::{Deliver, Stats, WriteJob, WriterMsg, WriterRead};
 use crate::backend::sqlite::stmt::{prepare, Conn};
-use crate::backend::sqlite::store::{Keyspace, Reader, Writer, WriterHooks, WriterState};
+use crate::backend::sqlite::store::{
+    Keyspace, Reader, SharedKeyspace, TypedKeys, Writer, WriterHooks, WriterState,
+};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::types::value::RestoreOptions;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -65,6 +68,68 @@ impl Remote {
             codec,
             url: url.to_string(),
         })
+    }
+}
+
+/// The keyspace-wide reads over PostgreSQL (KEYS, SCAN, DBSIZE, RANDOMKEY, INFO keyspace:
+/// [`SharedKeyspace`], `backend/postgres/keyspace.rs`), which every `Reader` and `Writer` of a
+/// group is given. On a connection of their own, made at first use (and again once broken):
+/// they run outside the group's transaction, so a group of writes that lists keys sees the
+/// keyspace as committed, without its own writes yet (a MULTI's DBSIZE after its SET).
+struct Wide {
+    url: String,
+    codec: Codec,
+    conn: RefCell<Option<PgKeyspace>>,
+}
+
+impl Wide {
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&mut PgKeyspace) -> std::result::Result<T, crate::backend::postgres::Error>,
+    ) -> Result<T> {
+        let mut slot = self.conn.borrow_mut();
+        if slot.as_ref().is_none_or(PgKeyspace::is_closed) {
+            *slot = Some(PgKeyspace::connect(&self.url).map_err(storage)?);
+        }
+        let Some(conn) = slot.as_mut() else {
+            unreachable!("connected above")
+        };
+        f(conn).map_err(storage)
+    }
+}
+
+impl SharedKeyspace for Wide {
+    fn keys(&self, db: u32, lower: &[u8], upper: Option<&[u8]>, now: i64) -> Result<Vec<Vec<u8>>> {
+        self.with(|c| c.keys(db, lower, upper, now))
+    }
+
+    fn scan(
+        &self,
+        db: u32,
+        cursor: u64,
+        count: usize,
+        kinds: bool,
+        now: i64,
+    ) -> Result<(TypedKeys, u64)> {
+        let (rows, next) = self.with(|c| c.scan(db, cursor, count, kinds, now))?;
+        let kind = self.codec.kind;
+        let rows = rows
+            .into_iter()
+            .map(|(k, first)| (k, first.and_then(kind)))
+            .collect();
+        Ok((rows, next))
+    }
+
+    fn dbsize(&self, db: u32, now: i64) -> Result<i64> {
+        self.with(|c| c.dbsize(db, now))
+    }
+
+    fn random_key(&self, db: u32, now: i64) -> Result<Option<Vec<u8>>> {
+        self.with(|c| c.random_key(db, now))
+    }
+
+    fn keyspace_info(&self, now: i64) -> Result<Vec<(u32, i64, i64)>> {
+        self.with(|c| c.keyspace_info(now))
     }
 }
 
@@ -112,6 +177,11 @@ pub(crate) fn run<'c>(
         // Nothing of the scratch is kept, so the counter is never written to it.
         st.persisted_version = i64::MAX;
     }
+    let shared: Rc<dyn SharedKeyspace> = Rc::new(Wide {
+        url: remote.url.clone(),
+        codec: remote.codec,
+        conn: RefCell::new(None),
+    });
     let mut batch: Vec<WriterMsg> = Vec::with_capacity(max_batch);
     let mut shutdown = false;
     let mut last_sweep = Instant::now();
@@ -165,6 +235,7 @@ pub(crate) fn run<'c>(
                 clock: &*clock,
                 keyspace,
                 stats: &stats,
+                shared: &shared,
             };
             run_group(&ctx, &mut remote, group);
         }
@@ -234,6 +305,7 @@ struct Ctx<'a, 'c> {
     clock: &'a dyn Clock,
     keyspace: Keyspace,
     stats: &'a Stats,
+    shared: &'a Rc<dyn SharedKeyspace>,
 }
 
 /// One group: its jobs, the union of the keys they declare and of those its writes declare
@@ -320,6 +392,7 @@ fn run_group(cx: &Ctx<'_, '_>, remote: &mut Remote, group: Group) {
         Ok((versions, expired)) => {
             for job in writes {
                 let mut w = Writer::new(conn, cx.clock.now_ms(), cx.keyspace, cx.st);
+                w.shared = Some(cx.shared.clone());
                 delivers.push(job(Some(&mut w)));
                 if conn.is_autocommit() {
                     // SQLite rolled the scratch back: the loaded keys are gone with it.
@@ -335,8 +408,14 @@ fn run_group(cx: &Ctx<'_, '_>, remote: &mut Remote, group: Group) {
             match poisoned {
                 Some(e) => Err(e),
                 None if !writing => Ok(()),
-                None => changes(cx, remote.codec, &keys, &locked, &versions, expired)
-                    .and_then(|c| remote.keys.commit_changes(&c).map_err(storage)),
+                None => {
+                    changes(cx, remote.codec, &keys, &locked, &versions, expired).and_then(|c| {
+                        // FLUSHDB/FLUSHALL first: the changes are what the keys hold after them.
+                        let flushed = std::mem::take(&mut cx.st.borrow_mut().flushed);
+                        remote.keys.flush(&flushed).map_err(storage)?;
+                        remote.keys.commit_changes(&c).map_err(storage)
+                    })
+                }
             }
         }
     };
@@ -351,6 +430,7 @@ fn run_group(cx: &Ctx<'_, '_>, remote: &mut Remote, group: Group) {
             job(None);
         } else {
             let mut r = Reader::new(conn, cx.clock.now_ms(), cx.keyspace);
+            r.shared = Some(cx.shared.clone());
             job(Some(&mut r));
         }
     }
@@ -377,6 +457,7 @@ fn run_group(cx: &Ctx<'_, '_>, remote: &mut Remote, group: Group) {
         }
     }
     st.events.clear();
+    st.flushed.clear();
     st.lazily_expired = 0;
     drop(st);
     for d in delivers {

@@ -130,6 +130,17 @@ impl Reader<'_> {
     /// # Errors
     /// Storage errors only.
     pub fn keys(&self, db: u32, pattern: &[u8]) -> Result<Vec<Bytes>> {
+        if let Some(shared) = &self.shared {
+            // The pattern's literal prefix bounds the range PostgreSQL reads.
+            let prefix = literal_prefix(pattern);
+            let upper = prefix_end(&prefix);
+            let keys = shared.keys(db, &prefix, upper.as_deref(), self.now)?;
+            return Ok(keys
+                .into_iter()
+                .filter(|k| glob_match(pattern, k, false))
+                .map(Bytes::from)
+                .collect());
+        }
         let mut out = Vec::new();
         let mut after: Option<Bytes> = None;
         loop {
@@ -199,11 +210,47 @@ impl Reader<'_> {
         Ok(page)
     }
 
+    /// SCAN over a keyspace other processes share (the PostgreSQL backend): up to `count` keys
+    /// after `cursor` (`0`: from the start), filtered by glob and type, and the cursor of the
+    /// next page (`0`: the scan is complete). The cursor comes from the data (every key keeps
+    /// one position for its life), so it is valid on any node; every key present for the whole
+    /// scan is returned exactly once. `None` over this process's own keyspace, whose cursors
+    /// are the caller's to keep ([`Reader::scan`]).
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub fn scan_shared(
+        &self,
+        db: u32,
+        cursor: u64,
+        count: usize,
+        pattern: Option<&[u8]>,
+        kind: Option<KeyType>,
+    ) -> Result<Option<(u64, Vec<Bytes>)>> {
+        let Some(shared) = &self.shared else {
+            return Ok(None);
+        };
+        let pattern = pattern.filter(|p| *p != b"*");
+        let (rows, next) = shared.scan(db, cursor, count.max(1), kind.is_some(), self.now)?;
+        let keys = rows
+            .into_iter()
+            .filter(|(k, t)| {
+                pattern.is_none_or(|p| glob_match(p, k, false))
+                    && kind.is_none_or(|k| *t == Some(k))
+            })
+            .map(|(k, _)| Bytes::from(k))
+            .collect();
+        Ok(Some((next, keys)))
+    }
+
     /// RANDOMKEY.
     ///
     /// # Errors
     /// Storage errors only.
     pub fn randomkey(&self, db: u32) -> Result<Option<Bytes>> {
+        if let Some(shared) = &self.shared {
+            return Ok(shared.random_key(db, self.now)?.map(Bytes::from));
+        }
         let probe: [u8; 8] = rand::random();
         for at_or_after in [true, false] {
             let found: Option<Vec<u8>> = self
@@ -221,11 +268,16 @@ impl Reader<'_> {
         Ok(None)
     }
 
-    /// DBSIZE: keys in `db`, counting expired keys the sweep has not removed yet, as Redis does.
+    /// DBSIZE: keys in `db`, counting expired keys the sweep has not removed yet, as Redis does
+    /// (over a shared keyspace, live keys only: its rows carry their expiry, so excluding them
+    /// costs nothing).
     ///
     /// # Errors
     /// Storage errors only.
     pub fn dbsize(&self, db: u32) -> Result<i64> {
+        if let Some(shared) = &self.shared {
+            return shared.dbsize(db, self.now);
+        }
         Ok(prepare(self.conn, q::DBSIZE)?.query_row([db], |r| r.get(0))?)
     }
 
@@ -234,6 +286,13 @@ impl Reader<'_> {
     /// # Errors
     /// Storage errors only.
     pub fn keyspace_info(&self) -> Result<Vec<KeyspaceInfo>> {
+        if let Some(shared) = &self.shared {
+            let dbs = shared.keyspace_info(self.now)?;
+            return Ok(dbs
+                .into_iter()
+                .map(|(db, keys, expires)| KeyspaceInfo { db, keys, expires })
+                .collect());
+        }
         let mut st = prepare(self.conn, q::KEYSPACE_INFO)?;
         let rows = st.query_map([], |r| {
             Ok(KeyspaceInfo {
@@ -469,6 +528,10 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors only.
     pub fn flushdb(&mut self, db: u32) -> Result<()> {
+        if self.shared.is_some() {
+            // The rows go when the group commits, in its transaction.
+            self.st().flushed.push(Some(db));
+        }
         // Collections' elements (and chunked strings' chunks) go to the trash: the background
         // sweep deletes them in batches.
         prepare(self.conn, q::FLUSHDB_TRASH)?.execute([db])?;
@@ -481,6 +544,9 @@ impl Writer<'_> {
     /// # Errors
     /// Storage errors only.
     pub fn flushall(&mut self) -> Result<()> {
+        if self.shared.is_some() {
+            self.st().flushed.push(None);
+        }
         // Unqualified DELETEs: SQLite truncates these tables rather than visiting each row.
         for sql in q::FLUSHALL {
             self.conn.prepare_cached(sql)?.execute([])?;

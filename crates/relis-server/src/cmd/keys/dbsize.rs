@@ -1,7 +1,8 @@
 //! DBSIZE — the number of keys in the selected database. <https://redis.io/commands/dbsize/>
 //!
 //! Like Redis, the count includes keys that have expired but have not been removed yet (the
-//! background sweep removes them in small batches); KEYS, SCAN and EXISTS never show them.
+//! background sweep removes them in small batches); KEYS, SCAN and EXISTS never show them. Over
+//! PostgreSQL the count leaves them out (the rows carry their expiry).
 
 use crate::args::Args;
 use crate::cmd::{Cx, Parsed, ReadCmd, Spec};

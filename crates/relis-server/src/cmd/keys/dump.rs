@@ -175,6 +175,21 @@ pub fn object_kind(encoding: &str) -> ObjectKind {
     }
 }
 
+/// The type of the value a DUMP payload holds, from its first byte (the RDB object type, as
+/// `rdb::payload::restore` reads it): over PostgreSQL, SCAN ... TYPE reads only that byte.
+pub fn payload_type(first: u8) -> Option<relis::KeyType> {
+    use rdb::types as t;
+    Some(match first {
+        t::STRING => relis::KeyType::String,
+        t::LIST | t::LIST_ZIPLIST | t::LIST_QUICKLIST | t::LIST_QUICKLIST_2 => relis::KeyType::List,
+        t::SET | t::SET_INTSET => relis::KeyType::Set,
+        t::ZSET | t::ZSET_2 | t::ZSET_ZIPLIST | t::ZSET_LISTPACK => relis::KeyType::ZSet,
+        t::HASH | t::HASH_ZIPMAP | t::HASH_ZIPLIST | t::HASH_LISTPACK => relis::KeyType::Hash,
+        t::STREAM_LISTPACKS | t::STREAM_LISTPACKS_2 => relis::KeyType::Stream,
+        _ => return None,
+    })
+}
+
 /// A DUMP payload and the key's expiry (unix ms).
 pub type Payload = (Vec<u8>, Option<i64>);
 

@@ -3,7 +3,8 @@
 //! <https://redis.io/commands/flushall/>
 //!
 //! Both modes are accepted; Relis always deletes within the command's transaction, so ASYNC
-//! behaves as SYNC (the reply comes once the deletion is committed).
+//! behaves as SYNC (the reply comes once the deletion is committed). Over PostgreSQL the rows go
+//! in the transaction of the command's group of writes (`relis::postgres::PgKeys::flush`).
 
 use crate::args::Args;
 use crate::cmd::{Cx, Parsed, Spec, WriteCmd};

@@ -8,6 +8,9 @@
 //! database) restarts the scan, which SCAN's guarantees allow. COUNT bounds the keys examined,
 //! before MATCH and TYPE filter them, as in Redis; a page may therefore be empty while the scan
 //! goes on.
+//!
+//! Over PostgreSQL (`--backend`) a cursor is a row's `scan_id` instead (`relis::Reader::
+//! scan_shared`): it comes from the data, so any node continues a scan another began.
 
 use crate::args::Args;
 use crate::cmd::{Cx, Parsed, ReadCmd, Spec};
@@ -216,12 +219,25 @@ impl Scan {
 
 impl ReadCmd for Scan {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        // An unknown type name matches no key, but the scan still walks the keyspace.
+        let kind = self.kind.as_ref().map(|k| KeyType::from_name(k));
+        // Over PostgreSQL the cursor comes from the data, valid on every node.
+        if let Some((cursor, mut keys)) = r.scan_shared(
+            cx.db,
+            self.cursor,
+            self.count,
+            self.pattern.as_deref(),
+            kind.flatten(),
+        )? {
+            if kind == Some(None) {
+                keys.clear();
+            }
+            return Ok(page(cursor, keys));
+        }
         let after = match self.cursor {
             0 => None,
             c => cx.server.cursors.lock().resume(cx.db, c),
         };
-        // An unknown type name matches no key, but the scan still walks the keyspace.
-        let kind = self.kind.as_ref().map(|k| KeyType::from_name(k));
         let mut page = r.scan(
             cx.db,
             after.as_deref(),
@@ -236,11 +252,16 @@ impl ReadCmd for Scan {
             Some(k) => cx.server.cursors.lock().save(cx.db, k),
             None => 0,
         };
-        Ok(Frame::Array(vec![
-            Frame::Bulk(Bytes::from(cursor.to_string())),
-            Frame::Array(page.keys.into_iter().map(Frame::Bulk).collect()),
-        ]))
+        Ok(self::page(cursor, page.keys))
     }
+}
+
+/// SCAN's reply: the next cursor and the page's keys.
+fn page(cursor: u64, keys: Vec<Bytes>) -> Frame {
+    Frame::Array(vec![
+        Frame::Bulk(Bytes::from(cursor.to_string())),
+        Frame::Array(keys.into_iter().map(Frame::Bulk).collect()),
+    ])
 }
 
 #[cfg(test)]

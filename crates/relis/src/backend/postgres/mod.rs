@@ -14,8 +14,10 @@
 //! to roll back and run the group again.
 
 mod bus;
+mod keyspace;
 
 pub use bus::{Bus, Deliver};
+pub use keyspace::{PgKeyspace, ScanRows};
 use postgres::{Client, NoTls, SimpleQueryMessage, Statement, Transaction};
 use std::fmt::Write as _;
 
@@ -28,6 +30,8 @@ pub struct Codec {
     pub dump: fn(crate::Dumped) -> Vec<u8>,
     /// The value of stored bytes (`None`: they are not a value this codec wrote).
     pub restore: fn(&[u8]) -> Option<crate::Value>,
+    /// The type of a stored value from its first byte (SCAN ... TYPE reads only that byte).
+    pub kind: fn(u8) -> Option<crate::KeyType>,
 }
 
 /// An error of the PostgreSQL backend.
@@ -55,6 +59,14 @@ const MIGRATIONS: &[&str] = &[
          body bytea NOT NULL,
          at timestamptz NOT NULL DEFAULT now()
      );",
+    // 3: SCAN's cursor (`keyspace.rs`): a number per row, given at insert and kept by every
+    // update, in its own sequence; unique per database, for the pages' range scans.
+    "CREATE SEQUENCE relis_scan_ids;
+     ALTER TABLE relis_keys ADD COLUMN scan_id bigint;
+     UPDATE relis_keys SET scan_id = nextval('relis_scan_ids');
+     ALTER TABLE relis_keys ALTER COLUMN scan_id SET DEFAULT nextval('relis_scan_ids'),
+         ALTER COLUMN scan_id SET NOT NULL;
+     CREATE UNIQUE INDEX relis_keys_scan ON relis_keys (db, scan_id);",
 ];
 
 /// The advisory lock key under which migrations run (any constant no key hash is likely to be:

@@ -447,6 +447,7 @@ impl Db {
                 new_keys: None,
                 lazily_expired: 0,
                 following: false,
+                flushed: Vec::new(),
             }),
             stopped: false,
         }));

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use rusqlite::OptionalExtension;
 use std::cell::RefCell;
 use std::ops::{Deref, DerefMut};
+use std::rc::Rc;
 
 /// The type of the value stored at a key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -174,6 +175,37 @@ impl Keyspace {
     }
 }
 
+/// Keys with their types (`None`: not one this engine knows), as [`SharedKeyspace::scan`]
+/// returns them.
+pub(crate) type TypedKeys = Vec<(Vec<u8>, Option<KeyType>)>;
+
+/// A keyspace held outside this connection, shared with other processes (the PostgreSQL
+/// backend, ARCHITECTURE.md 10.1): there the connection is a scratch holding only the keys a
+/// group declared, so what reads the whole keyspace asks this instead. Raw rows only; the
+/// [`Reader`] methods filter them (glob, type) as they do their own. `now` is Unix ms: rows
+/// expired at it are never returned nor counted.
+pub(crate) trait SharedKeyspace {
+    /// The live keys of `db` in `[lower, upper)` (`upper` `None`: no bound), in key order.
+    fn keys(&self, db: u32, lower: &[u8], upper: Option<&[u8]>, now: i64) -> Result<Vec<Vec<u8>>>;
+    /// Up to `count` live keys of `db` after `cursor` in an order fixed per key for its life
+    /// (`0`: from the start), with their types when `kinds`, and the cursor of the next page
+    /// (`0`: none). A cursor is valid in every process sharing the keyspace.
+    fn scan(
+        &self,
+        db: u32,
+        cursor: u64,
+        count: usize,
+        kinds: bool,
+        now: i64,
+    ) -> Result<(TypedKeys, u64)>;
+    /// How many live keys `db` holds.
+    fn dbsize(&self, db: u32, now: i64) -> Result<i64>;
+    /// A live key of `db` picked at random, if any.
+    fn random_key(&self, db: u32, now: i64) -> Result<Option<Vec<u8>>>;
+    /// Per non-empty database, in order: (index, live keys, live keys with an expiry).
+    fn keyspace_info(&self, now: i64) -> Result<Vec<(u32, i64, i64)>>;
+}
+
 /// A read-only view of the keyspace at one instant (`now`), on one connection.
 pub struct Reader<'c> {
     pub(crate) conn: &'c Conn<'c>,
@@ -184,6 +216,8 @@ pub struct Reader<'c> {
     pub(crate) databases: u32,
     /// The sorted sets' rank-block sizes this engine was opened with.
     pub(crate) rank: RankBlocks,
+    /// Where keyspace-wide reads go when the connection is a scratch ([`SharedKeyspace`]).
+    pub(crate) shared: Option<Rc<dyn SharedKeyspace>>,
 }
 
 impl<'c> Reader<'c> {
@@ -194,6 +228,7 @@ impl<'c> Reader<'c> {
             expiry_now: now,
             databases: ks.databases,
             rank: ks.rank,
+            shared: None,
         }
     }
 
@@ -444,6 +479,10 @@ pub(crate) struct WriterState {
     pub lazily_expired: u64,
     /// The server follows a master ([`Writer::set_following`]): the sweep deletes nothing.
     pub following: bool,
+    /// Over a [`SharedKeyspace`]: the databases FLUSHDB (`Some`) and FLUSHALL (`None`)
+    /// emptied in the current group transaction, for the backend to empty at its commit
+    /// (dropped with what an enclosing [`Writer::atomic`] rolls back).
+    pub flushed: Vec<Option<u32>>,
 }
 
 /// What a command declares about its errors, for the backend to decide how to keep the command
@@ -486,7 +525,7 @@ impl<'c> DerefMut for Writer<'c> {
 
 impl<'c> Writer<'c> {
     /// The writer's state, for one statement's use (no borrow is held across calls).
-    fn st(&self) -> std::cell::RefMut<'_, WriterState> {
+    pub(crate) fn st(&self) -> std::cell::RefMut<'_, WriterState> {
         self.st.borrow_mut()
     }
 
@@ -537,6 +576,7 @@ impl<'c> Writer<'c> {
         WriterHooks::flush(self.st().hooks, self.conn).map_err(E::from)?;
         self.exec_cached("SAVEPOINT cmd").map_err(E::from)?;
         let events = self.st().events.len();
+        let flushed = self.st().flushed.len();
         match f(self) {
             Ok(v) => {
                 self.exec_cached("RELEASE cmd").map_err(E::from)?;
@@ -549,6 +589,7 @@ impl<'c> Writer<'c> {
                 let _ = self.exec_cached("RELEASE cmd");
                 // What was rolled back did not happen: its events are not published.
                 self.st().events.truncate(events);
+                self.st().flushed.truncate(flushed);
                 Err(e)
             }
         }
