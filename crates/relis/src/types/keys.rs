@@ -309,9 +309,21 @@ impl Reader<'_> {
     /// # Errors
     /// Storage errors only.
     pub fn object(&self, db: u32, key: &[u8]) -> Result<Option<ObjectInfo>> {
+        Ok(self.object_and_string(db, key)?.map(|(info, _)| info))
+    }
+
+    /// [`Reader::object`], and the string's value when telling its encoding read it (an
+    /// inline string that an in-place write did not make raw), so that DUMP and the RDB
+    /// export do not look it up a second time.
+    pub(crate) fn object_and_string(
+        &self,
+        db: u32,
+        key: &[u8],
+    ) -> Result<Option<(ObjectInfo, Option<bytes::Bytes>)>> {
         let Some(meta) = self.meta(db, key)? else {
             return Ok(None);
         };
+        let mut string = None;
         let (encoding, shared_integer) = match meta.kind {
             // A string an in-place write unshared is raw whatever it holds (as in Redis).
             // So is a chunked one (longer than any embstr or integer).
@@ -325,11 +337,13 @@ impl Reader<'_> {
             }
             KeyType::String => {
                 let v = self.get(db, key)?.unwrap_or_default();
-                match crate::types::strings::parse_i64(&v) {
+                let encoding = match crate::types::strings::parse_i64(&v) {
                     Some(n) => ("int", (0..SHARED_INTEGERS).contains(&n)),
                     None if v.len() <= 44 => ("embstr", false),
                     None => ("raw", false),
-                }
+                };
+                string = Some(v);
+                encoding
             }
             // Hashes: listpack or hashtable, as recorded by the hash family (see hash.rs).
             KeyType::Hash => (self.hash_encoding(db, key)?, false),
@@ -341,11 +355,14 @@ impl Reader<'_> {
             KeyType::ZSet => (self.zset_encoding(db, key)?, false),
             KeyType::Stream => ("stream", false),
         };
-        Ok(Some(ObjectInfo {
-            meta,
-            encoding,
-            shared_integer,
-        }))
+        Ok(Some((
+            ObjectInfo {
+                meta,
+                encoding,
+                shared_integer,
+            },
+            string,
+        )))
     }
 }
 

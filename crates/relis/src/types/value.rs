@@ -105,11 +105,14 @@ impl Reader<'_> {
     /// # Errors
     /// Storage errors.
     pub fn dump_value(&self, db: u32, key: &[u8]) -> Result<Option<Dumped>> {
-        let Some(info) = self.object(db, key)? else {
+        let Some((info, string)) = self.object_and_string(db, key)? else {
             return Ok(None);
         };
         let value = match info.meta.kind {
-            KeyType::String => Value::String(self.get(db, key)?.unwrap_or_default()),
+            KeyType::String => Value::String(match string {
+                Some(v) => v,
+                None => self.get(db, key)?.unwrap_or_default(),
+            }),
             KeyType::List => Value::List(self.lrange(db, key, 0, -1)?.unwrap_or_default()),
             KeyType::Set => Value::Set(self.smembers(db, key)?.unwrap_or_default()),
             KeyType::Hash => Value::Hash(self.hgetall(db, key)?.unwrap_or_default()),
