@@ -983,3 +983,64 @@ async fn flushall_on_one_node_empties_the_others_view_and_fails_its_watch() {
     let line = common::info_field(&mut b, "keyspace", "db0").await;
     assert_eq!(line.trim(), "keys=1,expires=0,avg_ttl=0");
 }
+
+/// A FLUSHALL on one node is atomic against every group on the other. The invariant, for each
+/// writer (a connection of B INCRing a key no one else writes, one command at a time) and each
+/// FLUSHALL F (sent on A): let `i` be the writer's last INCR answered before F was sent and
+/// `j` its first INCR sent after F was answered. In any serial order F falls between INCR `i`
+/// and INCR `j`, so one of the INCRs after `i` up to `j` found the key absent and answered 1.
+/// A flush that deleted the key between another group's load and its write-back breaks it:
+/// that INCR answers the old value plus one, and so does the next (the key survived the flush).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn flushall_is_atomic_against_groups_on_the_other_node() {
+    use std::time::{Duration, Instant};
+    let Some(c) = cluster() else { return };
+    const WRITERS: usize = 4;
+    const FLUSHES: usize = 200;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut writers = Vec::new();
+    for w in 0..WRITERS {
+        let mut con = connect(&c.nodes[1]).await;
+        let stop = stop.clone();
+        writers.push(tokio::spawn(async move {
+            // (sent, answered, reply) of each INCR.
+            let mut log: Vec<(Instant, Instant, i64)> = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let sent = Instant::now();
+                let n: i64 = redis::cmd("INCR")
+                    .arg(format!("k{w}"))
+                    .query_async(&mut con)
+                    .await
+                    .unwrap();
+                log.push((sent, Instant::now(), n));
+            }
+            log
+        }));
+    }
+    let mut a = connect(&c.nodes[0]).await;
+    let mut flushes = Vec::new();
+    for _ in 0..FLUSHES {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        let sent = Instant::now();
+        let () = redis::cmd("FLUSHALL").query_async(&mut a).await.unwrap();
+        flushes.push((sent, Instant::now()));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut broken = 0;
+    for (w, t) in writers.into_iter().enumerate() {
+        let log = t.await.unwrap();
+        for (f_sent, f_done) in &flushes {
+            let Some(i) = log.iter().rposition(|(_, answered, _)| answered < f_sent) else {
+                continue;
+            };
+            let Some(j) = log.iter().position(|(sent, _, _)| sent > f_done) else {
+                continue;
+            };
+            if !log[i + 1..=j].iter().any(|(_, _, n)| *n == 1) {
+                broken += 1;
+                eprintln!("writer {w}: a key survived a flush: {:?}", &log[i..=j]);
+            }
+        }
+    }
+    assert_eq!(broken, 0, "keys survived a FLUSHALL on the other node");
+}
