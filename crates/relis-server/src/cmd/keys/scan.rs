@@ -358,6 +358,14 @@ mod tests {
     }
 
     #[test]
+    fn element_hashes_are_fnv1a_52_bits_and_stable() {
+        // FNV-1a 64 of the empty input is its offset basis; fixed forever (nodes share it).
+        assert_eq!(element_hash(b""), 0xcbf2_9ce4_8422_2325 >> 12);
+        assert_eq!(element_hash(b"a"), 0xaf63_dc4c_8601_ec8c >> 12);
+        assert!(element_hash(&[0xff; 64]) < 1 << 52);
+    }
+
+    #[test]
     fn cursors_parse_like_strtoul() {
         let invalid = Err(CmdError::err("invalid cursor"));
         let table: &[(&[u8], Result<u64, CmdError>)] = &[

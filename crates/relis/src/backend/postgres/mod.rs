@@ -655,6 +655,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn db_locks_come_in_one_order() {
+        // Nothing written, nothing flushed: no lock.
+        assert_eq!(db_locks([].into_iter(), &[]), vec![]);
+        // The keyspace lock, then each database once, ascending, shared.
+        assert_eq!(
+            db_locks([3, 0, 3].into_iter(), &[]),
+            vec![(-1, false), (0, false), (3, false)]
+        );
+        // FLUSHDB: its database exclusive, even where a key of it is written.
+        assert_eq!(
+            db_locks([3, 0].into_iter(), &[Some(3), Some(5)]),
+            vec![(-1, false), (0, false), (3, true), (5, true)]
+        );
+        // FLUSHALL: the keyspace lock exclusive, alone.
+        assert_eq!(
+            db_locks([3].into_iter(), &[Some(1), None]),
+            vec![(-1, true)]
+        );
+    }
+
+    #[test]
     fn lock_hash_is_fnv1a_and_stable() {
         // FNV-1a 64 of the empty input is its offset basis; of db 0 and "a", fixed forever.
         assert_eq!(lock_hash(0, b""), {
