@@ -741,12 +741,22 @@ impl Client {
 }
 
 /// The keys the command line `argv` of `spec` declares, in database `db`: its key specs, the
-/// ones COMMAND GETKEYS, ACL and the blocked-client wake-ups read (a script's `KEYS`).
+/// ones COMMAND GETKEYS, ACL and the blocked-client wake-ups read (a script's `KEYS`), and for
+/// FLUSHDB/FLUSHALL the flush (`relis::flush_declaration`).
 pub fn declared_keys(spec: &Spec, argv: &[Bytes], db: u32) -> relis::DeclaredKeys {
-    spec.keys_of(argv)
+    let mut keys: relis::DeclaredKeys = spec
+        .keys_of(argv)
         .into_iter()
         .filter_map(|i| argv.get(i).map(|k| (db, k.to_vec())))
-        .collect()
+        .collect();
+    // A flush is declared too: over PostgreSQL its group locks the databases it empties
+    // before anything else (`relis::flush_declaration`).
+    match spec.name {
+        "flushdb" => keys.push(relis::flush_declaration(Some(db))),
+        "flushall" => keys.push(relis::flush_declaration(None)),
+        _ => {}
+    }
+    keys
 }
 
 /// Whether the PostgreSQL backend refuses the command line `argv` of `spec` for now: it moves
@@ -1051,6 +1061,11 @@ mod tests {
         };
         let k = |db, s: &str| (db, s.as_bytes().to_vec());
         assert_eq!(keys("INCR n", 3), vec![k(3, "n")]);
+        assert_eq!(keys("FLUSHDB", 3), vec![relis::flush_declaration(Some(3))]);
+        assert_eq!(
+            keys("FLUSHALL SYNC", 3),
+            vec![relis::flush_declaration(None)]
+        );
         assert_eq!(keys("MSET a 1 b 2", 0), vec![k(0, "a"), k(0, "b")]);
         assert_eq!(keys("EVAL s 2 x y arg", 0), vec![k(0, "x"), k(0, "y")]);
         assert_eq!(

@@ -983,3 +983,156 @@ async fn flushall_on_one_node_empties_the_others_view_and_fails_its_watch() {
     let line = common::info_field(&mut b, "keyspace", "db0").await;
     assert_eq!(line.trim(), "keys=1,expires=0,avg_ttl=0");
 }
+
+/// A FLUSHALL on one node is atomic against every group on the other. The invariant, for each
+/// writer (a connection of B INCRing a key no one else writes, one command at a time) and each
+/// FLUSHALL F (sent on A): let `i` be the writer's last INCR answered before F was sent and
+/// `j` its first INCR sent after F was answered. In any serial order F falls between INCR `i`
+/// and INCR `j`, so one of the INCRs after `i` up to `j` found the key absent and answered 1.
+/// A flush that deleted the key between another group's load and its write-back breaks it:
+/// that INCR answers the old value plus one, and so does the next (the key survived the flush).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn flushall_is_atomic_against_groups_on_the_other_node() {
+    use std::time::{Duration, Instant};
+    let Some(c) = cluster() else { return };
+    const WRITERS: usize = 4;
+    const FLUSHES: usize = 200;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut writers = Vec::new();
+    for w in 0..WRITERS {
+        let mut con = connect(&c.nodes[1]).await;
+        let stop = stop.clone();
+        writers.push(tokio::spawn(async move {
+            // (sent, answered, reply) of each INCR.
+            let mut log: Vec<(Instant, Instant, i64)> = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let sent = Instant::now();
+                let n: i64 = redis::cmd("INCR")
+                    .arg(format!("k{w}"))
+                    .query_async(&mut con)
+                    .await
+                    .unwrap();
+                log.push((sent, Instant::now(), n));
+            }
+            log
+        }));
+    }
+    let mut a = connect(&c.nodes[0]).await;
+    let mut flushes = Vec::new();
+    for _ in 0..FLUSHES {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        let sent = Instant::now();
+        let () = redis::cmd("FLUSHALL").query_async(&mut a).await.unwrap();
+        flushes.push((sent, Instant::now()));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut broken = 0;
+    for (w, t) in writers.into_iter().enumerate() {
+        let log = t.await.unwrap();
+        for (f_sent, f_done) in &flushes {
+            let Some(i) = log.iter().rposition(|(_, answered, _)| answered < f_sent) else {
+                continue;
+            };
+            let Some(j) = log.iter().position(|(sent, _, _)| sent > f_done) else {
+                continue;
+            };
+            if !log[i + 1..=j].iter().any(|(_, _, n)| *n == 1) {
+                broken += 1;
+                eprintln!("writer {w}: a key survived a flush: {:?}", &log[i..=j]);
+            }
+        }
+    }
+    assert_eq!(broken, 0, "keys survived a FLUSHALL on the other node");
+}
+
+/// HSCAN, SSCAN and ZSCAN with each page asked of the other node (a client behind a load
+/// balancer): the cursor one node hands out means the same on the other, so the scan ends, and
+/// every element present for the whole scan comes back (exactly once here), while the other
+/// node adds elements between pages. Small collections (Redis's listpack and intset sizes) and
+/// large ones (hashtable, skiplist) alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn collection_scans_continue_on_the_other_node() {
+    let Some(c) = cluster() else { return };
+    let mut cons = [connect(&c.nodes[0]).await, connect(&c.nodes[1]).await];
+    for (size, tag) in [(600, "big"), (10, "small")] {
+        let mut fields = Vec::new();
+        let mut members = Vec::new();
+        let mut ints = Vec::new();
+        for i in 0..size {
+            fields.push(format!("f{i}"));
+            members.push(format!("m{i}"));
+            ints.push(i.to_string());
+        }
+        for (cmd, key, elems) in [
+            ("HSCAN", format!("h{tag}"), &fields),
+            ("SSCAN", format!("s{tag}"), &members),
+            ("SSCAN", format!("i{tag}"), &ints),
+            ("ZSCAN", format!("z{tag}"), &members),
+        ] {
+            let mut fill = match cmd {
+                "HSCAN" => redis::cmd("HSET"),
+                "SSCAN" => redis::cmd("SADD"),
+                _ => redis::cmd("ZADD"),
+            };
+            fill.arg(&key);
+            for (i, e) in elems.iter().enumerate() {
+                match cmd {
+                    "HSCAN" => fill.arg(e).arg(i),
+                    "SSCAN" => fill.arg(e),
+                    _ => fill.arg(i).arg(e),
+                };
+            }
+            let _: i64 = fill.query_async(&mut cons[0]).await.unwrap();
+            let mut seen: Vec<String> = Vec::new();
+            let mut cursor: u64 = 0;
+            let mut pages = 0;
+            loop {
+                let node = pages % 2;
+                let (next, flat): (u64, Vec<String>) = redis::cmd(cmd)
+                    .arg(&key)
+                    .arg(cursor)
+                    .arg("COUNT")
+                    .arg(3)
+                    .query_async(&mut cons[node])
+                    .await
+                    .unwrap();
+                // Pairs (field, value) and (member, score): the names only.
+                let step = if cmd == "SSCAN" { 1 } else { 2 };
+                seen.extend(flat.into_iter().step_by(step));
+                pages += 1;
+                if next == 0 {
+                    break;
+                }
+                assert!(pages < elems.len() + 50, "{cmd} {key} never ends");
+                cursor = next;
+                // The other node adds an element between pages.
+                let mut add = match cmd {
+                    "HSCAN" => redis::cmd("HSET"),
+                    "SSCAN" => redis::cmd("SADD"),
+                    _ => redis::cmd("ZADD"),
+                };
+                add.arg(&key);
+                match cmd {
+                    "HSCAN" => add.arg(format!("new{pages}")).arg(1),
+                    "SSCAN" if key.starts_with('i') => add.arg(1000 + pages),
+                    "SSCAN" => add.arg(format!("new{pages}")),
+                    _ => add.arg(1).arg(format!("new{pages}")),
+                };
+                let _: i64 = add.query_async(&mut cons[1 - node]).await.unwrap();
+            }
+            let originals: Vec<&String> = seen.iter().filter(|e| elems.contains(e)).collect();
+            assert_eq!(
+                originals.len(),
+                elems.len(),
+                "{cmd} {key}: every element once, in {pages} pages"
+            );
+            let mut distinct = seen.clone();
+            distinct.sort();
+            distinct.dedup();
+            assert_eq!(distinct.len(), seen.len(), "{cmd} {key}: no element twice");
+            if size > 100 {
+                assert!(pages > 10, "{cmd} {key}: paged ({pages} pages)");
+            }
+        }
+    }
+}

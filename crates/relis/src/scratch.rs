@@ -28,7 +28,7 @@
 //! the group with the error: nothing of it was written.
 
 use crate::backend::postgres::{is_conflict, Change, Codec, Key, PgKeys, PgKeyspace, Stored};
-use crate::backend::sqlite::db::{Deliver, Stats, WriteJob, WriterMsg, WriterRead};
+use crate::backend::sqlite::db::{declared_flush, Deliver, Stats, WriteJob, WriterMsg, WriterRead};
 use crate::backend::sqlite::stmt::{prepare, Conn};
 use crate::backend::sqlite::store::{
     Keyspace, Reader, SharedKeyspace, TypedKeys, Writer, WriterHooks, WriterState,
@@ -212,12 +212,21 @@ pub(crate) fn run<'c>(
         for m in batch.drain(..) {
             match m {
                 WriterMsg::Write(job, k) => {
-                    group.locked.extend(k.iter().cloned());
-                    group.keys.extend(k);
+                    for key in k {
+                        match declared_flush(&key) {
+                            Some(db) => group.flushes.push(db),
+                            None => {
+                                group.locked.push(key.clone());
+                                group.keys.push(key);
+                            }
+                        }
+                    }
                     group.writes.push(job);
                 }
                 WriterMsg::Read(job, k) => {
-                    group.keys.extend(k);
+                    group
+                        .keys
+                        .extend(k.into_iter().filter(|key| declared_flush(key).is_none()));
                     group.reads.push(job);
                 }
                 WriterMsg::Conn(job) => conns.push(job),
@@ -309,11 +318,12 @@ struct Ctx<'a, 'c> {
 }
 
 /// One group: its jobs, the union of the keys they declare and of those its writes declare
-/// (sorted, once each).
+/// (sorted, once each), and the flushes its writes declare.
 #[derive(Default)]
 struct Group {
     keys: Vec<Key>,
     locked: Vec<Key>,
+    flushes: Vec<Option<u32>>,
     writes: Vec<WriteJob>,
     reads: Vec<WriterRead>,
 }
@@ -324,6 +334,7 @@ fn begin(
     remote: &mut Remote,
     keys: &[Key],
     locked: &[Key],
+    flushes: &[Option<u32>],
     writing: bool,
 ) -> Result<Vec<Option<Stored>>> {
     if remote.keys.is_closed() {
@@ -335,7 +346,7 @@ fn begin(
     let mut attempt = 0;
     loop {
         attempt += 1;
-        match remote.keys.begin_locking(keys, locked) {
+        match remote.keys.begin_flushing(keys, locked, flushes) {
             Ok(rows) => return Ok(rows),
             // Nothing has run yet: trying again is invisible.
             Err(e) if is_conflict(&e) && attempt < ATTEMPTS => {
@@ -350,11 +361,12 @@ fn run_group(cx: &Ctx<'_, '_>, remote: &mut Remote, group: Group) {
     let Group {
         keys,
         locked,
+        flushes,
         writes,
         reads,
     } = group;
     let writing = !writes.is_empty();
-    let rows = match begin(remote, &keys, &locked, writing) {
+    let rows = match begin(remote, &keys, &locked, &flushes, writing) {
         Ok(rows) => rows,
         Err(e) => {
             tracing::error!("writer: {e}");

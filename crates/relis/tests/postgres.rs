@@ -357,3 +357,53 @@ fn the_prepared_group_statements_carry_any_bytes() {
     assert!(rows[..3].iter().all(Option::is_none));
     assert!(rows[3..].iter().all(Option::is_some));
 }
+
+/// A flush's group waits for every group that holds keys of what it empties (their database
+/// locks, shared, against its exclusive one), so a key loaded before the flush is never
+/// written back after it; a flush of another database does not wait.
+#[test]
+fn a_flush_waits_for_the_groups_of_its_databases() {
+    let Some(pg) = Pg::start() else { return };
+    let mut a = PgKeys::connect(&pg.url()).unwrap();
+    let mut b = PgKeys::connect(&pg.url()).unwrap();
+    let k = (0u32, b"k".to_vec());
+    // A group holding a key of database 0.
+    a.begin_locked(std::slice::from_ref(&k)).unwrap();
+    // FLUSHDB of database 1 does not wait for it.
+    b.begin_flushing(&[], &[], &[Some(1)]).unwrap();
+    b.flush(&[Some(1)]).unwrap();
+    b.commit_changes(&[]).unwrap();
+    // FLUSHALL (and FLUSHDB of database 0) waits until that group commits.
+    let mut waiters = Vec::new();
+    for flush in [None, Some(0)] {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let url = pg.url();
+        let t = std::thread::spawn(move || {
+            let mut c = PgKeys::connect(&url).unwrap();
+            c.begin_flushing(&[], &[], &[flush]).unwrap();
+            c.flush(&[flush]).unwrap();
+            c.commit_changes(&[]).unwrap();
+            tx.send(()).unwrap();
+        });
+        waiters.push((t, rx));
+    }
+    for (_, rx) in &waiters {
+        assert!(
+            rx.recv_timeout(std::time::Duration::from_millis(300))
+                .is_err(),
+            "a flush ran while a group held a key of its database"
+        );
+    }
+    a.commit_changes(&[Change::Put {
+        key: k.clone(),
+        value: b"v".to_vec(),
+        expire_at: None,
+    }])
+    .unwrap();
+    for (t, rx) in waiters {
+        rx.recv_timeout(std::time::Duration::from_secs(30)).unwrap();
+        t.join().unwrap();
+    }
+    // The flushes came after the group: its write is gone.
+    assert_eq!(a.load(&[k]).unwrap(), vec![None]);
+}

@@ -6,6 +6,7 @@
 //! SCAN walks keys (see `keys/scan.rs`): a field present for the whole iteration comes exactly
 //! once, and the Redis-shaped integer cursors Relis hands out name the field a page stopped
 //! after (`Shared::cursors`, keyed by database and key). An unknown cursor restarts the scan.
+//! Over PostgreSQL the cursor comes from the data instead, valid on every node (`KeyScan::run`).
 //! COUNT bounds the fields examined before MATCH (on the field) filters them. NOVALUES is Redis
 //! 7.4's and a syntax error here, as in 7.0.
 //!
@@ -71,6 +72,7 @@ impl ReadCmd for HScan {
                 let page = r.hscan(cx.db, &s.key, after, o.count, o.pattern.as_deref())?;
                 Ok(page.map(|p| (p.next, p.entries)))
             },
+            |(f, _)| f,
         )?;
         Ok(match page {
             Some((cursor, entries)) => reply(cursor, entries),

@@ -126,20 +126,22 @@ impl KeyScan {
 
     /// Runs one page: `lookup` reads the key's size (only to judge bad options after the
     /// lookup), `page` reads the elements after the cursor's element with the options and
-    /// returns them with the element a next page would start after. `None` for a missing key;
-    /// else the cursor to hand out (0 when done) and the elements.
+    /// returns them with the element a next page would start after; `elem` is an element's
+    /// name (what MATCH matches). `None` for a missing key; else the cursor to hand out (0
+    /// when done) and the elements.
     ///
     /// # Errors
     /// The options' error for an existing key, WRONGTYPE, storage errors.
-    pub fn run<L, P>(
+    pub fn run<L, T>(
         &self,
         cx: &Cx,
         lookup: impl FnOnce() -> Result<Option<L>, relis::Error>,
-        page: impl FnOnce(
+        page: impl Fn(
             Option<&[u8]>,
             &ScanOptions,
-        ) -> Result<Option<(Option<Bytes>, P)>, relis::Error>,
-    ) -> Result<Option<(u64, P)>, CmdError> {
+        ) -> Result<Option<(Option<Bytes>, Vec<T>)>, relis::Error>,
+        elem: fn(&T) -> &[u8],
+    ) -> Result<Option<(u64, Vec<T>)>, CmdError> {
         let o = match &self.options {
             Ok(o) => o,
             Err(e) => {
@@ -149,6 +151,9 @@ impl KeyScan {
                 }
             }
         };
+        if cx.server.db.backend() == "postgres" {
+            return self.run_hashed(cx, o, page, elem);
+        }
         let after = match self.cursor {
             0 => None,
             c => cx.server.cursors.lock().resume_keyed(cx.db, &self.key, c),
@@ -167,6 +172,80 @@ impl KeyScan {
         };
         Ok(Some((cursor, items)))
     }
+}
+
+impl KeyScan {
+    /// [`KeyScan::run`] over PostgreSQL, where a page may reach any node: the cursor comes
+    /// from the data, not from a node's memory. A collection one page holds (one Redis would
+    /// keep as a listpack comes whole, as on SQLite) is answered as on SQLite, with cursor 0.
+    /// Else the elements are walked in the order of [`element_hash`] (then of their bytes): a
+    /// page is the elements whose hash is at least the cursor's, COUNT of them examined and then
+    /// every one more of the last one's hash (a hash's elements come in one page, as a Redis
+    /// bucket does), and the cursor handed out is the next element's hash plus one. Any node
+    /// computes the same order from the same elements, so a scan continues wherever its next
+    /// page runs, and an element present for the whole scan keeps its hash and comes exactly
+    /// once. Each page reads the whole collection, which the node has already loaded whole from
+    /// PostgreSQL to answer it.
+    fn run_hashed<T>(
+        &self,
+        cx: &Cx,
+        o: &ScanOptions,
+        page: impl Fn(
+            Option<&[u8]>,
+            &ScanOptions,
+        ) -> Result<Option<(Option<Bytes>, Vec<T>)>, relis::Error>,
+        elem: fn(&T) -> &[u8],
+    ) -> Result<Option<(u64, Vec<T>)>, CmdError> {
+        if self.cursor == 0 {
+            let Some((next, items)) = crate::cmd::counted(cx, &self.key, page(None, o))? else {
+                return Ok(None);
+            };
+            if next.is_none() {
+                return Ok(Some((0, items)));
+            }
+        }
+        let all = ScanOptions {
+            pattern: None,
+            // As large as the types' pages take (they ask for one more).
+            count: i64::MAX as usize - 1,
+        };
+        let Some((_, items)) = page(None, &all)? else {
+            return Ok(None);
+        };
+        let from = self.cursor.saturating_sub(1);
+        let mut items: Vec<(u64, T)> = items
+            .into_iter()
+            .map(|t| (element_hash(elem(&t)), t))
+            .filter(|(h, _)| *h >= from)
+            .collect();
+        items.sort_unstable_by(|(ha, a), (hb, b)| ha.cmp(hb).then_with(|| elem(a).cmp(elem(b))));
+        let mut take = o.count.max(1).min(items.len());
+        while take > 0 && take < items.len() && items[take].0 == items[take - 1].0 {
+            take += 1;
+        }
+        let cursor = items.get(take).map_or(0, |(h, _)| h + 1);
+        items.truncate(take);
+        let pattern = o.pattern.as_deref().filter(|p| *p != b"*");
+        let page = items
+            .into_iter()
+            .map(|(_, t)| t)
+            .filter(|t| pattern.is_none_or(|p| relis::glob::glob_match(p, elem(t), false)))
+            .collect();
+        Ok(Some((cursor, page)))
+    }
+}
+
+/// The hash that orders a collection's elements for HSCAN/SSCAN/ZSCAN over PostgreSQL
+/// ([`KeyScan::run`]): FNV-1a 64 of the element, its top 52 bits, so a cursor (the hash plus
+/// one) stays below 2^53 (JavaScript clients keep it exact). Every node must compute the same:
+/// never change it while nodes of two versions share a database.
+pub fn element_hash(e: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in e {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h >> 12
 }
 
 /// Parses a cursor as Redis's `parseScanCursorOrReply`: C `strtoul` in base 10 (an optional
@@ -276,6 +355,14 @@ mod tests {
                 .collect(),
         );
         Scan::from_args(&mut args)
+    }
+
+    #[test]
+    fn element_hashes_are_fnv1a_52_bits_and_stable() {
+        // FNV-1a 64 of the empty input is its offset basis; fixed forever (nodes share it).
+        assert_eq!(element_hash(b""), 0xcbf2_9ce4_8422_2325 >> 12);
+        assert_eq!(element_hash(b"a"), 0xaf63_dc4c_8601_ec8c >> 12);
+        assert!(element_hash(&[0xff; 64]) < 1 << 52);
     }
 
     #[test]

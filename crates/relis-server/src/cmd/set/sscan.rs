@@ -4,7 +4,8 @@
 //! As SCAN does for keys (see `keys/scan.rs`), Relis walks members in member order, so a member
 //! present for the whole iteration comes exactly once, and maps the Redis-shaped integer cursors
 //! it hands out to the member a page stopped after (`Shared::cursors`, keyed by database and
-//! key). An unknown cursor restarts the scan. COUNT bounds the members examined before MATCH
+//! key). An unknown cursor restarts the scan. Over PostgreSQL the cursor comes from the data
+//! instead, valid on every node (`KeyScan::run`). COUNT bounds the members examined before MATCH
 //! filters them. A set Redis would keep as an intset comes whole in one reply, as from Redis.
 //!
 //! Redis checks the cursor first, then looks the key up, and only then reads the options: a
@@ -64,6 +65,7 @@ impl ReadCmd for SScan {
                 let page = r.sscan(cx.db, &s.key, after, o.count, o.pattern.as_deref())?;
                 Ok(page.map(|p| (p.next, p.keys)))
             },
+            |m| m,
         )?;
         Ok(match page {
             Some((cursor, members)) => reply(cursor, members),

@@ -5,7 +5,8 @@
 //! from Redis. A larger one is walked in member byte order, so a member present for the whole
 //! iteration comes exactly once; the Redis-shaped integer cursors map to the member a page
 //! stopped after (`Shared::cursors`, keyed by database and key), and an unknown cursor
-//! restarts the scan. COUNT bounds the members examined before MATCH filters them. Scores are
+//! restarts the scan (over PostgreSQL the cursor comes from the data instead, valid on every
+//! node: `KeyScan::run`). COUNT bounds the members examined before MATCH filters them. Scores are
 //! bulk strings (`%.17g`) under both protocols, as Redis sends them.
 //!
 //! Redis checks the cursor first, then looks the key up, and only then reads the options: a
@@ -74,16 +75,23 @@ fn reply(cursor: u64, items: Vec<relis::Scored>, listpack: bool) -> Frame {
 impl ReadCmd for ZScan {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         let s = &self.0;
+        // How the scores are shown: as the last page read says (a set Redis keeps as a
+        // listpack comes whole, in one page).
+        let listpack = std::cell::Cell::new(true);
         let page = s.run(
             cx,
             || r.zcard(cx.db, &s.key),
             |after, o| {
                 let page = r.zscan(cx.db, &s.key, after, o.count, o.pattern.as_deref())?;
-                Ok(page.map(|p| (p.next, (p.items, p.listpack))))
+                Ok(page.map(|p| {
+                    listpack.set(p.listpack);
+                    (p.next, p.items)
+                }))
             },
+            |(m, _)| m,
         )?;
         Ok(match page {
-            Some((cursor, (items, listpack))) => reply(cursor, items, listpack),
+            Some((cursor, items)) => reply(cursor, items, listpack.get()),
             None => reply(0, Vec::new(), true),
         })
     }

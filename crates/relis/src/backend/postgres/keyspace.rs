@@ -201,21 +201,34 @@ impl PgKeyspace {
 }
 
 impl PgKeys {
-    /// FLUSHDB / FLUSHALL inside the transaction [`PgKeys::begin_locked`] began: deletes every
-    /// row of the databases in `dbs` (`None`: of all). One statement. A deleted row is a change
-    /// to every node: a WATCH of one of its keys fails at EXEC (the key's version is gone).
+    /// FLUSHDB / FLUSHALL inside the transaction [`PgKeys::begin_flushing`] began: deletes
+    /// every row of the databases in `dbs` (`None`: of all), under their database locks taken
+    /// exclusively (`mod.rs`: already held when the group declared its flushes, so taken again
+    /// at once; a script's undeclared flush takes them here, late, and a deadlock that may
+    /// cause fails its group). A deleted row is a change to every node: a WATCH of one of its
+    /// keys fails at EXEC (the key's version is gone).
     ///
     /// # Errors
-    /// The connection fails (the caller rolls back).
+    /// The connection fails, or PostgreSQL reports a deadlock (the caller rolls back).
     pub fn flush(&mut self, dbs: &[Option<u32>]) -> Result<(), Error> {
         if dbs.is_empty() {
             return Ok(());
         }
         if dbs.contains(&None) {
+            self.client
+                .execute("SELECT pg_advisory_xact_lock($1, -1)", &[&super::DB_LOCKS])?;
             self.client.batch_execute("DELETE FROM relis_keys")?;
             return Ok(());
         }
-        let list: Vec<i32> = dbs.iter().flatten().map(|db| *db as i32).collect();
+        let mut list: Vec<i32> = dbs.iter().flatten().map(|db| *db as i32).collect();
+        list.sort_unstable();
+        list.dedup();
+        self.client.execute(
+            "SELECT pg_advisory_xact_lock_shared($1, -1),
+                 (SELECT count(*) FROM (SELECT pg_advisory_xact_lock($1, d)
+                     FROM unnest($2::integer[]) WITH ORDINALITY AS t(d, i) ORDER BY i) l)",
+            &[&super::DB_LOCKS, &list],
+        )?;
         self.client
             .execute("DELETE FROM relis_keys WHERE db = ANY($1)", &[&list])?;
         Ok(())

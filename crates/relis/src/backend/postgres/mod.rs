@@ -12,6 +12,16 @@
 //! that lock only through [`Group::lock`] never deadlock; a deadlock or serialization failure
 //! that still happens (keys locked in two steps) is reported by [`is_conflict`], for the caller
 //! to roll back and run the group again.
+//!
+//! **Flushes are atomic.** Before its key locks, in the same statement sequence of the same
+//! round trip, a writing group takes database locks ([`DB_LOCKS`], the two-integer advisory
+//! lock space, which no key's 64-bit lock shares): the keyspace lock (objid -1), then one per
+//! database its keys are in, ascending, all shared. A group that flushes takes the keyspace
+//! lock exclusively (FLUSHALL) or its database's (FLUSHDB) instead: it waits for every group
+//! that may have loaded a key of what it empties to commit, and every group that would load one
+//! waits for it, so no key loaded before a flush is written back after it on any node. Every
+//! group takes its locks in one order (keyspace, databases ascending, keys ascending), so no
+//! deadlock arises from them.
 
 mod bus;
 mod keyspace;
@@ -73,6 +83,11 @@ const MIGRATIONS: &[&str] = &[
 /// a collision would only make a migration wait for a group).
 const MIGRATION_LOCK: i64 = 0x7265_6c69_735f_6d69; // "relis_mi"
 
+/// The class (first integer) of the database locks in PostgreSQL's two-integer advisory lock
+/// space, apart from the keys' 64-bit one; the second integer is the database index, or -1 for
+/// the whole keyspace (see the module's documentation).
+pub const DB_LOCKS: i32 = 0x726c_6462; // "rldb"
+
 /// A key as the engine names it: logical database index and key bytes.
 pub type Key = (u32, Vec<u8>);
 
@@ -126,6 +141,11 @@ const SESSION: &str = "
     SET enable_bitmapscan = off;
     SET enable_hashjoin = off;
     SET enable_mergejoin = off;
+    PREPARE relis_db_lock(integer[], boolean[]) AS
+        SELECT count(*) FROM (SELECT CASE WHEN x
+                THEN pg_advisory_xact_lock(%DB_LOCKS%, d)
+                ELSE pg_advisory_xact_lock_shared(%DB_LOCKS%, d) END
+            FROM unnest($1, $2) WITH ORDINALITY AS t(d, x, i) ORDER BY i) l;
     PREPARE relis_lock(bigint[]) AS
         SELECT count(*) FROM (SELECT pg_advisory_xact_lock(h)
             FROM unnest($1) WITH ORDINALITY AS t(h, i) ORDER BY i) l;
@@ -162,7 +182,7 @@ impl PgKeys {
         let mut client = Client::connect(url, NoTls)?;
         read_committed(&mut client)?;
         migrate(&mut client)?;
-        client.batch_execute(SESSION)?;
+        client.batch_execute(&SESSION.replace("%DB_LOCKS%", &DB_LOCKS.to_string()))?;
         let sweep = client.prepare(SWEEP)?;
         Ok(PgKeys { client, sweep })
     }
@@ -201,10 +221,37 @@ impl PgKeys {
         keys: &[Key],
         locked: &[Key],
     ) -> Result<Vec<Option<Stored>>, Error> {
+        self.begin_flushing(keys, locked, &[])
+    }
+
+    /// [`PgKeys::begin_locking`] for a group that will also flush the databases in `flushes`
+    /// (`None`: all): their database locks are taken exclusively (see the module's
+    /// documentation), before the keys'.
+    ///
+    /// # Errors
+    /// As [`PgKeys::begin_locked`].
+    pub fn begin_flushing(
+        &mut self,
+        keys: &[Key],
+        locked: &[Key],
+        flushes: &[Option<u32>],
+    ) -> Result<Vec<Option<Stored>>, Error> {
         let mut hashes: Vec<i64> = locked.iter().map(|(db, k)| lock_hash(*db, k)).collect();
         hashes.sort_unstable();
         hashes.dedup();
         let mut sql = String::from("BEGIN;");
+        let dbs = db_locks(locked.iter().map(|(db, _)| *db), flushes);
+        if !dbs.is_empty() {
+            let _ = write!(
+                sql,
+                "EXECUTE relis_db_lock({}, '{{{}}}');",
+                int_array(dbs.iter().map(|(d, _)| *d)),
+                dbs.iter()
+                    .map(|(_, x)| if *x { "t" } else { "f" })
+                    .collect::<Vec<_>>()
+                    .join(","),
+            );
+        }
         if !hashes.is_empty() {
             let _ = write!(
                 sql,
@@ -368,6 +415,28 @@ fn migrate(client: &mut Client) -> Result<(), Error> {
         tx.execute("UPDATE relis_schema SET version = $1", &[&(i as i32 + 1)])?;
     }
     tx.commit()
+}
+
+/// The database locks of a group writing keys of `dbs` and flushing `flushes` (`None`: all), in
+/// the order they are taken: (objid, exclusive). The keyspace lock (-1) first, exclusive for a
+/// FLUSHALL (which then needs no other); then each database, ascending, exclusive if flushed.
+/// None at all for a group that writes no key and flushes nothing.
+fn db_locks(dbs: impl Iterator<Item = u32>, flushes: &[Option<u32>]) -> Vec<(i64, bool)> {
+    if flushes.contains(&None) {
+        return vec![(-1, true)];
+    }
+    let mut out: Vec<(i64, bool)> = dbs
+        .map(|db| (i64::from(db), false))
+        .chain(flushes.iter().flatten().map(|db| (i64::from(*db), true)))
+        .collect();
+    if out.is_empty() {
+        return out;
+    }
+    // Exclusive before shared of one database, so that dedup keeps the exclusive one.
+    out.sort_unstable_by_key(|(d, x)| (*d, !*x));
+    out.dedup_by_key(|(d, _)| *d);
+    out.insert(0, (-1, false));
+    out
 }
 
 /// The statement that loads `keys`' rows: (ordinal, hex value, expire_at, version).
@@ -584,6 +653,27 @@ pub fn lock_hash(db: u32, key: &[u8]) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn db_locks_come_in_one_order() {
+        // Nothing written, nothing flushed: no lock.
+        assert_eq!(db_locks([].into_iter(), &[]), vec![]);
+        // The keyspace lock, then each database once, ascending, shared.
+        assert_eq!(
+            db_locks([3, 0, 3].into_iter(), &[]),
+            vec![(-1, false), (0, false), (3, false)]
+        );
+        // FLUSHDB: its database exclusive, even where a key of it is written.
+        assert_eq!(
+            db_locks([3, 0].into_iter(), &[Some(3), Some(5)]),
+            vec![(-1, false), (0, false), (3, true), (5, true)]
+        );
+        // FLUSHALL: the keyspace lock exclusive, alone.
+        assert_eq!(
+            db_locks([3].into_iter(), &[Some(1), None]),
+            vec![(-1, true)]
+        );
+    }
 
     #[test]
     fn lock_hash_is_fnv1a_and_stable() {

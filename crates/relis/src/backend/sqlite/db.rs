@@ -134,6 +134,34 @@ pub(crate) type WriterRead = Box<dyn FnOnce(Option<&mut Reader<'_>>) + Send>;
 /// loads them before the job runs (ARCHITECTURE.md 10.1); the SQLite backend ignores them.
 pub type DeclaredKeys = Vec<(u32, Vec<u8>)>;
 
+/// The database index of [`flush_declaration`]s: no key lives there.
+const FLUSH_DB: u32 = u32::MAX;
+
+/// What a job that runs FLUSHDB on database `db` (`None`: FLUSHALL) adds to its
+/// [`DeclaredKeys`]: not a key (its database index is `u32::MAX`, which no key has) but the
+/// flush, which the PostgreSQL backend serializes against every other group on every node by
+/// taking the database's lock exclusively before any other (ARCHITECTURE.md 10.1). A flush not
+/// declared (a script's) still takes it, late, when it runs.
+pub fn flush_declaration(db: Option<u32>) -> (u32, Vec<u8>) {
+    match db {
+        Some(db) => (FLUSH_DB, db.to_le_bytes().to_vec()),
+        None => (FLUSH_DB, Vec::new()),
+    }
+}
+
+/// The flush a declared key stands for (see [`flush_declaration`]): `Some(None)` for
+/// FLUSHALL, `Some(Some(db))` for FLUSHDB, `None` for a key.
+pub(crate) fn declared_flush(key: &(u32, Vec<u8>)) -> Option<Option<u32>> {
+    if key.0 != FLUSH_DB {
+        return None;
+    }
+    Some(
+        <[u8; 4]>::try_from(key.1.as_slice())
+            .ok()
+            .map(u32::from_le_bytes),
+    )
+}
+
 /// A thread's own read-only connection to one engine (see [`Db::read_here`]), with the read
 /// transaction it holds between reads. Behind a mutex that its thread takes for each read
 /// (uncontended) and the writer only tries (see [`LocalReaders::end_held`]): the connection is
