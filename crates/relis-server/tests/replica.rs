@@ -1018,8 +1018,9 @@ async fn a_replica_killed_mid_full_sync_syncs_again() {
     else {
         return;
     };
-    // Enough keys for a load of several transactions (`rdbfile::BATCH_KEYS` each).
-    let total = 150_000;
+    // Enough keys for a load of several transactions (`rdbfile::BATCH_KEYS` each), so that
+    // some have committed when the replica is killed at 40%.
+    let total = relis_server::rdbfile::BATCH_KEYS as i64 * 5 / 2;
     let _: () = redis::cmd("DEBUG")
         .arg("POPULATE")
         .arg(total)
@@ -1039,14 +1040,20 @@ async fn a_replica_killed_mid_full_sync_syncs_again() {
     ];
     let mut relis = common::spawn_binary(data.path(), &args);
     let mut r = connect(relis.addr()).await;
+    // Killed once the load has committed its first transaction (the file says so: the loaded
+    // percentage runs up to two batches ahead of the commits).
     let mut last = String::new();
-    for _ in 0..1200 {
-        let perc: f64 = info_field(&mut r, "loading_loaded_perc")
-            .await
-            .parse()
-            .unwrap_or(0.0);
-        last = format!("{perc}");
-        if perc > 40.0 {
+    let committed = || -> i64 {
+        rusqlite::Connection::open_with_flags(
+            data.path().join("relis.db"),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .and_then(|c| c.query_row("SELECT count(*) FROM relis_keys", [], |r| r.get(0)))
+        .unwrap_or(0)
+    };
+    for _ in 0..3000 {
+        last = info_field(&mut r, "loading_loaded_perc").await;
+        if committed() > 0 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;

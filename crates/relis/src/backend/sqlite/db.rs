@@ -151,6 +151,7 @@ pub fn flush_declaration(db: Option<u32>) -> (u32, Vec<u8>) {
 
 /// The flush a declared key stands for (see [`flush_declaration`]): `Some(None)` for
 /// FLUSHALL, `Some(Some(db))` for FLUSHDB, `None` for a key.
+#[cfg(feature = "postgres")]
 pub(crate) fn declared_flush(key: &(u32, Vec<u8>)) -> Option<Option<u32>> {
     if key.0 != FLUSH_DB {
         return None;
