@@ -75,18 +75,6 @@ fn too_long(field: &[u8], value: &[u8]) -> bool {
     field.len() > HASH_MAX_LISTPACK_VALUE || value.len() > HASH_MAX_LISTPACK_VALUE
 }
 
-/// The smallest byte string greater than every string starting with `prefix`, if any.
-fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return Some(end);
-        }
-    }
-    None
-}
-
 fn blob(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Bytes> {
     Ok(Bytes::copy_from_slice(r.get_ref(i)?.as_blob()?))
 }
@@ -433,7 +421,7 @@ impl Reader<'_> {
         let upper = if prefix.is_empty() {
             None
         } else {
-            prefix_end(&prefix)
+            crate::types::keys::prefix_end(&prefix)
         };
         // A COUNT as large as Redis allows (i64::MAX) walks the rest of the hash.
         let limit = count.clamp(1, i64::MAX as usize - 1) as i64;
