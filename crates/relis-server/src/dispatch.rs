@@ -229,7 +229,10 @@ impl Client {
             .then(|| Line::new(&argv, Some(self.info.clone())));
         let shown =
             (self.server.monitors.active() && crate::monitor::shown(spec)).then(|| argv.clone());
-        let parsed = parse(spec, argv, skip);
+        let mut parsed = parse(spec, argv, skip);
+        if shared {
+            parsed = parsed.map(Parsed::for_postgres);
+        }
         if let Some(argv) = shown {
             // Connection commands show once they have run, but blocking ones, which show as
             // they start waiting; the rest as they are handed to the engine (a script's line
@@ -777,6 +780,10 @@ pub fn refused_on_postgres(spec: &Spec, argv: &[Bytes]) -> bool {
     match spec.name {
         "swapdb" | "move" | "migrate" | "save" | "bgsave" | "replicaof" | "slaveof"
         | "function|load" | "function|delete" | "function|flush" | "function|restore" => true,
+        // SQL on the main database runs on PostgreSQL (`cmd::sql::OnPostgres`); the morphs,
+        // named databases and RediSQL's commands (which name one) do not yet.
+        "sql.exec" | "sql.query" | "sql.prepare" | "sql.run" | "sql.unprepare"
+        | "sql.statements" | "sql.desc" => false,
         "copy" => has(3, "db"),
         "sort" | "sort_ro" => has(2, "by") || has(2, "get"),
         "debug" => argv.get(1).is_some_and(|a| {

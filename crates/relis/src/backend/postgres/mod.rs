@@ -25,10 +25,12 @@
 
 mod bus;
 mod keyspace;
+mod sql;
 
 pub use bus::{Bus, Deliver};
 pub use keyspace::{PgKeyspace, ScanRows};
 use postgres::{Client, NoTls, SimpleQueryMessage, Statement, Transaction};
+pub use sql::{PgSql, PgSqlSession};
 use std::fmt::Write as _;
 
 /// How values are stored in PostgreSQL: the engine hands whole values ([`crate::Dumped`]) to
@@ -77,6 +79,9 @@ const MIGRATIONS: &[&str] = &[
      ALTER TABLE relis_keys ALTER COLUMN scan_id SET DEFAULT nextval('relis_scan_ids'),
          ALTER COLUMN scan_id SET NOT NULL;
      CREATE UNIQUE INDEX relis_keys_scan ON relis_keys (db, scan_id);",
+    // 4: SQL.* (`sql.rs`): the sandbox role's record, prepared statements, and the redis_*
+    // views, which decode the stored DUMP payloads (`views.sql`).
+    include_str!("views.sql"),
 ];
 
 /// The advisory lock key under which migrations run (any constant no key hash is likely to be:
