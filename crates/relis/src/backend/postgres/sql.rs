@@ -222,7 +222,9 @@ impl PgSqlSession {
         params: Vec<SqlValue>,
         limits: &SqlLimits,
     ) -> Result<SqlOutput, SqlError> {
-        self.transaction(true, limits, |c, _| statement(c, sql, &params, limits, None))
+        self.transaction(true, limits, |c, _| {
+            statement(c, sql, &params, limits, None)
+        })
     }
 
     /// Stores a prepared statement, checked by PostgreSQL first.
@@ -238,7 +240,7 @@ impl PgSqlSession {
         let readonly = reads_only(sql);
         let name = name.to_string();
         let sql = sql.to_string();
-        let done = self.sql.with_admin(move |c| {
+        self.sql.with_admin(move |c| {
             let params = params as i32;
             match mode {
                 PrepareMode::Upsert => c
@@ -277,8 +279,7 @@ impl PgSqlSession {
                         }
                     }),
             }
-        })?;
-        done
+        })?
     }
 
     /// Runs the prepared statement `name` (writes allowed).
