@@ -1315,7 +1315,7 @@ async fn sql_runs_on_postgres_with_views_of_the_keys_both_nodes_share() {
     for key in ["list", "biglist"] {
         let sql = format!("SELECT value FROM redis_lists WHERE key = '{key}' ORDER BY idx");
         assert_eq!(
-            column(&query(&mut b, (&sql)).await),
+            column(&query(&mut b, &sql).await),
             strings(&b.cmd(&["LRANGE", key, "0", "-1"]).await),
             "{key}"
         );
@@ -1324,7 +1324,7 @@ async fn sql_runs_on_postgres_with_views_of_the_keys_both_nodes_share() {
         let sql = format!("SELECT member FROM redis_sets WHERE key = '{key}' ORDER BY member");
         let mut want = strings(&b.cmd(&["SMEMBERS", key]).await);
         want.sort();
-        assert_eq!(column(&query(&mut b, (&sql)).await), want, "{key}");
+        assert_eq!(column(&query(&mut b, &sql).await), want, "{key}");
     }
     for key in ["zset", "bigzset"] {
         let sql = format!("SELECT member, score::text FROM redis_zsets z WHERE key = '{key}' ORDER BY z.score, member");
@@ -1343,7 +1343,7 @@ async fn sql_runs_on_postgres_with_views_of_the_keys_both_nodes_share() {
                     ]
                 })
                 .collect();
-        assert_eq!(table(&query(&mut b, (&sql)).await), want, "{key}");
+        assert_eq!(table(&query(&mut b, &sql).await), want, "{key}");
     }
     // Geo positions as GEOPOS decodes them.
     let geo = table(
