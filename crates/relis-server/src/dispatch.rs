@@ -765,8 +765,9 @@ pub fn declared_keys(spec: &Spec, argv: &[Bytes], db: u32) -> relis::DeclaredKey
 /// Whether the PostgreSQL backend refuses the command line `argv` of `spec` for now: it moves
 /// or reads whole databases in ways not built there (SWAPDB, DEBUG RELOAD/DIGEST, SAVE/BGSAVE),
 /// works on keys it does not declare (MOVE, COPY ... DB, SORT with BY or GET, MIGRATE,
-/// REPLICAOF), on storage only the SQLite file has (SQL.*, REDISQL.*, FUNCTION
-/// LOAD/DELETE/FLUSH/RESTORE). SCAN, KEYS, DBSIZE, RANDOMKEY and FLUSHDB/FLUSHALL run there
+/// REPLICAOF, the SQL morphs), on storage only the SQLite file has (named SQL databases,
+/// REDISQL.*, FUNCTION LOAD/DELETE/FLUSH/RESTORE). SQL.EXEC, SQL.QUERY and the prepared
+/// statements run PostgreSQL's SQL there (`cmd::sql::OnPostgres`). SCAN, KEYS, DBSIZE, RANDOMKEY and FLUSHDB/FLUSHALL run there
 /// (`relis::Reader::scan_shared` and the engine's keyspace-wide methods). README "PostgreSQL
 /// backend" lists them.
 pub fn refused_on_postgres(spec: &Spec, argv: &[Bytes]) -> bool {
