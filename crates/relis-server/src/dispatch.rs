@@ -765,9 +765,9 @@ pub fn declared_keys(spec: &Spec, argv: &[Bytes], db: u32) -> relis::DeclaredKey
 /// Whether the PostgreSQL backend refuses the command line `argv` of `spec` for now: it moves
 /// or reads whole databases in ways not built there (SWAPDB, DEBUG RELOAD/DIGEST, SAVE/BGSAVE),
 /// works on keys it does not declare (MOVE, COPY ... DB, SORT with BY or GET, MIGRATE,
-/// REPLICAOF, the SQL morphs), on storage only the SQLite file has (named SQL databases,
+/// REPLICAOF, SQL.FROMHASH/FROMSTREAM), on storage only the SQLite file has (named SQL databases,
 /// REDISQL.*, FUNCTION LOAD/DELETE/FLUSH/RESTORE). SQL.EXEC, SQL.QUERY and the prepared
-/// statements run PostgreSQL's SQL there (`cmd::sql::OnPostgres`). SCAN, KEYS, DBSIZE, RANDOMKEY and FLUSHDB/FLUSHALL run there
+/// statements and the morphs run PostgreSQL's SQL there (`cmd::sql::OnPostgres`). SCAN, KEYS, DBSIZE, RANDOMKEY and FLUSHDB/FLUSHALL run there
 /// (`relis::Reader::scan_shared` and the engine's keyspace-wide methods). README "PostgreSQL
 /// backend" lists them.
 pub fn refused_on_postgres(spec: &Spec, argv: &[Bytes]) -> bool {
@@ -781,10 +781,12 @@ pub fn refused_on_postgres(spec: &Spec, argv: &[Bytes]) -> bool {
     match spec.name {
         "swapdb" | "move" | "migrate" | "save" | "bgsave" | "replicaof" | "slaveof"
         | "function|load" | "function|delete" | "function|flush" | "function|restore" => true,
-        // SQL on the main database runs on PostgreSQL (`cmd::sql::OnPostgres`); the morphs,
-        // named databases and RediSQL's commands (which name one) do not yet.
+        // SQL on the main database runs on PostgreSQL (`cmd::sql::OnPostgres`, the morphs'
+        // queries too); SQL.FROMHASH/FROMSTREAM, named databases and RediSQL's commands (which
+        // name one) do not yet.
         "sql.exec" | "sql.query" | "sql.prepare" | "sql.run" | "sql.unprepare"
-        | "sql.statements" | "sql.desc" => false,
+        | "sql.statements" | "sql.desc" | "sql.tohash" | "sql.tostring" | "sql.tolist"
+        | "sql.toset" | "sql.tozset" | "sql.tostream" => false,
         "copy" => has(3, "db"),
         "sort" | "sort_ro" => has(2, "by") || has(2, "get"),
         "debug" => argv.get(1).is_some_and(|a| {

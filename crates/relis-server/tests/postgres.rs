@@ -205,7 +205,7 @@ async fn what_cannot_run_is_refused_and_values_survive_a_round_trip() {
         &[
             (&["SWAPDB", "0", "1"], refused("swapdb")),
             (&["MOVE", "k", "1"], refused("move")),
-            (&["SQL.TOHASH", "user:{id}", "SELECT 1 AS id"], refused("sql.tohash")),
+            (&["SQL.FROMHASH", "t", "user:*"], refused("sql.fromhash")),
             (&["REDISQL.CREATE_DB", "x"], refused("redisql.create_db")),
             (
                 &["CONFIG", "GET", "backend"],
@@ -1404,6 +1404,62 @@ async fn sql_runs_on_postgres_with_views_of_the_keys_both_nodes_share() {
         ],
     )
     .await;
+    // Morphs: the query runs on PostgreSQL, its rows become keys (locked and written back as
+    // any write), seen by the other node.
+    common::check(
+        &mut a,
+        &[
+            (&["SELECT", "0"], common::ok()),
+            (
+                &[
+                    "SQL.TOHASH",
+                    "person:{id}",
+                    "SELECT id, name, score FROM people ORDER BY id",
+                ],
+                common::int(3),
+            ),
+            (
+                &[
+                    "SQL.TOZSET",
+                    "REPLACE",
+                    "EX",
+                    "100",
+                    "board",
+                    "SELECT name, id FROM people",
+                ],
+                common::int(3),
+            ),
+        ],
+    )
+    .await;
+    common::check(
+        &mut a,
+        &[(
+            &["SQL.TOHASH", "s:text", "SELECT 1 AS f"],
+            common::err("WRONGTYPE Operation against a key holding the wrong kind of value"),
+        )],
+    )
+    .await;
+    common::check(
+        &mut b,
+        &[
+            (
+                &["HGETALL", "person:1"],
+                common::bulks(&["name", "ada", "score", "2.5"]),
+            ),
+            (&["HGETALL", "person:3"], common::bulks(&["name", "CY"])),
+            (
+                &["ZRANGE", "board", "0", "-1", "WITHSCORES"],
+                common::bulks(&["ada", "1", "BOB", "2", "CY", "3"]),
+            ),
+            (&["GET", "s:text"], common::bulk("héllo")),
+        ],
+    )
+    .await;
+    let resp::Frame::Integer(ttl) = b.cmd(&["TTL", "board"]).await else {
+        panic!("TTL answers an integer")
+    };
+    assert!(ttl > 90 && ttl <= 100, "{ttl}");
     // The sandbox: no access to Relis's tables, no way back to the backend's user, no
     // setting that outlives its command, no named databases, nothing inside MULTI.
     let denied = common::err;

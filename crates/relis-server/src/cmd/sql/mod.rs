@@ -624,7 +624,7 @@ impl ReadCmd for OnMain {
 /// ([`OnPostgres`], which the dispatcher puts in its place); one that reaches a group of the
 /// engine anyway (a script's `redis.call`, a command queued in MULTI) is refused: it would run
 /// on the group's scratch database.
-fn not_in_a_group(cx: &Cx, cmd: &'static str) -> Result<(), CmdError> {
+pub(crate) fn not_in_a_group(cx: &Cx, cmd: &'static str) -> Result<(), CmdError> {
     if cx.server.db.backend() == "postgres" {
         return Err(CmdError::err(format!(
             "{} cannot run inside MULTI or a script on the PostgreSQL backend",
@@ -645,6 +645,24 @@ impl OnMain {
     }
 }
 
+/// Where the SQL command `cmd` of `c` runs over the PostgreSQL backend: refused when the
+/// backend is SQLite, and for a user who may not read every key (the views show them all).
+pub fn postgres_sql(
+    c: &mut Client,
+    cmd: &'static str,
+) -> Result<std::sync::Arc<relis::postgres::PgSql>, CmdError> {
+    let Some(pg) = c.server.sql.postgres() else {
+        return Err(CmdError::not_on_postgres(cmd));
+    };
+    if !c.cx().key_access(cmd).reads_all() {
+        return Err(CmdError::err(
+            "SQL on the PostgreSQL backend needs a user that may read every key \
+             (its views show them all)",
+        ));
+    }
+    Ok(pg)
+}
+
 /// An operation on the main database over the PostgreSQL backend: run on a sandboxed
 /// PostgreSQL session (`relis::postgres::PgSql`) in a blocking task, awaited on the
 /// connection. The views show every key, so only a user who may read every key runs it.
@@ -657,15 +675,7 @@ pub struct OnPostgres {
 impl ConnCmd for OnPostgres {
     fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
         Box::pin(async move {
-            let Some(pg) = c.server.sql.postgres() else {
-                return Err(CmdError::not_on_postgres(self.cmd));
-            };
-            if !c.cx().key_access(self.cmd).reads_all() {
-                return Err(CmdError::err(
-                    "SQL on the PostgreSQL backend needs a user that may read every key \
-                     (its views show them all)",
-                ));
-            }
+            let pg = postgres_sql(c, self.cmd)?;
             let limits = c.server.config.read().sql_limits();
             let OnPostgres { op, shape, .. } = *self;
             tokio::task::spawn_blocking(move || {
