@@ -754,6 +754,14 @@ pub fn declared_keys(spec: &Spec, argv: &[Bytes], db: u32) -> relis::DeclaredKey
     match spec.name {
         "flushdb" => keys.push(relis::flush_declaration(Some(db))),
         "flushall" => keys.push(relis::flush_declaration(None)),
+        // The function libraries: their group fetches the shared set when it changed (and a
+        // change locks it: `relis::functions_declaration`).
+        "fcall" | "fcall_ro" | "function|list" | "function|dump" => {
+            keys.push(relis::functions_declaration(false));
+        }
+        "function|load" | "function|delete" | "function|flush" | "function|restore" => {
+            keys.push(relis::functions_declaration(true));
+        }
         _ => {}
     }
     keys
@@ -762,10 +770,10 @@ pub fn declared_keys(spec: &Spec, argv: &[Bytes], db: u32) -> relis::DeclaredKey
 /// Whether the PostgreSQL backend refuses the command line `argv` of `spec` for now: it moves
 /// or reads whole databases in ways not built there (SWAPDB, DEBUG RELOAD/DIGEST, SAVE/BGSAVE),
 /// works on keys it does not declare (MOVE, COPY ... DB, SORT with BY or GET, MIGRATE,
-/// REPLICAOF), on storage only the SQLite file has (SQL.*, REDISQL.*, FUNCTION
-/// LOAD/DELETE/FLUSH/RESTORE). SCAN, KEYS, DBSIZE, RANDOMKEY and FLUSHDB/FLUSHALL run there
-/// (`relis::Reader::scan_shared` and the engine's keyspace-wide methods). README "PostgreSQL
-/// backend" lists them.
+/// REPLICAOF), on storage only the SQLite file has (SQL.*, REDISQL.*). SCAN, KEYS, DBSIZE,
+/// RANDOMKEY and FLUSHDB/FLUSHALL run there (`relis::Reader::scan_shared` and the engine's
+/// keyspace-wide methods), and so does every FUNCTION subcommand (the libraries are shared in
+/// PostgreSQL: [`declared_keys`] declares them). README "PostgreSQL backend" lists them.
 pub fn refused_on_postgres(spec: &Spec, argv: &[Bytes]) -> bool {
     // Options come after the first arguments (a key may be named like an option).
     let has = |from: usize, word: &str| {
@@ -775,8 +783,7 @@ pub fn refused_on_postgres(spec: &Spec, argv: &[Bytes]) -> bool {
             .any(|a| a.eq_ignore_ascii_case(word.as_bytes()))
     };
     match spec.name {
-        "swapdb" | "move" | "migrate" | "save" | "bgsave" | "replicaof" | "slaveof"
-        | "function|load" | "function|delete" | "function|flush" | "function|restore" => true,
+        "swapdb" | "move" | "migrate" | "save" | "bgsave" | "replicaof" | "slaveof" => true,
         "copy" => has(3, "db"),
         "sort" | "sort_ro" => has(2, "by") || has(2, "get"),
         "debug" => argv.get(1).is_some_and(|a| {
@@ -1014,7 +1021,6 @@ mod tests {
             "SORT k BY w_*",
             "SORT k GET #",
             "SQL.QUERY x",
-            "FUNCTION LOAD x",
             "DEBUG RELOAD",
         ] {
             assert!(refused(line), "{line}");
@@ -1030,6 +1036,11 @@ mod tests {
             "BLPOP q 0",
             "BLMOVE a b LEFT RIGHT 0",
             "FUNCTION LIST",
+            // The libraries are shared through PostgreSQL.
+            "FUNCTION LOAD x",
+            "FUNCTION RESTORE x REPLACE",
+            "FUNCTION DELETE x",
+            "FUNCTION FLUSH",
             "DEBUG SLEEP 0",
             "EVAL x 0",
             "MULTI",
@@ -1073,5 +1084,9 @@ mod tests {
             vec![k(1, "src"), k(1, "dst")]
         );
         assert_eq!(keys("PING", 0), vec![]);
+        assert_eq!(
+            keys("FCALL f 1 x", 2),
+            vec![k(2, "x"), relis::functions_declaration(false)]
+        );
     }
 }

@@ -1136,3 +1136,235 @@ async fn collection_scans_continue_on_the_other_node() {
         }
     }
 }
+
+/// A library whose function `f` (and `f_<name>`) returns `n`.
+fn library(name: &str, f: &str, n: i64) -> String {
+    format!("#!lua name={name}\nredis.register_function('{f}', function() return {n} end)")
+}
+
+/// The libraries' names FUNCTION LIST answers, sorted.
+async fn listed(c: &mut common::Raw) -> Vec<String> {
+    let resp::Frame::Array(libs) = c.cmd(&["FUNCTION", "LIST"]).await else {
+        panic!("FUNCTION LIST answers an array")
+    };
+    let mut names: Vec<String> = libs
+        .iter()
+        .map(|l| {
+            let pairs = match l {
+                resp::Frame::Map(m) => m.clone(),
+                resp::Frame::Array(a) => {
+                    a.chunks(2).map(|p| (p[0].clone(), p[1].clone())).collect()
+                }
+                other => panic!("a library is a map: {other:?}"),
+            };
+            let (_, name) = pairs
+                .iter()
+                .find(|(k, _)| *k == common::bulk("library_name"))
+                .expect("library_name");
+            let resp::Frame::Bulk(name) = name else {
+                panic!("a name is a bulk string")
+            };
+            String::from_utf8_lossy(name).into_owned()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// FUNCTION STATS's libraries_count.
+async fn libraries_count(c: &mut common::Raw) -> i64 {
+    let reply = format!("{:?}", c.cmd(&["FUNCTION", "STATS"]).await);
+    let at = reply.find("libraries_count").expect(&reply);
+    let rest = &reply[at..];
+    let start = rest.find("Integer(").expect(&reply) + "Integer(".len();
+    rest[start..rest[start..].find(')').unwrap() + start]
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn function_libraries_are_shared_by_every_node() {
+    let Some(c) = cluster() else { return };
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    async fn run(c: &mut common::Raw, args: Vec<Vec<u8>>) -> resp::Frame {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+        c.cmd_bytes(&args).await
+    }
+    // B runs nothing before A's LOAD: its first FCALL, right after LOAD's reply, finds it.
+    let lib1 = library("lib1", "f1", 1);
+    common::check(
+        &mut a,
+        &[(&["FUNCTION", "LOAD", &lib1], common::bulk("lib1"))],
+    )
+    .await;
+    common::check(
+        &mut b,
+        &[
+            (&["FCALL", "f1", "0"], common::int(1)),
+            (
+                &["FCALL_RO", "f1", "0"],
+                common::err("ERR Can not execute a script with write flag using *_ro command."),
+            ),
+            (
+                &["FUNCTION", "LOAD", &lib1],
+                common::err("ERR Library 'lib1' already exists"),
+            ),
+            (
+                &["FUNCTION", "LOAD", &library("lib2", "f1", 1)],
+                common::err("ERR Function f1 already exists"),
+            ),
+            // B now runs f1 in its Lua state; A replaces it, and B's next call runs the new one.
+            (&["FCALL", "f1", "0"], common::int(1)),
+        ],
+    )
+    .await;
+    common::check(
+        &mut a,
+        &[(
+            &["FUNCTION", "LOAD", "REPLACE", &library("lib1", "f1", 2)],
+            common::bulk("lib1"),
+        )],
+    )
+    .await;
+    common::check(&mut b, &[(&["FCALL", "f1", "0"], common::int(2))]).await;
+    assert_eq!(listed(&mut b).await, vec!["lib1"]);
+    assert_eq!(libraries_count(&mut b).await, 1);
+
+    // DUMP on one node, FLUSH on the other: gone everywhere; RESTORE brings it back.
+    let resp::Frame::Bulk(payload) = b.cmd(&["FUNCTION", "DUMP"]).await else {
+        panic!("FUNCTION DUMP answers a bulk string")
+    };
+    common::check(&mut a, &[(&["FUNCTION", "FLUSH", "SYNC"], common::ok())]).await;
+    common::check(
+        &mut b,
+        &[
+            (&["FCALL", "f1", "0"], common::err("ERR Function not found")),
+            (&["FUNCTION", "LIST"], common::arr(vec![])),
+        ],
+    )
+    .await;
+    assert_eq!(libraries_count(&mut b).await, 0);
+    let restore = |policy: Option<&'static str>| {
+        let mut args: Vec<Vec<u8>> =
+            vec![b"FUNCTION".to_vec(), b"RESTORE".to_vec(), payload.to_vec()];
+        if let Some(p) = policy {
+            args.push(p.as_bytes().to_vec());
+        }
+        args
+    };
+    assert_eq!(run(&mut a, restore(None)).await, common::ok());
+    common::check(&mut b, &[(&["FCALL", "f1", "0"], common::int(2))]).await;
+    assert_eq!(
+        run(&mut b, restore(Some("APPEND"))).await,
+        common::err("ERR Library lib1 already exists")
+    );
+    assert_eq!(run(&mut b, restore(Some("REPLACE"))).await, common::ok());
+    common::check(
+        &mut a,
+        &[(
+            &["FUNCTION", "LOAD", &library("lib3", "f3", 3)],
+            common::bulk("lib3"),
+        )],
+    )
+    .await;
+    assert_eq!(listed(&mut b).await, vec!["lib1", "lib3"]);
+    assert_eq!(run(&mut b, restore(Some("FLUSH"))).await, common::ok());
+    assert_eq!(listed(&mut a).await, vec!["lib1"]);
+    common::check(
+        &mut a,
+        &[(&["FCALL", "f3", "0"], common::err("ERR Function not found"))],
+    )
+    .await;
+
+    // DELETE on one node; the other's DELETE finds nothing.
+    common::check(
+        &mut b,
+        &[
+            (
+                &["FUNCTION", "LOAD", &library("lib4", "f4", 4)],
+                common::bulk("lib4"),
+            ),
+            (&["FUNCTION", "DELETE", "lib1"], common::ok()),
+        ],
+    )
+    .await;
+    common::check(
+        &mut a,
+        &[
+            (
+                &["FUNCTION", "DELETE", "lib1"],
+                common::err("ERR Library not found"),
+            ),
+            (&["FCALL", "f1", "0"], common::err("ERR Function not found")),
+            (&["FCALL", "f4", "0"], common::int(4)),
+        ],
+    )
+    .await;
+
+    // A node started now has the shared libraries from the start.
+    let dir = tempfile::tempdir().unwrap();
+    let third = spawn_binary(dir.path(), &["--backend", &c._pg.uri()]);
+    let mut t = common::Raw::connect(third.addr()).await;
+    assert_eq!(libraries_count(&mut t).await, 1);
+    common::check(&mut t, &[(&["FCALL", "f4", "0"], common::int(4))]).await;
+}
+
+/// Nodes loading one library name at once: one LOAD wins, every other gets Redis's error, and
+/// every node ends with the winner's code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_function_loads_on_two_nodes_have_one_winner() {
+    let Some(c) = cluster() else { return };
+    const ROUNDS: usize = 20;
+    let mut tasks = Vec::new();
+    for (i, node) in c.nodes.iter().enumerate() {
+        for j in 0..CLIENTS {
+            let mut con = connect(node).await;
+            let n = (i * CLIENTS + j) as i64;
+            tasks.push(tokio::spawn(async move {
+                let mut won = Vec::new();
+                for r in 0..ROUNDS {
+                    let name = format!("race{r}");
+                    let code = library(&name, &format!("f{r}"), n);
+                    let res: redis::RedisResult<String> = redis::cmd("FUNCTION")
+                        .arg("LOAD")
+                        .arg(code)
+                        .query_async(&mut con)
+                        .await;
+                    match res {
+                        Ok(got) => {
+                            assert_eq!(got, name);
+                            won.push((r, n));
+                        }
+                        Err(e) => assert!(
+                            e.to_string()
+                                .ends_with(&format!("Library '{name}' already exists")),
+                            "{e}"
+                        ),
+                    }
+                }
+                won
+            }));
+        }
+    }
+    let mut winners = vec![None; ROUNDS];
+    for t in tasks {
+        for (r, n) in t.await.unwrap() {
+            assert!(winners[r].is_none(), "round {r} won twice");
+            winners[r] = Some(n);
+        }
+    }
+    for node in &c.nodes {
+        let mut con = connect(node).await;
+        for (r, w) in winners.iter().enumerate() {
+            let w = w.unwrap_or_else(|| panic!("round {r} has no winner"));
+            let got: i64 = redis::cmd("FCALL")
+                .arg(format!("f{r}"))
+                .arg(0)
+                .query_async(&mut con)
+                .await
+                .unwrap();
+            assert_eq!(got, w, "round {r}");
+        }
+    }
+}

@@ -218,6 +218,19 @@ pub struct Reader<'c> {
     pub(crate) rank: RankBlocks,
     /// Where keyspace-wide reads go when the connection is a scratch ([`SharedKeyspace`]).
     pub(crate) shared: Option<Rc<dyn SharedKeyspace>>,
+    /// Over a shared keyspace: the function libraries the group loaded into the scratch's
+    /// `relis_functions`, when the shared set changed since this node last took it
+    /// ([`Reader::take_function_libraries`]).
+    pub(crate) functions: Option<Rc<LoadedFunctions>>,
+}
+
+/// The shared function libraries a group loaded into its scratch: the set's version, the set as
+/// committed (name, code), by name, and whether a job took them
+/// ([`Reader::take_function_libraries`]; the node then has them).
+pub(crate) struct LoadedFunctions {
+    pub(crate) version: i64,
+    pub(crate) libraries: Vec<(String, bytes::Bytes)>,
+    pub(crate) taken: std::cell::Cell<bool>,
 }
 
 impl<'c> Reader<'c> {
@@ -229,6 +242,7 @@ impl<'c> Reader<'c> {
             databases: ks.databases,
             rank: ks.rank,
             shared: None,
+            functions: None,
         }
     }
 
