@@ -204,7 +204,7 @@ async fn what_cannot_run_is_refused_and_values_survive_a_round_trip() {
         &mut a,
         &[
             (&["SWAPDB", "0", "1"], refused("swapdb")),
-            (&["MOVE", "k", "1"], refused("move")),
+            (&["SORT", "k", "BY", "w_*"], refused("sort")),
             (&["SQL.QUERY", "SELECT 1"], refused("sql.query")),
             (
                 &["CONFIG", "GET", "backend"],
@@ -1367,4 +1367,115 @@ async fn concurrent_function_loads_on_two_nodes_have_one_winner() {
             assert_eq!(got, w, "round {r}");
         }
     }
+}
+
+/// MOVE and COPY ... DB write a key of another database: declared there, it is locked, loaded
+/// and written back with the group, so the other node sees it, and its WATCH of it fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn move_and_copy_to_another_database_across_nodes() {
+    let Some(c) = cluster() else { return };
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    let mut b1 = common::Raw::connect(c.nodes[1].addr()).await;
+    common::check(&mut b1, &[(&["SELECT", "1"], common::ok())]).await;
+    // B watches key k of database 1, which A's MOVE creates.
+    common::check(
+        &mut b1,
+        &[
+            (&["WATCH", "k"], common::ok()),
+            (&["GET", "k"], common::nil()),
+        ],
+    )
+    .await;
+    common::check(
+        &mut a,
+        &[
+            (&["SET", "k", "v"], common::ok()),
+            (&["MOVE", "k", "1"], common::int(1)),
+            (&["EXISTS", "k"], common::int(0)),
+        ],
+    )
+    .await;
+    common::check(
+        &mut b1,
+        &[
+            (&["MULTI"], common::ok()),
+            (&["SET", "k", "mine"], common::simple("QUEUED")),
+            (&["EXEC"], resp::Frame::NullArray),
+            (&["GET", "k"], common::bulk("v")),
+        ],
+    )
+    .await;
+    common::check(
+        &mut b,
+        &[
+            (&["EXISTS", "k"], common::int(0)),
+            // Onto an existing key: nothing moves.
+            (&["SET", "k2", "zero"], common::ok()),
+            (&["SET", "k", "zero"], common::ok()),
+            (&["MOVE", "k", "1"], common::int(0)),
+            (&["GET", "k"], common::bulk("zero")),
+        ],
+    )
+    .await;
+    common::check(&mut b1, &[(&["GET", "k"], common::bulk("v"))]).await;
+    // In a transaction, and back again.
+    common::check(
+        &mut b1,
+        &[
+            (&["MULTI"], common::ok()),
+            (&["MOVE", "k", "2"], common::simple("QUEUED")),
+            (&["EXEC"], common::arr(vec![common::int(1)])),
+        ],
+    )
+    .await;
+    common::check(
+        &mut a,
+        &[
+            (&["SELECT", "2"], common::ok()),
+            (&["GET", "k"], common::bulk("v")),
+            (&["SELECT", "0"], common::ok()),
+        ],
+    )
+    .await;
+
+    // COPY ... DB, without and with REPLACE.
+    common::check(
+        &mut a,
+        &[
+            (&["RPUSH", "src", "x", "y"], common::int(2)),
+            (&["COPY", "src", "dst", "DB", "1"], common::int(1)),
+            (&["COPY", "src", "dst", "DB", "1"], common::int(0)),
+            (&["EXISTS", "dst"], common::int(0)),
+        ],
+    )
+    .await;
+    common::check(
+        &mut b1,
+        &[(&["LRANGE", "dst", "0", "-1"], common::bulks(&["x", "y"]))],
+    )
+    .await;
+    common::check(
+        &mut b,
+        &[
+            (&["RPUSH", "src", "z"], common::int(3)),
+            (
+                &["COPY", "src", "dst", "DB", "1", "REPLACE"],
+                common::int(1),
+            ),
+            (
+                &["LRANGE", "src", "0", "-1"],
+                common::bulks(&["x", "y", "z"]),
+            ),
+        ],
+    )
+    .await;
+    common::check(
+        &mut b1,
+        &[(
+            &["LRANGE", "dst", "0", "-1"],
+            common::bulks(&["x", "y", "z"]),
+        )],
+    )
+    .await;
 }
