@@ -787,6 +787,14 @@ pub fn declared_keys(spec: &Spec, argv: &[Bytes], db: u32) -> relis::DeclaredKey
             keys.push((to, key.to_vec()));
         }
     }
+    // A swap is declared like a flush of both databases (`relis::swap_declaration`).
+    if spec.name == "swapdb" {
+        if let (Some(a), Some(b)) = (index(argv.get(1)), index(argv.get(2))) {
+            if a != b {
+                keys.push(relis::swap_declaration(a, b));
+            }
+        }
+    }
     // A flush is declared too: over PostgreSQL its group locks the databases it empties
     // before anything else (`relis::flush_declaration`).
     match spec.name {
@@ -805,14 +813,14 @@ pub fn declared_keys(spec: &Spec, argv: &[Bytes], db: u32) -> relis::DeclaredKey
     keys
 }
 
-/// Whether the PostgreSQL backend refuses the command line `argv` of `spec` for now: it moves
-/// or reads whole databases in ways not built there (SWAPDB, DEBUG RELOAD/DIGEST, SAVE/BGSAVE),
-/// works on keys it does not declare (SORT with BY or GET, MIGRATE, REPLICAOF), on storage only
-/// the SQLite file has (SQL.*, REDISQL.*). SCAN, KEYS, DBSIZE, RANDOMKEY and FLUSHDB/FLUSHALL
-/// run there (`relis::Reader::scan_shared` and the engine's keyspace-wide methods), MOVE and
-/// COPY ... DB (their destination key is declared in its database), and every FUNCTION
-/// subcommand (the libraries are shared in PostgreSQL). [`declared_keys`] declares what they
-/// need. README "PostgreSQL backend" lists them.
+/// Whether the PostgreSQL backend refuses the command line `argv` of `spec` for now: it reads
+/// whole databases in ways not built there (DEBUG RELOAD/DIGEST, SAVE/BGSAVE), works on keys it
+/// does not declare (SORT with BY or GET, MIGRATE, REPLICAOF), on storage only the SQLite file
+/// has (SQL.*, REDISQL.*). SCAN, KEYS, DBSIZE, RANDOMKEY, FLUSHDB/FLUSHALL and SWAPDB run there
+/// (`relis::Reader::scan_shared`, the engine's keyspace-wide methods, the flushes and swaps a
+/// group makes at its commit), MOVE and COPY ... DB (their destination key is declared in its
+/// database), and every FUNCTION subcommand (the libraries are shared in PostgreSQL).
+/// [`declared_keys`] declares what they need. README "PostgreSQL backend" lists them.
 pub fn refused_on_postgres(spec: &Spec, argv: &[Bytes]) -> bool {
     // Options come after the first arguments (a key may be named like an option).
     let has = |from: usize, word: &str| {
@@ -822,7 +830,7 @@ pub fn refused_on_postgres(spec: &Spec, argv: &[Bytes]) -> bool {
             .any(|a| a.eq_ignore_ascii_case(word.as_bytes()))
     };
     match spec.name {
-        "swapdb" | "migrate" | "save" | "bgsave" | "replicaof" | "slaveof" => true,
+        "migrate" | "save" | "bgsave" | "replicaof" | "slaveof" => true,
         "sort" | "sort_ro" => has(2, "by") || has(2, "get"),
         "debug" => argv.get(1).is_some_and(|a| {
             a.eq_ignore_ascii_case(b"reload") || a.eq_ignore_ascii_case(b"digest")
@@ -1053,7 +1061,6 @@ mod tests {
             refused_on_postgres(spec, &argv)
         };
         for line in [
-            "SWAPDB 0 1",
             "SORT k BY w_*",
             "SORT k GET #",
             "SQL.QUERY x",
@@ -1066,6 +1073,7 @@ mod tests {
             "COPY a db",
             "MOVE k 1",
             "COPY a b DB 1",
+            "SWAPDB 0 1",
             "SORT by",
             "SORT k LIMIT 0 1",
             "XREAD COUNT 1 STREAMS block 0",
@@ -1127,6 +1135,8 @@ mod tests {
         assert_eq!(keys("COPY a b DB 7 REPLACE", 2), vec![k(2, "a"), k(7, "b")]);
         assert_eq!(keys("COPY a b REPLACE", 2), vec![k(2, "a"), k(2, "b")]);
         assert_eq!(keys("COPY a db", 2), vec![k(2, "a"), k(2, "db")]);
+        assert_eq!(keys("SWAPDB 0 3", 2), vec![relis::swap_declaration(0, 3)]);
+        assert_eq!(keys("SWAPDB 1 1", 2), vec![]);
         assert_eq!(
             keys("FCALL f 1 x", 2),
             vec![k(2, "x"), relis::functions_declaration(false)]

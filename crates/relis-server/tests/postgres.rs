@@ -203,7 +203,6 @@ async fn what_cannot_run_is_refused_and_values_survive_a_round_trip() {
     common::check(
         &mut a,
         &[
-            (&["SWAPDB", "0", "1"], refused("swapdb")),
             (&["SORT", "k", "BY", "w_*"], refused("sort")),
             (&["SQL.QUERY", "SELECT 1"], refused("sql.query")),
             (
@@ -218,7 +217,7 @@ async fn what_cannot_run_is_refused_and_values_survive_a_round_trip() {
                 common::err("ERR CONFIG SET failed (possibly related to argument 'backend') - can't set immutable config"),
             ),
             (&["MULTI"], common::ok()),
-            (&["SWAPDB", "0", "1"], refused("swapdb")),
+            (&["SORT", "k", "GET", "#"], refused("sort")),
             (
                 &["EXEC"],
                 common::err("EXECABORT Transaction discarded because of previous errors."),
@@ -1478,4 +1477,147 @@ async fn move_and_copy_to_another_database_across_nodes() {
         )],
     )
     .await;
+}
+
+/// SWAPDB on one node swaps the databases for every node, fails the WATCH of a key that
+/// existed in either database (Redis's `touchAllWatchedKeysInDb`), and is atomic against the
+/// other node's writes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn swapdb_swaps_for_every_node_atomically() {
+    let Some(c) = cluster() else { return };
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b0 = common::Raw::connect(c.nodes[1].addr()).await;
+    let mut b1 = common::Raw::connect(c.nodes[1].addr()).await;
+    let mut watch_both = common::Raw::connect(c.nodes[1].addr()).await;
+    let mut watch_other = common::Raw::connect(c.nodes[1].addr()).await;
+    let mut watch_none = common::Raw::connect(c.nodes[1].addr()).await;
+    common::check(&mut b1, &[(&["SELECT", "1"], common::ok())]).await;
+    common::check(
+        &mut a,
+        &[
+            (&["MSET", "k0", "zero", "both", "b0"], common::ok()),
+            (&["SELECT", "1"], common::ok()),
+            (&["MSET", "k1", "one", "both", "b1"], common::ok()),
+            (&["SELECT", "0"], common::ok()),
+        ],
+    )
+    .await;
+    for (con, key) in [
+        (&mut watch_both, "both"),
+        // In database 1 only: still touched.
+        (&mut watch_other, "k1"),
+        (&mut watch_none, "none"),
+    ] {
+        common::check(con, &[(&["WATCH", key], common::ok())]).await;
+    }
+    common::check(&mut a, &[(&["SWAPDB", "0", "1"], common::ok())]).await;
+    common::check(
+        &mut b0,
+        &[
+            (&["GET", "k1"], common::bulk("one")),
+            (&["GET", "k0"], common::nil()),
+            (&["GET", "both"], common::bulk("b1")),
+            (&["DBSIZE"], common::int(2)),
+        ],
+    )
+    .await;
+    common::check(
+        &mut b1,
+        &[
+            (&["GET", "k0"], common::bulk("zero")),
+            (&["GET", "k1"], common::nil()),
+            (&["GET", "both"], common::bulk("b0")),
+        ],
+    )
+    .await;
+    for (con, exec) in [
+        (&mut watch_both, resp::Frame::NullArray),
+        (&mut watch_other, resp::Frame::NullArray),
+        (&mut watch_none, common::arr(vec![common::ok()])),
+    ] {
+        common::check(
+            con,
+            &[
+                (&["MULTI"], common::ok()),
+                (&["SET", "w", "1"], common::simple("QUEUED")),
+                (&["EXEC"], exec),
+            ],
+        )
+        .await;
+    }
+    // In a transaction: the writes before the swap move with it.
+    common::check(
+        &mut a,
+        &[
+            (&["MULTI"], common::ok()),
+            (&["SET", "x", "1"], common::simple("QUEUED")),
+            (&["SWAPDB", "0", "1"], common::simple("QUEUED")),
+            (&["GET", "x"], common::simple("QUEUED")),
+            (&["SET", "y", "2"], common::simple("QUEUED")),
+            (
+                &["EXEC"],
+                common::arr(vec![
+                    common::ok(),
+                    common::ok(),
+                    common::nil(),
+                    common::ok(),
+                ]),
+            ),
+        ],
+    )
+    .await;
+    common::check(
+        &mut b1,
+        &[
+            (&["GET", "x"], common::bulk("1")),
+            (&["GET", "y"], common::nil()),
+            (&["GET", "both"], common::bulk("b1")),
+        ],
+    )
+    .await;
+    common::check(
+        &mut b0,
+        &[
+            (&["GET", "y"], common::bulk("2")),
+            (&["GET", "both"], common::bulk("b0")),
+        ],
+    )
+    .await;
+
+    // Swaps on one node while the other increments: no increment is lost or counted twice
+    // (one loaded before a swap and written back after it would land in the wrong database).
+    const INCRS: usize = 200;
+    let mut tasks = Vec::new();
+    for _ in 0..CLIENTS {
+        let mut con = connect(&c.nodes[1]).await;
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..INCRS {
+                let _: i64 = redis::cmd("INCR")
+                    .arg("n")
+                    .query_async(&mut con)
+                    .await
+                    .unwrap();
+            }
+        }));
+    }
+    let mut con = connect(&c.nodes[0]).await;
+    for _ in 0..50 {
+        let () = redis::cmd("SWAPDB")
+            .arg(0)
+            .arg(1)
+            .query_async(&mut con)
+            .await
+            .unwrap();
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let mut total = 0;
+    for db in ["0", "1"] {
+        common::check(&mut a, &[(&["SELECT", db], common::ok())]).await;
+        if let resp::Frame::Bulk(n) = a.cmd(&["GET", "n"]).await {
+            total += String::from_utf8_lossy(&n).parse::<usize>().unwrap();
+        }
+    }
+    assert_eq!(total, CLIENTS * INCRS);
 }

@@ -35,7 +35,8 @@ use crate::backend::sqlite::db::{
 };
 use crate::backend::sqlite::stmt::{prepare, Conn};
 use crate::backend::sqlite::store::{
-    Keyspace, LoadedFunctions, Reader, SharedKeyspace, TypedKeys, Writer, WriterHooks, WriterState,
+    Keyspace, LoadedFunctions, Reader, SharedKeyspace, TypedKeys, WideChange, Writer, WriterHooks,
+    WriterState,
 };
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -222,6 +223,10 @@ pub(crate) fn run<'c>(
                     for key in k {
                         match declared(&key) {
                             Declared::Flush(db) => group.flushes.push(db),
+                            Declared::Swap(a, b) => {
+                                group.flushes.extend([Some(a), Some(b)]);
+                                group.swaps.push((a, b));
+                            }
                             Declared::Functions(change) => {
                                 group.functions.get_or_insert(false);
                                 group.functions_change |= change;
@@ -241,7 +246,7 @@ pub(crate) fn run<'c>(
                             Declared::Functions(_) => {
                                 group.functions.get_or_insert(false);
                             }
-                            Declared::Flush(_) => {}
+                            Declared::Flush(_) | Declared::Swap(..) => {}
                         }
                     }
                     group.reads.push(job);
@@ -254,6 +259,9 @@ pub(crate) fn run<'c>(
         group.keys.dedup();
         group.locked.sort_unstable();
         group.locked.dedup();
+        if !group.swaps.is_empty() {
+            mirror_swapped(&mut group);
+        }
         if !group.writes.is_empty() || !group.reads.is_empty() {
             let ctx = Ctx {
                 conn,
@@ -344,10 +352,48 @@ struct Group {
     keys: Vec<Key>,
     locked: Vec<Key>,
     flushes: Vec<Option<u32>>,
+    swaps: Vec<(u32, u32)>,
     functions: Option<bool>,
     functions_change: bool,
     writes: Vec<WriteJob>,
     reads: Vec<WriterRead>,
+}
+
+/// Completes a group that swaps databases: a key of a swapped database is declared in the
+/// other one too (the swap in the scratch moves it there, and what it holds after the group
+/// must be written back under both names), until no swap adds one; and every key of a swapped
+/// database is locked (a read's too: the swap writes it), under the database locks the swap
+/// holds exclusively anyway.
+fn mirror_swapped(group: &mut Group) {
+    loop {
+        let before = group.keys.len();
+        let mut more = Vec::new();
+        for (a, b) in &group.swaps {
+            for (db, key) in &group.keys {
+                if db == a {
+                    more.push((*b, key.clone()));
+                } else if db == b {
+                    more.push((*a, key.clone()));
+                }
+            }
+        }
+        group.keys.extend(more);
+        group.keys.sort_unstable();
+        group.keys.dedup();
+        if group.keys.len() == before {
+            break;
+        }
+    }
+    let swapped = |db: u32| group.swaps.iter().any(|(a, b)| db == *a || db == *b);
+    let moved: Vec<Key> = group
+        .keys
+        .iter()
+        .filter(|(db, _)| swapped(*db))
+        .cloned()
+        .collect();
+    group.locked.extend(moved);
+    group.locked.sort_unstable();
+    group.locked.dedup();
 }
 
 /// Begins a writing group (locks the keys its writes declare, loads all of `keys`), or loads a
@@ -392,6 +438,7 @@ fn run_group(
         keys,
         locked,
         flushes,
+        swaps: _,
         functions,
         functions_change,
         writes,
@@ -501,9 +548,16 @@ fn run_group(
                                 None
                             }
                         };
-                        // FLUSHDB/FLUSHALL first: the changes are what the keys hold after them.
-                        let flushed = std::mem::take(&mut cx.st.borrow_mut().flushed);
-                        remote.keys.flush(&flushed).map_err(storage)?;
+                        // FLUSHDB/FLUSHALL/SWAPDB first, in order: the changes are what the keys
+                        // hold after them.
+                        let wide = std::mem::take(&mut cx.st.borrow_mut().wide);
+                        for change in wide {
+                            match change {
+                                WideChange::Flush(db) => remote.keys.flush(&[db]),
+                                WideChange::Swap(a, b) => remote.keys.swap(a, b),
+                            }
+                            .map_err(storage)?;
+                        }
                         remote.keys.commit_all(&c, libs.as_deref()).map_err(storage)
                     })
                 }
@@ -549,7 +603,7 @@ fn run_group(
         }
     }
     st.events.clear();
-    st.flushed.clear();
+    st.wide.clear();
     st.lazily_expired = 0;
     drop(st);
     for d in delivers {

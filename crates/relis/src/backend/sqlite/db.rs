@@ -139,7 +139,7 @@ pub type DeclaredKeys = Vec<(u32, Vec<u8>)>;
 const FLUSH_DB: u32 = u32::MAX;
 
 /// The key of a [`functions_declaration`] that reads the libraries, and of one that changes them
-/// (a flush's is empty or 4 bytes: neither length).
+/// (a flush's is empty or 4 bytes, a swap's 8: neither length).
 const FUNCTIONS_READ: &[u8] = b"functions";
 const FUNCTIONS_CHANGE: &[u8] = b"functions!";
 
@@ -153,6 +153,17 @@ pub fn flush_declaration(db: Option<u32>) -> (u32, Vec<u8>) {
         Some(db) => (FLUSH_DB, db.to_le_bytes().to_vec()),
         None => (FLUSH_DB, Vec::new()),
     }
+}
+
+/// What a job that runs SWAPDB on databases `a` and `b` adds to its [`DeclaredKeys`] (not a
+/// key, as [`flush_declaration`]): over PostgreSQL its group takes both databases' locks
+/// exclusively, as a FLUSHDB of each would, and every key of either database the group declares
+/// is declared in the other too (the swap moves it there), so the whole swap commits at once
+/// against every group on every node.
+pub fn swap_declaration(a: u32, b: u32) -> (u32, Vec<u8>) {
+    let mut key = a.to_le_bytes().to_vec();
+    key.extend_from_slice(&b.to_le_bytes());
+    (FLUSH_DB, key)
 }
 
 /// What a job that uses the stored function libraries adds to its [`DeclaredKeys`] (not a
@@ -181,6 +192,8 @@ pub(crate) enum Declared {
     Flush(Option<u32>),
     /// The function libraries, read or (`true`) changed.
     Functions(bool),
+    /// A swap of the two databases.
+    Swap(u32, u32),
 }
 
 /// What the declared `key` stands for.
@@ -192,6 +205,10 @@ pub(crate) fn declared(key: &(u32, Vec<u8>)) -> Declared {
     match key.1.as_slice() {
         FUNCTIONS_READ => Declared::Functions(false),
         FUNCTIONS_CHANGE => Declared::Functions(true),
+        [a0, a1, a2, a3, b0, b1, b2, b3] => Declared::Swap(
+            u32::from_le_bytes([*a0, *a1, *a2, *a3]),
+            u32::from_le_bytes([*b0, *b1, *b2, *b3]),
+        ),
         k => Declared::Flush(<[u8; 4]>::try_from(k).ok().map(u32::from_le_bytes)),
     }
 }
@@ -509,7 +526,7 @@ impl Db {
                 new_keys: None,
                 lazily_expired: 0,
                 following: false,
-                flushed: Vec::new(),
+                wide: Vec::new(),
             }),
             stopped: false,
         }));
