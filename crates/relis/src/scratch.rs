@@ -5,14 +5,18 @@
 //! group's jobs declare. In order, per group:
 //!
 //! 1. one PostgreSQL round trip: `BEGIN`, advisory locks on every declared key in hash order,
-//!    the keys' rows (a group of reads only: the rows, without transaction or locks);
+//!    the keys' rows (a group of reads only: the rows, without transaction or locks), and, for a
+//!    group with a job that declared them, the function libraries when they changed since this
+//!    node last took them (`Reader::take_function_libraries`; a change locks and loads them);
 //! 2. the live rows are restored into the scratch (inside its own transaction) with the
 //!    versions PostgreSQL gave them, so WATCH compares versions every node agrees on; expired
 //!    rows are skipped (and deleted by a writing group: lazy expiry under the lock);
 //! 3. the write jobs run as on the SQLite backend;
-//! 4. every declared key whose scratch version moved is dumped and written back, every one
-//!    that vanished deleted, and PostgreSQL commits, in one round trip; a key written that was
-//!    not declared fails the whole group instead (it was never locked);
+//! 4. the group's flushes and swaps of whole databases are made in PostgreSQL, in order; every
+//!    declared key whose scratch version moved is dumped and written back, every one that
+//!    vanished deleted (and the function libraries, when a change declared them and they
+//!    differ), and PostgreSQL commits, in one round trip; a key written that was not declared
+//!    fails the whole group instead (it was never locked);
 //! 5. the reads run on the scratch (which then holds what PostgreSQL committed, or what it had
 //!    before if the commit failed), events go out, the writes are answered, and the scratch
 //!    transaction is rolled back, leaving it empty for the next group.

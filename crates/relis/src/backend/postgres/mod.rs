@@ -21,7 +21,15 @@
 //! that may have loaded a key of what it empties to commit, and every group that would load one
 //! waits for it, so no key loaded before a flush is written back after it on any node. Every
 //! group takes its locks in one order (keyspace, databases ascending, keys ascending), so no
-//! deadlock arises from them.
+//! deadlock arises from them. A SWAPDB takes both databases' locks exclusively, as a flush of
+//! each would, and swaps the rows at commit ([`PgKeys::swap`]).
+//!
+//! **Function libraries** live in `relis_functions`, with the set's version in
+//! `relis_function_set`. A group that uses them reads the version in its round trip, and the
+//! libraries only when the version is not the one its node has ([`Functions::Unless`]); a group
+//! that changes them takes the functions lock ([`DB_LOCKS`], -2) exclusively before every other
+//! lock ([`Functions::Lock`]) and replaces the set at commit ([`PgKeys::commit_all`]), so
+//! changes apply one at a time across nodes, each to the set the previous one committed.
 
 mod bus;
 mod keyspace;

@@ -228,6 +228,8 @@ pub struct Reader<'c> {
 /// committed (name, code), by name, and whether a job took them
 /// ([`Reader::take_function_libraries`]; the node then has them).
 pub(crate) struct LoadedFunctions {
+    // Read by the PostgreSQL backend only, which alone makes these.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) version: i64,
     pub(crate) libraries: Vec<(String, bytes::Bytes)>,
     pub(crate) taken: std::cell::Cell<bool>,
