@@ -32,7 +32,7 @@
 //! the group with the error: nothing of it was written.
 
 use crate::backend::postgres::{
-    is_conflict, Change, Codec, FunctionSet, Functions, Key, PgKeys, PgKeyspace, Stored,
+    is_conflict, Change, Codec, FunctionSet, Functions, Key, Libraries, PgKeys, PgKeyspace, Stored,
 };
 use crate::backend::sqlite::db::{
     declared, Declared, Deliver, Stats, WriteJob, WriterMsg, WriterRead,
@@ -645,12 +645,9 @@ const ANY_FUNCTION: &str = "SELECT 1 FROM main.relis_functions LIMIT 1";
 
 /// The scratch's function libraries after the group's jobs, when they differ from the set the
 /// group loaded (`None`: unchanged, nothing to write back).
-fn changed_functions(
-    cx: &Ctx<'_, '_>,
-    loaded: &LoadedFunctions,
-) -> Result<Option<Vec<(String, Vec<u8>)>>> {
+fn changed_functions(cx: &Ctx<'_, '_>, loaded: &LoadedFunctions) -> Result<Option<Libraries>> {
     let mut stmt = prepare(cx.conn, FUNCTIONS)?;
-    let now: Vec<(String, Vec<u8>)> = stmt
+    let now: Libraries = stmt
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?;
     let same = now.len() == loaded.libraries.len()

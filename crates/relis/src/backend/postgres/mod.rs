@@ -121,13 +121,16 @@ pub enum Functions {
     Lock,
 }
 
+/// Function libraries as stored: (name, code), by name.
+pub type Libraries = Vec<(String, Vec<u8>)>;
+
 /// The shared function libraries: the set's version and its libraries (name, code).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FunctionSet {
     /// The version of the last change (0: never changed).
     pub version: i64,
     /// The libraries: name and code.
-    pub libraries: Vec<(String, Vec<u8>)>,
+    pub libraries: Libraries,
 }
 
 /// A key as the engine names it: logical database index and key bytes.
