@@ -232,7 +232,7 @@ pub(crate) fn run<'c>(
                                 group.swaps.push((a, b));
                             }
                             Declared::Functions(change) => {
-                                group.functions.get_or_insert(false);
+                                group.functions = true;
                                 group.functions_change |= change;
                             }
                             Declared::Key => {
@@ -247,9 +247,7 @@ pub(crate) fn run<'c>(
                     for key in k {
                         match declared(&key) {
                             Declared::Key => group.keys.push(key),
-                            Declared::Functions(_) => {
-                                group.functions.get_or_insert(false);
-                            }
+                            Declared::Functions(_) => group.functions = true,
                             Declared::Flush(_) | Declared::Swap(..) => {}
                         }
                     }
@@ -349,15 +347,15 @@ struct Ctx<'a, 'c> {
 }
 
 /// One group: its jobs, the union of the keys they declare and of those its writes declare
-/// (sorted, once each), the flushes its writes declare, whether a job declared the function
-/// libraries (`functions`: `Some`), and whether a write declared changing them.
+/// (sorted, once each), the flushes and swaps its writes declare, whether a job declared the
+/// function libraries, and whether a write declared changing them.
 #[derive(Default)]
 struct Group {
     keys: Vec<Key>,
     locked: Vec<Key>,
     flushes: Vec<Option<u32>>,
     swaps: Vec<(u32, u32)>,
-    functions: Option<bool>,
+    functions: bool,
     functions_change: bool,
     writes: Vec<WriteJob>,
     reads: Vec<WriterRead>,
@@ -449,10 +447,12 @@ fn run_group(
         reads,
     } = group;
     let writing = !writes.is_empty();
-    let asked = match functions {
-        None => Functions::Skip,
-        Some(_) if functions_change && writing => Functions::Lock,
-        Some(_) => Functions::Unless(functions_known),
+    let asked = if !functions {
+        Functions::Skip
+    } else if functions_change && writing {
+        Functions::Lock
+    } else {
+        Functions::Unless(functions_known)
     };
     let (rows, function_set) = match begin(remote, &keys, &locked, &flushes, asked, writing) {
         Ok(rows) => rows,
