@@ -744,32 +744,88 @@ impl Client {
 }
 
 /// The keys the command line `argv` of `spec` declares, in database `db`: its key specs, the
-/// ones COMMAND GETKEYS, ACL and the blocked-client wake-ups read (a script's `KEYS`), and for
-/// FLUSHDB/FLUSHALL the flush (`relis::flush_declaration`).
+/// ones COMMAND GETKEYS, ACL and the blocked-client wake-ups read (a script's `KEYS`), in the
+/// database each lives in (MOVE's key in its destination database too, COPY ... DB's
+/// destination in that database only), for FLUSHDB/FLUSHALL the flush
+/// (`relis::flush_declaration`), and the function libraries for FCALL and FUNCTION
+/// (`relis::functions_declaration`).
 pub fn declared_keys(spec: &Spec, argv: &[Bytes], db: u32) -> relis::DeclaredKeys {
+    // The database a DB argument names (a bad one fails the command before it writes).
+    let index = |a: Option<&Bytes>| {
+        a.and_then(|a| crate::args::parse_i64(a).ok())
+            .and_then(|d| u32::try_from(d).ok())
+    };
+    // COPY's options as its parser reads them (the last DB wins; parsing stops at an error,
+    // and then nothing is written).
+    let mut copy_db = None;
+    if spec.name == "copy" {
+        let mut i = 3;
+        while i < argv.len() {
+            if argv[i].eq_ignore_ascii_case(b"replace") {
+                i += 1;
+            } else if i + 1 < argv.len() && argv[i].eq_ignore_ascii_case(b"db") {
+                match index(argv.get(i + 1)) {
+                    Some(d) => copy_db = Some(d),
+                    None => break,
+                }
+                i += 2;
+            } else {
+                break;
+            }
+        }
+    }
     let mut keys: relis::DeclaredKeys = spec
         .keys_of(argv)
         .into_iter()
-        .filter_map(|i| argv.get(i).map(|k| (db, k.to_vec())))
+        .filter_map(|i| {
+            let key_db = match copy_db {
+                Some(to) if i == 2 => to,
+                _ => db,
+            };
+            argv.get(i).map(|k| (key_db, k.to_vec()))
+        })
         .collect();
+    if spec.name == "move" {
+        if let (Some(to), Some(key)) = (index(argv.get(2)), argv.get(1)) {
+            keys.push((to, key.to_vec()));
+        }
+    }
+    // A swap is declared like a flush of both databases (`relis::swap_declaration`).
+    if spec.name == "swapdb" {
+        if let (Some(a), Some(b)) = (index(argv.get(1)), index(argv.get(2))) {
+            if a != b {
+                keys.push(relis::swap_declaration(a, b));
+            }
+        }
+    }
     // A flush is declared too: over PostgreSQL its group locks the databases it empties
     // before anything else (`relis::flush_declaration`).
     match spec.name {
         "flushdb" => keys.push(relis::flush_declaration(Some(db))),
         "flushall" => keys.push(relis::flush_declaration(None)),
+        // The function libraries: their group fetches the shared set when it changed (and a
+        // change locks it: `relis::functions_declaration`).
+        "fcall" | "fcall_ro" | "function|list" | "function|dump" => {
+            keys.push(relis::functions_declaration(false));
+        }
+        "function|load" | "function|delete" | "function|flush" | "function|restore" => {
+            keys.push(relis::functions_declaration(true));
+        }
         _ => {}
     }
     keys
 }
 
-/// Whether the PostgreSQL backend refuses the command line `argv` of `spec` for now: it moves
-/// or reads whole databases in ways not built there (SWAPDB, DEBUG RELOAD/DIGEST, SAVE/BGSAVE),
-/// works on keys it does not declare (MOVE, COPY ... DB, SORT with BY or GET, MIGRATE,
-/// REPLICAOF, SQL.FROMHASH/FROMSTREAM), on storage only the SQLite file has (named SQL databases,
-/// REDISQL.*, FUNCTION LOAD/DELETE/FLUSH/RESTORE). SQL.EXEC, SQL.QUERY and the prepared
-/// statements and the morphs run PostgreSQL's SQL there (`cmd::sql::OnPostgres`). SCAN, KEYS, DBSIZE, RANDOMKEY and FLUSHDB/FLUSHALL run there
-/// (`relis::Reader::scan_shared` and the engine's keyspace-wide methods). README "PostgreSQL
-/// backend" lists them.
+/// Whether the PostgreSQL backend refuses the command line `argv` of `spec` for now: it reads
+/// whole databases in ways not built there (DEBUG RELOAD/DIGEST, SAVE/BGSAVE), works on keys it
+/// does not declare (SORT with BY or GET, MIGRATE, REPLICAOF), on storage only the SQLite file
+/// has (named SQL databases, REDISQL.*), SQL.FROMHASH/FROMSTREAM (keys a pattern names).
+/// SQL.EXEC, SQL.QUERY, the prepared statements and the morphs run PostgreSQL's SQL there
+/// (`cmd::sql::OnPostgres`). SCAN, KEYS, DBSIZE, RANDOMKEY, FLUSHDB/FLUSHALL and SWAPDB run
+/// there (`relis::Reader::scan_shared`, the engine's keyspace-wide methods, the flushes and swaps a
+/// group makes at its commit), MOVE and COPY ... DB (their destination key is declared in its
+/// database), and every FUNCTION subcommand (the libraries are shared in PostgreSQL).
+/// [`declared_keys`] declares what they need. README "PostgreSQL backend" lists them.
 pub fn refused_on_postgres(spec: &Spec, argv: &[Bytes]) -> bool {
     // Options come after the first arguments (a key may be named like an option).
     let has = |from: usize, word: &str| {
@@ -779,15 +835,13 @@ pub fn refused_on_postgres(spec: &Spec, argv: &[Bytes]) -> bool {
             .any(|a| a.eq_ignore_ascii_case(word.as_bytes()))
     };
     match spec.name {
-        "swapdb" | "move" | "migrate" | "save" | "bgsave" | "replicaof" | "slaveof"
-        | "function|load" | "function|delete" | "function|flush" | "function|restore" => true,
+        "migrate" | "save" | "bgsave" | "replicaof" | "slaveof" => true,
         // SQL on the main database runs on PostgreSQL (`cmd::sql::OnPostgres`, the morphs'
         // queries too); SQL.FROMHASH/FROMSTREAM, named databases and RediSQL's commands (which
         // name one) do not yet.
         "sql.exec" | "sql.query" | "sql.prepare" | "sql.run" | "sql.unprepare"
         | "sql.statements" | "sql.desc" | "sql.tohash" | "sql.tostring" | "sql.tolist"
         | "sql.toset" | "sql.tozset" | "sql.tostream" => false,
-        "copy" => has(3, "db"),
         "sort" | "sort_ro" => has(2, "by") || has(2, "get"),
         "debug" => argv.get(1).is_some_and(|a| {
             a.eq_ignore_ascii_case(b"reload") || a.eq_ignore_ascii_case(b"digest")
@@ -1018,13 +1072,9 @@ mod tests {
             refused_on_postgres(spec, &argv)
         };
         for line in [
-            "SWAPDB 0 1",
-            "MOVE k 1",
-            "COPY a b DB 1",
             "SORT k BY w_*",
             "SORT k GET #",
             "SQL.QUERY x",
-            "FUNCTION LOAD x",
             "DEBUG RELOAD",
         ] {
             assert!(refused(line), "{line}");
@@ -1032,6 +1082,9 @@ mod tests {
         for line in [
             "GET k",
             "COPY a db",
+            "MOVE k 1",
+            "COPY a b DB 1",
+            "SWAPDB 0 1",
             "SORT by",
             "SORT k LIMIT 0 1",
             "XREAD COUNT 1 STREAMS block 0",
@@ -1040,6 +1093,11 @@ mod tests {
             "BLPOP q 0",
             "BLMOVE a b LEFT RIGHT 0",
             "FUNCTION LIST",
+            // The libraries are shared through PostgreSQL.
+            "FUNCTION LOAD x",
+            "FUNCTION RESTORE x REPLACE",
+            "FUNCTION DELETE x",
+            "FUNCTION FLUSH",
             "DEBUG SLEEP 0",
             "EVAL x 0",
             "MULTI",
@@ -1083,5 +1141,16 @@ mod tests {
             vec![k(1, "src"), k(1, "dst")]
         );
         assert_eq!(keys("PING", 0), vec![]);
+        // MOVE's key in both databases; COPY ... DB's destination in its own.
+        assert_eq!(keys("MOVE k 5", 2), vec![k(2, "k"), k(5, "k")]);
+        assert_eq!(keys("COPY a b DB 7 REPLACE", 2), vec![k(2, "a"), k(7, "b")]);
+        assert_eq!(keys("COPY a b REPLACE", 2), vec![k(2, "a"), k(2, "b")]);
+        assert_eq!(keys("COPY a db", 2), vec![k(2, "a"), k(2, "db")]);
+        assert_eq!(keys("SWAPDB 0 3", 2), vec![relis::swap_declaration(0, 3)]);
+        assert_eq!(keys("SWAPDB 1 1", 2), vec![]);
+        assert_eq!(
+            keys("FCALL f 1 x", 2),
+            vec![k(2, "x"), relis::functions_declaration(false)]
+        );
     }
 }

@@ -203,8 +203,7 @@ async fn what_cannot_run_is_refused_and_values_survive_a_round_trip() {
     common::check(
         &mut a,
         &[
-            (&["SWAPDB", "0", "1"], refused("swapdb")),
-            (&["MOVE", "k", "1"], refused("move")),
+            (&["SORT", "k", "BY", "w_*"], refused("sort")),
             (&["SQL.FROMHASH", "t", "user:*"], refused("sql.fromhash")),
             (&["REDISQL.CREATE_DB", "x"], refused("redisql.create_db")),
             (
@@ -219,7 +218,7 @@ async fn what_cannot_run_is_refused_and_values_survive_a_round_trip() {
                 common::err("ERR CONFIG SET failed (possibly related to argument 'backend') - can't set immutable config"),
             ),
             (&["MULTI"], common::ok()),
-            (&["SWAPDB", "0", "1"], refused("swapdb")),
+            (&["SORT", "k", "GET", "#"], refused("sort")),
             (
                 &["EXEC"],
                 common::err("EXECABORT Transaction discarded because of previous errors."),
@@ -1136,6 +1135,492 @@ async fn collection_scans_continue_on_the_other_node() {
             }
         }
     }
+}
+
+/// A library whose function `f` (and `f_<name>`) returns `n`.
+fn library(name: &str, f: &str, n: i64) -> String {
+    format!("#!lua name={name}\nredis.register_function('{f}', function() return {n} end)")
+}
+
+/// The libraries' names FUNCTION LIST answers, sorted.
+async fn listed(c: &mut common::Raw) -> Vec<String> {
+    let resp::Frame::Array(libs) = c.cmd(&["FUNCTION", "LIST"]).await else {
+        panic!("FUNCTION LIST answers an array")
+    };
+    let mut names: Vec<String> = libs
+        .iter()
+        .map(|l| {
+            let pairs = match l {
+                resp::Frame::Map(m) => m.clone(),
+                resp::Frame::Array(a) => {
+                    a.chunks(2).map(|p| (p[0].clone(), p[1].clone())).collect()
+                }
+                other => panic!("a library is a map: {other:?}"),
+            };
+            let (_, name) = pairs
+                .iter()
+                .find(|(k, _)| *k == common::bulk("library_name"))
+                .expect("library_name");
+            let resp::Frame::Bulk(name) = name else {
+                panic!("a name is a bulk string")
+            };
+            String::from_utf8_lossy(name).into_owned()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// FUNCTION STATS's libraries_count.
+async fn libraries_count(c: &mut common::Raw) -> i64 {
+    let reply = format!("{:?}", c.cmd(&["FUNCTION", "STATS"]).await);
+    let at = reply.find("libraries_count").expect(&reply);
+    let rest = &reply[at..];
+    let start = rest.find("Integer(").expect(&reply) + "Integer(".len();
+    rest[start..rest[start..].find(')').unwrap() + start]
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn function_libraries_are_shared_by_every_node() {
+    let Some(c) = cluster() else { return };
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    async fn run(c: &mut common::Raw, args: Vec<Vec<u8>>) -> resp::Frame {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+        c.cmd_bytes(&args).await
+    }
+    // B runs nothing before A's LOAD: its first FCALL, right after LOAD's reply, finds it.
+    let lib1 = library("lib1", "f1", 1);
+    common::check(
+        &mut a,
+        &[(&["FUNCTION", "LOAD", &lib1], common::bulk("lib1"))],
+    )
+    .await;
+    common::check(
+        &mut b,
+        &[
+            (&["FCALL", "f1", "0"], common::int(1)),
+            (
+                &["FCALL_RO", "f1", "0"],
+                common::err("ERR Can not execute a script with write flag using *_ro command."),
+            ),
+            (
+                &["FUNCTION", "LOAD", &lib1],
+                common::err("ERR Library 'lib1' already exists"),
+            ),
+            (
+                &["FUNCTION", "LOAD", &library("lib2", "f1", 1)],
+                common::err("ERR Function f1 already exists"),
+            ),
+            // B now runs f1 in its Lua state; A replaces it, and B's next call runs the new one.
+            (&["FCALL", "f1", "0"], common::int(1)),
+        ],
+    )
+    .await;
+    common::check(
+        &mut a,
+        &[(
+            &["FUNCTION", "LOAD", "REPLACE", &library("lib1", "f1", 2)],
+            common::bulk("lib1"),
+        )],
+    )
+    .await;
+    common::check(&mut b, &[(&["FCALL", "f1", "0"], common::int(2))]).await;
+    assert_eq!(listed(&mut b).await, vec!["lib1"]);
+    assert_eq!(libraries_count(&mut b).await, 1);
+
+    // DUMP on one node, FLUSH on the other: gone everywhere; RESTORE brings it back.
+    let resp::Frame::Bulk(payload) = b.cmd(&["FUNCTION", "DUMP"]).await else {
+        panic!("FUNCTION DUMP answers a bulk string")
+    };
+    common::check(&mut a, &[(&["FUNCTION", "FLUSH", "SYNC"], common::ok())]).await;
+    common::check(
+        &mut b,
+        &[
+            (&["FCALL", "f1", "0"], common::err("ERR Function not found")),
+            (&["FUNCTION", "LIST"], common::arr(vec![])),
+        ],
+    )
+    .await;
+    assert_eq!(libraries_count(&mut b).await, 0);
+    let restore = |policy: Option<&'static str>| {
+        let mut args: Vec<Vec<u8>> =
+            vec![b"FUNCTION".to_vec(), b"RESTORE".to_vec(), payload.to_vec()];
+        if let Some(p) = policy {
+            args.push(p.as_bytes().to_vec());
+        }
+        args
+    };
+    assert_eq!(run(&mut a, restore(None)).await, common::ok());
+    common::check(&mut b, &[(&["FCALL", "f1", "0"], common::int(2))]).await;
+    assert_eq!(
+        run(&mut b, restore(Some("APPEND"))).await,
+        common::err("ERR Library lib1 already exists")
+    );
+    assert_eq!(run(&mut b, restore(Some("REPLACE"))).await, common::ok());
+    common::check(
+        &mut a,
+        &[(
+            &["FUNCTION", "LOAD", &library("lib3", "f3", 3)],
+            common::bulk("lib3"),
+        )],
+    )
+    .await;
+    assert_eq!(listed(&mut b).await, vec!["lib1", "lib3"]);
+    assert_eq!(run(&mut b, restore(Some("FLUSH"))).await, common::ok());
+    assert_eq!(listed(&mut a).await, vec!["lib1"]);
+    common::check(
+        &mut a,
+        &[(&["FCALL", "f3", "0"], common::err("ERR Function not found"))],
+    )
+    .await;
+
+    // DELETE on one node; the other's DELETE finds nothing.
+    common::check(
+        &mut b,
+        &[
+            (
+                &["FUNCTION", "LOAD", &library("lib4", "f4", 4)],
+                common::bulk("lib4"),
+            ),
+            (&["FUNCTION", "DELETE", "lib1"], common::ok()),
+        ],
+    )
+    .await;
+    common::check(
+        &mut a,
+        &[
+            (
+                &["FUNCTION", "DELETE", "lib1"],
+                common::err("ERR Library not found"),
+            ),
+            (&["FCALL", "f1", "0"], common::err("ERR Function not found")),
+            (&["FCALL", "f4", "0"], common::int(4)),
+        ],
+    )
+    .await;
+
+    // A node started now has the shared libraries from the start.
+    let dir = tempfile::tempdir().unwrap();
+    let third = spawn_binary(dir.path(), &["--backend", &c._pg.uri()]);
+    let mut t = common::Raw::connect(third.addr()).await;
+    assert_eq!(libraries_count(&mut t).await, 1);
+    common::check(&mut t, &[(&["FCALL", "f4", "0"], common::int(4))]).await;
+}
+
+/// Nodes loading one library name at once: one LOAD wins, every other gets Redis's error, and
+/// every node ends with the winner's code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_function_loads_on_two_nodes_have_one_winner() {
+    let Some(c) = cluster() else { return };
+    const ROUNDS: usize = 20;
+    let mut tasks = Vec::new();
+    for (i, node) in c.nodes.iter().enumerate() {
+        for j in 0..CLIENTS {
+            let mut con = connect(node).await;
+            let n = (i * CLIENTS + j) as i64;
+            tasks.push(tokio::spawn(async move {
+                let mut won = Vec::new();
+                for r in 0..ROUNDS {
+                    let name = format!("race{r}");
+                    let code = library(&name, &format!("f{r}"), n);
+                    let res: redis::RedisResult<String> = redis::cmd("FUNCTION")
+                        .arg("LOAD")
+                        .arg(code)
+                        .query_async(&mut con)
+                        .await;
+                    match res {
+                        Ok(got) => {
+                            assert_eq!(got, name);
+                            won.push((r, n));
+                        }
+                        Err(e) => assert!(
+                            e.to_string()
+                                .ends_with(&format!("Library '{name}' already exists")),
+                            "{e}"
+                        ),
+                    }
+                }
+                won
+            }));
+        }
+    }
+    let mut winners = vec![None; ROUNDS];
+    for t in tasks {
+        for (r, n) in t.await.unwrap() {
+            assert!(winners[r].is_none(), "round {r} won twice");
+            winners[r] = Some(n);
+        }
+    }
+    for node in &c.nodes {
+        let mut con = connect(node).await;
+        for (r, w) in winners.iter().enumerate() {
+            let w = w.unwrap_or_else(|| panic!("round {r} has no winner"));
+            let got: i64 = redis::cmd("FCALL")
+                .arg(format!("f{r}"))
+                .arg(0)
+                .query_async(&mut con)
+                .await
+                .unwrap();
+            assert_eq!(got, w, "round {r}");
+        }
+    }
+}
+
+/// MOVE and COPY ... DB write a key of another database: declared there, it is locked, loaded
+/// and written back with the group, so the other node sees it, and its WATCH of it fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn move_and_copy_to_another_database_across_nodes() {
+    let Some(c) = cluster() else { return };
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    let mut b1 = common::Raw::connect(c.nodes[1].addr()).await;
+    common::check(&mut b1, &[(&["SELECT", "1"], common::ok())]).await;
+    // B watches key k of database 1, which A's MOVE creates.
+    common::check(
+        &mut b1,
+        &[
+            (&["WATCH", "k"], common::ok()),
+            (&["GET", "k"], common::nil()),
+        ],
+    )
+    .await;
+    common::check(
+        &mut a,
+        &[
+            (&["SET", "k", "v"], common::ok()),
+            (&["MOVE", "k", "1"], common::int(1)),
+            (&["EXISTS", "k"], common::int(0)),
+        ],
+    )
+    .await;
+    common::check(
+        &mut b1,
+        &[
+            (&["MULTI"], common::ok()),
+            (&["SET", "k", "mine"], common::simple("QUEUED")),
+            (&["EXEC"], resp::Frame::NullArray),
+            (&["GET", "k"], common::bulk("v")),
+        ],
+    )
+    .await;
+    common::check(
+        &mut b,
+        &[
+            (&["EXISTS", "k"], common::int(0)),
+            // Onto an existing key: nothing moves.
+            (&["SET", "k2", "zero"], common::ok()),
+            (&["SET", "k", "zero"], common::ok()),
+            (&["MOVE", "k", "1"], common::int(0)),
+            (&["GET", "k"], common::bulk("zero")),
+        ],
+    )
+    .await;
+    common::check(&mut b1, &[(&["GET", "k"], common::bulk("v"))]).await;
+    // In a transaction, and back again.
+    common::check(
+        &mut b1,
+        &[
+            (&["MULTI"], common::ok()),
+            (&["MOVE", "k", "2"], common::simple("QUEUED")),
+            (&["EXEC"], common::arr(vec![common::int(1)])),
+        ],
+    )
+    .await;
+    common::check(
+        &mut a,
+        &[
+            (&["SELECT", "2"], common::ok()),
+            (&["GET", "k"], common::bulk("v")),
+            (&["SELECT", "0"], common::ok()),
+        ],
+    )
+    .await;
+
+    // COPY ... DB, without and with REPLACE.
+    common::check(
+        &mut a,
+        &[
+            (&["RPUSH", "src", "x", "y"], common::int(2)),
+            (&["COPY", "src", "dst", "DB", "1"], common::int(1)),
+            (&["COPY", "src", "dst", "DB", "1"], common::int(0)),
+            (&["EXISTS", "dst"], common::int(0)),
+        ],
+    )
+    .await;
+    common::check(
+        &mut b1,
+        &[(&["LRANGE", "dst", "0", "-1"], common::bulks(&["x", "y"]))],
+    )
+    .await;
+    common::check(
+        &mut b,
+        &[
+            (&["RPUSH", "src", "z"], common::int(3)),
+            (
+                &["COPY", "src", "dst", "DB", "1", "REPLACE"],
+                common::int(1),
+            ),
+            (
+                &["LRANGE", "src", "0", "-1"],
+                common::bulks(&["x", "y", "z"]),
+            ),
+        ],
+    )
+    .await;
+    common::check(
+        &mut b1,
+        &[(
+            &["LRANGE", "dst", "0", "-1"],
+            common::bulks(&["x", "y", "z"]),
+        )],
+    )
+    .await;
+}
+
+/// SWAPDB on one node swaps the databases for every node, fails the WATCH of a key that
+/// existed in either database (Redis's `touchAllWatchedKeysInDb`), and is atomic against the
+/// other node's writes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn swapdb_swaps_for_every_node_atomically() {
+    let Some(c) = cluster() else { return };
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b0 = common::Raw::connect(c.nodes[1].addr()).await;
+    let mut b1 = common::Raw::connect(c.nodes[1].addr()).await;
+    let mut watch_both = common::Raw::connect(c.nodes[1].addr()).await;
+    let mut watch_other = common::Raw::connect(c.nodes[1].addr()).await;
+    let mut watch_none = common::Raw::connect(c.nodes[1].addr()).await;
+    common::check(&mut b1, &[(&["SELECT", "1"], common::ok())]).await;
+    common::check(
+        &mut a,
+        &[
+            (&["MSET", "k0", "zero", "both", "b0"], common::ok()),
+            (&["SELECT", "1"], common::ok()),
+            (&["MSET", "k1", "one", "both", "b1"], common::ok()),
+            (&["SELECT", "0"], common::ok()),
+        ],
+    )
+    .await;
+    for (con, key) in [
+        (&mut watch_both, "both"),
+        // In database 1 only: still touched.
+        (&mut watch_other, "k1"),
+        (&mut watch_none, "none"),
+    ] {
+        common::check(con, &[(&["WATCH", key], common::ok())]).await;
+    }
+    common::check(&mut a, &[(&["SWAPDB", "0", "1"], common::ok())]).await;
+    common::check(
+        &mut b0,
+        &[
+            (&["GET", "k1"], common::bulk("one")),
+            (&["GET", "k0"], common::nil()),
+            (&["GET", "both"], common::bulk("b1")),
+            (&["DBSIZE"], common::int(2)),
+        ],
+    )
+    .await;
+    common::check(
+        &mut b1,
+        &[
+            (&["GET", "k0"], common::bulk("zero")),
+            (&["GET", "k1"], common::nil()),
+            (&["GET", "both"], common::bulk("b0")),
+        ],
+    )
+    .await;
+    for (con, exec) in [
+        (&mut watch_both, resp::Frame::NullArray),
+        (&mut watch_other, resp::Frame::NullArray),
+        (&mut watch_none, common::arr(vec![common::ok()])),
+    ] {
+        common::check(
+            con,
+            &[
+                (&["MULTI"], common::ok()),
+                (&["SET", "w", "1"], common::simple("QUEUED")),
+                (&["EXEC"], exec),
+            ],
+        )
+        .await;
+    }
+    // In a transaction: the writes before the swap move with it.
+    common::check(
+        &mut a,
+        &[
+            (&["MULTI"], common::ok()),
+            (&["SET", "x", "1"], common::simple("QUEUED")),
+            (&["SWAPDB", "0", "1"], common::simple("QUEUED")),
+            (&["GET", "x"], common::simple("QUEUED")),
+            (&["SET", "y", "2"], common::simple("QUEUED")),
+            (
+                &["EXEC"],
+                common::arr(vec![
+                    common::ok(),
+                    common::ok(),
+                    common::nil(),
+                    common::ok(),
+                ]),
+            ),
+        ],
+    )
+    .await;
+    common::check(
+        &mut b1,
+        &[
+            (&["GET", "x"], common::bulk("1")),
+            (&["GET", "y"], common::nil()),
+            (&["GET", "both"], common::bulk("b1")),
+        ],
+    )
+    .await;
+    common::check(
+        &mut b0,
+        &[
+            (&["GET", "y"], common::bulk("2")),
+            (&["GET", "both"], common::bulk("b0")),
+        ],
+    )
+    .await;
+
+    // Swaps on one node while the other increments: no increment is lost or counted twice
+    // (one loaded before a swap and written back after it would land in the wrong database).
+    const INCRS: usize = 200;
+    let mut tasks = Vec::new();
+    for _ in 0..CLIENTS {
+        let mut con = connect(&c.nodes[1]).await;
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..INCRS {
+                let _: i64 = redis::cmd("INCR")
+                    .arg("n")
+                    .query_async(&mut con)
+                    .await
+                    .unwrap();
+            }
+        }));
+    }
+    let mut con = connect(&c.nodes[0]).await;
+    for _ in 0..50 {
+        let () = redis::cmd("SWAPDB")
+            .arg(0)
+            .arg(1)
+            .query_async(&mut con)
+            .await
+            .unwrap();
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let mut total = 0;
+    for db in ["0", "1"] {
+        common::check(&mut a, &[(&["SELECT", db], common::ok())]).await;
+        if let resp::Frame::Bulk(n) = a.cmd(&["GET", "n"]).await {
+            total += String::from_utf8_lossy(&n).parse::<usize>().unwrap();
+        }
+    }
+    assert_eq!(total, CLIENTS * INCRS);
 }
 
 async fn query(c: &mut common::Raw, sql: &str) -> resp::Frame {

@@ -40,8 +40,8 @@ pub use backend::sqlite::caches::{
     CacheSizes, CacheUse, MAX_MMAP_SIZE, MMAP_SIZE, READER_CACHE, WRITER_CACHE,
 };
 pub use backend::sqlite::db::{
-    configure_sqlite, flush_declaration, release_thread_snapshots, Db, DeclaredKeys, Durability,
-    Options, Stats, PAGE_SIZE, WAL_RESTART_FRAMES,
+    configure_sqlite, flush_declaration, functions_declaration, release_thread_snapshots,
+    swap_declaration, Db, DeclaredKeys, Durability, Options, Stats, PAGE_SIZE, WAL_RESTART_FRAMES,
 };
 #[doc(hidden)]
 pub use backend::sqlite::pcache::truncations as page_cache_truncations;

@@ -5,14 +5,18 @@
 //! group's jobs declare. In order, per group:
 //!
 //! 1. one PostgreSQL round trip: `BEGIN`, advisory locks on every declared key in hash order,
-//!    the keys' rows (a group of reads only: the rows, without transaction or locks);
+//!    the keys' rows (a group of reads only: the rows, without transaction or locks), and, for a
+//!    group with a job that declared them, the function libraries when they changed since this
+//!    node last took them (`Reader::take_function_libraries`; a change locks and loads them);
 //! 2. the live rows are restored into the scratch (inside its own transaction) with the
 //!    versions PostgreSQL gave them, so WATCH compares versions every node agrees on; expired
 //!    rows are skipped (and deleted by a writing group: lazy expiry under the lock);
 //! 3. the write jobs run as on the SQLite backend;
-//! 4. every declared key whose scratch version moved is dumped and written back, every one
-//!    that vanished deleted, and PostgreSQL commits, in one round trip; a key written that was
-//!    not declared fails the whole group instead (it was never locked);
+//! 4. the group's flushes and swaps of whole databases are made in PostgreSQL, in order; every
+//!    declared key whose scratch version moved is dumped and written back, every one that
+//!    vanished deleted (and the function libraries, when a change declared them and they
+//!    differ), and PostgreSQL commits, in one round trip; a key written that was not declared
+//!    fails the whole group instead (it was never locked);
 //! 5. the reads run on the scratch (which then holds what PostgreSQL committed, or what it had
 //!    before if the commit failed), events go out, the writes are answered, and the scratch
 //!    transaction is rolled back, leaving it empty for the next group.
@@ -27,11 +31,16 @@
 //! jobs have run, they cannot run again (they are `FnOnce`), so a failure after that answers
 //! the group with the error: nothing of it was written.
 
-use crate::backend::postgres::{is_conflict, Change, Codec, Key, PgKeys, PgKeyspace, Stored};
-use crate::backend::sqlite::db::{declared_flush, Deliver, Stats, WriteJob, WriterMsg, WriterRead};
+use crate::backend::postgres::{
+    is_conflict, Change, Codec, FunctionSet, Functions, Key, Libraries, PgKeys, PgKeyspace, Stored,
+};
+use crate::backend::sqlite::db::{
+    declared, Declared, Deliver, Stats, WriteJob, WriterMsg, WriterRead,
+};
 use crate::backend::sqlite::stmt::{prepare, Conn};
 use crate::backend::sqlite::store::{
-    Keyspace, Reader, SharedKeyspace, TypedKeys, Writer, WriterHooks, WriterState,
+    Keyspace, LoadedFunctions, Reader, SharedKeyspace, TypedKeys, WideChange, Writer, WriterHooks,
+    WriterState,
 };
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -184,6 +193,9 @@ pub(crate) fn run<'c>(
     });
     let mut batch: Vec<WriterMsg> = Vec::with_capacity(max_batch);
     let mut shutdown = false;
+    // The version of the shared function libraries this node's server has taken (-1: none yet;
+    // stored versions are never negative).
+    let mut functions_known: i64 = -1;
     let mut last_sweep = Instant::now();
     while !shutdown {
         let wait = SWEEP_EVERY.saturating_sub(last_sweep.elapsed());
@@ -213,9 +225,17 @@ pub(crate) fn run<'c>(
             match m {
                 WriterMsg::Write(job, k) => {
                     for key in k {
-                        match declared_flush(&key) {
-                            Some(db) => group.flushes.push(db),
-                            None => {
+                        match declared(&key) {
+                            Declared::Flush(db) => group.flushes.push(db),
+                            Declared::Swap(a, b) => {
+                                group.flushes.extend([Some(a), Some(b)]);
+                                group.swaps.push((a, b));
+                            }
+                            Declared::Functions(change) => {
+                                group.functions = true;
+                                group.functions_change |= change;
+                            }
+                            Declared::Key => {
                                 group.locked.push(key.clone());
                                 group.keys.push(key);
                             }
@@ -224,9 +244,13 @@ pub(crate) fn run<'c>(
                     group.writes.push(job);
                 }
                 WriterMsg::Read(job, k) => {
-                    group
-                        .keys
-                        .extend(k.into_iter().filter(|key| declared_flush(key).is_none()));
+                    for key in k {
+                        match declared(&key) {
+                            Declared::Key => group.keys.push(key),
+                            Declared::Functions(_) => group.functions = true,
+                            Declared::Flush(_) | Declared::Swap(..) => {}
+                        }
+                    }
                     group.reads.push(job);
                 }
                 WriterMsg::Conn(job) => conns.push(job),
@@ -237,6 +261,9 @@ pub(crate) fn run<'c>(
         group.keys.dedup();
         group.locked.sort_unstable();
         group.locked.dedup();
+        if !group.swaps.is_empty() {
+            mirror_swapped(&mut group);
+        }
         if !group.writes.is_empty() || !group.reads.is_empty() {
             let ctx = Ctx {
                 conn,
@@ -246,7 +273,9 @@ pub(crate) fn run<'c>(
                 stats: &stats,
                 shared: &shared,
             };
-            run_group(&ctx, &mut remote, group);
+            if let Some(v) = run_group(&ctx, &mut remote, group, functions_known) {
+                functions_known = v;
+            }
         }
         // Outside any transaction, on the (empty) scratch.
         for job in conns {
@@ -318,35 +347,77 @@ struct Ctx<'a, 'c> {
 }
 
 /// One group: its jobs, the union of the keys they declare and of those its writes declare
-/// (sorted, once each), and the flushes its writes declare.
+/// (sorted, once each), the flushes and swaps its writes declare, whether a job declared the
+/// function libraries, and whether a write declared changing them.
 #[derive(Default)]
 struct Group {
     keys: Vec<Key>,
     locked: Vec<Key>,
     flushes: Vec<Option<u32>>,
+    swaps: Vec<(u32, u32)>,
+    functions: bool,
+    functions_change: bool,
     writes: Vec<WriteJob>,
     reads: Vec<WriterRead>,
 }
 
+/// Completes a group that swaps databases: a key of a swapped database is declared in the
+/// other one too (the swap in the scratch moves it there, and what it holds after the group
+/// must be written back under both names), until no swap adds one; and every key of a swapped
+/// database is locked (a read's too: the swap writes it), under the database locks the swap
+/// holds exclusively anyway.
+fn mirror_swapped(group: &mut Group) {
+    loop {
+        let before = group.keys.len();
+        let mut more = Vec::new();
+        for (a, b) in &group.swaps {
+            for (db, key) in &group.keys {
+                if db == a {
+                    more.push((*b, key.clone()));
+                } else if db == b {
+                    more.push((*a, key.clone()));
+                }
+            }
+        }
+        group.keys.extend(more);
+        group.keys.sort_unstable();
+        group.keys.dedup();
+        if group.keys.len() == before {
+            break;
+        }
+    }
+    let swapped = |db: u32| group.swaps.iter().any(|(a, b)| db == *a || db == *b);
+    let moved: Vec<Key> = group
+        .keys
+        .iter()
+        .filter(|(db, _)| swapped(*db))
+        .cloned()
+        .collect();
+    group.locked.extend(moved);
+    group.locked.sort_unstable();
+    group.locked.dedup();
+}
+
 /// Begins a writing group (locks the keys its writes declare, loads all of `keys`), or loads a
-/// reading group's keys.
+/// reading group's keys; with the function libraries `functions` asks for.
 fn begin(
     remote: &mut Remote,
     keys: &[Key],
     locked: &[Key],
     flushes: &[Option<u32>],
+    functions: Functions,
     writing: bool,
-) -> Result<Vec<Option<Stored>>> {
+) -> Result<(Vec<Option<Stored>>, Option<FunctionSet>)> {
     if remote.keys.is_closed() {
         remote.keys = PgKeys::connect(&remote.url).map_err(storage)?;
     }
     if !writing {
-        return remote.keys.load(keys).map_err(storage);
+        return remote.keys.load_with(keys, functions).map_err(storage);
     }
     let mut attempt = 0;
     loop {
         attempt += 1;
-        match remote.keys.begin_flushing(keys, locked, flushes) {
+        match remote.keys.begin_group(keys, locked, flushes, functions) {
             Ok(rows) => return Ok(rows),
             // Nothing has run yet: trying again is invisible.
             Err(e) if is_conflict(&e) && attempt < ATTEMPTS => {
@@ -357,16 +428,33 @@ fn begin(
     }
 }
 
-fn run_group(cx: &Ctx<'_, '_>, remote: &mut Remote, group: Group) {
+/// Runs one group; the version of the function libraries the node took in it, if a job took
+/// them ([`Reader::take_function_libraries`]).
+fn run_group(
+    cx: &Ctx<'_, '_>,
+    remote: &mut Remote,
+    group: Group,
+    functions_known: i64,
+) -> Option<i64> {
     let Group {
         keys,
         locked,
         flushes,
+        swaps: _,
+        functions,
+        functions_change,
         writes,
         reads,
     } = group;
     let writing = !writes.is_empty();
-    let rows = match begin(remote, &keys, &locked, &flushes, writing) {
+    let asked = if !functions {
+        Functions::Skip
+    } else if functions_change && writing {
+        Functions::Lock
+    } else {
+        Functions::Unless(functions_known)
+    };
+    let (rows, function_set) = match begin(remote, &keys, &locked, &flushes, asked, writing) {
         Ok(rows) => rows,
         Err(e) => {
             tracing::error!("writer: {e}");
@@ -379,7 +467,7 @@ fn run_group(cx: &Ctx<'_, '_>, remote: &mut Remote, group: Group) {
             for job in reads {
                 job(None);
             }
-            return;
+            return None;
         }
     };
     let conn = cx.conn;
@@ -388,6 +476,33 @@ fn run_group(cx: &Ctx<'_, '_>, remote: &mut Remote, group: Group) {
         tracing::error!("writer: the scratch cannot begin: {e}");
     }
     let loaded = restore(cx, remote.codec, &keys, rows);
+    // The function libraries, when the group fetched them: in the scratch's `relis_functions`
+    // (a change job edits them there), and as committed for the jobs to take.
+    let functions_loaded = match function_set {
+        Some(set) => match restore_functions(cx, &set) {
+            Ok(()) => Some(Rc::new(LoadedFunctions {
+                version: set.version,
+                libraries: set
+                    .libraries
+                    .into_iter()
+                    .map(|(n, c)| (n, bytes::Bytes::from(c)))
+                    .collect(),
+                taken: std::cell::Cell::new(false),
+            })),
+            Err(e) => {
+                tracing::error!("writer: the function libraries cannot be loaded: {e}");
+                None
+            }
+        },
+        None => None,
+    };
+    let loaded = match (loaded, asked, &functions_loaded) {
+        // A change writes back the whole set: without it loaded, it must not run.
+        (Ok(_), Functions::Lock, None) => Err(Error::Storage(
+            "postgres: the function libraries could not be loaded".into(),
+        )),
+        (l, _, _) => l,
+    };
     let _ = conn.execute_batch("SAVEPOINT loaded");
     let mut delivers: Vec<Deliver> = Vec::with_capacity(writes.len());
     let n_writes = writes.len() as u64;
@@ -405,6 +520,7 @@ fn run_group(cx: &Ctx<'_, '_>, remote: &mut Remote, group: Group) {
             for job in writes {
                 let mut w = Writer::new(conn, cx.clock.now_ms(), cx.keyspace, cx.st);
                 w.shared = Some(cx.shared.clone());
+                w.functions = functions_loaded.clone();
                 delivers.push(job(Some(&mut w)));
                 if conn.is_autocommit() {
                     // SQLite rolled the scratch back: the loaded keys are gone with it.
@@ -422,10 +538,31 @@ fn run_group(cx: &Ctx<'_, '_>, remote: &mut Remote, group: Group) {
                 None if !writing => Ok(()),
                 None => {
                     changes(cx, remote.codec, &keys, &locked, &versions, expired).and_then(|c| {
-                        // FLUSHDB/FLUSHALL first: the changes are what the keys hold after them.
-                        let flushed = std::mem::take(&mut cx.st.borrow_mut().flushed);
-                        remote.keys.flush(&flushed).map_err(storage)?;
-                        remote.keys.commit_changes(&c).map_err(storage)
+                        let libs = match (&functions_loaded, asked) {
+                            (Some(f), Functions::Lock) => changed_functions(cx, f)?,
+                            (f, _) => {
+                                // Changed without the functions lock: never written back.
+                                if functions_moved(cx, f.as_deref())? {
+                                    return Err(Error::RolledBack(
+                                        "a command changed the function libraries without \
+                                         declaring it (relis::functions_declaration)"
+                                            .into(),
+                                    ));
+                                }
+                                None
+                            }
+                        };
+                        // FLUSHDB/FLUSHALL/SWAPDB first, in order: the changes are what the keys
+                        // hold after them.
+                        let wide = std::mem::take(&mut cx.st.borrow_mut().wide);
+                        for change in wide {
+                            match change {
+                                WideChange::Flush(db) => remote.keys.flush(&[db]),
+                                WideChange::Swap(a, b) => remote.keys.swap(a, b),
+                            }
+                            .map_err(storage)?;
+                        }
+                        remote.keys.commit_all(&c, libs.as_deref()).map_err(storage)
                     })
                 }
             }
@@ -443,6 +580,7 @@ fn run_group(cx: &Ctx<'_, '_>, remote: &mut Remote, group: Group) {
         } else {
             let mut r = Reader::new(conn, cx.clock.now_ms(), cx.keyspace);
             r.shared = Some(cx.shared.clone());
+            r.functions = functions_loaded.clone();
             job(Some(&mut r));
         }
     }
@@ -469,12 +607,55 @@ fn run_group(cx: &Ctx<'_, '_>, remote: &mut Remote, group: Group) {
         }
     }
     st.events.clear();
-    st.flushed.clear();
+    st.wide.clear();
     st.lazily_expired = 0;
     drop(st);
     for d in delivers {
         d(outcome.clone());
     }
+    functions_loaded
+        .filter(|f| f.taken.get() && !lost)
+        .map(|f| f.version)
+}
+
+/// Every function library of the scratch (name, code), by name.
+const FUNCTIONS: &str = "SELECT name, code FROM main.relis_functions ORDER BY name";
+
+/// Puts the shared function libraries into the scratch's `relis_functions` (inside the group's
+/// scratch transaction, so they go with it).
+fn restore_functions(cx: &Ctx<'_, '_>, set: &FunctionSet) -> Result<()> {
+    let mut w = Writer::new(cx.conn, cx.clock.now_ms(), cx.keyspace, cx.st);
+    for (name, code) in &set.libraries {
+        w.function_put(name, code)?;
+    }
+    Ok(())
+}
+
+/// Whether the scratch's function libraries differ from what the group loaded (`None`: none,
+/// so the table began empty).
+fn functions_moved(cx: &Ctx<'_, '_>, loaded: Option<&LoadedFunctions>) -> Result<bool> {
+    match loaded {
+        Some(f) => Ok(changed_functions(cx, f)?.is_some()),
+        None => Ok(prepare(cx.conn, ANY_FUNCTION)?.exists([])?),
+    }
+}
+
+/// Whether the scratch holds a function library.
+const ANY_FUNCTION: &str = "SELECT 1 FROM main.relis_functions LIMIT 1";
+
+/// The scratch's function libraries after the group's jobs, when they differ from the set the
+/// group loaded (`None`: unchanged, nothing to write back).
+fn changed_functions(cx: &Ctx<'_, '_>, loaded: &LoadedFunctions) -> Result<Option<Libraries>> {
+    let mut stmt = prepare(cx.conn, FUNCTIONS)?;
+    let now: Libraries = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let same = now.len() == loaded.libraries.len()
+        && now
+            .iter()
+            .zip(&loaded.libraries)
+            .all(|((n, c), (ln, lc))| n == ln && c[..] == lc[..]);
+    Ok((!same).then_some(now))
 }
 
 /// Restores the live `rows` of `keys` into the scratch with their versions. Returns the

@@ -5,7 +5,7 @@
 mod common;
 
 use common::pg::Pg;
-use relis::postgres::{is_conflict, Change, Group, PgKeys, Stored};
+use relis::postgres::{is_conflict, Change, Functions, Group, PgKeys, Stored};
 
 /// Reads a counter under the group's lock (0 when absent).
 fn counter(g: &mut Group<'_>, key: &[u8]) -> i64 {
@@ -31,8 +31,8 @@ fn the_schema_is_created_once_and_shared() {
     let mut a = PgKeys::connect(&pg.url()).unwrap();
     // The URL form (as `--backend` takes it) reaches the same database.
     let mut b = PgKeys::connect(&pg.uri()).unwrap();
-    assert_eq!(a.schema_version().unwrap(), 3);
-    assert_eq!(b.schema_version().unwrap(), 3);
+    assert_eq!(a.schema_version().unwrap(), 5);
+    assert_eq!(b.schema_version().unwrap(), 5);
 
     // A put is seen by the other connection once committed; versions differ per write.
     let mut g = a.group().unwrap();
@@ -406,4 +406,100 @@ fn a_flush_waits_for_the_groups_of_its_databases() {
     }
     // The flushes came after the group: its write is gone.
     assert_eq!(a.load(&[k]).unwrap(), vec![None]);
+}
+
+/// The function libraries: a node that has the stored version gets nothing back, a change
+/// replaces the set (any bytes in the code) and gives it a new version; a change waits for
+/// another change (the functions lock).
+#[test]
+fn function_libraries_come_back_only_when_changed() {
+    let Some(pg) = Pg::start() else { return };
+    let mut a = PgKeys::connect(&pg.url()).unwrap();
+    let mut b = PgKeys::connect(&pg.url()).unwrap();
+    let fresh = a.load_with(&[], Functions::Unless(-1)).unwrap().1.unwrap();
+    assert_eq!((fresh.version, fresh.libraries.len()), (0, 0));
+    assert_eq!(a.load_with(&[], Functions::Unless(0)).unwrap().1, None);
+    let set = a
+        .begin_group(&[], &[], &[], Functions::Lock)
+        .unwrap()
+        .1
+        .unwrap();
+    assert_eq!(set, fresh);
+    // Another change waits for this one's commit.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let url = pg.url();
+    let t = std::thread::spawn(move || {
+        let mut c = PgKeys::connect(&url).unwrap();
+        let set = c.begin_group(&[], &[], &[], Functions::Lock).unwrap().1;
+        c.commit_all(&[], None).unwrap();
+        tx.send(set).unwrap();
+    });
+    assert!(rx
+        .recv_timeout(std::time::Duration::from_millis(300))
+        .is_err());
+    let libs = vec![
+        ("a".to_string(), b"\x00\xff'\"{}".to_vec()),
+        ("b".to_string(), b"code b".to_vec()),
+    ];
+    a.commit_all(&[], Some(&libs)).unwrap();
+    let seen = rx.recv().unwrap().unwrap();
+    t.join().unwrap();
+    assert!(seen.version > 0);
+    assert_eq!(seen.libraries, libs);
+    let (_, now) = b.load_with(&[], Functions::Unless(0)).unwrap();
+    assert_eq!(now.as_ref(), Some(&seen));
+    assert_eq!(
+        b.load_with(&[], Functions::Unless(seen.version)).unwrap().1,
+        None
+    );
+}
+
+/// SWAPDB at commit: the rows of two databases change places (a key in both included), each
+/// with a new version; other databases stay.
+#[test]
+fn a_swap_moves_every_row_with_a_new_version() {
+    let Some(pg) = Pg::start() else { return };
+    let mut a = PgKeys::connect(&pg.url()).unwrap();
+    let put = |db: u32, k: &str, v: &str| Change::Put {
+        key: (db, k.as_bytes().to_vec()),
+        value: v.as_bytes().to_vec(),
+        expire_at: None,
+    };
+    let keys: Vec<(u32, Vec<u8>)> = [(0, "k"), (1, "k"), (0, "only0"), (1, "only0"), (2, "k")]
+        .iter()
+        .map(|(db, k)| (*db, k.as_bytes().to_vec()))
+        .collect();
+    a.begin_locked(&keys).unwrap();
+    a.commit_changes(&[
+        put(0, "k", "k0"),
+        put(1, "k", "k1"),
+        put(0, "only0", "o"),
+        put(2, "k", "k2"),
+    ])
+    .unwrap();
+    let before = a.load(&keys).unwrap();
+    let newest = before.iter().flatten().map(|s| s.version).max().unwrap();
+    a.begin_flushing(&[], &[], &[Some(0), Some(1)]).unwrap();
+    a.swap(1, 0).unwrap();
+    a.commit_changes(&[]).unwrap();
+    let after = a.load(&keys).unwrap();
+    let value = |s: &Option<Stored>| {
+        s.as_ref()
+            .map(|s| String::from_utf8(s.value.clone()).unwrap())
+    };
+    let got: Vec<Option<String>> = after.iter().map(value).collect();
+    assert_eq!(
+        got,
+        vec![
+            Some("k1".into()),
+            Some("k0".into()),
+            None,
+            Some("o".into()),
+            Some("k2".into())
+        ]
+    );
+    for s in after[..4].iter().flatten() {
+        assert!(s.version > newest, "a swapped row keeps its version");
+    }
+    assert_eq!(after[4], before[4], "database 2 stays as it was");
 }

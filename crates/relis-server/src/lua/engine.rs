@@ -858,6 +858,10 @@ struct RunCx<'a, 'w> {
 pub fn run(w: &mut relis::Writer<'_>, cx: &Cx, call: Call) -> Result<Frame, CmdError> {
     let scripting = &cx.server.scripting;
     let threshold = busy_threshold(cx);
+    if matches!(call.target, Target::Function(_)) {
+        // Over PostgreSQL, the libraries another node changed (FCALL declares them).
+        super::functions::refresh(scripting, w);
+    }
     with_engine(scripting, |engine| {
         let (func, name, function, flags_ro): (_, std::borrow::Cow<'_, str>, _, _) =
             match &call.target {

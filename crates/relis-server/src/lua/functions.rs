@@ -233,6 +233,39 @@ pub fn evaluate(scripting: &Scripting, code: &Bytes) -> Result<Library, CmdError
     })
 }
 
+/// Over PostgreSQL: takes the shared set of libraries when the job's group found it changed
+/// since this node last took it (`relis::Reader::take_function_libraries`; the job declared
+/// `relis::functions_declaration`), and makes it the running set. A library whose code is
+/// unchanged keeps its loaded form; one that does not load here is left out, with a warning in
+/// the log (as at start-up). Nothing on SQLite, where this node's set is the only one.
+pub fn refresh(s: &Scripting, r: &relis::Reader<'_>) {
+    let Some(stored) = r.take_function_libraries() else {
+        return;
+    };
+    let current = s.functions.libraries.lock().clone();
+    let same = stored.len() == current.len()
+        && stored
+            .iter()
+            .all(|(n, c)| current.get(n).is_some_and(|l| l.code == *c));
+    if same {
+        return;
+    }
+    let mut libs = BTreeMap::new();
+    for (name, code) in stored {
+        if let Some(l) = current.get(&name).filter(|l| l.code == code) {
+            libs.insert(name, l.clone());
+            continue;
+        }
+        match evaluate(s, &code) {
+            Ok(lib) => {
+                libs.insert(lib.name.clone(), lib);
+            }
+            Err(e) => tracing::warn!("function library {name} does not load: {}", e.message()),
+        }
+    }
+    s.functions.replace_all(libs);
+}
+
 impl Engine {
     fn load_library(&self, body: &[u8]) -> Result<Vec<Registered>, CmdError> {
         run_library(self, body)

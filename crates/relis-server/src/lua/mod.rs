@@ -24,10 +24,24 @@ pub use engine::{load, run, Call, Target};
 
 use crate::script::Scripting;
 
-/// Loads the function libraries stored in the database (at start-up). A library that no
-/// longer loads is left out, with a warning in the log.
+/// Loads the function libraries stored in the database (at start-up; over PostgreSQL the
+/// shared set, which this node then has: see `functions::refresh`). A library that no longer
+/// loads is left out, with a warning in the log.
 pub fn load_stored(scripting: &Scripting, db: &relis::Db) {
-    let stored = match db.read(|r| r.function_libraries()) {
+    let stored = if db.backend() == "postgres" {
+        let (tx, rx) = std::sync::mpsc::channel();
+        db.read_async_keys(
+            vec![relis::functions_declaration(false)],
+            |r| r.take_function_libraries().unwrap_or_default(),
+            move |res| {
+                let _ = tx.send(res);
+            },
+        );
+        rx.recv().unwrap_or(Err(relis::Error::Closed))
+    } else {
+        db.read(|r| r.function_libraries())
+    };
+    let stored = match stored {
         Ok(l) => l,
         Err(e) => {
             tracing::error!("cannot read the function libraries: {e}");

@@ -20,6 +20,19 @@ impl Reader<'_> {
         })?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
+
+    /// Over PostgreSQL: the shared set of libraries as committed when the group began (name,
+    /// code, by name), when it changed since this node last took it (the job declared
+    /// [`crate::functions_declaration`], and its group found a newer set); `None` when the
+    /// node's set is current, and always on SQLite, where the node's set is the only one. The
+    /// caller replaces its running set with them: once its group ends, this node counts as
+    /// having them. (Not the group's own uncommitted changes: those are in
+    /// [`Reader::function_libraries`].)
+    pub fn take_function_libraries(&self) -> Option<Vec<(String, Bytes)>> {
+        let loaded = self.functions.as_ref()?;
+        loaded.taken.set(true);
+        Some(loaded.libraries.clone())
+    }
 }
 
 impl Writer<'_> {

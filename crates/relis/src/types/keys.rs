@@ -4,7 +4,7 @@
 use crate::backend::sqlite::db::Db;
 use crate::backend::sqlite::sql::keys as q;
 use crate::backend::sqlite::stmt::prepare;
-use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
+use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, WideChange, Writer};
 use crate::error::{Error, Result};
 use crate::glob::{glob_match, literal_prefix};
 use bytes::Bytes;
@@ -547,7 +547,7 @@ impl Writer<'_> {
     pub fn flushdb(&mut self, db: u32) -> Result<()> {
         if self.shared.is_some() {
             // The rows go when the group commits, in its transaction.
-            self.st().flushed.push(Some(db));
+            self.st().wide.push(WideChange::Flush(Some(db)));
         }
         // Collections' elements (and chunked strings' chunks) go to the trash: the background
         // sweep deletes them in batches.
@@ -562,7 +562,7 @@ impl Writer<'_> {
     /// Storage errors only.
     pub fn flushall(&mut self) -> Result<()> {
         if self.shared.is_some() {
-            self.st().flushed.push(None);
+            self.st().wide.push(WideChange::Flush(None));
         }
         // Unqualified DELETEs: SQLite truncates these tables rather than visiting each row.
         for sql in q::FLUSHALL {
@@ -580,6 +580,10 @@ impl Writer<'_> {
         self.check_db(b)?;
         if a == b {
             return Ok(());
+        }
+        if self.shared.is_some() {
+            // The scratch swaps the keys it holds; the databases swap when the group commits.
+            self.st().wide.push(WideChange::Swap(a, b));
         }
         // Every key of both databases changes `db`, so bump versions too: a WATCH on either side
         // sees its key change, as in Redis.

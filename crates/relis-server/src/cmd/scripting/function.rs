@@ -409,14 +409,20 @@ impl Function {
 async fn change(c: &mut Client, f: Function) -> Result<Frame, CmdError> {
     let (tx, rx) = oneshot::channel();
     let (server, done_server) = (c.server.clone(), c.server.clone());
-    c.server.db.write_async(
+    // Over PostgreSQL the group takes the functions lock and the shared set: changes run one
+    // at a time across nodes, each on what the previous one committed.
+    c.server.db.write_async_keys(
+        vec![relis::functions_declaration(true)],
         move |w| {
             let reg = &server.scripting.functions;
-            let mut libs = reg
-                .pending
-                .lock()
-                .clone()
-                .unwrap_or_else(|| reg.libraries.lock().clone());
+            let pending = reg.pending.lock().clone();
+            let mut libs = match pending {
+                Some(libs) => libs,
+                None => {
+                    functions::refresh(&server.scripting, w);
+                    reg.libraries.lock().clone()
+                }
+            };
             let r = w.atomic(|w| f.apply(w, &server.scripting, &mut libs));
             if let Err(CmdError::Storage(e)) = &r {
                 w.poison(e.clone());
@@ -445,12 +451,31 @@ async fn change(c: &mut Client, f: Function) -> Result<Frame, CmdError> {
     rx.await.map_err(|_| CmdError::from(relis::Error::Closed))?
 }
 
+/// Takes the shared function libraries when another node changed them (a read job declaring
+/// them: `functions::refresh`).
+async fn refresh_shared(server: std::sync::Arc<crate::state::Shared>) -> Result<(), CmdError> {
+    let (tx, rx) = oneshot::channel();
+    let db = server.db.clone();
+    db.read_async_keys(
+        vec![relis::functions_declaration(false)],
+        move |r| functions::refresh(&server.scripting, r),
+        move |res| {
+            let _ = tx.send(res);
+        },
+    );
+    rx.await
+        .map_err(|_| CmdError::from(relis::Error::Closed))?
+        .map_err(CmdError::from)
+}
+
 fn bulk(s: &str) -> Frame {
     Frame::Bulk(Bytes::copy_from_slice(s.as_bytes()))
 }
 
 impl ReadCmd for Function {
-    fn exec(&self, _r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+    fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        // Over PostgreSQL, the libraries another node changed (LIST and DUMP declare them).
+        functions::refresh(&cx.server.scripting, r);
         let libs = cx.server.scripting.functions.libraries.lock().clone();
         match self {
             Function::List { pattern, code } => {
@@ -514,6 +539,12 @@ impl ConnCmd for Function {
                     Ok(ok())
                 }
                 Function::Stats => {
+                    // Over PostgreSQL the counts are the shared set's, unless a script holds
+                    // the writer (then this node's, as it last took them).
+                    if c.server.db.backend() == "postgres" && s.run.busy_error().is_none() {
+                        refresh_shared(c.server.clone()).await?;
+                    }
+                    let s = &c.server.scripting;
                     let running = match s.run.current.lock().clone() {
                         Some((name, command)) => {
                             let ms = s

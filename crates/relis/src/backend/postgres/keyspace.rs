@@ -233,4 +233,37 @@ impl PgKeys {
             .execute("DELETE FROM relis_keys WHERE db = ANY($1)", &[&list])?;
         Ok(())
     }
+
+    /// SWAPDB inside the transaction [`PgKeys::begin_flushing`] began: every row of database
+    /// `a` moves to `b` and every row of `b` to `a`, each with a new version (a WATCH of a key
+    /// that existed in either database fails at EXEC on every node, as Redis's
+    /// `touchAllWatchedKeysInDb` makes it), under both databases' locks taken exclusively (as
+    /// [`PgKeys::flush`]: already held when the group declared the swap). In three statements
+    /// through a temporary database index, `-1 - min(a, b)`, as PostgreSQL checks the primary
+    /// key row by row; no other swap uses that index meanwhile (it would hold the same lock).
+    /// `scan_id`s are unique across databases, so the `(db, scan_id)` index holds throughout.
+    ///
+    /// # Errors
+    /// The connection fails, or PostgreSQL reports a deadlock (the caller rolls back).
+    pub fn swap(&mut self, a: u32, b: u32) -> Result<(), Error> {
+        if a == b {
+            return Ok(());
+        }
+        let (lo, hi) = (a.min(b) as i32, a.max(b) as i32);
+        self.client.execute(
+            "SELECT pg_advisory_xact_lock_shared($1, -1),
+                 (SELECT count(*) FROM (SELECT pg_advisory_xact_lock($1, d)
+                     FROM unnest($2::integer[]) WITH ORDINALITY AS t(d, i) ORDER BY i) l)",
+            &[&super::DB_LOCKS, &vec![lo, hi]],
+        )?;
+        let tmp = -1 - lo;
+        // Integers only in the text.
+        self.client.batch_execute(&format!(
+            "UPDATE relis_keys SET db = {tmp} WHERE db = {lo};
+             UPDATE relis_keys SET db = {lo}, version = nextval('relis_versions') WHERE db = {hi};
+             UPDATE relis_keys SET db = {hi}, version = nextval('relis_versions')
+                 WHERE db = {tmp};"
+        ))?;
+        Ok(())
+    }
 }

@@ -21,7 +21,15 @@
 //! that may have loaded a key of what it empties to commit, and every group that would load one
 //! waits for it, so no key loaded before a flush is written back after it on any node. Every
 //! group takes its locks in one order (keyspace, databases ascending, keys ascending), so no
-//! deadlock arises from them.
+//! deadlock arises from them. A SWAPDB takes both databases' locks exclusively, as a flush of
+//! each would, and swaps the rows at commit ([`PgKeys::swap`]).
+//!
+//! **Function libraries** live in `relis_functions`, with the set's version in
+//! `relis_function_set`. A group that uses them reads the version in its round trip, and the
+//! libraries only when the version is not the one its node has ([`Functions::Unless`]); a group
+//! that changes them takes the functions lock ([`DB_LOCKS`], -2) exclusively before every other
+//! lock ([`Functions::Lock`]) and replaces the set at commit ([`PgKeys::commit_all`]), so
+//! changes apply one at a time across nodes, each to the set the previous one committed.
 
 mod bus;
 mod keyspace;
@@ -79,7 +87,16 @@ const MIGRATIONS: &[&str] = &[
      ALTER TABLE relis_keys ALTER COLUMN scan_id SET DEFAULT nextval('relis_scan_ids'),
          ALTER COLUMN scan_id SET NOT NULL;
      CREATE UNIQUE INDEX relis_keys_scan ON relis_keys (db, scan_id);",
-    // 4: SQL.* (`sql.rs`): the sandbox role's record, prepared statements, and the redis_*
+    // 4: function libraries (FUNCTION LOAD), as the SQLite file keeps them (the code is the
+    // library's whole text, shebang line included), and the set's version: a new one from
+    // `relis_versions` at every change, which groups compare with the one their node has.
+    "CREATE TABLE relis_functions (
+         name text PRIMARY KEY,
+         code bytea NOT NULL
+     );
+     CREATE TABLE relis_function_set (version bigint NOT NULL);
+     INSERT INTO relis_function_set (version) VALUES (0);",
+    // 5: SQL.* (`sql.rs`): the sandbox role's record, prepared statements, and the redis_*
     // views, which decode the stored DUMP payloads (`views.sql`).
     include_str!("views.sql"),
 ];
@@ -92,6 +109,34 @@ const MIGRATION_LOCK: i64 = 0x7265_6c69_735f_6d69; // "relis_mi"
 /// space, apart from the keys' 64-bit one; the second integer is the database index, or -1 for
 /// the whole keyspace (see the module's documentation).
 pub const DB_LOCKS: i32 = 0x726c_6462; // "rldb"
+
+/// The functions lock's second integer in the [`DB_LOCKS`] class: a group that changes the
+/// function libraries takes it exclusively, before any other lock; no other group takes it.
+const FUNCTIONS_LOCK: i64 = -2;
+
+/// What a group asks of the shared function libraries ([`PgKeys::begin_group`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Functions {
+    /// Nothing.
+    Skip,
+    /// The set, unless its version is this one (the node has that one already).
+    Unless(i64),
+    /// The set, whatever its version, under the functions lock taken exclusively: the group
+    /// changes it (and writes it back with [`PgKeys::commit_all`]).
+    Lock,
+}
+
+/// Function libraries as stored: (name, code), by name.
+pub type Libraries = Vec<(String, Vec<u8>)>;
+
+/// The shared function libraries: the set's version and its libraries (name, code).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionSet {
+    /// The version of the last change (0: never changed).
+    pub version: i64,
+    /// The libraries: name and code.
+    pub libraries: Libraries,
+}
 
 /// A key as the engine names it: logical database index and key bytes.
 pub type Key = (u32, Vec<u8>);
@@ -166,7 +211,14 @@ const SESSION: &str = "
         SELECT db, decode(key, 'hex'), decode(value, 'hex'), expire_at, nextval('relis_versions')
         FROM unnest($1, $2, $3, $4) AS t(db, key, value, expire_at)
         ON CONFLICT (db, key) DO UPDATE SET value = excluded.value,
-            expire_at = excluded.expire_at, version = excluded.version;";
+            expire_at = excluded.expire_at, version = excluded.version;
+    PREPARE relis_functions_load(bigint) AS
+        SELECT s.version, f.name, encode(f.code, 'hex')
+        FROM relis_function_set s LEFT JOIN relis_functions f ON s.version <> $1;
+    PREPARE relis_functions_put(text[], text[]) AS
+        INSERT INTO relis_functions (name, code)
+        SELECT convert_from(decode(n, 'hex'), 'UTF8'), decode(c, 'hex')
+        FROM unnest($1, $2) AS t(n, c);";
 
 /// The shared active expiry's statement ([`PgKeys::sweep_expired`]).
 const SWEEP: &str = "DELETE FROM relis_keys k USING (
@@ -241,11 +293,31 @@ impl PgKeys {
         locked: &[Key],
         flushes: &[Option<u32>],
     ) -> Result<Vec<Option<Stored>>, Error> {
+        Ok(self.begin_group(keys, locked, flushes, Functions::Skip)?.0)
+    }
+
+    /// [`PgKeys::begin_flushing`] for a group that also uses the function libraries: the set
+    /// `functions` asks for comes back with the rows (`None`: not asked, or the node's version
+    /// is current), read after every lock, in the same round trip. Under
+    /// [`Functions::Lock`] the functions lock is taken first, exclusively.
+    ///
+    /// # Errors
+    /// As [`PgKeys::begin_locked`].
+    pub fn begin_group(
+        &mut self,
+        keys: &[Key],
+        locked: &[Key],
+        flushes: &[Option<u32>],
+        functions: Functions,
+    ) -> Result<(Vec<Option<Stored>>, Option<FunctionSet>), Error> {
         let mut hashes: Vec<i64> = locked.iter().map(|(db, k)| lock_hash(*db, k)).collect();
         hashes.sort_unstable();
         hashes.dedup();
         let mut sql = String::from("BEGIN;");
-        let dbs = db_locks(locked.iter().map(|(db, _)| *db), flushes);
+        let mut dbs = db_locks(locked.iter().map(|(db, _)| *db), flushes);
+        if functions == Functions::Lock {
+            dbs.insert(0, (FUNCTIONS_LOCK, true));
+        }
         if !dbs.is_empty() {
             let _ = write!(
                 sql,
@@ -264,9 +336,10 @@ impl PgKeys {
                 int_array(hashes.iter().copied())
             );
         }
+        sql.push_str(&functions_sql(functions));
         sql.push_str(&load_sql(keys));
         match self.client.simple_query(&sql) {
-            Ok(msgs) => rows_of(keys.len(), &msgs),
+            Ok(msgs) => Ok((rows_of(keys.len(), &msgs)?, functions_of(functions, &msgs))),
             Err(e) => {
                 self.rollback();
                 Err(e)
@@ -280,11 +353,32 @@ impl PgKeys {
     /// # Errors
     /// The connection fails.
     pub fn load(&mut self, keys: &[Key]) -> Result<Vec<Option<Stored>>, Error> {
-        if keys.is_empty() {
-            return Ok(Vec::new());
+        Ok(self.load_with(keys, Functions::Skip)?.0)
+    }
+
+    /// [`PgKeys::load`], and the function libraries as `functions` asks (never locked: a read
+    /// takes no lock), in the same round trip.
+    ///
+    /// # Errors
+    /// The connection fails.
+    pub fn load_with(
+        &mut self,
+        keys: &[Key],
+        functions: Functions,
+    ) -> Result<(Vec<Option<Stored>>, Option<FunctionSet>), Error> {
+        let functions = match functions {
+            Functions::Lock => Functions::Unless(-1),
+            f => f,
+        };
+        if keys.is_empty() && functions == Functions::Skip {
+            return Ok((Vec::new(), None));
         }
-        let msgs = self.client.simple_query(&load_sql(keys))?;
-        rows_of(keys.len(), &msgs)
+        let mut sql = functions_sql(functions);
+        if !keys.is_empty() {
+            sql.push_str(&load_sql(keys));
+        }
+        let msgs = self.client.simple_query(&sql)?;
+        Ok((rows_of(keys.len(), &msgs)?, functions_of(functions, &msgs)))
     }
 
     /// Writes `changes` (as [`Group::apply`]) and commits the transaction
@@ -294,7 +388,33 @@ impl PgKeys {
     /// The connection fails or the commit does: then nothing of the group happened (the
     /// transaction is rolled back).
     pub fn commit_changes(&mut self, changes: &[Change]) -> Result<(), Error> {
+        self.commit_all(changes, None)
+    }
+
+    /// [`PgKeys::commit_changes`] for a group that took the functions lock
+    /// ([`Functions::Lock`]) and changed the libraries: `functions` (name, code) replaces the
+    /// stored set, which gets a new version.
+    ///
+    /// # Errors
+    /// As [`PgKeys::commit_changes`].
+    pub fn commit_all(
+        &mut self,
+        changes: &[Change],
+        functions: Option<&[(String, Vec<u8>)]>,
+    ) -> Result<(), Error> {
         let mut sql = String::new();
+        if let Some(libs) = functions {
+            sql.push_str("DELETE FROM relis_functions;");
+            if !libs.is_empty() {
+                let _ = write!(
+                    sql,
+                    "EXECUTE relis_functions_put({}, {});",
+                    hex_array(libs.iter().map(|(n, _)| n.as_bytes())),
+                    hex_array(libs.iter().map(|(_, c)| c.as_slice())),
+                );
+            }
+            sql.push_str("UPDATE relis_function_set SET version = nextval('relis_versions');");
+        }
         let (mut dels, mut puts) = (Vec::new(), Vec::new());
         for c in changes {
             match c {
@@ -444,6 +564,56 @@ fn db_locks(dbs: impl Iterator<Item = u32>, flushes: &[Option<u32>]) -> Vec<(i64
     out
 }
 
+/// The statement that reads the function libraries as `functions` asks (empty for
+/// [`Functions::Skip`]): rows of (version, name, hex code); one row with a null name when the
+/// set is empty or its version is the one the node has.
+fn functions_sql(functions: Functions) -> String {
+    match functions {
+        Functions::Skip => String::new(),
+        Functions::Unless(v) => format!("EXECUTE relis_functions_load({v});"),
+        Functions::Lock => "EXECUTE relis_functions_load(-1);".to_string(),
+    }
+}
+
+/// The function libraries among `msgs` (the rows of three columns), unless the set's version is
+/// the one `functions` names.
+fn functions_of(functions: Functions, msgs: &[SimpleQueryMessage]) -> Option<FunctionSet> {
+    let known = match functions {
+        Functions::Skip => return None,
+        Functions::Unless(v) => v,
+        Functions::Lock => -1,
+    };
+    let mut set: Option<FunctionSet> = None;
+    for m in msgs {
+        let SimpleQueryMessage::Row(row) = m else {
+            continue;
+        };
+        if row.len() != 3 {
+            continue;
+        }
+        let Some(version) = row.get(0).and_then(|v| v.parse::<i64>().ok()) else {
+            continue;
+        };
+        let set = set.get_or_insert_with(|| FunctionSet {
+            version,
+            libraries: Vec::new(),
+        });
+        if let (Some(name), Some(hex)) = (row.get(1), row.get(2)) {
+            set.libraries.push((name.to_string(), unhex(hex)));
+        }
+    }
+    let mut set = set.filter(|s| s.version != known)?;
+    set.libraries.sort_unstable();
+    Some(set)
+}
+
+/// The bytes of PostgreSQL's `encode(..., 'hex')` text.
+fn unhex(hex: &str) -> Vec<u8> {
+    (0..hex.len() / 2)
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap_or(0))
+        .collect()
+}
+
 /// The statement that loads `keys`' rows: (ordinal, hex value, expire_at, version).
 fn load_sql(keys: &[Key]) -> String {
     format!(
@@ -502,9 +672,7 @@ fn rows_of(n: usize, msgs: &[SimpleQueryMessage]) -> Result<Vec<Option<Stored>>,
         let (Some(at), Some(hex), Some(version)) = (int(0), row.get(1), int(3)) else {
             continue;
         };
-        let value = (0..hex.len() / 2)
-            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap_or(0))
-            .collect();
+        let value = unhex(hex);
         if let Some(slot) = usize::try_from(at - 1).ok().and_then(|i| out.get_mut(i)) {
             *slot = Some(Stored {
                 value,

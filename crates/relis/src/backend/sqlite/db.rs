@@ -134,8 +134,14 @@ pub(crate) type WriterRead = Box<dyn FnOnce(Option<&mut Reader<'_>>) + Send>;
 /// loads them before the job runs (ARCHITECTURE.md 10.1); the SQLite backend ignores them.
 pub type DeclaredKeys = Vec<(u32, Vec<u8>)>;
 
-/// The database index of [`flush_declaration`]s: no key lives there.
+/// The database index of [`flush_declaration`]s and [`functions_declaration`]s: no key lives
+/// there.
 const FLUSH_DB: u32 = u32::MAX;
+
+/// The key of a [`functions_declaration`] that reads the libraries, and of one that changes them
+/// (a flush's is empty or 4 bytes, a swap's 8: neither length).
+const FUNCTIONS_READ: &[u8] = b"functions";
+const FUNCTIONS_CHANGE: &[u8] = b"functions!";
 
 /// What a job that runs FLUSHDB on database `db` (`None`: FLUSHALL) adds to its
 /// [`DeclaredKeys`]: not a key (its database index is `u32::MAX`, which no key has) but the
@@ -149,18 +155,62 @@ pub fn flush_declaration(db: Option<u32>) -> (u32, Vec<u8>) {
     }
 }
 
-/// The flush a declared key stands for (see [`flush_declaration`]): `Some(None)` for
-/// FLUSHALL, `Some(Some(db))` for FLUSHDB, `None` for a key.
+/// What a job that runs SWAPDB on databases `a` and `b` adds to its [`DeclaredKeys`] (not a
+/// key, as [`flush_declaration`]): over PostgreSQL its group takes both databases' locks
+/// exclusively, as a FLUSHDB of each would, and every key of either database the group declares
+/// is declared in the other too (the swap moves it there), so the whole swap commits at once
+/// against every group on every node.
+pub fn swap_declaration(a: u32, b: u32) -> (u32, Vec<u8>) {
+    let mut key = a.to_le_bytes().to_vec();
+    key.extend_from_slice(&b.to_le_bytes());
+    (FLUSH_DB, key)
+}
+
+/// What a job that uses the stored function libraries adds to its [`DeclaredKeys`] (not a
+/// key, as [`flush_declaration`]): over PostgreSQL its group fetches the shared set of libraries
+/// when it changed since this node last took it ([`Reader::take_function_libraries`]), in the
+/// same round trip as its keys; a job that `change`s them (FUNCTION LOAD, DELETE, FLUSH,
+/// RESTORE) also takes the functions lock exclusively, so such changes run one at a time
+/// across nodes, each on the set the previous one committed, and its group writes the set back
+/// at its commit.
+pub fn functions_declaration(change: bool) -> (u32, Vec<u8>) {
+    let key = if change {
+        FUNCTIONS_CHANGE
+    } else {
+        FUNCTIONS_READ
+    };
+    (FLUSH_DB, key.to_vec())
+}
+
+/// What a declared key stands for (see [`flush_declaration`], [`functions_declaration`]).
 #[cfg(feature = "postgres")]
-pub(crate) fn declared_flush(key: &(u32, Vec<u8>)) -> Option<Option<u32>> {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Declared {
+    /// A key.
+    Key,
+    /// A flush: FLUSHDB of the database, or FLUSHALL (`None`).
+    Flush(Option<u32>),
+    /// The function libraries, read or (`true`) changed.
+    Functions(bool),
+    /// A swap of the two databases.
+    Swap(u32, u32),
+}
+
+/// What the declared `key` stands for.
+#[cfg(feature = "postgres")]
+pub(crate) fn declared(key: &(u32, Vec<u8>)) -> Declared {
     if key.0 != FLUSH_DB {
-        return None;
+        return Declared::Key;
     }
-    Some(
-        <[u8; 4]>::try_from(key.1.as_slice())
-            .ok()
-            .map(u32::from_le_bytes),
-    )
+    match key.1.as_slice() {
+        FUNCTIONS_READ => Declared::Functions(false),
+        FUNCTIONS_CHANGE => Declared::Functions(true),
+        [a0, a1, a2, a3, b0, b1, b2, b3] => Declared::Swap(
+            u32::from_le_bytes([*a0, *a1, *a2, *a3]),
+            u32::from_le_bytes([*b0, *b1, *b2, *b3]),
+        ),
+        k => Declared::Flush(<[u8; 4]>::try_from(k).ok().map(u32::from_le_bytes)),
+    }
 }
 
 /// A thread's own read-only connection to one engine (see [`Db::read_here`]), with the read
@@ -476,7 +526,7 @@ impl Db {
                 new_keys: None,
                 lazily_expired: 0,
                 following: false,
-                flushed: Vec::new(),
+                wide: Vec::new(),
             }),
             stopped: false,
         }));

@@ -218,6 +218,21 @@ pub struct Reader<'c> {
     pub(crate) rank: RankBlocks,
     /// Where keyspace-wide reads go when the connection is a scratch ([`SharedKeyspace`]).
     pub(crate) shared: Option<Rc<dyn SharedKeyspace>>,
+    /// Over a shared keyspace: the function libraries the group loaded into the scratch's
+    /// `relis_functions`, when the shared set changed since this node last took it
+    /// ([`Reader::take_function_libraries`]).
+    pub(crate) functions: Option<Rc<LoadedFunctions>>,
+}
+
+/// The shared function libraries a group loaded into its scratch: the set's version, the set as
+/// committed (name, code), by name, and whether a job took them
+/// ([`Reader::take_function_libraries`]; the node then has them).
+pub(crate) struct LoadedFunctions {
+    // Read by the PostgreSQL backend only, which alone makes these.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub(crate) version: i64,
+    pub(crate) libraries: Vec<(String, bytes::Bytes)>,
+    pub(crate) taken: std::cell::Cell<bool>,
 }
 
 impl<'c> Reader<'c> {
@@ -229,6 +244,7 @@ impl<'c> Reader<'c> {
             databases: ks.databases,
             rank: ks.rank,
             shared: None,
+            functions: None,
         }
     }
 
@@ -479,10 +495,20 @@ pub(crate) struct WriterState {
     pub lazily_expired: u64,
     /// The server follows a master ([`Writer::set_following`]): the sweep deletes nothing.
     pub following: bool,
-    /// Over a [`SharedKeyspace`]: the databases FLUSHDB (`Some`) and FLUSHALL (`None`)
-    /// emptied in the current group transaction, for the backend to empty at its commit
-    /// (dropped with what an enclosing [`Writer::atomic`] rolls back).
-    pub flushed: Vec<Option<u32>>,
+    /// Over a [`SharedKeyspace`]: the flushes and swaps of whole databases made in the current
+    /// group transaction, in order, for the backend to make at its commit (dropped with what
+    /// an enclosing [`Writer::atomic`] rolls back).
+    pub wide: Vec<WideChange>,
+}
+
+/// A change to whole databases over a [`SharedKeyspace`], which the backend makes at the
+/// group's commit ([`WriterState::wide`]): the scratch holds only the group's keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WideChange {
+    /// FLUSHDB of the database, or FLUSHALL (`None`).
+    Flush(Option<u32>),
+    /// SWAPDB of the two databases.
+    Swap(u32, u32),
 }
 
 /// What a command declares about its errors, for the backend to decide how to keep the command
@@ -576,7 +602,7 @@ impl<'c> Writer<'c> {
         WriterHooks::flush(self.st().hooks, self.conn).map_err(E::from)?;
         self.exec_cached("SAVEPOINT cmd").map_err(E::from)?;
         let events = self.st().events.len();
-        let flushed = self.st().flushed.len();
+        let wide = self.st().wide.len();
         match f(self) {
             Ok(v) => {
                 self.exec_cached("RELEASE cmd").map_err(E::from)?;
@@ -589,7 +615,7 @@ impl<'c> Writer<'c> {
                 let _ = self.exec_cached("RELEASE cmd");
                 // What was rolled back did not happen: its events are not published.
                 self.st().events.truncate(events);
-                self.st().flushed.truncate(flushed);
+                self.st().wide.truncate(wide);
                 Err(e)
             }
         }
