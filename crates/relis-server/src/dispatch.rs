@@ -229,7 +229,10 @@ impl Client {
             .then(|| Line::new(&argv, Some(self.info.clone())));
         let shown =
             (self.server.monitors.active() && crate::monitor::shown(spec)).then(|| argv.clone());
-        let parsed = parse(spec, argv, skip);
+        let mut parsed = parse(spec, argv, skip);
+        if shared {
+            parsed = parsed.map(Parsed::for_postgres);
+        }
         if let Some(argv) = shown {
             // Connection commands show once they have run, but blocking ones, which show as
             // they start waiting; the rest as they are handed to the engine (a script's line
@@ -816,8 +819,10 @@ pub fn declared_keys(spec: &Spec, argv: &[Bytes], db: u32) -> relis::DeclaredKey
 /// Whether the PostgreSQL backend refuses the command line `argv` of `spec` for now: it reads
 /// whole databases in ways not built there (DEBUG RELOAD/DIGEST, SAVE/BGSAVE), works on keys it
 /// does not declare (SORT with BY or GET, MIGRATE, REPLICAOF), on storage only the SQLite file
-/// has (SQL.*, REDISQL.*). SCAN, KEYS, DBSIZE, RANDOMKEY, FLUSHDB/FLUSHALL and SWAPDB run there
-/// (`relis::Reader::scan_shared`, the engine's keyspace-wide methods, the flushes and swaps a
+/// has (named SQL databases, REDISQL.*), SQL.FROMHASH/FROMSTREAM (keys a pattern names).
+/// SQL.EXEC, SQL.QUERY, the prepared statements and the morphs run PostgreSQL's SQL there
+/// (`cmd::sql::OnPostgres`). SCAN, KEYS, DBSIZE, RANDOMKEY, FLUSHDB/FLUSHALL and SWAPDB run
+/// there (`relis::Reader::scan_shared`, the engine's keyspace-wide methods, the flushes and swaps a
 /// group makes at its commit), MOVE and COPY ... DB (their destination key is declared in its
 /// database), and every FUNCTION subcommand (the libraries are shared in PostgreSQL).
 /// [`declared_keys`] declares what they need. README "PostgreSQL backend" lists them.
@@ -831,6 +836,12 @@ pub fn refused_on_postgres(spec: &Spec, argv: &[Bytes]) -> bool {
     };
     match spec.name {
         "migrate" | "save" | "bgsave" | "replicaof" | "slaveof" => true,
+        // SQL on the main database runs on PostgreSQL (`cmd::sql::OnPostgres`, the morphs'
+        // queries too); SQL.FROMHASH/FROMSTREAM, named databases and RediSQL's commands (which
+        // name one) do not yet.
+        "sql.exec" | "sql.query" | "sql.prepare" | "sql.run" | "sql.unprepare"
+        | "sql.statements" | "sql.desc" | "sql.tohash" | "sql.tostring" | "sql.tolist"
+        | "sql.toset" | "sql.tozset" | "sql.tostream" => false,
         "sort" | "sort_ro" => has(2, "by") || has(2, "get"),
         "debug" => argv.get(1).is_some_and(|a| {
             a.eq_ignore_ascii_case(b"reload") || a.eq_ignore_ascii_case(b"digest")

@@ -457,9 +457,12 @@ pub struct Named {
 }
 
 /// The open named databases (SQL.DB), by name. `cmd::sql::db` opens, records and drops them.
+/// Over the PostgreSQL backend, where SQL runs on PostgreSQL instead (and there are no named
+/// databases), the sessions for it.
 #[derive(Default)]
 pub struct Databases {
     map: RwLock<BTreeMap<String, Named>>,
+    postgres: Option<Arc<relis::postgres::PgSql>>,
 }
 
 /// No named SQL database has this name (the command error is `cmd::sql::db::no_such`).
@@ -471,7 +474,21 @@ impl Databases {
     pub fn new(map: BTreeMap<String, Named>) -> Databases {
         Databases {
             map: RwLock::new(map),
+            postgres: None,
         }
+    }
+
+    /// SQL over the PostgreSQL backend at `url` (connected at first use).
+    pub fn on_postgres(url: &str) -> Databases {
+        Databases {
+            map: RwLock::default(),
+            postgres: Some(relis::postgres::PgSql::new(url)),
+        }
+    }
+
+    /// Where SQL runs over the PostgreSQL backend (`None` on SQLite).
+    pub fn postgres(&self) -> Option<Arc<relis::postgres::PgSql>> {
+        self.postgres.clone()
     }
 
     /// The database `name`.

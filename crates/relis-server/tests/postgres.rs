@@ -204,7 +204,8 @@ async fn what_cannot_run_is_refused_and_values_survive_a_round_trip() {
         &mut a,
         &[
             (&["SORT", "k", "BY", "w_*"], refused("sort")),
-            (&["SQL.QUERY", "SELECT 1"], refused("sql.query")),
+            (&["SQL.FROMHASH", "t", "user:*"], refused("sql.fromhash")),
+            (&["REDISQL.CREATE_DB", "x"], refused("redisql.create_db")),
             (
                 &["CONFIG", "GET", "backend"],
                 common::bulks(&[
@@ -1620,4 +1621,383 @@ async fn swapdb_swaps_for_every_node_atomically() {
         }
     }
     assert_eq!(total, CLIENTS * INCRS);
+}
+
+async fn query(c: &mut common::Raw, sql: &str) -> resp::Frame {
+    c.cmd(&["SQL.QUERY", sql]).await
+}
+
+/// A reply's rows as text (bulk strings, integers, nil as "nil").
+fn table(f: &resp::Frame) -> Vec<Vec<String>> {
+    let cell = |v: &resp::Frame| match v {
+        resp::Frame::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+        resp::Frame::Integer(i) => i.to_string(),
+        resp::Frame::Null => "nil".to_string(),
+        other => panic!("a value: {other:?}"),
+    };
+    match f {
+        resp::Frame::Array(rows) => rows
+            .iter()
+            .map(|r| match r {
+                resp::Frame::Array(vs) => vs.iter().map(cell).collect(),
+                other => panic!("a row: {other:?}"),
+            })
+            .collect(),
+        other => panic!("rows: {other:?}"),
+    }
+}
+
+/// The rows of a one-column reply.
+fn column(f: &resp::Frame) -> Vec<String> {
+    table(f).into_iter().map(|mut r| r.remove(0)).collect()
+}
+
+fn strings(f: &resp::Frame) -> Vec<String> {
+    match f {
+        resp::Frame::Array(items) => items
+            .iter()
+            .map(|i| match i {
+                resp::Frame::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+                other => panic!("a bulk string: {other:?}"),
+            })
+            .collect(),
+        other => panic!("an array: {other:?}"),
+    }
+}
+
+/// SQL.* over PostgreSQL (ARCHITECTURE.md 10.1): the redis_* views show, on either node, what
+/// the Redis commands answer for every type and encoding Relis stores (the payloads' decoders
+/// in PL/pgSQL), user tables and prepared statements are shared by the nodes, and the user's
+/// SQL runs as a sandbox role that cannot touch Relis's tables, lift its time limit, or leave
+/// anything behind in its pooled session.
+#[tokio::test]
+async fn sql_runs_on_postgres_with_views_of_the_keys_both_nodes_share() {
+    let Some(c) = cluster() else { return };
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    let long = "abc".repeat(400);
+    let mut big_hash = vec!["HSET", "bighash"];
+    let fields: Vec<String> = (0..300).map(|i| format!("f{i}")).collect();
+    for f in &fields {
+        big_hash.extend([f.as_str(), f.as_str()]);
+    }
+    let items: Vec<String> = (0..3000)
+        .map(|i| format!("item-{i}-{}", "x".repeat(i % 7)))
+        .collect();
+    let mut big_list = vec!["RPUSH", "biglist"];
+    big_list.extend(items.iter().map(String::as_str));
+    let members: Vec<String> = (0..200).map(|i| format!("m{i}")).collect();
+    let mut big_zset = vec!["ZADD", "bigzset"];
+    let scores: Vec<String> = (0..200)
+        .map(|i| format!("{}", i as f64 / 4.0 - 7.0))
+        .collect();
+    for (m, s) in members.iter().zip(&scores) {
+        big_zset.extend([s.as_str(), m.as_str()]);
+    }
+    let mut big_set = vec!["SADD", "bigset"];
+    big_set.extend(members.iter().map(String::as_str));
+    for line in [
+        &["SET", "s:text", "héllo"][..],
+        &["SET", "s:int", "-12345"],
+        &["SET", "s:long", &long],
+        &["SET", "s:gone", "v", "PX", "1"],
+        &["HSET", "hash", "f1", "v1", "f2", "22"],
+        &big_hash,
+        &["RPUSH", "list", "a", "-400", "70000", "5000000000"],
+        &big_list,
+        &["SADD", "intset", "3", "1", "2"],
+        &big_set,
+        &["ZADD", "zset", "1.5", "a", "-2", "b", "inf", "c"],
+        &big_zset,
+        &[
+            "GEOADD",
+            "geo",
+            "13.361389",
+            "38.115556",
+            "Palermo",
+            "15.087269",
+            "37.502669",
+            "Catania",
+        ],
+        &["SELECT", "3"],
+        &["SET", "in3", "x"],
+    ] {
+        let reply = common::raw(&mut a, line).await;
+        assert!(!reply.starts_with('-'), "{line:?}: {reply}");
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    // Keys, their types and sizes; expired keys hidden; other databases shown.
+    assert_eq!(
+        table(
+            &query(
+                &mut b,
+                "SELECT db, key, type, count FROM redis_keys ORDER BY db, key"
+            )
+            .await
+        ),
+        [
+            ["0", "bighash", "hash", "300"],
+            ["0", "biglist", "list", "3000"],
+            ["0", "bigset", "set", "200"],
+            ["0", "bigzset", "zset", "200"],
+            ["0", "geo", "zset", "2"],
+            ["0", "hash", "hash", "2"],
+            ["0", "intset", "set", "3"],
+            ["0", "list", "list", "4"],
+            ["0", "s:int", "string", "1"],
+            ["0", "s:long", "string", "1"],
+            ["0", "s:text", "string", "1"],
+            ["0", "zset", "zset", "3"],
+            ["3", "in3", "string", "1"],
+        ]
+        .map(|r| r.map(String::from).to_vec())
+        .to_vec()
+    );
+    // Strings: raw, integer-encoded and LZF-compressed payloads.
+    assert_eq!(
+        table(
+            &query(
+                &mut b,
+                "SELECT key, value FROM redis_strings WHERE db = 0 ORDER BY key"
+            )
+            .await
+        ),
+        vec![
+            vec!["s:int".to_string(), "-12345".to_string()],
+            vec!["s:long".to_string(), long.clone()],
+            vec!["s:text".to_string(), "héllo".to_string()],
+        ]
+    );
+    // Hashes (listpack and hashtable), lists (listpack nodes, several of them), sets (intset
+    // and plain), sorted sets (listpack and skiplist), each as the commands answer.
+    let hgetall = strings(&b.cmd(&["HGETALL", "bighash"]).await);
+    let mut want: Vec<String> = hgetall
+        .chunks(2)
+        .map(|p| format!("{}={}", p[0], p[1]))
+        .collect();
+    want.sort();
+    let mut got = column(
+        &query(
+            &mut b,
+            "SELECT field || '=' || value FROM redis_hashes WHERE key = 'bighash'",
+        )
+        .await,
+    );
+    got.sort();
+    assert_eq!(got, want);
+    assert_eq!(
+        table(
+            &query(
+                &mut b,
+                "SELECT field, value FROM redis_hashes WHERE key = 'hash' ORDER BY field"
+            )
+            .await
+        ),
+        [["f1", "v1"], ["f2", "22"]]
+            .map(|r| r.map(String::from).to_vec())
+            .to_vec()
+    );
+    for key in ["list", "biglist"] {
+        let sql = format!("SELECT value FROM redis_lists WHERE key = '{key}' ORDER BY idx");
+        assert_eq!(
+            column(&query(&mut b, &sql).await),
+            strings(&b.cmd(&["LRANGE", key, "0", "-1"]).await),
+            "{key}"
+        );
+    }
+    for key in ["intset", "bigset"] {
+        let sql = format!("SELECT member FROM redis_sets WHERE key = '{key}' ORDER BY member");
+        let mut want = strings(&b.cmd(&["SMEMBERS", key]).await);
+        want.sort();
+        assert_eq!(column(&query(&mut b, &sql).await), want, "{key}");
+    }
+    for key in ["zset", "bigzset"] {
+        let sql = format!("SELECT member, score::text FROM redis_zsets z WHERE key = '{key}' ORDER BY z.score, member");
+        let want: Vec<Vec<String>> =
+            strings(&b.cmd(&["ZRANGE", key, "0", "-1", "WITHSCORES"]).await)
+                .chunks(2)
+                .map(|p| {
+                    let score: f64 = p[1].parse().unwrap();
+                    vec![
+                        p[0].clone(),
+                        if score.is_infinite() {
+                            "Infinity".into()
+                        } else {
+                            score.to_string()
+                        },
+                    ]
+                })
+                .collect();
+        assert_eq!(table(&query(&mut b, &sql).await), want, "{key}");
+    }
+    // Geo positions as GEOPOS decodes them.
+    let geo = table(
+        &query(
+            &mut b,
+            "SELECT member, longitude, latitude FROM redis_geo WHERE key = 'geo' ORDER BY member",
+        )
+        .await,
+    );
+    let pos = strings(
+        &match b.cmd(&["GEOPOS", "geo", "Catania", "Palermo"]).await {
+            resp::Frame::Array(p) => resp::Frame::Array(
+                p.into_iter()
+                    .flat_map(|x| match x {
+                        resp::Frame::Array(v) => v,
+                        other => panic!("{other:?}"),
+                    })
+                    .collect(),
+            ),
+            other => panic!("{other:?}"),
+        },
+    );
+    assert_eq!(geo.len(), 2);
+    for (i, row) in geo.iter().enumerate() {
+        for (j, v) in row[1..].iter().enumerate() {
+            let (x, y): (f64, f64) = (v.parse().unwrap(), pos[2 * i + j].parse().unwrap());
+            assert!((x - y).abs() < 1e-9, "{row:?} {pos:?}");
+        }
+    }
+
+    // User tables, parameters (bound as text, parsed for the inferred type), prepared
+    // statements: shared by the nodes.
+    common::check(
+        &mut a,
+        &[
+            (&["SQL.EXEC", "CREATE TABLE people (id int PRIMARY KEY, name text, born date, tags text[], score numeric)"], common::ok()),
+            (&["SQL.EXEC", "INSERT INTO people VALUES ($1, $2, $3, $4, $5)", "1", "ada", "1815-12-10", "{math,poet}", "2.5"], common::int(1)),
+            (&["SQL.PREPARE", "by_id", "SELECT name, born, tags, score FROM people WHERE id = $1"], common::ok()),
+        ],
+    )
+    .await;
+    common::check(
+        &mut b,
+        &[
+            (&["SQL.EXEC", "INSERT INTO people (id, name) VALUES ($1, $2), ($3, $4)", "2", "bob", "3", "cy"], common::int(2)),
+            (&["SQL.RUN", "by_id", "1"], common::arr(vec![common::arr(vec![common::bulk("ada"), common::bulk("1815-12-10"), common::bulk("{math,poet}"), common::bulk("2.5")])])),
+            (&["SQL.QUERY", "SELECT count(*), sum(id), max(name) FROM people"], common::arr(vec![common::arr(vec![common::int(3), common::int(6), common::bulk("cy")])])),
+            (&["SQL.EXEC", "UPDATE people SET name = upper(name) WHERE id > $1", "1"], common::int(2)),
+            (&["SQL.QUERY", "SELECT p.name, k.type FROM people p JOIN redis_keys k ON k.key = 's:' || p.name WHERE p.id = 1"], common::arr(vec![])),
+            (&["SQL.STATEMENTS"], common::arr(vec![common::arr(vec![common::bulk("by_id"), common::bulk("SELECT name, born, tags, score FROM people WHERE id = $1"), common::int(1), common::int(1)])])),
+            (&["SQL.UNPREPARE", "by_id"], common::int(1)),
+            (&["SQL.RUN", "by_id", "1"], common::err("ERR no prepared statement named 'by_id'")),
+            (&["SQL.QUERY", "INSERT INTO people (id) VALUES (9)"], common::err("ERR statement would write: only reads are allowed here")),
+            (&["SQL.QUERY", "SELECT $1"], common::err("ERR wrong number of parameters: the statement takes 1, got 0")),
+            (&["SQL.QUERY", "SELECT 1; SELECT 2"], common::err("ERR only one statement is allowed here (parameters bind to one statement)")),
+            (&["SQL.EXEC", "CREATE TABLE t1 (a int); CREATE TABLE t2 (b int)"], common::ok()),
+            (&["SQL.QUERY", "SELECT count(*) FROM t1, t2"], common::arr(vec![common::arr(vec![common::int(0)])])),
+        ],
+    )
+    .await;
+    // Morphs: the query runs on PostgreSQL, its rows become keys (locked and written back as
+    // any write), seen by the other node.
+    common::check(
+        &mut a,
+        &[
+            (&["SELECT", "0"], common::ok()),
+            (
+                &[
+                    "SQL.TOHASH",
+                    "person:{id}",
+                    "SELECT id, name, score FROM people ORDER BY id",
+                ],
+                common::int(3),
+            ),
+            (
+                &[
+                    "SQL.TOZSET",
+                    "REPLACE",
+                    "EX",
+                    "100",
+                    "board",
+                    "SELECT name, id FROM people",
+                ],
+                common::int(3),
+            ),
+        ],
+    )
+    .await;
+    common::check(
+        &mut a,
+        &[(
+            &["SQL.TOHASH", "s:text", "SELECT 1 AS f"],
+            common::err("WRONGTYPE Operation against a key holding the wrong kind of value"),
+        )],
+    )
+    .await;
+    common::check(
+        &mut b,
+        &[
+            (
+                &["HGETALL", "person:1"],
+                common::bulks(&["name", "ada", "score", "2.5"]),
+            ),
+            (&["HGETALL", "person:3"], common::bulks(&["name", "CY"])),
+            (
+                &["ZRANGE", "board", "0", "-1", "WITHSCORES"],
+                common::bulks(&["ada", "1", "BOB", "2", "CY", "3"]),
+            ),
+            (&["GET", "s:text"], common::bulk("héllo")),
+        ],
+    )
+    .await;
+    let resp::Frame::Integer(ttl) = b.cmd(&["TTL", "board"]).await else {
+        panic!("TTL answers an integer")
+    };
+    assert!(ttl > 90 && ttl <= 100, "{ttl}");
+    // The sandbox: no access to Relis's tables, no way back to the backend's user, no
+    // setting that outlives its command, no named databases, nothing inside MULTI.
+    let denied = common::err;
+    common::check(
+        &mut a,
+        &[
+            (&["SQL.QUERY", "SELECT count(*) FROM relis_keys"], denied("ERR permission denied for table relis_keys")),
+            (&["SQL.EXEC", "DELETE FROM relis_keys"], denied("ERR permission denied for table relis_keys")),
+            (&["SQL.EXEC", "DROP VIEW redis_keys"], denied("ERR must be owner of view redis_keys")),
+            (&["SQL.EXEC", "RESET ROLE"], common::ok()),
+            (&["SQL.EXEC", "SET search_path = pg_catalog"], common::ok()),
+            (&["SQL.QUERY", "SELECT current_user = session_user, current_user LIKE 'relis_sql_%', count(*) FROM people"], common::arr(vec![common::arr(vec![common::int(1), common::int(1), common::int(3)])])),
+            (&["SQL.EXEC", "DB", "x", "SELECT 1"], common::err("ERR named SQL databases are not available on the PostgreSQL backend")),
+            (&["MULTI"], common::ok()),
+            (&["SQL.QUERY", "SELECT 1"], common::simple("QUEUED")),
+            (&["EXEC"], common::arr(vec![common::err("ERR SQL.QUERY cannot run inside MULTI or a script on the PostgreSQL backend")])),
+            (&["CONFIG", "SET", "sql-time-limit", "300"], common::ok()),
+        ],
+    )
+    .await;
+    // The time limit holds, even for a batch that commits and lifts the session's own.
+    for sql in [
+        "SELECT pg_sleep(5)",
+        "SELECT set_config('statement_timeout', '0', false), pg_sleep(5)",
+    ] {
+        let started = std::time::Instant::now();
+        assert_eq!(
+            a.cmd(&["SQL.QUERY", sql]).await,
+            common::err("ERR statement interrupted after 300 ms (sql-time-limit): its changes were rolled back"),
+            "{sql}"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(3),
+            "{sql}"
+        );
+    }
+    let started = std::time::Instant::now();
+    let reply = a
+        .cmd(&[
+            "SQL.EXEC",
+            "COMMIT; SET statement_timeout = 0; SELECT pg_sleep(5)",
+        ])
+        .await;
+    assert!(matches!(reply, resp::Frame::Error(_)), "{reply:?}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(3));
+    // A user who may not read every key may not run SQL here (the views show every key).
+    common::check(
+        &mut a,
+        &[
+            (&["ACL", "SETUSER", "some", "on", "nopass", "~s:*", "+@all"], common::ok()),
+            (&["AUTH", "some", "x"], common::ok()),
+            (&["SQL.QUERY", "SELECT 1"], common::err("ERR SQL on the PostgreSQL backend needs a user that may read every key (its views show them all)")),
+        ],
+    )
+    .await;
 }

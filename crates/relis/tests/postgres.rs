@@ -31,8 +31,8 @@ fn the_schema_is_created_once_and_shared() {
     let mut a = PgKeys::connect(&pg.url()).unwrap();
     // The URL form (as `--backend` takes it) reaches the same database.
     let mut b = PgKeys::connect(&pg.uri()).unwrap();
-    assert_eq!(a.schema_version().unwrap(), 4);
-    assert_eq!(b.schema_version().unwrap(), 4);
+    assert_eq!(a.schema_version().unwrap(), 5);
+    assert_eq!(b.schema_version().unwrap(), 5);
 
     // A put is seen by the other connection once committed; versions differ per write.
     let mut g = a.group().unwrap();

@@ -53,6 +53,13 @@ pub trait ReadCmd: Send + 'static {
     fn inline(&self) -> bool {
         false
     }
+
+    /// The form this command takes over the PostgreSQL backend when it does not run on the
+    /// engine there (SQL.* on the main database runs on PostgreSQL itself, from the
+    /// connection); `None`: it runs as it is.
+    fn on_postgres(&self) -> Option<Box<dyn ConnCmd>> {
+        None
+    }
 }
 
 /// Most elements (or keys) a read may touch and still run inline (see [`ReadCmd::inline`]).
@@ -71,6 +78,11 @@ pub trait WriteCmd: Send + 'static {
     /// only for [`relis::OnError::Undo`], the default).
     fn on_error(&self) -> relis::OnError {
         relis::OnError::Undo
+    }
+
+    /// As [`ReadCmd::on_postgres`].
+    fn on_postgres(&self) -> Option<Box<dyn ConnCmd>> {
+        None
     }
 }
 
@@ -116,6 +128,16 @@ impl Parsed {
     /// A connection command.
     pub fn conn(c: impl ConnCmd) -> Result<Parsed, CmdError> {
         Ok(Parsed::Conn(Box::new(c)))
+    }
+
+    /// The command as it runs over the PostgreSQL backend ([`ReadCmd::on_postgres`]).
+    pub fn for_postgres(self) -> Parsed {
+        let other = match &self {
+            Parsed::Read(c) => c.on_postgres(),
+            Parsed::Write(c) => c.on_postgres(),
+            Parsed::Conn(_) => None,
+        };
+        other.map_or(self, Parsed::Conn)
     }
 }
 

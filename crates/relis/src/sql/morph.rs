@@ -67,6 +67,22 @@ impl KeyTemplate {
         })
     }
 
+    /// The keys `out`'s rows name, each once, in first-row order (what a morph writing them
+    /// declares over the PostgreSQL backend).
+    ///
+    /// # Errors
+    /// A placeholder names no column of `out`.
+    pub fn keys(&self, out: &SqlOutput) -> Result<Vec<Vec<u8>>, SqlError> {
+        let (bound, _) = self.bind(&out.columns)?;
+        let mut seen = HashSet::new();
+        Ok(out
+            .rows
+            .iter()
+            .map(|row| render(&bound, row))
+            .filter(|k| seen.insert(k.clone()))
+            .collect())
+    }
+
     /// Resolves the placeholders against a result's columns (case-insensitively, as SQL
     /// names are). Returns the template with indexes and which columns it uses.
     fn bind(&self, columns: &[String]) -> Result<(Vec<Bound>, Vec<bool>), SqlError> {

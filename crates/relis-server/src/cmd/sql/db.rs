@@ -198,6 +198,9 @@ fn open(config: &Config, file: Option<&str>) -> Result<Named, CmdError> {
 /// more than `sql-max-databases` (the setting was lowered since): refusing some would hide
 /// data that exists; the cap then refuses new ones until enough are dropped.
 pub fn open_all(main: &relis::Db, config: &Config) -> Databases {
+    if main.backend() == "postgres" {
+        return Databases::on_postgres(&config.backend);
+    }
     let list = match main.read(|r| r.sql_databases()) {
         Ok(l) => l,
         Err(e) => {

@@ -294,7 +294,7 @@ impl Op {
     /// The operation's error.
     pub fn apply(
         &self,
-        c: &mut SqlConn<'_>,
+        c: &mut impl Runner,
         limits: &SqlLimits,
         shape: Shape,
     ) -> Result<Frame, CmdError> {
@@ -348,6 +348,141 @@ impl Op {
             }
             Op::Describe { table } => Ok(desc::reply(c.describe(table, limits)?)),
         }
+    }
+}
+
+/// Where an [`Op`] runs: SQLite (the main file's connection or a named database's) or, over the
+/// PostgreSQL backend, a sandboxed PostgreSQL session (`relis::postgres::PgSqlSession`).
+pub trait Runner {
+    /// Runs SQL that may write.
+    fn exec(
+        &mut self,
+        sql: &str,
+        params: Vec<SqlValue>,
+        limits: &SqlLimits,
+    ) -> Result<SqlOutput, SqlError>;
+    /// Runs SQL that only reads.
+    fn query(
+        &mut self,
+        sql: &str,
+        params: Vec<SqlValue>,
+        limits: &SqlLimits,
+    ) -> Result<SqlOutput, SqlError>;
+    /// Stores a prepared statement.
+    fn prepare(&mut self, name: &str, sql: &str, mode: PrepareMode) -> Result<(), SqlError>;
+    /// Runs a prepared statement.
+    fn run(
+        &mut self,
+        name: &str,
+        params: Vec<SqlValue>,
+        limits: &SqlLimits,
+    ) -> Result<SqlOutput, SqlError>;
+    /// Runs a prepared statement that must only read.
+    fn run_query(
+        &mut self,
+        name: &str,
+        params: Vec<SqlValue>,
+        limits: &SqlLimits,
+    ) -> Result<SqlOutput, SqlError>;
+    /// Forgets a prepared statement: whether it existed.
+    fn unprepare(&mut self, name: &str) -> Result<bool, SqlError>;
+    /// The prepared statements.
+    fn statements(&mut self) -> Result<Vec<relis::StatementInfo>, SqlError>;
+    /// A table's description.
+    fn describe(&mut self, table: &str, limits: &SqlLimits) -> Result<relis::TableInfo, SqlError>;
+}
+
+impl Runner for SqlConn<'_> {
+    fn exec(
+        &mut self,
+        sql: &str,
+        params: Vec<SqlValue>,
+        limits: &SqlLimits,
+    ) -> Result<SqlOutput, SqlError> {
+        SqlConn::exec(self, sql, params, limits)
+    }
+    fn query(
+        &mut self,
+        sql: &str,
+        params: Vec<SqlValue>,
+        limits: &SqlLimits,
+    ) -> Result<SqlOutput, SqlError> {
+        SqlConn::query(self, sql, params, limits)
+    }
+    fn prepare(&mut self, name: &str, sql: &str, mode: PrepareMode) -> Result<(), SqlError> {
+        SqlConn::prepare(self, name, sql, mode).map(|_| ())
+    }
+    fn run(
+        &mut self,
+        name: &str,
+        params: Vec<SqlValue>,
+        limits: &SqlLimits,
+    ) -> Result<SqlOutput, SqlError> {
+        SqlConn::run(self, name, params, limits)
+    }
+    fn run_query(
+        &mut self,
+        name: &str,
+        params: Vec<SqlValue>,
+        limits: &SqlLimits,
+    ) -> Result<SqlOutput, SqlError> {
+        SqlConn::run_query(self, name, params, limits)
+    }
+    fn unprepare(&mut self, name: &str) -> Result<bool, SqlError> {
+        SqlConn::unprepare(self, name)
+    }
+    fn statements(&mut self) -> Result<Vec<relis::StatementInfo>, SqlError> {
+        SqlConn::statements(self)
+    }
+    fn describe(&mut self, table: &str, limits: &SqlLimits) -> Result<relis::TableInfo, SqlError> {
+        SqlConn::describe(self, table, limits)
+    }
+}
+
+impl Runner for relis::postgres::PgSqlSession {
+    fn exec(
+        &mut self,
+        sql: &str,
+        params: Vec<SqlValue>,
+        limits: &SqlLimits,
+    ) -> Result<SqlOutput, SqlError> {
+        relis::postgres::PgSqlSession::exec(self, sql, params, limits)
+    }
+    fn query(
+        &mut self,
+        sql: &str,
+        params: Vec<SqlValue>,
+        limits: &SqlLimits,
+    ) -> Result<SqlOutput, SqlError> {
+        relis::postgres::PgSqlSession::query(self, sql, params, limits)
+    }
+    fn prepare(&mut self, name: &str, sql: &str, mode: PrepareMode) -> Result<(), SqlError> {
+        relis::postgres::PgSqlSession::prepare(self, name, sql, mode)
+    }
+    fn run(
+        &mut self,
+        name: &str,
+        params: Vec<SqlValue>,
+        limits: &SqlLimits,
+    ) -> Result<SqlOutput, SqlError> {
+        relis::postgres::PgSqlSession::run(self, name, params, limits)
+    }
+    fn run_query(
+        &mut self,
+        name: &str,
+        params: Vec<SqlValue>,
+        limits: &SqlLimits,
+    ) -> Result<SqlOutput, SqlError> {
+        relis::postgres::PgSqlSession::run_query(self, name, params, limits)
+    }
+    fn unprepare(&mut self, name: &str) -> Result<bool, SqlError> {
+        relis::postgres::PgSqlSession::unprepare(self, name)
+    }
+    fn statements(&mut self) -> Result<Vec<relis::StatementInfo>, SqlError> {
+        relis::postgres::PgSqlSession::statements(self)
+    }
+    fn describe(&mut self, table: &str, limits: &SqlLimits) -> Result<relis::TableInfo, SqlError> {
+        relis::postgres::PgSqlSession::describe(self, table, limits)
     }
 }
 
@@ -445,6 +580,7 @@ pub struct OnMain {
 
 impl WriteCmd for OnMain {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        not_in_a_group(cx, self.cmd)?;
         let limits = cx.server.config.read().sql_limits();
         let mut c = w.sql();
         c.set_access(cx.key_access(self.cmd));
@@ -457,10 +593,15 @@ impl WriteCmd for OnMain {
     fn on_error(&self) -> relis::OnError {
         relis::OnError::NothingToUndo
     }
+
+    fn on_postgres(&self) -> Option<Box<dyn ConnCmd>> {
+        Some(self.postgres_form())
+    }
 }
 
 impl ReadCmd for OnMain {
     fn exec(&self, r: &relis::Reader<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        not_in_a_group(cx, self.cmd)?;
         let limits = cx.server.config.read().sql_limits();
         let mut c = r.sql();
         c.set_access(cx.key_access(self.cmd));
@@ -472,6 +613,78 @@ impl ReadCmd for OnMain {
     /// ([`CmdError::Deferred`]) and runs again on a reader.
     fn inline(&self) -> bool {
         true
+    }
+
+    fn on_postgres(&self) -> Option<Box<dyn ConnCmd>> {
+        Some(self.postgres_form())
+    }
+}
+
+/// Over PostgreSQL an operation on the main database runs on PostgreSQL, from the connection
+/// ([`OnPostgres`], which the dispatcher puts in its place); one that reaches a group of the
+/// engine anyway (a script's `redis.call`, a command queued in MULTI) is refused: it would run
+/// on the group's scratch database.
+pub(crate) fn not_in_a_group(cx: &Cx, cmd: &'static str) -> Result<(), CmdError> {
+    if cx.server.db.backend() == "postgres" {
+        return Err(CmdError::err(format!(
+            "{} cannot run inside MULTI or a script on the PostgreSQL backend",
+            cmd.to_ascii_uppercase()
+        )));
+    }
+    Ok(())
+}
+
+impl OnMain {
+    /// The same operation as a connection command, over the PostgreSQL backend.
+    fn postgres_form(&self) -> Box<dyn ConnCmd> {
+        Box::new(OnPostgres {
+            cmd: self.cmd,
+            op: self.op.clone(),
+            shape: self.shape,
+        })
+    }
+}
+
+/// Where the SQL command `cmd` of `c` runs over the PostgreSQL backend: refused when the
+/// backend is SQLite, and for a user who may not read every key (the views show them all).
+pub fn postgres_sql(
+    c: &mut Client,
+    cmd: &'static str,
+) -> Result<std::sync::Arc<relis::postgres::PgSql>, CmdError> {
+    let Some(pg) = c.server.sql.postgres() else {
+        return Err(CmdError::not_on_postgres(cmd));
+    };
+    if !c.cx().key_access(cmd).reads_all() {
+        return Err(CmdError::err(
+            "SQL on the PostgreSQL backend needs a user that may read every key \
+             (its views show them all)",
+        ));
+    }
+    Ok(pg)
+}
+
+/// An operation on the main database over the PostgreSQL backend: run on a sandboxed
+/// PostgreSQL session (`relis::postgres::PgSql`) in a blocking task, awaited on the
+/// connection. The views show every key, so only a user who may read every key runs it.
+pub struct OnPostgres {
+    cmd: &'static str,
+    op: Op,
+    shape: Shape,
+}
+
+impl ConnCmd for OnPostgres {
+    fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
+        Box::pin(async move {
+            let pg = postgres_sql(c, self.cmd)?;
+            let limits = c.server.config.read().sql_limits();
+            let OnPostgres { op, shape, .. } = *self;
+            tokio::task::spawn_blocking(move || {
+                let mut session = pg.session()?;
+                op.apply(&mut session, &limits, shape)
+            })
+            .await
+            .map_err(|_| CmdError::from(relis::Error::Closed))?
+        })
     }
 }
 
@@ -487,6 +700,11 @@ pub struct OnNamed {
 impl ConnCmd for OnNamed {
     fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
         Box::pin(async move {
+            if c.server.sql.postgres().is_some() {
+                return Err(CmdError::err(
+                    "named SQL databases are not available on the PostgreSQL backend",
+                ));
+            }
             let named = c.server.sql.get(&self.db)?;
             let limits = c.server.config.read().sql_limits();
             // A named database has no Redis data, unless it is a copy of a main database

@@ -146,6 +146,7 @@ impl ToRedis {
 
 impl WriteCmd for ToRedis {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        super::not_in_a_group(cx, self.cmd)?;
         let limits = cx.server.config.read().sql_limits();
         let opts = MorphOptions {
             access: cx.key_access(self.cmd),
@@ -164,6 +165,89 @@ impl WriteCmd for ToRedis {
             .map_err(|e| refused(cx, e))?;
         Ok(Frame::Integer(n))
     }
+
+    fn on_postgres(&self) -> Option<Box<dyn ConnCmd>> {
+        Some(Box::new(FromPostgres {
+            cmd: ToRedis {
+                cmd: self.cmd,
+                kind: self.kind,
+                template: self.template.clone(),
+                sql: self.sql.clone(),
+                params: self.params.clone(),
+                opts: self.opts.clone(),
+            },
+        }))
+    }
+}
+
+/// Writes a query's rows as `cmd` says, in one write job of the keyspace that declares the
+/// keys the rows name (the PostgreSQL backend locks and loads them; SQLite ignores them).
+async fn write_rows(
+    c: &mut Client,
+    cmd: ToRedis,
+    out: relis::SqlOutput,
+) -> Result<Frame, CmdError> {
+    let cx = c.cx();
+    let ToRedis {
+        cmd: name,
+        kind,
+        template,
+        opts,
+        ..
+    } = cmd;
+    let opts = MorphOptions {
+        access: cx.key_access(name),
+        ..opts
+    };
+    let template = KeyTemplate::parse(&template);
+    let db = c.db;
+    let keys = template
+        .keys(&out)
+        .map_err(|e| refused(&cx, e))?
+        .into_iter()
+        .map(|k| (db, k))
+        .collect();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    c.server.db.write_async_keys(
+        keys,
+        move |w| {
+            w.set_origin(cx.client_id);
+            w.atomic(|w| {
+                w.rows_to(kind, db, &template, &out, &opts)
+                    .map_err(|e| refused(&cx, e))
+            })
+        },
+        move |r| {
+            let _ = tx.send(r);
+        },
+    );
+    let n = rx
+        .await
+        .map_err(|_| CmdError::from(relis::Error::Closed))?
+        .map_err(CmdError::from)??;
+    Ok(Frame::Integer(n))
+}
+
+/// A SQL.TO* command over the PostgreSQL backend: the query runs on PostgreSQL (read-only, as
+/// SQL.QUERY), then its rows are written as from a named database. Two transactions, not one:
+/// a row the query read may change before the keys are written.
+pub struct FromPostgres {
+    cmd: ToRedis,
+}
+
+impl ConnCmd for FromPostgres {
+    fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
+        Box::pin(async move {
+            let pg = super::postgres_sql(c, self.cmd.cmd)?;
+            let limits = c.server.config.read().sql_limits();
+            let (sql, params) = (self.cmd.sql.clone(), self.cmd.params.clone());
+            let out =
+                tokio::task::spawn_blocking(move || pg.session()?.query(&sql, params, &limits))
+                    .await
+                    .map_err(|_| CmdError::from(relis::Error::Closed))??;
+            write_rows(c, self.cmd, out).await
+        })
+    }
 }
 
 /// A SQL.TO* command whose query runs on a named database: the rows are read there, then
@@ -178,18 +262,8 @@ impl ConnCmd for FromNamed {
         Box::pin(async move {
             let named = c.server.sql.get(&self.db)?;
             let limits = c.server.config.read().sql_limits();
-            let cx = c.cx();
-            let access = cx.key_access(self.cmd.cmd);
-            let ToRedis {
-                kind,
-                template,
-                sql,
-                params,
-                opts,
-                ..
-            } = self.cmd;
-            let opts = MorphOptions { access, ..opts };
-            let query_access = opts.access.clone();
+            let query_access = c.cx().key_access(self.cmd.cmd);
+            let (sql, params) = (self.cmd.sql.clone(), self.cmd.params.clone());
             let (tx, rx) = tokio::sync::oneshot::channel();
             named.read_async(
                 move |conn| {
@@ -203,25 +277,7 @@ impl ConnCmd for FromNamed {
             let out = rx
                 .await
                 .map_err(|_| CmdError::from(relis::Error::Closed))??;
-            let (tx, rx) = tokio::sync::oneshot::channel();
-            let db = c.db;
-            c.server.db.write_async(
-                move |w| {
-                    w.set_origin(cx.client_id);
-                    w.atomic(|w| {
-                        w.rows_to(kind, db, &KeyTemplate::parse(&template), &out, &opts)
-                            .map_err(|e| refused(&cx, e))
-                    })
-                },
-                move |r| {
-                    let _ = tx.send(r);
-                },
-            );
-            let n = rx
-                .await
-                .map_err(|_| CmdError::from(relis::Error::Closed))?
-                .map_err(CmdError::from)??;
-            Ok(Frame::Integer(n))
+            write_rows(c, self.cmd, out).await
         })
     }
 }

@@ -33,10 +33,12 @@
 
 mod bus;
 mod keyspace;
+mod sql;
 
 pub use bus::{Bus, Deliver};
 pub use keyspace::{PgKeyspace, ScanRows};
 use postgres::{Client, NoTls, SimpleQueryMessage, Statement, Transaction};
+pub use sql::{PgSql, PgSqlSession};
 use std::fmt::Write as _;
 
 /// How values are stored in PostgreSQL: the engine hands whole values ([`crate::Dumped`]) to
@@ -94,6 +96,9 @@ const MIGRATIONS: &[&str] = &[
      );
      CREATE TABLE relis_function_set (version bigint NOT NULL);
      INSERT INTO relis_function_set (version) VALUES (0);",
+    // 5: SQL.* (`sql.rs`): the sandbox role's record, prepared statements, and the redis_*
+    // views, which decode the stored DUMP payloads (`views.sql`).
+    include_str!("views.sql"),
 ];
 
 /// The advisory lock key under which migrations run (any constant no key hash is likely to be:
