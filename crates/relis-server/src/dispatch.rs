@@ -819,8 +819,8 @@ pub fn declared_keys(spec: &Spec, argv: &[Bytes], db: u32) -> relis::DeclaredKey
 /// Whether the PostgreSQL backend refuses the command line `argv` of `spec` for now: it reads
 /// whole databases in ways not built there (DEBUG RELOAD/DIGEST, SAVE/BGSAVE), works on keys it
 /// does not declare (SORT with BY or GET, MIGRATE, REPLICAOF), on storage only the SQLite file
-/// has (named SQL databases, REDISQL.*), SQL.FROMHASH/FROMSTREAM (keys a pattern names).
-/// SQL.EXEC, SQL.QUERY, the prepared statements and the morphs run PostgreSQL's SQL there
+/// has (named SQL databases, REDISQL.*). SQL.EXEC, SQL.QUERY, the prepared statements and the
+/// morphs (SQL.TO*, SQL.FROMHASH/FROMSTREAM) run PostgreSQL's SQL there
 /// (`cmd::sql::OnPostgres`). SCAN, KEYS, DBSIZE, RANDOMKEY, FLUSHDB/FLUSHALL and SWAPDB run
 /// there (`relis::Reader::scan_shared`, the engine's keyspace-wide methods, the flushes and swaps a
 /// group makes at its commit), MOVE and COPY ... DB (their destination key is declared in its
@@ -837,11 +837,11 @@ pub fn refused_on_postgres(spec: &Spec, argv: &[Bytes]) -> bool {
     match spec.name {
         "migrate" | "save" | "bgsave" | "replicaof" | "slaveof" => true,
         // SQL on the main database runs on PostgreSQL (`cmd::sql::OnPostgres`, the morphs'
-        // queries too); SQL.FROMHASH/FROMSTREAM, named databases and RediSQL's commands (which
-        // name one) do not yet.
+        // queries and writes too); named databases and RediSQL's commands (which name one) do
+        // not.
         "sql.exec" | "sql.query" | "sql.prepare" | "sql.run" | "sql.unprepare"
         | "sql.statements" | "sql.desc" | "sql.tohash" | "sql.tostring" | "sql.tolist"
-        | "sql.toset" | "sql.tozset" | "sql.tostream" => false,
+        | "sql.toset" | "sql.tozset" | "sql.tostream" | "sql.fromhash" | "sql.fromstream" => false,
         "sort" | "sort_ro" => has(2, "by") || has(2, "get"),
         "debug" => argv.get(1).is_some_and(|a| {
             a.eq_ignore_ascii_case(b"reload") || a.eq_ignore_ascii_case(b"digest")

@@ -204,7 +204,6 @@ async fn what_cannot_run_is_refused_and_values_survive_a_round_trip() {
         &mut a,
         &[
             (&["SORT", "k", "BY", "w_*"], refused("sort")),
-            (&["SQL.FROMHASH", "t", "user:*"], refused("sql.fromhash")),
             (&["REDISQL.CREATE_DB", "x"], refused("redisql.create_db")),
             (
                 &["CONFIG", "GET", "backend"],
@@ -1938,6 +1937,80 @@ async fn sql_runs_on_postgres_with_views_of_the_keys_both_nodes_share() {
                 common::bulks(&["ada", "1", "BOB", "2", "CY", "3"]),
             ),
             (&["GET", "s:text"], common::bulk("héllo")),
+        ],
+    )
+    .await;
+    // Redis to rows: SQL.FROMHASH lists the keys in the shared table, loads them, upserts a
+    // row per hash (columns typed from the values); SQL.FROMSTREAM an entry per row.
+    common::check(
+        &mut b,
+        &[
+            (
+                &["XADD", "events", "5-1", "kind", "click", "n", "3"],
+                common::bulk("5-1"),
+            ),
+            (
+                &["XADD", "events", "5-2", "kind", "view"],
+                common::bulk("5-2"),
+            ),
+            (&["SQL.FROMHASH", "person_rows", "person:*"], common::int(3)),
+            (&["SQL.FROMSTREAM", "event_rows", "events"], common::int(2)),
+        ],
+    )
+    .await;
+    common::check(
+        &mut a,
+        &[
+            (
+                &[
+                    "SQL.QUERY",
+                    "SELECT key, name, score FROM person_rows ORDER BY key",
+                ],
+                common::arr(vec![
+                    common::arr(vec![
+                        common::bulk("person:1"),
+                        common::bulk("ada"),
+                        common::bulk("2.5"),
+                    ]),
+                    common::arr(vec![
+                        common::bulk("person:2"),
+                        common::bulk("BOB"),
+                        common::nil(),
+                    ]),
+                    common::arr(vec![
+                        common::bulk("person:3"),
+                        common::bulk("CY"),
+                        common::nil(),
+                    ]),
+                ]),
+            ),
+            (
+                &[
+                    "SQL.QUERY",
+                    "SELECT id, kind, n FROM event_rows ORDER BY id",
+                ],
+                common::arr(vec![
+                    common::arr(vec![
+                        common::bulk("5-1"),
+                        common::bulk("click"),
+                        common::int(3),
+                    ]),
+                    common::arr(vec![
+                        common::bulk("5-2"),
+                        common::bulk("view"),
+                        common::nil(),
+                    ]),
+                ]),
+            ),
+            (&["HSET", "person:1", "age", "36"], common::int(1)),
+            (&["SQL.FROMHASH", "person_rows", "person:1"], common::int(1)),
+            (
+                &[
+                    "SQL.QUERY",
+                    "SELECT age + 1 FROM person_rows WHERE key = 'person:1'",
+                ],
+                common::arr(vec![common::arr(vec![common::int(37)])]),
+            ),
         ],
     )
     .await;

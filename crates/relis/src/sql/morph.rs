@@ -588,7 +588,125 @@ fn typed(v: &Bytes, ty: &str) -> SqlValue {
     }
 }
 
-fn quote(name: &str) -> String {
+/// The rows SQL.FROMHASH / SQL.FROMSTREAM write, whatever the database: the fields as
+/// columns (first-seen order) with the SQL type their values fit, and per row the key then
+/// one value per field (NULL where the row lacks it).
+pub struct KeyedRows {
+    /// The key column.
+    pub key_col: String,
+    /// The field columns.
+    pub fields: Vec<String>,
+    /// Their inferred types: `INTEGER`, `REAL` or `TEXT`.
+    pub types: Vec<&'static str>,
+    /// The rows' values: the key, then each field's.
+    pub rows: Vec<Vec<SqlValue>>,
+}
+
+impl KeyedRows {
+    /// The rows of `hashes` (key, fields) keyed by `key_col`; `what` names a row's source in
+    /// errors ("a hash").
+    ///
+    /// # Errors
+    /// A field named like the key column, or a field name that is not UTF-8.
+    pub fn plan(
+        key_col: &str,
+        what: &str,
+        hashes: &[(Bytes, Vec<(Bytes, Bytes)>)],
+    ) -> Result<KeyedRows, SqlError> {
+        // The fields, in first-seen order, with their inferred types.
+        let mut fields: Vec<String> = Vec::new();
+        for (_, pairs) in hashes {
+            for (f, _) in pairs {
+                let name = std::str::from_utf8(f)
+                    .map_err(|_| SqlError::Sql("a field name is not valid UTF-8".into()))?;
+                if name.eq_ignore_ascii_case(key_col) {
+                    return Err(SqlError::Sql(format!(
+                        "{what} has a field named '{key_col}', which is the table's key column"
+                    )));
+                }
+                if !fields.iter().any(|x| x.eq_ignore_ascii_case(name)) {
+                    fields.push(name.to_string());
+                }
+            }
+        }
+        let types: Vec<&'static str> = fields
+            .iter()
+            .map(|f| {
+                infer_type(hashes.iter().flat_map(|(_, pairs)| {
+                    pairs
+                        .iter()
+                        .filter(|(k, _)| k.as_ref().eq_ignore_ascii_case(f.as_bytes()))
+                        .map(|(_, v)| v.as_ref())
+                }))
+            })
+            .collect();
+        let rows = hashes
+            .iter()
+            .map(|(key, pairs)| {
+                let mut values = vec![SqlValue::Text(key.clone())];
+                for (f, t) in fields.iter().zip(&types) {
+                    values.push(
+                        pairs
+                            .iter()
+                            .find(|(k, _)| k.as_ref().eq_ignore_ascii_case(f.as_bytes()))
+                            .map_or(SqlValue::Null, |(_, v)| typed(v, t)),
+                    );
+                }
+                values
+            })
+            .collect();
+        Ok(KeyedRows {
+            key_col: key_col.to_string(),
+            fields,
+            types,
+            rows,
+        })
+    }
+
+    /// The upsert of one row into `table` by the key column, with `param(i)` naming the i-th
+    /// parameter (from 1).
+    pub fn upsert(&self, table: &str, param: impl Fn(usize) -> String) -> String {
+        let mut cols = vec![quote(&self.key_col)];
+        cols.extend(self.fields.iter().map(|f| quote(f)));
+        let updates = if self.fields.is_empty() {
+            "NOTHING".to_string()
+        } else {
+            format!(
+                "UPDATE SET {}",
+                self.fields
+                    .iter()
+                    .map(|f| format!("{0} = excluded.{0}", quote(f)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        format!(
+            "INSERT INTO {} ({}) VALUES ({}) ON CONFLICT ({}) DO {updates}",
+            quote(table),
+            cols.join(", "),
+            (1..=cols.len()).map(param).collect::<Vec<_>>().join(", "),
+            quote(&self.key_col)
+        )
+    }
+}
+
+/// A stream's entries as SQL.FROMSTREAM's rows: (id as `ms-seq`, field-value pairs).
+pub fn entry_rows(entries: &[crate::StreamEntry]) -> Hashes {
+    entries
+        .iter()
+        .map(|e| {
+            let pairs = e
+                .fields
+                .chunks_exact(2)
+                .map(|p| (p[0].clone(), p[1].clone()))
+                .collect();
+            (Bytes::from(e.id.to_string()), pairs)
+        })
+        .collect()
+}
+
+/// A name quoted as an SQL identifier.
+pub fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
@@ -633,18 +751,7 @@ impl SqlConn<'_> {
         entries: &[crate::StreamEntry],
         limits: &SqlLimits,
     ) -> Result<FromHashReport, SqlError> {
-        let rows: Hashes = entries
-            .iter()
-            .map(|e| {
-                let pairs = e
-                    .fields
-                    .chunks_exact(2)
-                    .map(|p| (p[0].clone(), p[1].clone()))
-                    .collect();
-                (Bytes::from(e.id.to_string()), pairs)
-            })
-            .collect();
-        self.upsert_keyed(table, "id", "an entry", &rows, limits)
+        self.upsert_keyed(table, "id", "an entry", &entry_rows(entries), limits)
     }
 
     /// Upserts `rows` (key, fields) into `table` by its `key_col` column (see
@@ -660,33 +767,8 @@ impl SqlConn<'_> {
         if !self.writable {
             return Err(SqlError::NotReadOnly);
         }
-        // The fields, in first-seen order, with their inferred types.
-        let mut fields: Vec<String> = Vec::new();
-        for (_, pairs) in hashes {
-            for (f, _) in pairs {
-                let name = std::str::from_utf8(f)
-                    .map_err(|_| SqlError::Sql("a field name is not valid UTF-8".into()))?;
-                if name.eq_ignore_ascii_case(key_col) {
-                    return Err(SqlError::Sql(format!(
-                        "{what} has a field named '{key_col}', which is the table's key column"
-                    )));
-                }
-                if !fields.iter().any(|x| x.eq_ignore_ascii_case(name)) {
-                    fields.push(name.to_string());
-                }
-            }
-        }
-        let types: Vec<&'static str> = fields
-            .iter()
-            .map(|f| {
-                infer_type(hashes.iter().flat_map(|(_, pairs)| {
-                    pairs
-                        .iter()
-                        .filter(|(k, _)| k.as_ref().eq_ignore_ascii_case(f.as_bytes()))
-                        .map(|(_, v)| v.as_ref())
-                }))
-            })
-            .collect();
+        let plan = KeyedRows::plan(key_col, what, hashes)?;
+        let (fields, types) = (&plan.fields, &plan.types);
         // Triggers on the table run with the caller's view of the keyspace.
         let _keys = self.access.scope();
         let mut report = FromHashReport::default();
@@ -712,7 +794,7 @@ impl SqlConn<'_> {
             cols.extend(
                 fields
                     .iter()
-                    .zip(&types)
+                    .zip(types)
                     .map(|(f, t)| format!("{} {t}", quote(f))),
             );
             run(
@@ -726,7 +808,7 @@ impl SqlConn<'_> {
                     "table {table} has no '{key_col}' column to upsert by"
                 )));
             }
-            for (f, t) in fields.iter().zip(&types) {
+            for (f, t) in fields.iter().zip(types) {
                 if !existing.iter().any(|c| c.eq_ignore_ascii_case(f)) {
                     run(
                         &format!("ALTER TABLE {} ADD COLUMN {} {t}", quote(table), quote(f)),
@@ -736,37 +818,8 @@ impl SqlConn<'_> {
                 }
             }
         }
-        let mut cols = vec![quote(key_col)];
-        cols.extend(fields.iter().map(|f| quote(f)));
-        let updates = if fields.is_empty() {
-            "NOTHING".to_string()
-        } else {
-            format!(
-                "UPDATE SET {}",
-                fields
-                    .iter()
-                    .map(|f| format!("{0} = excluded.{0}", quote(f)))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        };
-        let sql = format!(
-            "INSERT INTO {} ({}) VALUES ({}) ON CONFLICT ({}) DO {updates}",
-            quote(table),
-            cols.join(", "),
-            vec!["?"; cols.len()].join(", "),
-            quote(key_col)
-        );
-        for (key, pairs) in hashes {
-            let mut values = vec![SqlValue::Text(key.clone())];
-            for (f, t) in fields.iter().zip(&types) {
-                values.push(
-                    pairs
-                        .iter()
-                        .find(|(k, _)| k.as_ref().eq_ignore_ascii_case(f.as_bytes()))
-                        .map_or(SqlValue::Null, |(_, v)| typed(v, t)),
-                );
-            }
+        let sql = plan.upsert(table, |_| "?".to_string());
+        for values in plan.rows {
             run(&sql, Params::Positional(values))?;
             report.rows += 1;
         }

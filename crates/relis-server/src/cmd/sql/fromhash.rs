@@ -61,6 +61,7 @@ impl FromHash {
 
 impl WriteCmd for FromHash {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        super::not_in_a_group(cx, self.cmd)?;
         let limits = cx.server.config.read().sql_limits();
         let access = cx.key_access(self.cmd);
         let hashes = w.hashes_matching(cx.db, &self.pattern, &access)?;
@@ -68,6 +69,50 @@ impl WriteCmd for FromHash {
         c.set_access(access);
         let report = c.upsert_hashes(&self.table, &hashes, &limits)?;
         Ok(Frame::Integer(report.rows as i64))
+    }
+
+    fn on_postgres(&self) -> Option<Box<dyn ConnCmd>> {
+        Some(Box::new(FromHashOnPostgres {
+            cmd: self.cmd,
+            table: self.table.clone(),
+            pattern: self.pattern.clone(),
+        }))
+    }
+}
+
+/// SQL.FROMHASH over the PostgreSQL backend: the matching keys are listed (from the shared
+/// key table), a read declaring them loads the hashes, and the rows are upserted into
+/// PostgreSQL. A hash created between the listing and the read is left out.
+pub struct FromHashOnPostgres {
+    cmd: &'static str,
+    table: String,
+    pattern: Bytes,
+}
+
+impl ConnCmd for FromHashOnPostgres {
+    fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
+        Box::pin(async move {
+            super::postgres_sql(c, self.cmd)?;
+            let db = c.db;
+            let pattern = self.pattern.clone();
+            let keys =
+                super::read_declared(c, Vec::new(), move |r| Ok(r.keys(db, &pattern)?)).await?;
+            let access = c.cx().key_access(self.cmd);
+            let FromHashOnPostgres {
+                cmd,
+                table,
+                pattern,
+            } = *self;
+            let declared = keys.into_iter().map(|k| (db, k.to_vec())).collect();
+            let hashes = super::read_declared(c, declared, move |r| {
+                Ok(r.hashes_matching(db, &pattern, &access)?)
+            })
+            .await?;
+            super::copy_into_postgres(c, cmd, hashes, move |s, hashes, limits| {
+                s.upsert_hashes(&table, &hashes, limits)
+            })
+            .await
+        })
     }
 }
 

@@ -66,6 +66,7 @@ impl FromStream {
 
 impl WriteCmd for FromStream {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
+        super::not_in_a_group(cx, self.cmd)?;
         let limits = cx.server.config.read().sql_limits();
         let access = cx.key_access(self.cmd);
         if !access.may_read(&self.key) {
@@ -76,6 +77,40 @@ impl WriteCmd for FromStream {
         c.set_access(access);
         let report = c.upsert_stream(&self.table, &entries, &limits)?;
         Ok(Frame::Integer(report.rows as i64))
+    }
+
+    fn on_postgres(&self) -> Option<Box<dyn ConnCmd>> {
+        Some(Box::new(FromStreamOnPostgres {
+            cmd: FromStream {
+                cmd: self.cmd,
+                table: self.table.clone(),
+                key: self.key.clone(),
+            },
+        }))
+    }
+}
+
+/// SQL.FROMSTREAM over the PostgreSQL backend: a read declaring the stream's key loads its
+/// entries, then the rows are upserted into PostgreSQL.
+pub struct FromStreamOnPostgres {
+    cmd: FromStream,
+}
+
+impl ConnCmd for FromStreamOnPostgres {
+    fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
+        Box::pin(async move {
+            super::postgres_sql(c, self.cmd.cmd)?;
+            let db = c.db;
+            let name = self.cmd.cmd;
+            let table = self.cmd.table.clone();
+            let declared = vec![(db, self.cmd.key.to_vec())];
+            let cmd = self.cmd;
+            let entries = super::read_declared(c, declared, move |r| cmd.entries(r, db)).await?;
+            super::copy_into_postgres(c, name, entries, move |s, entries, limits| {
+                s.upsert_stream(&table, &entries, limits)
+            })
+            .await
+        })
     }
 }
 

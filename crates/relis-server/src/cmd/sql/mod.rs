@@ -205,6 +205,47 @@ pub async fn copy_into_named<T: Send + 'static>(
     Ok(Frame::Integer(report.rows as i64))
 }
 
+/// A read of the keyspace declaring `keys` (which the PostgreSQL backend loads first), awaited.
+pub async fn read_declared<T: Send + 'static>(
+    c: &mut Client,
+    keys: relis::DeclaredKeys,
+    read: impl FnOnce(&relis::Reader<'_>) -> Result<T, CmdError> + Send + 'static,
+) -> Result<T, CmdError> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    c.server.db.read_async_keys(
+        keys,
+        move |r| read(r),
+        move |r| {
+            let _ = tx.send(r);
+        },
+    );
+    rx.await
+        .map_err(|_| CmdError::from(relis::Error::Closed))?
+        .map_err(CmdError::from)?
+}
+
+/// SQL.FROMHASH / SQL.FROMSTREAM over the PostgreSQL backend: `found` (read from the keyspace)
+/// written into PostgreSQL by `write` on a sandboxed session; replies the rows written.
+pub async fn copy_into_postgres<T: Send + 'static>(
+    c: &mut Client,
+    cmd: &'static str,
+    found: T,
+    write: impl FnOnce(
+            &mut relis::postgres::PgSqlSession,
+            T,
+            &SqlLimits,
+        ) -> Result<relis::FromHashReport, SqlError>
+        + Send
+        + 'static,
+) -> Result<Frame, CmdError> {
+    let pg = postgres_sql(c, cmd)?;
+    let limits = c.server.config.read().sql_limits();
+    let report = tokio::task::spawn_blocking(move || write(&mut pg.session()?, found, &limits))
+        .await
+        .map_err(|_| CmdError::from(relis::Error::Closed))??;
+    Ok(Frame::Integer(report.rows as i64))
+}
+
 /// Parameters from the network: TEXT when valid UTF-8, else BLOB.
 pub fn params(args: Vec<Bytes>) -> Vec<SqlValue> {
     args.into_iter().map(SqlValue::from_bytes).collect()

@@ -28,9 +28,10 @@
 //!
 //! Prepared statements (SQL.PREPARE) live in `relis_sql_statements`, shared by every node.
 
+use crate::sql::morph::{entry_rows, quote, Hashes, KeyedRows};
 use crate::sql::{
-    ColumnInfo, PrepareMode, SqlError, SqlLimits, SqlOutput, SqlValue, StatementInfo,
-    StatementKind, TableInfo,
+    ColumnInfo, FromHashReport, PrepareMode, SqlError, SqlLimits, SqlOutput, SqlValue,
+    StatementInfo, StatementKind, TableInfo,
 };
 use bytes::{Bytes, BytesMut};
 use parking_lot::Mutex;
@@ -427,6 +428,111 @@ impl PgSqlSession {
                 bytes,
                 indexes,
             })
+        })
+    }
+
+    /// SQL.FROMHASH: each hash a row of `table`, keyed by `key`, as on SQLite
+    /// ([`crate::SqlConn::upsert_hashes`]): a missing table is created (`bigint`, `double
+    /// precision` or `text` columns, as the values fit), an existing one gains missing columns,
+    /// rows are upserted by key.
+    ///
+    /// # Errors
+    /// As on SQLite, or PostgreSQL's error (a value its column's type does not parse).
+    pub fn upsert_hashes(
+        &mut self,
+        table: &str,
+        hashes: &Hashes,
+        limits: &SqlLimits,
+    ) -> Result<FromHashReport, SqlError> {
+        self.upsert_keyed(table, KeyedRows::plan("key", "a hash", hashes)?, limits)
+    }
+
+    /// SQL.FROMSTREAM: each entry a row of `table` keyed by `id`, as [`Self::upsert_hashes`].
+    ///
+    /// # Errors
+    /// As [`Self::upsert_hashes`].
+    pub fn upsert_stream(
+        &mut self,
+        table: &str,
+        entries: &[crate::StreamEntry],
+        limits: &SqlLimits,
+    ) -> Result<FromHashReport, SqlError> {
+        let rows = entry_rows(entries);
+        self.upsert_keyed(table, KeyedRows::plan("id", "an entry", &rows)?, limits)
+    }
+
+    fn upsert_keyed(
+        &mut self,
+        table: &str,
+        plan: KeyedRows,
+        limits: &SqlLimits,
+    ) -> Result<FromHashReport, SqlError> {
+        if table.to_ascii_lowercase().starts_with("relis_")
+            || table.to_ascii_lowercase().starts_with("redis_")
+        {
+            return Err(SqlError::Denied(format!("{table} is a reserved name")));
+        }
+        let table = table.to_string();
+        self.transaction(false, limits, move |c, _| {
+            let fail = |e| user_error(e, limits);
+            let existing: Vec<String> = c
+                .query(
+                    "SELECT a.attname::text FROM pg_attribute a
+                     WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped",
+                    &[&quote(&table)],
+                )
+                .map_err(fail)?
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            let pg_type = |t: &str| match t {
+                "INTEGER" => "bigint",
+                "REAL" => "double precision",
+                _ => "text",
+            };
+            let mut report = FromHashReport::default();
+            if existing.is_empty() {
+                let mut cols = vec![format!("{} text PRIMARY KEY", quote(&plan.key_col))];
+                for (f, t) in plan.fields.iter().zip(&plan.types) {
+                    cols.push(format!("{} {}", quote(f), pg_type(t)));
+                }
+                c.batch_execute(&format!(
+                    "CREATE TABLE {} ({})",
+                    quote(&table),
+                    cols.join(", ")
+                ))
+                .map_err(fail)?;
+                report.created = true;
+            } else {
+                if !existing.iter().any(|c| c == &plan.key_col) {
+                    return Err(SqlError::Sql(format!(
+                        "table {table} has no '{}' column to upsert by",
+                        plan.key_col
+                    )));
+                }
+                for (f, t) in plan.fields.iter().zip(&plan.types) {
+                    if !existing.iter().any(|c| c.eq_ignore_ascii_case(f)) {
+                        c.batch_execute(&format!(
+                            "ALTER TABLE {} ADD COLUMN {} {}",
+                            quote(&table),
+                            quote(f),
+                            pg_type(t)
+                        ))
+                        .map_err(fail)?;
+                        report.added_columns.push(f.clone());
+                    }
+                }
+            }
+            let st = c
+                .prepare(&plan.upsert(&table, |i| format!("${i}")))
+                .map_err(fail)?;
+            for values in &plan.rows {
+                let args: Vec<Param<'_>> = values.iter().map(Param).collect();
+                let refs: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a as _).collect();
+                c.execute(&st, &refs).map_err(fail)?;
+                report.rows += 1;
+            }
+            Ok(report)
         })
     }
 
