@@ -2026,6 +2026,12 @@ async fn sql_runs_on_postgres_with_views_of_the_keys_both_nodes_share() {
         &[
             (&["SQL.QUERY", "SELECT count(*) FROM relis_keys"], denied("ERR permission denied for table relis_keys")),
             (&["SQL.EXEC", "DELETE FROM relis_keys"], denied("ERR permission denied for table relis_keys")),
+            // The bus's channel is a secret: the sandbox can neither listen to the nodes nor
+            // forge their messages.
+            (
+                &["SQL.QUERY", "SELECT name FROM relis_bus_channel"],
+                denied("ERR permission denied for table relis_bus_channel"),
+            ),
             (&["SQL.EXEC", "DROP VIEW redis_keys"], denied("ERR must be owner of view redis_keys")),
             (&["SQL.EXEC", "RESET ROLE"], common::ok()),
             (&["SQL.EXEC", "SET search_path = pg_catalog"], common::ok()),

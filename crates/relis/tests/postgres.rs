@@ -31,8 +31,18 @@ fn the_schema_is_created_once_and_shared() {
     let mut a = PgKeys::connect(&pg.url()).unwrap();
     // The URL form (as `--backend` takes it) reaches the same database.
     let mut b = PgKeys::connect(&pg.uri()).unwrap();
-    assert_eq!(a.schema_version().unwrap(), 5);
-    assert_eq!(b.schema_version().unwrap(), 5);
+    assert_eq!(a.schema_version().unwrap(), 6);
+    assert_eq!(b.schema_version().unwrap(), 6);
+    // The bus's channel is a secret of this database, not the well-known name.
+    let mut c = postgres::Client::connect(&pg.url(), postgres::NoTls).unwrap();
+    let channel: String = c
+        .query_one("SELECT name FROM relis_bus_channel", &[])
+        .unwrap()
+        .get(0);
+    assert!(
+        channel.starts_with("relis_bus_") && channel.len() == 42,
+        "{channel}"
+    );
 
     // A put is seen by the other connection once committed; versions differ per write.
     let mut g = a.group().unwrap();

@@ -24,7 +24,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The notification channel.
+/// The notification channel of a database without the bus's secret channel (schema version
+/// before 6); [`channel`] reads the one to use.
 const CHANNEL: &str = "relis_bus";
 
 /// Largest notification text sent inline (PostgreSQL refuses payloads of 8,000 bytes or more).
@@ -104,10 +105,30 @@ fn node_id() -> u64 {
     h ^ (h >> 31)
 }
 
-fn connect(url: &str) -> Option<Client> {
+/// The channel the nodes talk on: the secret name in `relis_bus_channel` (migration 6), which
+/// only the backend's user may read, so no other role (SQL.*'s sandbox) can listen or notify
+/// on it; [`CHANNEL`] on an older schema.
+fn channel(c: &mut Client) -> Result<String, postgres::Error> {
+    let mut tx = c.transaction()?;
+    tx.batch_execute("SAVEPOINT s")?;
+    let name = match tx.query_opt("SELECT name FROM relis_bus_channel", &[]) {
+        Ok(row) => row.map_or_else(|| CHANNEL.to_string(), |r| r.get(0)),
+        Err(e) if e.code() == Some(&postgres::error::SqlState::UNDEFINED_TABLE) => {
+            tx.batch_execute("ROLLBACK TO SAVEPOINT s")?;
+            CHANNEL.to_string()
+        }
+        Err(e) => return Err(e),
+    };
+    tx.commit()?;
+    Ok(name)
+}
+
+/// A connection for the bus, and the channel to use on it.
+fn connect(url: &str) -> Option<(Client, String)> {
     match Client::connect(url, NoTls).and_then(|mut c| {
         super::read_committed(&mut c)?;
-        Ok(c)
+        let name = channel(&mut c)?;
+        Ok((c, name))
     }) {
         Ok(c) => Some(c),
         Err(e) => {
@@ -134,13 +155,13 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 }
 
 /// The SQL that sends `batch` (statements of one simple query: one implicit transaction).
-fn batch_sql(node: u64, seq: &mut u64, batch: &[Vec<u8>], sweep: bool) -> String {
+fn batch_sql(channel: &str, node: u64, seq: &mut u64, batch: &[Vec<u8>], sweep: bool) -> String {
     let mut sql = String::new();
     for msg in batch {
         *seq += 1;
         let prefix = format!("{node:016x}{:016x}", *seq);
         if prefix.len() + 1 + 2 * msg.len() <= INLINE_MAX {
-            let _ = write!(sql, "SELECT pg_notify('{CHANNEL}', '{prefix}=");
+            let _ = write!(sql, "SELECT pg_notify('{channel}', '{prefix}=");
             hex(&mut sql, msg);
             sql.push_str("');");
         } else {
@@ -148,7 +169,7 @@ fn batch_sql(node: u64, seq: &mut u64, batch: &[Vec<u8>], sweep: bool) -> String
             hex(&mut sql, msg);
             let _ = write!(
                 sql,
-                "', 'hex')) RETURNING id) SELECT pg_notify('{CHANNEL}', '{prefix}#' || id) FROM m;"
+                "', 'hex')) RETURNING id) SELECT pg_notify('{channel}', '{prefix}#' || id) FROM m;"
             );
         }
     }
@@ -163,7 +184,7 @@ fn batch_sql(node: u64, seq: &mut u64, batch: &[Vec<u8>], sweep: bool) -> String
 }
 
 fn send_loop(url: &str, node: u64, rx: crossbeam_channel::Receiver<Vec<u8>>) {
-    let mut client: Option<Client> = None;
+    let mut client: Option<(Client, String)> = None;
     let mut seq = 0u64;
     let mut last_sweep = Instant::now();
     let mut batch = Vec::with_capacity(BATCH);
@@ -175,10 +196,10 @@ fn send_loop(url: &str, node: u64, rx: crossbeam_channel::Receiver<Vec<u8>>) {
                 Err(_) => break,
             }
         }
-        if client.as_ref().is_none_or(Client::is_closed) {
+        if client.as_ref().is_none_or(|(c, _)| c.is_closed()) {
             client = connect(url);
         }
-        let Some(c) = client.as_mut() else {
+        let Some((c, channel)) = client.as_mut() else {
             tracing::warn!("postgres bus: {} messages not sent", batch.len());
             batch.clear();
             continue;
@@ -187,7 +208,7 @@ fn send_loop(url: &str, node: u64, rx: crossbeam_channel::Receiver<Vec<u8>>) {
         if sweep {
             last_sweep = Instant::now();
         }
-        let sql = batch_sql(node, &mut seq, &batch, sweep);
+        let sql = batch_sql(channel, node, &mut seq, &batch, sweep);
         if let Err(e) = c.simple_query(&sql) {
             tracing::warn!("postgres bus: {} messages not sent: {e}", batch.len());
         }
@@ -216,11 +237,11 @@ fn parse(payload: &str, own: u64) -> Option<Note> {
 
 fn listen_loop(url: &str, node: u64, stop: &AtomicBool, deliver: &(dyn Fn(&[u8]) + Send + Sync)) {
     while !stop.load(Ordering::Relaxed) {
-        let Some(mut client) = connect(url) else {
+        let Some((mut client, channel)) = connect(url) else {
             std::thread::sleep(Duration::from_secs(1));
             continue;
         };
-        if let Err(e) = client.batch_execute(&format!("LISTEN {CHANNEL}")) {
+        if let Err(e) = client.batch_execute(&format!("LISTEN {channel}")) {
             tracing::warn!("postgres bus: cannot listen: {e}");
             std::thread::sleep(Duration::from_secs(1));
             continue;
@@ -294,7 +315,7 @@ mod tests {
     #[test]
     fn notifications_name_their_node_and_skip_their_own() {
         let mut seq = 0;
-        let sql = batch_sql(7, &mut seq, &[b"hi".to_vec()], false);
+        let sql = batch_sql("relis_bus", 7, &mut seq, &[b"hi".to_vec()], false);
         assert_eq!(
             sql,
             "SELECT pg_notify('relis_bus', '00000000000000070000000000000001=6869');"
@@ -304,7 +325,7 @@ mod tests {
         assert!(matches!(parse(payload, 8), Some(Note::Inline(m)) if m == b"hi"));
         // Too long for a payload: stored, by reference.
         let big = vec![0u8; INLINE_MAX];
-        let sql = batch_sql(7, &mut seq, &[big], true);
+        let sql = batch_sql("relis_bus", 7, &mut seq, &[big], true);
         assert!(sql.starts_with("WITH m AS (INSERT INTO relis_bus"), "{sql}");
         assert!(sql.contains("'00000000000000070000000000000002#' || id"));
         assert!(sql.ends_with("interval '60 seconds';"));

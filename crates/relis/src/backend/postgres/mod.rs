@@ -99,6 +99,12 @@ const MIGRATIONS: &[&str] = &[
     // 5: SQL.* (`sql.rs`): the sandbox role's record, prepared statements, and the redis_*
     // views, which decode the stored DUMP payloads (`views.sql`).
     include_str!("views.sql"),
+    // 6: the bus's channel (`bus.rs`), named by a secret only the backend's user reads: any
+    // role may LISTEN or NOTIFY on a channel it can name, and SQL.* runs the user's SQL as a
+    // role of its own (`sql.rs`), which must neither hear the nodes' messages nor forge them.
+    "CREATE TABLE relis_bus_channel (name text NOT NULL);
+     INSERT INTO relis_bus_channel (name)
+         SELECT 'relis_bus_' || md5(random()::text || clock_timestamp()::text);",
 ];
 
 /// The advisory lock key under which migrations run (any constant no key hash is likely to be:
