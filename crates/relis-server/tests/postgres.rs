@@ -2002,6 +2002,24 @@ async fn sql_runs_on_postgres_with_views_of_the_keys_both_nodes_share() {
                     ]),
                 ]),
             ),
+            // The stream's entries through its view: deleted ones hidden, entries with the
+            // master entry's fields and others alike.
+            (&["XADD", "events", "7-0", "kind", "click", "n", "4"], common::bulk("7-0")),
+            (&["XDEL", "events", "5-2"], common::int(1)),
+            (
+                &[
+                    "SQL.QUERY",
+                    "SELECT id, ms, seq, fields::text FROM redis_streams WHERE key = 'events' ORDER BY ms, seq",
+                ],
+                common::arr(vec![
+                    common::arr(vec![common::bulk("5-1"), common::int(5), common::int(1), common::bulk(r#"["kind","click","n","3"]"#)]),
+                    common::arr(vec![common::bulk("7-0"), common::int(7), common::int(0), common::bulk(r#"["kind","click","n","4"]"#)]),
+                ]),
+            ),
+            (
+                &["SQL.QUERY", "SELECT type, count FROM redis_keys WHERE key = 'events'"],
+                common::arr(vec![common::arr(vec![common::bulk("stream"), common::int(2)])]),
+            ),
             (&["HSET", "person:1", "age", "36"], common::int(1)),
             (&["SQL.FROMHASH", "person_rows", "person:1"], common::int(1)),
             (

@@ -31,8 +31,8 @@ fn the_schema_is_created_once_and_shared() {
     let mut a = PgKeys::connect(&pg.url()).unwrap();
     // The URL form (as `--backend` takes it) reaches the same database.
     let mut b = PgKeys::connect(&pg.uri()).unwrap();
-    assert_eq!(a.schema_version().unwrap(), 6);
-    assert_eq!(b.schema_version().unwrap(), 6);
+    assert_eq!(a.schema_version().unwrap(), 7);
+    assert_eq!(b.schema_version().unwrap(), 7);
     // The bus's channel is a secret of this database, not the well-known name.
     let mut c = postgres::Client::connect(&pg.url(), postgres::NoTls).unwrap();
     let channel: String = c

@@ -105,6 +105,8 @@ const MIGRATIONS: &[&str] = &[
     "CREATE TABLE relis_bus_channel (name text NOT NULL);
      INSERT INTO relis_bus_channel (name)
          SELECT 'relis_bus_' || md5(random()::text || clock_timestamp()::text);",
+    // 7: the redis_streams view (`streams.sql`), and redis_keys counting a stream's entries.
+    include_str!("streams.sql"),
 ];
 
 /// The advisory lock key under which migrations run (any constant no key hash is likely to be:

@@ -54,6 +54,7 @@ const VIEWS: &[&str] = &[
     "redis_sets",
     "redis_zsets",
     "redis_geo",
+    "redis_streams",
 ];
 
 /// Idle sessions kept per node.

@@ -15,7 +15,7 @@ CREATE TABLE relis_sql_statements (
 -- byte, the encoded value, then the RDB version and a CRC-64). These functions decode the
 -- encodings Relis's DUMP writes (those redis-server 7.0 writes): strings (raw, integer, LZF),
 -- QUICKLIST_2 lists of listpack nodes, intset and plain sets, listpack and plain hashes,
--- listpack and ZSET_2 sorted sets. Streams are not decoded (no redis_streams view here).
+-- listpack and ZSET_2 sorted sets; streams in `streams.sql` (migration 7).
 -- Everything is IMMUTABLE and PARALLEL SAFE: a payload's contents are a function of its bytes.
 --
 -- The views show what the SQLite backend's show, with the same columns: live keys only (expiry
