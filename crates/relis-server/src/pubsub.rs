@@ -542,7 +542,16 @@ pub struct PubSub {
     relay: std::sync::OnceLock<relis::postgres::Bus>,
     /// Over PostgreSQL, what to do with keys another node made ready (blocked clients).
     on_ready: std::sync::OnceLock<OnReady>,
+    /// Over PostgreSQL, until when (Unix ms) another node has said it has tracking clients
+    /// ([`crate::relay::Msg::Tracking`]): till then this node's writes tell the others what
+    /// they change.
+    remote_tracking: std::sync::atomic::AtomicI64,
+    /// When this node last said it has tracking clients (Unix ms).
+    told_tracking: std::sync::atomic::AtomicI64,
 }
+
+/// How long another node's [`crate::relay::Msg::Tracking`] counts (it repeats every second).
+const REMOTE_TRACKING_MS: i64 = 3000;
 
 impl Default for PubSub {
     fn default() -> Self {
@@ -556,6 +565,8 @@ impl Default for PubSub {
             },
             normal_limit: LimitCell::default(),
             tracking: Default::default(),
+            remote_tracking: Default::default(),
+            told_tracking: Default::default(),
             replica_limit: {
                 let l = LimitCell::default();
                 l.store(class_limit("", "slave"));
@@ -604,13 +615,37 @@ impl PubSub {
         self.notify_flags.load(Ordering::Relaxed) & TRACKING != 0
     }
 
-    /// Records whether any client tracks keys: while one does, every write records its events.
+    /// Records whether any client tracks keys: while one does, every write records its events
+    /// (and, over PostgreSQL, the other nodes are told at once, so that their writes tell this
+    /// one what they change).
     pub fn set_tracking_active(&self, on: bool) {
         if on {
-            self.notify_flags.fetch_or(TRACKING, Ordering::Relaxed);
+            let was = self.notify_flags.fetch_or(TRACKING, Ordering::Relaxed);
+            if was & TRACKING == 0 {
+                self.tell_tracking(true);
+            }
         } else {
             self.notify_flags.fetch_and(!TRACKING, Ordering::Relaxed);
         }
+    }
+
+    /// Over PostgreSQL, tells the other nodes this one has tracking clients: at once when
+    /// `now`, else if a second has passed since it last did (the server's sampler calls this
+    /// every 100 ms).
+    pub fn tell_tracking(&self, now: bool) {
+        if !self.relays() || !self.tracking_active() {
+            return;
+        }
+        let t = crate::state::unix_ms();
+        if now || t - self.told_tracking.load(Ordering::Relaxed) >= 1000 {
+            self.told_tracking.store(t, Ordering::Relaxed);
+            self.relay(&crate::relay::Msg::Tracking);
+        }
+    }
+
+    /// Whether another node has tracking clients (it said so within the last few seconds).
+    fn remote_tracking(&self) -> bool {
+        self.remote_tracking.load(Ordering::Relaxed) > crate::state::unix_ms()
     }
 
     /// Client `id` went away: it tracks no more, and redirections to it break.
@@ -673,6 +708,31 @@ impl PubSub {
             Some(Msg::Ready(keys)) => {
                 if let Some(f) = self.on_ready.get() {
                     f(keys);
+                }
+            }
+            Some(Msg::Tracking) => {
+                self.remote_tracking.store(
+                    crate::state::unix_ms() + REMOTE_TRACKING_MS,
+                    Ordering::Relaxed,
+                );
+            }
+            Some(Msg::Invalidate(keys)) => {
+                let events: Vec<KeyEvent> = keys
+                    .into_iter()
+                    .map(|(db, key, flush)| KeyEvent {
+                        class: if flush {
+                            class::FLUSHED
+                        } else {
+                            class::MODIFIED
+                        },
+                        event: "invalidate",
+                        db,
+                        key: key.to_vec(),
+                        origin: 0,
+                    })
+                    .collect();
+                if self.tracking_active() {
+                    self.tracking.invalidate(&events, self.push_limits());
                 }
             }
             None => tracing::warn!("postgres bus: a message this version cannot read"),
@@ -897,7 +957,9 @@ impl PubSub {
 impl relis::events::EventSink for PubSub {
     fn wants(&self, class: u32) -> bool {
         let f = self.notify_flags.load(Ordering::Relaxed);
-        f & TRACKING != 0 || f & class != 0 && f & (KEYSPACE | KEYEVENT) != 0
+        f & TRACKING != 0
+            || f & class != 0 && f & (KEYSPACE | KEYEVENT) != 0
+            || self.relays() && self.remote_tracking()
     }
 
     fn publish(&self, events: Vec<KeyEvent>) {
@@ -922,6 +984,23 @@ impl relis::events::EventSink for PubSub {
                 .collect();
             if !relayed.is_empty() {
                 self.relay(&crate::relay::Msg::Events(relayed));
+            }
+            // Another node's tracking clients hear of every change (as this node's own do).
+            if self.remote_tracking() {
+                let changed: Vec<_> = events
+                    .iter()
+                    .filter(|e| e.class != class::KEY_MISS)
+                    .map(|e| {
+                        (
+                            e.db,
+                            Bytes::copy_from_slice(&e.key),
+                            e.class == class::FLUSHED,
+                        )
+                    })
+                    .collect();
+                if !changed.is_empty() {
+                    self.relay(&crate::relay::Msg::Invalidate(changed));
+                }
             }
         }
         if flags & (KEYSPACE | KEYEVENT) == 0 {

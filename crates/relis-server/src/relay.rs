@@ -1,6 +1,7 @@
 //! What nodes sharing one PostgreSQL tell each other (backend postgres, issue 19), over the
 //! engine's bus (`relis::postgres::Bus`, LISTEN/NOTIFY): published messages, committed
-//! keyspace events, and keys made ready for blocked clients. Each node delivers its own at
+//! keyspace events, keys made ready for blocked clients, and for client-side caching which
+//! nodes have tracking clients and the keys a committed write changed. Each node delivers its own at
 //! once, as with the SQLite backend, and the bus skips a node's own messages, so every
 //! subscriber gets each message once.
 //!
@@ -25,6 +26,12 @@ pub enum Msg {
     Events(Vec<(u32, u32, Bytes, Bytes)>),
     /// Keys a committed write may have fed blocked clients with: (database, key).
     Ready(Vec<(u32, Bytes)>),
+    /// The sending node has clients with CLIENT TRACKING on (sent when the first turns it on,
+    /// then every second while any does): the others send it what their writes change.
+    Tracking,
+    /// What a committed write changed, for the receiving node's tracking clients: (database,
+    /// key, whether a whole database was flushed, the key then empty).
+    Invalidate(Vec<(u32, Bytes, bool)>),
 }
 
 fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
@@ -83,6 +90,15 @@ impl Msg {
                     put_bytes(&mut out, key);
                 }
             }
+            Msg::Tracking => out.push(b'T'),
+            Msg::Invalidate(keys) => {
+                out.push(b'I');
+                for (db, key, flush) in keys {
+                    out.extend_from_slice(&u32::from(*flush).to_le_bytes());
+                    out.extend_from_slice(&db.to_le_bytes());
+                    put_bytes(&mut out, key);
+                }
+            }
         }
         out
     }
@@ -118,6 +134,15 @@ impl Msg {
                 }
                 Some(Msg::Ready(keys))
             }
+            b'T' => c.0.is_empty().then_some(Msg::Tracking),
+            b'I' => {
+                let mut keys = Vec::new();
+                while !c.0.is_empty() {
+                    let (flush, db) = (c.int()?, c.int()?);
+                    keys.push((db, copy(c.bytes()?), flush != 0));
+                }
+                Some(Msg::Invalidate(keys))
+            }
             _ => None,
         }
     }
@@ -144,6 +169,8 @@ mod tests {
             Msg::Events(vec![(8, 0, b("set"), b("k")), (16, 3, b("lpush"), b(""))]),
             Msg::Ready(vec![(0, b("q")), (15, b("r"))]),
             Msg::Events(Vec::new()),
+            Msg::Tracking,
+            Msg::Invalidate(vec![(0, b("k"), false), (3, b(""), true)]),
         ] {
             let e = m.encode();
             assert_eq!(Msg::decode(&e), Some(m.clone()));

@@ -68,6 +68,7 @@ pub fn spawn_sampler(server: &Arc<Shared>) {
             }
             let Some(server) = weak.upgrade() else { return };
             server.sampler.sample(&server.stats);
+            server.pubsub.tell_tracking(false);
         }
     });
 }

@@ -2098,3 +2098,60 @@ async fn sql_runs_on_postgres_with_views_of_the_keys_both_nodes_share() {
     )
     .await;
 }
+
+/// The next push on `c` within `ms`, if any.
+async fn push_within(c: &mut common::Raw, ms: u64) -> Option<resp::Frame> {
+    tokio::time::timeout(std::time::Duration::from_millis(ms), c.read())
+        .await
+        .ok()
+        .flatten()
+}
+
+/// Client-side caching across nodes: a node with tracking clients says so on the bus, and
+/// then the other nodes' writes tell it what they change, so its clients get their
+/// invalidation messages (key by key, and the null one for a flush) whichever node wrote.
+#[tokio::test]
+async fn tracking_clients_hear_of_writes_made_through_the_other_node() {
+    let Some(c) = cluster() else { return };
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    assert!(matches!(b.cmd(&["HELLO", "3"]).await, resp::Frame::Map(_)));
+    common::check(
+        &mut b,
+        &[
+            (&["CLIENT", "TRACKING", "on"], common::ok()),
+            (&["GET", "k"], common::nil()),
+        ],
+    )
+    .await;
+    let invalidate_k = resp::Frame::Push(vec![
+        common::bulk("invalidate"),
+        common::arr(vec![common::bulk("k")]),
+    ]);
+    // B told A of its tracking client when it turned tracking on: the first write through A
+    // normally suffices; the bus may take a moment.
+    let mut heard = None;
+    for _ in 0..50 {
+        assert_eq!(a.cmd(&["SET", "k", "v"]).await, common::ok());
+        heard = push_within(&mut b, 100).await;
+        if heard.is_some() {
+            break;
+        }
+    }
+    assert_eq!(heard, Some(invalidate_k.clone()));
+    // Read again (tracked again), written again through A: invalidated again, once.
+    assert_eq!(b.cmd(&["GET", "k"]).await, common::bulk("v"));
+    assert_eq!(a.cmd(&["INCR", "n"]).await, common::int(1));
+    assert_eq!(a.cmd(&["APPEND", "k", "w"]).await, common::int(2));
+    assert_eq!(push_within(&mut b, 2000).await, Some(invalidate_k));
+    // A flush through A: the null invalidation.
+    assert_eq!(a.cmd(&["FLUSHALL"]).await, common::ok());
+    assert_eq!(
+        push_within(&mut b, 2000).await,
+        Some(resp::Frame::Push(vec![
+            common::bulk("invalidate"),
+            resp::Frame::Null
+        ]))
+    );
+    assert_eq!(push_within(&mut b, 300).await, None);
+}
