@@ -196,7 +196,7 @@ impl Client {
         // Over PostgreSQL a command sees only the keys it declares: what would need others is
         // refused, as a rejection (a queued one makes EXEC fail).
         let shared = self.server.db.backend() == "postgres";
-        if shared && refused_on_postgres(spec, &argv) {
+        if shared && refused_on_postgres(spec, &argv, self.multi.is_some()) {
             self.reject(idx);
             self.flag_multi();
             return self.rejected(spec, CmdError::not_on_postgres(spec.name));
@@ -818,7 +818,8 @@ pub fn declared_keys(spec: &Spec, argv: &[Bytes], db: u32) -> relis::DeclaredKey
 
 /// Whether the PostgreSQL backend refuses the command line `argv` of `spec` for now: it reads
 /// whole databases in ways not built there (DEBUG RELOAD/DIGEST, SAVE/BGSAVE), works on keys it
-/// does not declare (SORT with BY or GET, MIGRATE, REPLICAOF), on storage only the SQLite file
+/// does not declare (MIGRATE, REPLICAOF; SORT with BY or GET `in_multi`, where its patterns'
+/// keys cannot be found first, as `cmd::keys::sort::SortOnPostgres` does), on storage only the SQLite file
 /// has (named SQL databases, REDISQL.*). SQL.EXEC, SQL.QUERY, the prepared statements and the
 /// morphs (SQL.TO*, SQL.FROMHASH/FROMSTREAM) run PostgreSQL's SQL there
 /// (`cmd::sql::OnPostgres`). SCAN, KEYS, DBSIZE, RANDOMKEY, FLUSHDB/FLUSHALL and SWAPDB run
@@ -826,7 +827,7 @@ pub fn declared_keys(spec: &Spec, argv: &[Bytes], db: u32) -> relis::DeclaredKey
 /// group makes at its commit), MOVE and COPY ... DB (their destination key is declared in its
 /// database), and every FUNCTION subcommand (the libraries are shared in PostgreSQL).
 /// [`declared_keys`] declares what they need. README "PostgreSQL backend" lists them.
-pub fn refused_on_postgres(spec: &Spec, argv: &[Bytes]) -> bool {
+pub fn refused_on_postgres(spec: &Spec, argv: &[Bytes], in_multi: bool) -> bool {
     // Options come after the first arguments (a key may be named like an option).
     let has = |from: usize, word: &str| {
         argv.iter()
@@ -842,7 +843,9 @@ pub fn refused_on_postgres(spec: &Spec, argv: &[Bytes]) -> bool {
         "sql.exec" | "sql.query" | "sql.prepare" | "sql.run" | "sql.unprepare"
         | "sql.statements" | "sql.desc" | "sql.tohash" | "sql.tostring" | "sql.tolist"
         | "sql.toset" | "sql.tozset" | "sql.tostream" | "sql.fromhash" | "sql.fromstream" => false,
-        "sort" | "sort_ro" => has(2, "by") || has(2, "get"),
+        // Its patterns' keys are found by a first read (`cmd::keys::sort::SortOnPostgres`),
+        // which a transaction cannot make before it runs.
+        "sort" | "sort_ro" => in_multi && (has(2, "by") || has(2, "get")),
         "debug" => argv.get(1).is_some_and(|a| {
             a.eq_ignore_ascii_case(b"reload") || a.eq_ignore_ascii_case(b"digest")
         }),
@@ -1060,7 +1063,7 @@ mod tests {
     #[test]
     fn what_the_postgres_backend_refuses() {
         let table = Table::get();
-        let refused = |line: &str| {
+        let refused_in = |line: &str, in_multi: bool| {
             let argv: Vec<Bytes> = line
                 .split(' ')
                 .map(|w| Bytes::copy_from_slice(w.as_bytes()))
@@ -1069,15 +1072,26 @@ mod tests {
             if !spec.subcommands.is_empty() {
                 spec = table.lookup_sub(spec, &argv[1]).expect(line).1;
             }
-            refused_on_postgres(spec, &argv)
+            refused_on_postgres(spec, &argv, in_multi)
         };
+        let refused = |line: &str| refused_in(line, true);
+        for line in [
+            "SORT k BY w_*",
+            "SORT k GET #",
+            "REDISQL.QUERY db x",
+            "SQL.DB LIST",
+            "DEBUG RELOAD",
+        ] {
+            assert!(refused(line), "{line}");
+        }
+        // Outside a transaction SORT finds its patterns' keys first; SQL runs on PostgreSQL.
         for line in [
             "SORT k BY w_*",
             "SORT k GET #",
             "SQL.QUERY x",
-            "DEBUG RELOAD",
+            "SQL.TOHASH k x",
         ] {
-            assert!(refused(line), "{line}");
+            assert!(!refused_in(line, false), "{line}");
         }
         for line in [
             "GET k",

@@ -203,7 +203,6 @@ async fn what_cannot_run_is_refused_and_values_survive_a_round_trip() {
     common::check(
         &mut a,
         &[
-            (&["SORT", "k", "BY", "w_*"], refused("sort")),
             (&["REDISQL.CREATE_DB", "x"], refused("redisql.create_db")),
             (
                 &["CONFIG", "GET", "backend"],
@@ -2154,4 +2153,99 @@ async fn tracking_clients_hear_of_writes_made_through_the_other_node() {
         ]))
     );
     assert_eq!(push_within(&mut b, 300).await, None);
+}
+
+/// SORT with BY and GET patterns over PostgreSQL: a first read finds the keys the patterns name,
+/// then the sort runs declaring them, so it reads what another node wrote there (and STORE
+/// writes for every node); inside MULTI, where that cannot be done, it is refused.
+#[tokio::test]
+async fn sort_by_and_get_read_the_keys_their_patterns_name() {
+    let Some(c) = cluster() else { return };
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    for line in [
+        &["RPUSH", "ids", "3", "1", "2"][..],
+        &["MSET", "w_1", "30", "w_2", "10", "w_3", "20"],
+        &["HSET", "obj_1", "name", "one"],
+        &["HSET", "obj_2", "name", "two"],
+        &["HSET", "obj_3", "name", "three"],
+    ] {
+        let reply = common::raw(&mut a, line).await;
+        assert!(!reply.starts_with('-'), "{line:?}: {reply}");
+    }
+    common::check(
+        &mut b,
+        &[
+            (
+                &["SORT", "ids", "BY", "w_*"],
+                common::bulks(&["2", "3", "1"]),
+            ),
+            (
+                &["SORT_RO", "ids", "BY", "w_*", "DESC"],
+                common::bulks(&["1", "3", "2"]),
+            ),
+            (
+                &[
+                    "SORT",
+                    "ids",
+                    "BY",
+                    "w_*",
+                    "GET",
+                    "#",
+                    "GET",
+                    "obj_*->name",
+                    "LIMIT",
+                    "1",
+                    "2",
+                ],
+                common::bulks(&["3", "three", "1", "one"]),
+            ),
+            (
+                &[
+                    "SORT",
+                    "ids",
+                    "BY",
+                    "nosort",
+                    "GET",
+                    "w_*",
+                    "GET",
+                    "missing_*",
+                ],
+                common::arr(vec![
+                    common::bulk("20"),
+                    common::nil(),
+                    common::bulk("30"),
+                    common::nil(),
+                    common::bulk("10"),
+                    common::nil(),
+                ]),
+            ),
+            (
+                &["SORT", "ids", "BY", "obj_*->name", "ALPHA", "STORE", "out"],
+                common::int(3),
+            ),
+            (
+                &["SORT", "obj_1", "BY", "w_*"],
+                common::err("WRONGTYPE Operation against a key holding the wrong kind of value"),
+            ),
+            (&["MULTI"], common::ok()),
+            (
+                &["SORT", "ids", "BY", "w_*"],
+                common::err("ERR 'sort' is not supported with the postgres backend yet"),
+            ),
+            (
+                &["EXEC"],
+                common::err("EXECABORT Transaction discarded because of previous errors."),
+            ),
+        ],
+    )
+    .await;
+    common::check(
+        &mut a,
+        &[(
+            &["LRANGE", "out", "0", "-1"],
+            common::bulks(&["1", "3", "2"]),
+        )],
+    )
+    .await;
 }

@@ -141,6 +141,25 @@ impl Parsed {
     }
 }
 
+/// A read of the keyspace declaring `keys` (which the PostgreSQL backend loads first), awaited.
+pub async fn read_declared<T: Send + 'static>(
+    c: &mut Client,
+    keys: relis::DeclaredKeys,
+    read: impl FnOnce(&relis::Reader<'_>) -> Result<T, CmdError> + Send + 'static,
+) -> Result<T, CmdError> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    c.server.db.read_async_keys(
+        keys,
+        move |r| read(r),
+        move |r| {
+            let _ = tx.send(r);
+        },
+    );
+    rx.await
+        .map_err(|_| CmdError::from(relis::Error::Closed))?
+        .map_err(CmdError::from)?
+}
+
 /// A parse function.
 pub type ParseFn = fn(&mut Args) -> Result<Parsed, CmdError>;
 

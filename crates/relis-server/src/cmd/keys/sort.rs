@@ -15,7 +15,8 @@
 //! from [`sort_keys`] (Redis's `sortGetKeys`), which COMMAND GETKEYS also uses.
 
 use crate::args::Args;
-use crate::cmd::{Cx, FindKeys, KeySpec, Parsed, ReadCmd, Spec, WriteCmd};
+use crate::client::Client;
+use crate::cmd::{BoxFuture, ConnCmd, Cx, FindKeys, KeySpec, Parsed, ReadCmd, Spec, WriteCmd};
 use crate::error::CmdError;
 use bytes::Bytes;
 use relis::{SortOptions, Sorted};
@@ -115,7 +116,7 @@ pub fn sort_keys(argv: &[Bytes]) -> Vec<usize> {
 }
 
 /// SORT / SORT_RO, parsed.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sort {
     /// `sort` or `sort_ro`: the command whose ACL rules apply.
     cmd: &'static str,
@@ -239,6 +240,11 @@ impl ReadCmd for Sort {
         })?;
         reply(sorted, false)
     }
+
+    fn on_postgres(&self) -> Option<Box<dyn ConnCmd>> {
+        self.pattern
+            .map(|_| Box::new(SortOnPostgres(self.clone())) as Box<dyn ConnCmd>)
+    }
 }
 
 impl WriteCmd for Sort {
@@ -258,6 +264,69 @@ impl WriteCmd for Sort {
             }
         }
         reply(sorted, true)
+    }
+
+    fn on_postgres(&self) -> Option<Box<dyn ConnCmd>> {
+        self.pattern
+            .map(|_| Box::new(SortOnPostgres(self.clone())) as Box<dyn ConnCmd>)
+    }
+}
+
+/// SORT with BY or GET patterns over the PostgreSQL backend, where a command sees only the
+/// keys it declares: a first read (declaring the sorted key) runs the sort without LIMIT to
+/// learn every key the patterns name for its elements, then the sort runs for real in a job
+/// that declares them all (and STORE's destination), as any command would. An element added
+/// between the two reads finds its pattern keys missing, as if they did not exist. Inside
+/// MULTI or a script the patterns' keys cannot be declared in advance: refused there
+/// (`dispatch::refused_on_postgres`).
+pub struct SortOnPostgres(Sort);
+
+impl ConnCmd for SortOnPostgres {
+    fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
+        Box::pin(async move {
+            let sort = self.0;
+            let cx = c.cx();
+            sort.check(&cx)?;
+            let db = c.db;
+            let (key, mut probe) = (sort.key.clone(), sort.opts.clone());
+            probe.limit = None;
+            let looked = crate::cmd::read_declared(c, vec![(db, key.to_vec())], move |r| {
+                let mut keys: Vec<Vec<u8>> = Vec::new();
+                match r.sort(db, &key, &probe, &mut |k, _| keys.push(k.to_vec())) {
+                    // Phase two answers the error.
+                    Ok(_) | Err(relis::Error::WrongType) => Ok(keys),
+                    Err(e) => Err(CmdError::from(e)),
+                }
+            })
+            .await?;
+            let mut declared: Vec<(u32, Vec<u8>)> = looked.into_iter().map(|k| (db, k)).collect();
+            declared.push((db, sort.key.to_vec()));
+            if let Some(dst) = &sort.store {
+                declared.push((db, dst.to_vec()));
+            }
+            declared.sort();
+            declared.dedup();
+            if sort.store.is_none() {
+                return crate::cmd::read_declared(c, declared, move |r| {
+                    ReadCmd::exec(&sort, r, &cx)
+                })
+                .await;
+            }
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            c.server.db.write_async_keys(
+                declared,
+                move |w| {
+                    w.set_origin(cx.client_id);
+                    w.atomic(|w| WriteCmd::exec(&sort, w, &cx))
+                },
+                move |r| {
+                    let _ = tx.send(r);
+                },
+            );
+            rx.await
+                .map_err(|_| CmdError::from(relis::Error::Closed))?
+                .map_err(CmdError::from)?
+        })
     }
 }
 

@@ -95,8 +95,8 @@ impl ConnCmd for FromHashOnPostgres {
             super::postgres_sql(c, self.cmd)?;
             let db = c.db;
             let pattern = self.pattern.clone();
-            let keys =
-                super::read_declared(c, Vec::new(), move |r| Ok(r.keys(db, &pattern)?)).await?;
+            let keys = crate::cmd::read_declared(c, Vec::new(), move |r| Ok(r.keys(db, &pattern)?))
+                .await?;
             let access = c.cx().key_access(self.cmd);
             let FromHashOnPostgres {
                 cmd,
@@ -104,7 +104,7 @@ impl ConnCmd for FromHashOnPostgres {
                 pattern,
             } = *self;
             let declared = keys.into_iter().map(|k| (db, k.to_vec())).collect();
-            let hashes = super::read_declared(c, declared, move |r| {
+            let hashes = crate::cmd::read_declared(c, declared, move |r| {
                 Ok(r.hashes_matching(db, &pattern, &access)?)
             })
             .await?;

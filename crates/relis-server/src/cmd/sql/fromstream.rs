@@ -105,7 +105,8 @@ impl ConnCmd for FromStreamOnPostgres {
             let table = self.cmd.table.clone();
             let declared = vec![(db, self.cmd.key.to_vec())];
             let cmd = self.cmd;
-            let entries = super::read_declared(c, declared, move |r| cmd.entries(r, db)).await?;
+            let entries =
+                crate::cmd::read_declared(c, declared, move |r| cmd.entries(r, db)).await?;
             super::copy_into_postgres(c, name, entries, move |s, entries, limits| {
                 s.upsert_stream(&table, &entries, limits)
             })

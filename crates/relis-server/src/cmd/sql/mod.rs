@@ -205,25 +205,6 @@ pub async fn copy_into_named<T: Send + 'static>(
     Ok(Frame::Integer(report.rows as i64))
 }
 
-/// A read of the keyspace declaring `keys` (which the PostgreSQL backend loads first), awaited.
-pub async fn read_declared<T: Send + 'static>(
-    c: &mut Client,
-    keys: relis::DeclaredKeys,
-    read: impl FnOnce(&relis::Reader<'_>) -> Result<T, CmdError> + Send + 'static,
-) -> Result<T, CmdError> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    c.server.db.read_async_keys(
-        keys,
-        move |r| read(r),
-        move |r| {
-            let _ = tx.send(r);
-        },
-    );
-    rx.await
-        .map_err(|_| CmdError::from(relis::Error::Closed))?
-        .map_err(CmdError::from)?
-}
-
 /// SQL.FROMHASH / SQL.FROMSTREAM over the PostgreSQL backend: `found` (read from the keyspace)
 /// written into PostgreSQL by `write` on a sandboxed session; replies the rows written.
 pub async fn copy_into_postgres<T: Send + 'static>(
