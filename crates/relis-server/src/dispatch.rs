@@ -818,7 +818,7 @@ pub fn declared_keys(spec: &Spec, argv: &[Bytes], db: u32) -> relis::DeclaredKey
 
 /// Whether the PostgreSQL backend refuses the command line `argv` of `spec` for now: it reads
 /// whole databases in ways not built there (DEBUG RELOAD/DIGEST, SAVE/BGSAVE), works on keys it
-/// does not declare (MIGRATE, REPLICAOF; SORT with BY or GET `in_multi`, where its patterns'
+/// does not declare (REPLICAOF; SORT with BY or GET `in_multi`, where its patterns'
 /// keys cannot be found first, as `cmd::keys::sort::SortOnPostgres` does), on storage only the SQLite file
 /// has (named SQL databases, REDISQL.*). SQL.EXEC, SQL.QUERY, the prepared statements and the
 /// morphs (SQL.TO*, SQL.FROMHASH/FROMSTREAM) run PostgreSQL's SQL there
@@ -836,7 +836,7 @@ pub fn refused_on_postgres(spec: &Spec, argv: &[Bytes], in_multi: bool) -> bool 
             .any(|a| a.eq_ignore_ascii_case(word.as_bytes()))
     };
     match spec.name {
-        "migrate" | "save" | "bgsave" | "replicaof" | "slaveof" => true,
+        "save" | "bgsave" | "replicaof" | "slaveof" => true,
         // SQL on the main database runs on PostgreSQL (`cmd::sql::OnPostgres`, the morphs'
         // queries and writes too); named databases and RediSQL's commands (which name one) do
         // not.

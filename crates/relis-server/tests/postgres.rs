@@ -2249,3 +2249,68 @@ async fn sort_by_and_get_read_the_keys_their_patterns_name() {
     )
     .await;
 }
+
+/// MIGRATE over PostgreSQL: the keys it names are declared (loaded to be dumped, locked to be
+/// deleted), so a key moves from the shared keyspace to another server, gone for every node.
+#[tokio::test]
+async fn migrate_moves_keys_out_of_the_shared_keyspace() {
+    let Some(c) = cluster() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let target = spawn_binary(dir.path(), &[]);
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    let mut t = common::Raw::connect(target.addr()).await;
+    let port = target.addr().port().to_string();
+    common::check(
+        &mut a,
+        &[
+            (&["RPUSH", "l", "x", "y"], common::int(2)),
+            (&["SET", "s", "v", "EX", "100"], common::ok()),
+            (&["SET", "kept", "v"], common::ok()),
+        ],
+    )
+    .await;
+    common::check(
+        &mut b,
+        &[
+            (
+                &[
+                    "MIGRATE",
+                    "127.0.0.1",
+                    &port,
+                    "",
+                    "0",
+                    "5000",
+                    "KEYS",
+                    "l",
+                    "s",
+                    "none",
+                ],
+                common::ok(),
+            ),
+            (
+                &["MIGRATE", "127.0.0.1", &port, "kept", "0", "5000", "COPY"],
+                common::ok(),
+            ),
+            (
+                &["MIGRATE", "127.0.0.1", &port, "none", "0", "5000"],
+                common::simple("NOKEY"),
+            ),
+        ],
+    )
+    .await;
+    common::check(&mut a, &[(&["EXISTS", "l", "s", "kept"], common::int(1))]).await;
+    common::check(
+        &mut t,
+        &[
+            (&["LRANGE", "l", "0", "-1"], common::bulks(&["x", "y"])),
+            (&["GET", "s"], common::bulk("v")),
+            (&["GET", "kept"], common::bulk("v")),
+        ],
+    )
+    .await;
+    let resp::Frame::Integer(ttl) = t.cmd(&["TTL", "s"]).await else {
+        panic!("TTL answers an integer")
+    };
+    assert!(ttl > 90 && ttl <= 100, "{ttl}");
+}

@@ -191,8 +191,11 @@ impl ConnCmd for Migrate {
         Box::pin(async move {
             let db = c.db;
             let keys = self.keys.clone();
+            // Declared, for the PostgreSQL backend (which loads only declared keys).
+            let declared: relis::DeclaredKeys = keys.iter().map(|k| (db, k.to_vec())).collect();
             let (tx, rx) = tokio::sync::oneshot::channel();
-            c.server.db.read_async(
+            c.server.db.read_async_keys(
+                declared.clone(),
                 move |r| -> Result<Found, CmdError> {
                     let mut out = Vec::new();
                     for k in keys {
@@ -296,7 +299,8 @@ impl ConnCmd for Migrate {
             if !self.copy && !moved.is_empty() {
                 let (tx, rx) = tokio::sync::oneshot::channel();
                 let client = c.info.id;
-                c.server.db.write_async(
+                c.server.db.write_async_keys(
+                    declared,
                     move |w| -> relis::Result<()> {
                         w.set_origin(client);
                         for k in &moved {
