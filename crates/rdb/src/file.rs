@@ -644,6 +644,38 @@ impl<W: Write> FileWriter<W> {
         Ok(())
     }
 
+    /// A key whose value is already a DUMP payload (the RDB object, then the RDB version and a
+    /// CRC-64, as DUMP makes and RESTORE takes), with its expiry (unix ms): its object is
+    /// copied as it is.
+    ///
+    /// # Errors
+    /// A payload too short to hold an object, or write errors.
+    pub fn payload_entry(
+        &mut self,
+        key: &[u8],
+        payload: &[u8],
+        expire_at: Option<i64>,
+    ) -> io::Result<()> {
+        if payload.len() < 11 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "a DUMP payload too short to hold a value",
+            ));
+        }
+        if let Some(at) = expire_at {
+            self.buf.push(opcodes::EXPIRETIME_MS);
+            self.buf.extend_from_slice(&at.to_le_bytes());
+        }
+        self.buf.push(payload[0]);
+        put_string(&mut self.buf, key);
+        self.flush_buf()?;
+        let obj = &payload[1..payload.len() - 10];
+        self.crc = crc64(self.crc, obj);
+        self.out.write_all(obj)?;
+        self.written += obj.len() as u64;
+        Ok(())
+    }
+
     /// Writes `EOF` and the checksum, flushes, and returns the stream.
     ///
     /// # Errors

@@ -20,7 +20,8 @@ A Redis 7.0 compatible server that keeps its data in SQLite.
 
 --import loads an RDB file written by redis-server (- reads standard input) into the data
 file (dir/dbfilename; a new one, or keys added to an existing one, all or nothing) and exits; --export writes the
-data file's whole keyspace to an RDB file that redis-server 7.0 loads, and exits.
+data file's whole keyspace (with --backend postgres://..., the shared one's, as of one snapshot)
+to an RDB file that redis-server 7.0 loads, and exits.
 
 The config file holds redis.conf-style lines (`name value`); --name value options override it.
 Examples:
@@ -86,8 +87,8 @@ fn main() {
     }
     init_logging(&config);
     if let Some((import, path)) = file_op {
-        if config.backend != "sqlite" {
-            fail("--import and --export work on the SQLite file only (backend sqlite)");
+        if import && config.backend != "sqlite" {
+            fail("--import works on the SQLite file only (backend sqlite)");
         }
         file_operation(&config, import, &path);
         return;
@@ -183,10 +184,14 @@ fn main() {
 
 /// `--import` / `--export`: runs it, reports, and exits with status 1 on failure.
 fn file_operation(config: &Config, import: bool, path: &std::path::Path) {
-    let data = config
-        .db_path()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| ":memory:".into());
+    let data = if config.backend == "sqlite" {
+        config
+            .db_path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| ":memory:".into())
+    } else {
+        relis_server::config::redact_url(&config.backend)
+    };
     let started = std::time::Instant::now();
     if import {
         match relis_server::rdbfile::import(config, path) {
@@ -207,7 +212,12 @@ fn file_operation(config: &Config, import: bool, path: &std::path::Path) {
             Err(e) => fail(&format!("Import failed: {e}\n{data} is unchanged.")),
         }
     } else {
-        match relis_server::rdbfile::export(config, path) {
+        let exported = if config.backend == "sqlite" {
+            relis_server::rdbfile::export(config, path)
+        } else {
+            relis_server::rdbfile::export_postgres(config, path)
+        };
+        match exported {
             Ok(s) => tracing::info!(
                 "exported {} keys, {} function libraries from {data} to {} ({} bytes) in {:.1}s",
                 s.keys,

@@ -2314,3 +2314,86 @@ async fn migrate_moves_keys_out_of_the_shared_keyspace() {
     };
     assert!(ttl > 90 && ttl <= 100, "{ttl}");
 }
+
+/// `relis-server --backend postgres://... --export out.rdb`: the shared keyspace (every type,
+/// expiries, several databases, function libraries) as an RDB file redis-server loads, written
+/// from the stored DUMP payloads as they are, while the nodes keep running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn export_writes_the_shared_keyspace_as_an_rdb_file_redis_loads() {
+    let Some(c) = cluster() else { return };
+    if common::redis_server().is_none() {
+        return;
+    }
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let big: Vec<String> = (0..300).map(|i| format!("m{i}")).collect();
+    let mut big_set = vec!["SADD", "bigset"];
+    big_set.extend(big.iter().map(String::as_str));
+    let long = "xyz".repeat(100);
+    for line in [
+        &["SET", "s", &long][..],
+        &["SET", "n", "42", "EX", "1000"],
+        &["RPUSH", "l", "a", "b", "3"],
+        &["HSET", "h", "f", "v"],
+        &["ZADD", "z", "1.5", "a"],
+        &["SADD", "is", "1", "2"],
+        &big_set,
+        &["XADD", "x", "1-1", "k", "v"],
+        &["SET", "gone", "v", "PX", "1"],
+        &["SELECT", "5"],
+        &["SET", "in5", "five"],
+        &["SELECT", "0"],
+        &[
+            "FUNCTION",
+            "LOAD",
+            "#!lua name=lib\nredis.register_function('hello', function() return 'hi' end)",
+        ],
+    ] {
+        let reply = common::raw(&mut a, line).await;
+        assert!(!reply.starts_with('-'), "{line:?}: {reply}");
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.rdb");
+    let uri = c._pg.uri();
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_relis-server"))
+        .args(["--backend", &uri, "--export"])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(!dir.path().join("out.rdb.tmp").exists());
+    let redis = common::spawn_redis_with(dir.path(), &["--dbfilename", "out.rdb"]).unwrap();
+    let mut r = common::Raw::connect(redis.addr()).await;
+    // The same values (not the same DUMP bytes: the two LZF encoders pick other matches).
+    for cmd in [
+        &["GET", "s"][..],
+        &["GET", "n"],
+        &["LRANGE", "l", "0", "-1"],
+        &["HGETALL", "h"],
+        &["ZRANGE", "z", "0", "-1", "WITHSCORES"],
+        &["SMISMEMBER", "is", "1", "2", "3"],
+        &["SCARD", "bigset"],
+        &["SMISMEMBER", "bigset", "m0", "m299", "m300"],
+        &["XRANGE", "x", "-", "+"],
+    ] {
+        assert_eq!(r.cmd(cmd).await, a.cmd(cmd).await, "{cmd:?}");
+    }
+    common::check(
+        &mut r,
+        &[
+            (&["DBSIZE"], common::int(8)),
+            (&["EXISTS", "gone"], common::int(0)),
+            (&["FCALL", "hello", "0"], common::bulk("hi")),
+            (&["SELECT", "5"], common::ok()),
+            (&["GET", "in5"], common::bulk("five")),
+        ],
+    )
+    .await;
+    assert_eq!(r.cmd(&["SELECT", "0"]).await, common::ok());
+    let resp::Frame::Integer(ttl) = r.cmd(&["TTL", "n"]).await else {
+        panic!("TTL answers an integer")
+    };
+    assert!(ttl > 990 && ttl <= 1000, "{ttl}");
+}

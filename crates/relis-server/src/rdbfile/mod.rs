@@ -477,12 +477,121 @@ pub fn export(config: &Config, out: &Path) -> Result<ExportSummary, String> {
     result
 }
 
+/// `--export` over the PostgreSQL backend (`config.backend` a URL): writes what the shared
+/// keyspace holds, as of one snapshot, and its function libraries, to an RDB file at `out` that
+/// redis-server 7.0 loads. The stored values are DUMP payloads already: each goes into the
+/// file as it is (no decoding). Nodes may keep serving meanwhile.
+///
+/// # Errors
+/// PostgreSQL cannot be reached, or `out` cannot be written.
+pub fn export_postgres(config: &Config, out: &Path) -> Result<ExportSummary, String> {
+    let url = &config.backend;
+    // Brings the schema up to date, as a node's start does.
+    relis::postgres::PgKeys::connect(url).map_err(|e| format!("PostgreSQL: {e}"))?;
+    let mut pg =
+        relis::postgres::PgKeyspace::connect(url).map_err(|e| format!("PostgreSQL: {e}"))?;
+    let tmp = with_suffix(out, ".tmp");
+    let file =
+        std::fs::File::create(&tmp).map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
+    let result = write_rdb_postgres(&mut pg, file).and_then(|sum| {
+        std::fs::rename(&tmp, out)
+            .map(|()| sum)
+            .map_err(|e| format!("cannot move {} to {}: {e}", tmp.display(), out.display()))
+    });
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+fn write_rdb_postgres(
+    pg: &mut relis::postgres::PgKeyspace,
+    file: std::fs::File,
+) -> Result<ExportSummary, String> {
+    let io = |e: std::io::Error| format!("write error: {e}");
+    let progress = Progress::new("exporting", 0);
+    let mut w = FileWriter::new(std::io::BufWriter::with_capacity(1 << 20, file)).map_err(io)?;
+    header(&mut w).map_err(io)?;
+    let mut sink = PgExport {
+        w,
+        sum: ExportSummary::default(),
+        progress,
+    };
+    pg.export(crate::state::unix_ms(), &mut sink)
+        .map_err(|Failed(e)| e)?;
+    let PgExport {
+        w,
+        mut sum,
+        mut progress,
+    } = sink;
+    let out = w.finish().map_err(io)?;
+    let file = out.into_inner().map_err(|e| io(e.into_error()))?;
+    file.sync_all().map_err(io)?;
+    sum.bytes = file.metadata().map_or(0, |m| m.len());
+    progress.finish();
+    Ok(sum)
+}
+
+/// The auxiliary fields an exported file starts with, as redis-server writes them.
+fn header<W: std::io::Write>(w: &mut FileWriter<W>) -> std::io::Result<()> {
+    let ctime = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    w.aux(b"redis-ver", crate::REDIS_VERSION.as_bytes())?;
+    w.aux(b"redis-bits", b"64")?;
+    w.aux(b"ctime", ctime.to_string().as_bytes())?;
+    w.aux(b"used-mem", b"0")?;
+    w.aux(b"aof-base", b"0")
+}
+
+/// Where [`export_postgres`] writes the rows: the file, what it counted, the progress shown.
+struct PgExport {
+    w: FileWriter<std::io::BufWriter<std::fs::File>>,
+    sum: ExportSummary,
+    progress: Progress,
+}
+
+fn write_failed(e: std::io::Error) -> Failed {
+    Failed(format!("write error: {e}"))
+}
+
+impl relis::postgres::ExportSink for PgExport {
+    type Error = Failed;
+
+    fn function(&mut self, _name: &str, code: &[u8]) -> Result<(), Failed> {
+        self.w.function(code).map_err(write_failed)?;
+        self.sum.functions += 1;
+        Ok(())
+    }
+
+    fn database(&mut self, db: u32, keys: u64, expires: u64) -> Result<(), Failed> {
+        self.w
+            .select_db(u64::from(db), keys, expires)
+            .map_err(write_failed)
+    }
+
+    fn row(&mut self, key: &[u8], payload: &[u8], expire_at: Option<i64>) -> Result<(), Failed> {
+        self.w
+            .payload_entry(key, payload, expire_at)
+            .map_err(write_failed)?;
+        self.sum.keys += 1;
+        self.progress.update(self.w.written(), self.sum.keys);
+        Ok(())
+    }
+}
+
 /// An export's failure, from the engine or from writing.
 struct Failed(String);
 
 impl From<relis::Error> for Failed {
     fn from(e: relis::Error) -> Failed {
         Failed(e.to_string())
+    }
+}
+
+impl From<relis::postgres::Error> for Failed {
+    fn from(e: relis::postgres::Error) -> Failed {
+        Failed(format!("PostgreSQL: {e}"))
     }
 }
 
@@ -493,15 +602,7 @@ fn write_rdb(r: &relis::Reader<'_>, file: std::fs::File) -> Result<ExportSummary
     let total_keys: i64 = spaces.iter().map(|s| s.keys).sum();
     let mut progress = Progress::new("exporting", 0);
     let mut w = FileWriter::new(std::io::BufWriter::with_capacity(1 << 20, file)).map_err(io)?;
-    let ctime = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    w.aux(b"redis-ver", crate::REDIS_VERSION.as_bytes())
-        .map_err(io)?;
-    w.aux(b"redis-bits", b"64").map_err(io)?;
-    w.aux(b"ctime", ctime.to_string().as_bytes()).map_err(io)?;
-    w.aux(b"used-mem", b"0").map_err(io)?;
-    w.aux(b"aof-base", b"0").map_err(io)?;
+    header(&mut w).map_err(io)?;
     let mut sum = ExportSummary::default();
     for (_, code) in r.function_libraries().map_err(|e| e.to_string())? {
         w.function(&code).map_err(io)?;

@@ -19,6 +19,23 @@ use super::{Error, PgKeys};
 use postgres::{Client, NoTls, Statement};
 use std::collections::HashMap;
 
+/// What [`PgKeyspace::export`] hands the shared keyspace to.
+pub trait ExportSink {
+    /// What stops the export.
+    type Error: From<Error>;
+    /// A function library (name, code).
+    fn function(&mut self, name: &str, code: &[u8]) -> Result<(), Self::Error>;
+    /// A database with live keys (index, keys, keys with an expiry), before its rows.
+    fn database(&mut self, db: u32, keys: u64, expires: u64) -> Result<(), Self::Error>;
+    /// A live key, its stored payload and its expiry (unix ms).
+    fn row(
+        &mut self,
+        key: &[u8],
+        payload: &[u8],
+        expire_at: Option<i64>,
+    ) -> Result<(), Self::Error>;
+}
+
 /// A connection for the keyspace-wide reads. Each is one statement (its own snapshot, READ
 /// COMMITTED), prepared once per connection.
 pub struct PgKeyspace {
@@ -90,6 +107,45 @@ impl PgKeyspace {
             client,
             prepared: HashMap::new(),
         })
+    }
+
+    /// Everything the shared keyspace holds, as of one snapshot (a read-only REPEATABLE READ
+    /// transaction), handed to `sink`: the function libraries, then each database with live
+    /// keys before its rows, each live key in key order, streamed. The first error stops it.
+    ///
+    /// # Errors
+    /// PostgreSQL's, or the sink's.
+    pub fn export<S: ExportSink>(&mut self, now_ms: i64, sink: &mut S) -> Result<(), S::Error> {
+        use postgres::fallible_iterator::FallibleIterator;
+        let mut tx = self
+            .client
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()?;
+        for lib in tx.query("SELECT name, code FROM relis_functions ORDER BY name", &[])? {
+            sink.function(lib.get(0), lib.get(1))?;
+        }
+        let dbs = tx.query(
+            "SELECT db, count(*), count(expire_at) FROM relis_keys
+             WHERE expire_at IS NULL OR expire_at > $1 GROUP BY db ORDER BY db",
+            &[&now_ms],
+        )?;
+        for d in dbs {
+            let db: i32 = d.get(0);
+            let (keys, expires): (i64, i64) = (d.get(1), d.get(2));
+            sink.database(db as u32, keys as u64, expires as u64)?;
+            let mut rows = tx.query_raw(
+                "SELECT key, value, expire_at FROM relis_keys
+                 WHERE db = $1 AND (expire_at IS NULL OR expire_at > $2) ORDER BY key",
+                [&db as &(dyn postgres::types::ToSql + Sync), &now_ms],
+            )?;
+            while let Some(r) = rows.next()? {
+                sink.row(r.get(0), r.get(1), r.get(2))?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
     }
 
     /// Whether the connection is gone (the caller connects again).

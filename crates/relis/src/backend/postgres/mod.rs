@@ -36,7 +36,7 @@ mod keyspace;
 mod sql;
 
 pub use bus::{Bus, Deliver};
-pub use keyspace::{PgKeyspace, ScanRows};
+pub use keyspace::{ExportSink, PgKeyspace, ScanRows};
 use postgres::{Client, NoTls, SimpleQueryMessage, Statement, Transaction};
 pub use sql::{PgSql, PgSqlSession};
 use std::fmt::Write as _;
