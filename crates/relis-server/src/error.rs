@@ -1136,6 +1136,22 @@ impl CmdError {
     /// SQL.DB with a bad database name.
     pub const SQL_DB_NAME: CmdError =
         CmdError::fixed("ERR invalid database name (1 to 128 bytes, no '/' or control characters)");
+    /// SQL over PostgreSQL for a user whose ACL does not read every key (the views show all).
+    pub const SQL_PG_ALL_KEYS: CmdError = CmdError::fixed(
+        "ERR SQL on the PostgreSQL backend needs a user that may read every key (its views show them all)",
+    );
+    /// A named SQL database over PostgreSQL.
+    pub const SQL_PG_NAMED: CmdError =
+        CmdError::fixed("ERR named SQL databases are not available on the PostgreSQL backend");
+
+    /// SQL on the main database reached inside a group (MULTI, a script) over PostgreSQL.
+    pub fn sql_pg_in_group(cmd: &str) -> CmdError {
+        CmdError::err(format!(
+            "{} cannot run inside MULTI or a script on the PostgreSQL backend",
+            cmd.to_ascii_uppercase()
+        ))
+    }
+
     /// REDISQL ... INTO a stream.
     pub const REDISQL_INTO_STREAM: CmdError =
         CmdError::fixed("ERR REDISQL ... INTO (streams) is not supported");

@@ -648,10 +648,7 @@ impl ReadCmd for OnMain {
 /// on the group's scratch database.
 pub(crate) fn not_in_a_group(cx: &Cx, cmd: &'static str) -> Result<(), CmdError> {
     if cx.server.db.backend() == "postgres" {
-        return Err(CmdError::err(format!(
-            "{} cannot run inside MULTI or a script on the PostgreSQL backend",
-            cmd.to_ascii_uppercase()
-        )));
+        return Err(CmdError::sql_pg_in_group(cmd));
     }
     Ok(())
 }
@@ -677,10 +674,7 @@ pub fn postgres_sql(
         return Err(CmdError::not_on_postgres(cmd));
     };
     if !c.cx().key_access(cmd).reads_all() {
-        return Err(CmdError::err(
-            "SQL on the PostgreSQL backend needs a user that may read every key \
-             (its views show them all)",
-        ));
+        return Err(CmdError::SQL_PG_ALL_KEYS);
     }
     Ok(pg)
 }
@@ -723,9 +717,7 @@ impl ConnCmd for OnNamed {
     fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
         Box::pin(async move {
             if c.server.sql.postgres().is_some() {
-                return Err(CmdError::err(
-                    "named SQL databases are not available on the PostgreSQL backend",
-                ));
+                return Err(CmdError::SQL_PG_NAMED);
             }
             let named = c.server.sql.get(&self.db)?;
             let limits = c.server.config.read().sql_limits();
