@@ -123,6 +123,31 @@ struct OneTransaction {
     committed: Receiver<relis::Result<()>>,
 }
 
+/// How many records ahead of the one being written [`write_batch`] asks the CPU to fetch.
+const PREFETCH_AHEAD: usize = 8;
+
+/// Asks the CPU to bring the first bytes of `b` into its cache. A batch is written in key
+/// order, not in the order its values were decoded (and allocated) in, so each record's key
+/// and value were a cache miss (from memory) when SQLite copied them: 18% of the writer's
+/// time in an import.
+fn prefetch(b: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = b.as_ptr().cast::<i8>();
+        // SAFETY: a prefetch is a hint that reads nothing (any address may be given), and SSE
+        // is part of x86_64.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(p);
+            if b.len() > 64 {
+                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = b;
+}
+
 /// Writes `batch`'s records; returns the keys written.
 fn write_batch(w: &mut relis::Writer<'_>, batch: &Batch) -> relis::Result<u64> {
     // No savepoint around the batch: inside one, every statement's own statement journal
@@ -134,7 +159,13 @@ fn write_batch(w: &mut relis::Writer<'_>, batch: &Batch) -> relis::Result<u64> {
             w.function_put(name, code)?;
         }
         let mut written = 0;
-        for (db, key, put) in &batch.keys {
+        for (i, (db, key, put)) in batch.keys.iter().enumerate() {
+            if let Some((_, key, put)) = batch.keys.get(i + PREFETCH_AHEAD) {
+                prefetch(key);
+                if let Put::New(Value::String(v), _) | Put::Restore(Value::String(v), _) = put {
+                    prefetch(v);
+                }
+            }
             match put {
                 Put::Restore(value, opts) => {
                     if w.restore_value(*db, key, value, *opts)? == Restored::Written {
