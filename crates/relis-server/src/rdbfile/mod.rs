@@ -44,6 +44,8 @@ pub const BATCH_BYTES: u64 = 16 << 20;
 /// 200,000 keys 5.2-6.6 s, 400,000 5.2-5.6 s but a peak RSS of 310 MB against 225 MB).
 /// [`BATCH_BYTES`] still bounds a batch of large values.
 pub const BATCH_KEYS: usize = 200_000;
+/// The least page cache the writer gets for an import (more if `writer-cache-size` says so).
+pub const IMPORT_WRITER_CACHE: u64 = 512 << 20;
 /// Batches handed to the writer and not yet committed: the reader decodes the next batch while
 /// the writer inserts the last one.
 const IN_FLIGHT: usize = 2;
@@ -537,16 +539,28 @@ pub fn import(config: &Config, rdb_path: &Path) -> Result<ImportSummary, String>
         // The staging file is thrown away if anything fails, and synced before it replaces
         // the data file: its commits need not be.
         opts.durability = relis::Durability::Off;
-        // For the same reason, no journal: each page is written once, into the file.
+        // For the same reason, no journal: each page is written once, into the file, in one
+        // transaction (see `load_with`).
         opts.bulk = true;
+        // The cache holds the pages the load's random inserts come back to: 512 MB instead of
+        // 32 MB made the writer 10-15% faster on 1M keys (a 172 MB file). It grows only as
+        // the file does.
+        opts.caches.writer = opts.caches.writer.max(IMPORT_WRITER_CACHE);
         let db = Db::open_with(opts).map_err(|e| e.to_string())?;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64);
         let sum = load_with(&db, file, (total, config.databases, now), None, true)
             .map_err(|e| format!("{}: {e}", rdb_path.display()))?;
-        // The last handle: the engine checkpoints its WAL into the file and stops.
+        // The last handle: the engine commits and stops.
         drop(db);
+        // Opened as the server opens it, the file goes back to WAL mode (as it was before the
+        // import, or as a new file is made), and is checked once more before it replaces
+        // anything; closed, it leaves no WAL behind.
+        drop(
+            Db::open_with(crate::engine_options(config, Some(staging.clone())))
+                .map_err(|e| format!("{}: {e}", staging.display()))?,
+        );
         if nonempty(&with_suffix(&staging, "-wal")) {
             return Err(format!(
                 "{}: its WAL was not checkpointed",
