@@ -1827,6 +1827,39 @@ mod tests {
         }
     }
 
+    /// An engine opened with `Options::bulk` writes its file without a WAL or a journal and
+    /// reads on its writer; the file then opens as any other, in WAL mode.
+    #[test]
+    fn a_bulk_engine_writes_without_a_journal_and_its_file_opens_normally() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bulk.db");
+        let db = crate::Db::open_with(crate::Options {
+            bulk: true,
+            ..crate::Options::file(&path)
+        })
+        .unwrap();
+        db.set("k", "v").unwrap();
+        let mode: String = db
+            .write(|w| Ok(w.conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?))
+            .unwrap();
+        assert_eq!(mode, "off");
+        assert!(db.read_here(|r| r.get(0, b"k")).is_none());
+        let got = db.read(|r| r.get(0, b"k")).unwrap();
+        assert_eq!(got.as_deref(), Some(&b"v"[..]));
+        for suffix in ["-wal", "-journal"] {
+            let mut p = path.as_os_str().to_owned();
+            p.push(suffix);
+            assert!(!std::path::Path::new(&p).exists(), "{suffix}");
+        }
+        drop(db);
+        let db = crate::Db::open(&path).unwrap();
+        assert_eq!(db.get("k").unwrap().as_deref(), Some(&b"v"[..]));
+        let mode: String = db
+            .write(|w| Ok(w.conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?))
+            .unwrap();
+        assert_eq!(mode, "wal");
+    }
+
     #[test]
     fn statements_keep_their_plan_whatever_is_bound() {
         let dir = tempfile::tempdir().unwrap();
