@@ -4,10 +4,13 @@
 //!
 //! **Import** never changes the data file unless it succeeds: it works on a staging copy
 //! (`<dbfilename>.import`, next to it: a consistent copy of the current file through SQLite's
-//! backup, or a new file), streams the RDB into it in large transactions (one per
-//! [`BATCH_BYTES`] of RDB or [`BATCH_KEYS`] keys, so the WAL stays about one batch long
-//! however large the file), and only when the whole file has loaded and its checksum matched
-//! renames the staging file over the data file. On a bad or truncated file, or any failure,
+//! backup, or a new file), streams the RDB into it in batches ([`BATCH_BYTES`] of RDB or
+//! [`BATCH_KEYS`] keys, each sorted by key) and only when the whole file has loaded and its
+//! checksum matched renames the staging file over the data file. The staging file is thrown
+//! away on any failure, so it needs no journal: it is written without one (`Options::bulk`),
+//! every batch in one transaction, so each page reaches the file once instead of once per
+//! batch to the WAL and again at each checkpoint; then it is opened as the server opens it,
+//! back in WAL mode, before the rename. On a bad or truncated file, or any failure,
 //! the staging file is deleted and the error names the byte offset. A key in the file replaces
 //! a key of the same name in the data file; other keys stay. Keys already expired are dropped,
 //! as a Redis master does when it loads, and remove a key of that name from the data file (the
@@ -19,8 +22,9 @@
 //! libraries) and writes version 10 with Redis 7.0's encodings to `<out>.tmp`, renamed to
 //! `<out>` when complete.
 //!
-//! [`load`] is the loader itself, taking any byte stream: a replica's full resync will hand it
-//! the socket.
+//! [`load`] is the loader itself, taking any byte stream, into a live engine (a replica's full
+//! sync): there a transaction per batch (the group commit may join two), so the WAL stays
+//! about one batch long however large the file.
 
 pub mod progress;
 
