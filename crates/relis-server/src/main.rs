@@ -183,7 +183,7 @@ fn main() {
 
 /// `--import` / `--export`: runs it, reports, and exits with status 1 on failure.
 /// For an import, which is all this process does: SQLite's allocations (an import's writer
-/// cache grows to 512 MB of pages) come from glibc's malloc, and in the writer thread's own
+/// cache grows to 1 GiB of pages) come from glibc's malloc, and in the writer thread's own
 /// arena every growth of its heap is an `mprotect` of just the page or two it needs: a system
 /// call per new page of cache, 10% of the writer's time (perf). With one arena, the main one,
 /// the heap grows by `M_TOP_PAD` at a time. Before any engine thread starts.
