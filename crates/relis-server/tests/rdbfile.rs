@@ -400,3 +400,67 @@ fn a_key_twice_in_the_file_fails_the_import() {
     );
     assert!(!ddir.path().join("relis.db").exists());
 }
+
+/// The files in `dir`, by name, sorted.
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// An import into a new data file writes its staging file without a journal, in one
+/// transaction across its batches, then hands over a file in WAL mode, as the server makes
+/// them, with nothing else left behind.
+#[test]
+fn an_import_into_a_new_data_file_leaves_a_wal_mode_file_and_nothing_else() {
+    let ddir = tempfile::tempdir().unwrap();
+    let file = ddir.path().join("good.rdb");
+    std::fs::write(&file, many_keys(2 * BATCH_KEYS + 7)).unwrap();
+    let sum = import(&config_in(ddir.path()), &file).unwrap();
+    assert_eq!(sum.keys as usize, 2 * BATCH_KEYS + 7);
+    assert_eq!(files_in(ddir.path()), vec!["good.rdb", "relis.db"]);
+    let head = std::fs::read(ddir.path().join("relis.db")).unwrap();
+    // The header's file format write and read versions: 2 is WAL.
+    assert_eq!((head[18], head[19]), (2, 2));
+    let db = relis::Db::open(ddir.path().join("relis.db")).unwrap();
+    assert_eq!(db.dbsize().unwrap() as usize, 2 * BATCH_KEYS + 7);
+    assert_eq!(
+        db.get(format!("k{}", 2 * BATCH_KEYS + 6))
+            .unwrap()
+            .as_deref(),
+        Some(format!("value-{}", 2 * BATCH_KEYS + 6).as_bytes())
+    );
+}
+
+/// A failure in a later batch of the one transaction (a key the first batch wrote, again)
+/// stops the import with its error, and leaves no data file.
+#[test]
+fn a_key_twice_in_different_batches_fails_the_import_and_leaves_no_file() {
+    let n = BATCH_KEYS + 5;
+    let mut w = FileWriter::new(Vec::new()).unwrap();
+    w.select_db(0, n as u64 + 1, 0).unwrap();
+    for i in 0..n {
+        let v = Object::String(format!("value-{i}").into());
+        w.entry(format!("k{i}").as_bytes(), &v, ObjectKind::General, None)
+            .unwrap();
+    }
+    w.entry(
+        b"k3",
+        &Object::String("again".into()),
+        ObjectKind::General,
+        None,
+    )
+    .unwrap();
+    let ddir = tempfile::tempdir().unwrap();
+    let file = ddir.path().join("x.rdb");
+    std::fs::write(&file, w.finish().unwrap()).unwrap();
+    let err = import(&config_in(ddir.path()), &file).unwrap_err();
+    assert!(
+        err.contains("key 'k3' of database 0") && err.contains("in the file twice"),
+        "{err}"
+    );
+    assert_eq!(files_in(ddir.path()), vec!["x.rdb"]);
+}

@@ -4,10 +4,13 @@
 //!
 //! **Import** never changes the data file unless it succeeds: it works on a staging copy
 //! (`<dbfilename>.import`, next to it: a consistent copy of the current file through SQLite's
-//! backup, or a new file), streams the RDB into it in large transactions (one per
-//! [`BATCH_BYTES`] of RDB or [`BATCH_KEYS`] keys, so the WAL stays about one batch long
-//! however large the file), and only when the whole file has loaded and its checksum matched
-//! renames the staging file over the data file. On a bad or truncated file, or any failure,
+//! backup, or a new file), streams the RDB into it in batches ([`BATCH_BYTES`] of RDB or
+//! [`BATCH_KEYS`] keys, each sorted by key) and only when the whole file has loaded and its
+//! checksum matched renames the staging file over the data file. The staging file is thrown
+//! away on any failure, so it needs no journal: it is written without one (`Options::bulk`),
+//! every batch in one transaction, so each page reaches the file once instead of once per
+//! batch to the WAL and again at each checkpoint; then it is opened as the server opens it,
+//! back in WAL mode, before the rename. On a bad or truncated file, or any failure,
 //! the staging file is deleted and the error names the byte offset. A key in the file replaces
 //! a key of the same name in the data file; other keys stay. Keys already expired are dropped,
 //! as a Redis master does when it loads, and remove a key of that name from the data file (the
@@ -19,8 +22,9 @@
 //! libraries) and writes version 10 with Redis 7.0's encodings to `<out>.tmp`, renamed to
 //! `<out>` when complete.
 //!
-//! [`load`] is the loader itself, taking any byte stream: a replica's full resync will hand it
-//! the socket.
+//! [`load`] is the loader itself, taking any byte stream, into a live engine (a replica's full
+//! sync): there a transaction per batch (the group commit may join two), so the WAL stays
+//! about one batch long however large the file.
 
 pub mod progress;
 
@@ -33,7 +37,7 @@ use std::collections::VecDeque;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 /// RDB bytes per import transaction (decoded, a batch can be several times larger in memory,
 /// and up to three batches exist at once).
@@ -44,6 +48,8 @@ pub const BATCH_BYTES: u64 = 16 << 20;
 /// 200,000 keys 5.2-6.6 s, 400,000 5.2-5.6 s but a peak RSS of 310 MB against 225 MB).
 /// [`BATCH_BYTES`] still bounds a batch of large values.
 pub const BATCH_KEYS: usize = 200_000;
+/// The least page cache the writer gets for an import (more if `writer-cache-size` says so).
+pub const IMPORT_WRITER_CACHE: u64 = 1 << 30;
 /// Batches handed to the writer and not yet committed: the reader decodes the next batch while
 /// the writer inserts the last one.
 const IN_FLIGHT: usize = 2;
@@ -101,79 +107,209 @@ impl Batch {
     }
 }
 
-/// Sends `batch` to the writer as one job (so one transaction) and remembers where to hear
-/// how many keys it wrote.
-fn send(db: &Db, mut batch: Batch, inflight: &mut VecDeque<(u64, Receiver<relis::Result<u64>>)>) {
-    // In key order, as the key rows' B-tree is: an RDB file lists keys in hash order, so each
-    // insert went to a random leaf; in order the next insert finds its path in the cache
-    // (bench/rdb.sh, 500K keys: import 6.6-8.0 s unsorted, 4.8-5.5 s sorted). Stable, so a
-    // name's records keep their order. Sorted on this thread, while the writer inserts the
-    // batch before.
-    batch
-        .keys
-        .sort_by(|(da, ka, _), (db_, kb, _)| (da, ka).cmp(&(db_, kb)));
-    let (tx, rx) = sync_channel(1);
-    let at = batch.first_offset;
-    db.write_async(
-        move |w| {
-            // No savepoint around the batch: inside one, every statement's own statement journal
-            // is released by truncating the batch's sub-journal, a walk of its chunk list, so a
-            // batch cost grew with the square of its size (58% of an import's time in
-            // `sqlite3BtreeSavepoint`). A failure poisons the whole transaction instead.
-            let r = w.command(relis::OnError::NothingToUndo, |w| {
-                for (name, code) in &batch.functions {
-                    w.function_put(name, code)?;
-                }
-                let mut written = 0;
-                for (db, key, put) in &batch.keys {
-                    match put {
-                        Put::Restore(value, opts) => {
-                            if w.restore_value(*db, key, value, *opts)? == Restored::Written {
-                                written += 1;
-                            }
-                        }
-                        Put::New(value, opts) => {
-                            let r = w.restore_new_value(*db, key, value, *opts).map_err(|e| {
-                                relis::Error::Storage(format!(
-                                    "key '{}' of database {db}: {e} (is it in the file twice?)",
-                                    String::from_utf8_lossy(key)
-                                ))
-                            })?;
-                            if r == Restored::Written {
-                                written += 1;
-                            }
-                        }
-                        Put::Drop => {
-                            w.del(*db, std::slice::from_ref(key))?;
-                        }
-                    }
-                }
-                Ok::<u64, relis::Error>(written)
-            });
-            // Any failure fails the whole transaction: the import stops anyway.
-            if let Err(e) = &r {
-                w.poison(e.clone());
-            }
-            r
-        },
-        move |r| {
-            let _ = tx.send(r.and_then(|r| r));
-        },
-    );
-    inflight.push_back((at, rx));
+/// What the writer answers for a batch: the keys it wrote, and the batch itself, handed back
+/// to be freed on the thread that decoded it (freed on the writer, its values cost the writer
+/// mimalloc's cross-thread frees: 4% of an import's writer time).
+type Answer = (relis::Result<u64>, Batch);
+
+/// The writer's side of a load: where batches go and where their answers come back.
+struct Pipe<'a> {
+    db: &'a Db,
+    /// Batches sent and not yet settled: the byte offset each began at, and its answer.
+    inflight: VecDeque<(u64, Receiver<Answer>)>,
+    /// In one transaction ([`load_with`]): the feed of the one write job
+    /// that writes every batch, once started, and the answer of its commit.
+    one: Option<OneTransaction>,
+    one_transaction: bool,
 }
 
-/// Waits for the oldest batch in flight; returns the keys it wrote.
-fn settle(inflight: &mut VecDeque<(u64, Receiver<relis::Result<u64>>)>) -> Result<u64, String> {
-    let Some((at, rx)) = inflight.pop_front() else {
-        return Ok(0);
-    };
-    match rx.recv() {
-        Ok(Ok(n)) => Ok(n),
-        Ok(Err(e)) => Err(format!(
-            "writing the keys read from byte {at} on failed: {e}"
-        )),
-        Err(_) => Err("the engine stopped".into()),
+/// The one write job of a load in one transaction.
+struct OneTransaction {
+    feed: SyncSender<(Batch, SyncSender<Answer>)>,
+    committed: Receiver<relis::Result<()>>,
+}
+
+/// How many records ahead of the one being written [`write_batch`] asks the CPU to fetch.
+const PREFETCH_AHEAD: usize = 8;
+
+/// Asks the CPU to bring the first bytes of `b` into its cache. A batch is written in key
+/// order, not in the order its values were decoded (and allocated) in, so each record's key
+/// and value were a cache miss (from memory) when SQLite copied them: 18% of the writer's
+/// time in an import.
+fn prefetch(b: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = b.as_ptr().cast::<i8>();
+        // SAFETY: a prefetch is a hint that reads nothing (any address may be given), and SSE
+        // is part of x86_64.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(p);
+            if b.len() > 64 {
+                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = b;
+}
+
+/// Writes `batch`'s records; returns the keys written.
+fn write_batch(w: &mut relis::Writer<'_>, batch: &Batch) -> relis::Result<u64> {
+    // No savepoint around the batch: inside one, every statement's own statement journal
+    // is released by truncating the batch's sub-journal, a walk of its chunk list, so a
+    // batch cost grew with the square of its size (58% of an import's time in
+    // `sqlite3BtreeSavepoint`). A failure poisons the whole transaction instead.
+    let r = w.command(relis::OnError::NothingToUndo, |w| {
+        for (name, code) in &batch.functions {
+            w.function_put(name, code)?;
+        }
+        let mut written = 0;
+        for (i, (db, key, put)) in batch.keys.iter().enumerate() {
+            if let Some((_, key, put)) = batch.keys.get(i + PREFETCH_AHEAD) {
+                prefetch(key);
+                if let Put::New(Value::String(v), _) | Put::Restore(Value::String(v), _) = put {
+                    prefetch(v);
+                }
+            }
+            match put {
+                Put::Restore(value, opts) => {
+                    if w.restore_value(*db, key, value, *opts)? == Restored::Written {
+                        written += 1;
+                    }
+                }
+                Put::New(value, opts) => {
+                    let r = w.restore_new_value(*db, key, value, *opts).map_err(|e| {
+                        relis::Error::Storage(format!(
+                            "key '{}' of database {db}: {e} (is it in the file twice?)",
+                            String::from_utf8_lossy(key)
+                        ))
+                    })?;
+                    if r == Restored::Written {
+                        written += 1;
+                    }
+                }
+                Put::Drop => {
+                    w.del(*db, std::slice::from_ref(key))?;
+                }
+            }
+        }
+        Ok::<u64, relis::Error>(written)
+    });
+    // Any failure fails the whole transaction: the load stops anyway.
+    if let Err(e) = &r {
+        w.poison(e.clone());
+    }
+    r
+}
+
+impl<'a> Pipe<'a> {
+    fn new(db: &'a Db, one_transaction: bool) -> Pipe<'a> {
+        Pipe {
+            db,
+            inflight: VecDeque::new(),
+            one: None,
+            one_transaction,
+        }
+    }
+
+    /// Hands `batch` to the writer and remembers where to hear how many keys it wrote.
+    fn send(&mut self, mut batch: Batch) {
+        // In key order, as the key rows' B-tree is: an RDB file lists keys in hash order, so
+        // each insert went to a random leaf; in order the next insert finds its path in the
+        // cache (bench/rdb.sh, 500K keys: import 6.6-8.0 s unsorted, 4.8-5.5 s sorted).
+        // Stable, so a name's records keep their order. Sorted on this thread, while the
+        // writer inserts the batch before.
+        batch
+            .keys
+            .sort_by(|(da, ka, _), (db_, kb, _)| (da, ka).cmp(&(db_, kb)));
+        let (tx, rx) = sync_channel(1);
+        let at = batch.first_offset;
+        self.inflight.push_back((at, rx));
+        if !self.one_transaction {
+            // A write job per batch, so a transaction per batch (the group commit may join
+            // two).
+            self.db.write_async(
+                move |w| {
+                    let r = write_batch(w, &batch);
+                    (r, batch)
+                },
+                move |r| {
+                    let answer = match r {
+                        Ok((r, batch)) => (r, batch),
+                        Err(e) => (Err(e), Batch::default()),
+                    };
+                    let _ = tx.send(answer);
+                },
+            );
+            return;
+        }
+        let one = self.one.get_or_insert_with(|| {
+            let (feed, batches) = sync_channel::<(Batch, SyncSender<Answer>)>(IN_FLIGHT);
+            let (done, committed) = sync_channel(1);
+            // One job takes every batch as it comes and commits once, when the feed closes:
+            // no page is written to the file until the cache has to make room for another,
+            // where a commit per batch wrote every page the batch had touched.
+            self.db.write_async(
+                move |w| {
+                    for (batch, answer) in batches {
+                        let r = write_batch(w, &batch);
+                        let failed = r.is_err();
+                        let _ = answer.send((r, batch));
+                        if failed {
+                            break;
+                        }
+                    }
+                },
+                move |r| {
+                    let _ = done.send(r);
+                },
+            );
+            OneTransaction { feed, committed }
+        });
+        // The job has ended only if a batch failed: that batch's answer tells why.
+        let _ = one.feed.send((batch, tx));
+    }
+
+    /// Waits for the oldest batch in flight; returns the keys it wrote.
+    fn settle(&mut self) -> Result<u64, String> {
+        let Some((at, rx)) = self.inflight.pop_front() else {
+            return Ok(0);
+        };
+        match rx.recv() {
+            // Dropped here, on the thread that made it.
+            Ok((Ok(n), _batch)) => Ok(n),
+            Ok((Err(e), _)) => Err(format!(
+                "writing the keys read from byte {at} on failed: {e}"
+            )),
+            Err(_) => Err("the engine stopped".into()),
+        }
+    }
+
+    /// Settles every batch in flight and, in one transaction, commits it; `out` is what
+    /// reading the file gave, whose key count this completes. After a failure (`out`, or a
+    /// batch's) the writer is let finish what it has before the error is returned.
+    fn end(&mut self, out: Result<ImportSummary, String>) -> Result<ImportSummary, String> {
+        let mut out = out;
+        while !self.inflight.is_empty() {
+            match (self.settle(), &mut out) {
+                (Ok(n), Ok(sum)) => sum.keys += n,
+                (Err(e), Ok(_)) => out = Err(e),
+                (_, Err(_)) => {}
+            }
+        }
+        if let Some(OneTransaction { feed, committed }) = self.one.take() {
+            drop(feed);
+            let r = committed.recv();
+            if out.is_ok() {
+                match r {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => out = Err(format!("committing the keys failed: {e}")),
+                    Err(_) => out = Err("the engine stopped".into()),
+                }
+            }
+        }
+        out
     }
 }
 
@@ -193,25 +329,47 @@ pub fn load(
     now_ms: i64,
     stats: Option<&LoadStats>,
 ) -> Result<ImportSummary, String> {
+    load_with(db, input, (total, databases, now_ms), stats, false)
+}
+
+/// [`load`], in one transaction if `one_transaction` (for an engine opened with
+/// `Options::bulk`, whose pages need not reach the file at every commit: with a WAL, the WAL
+/// would grow as large as everything loaded).
+fn load_with(
+    db: &Db,
+    input: impl Read,
+    (total, databases, now_ms): (u64, u32, i64),
+    stats: Option<&LoadStats>,
+    one_transaction: bool,
+) -> Result<ImportSummary, String> {
     let mut progress = Progress::new("importing", total);
     if let Some(st) = stats {
         st.begin(total, now_ms);
     }
-    let out = load_into(db, input, databases, now_ms, &mut progress, stats);
+    let mut pipe = Pipe::new(db, one_transaction);
+    let out = load_into(&mut pipe, input, databases, now_ms, &mut progress, stats);
+    let out = pipe.end(out);
+    if let Ok(sum) = &out {
+        progress.update(sum.bytes, sum.keys);
+        progress.finish();
+    }
     if let (Some(st), Ok(sum)) = (stats, &out) {
         st.end(sum.keys, sum.expired);
     }
     out
 }
 
+/// Reads `input` into `pipe` (see [`load`]); the keys of the batches not yet settled are
+/// not counted in the summary's yet: [`Pipe::end`] adds them.
 fn load_into(
-    db: &Db,
+    pipe: &mut Pipe<'_>,
     input: impl Read,
     databases: u32,
     now_ms: i64,
     progress: &mut Progress,
     stats: Option<&LoadStats>,
 ) -> Result<ImportSummary, String> {
+    let db = pipe.db;
     let mut reader = FileReader::new(input).map_err(|e| e.to_string())?;
     tracing::info!("Loading RDB produced by version {}", reader.version());
     // The databases that had no key when the load began: their keys need no lookup. Asked of
@@ -225,20 +383,13 @@ fn load_into(
     }
     let mut sum = ImportSummary::default();
     let mut batch = Batch::default();
-    let mut inflight = VecDeque::new();
     let scripting = crate::script::Scripting::default();
     loop {
         let at = reader.offset();
         let rec = match reader.next_record() {
             Ok(Some(r)) => r,
             Ok(None) => break,
-            Err(e) => {
-                // The writer may still be busy with earlier batches: let them end first.
-                while !inflight.is_empty() {
-                    let _ = settle(&mut inflight);
-                }
-                return Err(e.to_string());
-            }
+            Err(e) => return Err(e.to_string()),
         };
         if batch.is_empty() {
             batch.first_offset = at;
@@ -312,9 +463,9 @@ fn load_into(
         }
         let pos = reader.offset();
         if batch.keys.len() >= BATCH_KEYS || pos - batch.first_offset >= BATCH_BYTES {
-            send(db, std::mem::take(&mut batch), &mut inflight);
-            if inflight.len() >= IN_FLIGHT {
-                sum.keys += settle(&mut inflight)?;
+            pipe.send(std::mem::take(&mut batch));
+            if pipe.inflight.len() >= IN_FLIGHT {
+                sum.keys += pipe.settle()?;
             }
         }
         progress.update(pos, sum.keys + batch.keys.len() as u64);
@@ -323,14 +474,9 @@ fn load_into(
         }
     }
     if !batch.is_empty() {
-        send(db, batch, &mut inflight);
-    }
-    while !inflight.is_empty() {
-        sum.keys += settle(&mut inflight)?;
+        pipe.send(batch);
     }
     sum.bytes = reader.offset();
-    progress.update(sum.bytes, sum.keys);
-    progress.finish();
     Ok(sum)
 }
 
@@ -397,14 +543,29 @@ pub fn import(config: &Config, rdb_path: &Path) -> Result<ImportSummary, String>
         // The staging file is thrown away if anything fails, and synced before it replaces
         // the data file: its commits need not be.
         opts.durability = relis::Durability::Off;
+        // For the same reason, no journal: each page is written once, into the file, in one
+        // transaction (see `load_with`).
+        opts.bulk = true;
+        // The cache holds the pages the load's random inserts come back to: 512 MB instead of
+        // 32 MB made the writer 10-15% faster on 1M keys (a 172 MB file); on 5M keys (888 MB)
+        // 2 GB instead of 512 MB took the import from 32.5 to 26.1 s. It grows only as the
+        // file does.
+        opts.caches.writer = opts.caches.writer.max(IMPORT_WRITER_CACHE);
         let db = Db::open_with(opts).map_err(|e| e.to_string())?;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64);
-        let sum = load(&db, file, total, config.databases, now, None)
+        let sum = load_with(&db, file, (total, config.databases, now), None, true)
             .map_err(|e| format!("{}: {e}", rdb_path.display()))?;
-        // The last handle: the engine checkpoints its WAL into the file and stops.
+        // The last handle: the engine commits and stops.
         drop(db);
+        // Opened as the server opens it, the file goes back to WAL mode (as it was before the
+        // import, or as a new file is made), and is checked once more before it replaces
+        // anything; closed, it leaves no WAL behind.
+        drop(
+            Db::open_with(crate::engine_options(config, Some(staging.clone())))
+                .map_err(|e| format!("{}: {e}", staging.display()))?,
+        );
         if nonempty(&with_suffix(&staging, "-wal")) {
             return Err(format!(
                 "{}: its WAL was not checkpointed",

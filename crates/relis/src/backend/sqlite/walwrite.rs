@@ -42,6 +42,36 @@ const MAX_GATHERED: usize = 4 << 20;
 /// expects more than a 64 KiB page), so a longer one would come back short.
 const MAX_WRITE: usize = 64 << 10;
 
+/// The file control ([`gather_database_writes`]) that makes a database file's writes gathered
+/// too.
+const FCNTL_GATHER: c_int = 0x524c_4700;
+
+/// Makes the writes to `conn`'s main database file gathered as a WAL's are (contiguous
+/// writes, up to [`MAX_GATHERED`] bytes, written together, flushed before any read, sync,
+/// truncation, size query, lock change or close). Only for a file no other connection reads
+/// (`Options::bulk`: no journal, locked exclusively, no memory map), where SQLite writes
+/// pages one by one in page order at each commit and each spill of its cache: 84,000 writes
+/// of 2 KiB at the end of a 1M-key import.
+pub(crate) fn gather_database_writes(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    // SAFETY: a file control on the connection's own main database, with no argument.
+    let rc = unsafe {
+        ffi::sqlite3_file_control(
+            conn.handle(),
+            c"main".as_ptr(),
+            FCNTL_GATHER,
+            std::ptr::null_mut(),
+        )
+    };
+    if rc == ffi::SQLITE_OK {
+        Ok(())
+    } else {
+        Err(rusqlite::Error::SqliteFailure(
+            ffi::Error::new(rc),
+            Some("the database file's writes cannot be gathered".into()),
+        ))
+    }
+}
+
 /// Makes the shim the process's default SQLite VFS; idempotent. Databases opened afterwards go
 /// through it.
 pub fn install() {
@@ -69,6 +99,8 @@ enum Stage {
 struct File {
     head: Head,
     wal: bool,
+    /// A database file whose writes are gathered ([`gather_database_writes`]).
+    gather_db: bool,
     stage: Stage,
     gathered: Vec<u8>,
     /// The file offset of `gathered[0]`.
@@ -82,6 +114,10 @@ static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
     xTruncate: Some(x_truncate),
     xSync: Some(x_sync),
     xFileSize: Some(x_file_size),
+    xLock: Some(x_lock),
+    xUnlock: Some(x_unlock),
+    xFileControl: Some(x_file_control),
+    xFetch: Some(x_fetch),
     ..shim::PASS
 };
 
@@ -101,6 +137,7 @@ unsafe extern "C" fn x_open(
         File {
             head: Head::new(&METHODS, real),
             wal: flags & ffi::SQLITE_OPEN_WAL != 0,
+            gather_db: false,
             stage: Stage::Gather,
             gathered: Vec::new(),
             at: 0,
@@ -229,11 +266,56 @@ unsafe extern "C" fn x_write(
     off: ffi::sqlite3_int64,
 ) -> c_int {
     let file = file(f);
-    if !file.wal || amt <= 0 {
+    if amt <= 0 || !(file.wal || file.gather_db) {
         return shim::x_write(f, buf, amt, off);
     }
     let data = std::slice::from_raw_parts(buf.cast::<u8>(), amt as usize);
+    if file.gather_db {
+        return file.gather(data, off);
+    }
     file.wal_write(data, off)
+}
+
+unsafe extern "C" fn x_lock(f: *mut ffi::sqlite3_file, lock: c_int) -> c_int {
+    match file(f).flush() {
+        ffi::SQLITE_OK => shim::x_lock(f, lock),
+        rc => rc,
+    }
+}
+
+unsafe extern "C" fn x_unlock(f: *mut ffi::sqlite3_file, lock: c_int) -> c_int {
+    match file(f).flush() {
+        ffi::SQLITE_OK => shim::x_unlock(f, lock),
+        rc => rc,
+    }
+}
+
+unsafe extern "C" fn x_file_control(
+    f: *mut ffi::sqlite3_file,
+    op: c_int,
+    arg: *mut c_void,
+) -> c_int {
+    if op == FCNTL_GATHER {
+        let file = file(f);
+        if file.wal {
+            return ffi::SQLITE_MISUSE;
+        }
+        file.gather_db = true;
+        return ffi::SQLITE_OK;
+    }
+    shim::x_file_control(f, op, arg)
+}
+
+unsafe extern "C" fn x_fetch(
+    f: *mut ffi::sqlite3_file,
+    off: ffi::sqlite3_int64,
+    amt: c_int,
+    out: *mut *mut c_void,
+) -> c_int {
+    match file(f).flush() {
+        ffi::SQLITE_OK => shim::x_fetch(f, off, amt, out),
+        rc => rc,
+    }
 }
 
 unsafe extern "C" fn x_truncate(f: *mut ffi::sqlite3_file, size: ffi::sqlite3_int64) -> c_int {
@@ -286,6 +368,42 @@ mod tests {
             .unwrap();
         c.execute_batch("PRAGMA wal_autocheckpoint=0").unwrap();
         c
+    }
+
+    /// A database file with its writes gathered (an import's staging file: no journal, locked
+    /// exclusively, a small cache that spills): what the connection reads back after commits
+    /// and spills is what it wrote, and so is the file once closed.
+    #[test]
+    fn a_gathered_database_file_reads_back_what_was_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bulk.db");
+        super::install();
+        let w = Connection::open(&path).unwrap();
+        w.execute_batch(
+            "PRAGMA page_size=2048; PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=OFF;
+             PRAGMA synchronous=OFF; PRAGMA mmap_size=0; PRAGMA cache_size=20",
+        )
+        .unwrap();
+        super::gather_database_writes(&w).unwrap();
+        w.execute_batch("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)")
+            .unwrap();
+        for round in 0..2 {
+            w.execute_batch("BEGIN").unwrap();
+            for i in 0..1000 {
+                w.execute(
+                    "INSERT INTO t VALUES (?1, zeroblob(1000))",
+                    [round * 1000 + i],
+                )
+                .unwrap();
+            }
+            w.execute_batch("COMMIT").unwrap();
+            assert_eq!(count(&w), (round + 1) * 1000);
+        }
+        intact(&w);
+        drop(w);
+        let r = Connection::open(&path).unwrap();
+        assert_eq!(count(&r), 2000);
+        intact(&r);
     }
 
     fn count(c: &Connection) -> i64 {
