@@ -75,6 +75,9 @@ pub struct PgSql {
 pub struct PgSqlSession {
     sql: Arc<PgSql>,
     client: Option<Client>,
+    /// Whether its connection was left as it was taken (no transaction, nothing set): only
+    /// then does it go back to the pool.
+    clean: bool,
 }
 
 impl PgSql {
@@ -101,6 +104,7 @@ impl PgSql {
         Ok(PgSqlSession {
             sql: self.clone(),
             client: Some(client),
+            clean: true,
         })
     }
 
@@ -185,7 +189,7 @@ impl Drop for PgSqlSession {
     fn drop(&mut self) {
         if let Some(c) = self.client.take() {
             let mut idle = self.sql.idle.lock();
-            if !c.is_closed() && idle.len() < POOL {
+            if self.clean && !c.is_closed() && idle.len() < POOL {
                 idle.push(c);
             }
         }
@@ -557,6 +561,9 @@ impl PgSqlSession {
         let out = f(c, &begin);
         let end = c.batch_execute(if out.is_ok() { "COMMIT" } else { "ROLLBACK" });
         let clear = c.batch_execute("DISCARD ALL");
+        // A connection whose transaction or cleanup failed may still hold either: closed, not
+        // pooled for the next command.
+        self.clean = end.is_ok() && clear.is_ok();
         let out = out?;
         end.map_err(|e| user_error(e, limits))?;
         clear.map_err(pg_error)?;
