@@ -14,7 +14,9 @@
 #   relis-server, one node:   redis-benchmark -c 50 -n REQUESTS -r KEYSPACE -t set,get, -P 1
 #       and -P 16 (the CPU split of its -P 1 SET run is taken from /proc, per thread name);
 #   relis-server, two nodes on the same PostgreSQL: redis-benchmark -c 25 -n REQUESTS/2 against
-#       each, both at once (SET, then GET), rates summed (and that SET run's CPU split);
+#       each, both at once (SET, then GET), rates summed (and that SET run's CPU split); then
+#       the same at -c 50 each beside one node at -c 100 (the same offered load: a second node
+#       is added for its own clients, so this is what adding it adds when one node has 100);
 #   peers (PEERS=1): redis-server (appendonly yes, appendfsync everysec) and relis-server on
 #       SQLite (its defaults), -c 50 -P 1.
 # Prints a markdown table: the rates, one node / pgbench (bar 0.5) and two nodes / one node
@@ -217,30 +219,37 @@ measured one-set bench one1 "$NODE1_PORT" 50 "$REQUESTS" 1 set
 bench one1 "$NODE1_PORT" 50 "$REQUESTS" 1 get
 echo "relis-server, one node, -P 16" >&2
 bench one16 "$NODE1_PORT" 50 "$REQUESTS" 16 set,get
+# One node under the load two nodes take at 50 clients each: what adding a node adds at the
+# same offered load, not only at the same client count.
+echo "relis-server, one node, -c 100 -P 1" >&2
+bench one100 "$NODE1_PORT" 100 "$REQUESTS" 1 set,get
 
 start_node node2
 NODE2_PORT=$NODE_PORT
-# two_nodes TEST: redis-benchmark against both nodes at once, each CSV to a file; the rates and
-# their sum.
+# two_nodes TEST [CLIENTS [LABEL]]: redis-benchmark against both nodes at once, CLIENTS each
+# (25: the 50 of one node split), each CSV to a file; the rates and their sum.
 two_nodes() {
-    local t=$1 a b name ra rb
-    redis-benchmark -p "$NODE1_PORT" -c 25 -n "$((REQUESTS / 2))" -r "$KEYSPACE" -t "$t" --csv \
+    local t=$1 c=${2:-25} l=${3:-two} a b name ra rb
+    redis-benchmark -p "$NODE1_PORT" -c "$c" -n "$((REQUESTS / 2))" -r "$KEYSPACE" -t "$t" --csv \
         >"$TMP/two-a.csv" 2>/dev/null &
     a=$!
-    redis-benchmark -p "$NODE2_PORT" -c 25 -n "$((REQUESTS / 2))" -r "$KEYSPACE" -t "$t" --csv \
+    redis-benchmark -p "$NODE2_PORT" -c "$c" -n "$((REQUESTS / 2))" -r "$KEYSPACE" -t "$t" --csv \
         >"$TMP/two-b.csv" 2>/dev/null &
     b=$!
     wait "$a" "$b"
     name="$(tr '[:lower:]' '[:upper:]' <<<"$t")"
     ra="$(awk -F'"' -v n="$name" '$2 == n { print $4 }' "$TMP/two-a.csv")"
     rb="$(awk -F'"' -v n="$name" '$2 == n { print $4 }' "$TMP/two-b.csv")"
-    rate["two-a|$name"]="$ra"
-    rate["two-b|$name"]="$rb"
-    rate["two|$name"]="$(awk -v a="$ra" -v b="$rb" 'BEGIN { printf "%.2f", a + b }')"
+    rate["$l-a|$name"]="$ra"
+    rate["$l-b|$name"]="$rb"
+    rate["$l|$name"]="$(awk -v a="$ra" -v b="$rb" 'BEGIN { printf "%.2f", a + b }')"
 }
 echo "relis-server, two nodes, -P 1" >&2
 measured two-set two_nodes set
 two_nodes get
+echo "relis-server, two nodes, -c 50 each, -P 1" >&2
+two_nodes set 50 two50
+two_nodes get 50 two50
 
 if [ "$PEERS" = 1 ]; then
     start_servers
@@ -261,13 +270,17 @@ echo "| pgbench, 50 clients: the upsert / the point SELECT | $(r 'pgbench|SET') 
 echo "| relis one node, -c 50 -P 1 | $(r 'one1|SET') | $(r 'one1|GET') |"
 echo "| relis one node, -c 50 -P 16 | $(r 'one16|SET') | $(r 'one16|GET') |"
 echo "| relis two nodes, -c 25 each -P 1, summed | $(r 'two|SET') ($(r 'two-a|SET') + $(r 'two-b|SET')) | $(r 'two|GET') ($(r 'two-a|GET') + $(r 'two-b|GET')) |"
+echo "| relis one node, -c 100 -P 1 | $(r 'one100|SET') | $(r 'one100|GET') |"
+echo "| relis two nodes, -c 50 each -P 1, summed | $(r 'two50|SET') ($(r 'two50-a|SET') + $(r 'two50-b|SET')) | $(r 'two50|GET') ($(r 'two50-a|GET') + $(r 'two50-b|GET')) |"
 if [ "$PEERS" = 1 ]; then
     echo "| redis-server $(redis_version) (appendonly, everysec), -c 50 -P 1 | $(r 'redis|SET') | $(r 'redis|GET') |"
     echo "| relis on SQLite, -c 50 -P 1 | $(r 'sqlite|SET') | $(r 'sqlite|GET') |"
 fi
 echo "| **one node -P 1 / pgbench** (bar 0.5) | $(ratio "${rate['one1|SET']:-0}" "${rate['pgbench|SET']:-0}") | $(ratio "${rate['one1|GET']:-0}" "${rate['pgbench|GET']:-0}") |"
 echo "| one node -P 16 / pgbench | $(ratio "${rate['one16|SET']:-0}" "${rate['pgbench|SET']:-0}") | $(ratio "${rate['one16|GET']:-0}" "${rate['pgbench|GET']:-0}") |"
-echo "| **two nodes / one node** (bar 1.3) | $(ratio "${rate['two|SET']:-0}" "${rate['one1|SET']:-0}") | $(ratio "${rate['two|GET']:-0}" "${rate['one1|GET']:-0}") |"
+echo "| **two nodes / one node** (bar 1.3), 50 clients in all | $(ratio "${rate['two|SET']:-0}" "${rate['one1|SET']:-0}") | $(ratio "${rate['two|GET']:-0}" "${rate['one1|GET']:-0}") |"
+echo "| **two nodes / one node** (bar 1.3), 100 clients in all | $(ratio "${rate['two50|SET']:-0}" "${rate['one100|SET']:-0}") | $(ratio "${rate['two50|GET']:-0}" "${rate['one100|GET']:-0}") |"
+echo "| two nodes at 50 clients each / one node at 50 | $(ratio "${rate['two50|SET']:-0}" "${rate['one1|SET']:-0}") | $(ratio "${rate['two50|GET']:-0}" "${rate['one1|GET']:-0}") |"
 echo
 echo "CPU (share of all $(nproc) CPUs, by thread name, ${CPU_WINDOW} s of the run):"
 echo "- one node, SET -P 1: ${split[one-set]}"
