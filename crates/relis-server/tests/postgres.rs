@@ -2397,3 +2397,131 @@ async fn export_writes_the_shared_keyspace_as_an_rdb_file_redis_loads() {
     };
     assert!(ttl > 990 && ttl <= 1000, "{ttl}");
 }
+
+/// DEBUG DIGEST on a node digests the whole shared keyspace: the same on both nodes and the
+/// same as a SQLite server's after the same writes (every type, an expiry, another database);
+/// DEBUG DIGEST-VALUE reads the keys it names; DEBUG RELOAD checks that every stored value
+/// loads. SAVE and BGSAVE write the shared keyspace as an RDB file into the node's own `dir`
+/// (recorded by LASTSAVE and INFO persistence), which `--import` loads into a SQLite server
+/// with the same digest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn save_and_debug_digest_cover_the_shared_keyspace() {
+    let Some(c) = cluster() else { return };
+    let lone_dir = tempfile::tempdir().unwrap();
+    let lone = spawn_binary(lone_dir.path(), &["--enable-debug-command", "local"]);
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    let mut s = common::Raw::connect(lone.addr()).await;
+    let zero = common::simple(&"0".repeat(40));
+    for con in [&mut a, &mut b, &mut s] {
+        common::check(con, &[(&["DEBUG", "DIGEST"], zero.clone())]).await;
+    }
+    let big: Vec<String> = (0..200).map(|i| format!("m{i}")).collect();
+    let mut big_set = vec!["SADD", "bigset"];
+    big_set.extend(big.iter().map(String::as_str));
+    let lines: &[&[&str]] = &[
+        &["SET", "s", "text"],
+        &["SET", "n", "42", "EX", "1000"],
+        &["RPUSH", "l", "a", "b", "3"],
+        &["HSET", "h", "f", "v", "g", "w"],
+        &["ZADD", "z", "1.5", "a", "2", "b"],
+        &["SADD", "is", "1", "2"],
+        &big_set,
+        &["XADD", "x", "1-1", "k", "v"],
+        &["SET", "gone", "v", "PX", "1"],
+        &["SELECT", "3"],
+        &["SET", "in3", "three"],
+        &["SELECT", "0"],
+    ];
+    for (i, line) in lines.iter().enumerate() {
+        // Half through each node (the SELECTs on both).
+        let node = if i % 2 == 0 { &mut a } else { &mut b };
+        for con in [node, &mut s] {
+            let reply = common::raw(con, line).await;
+            assert!(!reply.starts_with('-'), "{line:?}: {reply}");
+        }
+        if line[0] == "SELECT" {
+            let other = if i % 2 == 0 { &mut b } else { &mut a };
+            assert_eq!(other.cmd(line).await, common::ok());
+        }
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let digest = s.cmd(&["DEBUG", "DIGEST"]).await;
+    assert_ne!(digest, zero);
+    for con in [&mut a, &mut b] {
+        assert_eq!(con.cmd(&["DEBUG", "DIGEST"]).await, digest);
+        let values = &["DEBUG", "DIGEST-VALUE", "s", "n", "bigset", "x", "none"][..];
+        assert_eq!(con.cmd(values).await, s.cmd(values).await);
+    }
+    // Nothing to reload: every value loads back; inside MULTI both are refused.
+    common::check(
+        &mut a,
+        &[
+            (&["DEBUG", "RELOAD"], common::ok()),
+            (&["MULTI"], common::ok()),
+            (
+                &["DEBUG", "DIGEST"],
+                common::err("ERR 'debug' is not supported with the postgres backend yet"),
+            ),
+            (
+                &["EXEC"],
+                common::err("EXECABORT Transaction discarded because of previous errors."),
+            ),
+        ],
+    )
+    .await;
+    assert_eq!(a.cmd(&["DEBUG", "DIGEST"]).await, digest);
+
+    // SAVE on one node, BGSAVE on the other: each writes its own directory's file.
+    let resp::Frame::Integer(before) = b.cmd(&["LASTSAVE"]).await else {
+        panic!("LASTSAVE answers an integer")
+    };
+    common::check(&mut b, &[(&["SAVE"], common::ok())]).await;
+    let saved = c._dirs[1].path().join("relis.db.rdb");
+    assert!(saved.exists());
+    assert!(!c._dirs[1].path().join("relis.db.rdb.tmp").exists());
+    assert_eq!(
+        common::info_field(&mut b, "persistence", "rdb_saves").await,
+        "1"
+    );
+    assert_eq!(
+        common::info_field(&mut b, "persistence", "rdb_last_bgsave_status").await,
+        "ok"
+    );
+    let resp::Frame::Integer(after) = b.cmd(&["LASTSAVE"]).await else {
+        panic!("LASTSAVE answers an integer")
+    };
+    assert!(after >= before, "{after} {before}");
+    common::check(
+        &mut a,
+        &[(&["BGSAVE"], common::simple("Background saving started"))],
+    )
+    .await;
+    for _ in 0..200 {
+        if common::info_field(&mut a, "persistence", "rdb_saves").await == "1" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        common::info_field(&mut a, "persistence", "rdb_saves").await,
+        "1"
+    );
+    assert!(c._dirs[0].path().join("relis.db.rdb").exists());
+
+    // The file holds the shared keyspace: imported into a SQLite server, the same digest.
+    let imported = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_relis-server"))
+        .arg("--dir")
+        .arg(imported.path())
+        .arg("--import")
+        .arg(&saved)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let loaded = spawn_binary(imported.path(), &["--enable-debug-command", "local"]);
+    let mut l = common::Raw::connect(loaded.addr()).await;
+    assert_eq!(l.cmd(&["DEBUG", "DIGEST"]).await, digest);
+}

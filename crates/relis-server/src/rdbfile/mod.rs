@@ -649,12 +649,22 @@ pub fn export_postgres(config: &Config, out: &Path) -> Result<ExportSummary, Str
     let url = &config.backend;
     // Brings the schema up to date, as a node's start does.
     relis::postgres::PgKeys::connect(url).map_err(|e| format!("PostgreSQL: {e}"))?;
+    snapshot_postgres(url, out, true)
+}
+
+/// Writes the shared keyspace at `url` (schema already current), as of one snapshot, to an
+/// RDB file at `out` (through `<out>.tmp`), showing progress if `show`: `--export`, and
+/// SAVE/BGSAVE on a node of the PostgreSQL backend.
+///
+/// # Errors
+/// PostgreSQL cannot be reached, or `out` cannot be written.
+pub fn snapshot_postgres(url: &str, out: &Path, show: bool) -> Result<ExportSummary, String> {
     let mut pg =
         relis::postgres::PgKeyspace::connect(url).map_err(|e| format!("PostgreSQL: {e}"))?;
     let tmp = with_suffix(out, ".tmp");
     let file =
         std::fs::File::create(&tmp).map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
-    let result = write_rdb_postgres(&mut pg, file).and_then(|sum| {
+    let result = write_rdb_postgres(&mut pg, file, show).and_then(|sum| {
         std::fs::rename(&tmp, out)
             .map(|()| sum)
             .map_err(|e| format!("cannot move {} to {}: {e}", tmp.display(), out.display()))
@@ -668,9 +678,14 @@ pub fn export_postgres(config: &Config, out: &Path) -> Result<ExportSummary, Str
 fn write_rdb_postgres(
     pg: &mut relis::postgres::PgKeyspace,
     file: std::fs::File,
+    show: bool,
 ) -> Result<ExportSummary, String> {
     let io = |e: std::io::Error| format!("write error: {e}");
-    let progress = Progress::new("exporting", 0);
+    let progress = if show {
+        Progress::new("exporting", 0)
+    } else {
+        Progress::hidden()
+    };
     let mut w = FileWriter::new(std::io::BufWriter::with_capacity(1 << 20, file)).map_err(io)?;
     header(&mut w).map_err(io)?;
     let mut sink = PgExport {
