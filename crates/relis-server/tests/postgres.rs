@@ -2525,3 +2525,108 @@ async fn save_and_debug_digest_cover_the_shared_keyspace() {
     let mut l = common::Raw::connect(loaded.addr()).await;
     assert_eq!(l.cmd(&["DEBUG", "DIGEST"]).await, digest);
 }
+
+/// Runs `relis-server --backend <uri> --import <file>`; whether it succeeded.
+fn import_into(uri: &str, file: &std::path::Path) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    std::process::Command::new(env!("CARGO_BIN_EXE_relis-server"))
+        .arg("--dir")
+        .arg(dir.path())
+        .args(["--backend", uri, "--import"])
+        .arg(file)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap()
+        .success()
+}
+
+/// `relis-server --backend postgres://... --import dump.rdb` loads a file redis-server saved
+/// (every type, expiries, two databases, a function library, more keys than one batch) into
+/// the shared keyspace while the nodes run: both read it, with redis-server's DEBUG DIGEST;
+/// a key of the same name is replaced, other keys stay; a truncated file writes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn import_loads_an_rdb_file_into_the_shared_keyspace() {
+    let Some(c) = cluster() else { return };
+    let rdir = tempfile::tempdir().unwrap();
+    let Some(redis) = common::spawn_redis_with(rdir.path(), &["--enable-debug-command", "yes"])
+    else {
+        return;
+    };
+    let mut r = common::Raw::connect(redis.addr()).await;
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    let big: Vec<String> = (0..300).map(|i| format!("m{i}")).collect();
+    let mut big_set = vec!["SADD", "bigset"];
+    big_set.extend(big.iter().map(String::as_str));
+    for line in [
+        &["DEBUG", "POPULATE", "1200", "p"][..],
+        &["SET", "s", "from the file"],
+        &["SET", "n", "42", "EX", "1000"],
+        &["RPUSH", "l", "a", "b", "3"],
+        &["HSET", "h", "f", "v"],
+        &["ZADD", "z", "1.5", "a", "2", "b"],
+        &["SADD", "is", "1", "2"],
+        &big_set,
+        &["XADD", "x", "1-1", "k", "v"],
+        &["SELECT", "2"],
+        &["SET", "in2", "two"],
+        &["SELECT", "0"],
+        &[
+            "FUNCTION",
+            "LOAD",
+            "#!lua name=lib\nredis.register_function('hello', function() return 'hi' end)",
+        ],
+        &["SAVE"],
+    ] {
+        let reply = common::raw(&mut r, line).await;
+        assert!(!reply.starts_with('-'), "{line:?}: {reply}");
+    }
+    let file = rdir.path().join("dump.rdb");
+    common::check(
+        &mut a,
+        &[
+            (&["SET", "s", "before"], common::ok()),
+            (&["SET", "kept", "v"], common::ok()),
+        ],
+    )
+    .await;
+    // A truncated file: nothing written.
+    let bytes = std::fs::read(&file).unwrap();
+    let cut = rdir.path().join("cut.rdb");
+    std::fs::write(&cut, &bytes[..bytes.len() - 100]).unwrap();
+    let uri = c._pg.uri();
+    assert!(!import_into(&uri, &cut));
+    common::check(
+        &mut b,
+        &[
+            (&["DBSIZE"], common::int(2)),
+            (&["GET", "s"], common::bulk("before")),
+        ],
+    )
+    .await;
+
+    assert!(import_into(&uri, &file));
+    common::check(&mut r, &[(&["SET", "kept", "v"], common::ok())]).await;
+    let digest = r.cmd(&["DEBUG", "DIGEST"]).await;
+    for con in [&mut a, &mut b] {
+        assert_eq!(con.cmd(&["DEBUG", "DIGEST"]).await, digest);
+        common::check(
+            con,
+            &[
+                (&["GET", "s"], common::bulk("from the file")),
+                (&["GET", "kept"], common::bulk("v")),
+                (&["GET", "p:1199"], common::bulk("value:1199")),
+                (&["FCALL", "hello", "0"], common::bulk("hi")),
+                (&["SELECT", "2"], common::ok()),
+                (&["GET", "in2"], common::bulk("two")),
+                (&["SELECT", "0"], common::ok()),
+            ],
+        )
+        .await;
+        let resp::Frame::Integer(ttl) = con.cmd(&["TTL", "n"]).await else {
+            panic!("TTL answers an integer")
+        };
+        assert!(ttl > 990 && ttl <= 1000, "{ttl}");
+    }
+}
