@@ -2630,3 +2630,99 @@ async fn import_loads_an_rdb_file_into_the_shared_keyspace() {
         assert!(ttl > 990 && ttl <= 1000, "{ttl}");
     }
 }
+
+/// Lazy expiry over PostgreSQL, the sweep off on both nodes: a key that expired is deleted by
+/// the first read (GET, EXISTS) or write (SET) that finds it, on whichever node, with one
+/// `expired` event, heard once by a subscriber on each node, however many clients of both
+/// nodes find it at once; INFO expired_keys counts it once across the nodes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn lazy_expiry_sends_one_expired_event_across_nodes() {
+    let Some(c) = cluster() else { return };
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    for node in [&mut a, &mut b] {
+        common::check(
+            node,
+            &[
+                (&["DEBUG", "SET-ACTIVE-EXPIRE", "0"], common::ok()),
+                (
+                    &["CONFIG", "SET", "notify-keyspace-events", "Ex"],
+                    common::ok(),
+                ),
+            ],
+        )
+        .await;
+    }
+    let mut ev_a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut ev_b = common::Raw::connect(c.nodes[1].addr()).await;
+    for ev in [&mut ev_a, &mut ev_b] {
+        common::send(ev, &["SUBSCRIBE", "link", "__keyevent@0__:expired"]).await;
+        let _ = ev.read().await;
+        let _ = ev.read().await;
+    }
+    until_linked(&mut a, &mut ev_b, "link").await;
+    until_linked(&mut b, &mut ev_a, "link").await;
+    // Drains the pings (each subscriber hears both nodes' publishes).
+    for ev in [&mut ev_a, &mut ev_b] {
+        while tokio::time::timeout(std::time::Duration::from_millis(300), ev.read())
+            .await
+            .is_ok()
+        {}
+    }
+
+    const KEYS: usize = 100;
+    for i in 0..KEYS {
+        for k in [format!("r{i}"), format!("w{i}")] {
+            common::check(&mut a, &[(&["SET", &k, "v", "PX", "50"], common::ok())]).await;
+        }
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    // Nobody sweeps.
+    quiet(&mut ev_b).await;
+
+    // Two clients on each node read every r key and write every w key at once.
+    let mut tasks = Vec::new();
+    for node in &c.nodes {
+        for _ in 0..2 {
+            let mut con = common::Raw::connect(node.addr()).await;
+            tasks.push(tokio::spawn(async move {
+                for i in 0..KEYS {
+                    let (r, w) = (format!("r{i}"), format!("w{i}"));
+                    assert_eq!(con.cmd(&["GET", &r]).await, common::nil());
+                    assert_eq!(con.cmd(&["EXISTS", &r]).await, common::int(0));
+                    assert_eq!(con.cmd(&["SET", &w, "new"]).await, common::ok());
+                }
+            }));
+        }
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    for ev in [&mut ev_a, &mut ev_b] {
+        let mut seen = std::collections::BTreeSet::new();
+        while seen.len() < 2 * KEYS {
+            let m = pushed(ev).await;
+            let resp::Frame::Array(parts) = m else {
+                panic!("{m:?}")
+            };
+            assert_eq!(parts[1], common::bulk("__keyevent@0__:expired"));
+            let resp::Frame::Bulk(key) = &parts[2] else {
+                panic!("{parts:?}")
+            };
+            assert!(seen.insert(key.clone()), "expired twice: {key:?}");
+        }
+        quiet(ev).await;
+    }
+    let expired = common::info_int(&mut a, "stats", "expired_keys").await
+        + common::info_int(&mut b, "stats", "expired_keys").await;
+    assert_eq!(expired, 2 * KEYS as i64);
+    common::check(
+        &mut b,
+        &[
+            (&["GET", "w0"], common::bulk("new")),
+            (&["TTL", "w0"], common::int(-1)),
+            (&["DBSIZE"], common::int(KEYS as i64)),
+        ],
+    )
+    .await;
+}
