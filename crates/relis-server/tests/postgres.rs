@@ -2399,7 +2399,8 @@ async fn export_writes_the_shared_keyspace_as_an_rdb_file_redis_loads() {
 }
 
 /// DEBUG DIGEST on a node digests the whole shared keyspace: the same on both nodes and the
-/// same as a SQLite server's after the same writes (every type, an expiry, another database);
+/// same as a SQLite server's after the same writes (every type, an expiry, another database,
+/// DEBUG POPULATE);
 /// DEBUG DIGEST-VALUE reads the keys it names; DEBUG RELOAD checks that every stored value
 /// loads. SAVE and BGSAVE write the shared keyspace as an RDB file into the node's own `dir`
 /// (recorded by LASTSAVE and INFO persistence), which `--import` loads into a SQLite server
@@ -2429,6 +2430,8 @@ async fn save_and_debug_digest_cover_the_shared_keyspace() {
         &big_set,
         &["XADD", "x", "1-1", "k", "v"],
         &["SET", "gone", "v", "PX", "1"],
+        // More keys than one of its batches over PostgreSQL.
+        &["DEBUG", "POPULATE", "1200", "p", "5"],
         &["SELECT", "3"],
         &["SET", "in3", "three"],
         &["SELECT", "0"],
@@ -2458,9 +2461,15 @@ async fn save_and_debug_digest_cover_the_shared_keyspace() {
         &mut a,
         &[
             (&["DEBUG", "RELOAD"], common::ok()),
+            (&["DBSIZE"], common::int(1208)),
+            (&["GET", "p:1199"], common::bulk("value")),
             (&["MULTI"], common::ok()),
             (
                 &["DEBUG", "DIGEST"],
+                common::err("ERR 'debug' is not supported with the postgres backend yet"),
+            ),
+            (
+                &["DEBUG", "POPULATE", "10"],
                 common::err("ERR 'debug' is not supported with the postgres backend yet"),
             ),
             (

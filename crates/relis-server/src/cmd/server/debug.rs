@@ -605,27 +605,99 @@ impl WriteCmd for Debug {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         match self {
             Debug::Sleep(d) => std::thread::sleep(*d),
-            Debug::Populate(count, prefix, size) => {
-                let nx = relis::SetOptions {
-                    cond: relis::SetCond::IfAbsent,
-                    ..Default::default()
-                };
-                for i in 0..*count {
-                    let mut key = prefix.to_vec();
-                    key.extend_from_slice(format!(":{i}").as_bytes());
-                    let mut value = format!("value:{i}").into_bytes();
-                    if let Some(size) = size {
-                        value.resize(*size, 0);
-                    }
-                    // NX: POPULATE leaves keys of any type alone.
-                    if w.meta(cx.db, &key)?.is_none() {
-                        w.set(cx.db, &key, &value, nx)?;
-                    }
-                }
-            }
+            Debug::Populate(count, prefix, size) => populate(w, cx.db, 0..*count, prefix, *size)?,
             _ => unreachable!("reads"),
         }
         Ok(Frame::Simple(Bytes::from_static(b"OK")))
+    }
+
+    fn on_postgres(&self) -> Option<Box<dyn ConnCmd>> {
+        match self {
+            Debug::Populate(count, prefix, size) => Some(Box::new(PopulateOnPostgres {
+                count: *count,
+                prefix: prefix.clone(),
+                size: *size,
+            })),
+            _ => None,
+        }
+    }
+}
+
+/// POPULATE's keys `prefix:i` for `i` in `range`, each `value:i` (padded with zero bytes or cut
+/// to `size`), skipping keys that exist.
+fn populate(
+    w: &mut relis::Writer<'_>,
+    db: u32,
+    range: std::ops::Range<u64>,
+    prefix: &[u8],
+    size: Option<usize>,
+) -> Result<(), CmdError> {
+    let nx = relis::SetOptions {
+        cond: relis::SetCond::IfAbsent,
+        ..Default::default()
+    };
+    for i in range {
+        let key = populated_key(prefix, i);
+        let mut value = format!("value:{i}").into_bytes();
+        if let Some(size) = size {
+            value.resize(size, 0);
+        }
+        // NX: POPULATE leaves keys of any type alone.
+        if w.meta(db, &key)?.is_none() {
+            w.set(db, &key, &value, nx)?;
+        }
+    }
+    Ok(())
+}
+
+fn populated_key(prefix: &[u8], i: u64) -> Vec<u8> {
+    let mut key = prefix.to_vec();
+    key.extend_from_slice(format!(":{i}").as_bytes());
+    key
+}
+
+/// Keys per write job of [`PopulateOnPostgres`] (each an advisory lock of its group).
+const POPULATE_BATCH: u64 = 500;
+
+/// DEBUG POPULATE over the PostgreSQL backend, where a job writes only the keys it declares:
+/// write jobs of [`POPULATE_BATCH`] keys, each declaring its keys (so not one atomic command,
+/// as in Redis: another client may see part of the keys before the reply). Refused inside MULTI
+/// (`dispatch::refused_on_postgres`).
+struct PopulateOnPostgres {
+    count: u64,
+    prefix: Bytes,
+    size: Option<usize>,
+}
+
+impl ConnCmd for PopulateOnPostgres {
+    fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
+        Box::pin(async move {
+            let (db, origin) = (c.db, c.cx().client_id);
+            let mut from = 0;
+            while from < self.count {
+                let to = self.count.min(from + POPULATE_BATCH);
+                let keys = (from..to)
+                    .map(|i| (db, populated_key(&self.prefix, i)))
+                    .collect();
+                let (prefix, size) = (self.prefix.clone(), self.size);
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                c.server.db.write_async_keys(
+                    keys,
+                    move |w| {
+                        w.set_origin(origin);
+                        w.atomic(|w| populate(w, db, from..to, &prefix, size))
+                    },
+                    move |r| {
+                        let _ = tx.send(r);
+                    },
+                );
+                rx.await
+                    .map_err(|_| CmdError::from(relis::Error::Closed))?
+                    .map_err(CmdError::from)??;
+                from = to;
+            }
+            Ok(Frame::Simple(Bytes::from_static(b"OK")))
+        })
     }
 }
 
