@@ -811,22 +811,33 @@ pub fn declared_keys(spec: &Spec, argv: &[Bytes], db: u32) -> relis::DeclaredKey
         "function|load" | "function|delete" | "function|flush" | "function|restore" => {
             keys.push(relis::functions_declaration(true));
         }
+        // DEBUG's key arguments (Redis gives DEBUG no key specs).
+        "debug" => {
+            let sub = argv.get(1).map(|a| a.to_ascii_lowercase());
+            if matches!(sub.as_deref(), Some(b"digest-value" | b"object")) {
+                keys.extend(argv.iter().skip(2).map(|k| (db, k.to_vec())));
+            }
+        }
         _ => {}
     }
     keys
 }
 
-/// Whether the PostgreSQL backend refuses the command line `argv` of `spec` for now: it reads
-/// whole databases in ways not built there (DEBUG RELOAD/DIGEST, SAVE/BGSAVE), works on keys it
-/// does not declare (REPLICAOF; SORT with BY or GET `in_multi`, where its patterns'
-/// keys cannot be found first, as `cmd::keys::sort::SortOnPostgres` does), on storage only the SQLite file
-/// has (named SQL databases, REDISQL.*). SQL.EXEC, SQL.QUERY, the prepared statements and the
-/// morphs (SQL.TO*, SQL.FROMHASH/FROMSTREAM) run PostgreSQL's SQL there
-/// (`cmd::sql::OnPostgres`). SCAN, KEYS, DBSIZE, RANDOMKEY, FLUSHDB/FLUSHALL and SWAPDB run
-/// there (`relis::Reader::scan_shared`, the engine's keyspace-wide methods, the flushes and swaps a
-/// group makes at its commit), MOVE and COPY ... DB (their destination key is declared in its
-/// database), and every FUNCTION subcommand (the libraries are shared in PostgreSQL).
-/// [`declared_keys`] declares what they need. README "PostgreSQL backend" lists them.
+/// Whether the PostgreSQL backend refuses the command line `argv` of `spec` for now: it works
+/// on keys it does not declare (REPLICAOF; SORT with BY or GET `in_multi`, where its patterns'
+/// keys cannot be found first, as `cmd::keys::sort::SortOnPostgres` does; DEBUG POPULATE
+/// `in_multi`, whose keys its own form declares batch by batch), reads the whole shared
+/// keyspace from the connection's task `in_multi`, where a transaction's commands run in a
+/// group (DEBUG DIGEST/RELOAD), or on storage only the SQLite file has (named SQL databases,
+/// REDISQL.*). SQL.EXEC, SQL.QUERY, the prepared statements and the morphs (SQL.TO*,
+/// SQL.FROMHASH/FROMSTREAM) run PostgreSQL's SQL there (`cmd::sql::OnPostgres`). SAVE/BGSAVE
+/// write the shared keyspace as an RDB file (`cmd::server::save`), DEBUG DIGEST digests it and
+/// DEBUG RELOAD checks that it loads (`cmd::server::debug`), each in one snapshot. SCAN, KEYS,
+/// DBSIZE, RANDOMKEY, FLUSHDB/FLUSHALL and SWAPDB run there (`relis::Reader::scan_shared`, the
+/// engine's keyspace-wide methods, the flushes and swaps a group makes at its commit), MOVE and
+/// COPY ... DB (their destination key is declared in its database), and every FUNCTION
+/// subcommand (the libraries are shared in PostgreSQL). [`declared_keys`] declares what they
+/// need. README "PostgreSQL backend" lists them.
 pub fn refused_on_postgres(spec: &Spec, argv: &[Bytes], in_multi: bool) -> bool {
     // Options come after the first arguments (a key may be named like an option).
     let has = |from: usize, word: &str| {
@@ -836,7 +847,7 @@ pub fn refused_on_postgres(spec: &Spec, argv: &[Bytes], in_multi: bool) -> bool 
             .any(|a| a.eq_ignore_ascii_case(word.as_bytes()))
     };
     match spec.name {
-        "save" | "bgsave" | "replicaof" | "slaveof" => true,
+        "replicaof" | "slaveof" => true,
         // SQL on the main database runs on PostgreSQL (`cmd::sql::OnPostgres`, the morphs'
         // queries and writes too); named databases and RediSQL's commands (which name one) do
         // not.
@@ -846,9 +857,18 @@ pub fn refused_on_postgres(spec: &Spec, argv: &[Bytes], in_multi: bool) -> bool 
         // Its patterns' keys are found by a first read (`cmd::keys::sort::SortOnPostgres`),
         // which a transaction cannot make before it runs.
         "sort" | "sort_ro" => in_multi && (has(2, "by") || has(2, "get")),
-        "debug" => argv.get(1).is_some_and(|a| {
-            a.eq_ignore_ascii_case(b"reload") || a.eq_ignore_ascii_case(b"digest")
-        }),
+        // They read the whole shared keyspace from the connection's task
+        // (`cmd::server::debug`), which a transaction's commands, run in a group, do not.
+        // POPULATE names its keys only by a count: its `on_postgres` form declares them batch by
+        // batch, which a transaction cannot.
+        "debug" => {
+            in_multi
+                && argv.get(1).is_some_and(|a| {
+                    a.eq_ignore_ascii_case(b"reload")
+                        || a.eq_ignore_ascii_case(b"digest")
+                        || a.eq_ignore_ascii_case(b"populate")
+                })
+        }
         name => name.starts_with("sql.") || name.starts_with("redisql."),
     }
 }
@@ -1081,6 +1101,8 @@ mod tests {
             "REDISQL.QUERY db x",
             "SQL.DB LIST",
             "DEBUG RELOAD",
+            "DEBUG DIGEST",
+            "DEBUG POPULATE 10",
         ] {
             assert!(refused(line), "{line}");
         }
@@ -1090,6 +1112,11 @@ mod tests {
             "SORT k GET #",
             "SQL.QUERY x",
             "SQL.TOHASH k x",
+            "DEBUG RELOAD",
+            "DEBUG DIGEST",
+            "DEBUG POPULATE 10",
+            "SAVE",
+            "BGSAVE",
         ] {
             assert!(!refused_in(line, false), "{line}");
         }
@@ -1113,6 +1140,7 @@ mod tests {
             "FUNCTION DELETE x",
             "FUNCTION FLUSH",
             "DEBUG SLEEP 0",
+            "DEBUG DIGEST-VALUE k",
             "EVAL x 0",
             "MULTI",
             // The keyspace-wide commands PostgreSQL answers.

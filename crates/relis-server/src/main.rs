@@ -19,7 +19,9 @@ const HELP: &str = "Usage: relis-server [/path/to/relis.conf] [options]
 A Redis 7.0 compatible server that keeps its data in SQLite.
 
 --import loads an RDB file written by redis-server (- reads standard input) into the data
-file (dir/dbfilename; a new one, or keys added to an existing one, all or nothing) and exits; --export writes the
+file (dir/dbfilename; a new one, or keys added to an existing one, all or nothing; with
+--backend postgres://..., into the shared keyspace, in batches, after a first read checks the
+file) and exits; --export writes the
 data file's whole keyspace (with --backend postgres://..., the shared one's, as of one snapshot)
 to an RDB file that redis-server 7.0 loads, and exits.
 
@@ -87,9 +89,6 @@ fn main() {
     }
     init_logging(&config);
     if let Some((import, path)) = file_op {
-        if import && config.backend != "sqlite" {
-            fail("--import works on the SQLite file only (backend sqlite)");
-        }
         file_operation(&config, import, &path);
         return;
     }
@@ -210,7 +209,12 @@ fn file_operation(config: &Config, import: bool, path: &std::path::Path) {
     let started = std::time::Instant::now();
     if import {
         one_malloc_arena();
-        match relis_server::rdbfile::import(config, path) {
+        let imported = if config.backend == "sqlite" {
+            relis_server::rdbfile::import(config, path)
+        } else {
+            relis_server::rdbfile::import_postgres(config, path)
+        };
+        match imported {
             Ok(s) => tracing::info!(
                 "imported {} keys, {} function libraries from {} ({} bytes) into {data} in {:.1}s; {} expired keys dropped{}",
                 s.keys,
@@ -225,7 +229,11 @@ fn file_operation(config: &Config, import: bool, path: &std::path::Path) {
                     String::new()
                 }
             ),
-            Err(e) => fail(&format!("Import failed: {e}\n{data} is unchanged.")),
+            Err(e) if config.backend == "sqlite" => {
+                fail(&format!("Import failed: {e}\n{data} is unchanged."))
+            }
+            // A file found bad wrote nothing; a failure while writing, the batches before it.
+            Err(e) => fail(&format!("Import failed: {e}")),
         }
     } else {
         let exported = if config.backend == "sqlite" {

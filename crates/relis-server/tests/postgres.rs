@@ -2397,3 +2397,341 @@ async fn export_writes_the_shared_keyspace_as_an_rdb_file_redis_loads() {
     };
     assert!(ttl > 990 && ttl <= 1000, "{ttl}");
 }
+
+/// DEBUG DIGEST on a node digests the whole shared keyspace: the same on both nodes and the
+/// same as a SQLite server's after the same writes (every type, an expiry, another database,
+/// DEBUG POPULATE);
+/// DEBUG DIGEST-VALUE reads the keys it names; DEBUG RELOAD checks that every stored value
+/// loads. SAVE and BGSAVE write the shared keyspace as an RDB file into the node's own `dir`
+/// (recorded by LASTSAVE and INFO persistence), which `--import` loads into a SQLite server
+/// with the same digest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn save_and_debug_digest_cover_the_shared_keyspace() {
+    let Some(c) = cluster() else { return };
+    let lone_dir = tempfile::tempdir().unwrap();
+    let lone = spawn_binary(lone_dir.path(), &["--enable-debug-command", "local"]);
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    let mut s = common::Raw::connect(lone.addr()).await;
+    let zero = common::simple(&"0".repeat(40));
+    for con in [&mut a, &mut b, &mut s] {
+        common::check(con, &[(&["DEBUG", "DIGEST"], zero.clone())]).await;
+    }
+    let big: Vec<String> = (0..200).map(|i| format!("m{i}")).collect();
+    let mut big_set = vec!["SADD", "bigset"];
+    big_set.extend(big.iter().map(String::as_str));
+    let lines: &[&[&str]] = &[
+        &["SET", "s", "text"],
+        &["SET", "n", "42", "EX", "1000"],
+        &["RPUSH", "l", "a", "b", "3"],
+        &["HSET", "h", "f", "v", "g", "w"],
+        &["ZADD", "z", "1.5", "a", "2", "b"],
+        &["SADD", "is", "1", "2"],
+        &big_set,
+        &["XADD", "x", "1-1", "k", "v"],
+        &["SET", "gone", "v", "PX", "1"],
+        // More keys than one of its batches over PostgreSQL.
+        &["DEBUG", "POPULATE", "1200", "p", "5"],
+        &["SELECT", "3"],
+        &["SET", "in3", "three"],
+        &["SELECT", "0"],
+    ];
+    for (i, line) in lines.iter().enumerate() {
+        // Half through each node (the SELECTs on both).
+        let node = if i % 2 == 0 { &mut a } else { &mut b };
+        for con in [node, &mut s] {
+            let reply = common::raw(con, line).await;
+            assert!(!reply.starts_with('-'), "{line:?}: {reply}");
+        }
+        if line[0] == "SELECT" {
+            let other = if i % 2 == 0 { &mut b } else { &mut a };
+            assert_eq!(other.cmd(line).await, common::ok());
+        }
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let digest = s.cmd(&["DEBUG", "DIGEST"]).await;
+    assert_ne!(digest, zero);
+    for con in [&mut a, &mut b] {
+        assert_eq!(con.cmd(&["DEBUG", "DIGEST"]).await, digest);
+        let values = &["DEBUG", "DIGEST-VALUE", "s", "n", "bigset", "x", "none"][..];
+        assert_eq!(con.cmd(values).await, s.cmd(values).await);
+    }
+    // Nothing to reload: every value loads back; inside MULTI both are refused.
+    common::check(
+        &mut a,
+        &[
+            (&["DEBUG", "RELOAD"], common::ok()),
+            (&["DBSIZE"], common::int(1208)),
+            (&["GET", "p:1199"], common::bulk("value")),
+            (&["MULTI"], common::ok()),
+            (
+                &["DEBUG", "DIGEST"],
+                common::err("ERR 'debug' is not supported with the postgres backend yet"),
+            ),
+            (
+                &["DEBUG", "POPULATE", "10"],
+                common::err("ERR 'debug' is not supported with the postgres backend yet"),
+            ),
+            (
+                &["EXEC"],
+                common::err("EXECABORT Transaction discarded because of previous errors."),
+            ),
+        ],
+    )
+    .await;
+    assert_eq!(a.cmd(&["DEBUG", "DIGEST"]).await, digest);
+
+    // SAVE on one node, BGSAVE on the other: each writes its own directory's file.
+    let resp::Frame::Integer(before) = b.cmd(&["LASTSAVE"]).await else {
+        panic!("LASTSAVE answers an integer")
+    };
+    common::check(&mut b, &[(&["SAVE"], common::ok())]).await;
+    let saved = c._dirs[1].path().join("relis.db.rdb");
+    assert!(saved.exists());
+    assert!(!c._dirs[1].path().join("relis.db.rdb.tmp").exists());
+    assert_eq!(
+        common::info_field(&mut b, "persistence", "rdb_saves").await,
+        "1"
+    );
+    assert_eq!(
+        common::info_field(&mut b, "persistence", "rdb_last_bgsave_status").await,
+        "ok"
+    );
+    let resp::Frame::Integer(after) = b.cmd(&["LASTSAVE"]).await else {
+        panic!("LASTSAVE answers an integer")
+    };
+    assert!(after >= before, "{after} {before}");
+    common::check(
+        &mut a,
+        &[(&["BGSAVE"], common::simple("Background saving started"))],
+    )
+    .await;
+    for _ in 0..200 {
+        if common::info_field(&mut a, "persistence", "rdb_saves").await == "1" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        common::info_field(&mut a, "persistence", "rdb_saves").await,
+        "1"
+    );
+    assert!(c._dirs[0].path().join("relis.db.rdb").exists());
+
+    // The file holds the shared keyspace: imported into a SQLite server, the same digest.
+    let imported = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_relis-server"))
+        .arg("--dir")
+        .arg(imported.path())
+        .arg("--import")
+        .arg(&saved)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let loaded = spawn_binary(imported.path(), &["--enable-debug-command", "local"]);
+    let mut l = common::Raw::connect(loaded.addr()).await;
+    assert_eq!(l.cmd(&["DEBUG", "DIGEST"]).await, digest);
+}
+
+/// Runs `relis-server --backend <uri> --import <file>`; whether it succeeded.
+fn import_into(uri: &str, file: &std::path::Path) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    std::process::Command::new(env!("CARGO_BIN_EXE_relis-server"))
+        .arg("--dir")
+        .arg(dir.path())
+        .args(["--backend", uri, "--import"])
+        .arg(file)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap()
+        .success()
+}
+
+/// `relis-server --backend postgres://... --import dump.rdb` loads a file redis-server saved
+/// (every type, expiries, two databases, a function library, more keys than one batch) into
+/// the shared keyspace while the nodes run: both read it, with redis-server's DEBUG DIGEST;
+/// a key of the same name is replaced, other keys stay; a truncated file writes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn import_loads_an_rdb_file_into_the_shared_keyspace() {
+    let Some(c) = cluster() else { return };
+    let rdir = tempfile::tempdir().unwrap();
+    let Some(redis) = common::spawn_redis_with(rdir.path(), &["--enable-debug-command", "yes"])
+    else {
+        return;
+    };
+    let mut r = common::Raw::connect(redis.addr()).await;
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    let big: Vec<String> = (0..300).map(|i| format!("m{i}")).collect();
+    let mut big_set = vec!["SADD", "bigset"];
+    big_set.extend(big.iter().map(String::as_str));
+    for line in [
+        &["DEBUG", "POPULATE", "1200", "p"][..],
+        &["SET", "s", "from the file"],
+        &["SET", "n", "42", "EX", "1000"],
+        &["RPUSH", "l", "a", "b", "3"],
+        &["HSET", "h", "f", "v"],
+        &["ZADD", "z", "1.5", "a", "2", "b"],
+        &["SADD", "is", "1", "2"],
+        &big_set,
+        &["XADD", "x", "1-1", "k", "v"],
+        &["SELECT", "2"],
+        &["SET", "in2", "two"],
+        &["SELECT", "0"],
+        &[
+            "FUNCTION",
+            "LOAD",
+            "#!lua name=lib\nredis.register_function('hello', function() return 'hi' end)",
+        ],
+        &["SAVE"],
+    ] {
+        let reply = common::raw(&mut r, line).await;
+        assert!(!reply.starts_with('-'), "{line:?}: {reply}");
+    }
+    let file = rdir.path().join("dump.rdb");
+    common::check(
+        &mut a,
+        &[
+            (&["SET", "s", "before"], common::ok()),
+            (&["SET", "kept", "v"], common::ok()),
+        ],
+    )
+    .await;
+    // A truncated file: nothing written.
+    let bytes = std::fs::read(&file).unwrap();
+    let cut = rdir.path().join("cut.rdb");
+    std::fs::write(&cut, &bytes[..bytes.len() - 100]).unwrap();
+    let uri = c._pg.uri();
+    assert!(!import_into(&uri, &cut));
+    common::check(
+        &mut b,
+        &[
+            (&["DBSIZE"], common::int(2)),
+            (&["GET", "s"], common::bulk("before")),
+        ],
+    )
+    .await;
+
+    assert!(import_into(&uri, &file));
+    common::check(&mut r, &[(&["SET", "kept", "v"], common::ok())]).await;
+    let digest = r.cmd(&["DEBUG", "DIGEST"]).await;
+    for con in [&mut a, &mut b] {
+        assert_eq!(con.cmd(&["DEBUG", "DIGEST"]).await, digest);
+        common::check(
+            con,
+            &[
+                (&["GET", "s"], common::bulk("from the file")),
+                (&["GET", "kept"], common::bulk("v")),
+                (&["GET", "p:1199"], common::bulk("value:1199")),
+                (&["FCALL", "hello", "0"], common::bulk("hi")),
+                (&["SELECT", "2"], common::ok()),
+                (&["GET", "in2"], common::bulk("two")),
+                (&["SELECT", "0"], common::ok()),
+            ],
+        )
+        .await;
+        let resp::Frame::Integer(ttl) = con.cmd(&["TTL", "n"]).await else {
+            panic!("TTL answers an integer")
+        };
+        assert!(ttl > 990 && ttl <= 1000, "{ttl}");
+    }
+}
+
+/// Lazy expiry over PostgreSQL, the sweep off on both nodes: a key that expired is deleted by
+/// the first read (GET, EXISTS) or write (SET) that finds it, on whichever node, with one
+/// `expired` event, heard once by a subscriber on each node, however many clients of both
+/// nodes find it at once; INFO expired_keys counts it once across the nodes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn lazy_expiry_sends_one_expired_event_across_nodes() {
+    let Some(c) = cluster() else { return };
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    for node in [&mut a, &mut b] {
+        common::check(
+            node,
+            &[
+                (&["DEBUG", "SET-ACTIVE-EXPIRE", "0"], common::ok()),
+                (
+                    &["CONFIG", "SET", "notify-keyspace-events", "Ex"],
+                    common::ok(),
+                ),
+            ],
+        )
+        .await;
+    }
+    let mut ev_a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut ev_b = common::Raw::connect(c.nodes[1].addr()).await;
+    for ev in [&mut ev_a, &mut ev_b] {
+        common::send(ev, &["SUBSCRIBE", "link", "__keyevent@0__:expired"]).await;
+        let _ = ev.read().await;
+        let _ = ev.read().await;
+    }
+    until_linked(&mut a, &mut ev_b, "link").await;
+    until_linked(&mut b, &mut ev_a, "link").await;
+    // Drains the pings (each subscriber hears both nodes' publishes).
+    for ev in [&mut ev_a, &mut ev_b] {
+        while tokio::time::timeout(std::time::Duration::from_millis(300), ev.read())
+            .await
+            .is_ok()
+        {}
+    }
+
+    const KEYS: usize = 100;
+    for i in 0..KEYS {
+        for k in [format!("r{i}"), format!("w{i}")] {
+            common::check(&mut a, &[(&["SET", &k, "v", "PX", "50"], common::ok())]).await;
+        }
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    // Nobody sweeps.
+    quiet(&mut ev_b).await;
+
+    // Two clients on each node read every r key and write every w key at once.
+    let mut tasks = Vec::new();
+    for node in &c.nodes {
+        for _ in 0..2 {
+            let mut con = common::Raw::connect(node.addr()).await;
+            tasks.push(tokio::spawn(async move {
+                for i in 0..KEYS {
+                    let (r, w) = (format!("r{i}"), format!("w{i}"));
+                    assert_eq!(con.cmd(&["GET", &r]).await, common::nil());
+                    assert_eq!(con.cmd(&["EXISTS", &r]).await, common::int(0));
+                    assert_eq!(con.cmd(&["SET", &w, "new"]).await, common::ok());
+                }
+            }));
+        }
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    for ev in [&mut ev_a, &mut ev_b] {
+        let mut seen = std::collections::BTreeSet::new();
+        while seen.len() < 2 * KEYS {
+            let m = pushed(ev).await;
+            let resp::Frame::Array(parts) = m else {
+                panic!("{m:?}")
+            };
+            assert_eq!(parts[1], common::bulk("__keyevent@0__:expired"));
+            let resp::Frame::Bulk(key) = &parts[2] else {
+                panic!("{parts:?}")
+            };
+            assert!(seen.insert(key.clone()), "expired twice: {key:?}");
+        }
+        quiet(ev).await;
+    }
+    let expired = common::info_int(&mut a, "stats", "expired_keys").await
+        + common::info_int(&mut b, "stats", "expired_keys").await;
+    assert_eq!(expired, 2 * KEYS as i64);
+    common::check(
+        &mut b,
+        &[
+            (&["GET", "w0"], common::bulk("new")),
+            (&["TTL", "w0"], common::int(-1)),
+            (&["DBSIZE"], common::int(KEYS as i64)),
+        ],
+    )
+    .await;
+}

@@ -10,7 +10,9 @@
 //!    node last took them (`Reader::take_function_libraries`; a change locks and loads them);
 //! 2. the live rows are restored into the scratch (inside its own transaction) with the
 //!    versions PostgreSQL gave them, so WATCH compares versions every node agrees on; expired
-//!    rows are skipped (and deleted by a writing group: lazy expiry under the lock);
+//!    rows are skipped and deleted by lazy expiry ([`PgKeys::expire_rows`]: a group of reads
+//!    at once, a writing group in its commit for the keys it locked and after it for the
+//!    others), each `expired` event sent by the one node whose deletion PostgreSQL returned;
 //! 3. the write jobs run as on the SQLite backend;
 //! 4. the group's flushes and swaps of whole databases are made in PostgreSQL, in order; every
 //!    declared key whose scratch version moved is dumped and written back, every one that
@@ -517,6 +519,16 @@ fn run_group(
             Err(e)
         }
         Ok((versions, expired)) => {
+            // A reading group's expired rows go now, before its reads answer (their events
+            // before the reads' `keymiss`, as in Redis); a writing group deletes those of keys
+            // it locked in its own transaction, before writing them (a key written again after
+            // expiring is a new row), and the others after it commits.
+            let (locked_expired, unlocked_expired): (Vec<_>, Vec<_>) = expired
+                .into_iter()
+                .partition(|(k, _)| writing && locked.binary_search(k).is_ok());
+            if !writing {
+                expire_lazily(cx, remote, &unlocked_expired);
+            }
             for job in writes {
                 let mut w = Writer::new(conn, cx.clock.now_ms(), cx.keyspace, cx.st);
                 w.shared = Some(cx.shared.clone());
@@ -537,7 +549,7 @@ fn run_group(
                 Some(e) => Err(e),
                 None if !writing => Ok(()),
                 None => {
-                    changes(cx, remote.codec, &keys, &locked, &versions, expired).and_then(|c| {
+                    changes(cx, remote.codec, &keys, &locked, &versions).and_then(|c| {
                         let libs = match (&functions_loaded, asked) {
                             (Some(f), Functions::Lock) => changed_functions(cx, f)?,
                             (f, _) => {
@@ -562,7 +574,20 @@ fn run_group(
                             }
                             .map_err(storage)?;
                         }
-                        remote.keys.commit_all(&c, libs.as_deref()).map_err(storage)
+                        let gone = remote
+                            .keys
+                            .commit_expiring(
+                                &c,
+                                libs.as_deref(),
+                                &locked_expired,
+                                cx.clock.now_ms(),
+                            )
+                            .map_err(storage)?;
+                        expired_events(cx, gone);
+                        if !unlocked_expired.is_empty() {
+                            expire_lazily(cx, remote, &unlocked_expired);
+                        }
+                        Ok(())
                     })
                 }
             }
@@ -659,15 +684,15 @@ fn changed_functions(cx: &Ctx<'_, '_>, loaded: &LoadedFunctions) -> Result<Optio
 }
 
 /// Restores the live `rows` of `keys` into the scratch with their versions. Returns the
-/// version each restored key was loaded with, and how many expired rows were found (their
-/// keys, to delete under the lock).
+/// version each restored key was loaded with, and the expired rows found (each key with its
+/// row's version, to delete lazily: [`expire_lazily`]).
 #[allow(clippy::type_complexity)]
 fn restore(
     cx: &Ctx<'_, '_>,
     codec: Codec,
     keys: &[Key],
     rows: Vec<Option<Stored>>,
-) -> Result<(HashMap<Key, i64>, Vec<Key>)> {
+) -> Result<(HashMap<Key, i64>, Vec<(Key, i64)>)> {
     let now = cx.clock.now_ms();
     let mut w = Writer::new(cx.conn, now, cx.keyspace, cx.st);
     let mut versions = HashMap::new();
@@ -677,7 +702,7 @@ fn restore(
             continue;
         };
         if row.expire_at.is_some_and(|at| at <= now) {
-            expired.push(key.clone());
+            expired.push((key.clone(), row.version));
             continue;
         }
         let value = (codec.restore)(&row.value)
@@ -697,7 +722,7 @@ fn restore(
 }
 
 /// What the group changed among `keys`: puts of the keys whose version moved, deletes of those
-/// that vanished (and of the expired rows found at load among the `locked` keys).
+/// that vanished (the expired rows found at load go separately: [`PgKeys::commit_expiring`]).
 ///
 /// # Errors
 /// A key was written that no write job declared (it was never locked), or a storage error.
@@ -707,7 +732,6 @@ fn changes(
     keys: &[Key],
     locked: &[Key],
     loaded: &HashMap<Key, i64>,
-    expired: Vec<Key>,
 ) -> Result<Vec<Change>> {
     WriterHooks::flush(cx.st.borrow().hooks, cx.conn)?;
     {
@@ -722,7 +746,6 @@ fn changes(
     }
     let r = Reader::new(cx.conn, cx.clock.now_ms(), cx.keyspace);
     let mut out: Vec<Change> = Vec::new();
-    let mut expired = expired.into_iter().peekable();
     for key in keys {
         let meta = r.meta(key.0, &key.1)?;
         let before = loaded.get(key);
@@ -749,20 +772,50 @@ fn changes(
             }
             _ => {}
         }
-        // An expired row nothing rewrote goes (the keys and the expired list are both sorted).
-        while expired.peek().is_some_and(|k| k < key) {
-            expired.next();
-        }
-        if expired.peek() == Some(key) {
-            expired.next();
-            // Only under the key's lock (the sweep deletes the others).
-            if meta.is_none() && is_locked {
-                out.push(Change::Delete(key.clone()));
-                cx.stats.expired_keys.fetch_add(1, Ordering::Relaxed);
-            }
-        }
     }
     Ok(out)
+}
+
+/// Sends the `expired` events of the rows this node deleted by lazy expiry (`gone`), ahead of
+/// any other event of the group (Redis deletes an expired key before the command that found
+/// it runs), and counts them (INFO expired_keys).
+fn expired_events(cx: &Ctx<'_, '_>, gone: Vec<Key>) {
+    if gone.is_empty() {
+        return;
+    }
+    cx.stats
+        .expired_keys
+        .fetch_add(gone.len() as u64, Ordering::Relaxed);
+    let st = cx.st.borrow();
+    if let Some(sink) = st.sink.get() {
+        if sink.wants(crate::events::class::EXPIRED) {
+            sink.publish(
+                gone.into_iter()
+                    .map(|(db, key)| crate::events::KeyEvent {
+                        class: crate::events::class::EXPIRED,
+                        event: "expired",
+                        db,
+                        key,
+                        origin: 0,
+                    })
+                    .collect(),
+            );
+        }
+    }
+}
+
+/// Lazy expiry of expired rows a group found and did not delete in its own transaction (a
+/// group of reads; the keys a writing group loaded without locking them): deleted by
+/// [`PgKeys::expire_rows`], outside any transaction, with their events. A failure only logs:
+/// the sweep deletes them anyway.
+fn expire_lazily(cx: &Ctx<'_, '_>, remote: &mut Remote, expired: &[(Key, i64)]) {
+    if expired.is_empty() {
+        return;
+    }
+    match remote.keys.expire_rows(expired, cx.clock.now_ms()) {
+        Ok(gone) => expired_events(cx, gone),
+        Err(e) => tracing::debug!("postgres: lazy expiry failed: {e}"),
+    }
 }
 
 /// The error of a group whose write touched a key no write job declared (it was never locked).

@@ -53,6 +53,23 @@ pub const IMPORT_WRITER_CACHE: u64 = 1 << 30;
 /// Batches handed to the writer and not yet committed: the reader decodes the next batch while
 /// the writer inserts the last one.
 const IN_FLIGHT: usize = 2;
+/// Keys per transaction of an import into PostgreSQL ([`import_postgres`]): each key of a
+/// batch takes an advisory lock, and PostgreSQL's lock table, shared by every session, holds
+/// 64 per allowed connection by default (`max_locks_per_transaction`), so [`IN_FLIGHT`]
+/// batches, which may share a group, stay far below it.
+pub const PG_BATCH_KEYS: usize = 500;
+
+/// How a load's batches reach the engine.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// A write job, so a transaction, per batch (a replica's full sync).
+    Batches,
+    /// One write job for every batch, committed once (the staging file of [`import`]).
+    OneTransaction,
+    /// A write job per batch declaring the batch's keys, as the PostgreSQL backend needs
+    /// (a group locks, loads and writes back only the keys its jobs declare).
+    Declared,
+}
 
 /// What an import did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -120,7 +137,7 @@ struct Pipe<'a> {
     /// In one transaction ([`load_with`]): the feed of the one write job
     /// that writes every batch, once started, and the answer of its commit.
     one: Option<OneTransaction>,
-    one_transaction: bool,
+    mode: Mode,
 }
 
 /// The one write job of a load in one transaction.
@@ -204,12 +221,20 @@ fn write_batch(w: &mut relis::Writer<'_>, batch: &Batch) -> relis::Result<u64> {
 }
 
 impl<'a> Pipe<'a> {
-    fn new(db: &'a Db, one_transaction: bool) -> Pipe<'a> {
+    fn new(db: &'a Db, mode: Mode) -> Pipe<'a> {
         Pipe {
             db,
             inflight: VecDeque::new(),
             one: None,
-            one_transaction,
+            mode,
+        }
+    }
+
+    /// Most keys in a batch.
+    fn batch_keys(&self) -> usize {
+        match self.mode {
+            Mode::Declared => PG_BATCH_KEYS,
+            Mode::Batches | Mode::OneTransaction => BATCH_KEYS,
         }
     }
 
@@ -226,7 +251,33 @@ impl<'a> Pipe<'a> {
         let (tx, rx) = sync_channel(1);
         let at = batch.first_offset;
         self.inflight.push_back((at, rx));
-        if !self.one_transaction {
+        if self.mode == Mode::Declared {
+            let mut keys: relis::DeclaredKeys = batch
+                .keys
+                .iter()
+                .map(|(db, key, _)| (*db, key.to_vec()))
+                .collect();
+            keys.dedup();
+            if !batch.functions.is_empty() {
+                keys.push(relis::functions_declaration(true));
+            }
+            self.db.write_async_keys(
+                keys,
+                move |w| {
+                    let r = write_batch(w, &batch);
+                    (r, batch)
+                },
+                move |r| {
+                    let answer = match r {
+                        Ok((r, batch)) => (r, batch),
+                        Err(e) => (Err(e), Batch::default()),
+                    };
+                    let _ = tx.send(answer);
+                },
+            );
+            return;
+        }
+        if self.mode == Mode::Batches {
             // A write job per batch, so a transaction per batch (the group commit may join
             // two).
             self.db.write_async(
@@ -329,24 +380,25 @@ pub fn load(
     now_ms: i64,
     stats: Option<&LoadStats>,
 ) -> Result<ImportSummary, String> {
-    load_with(db, input, (total, databases, now_ms), stats, false)
+    load_with(db, input, (total, databases, now_ms), stats, Mode::Batches)
 }
 
-/// [`load`], in one transaction if `one_transaction` (for an engine opened with
+/// [`load`], in one transaction with [`Mode::OneTransaction`] (for an engine opened with
 /// `Options::bulk`, whose pages need not reach the file at every commit: with a WAL, the WAL
-/// would grow as large as everything loaded).
+/// would grow as large as everything loaded), or declaring each batch's keys with
+/// [`Mode::Declared`] (the PostgreSQL backend).
 fn load_with(
     db: &Db,
     input: impl Read,
     (total, databases, now_ms): (u64, u32, i64),
     stats: Option<&LoadStats>,
-    one_transaction: bool,
+    mode: Mode,
 ) -> Result<ImportSummary, String> {
     let mut progress = Progress::new("importing", total);
     if let Some(st) = stats {
         st.begin(total, now_ms);
     }
-    let mut pipe = Pipe::new(db, one_transaction);
+    let mut pipe = Pipe::new(db, mode);
     let out = load_into(&mut pipe, input, databases, now_ms, &mut progress, stats);
     let out = pipe.end(out);
     if let Ok(sum) = &out {
@@ -375,10 +427,15 @@ fn load_into(
     // The databases that had no key when the load began: their keys need no lookup. Asked of
     // the writer, which the load's batches queue behind: a reader's snapshot, held while it
     // idles, could keep the final checkpoint of `import`'s staging file from completing.
-    let mut empty = vec![true; databases as usize];
-    for space in db.write(|w| w.keyspace_info()).map_err(|e| e.to_string())? {
-        if let Some(e) = empty.get_mut(space.db as usize) {
-            *e = space.keys == 0;
+    // Over PostgreSQL another node may create a key meanwhile: every key is written as
+    // RESTORE REPLACE writes it.
+    let shared = pipe.mode == Mode::Declared;
+    let mut empty = vec![!shared; databases as usize];
+    if !shared {
+        for space in db.write(|w| w.keyspace_info()).map_err(|e| e.to_string())? {
+            if let Some(e) = empty.get_mut(space.db as usize) {
+                *e = space.keys == 0;
+            }
         }
     }
     let mut sum = ImportSummary::default();
@@ -462,7 +519,7 @@ fn load_into(
             }
         }
         let pos = reader.offset();
-        if batch.keys.len() >= BATCH_KEYS || pos - batch.first_offset >= BATCH_BYTES {
+        if batch.keys.len() >= pipe.batch_keys() || pos - batch.first_offset >= BATCH_BYTES {
             pipe.send(std::mem::take(&mut batch));
             if pipe.inflight.len() >= IN_FLIGHT {
                 sum.keys += pipe.settle()?;
@@ -498,6 +555,80 @@ fn nonempty(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.len() > 0)
 }
 
+/// The RDB input at `rdb_path` and its length: `-` is standard input (`redis-cli --rdb - |
+/// ...`), length unknown (0).
+fn open_rdb(rdb_path: &Path) -> Result<(Box<dyn Read>, u64), String> {
+    if rdb_path == Path::new("-") {
+        return Ok((Box::new(std::io::stdin().lock()), 0));
+    }
+    let f = std::fs::File::open(rdb_path)
+        .map_err(|e| format!("cannot open {}: {e}", rdb_path.display()))?;
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    Ok((Box::new(f), len))
+}
+
+/// Reads the whole RDB stream `input` without writing anything: its records decode, its
+/// databases are below `databases`, its function libraries load, its checksum matches.
+fn check_rdb(input: impl Read, databases: u32) -> Result<(), String> {
+    let mut reader = FileReader::new(input).map_err(|e| e.to_string())?;
+    let scripting = crate::script::Scripting::default();
+    loop {
+        let at = reader.offset();
+        match reader.next_record().map_err(|e| e.to_string())? {
+            None => return Ok(()),
+            Some(Record::SelectDb(n)) if n >= u64::from(databases) => {
+                return Err(format!(
+                    "the file selects database {n}, but `databases` is {databases} (at byte {at})"
+                ));
+            }
+            Some(Record::Function(code)) => {
+                crate::lua::functions::evaluate(&scripting, &code).map_err(|e| {
+                    format!(
+                        "function library does not load: {} (at byte {at})",
+                        e.message()
+                    )
+                })?;
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+/// `--import` over the PostgreSQL backend (`config.backend` a URL): loads the RDB file at
+/// `rdb_path` into the shared keyspace, through the engine as the nodes write (each batch of
+/// [`PG_BATCH_KEYS`] keys one group: its keys locked, each written as RESTORE REPLACE writes
+/// it, committed), while nodes may keep serving. A file (not `-`) is read through once first
+/// ([`check_rdb`]): a bad or truncated one writes nothing. After that, a failure (PostgreSQL
+/// gone) leaves the batches committed before it written; running the import again completes
+/// it (each key is replaced). Keys already expired are dropped and delete a key of that name.
+///
+/// # Errors
+/// The RDB file cannot be read or is bad (the message names the offset), PostgreSQL cannot be
+/// reached, or a batch cannot be written.
+pub fn import_postgres(config: &Config, rdb_path: &Path) -> Result<ImportSummary, String> {
+    let (file, total) = open_rdb(rdb_path)?;
+    if rdb_path != Path::new("-") {
+        let (again, _) = open_rdb(rdb_path)?;
+        check_rdb(std::io::BufReader::new(again), config.databases)
+            .map_err(|e| format!("{}: {e}", rdb_path.display()))?;
+    }
+    // Brings the schema up to date, as a node's start does.
+    let db = crate::open_engine(config).map_err(|e| format!("PostgreSQL: {e}"))?;
+    // The nodes sweep; this process only writes.
+    db.set_active_expire(false);
+    let sum = load_with(
+        &db,
+        file,
+        (total, config.databases, crate::state::unix_ms()),
+        None,
+        Mode::Declared,
+    )
+    .map_err(|e| format!("{}: {e}", rdb_path.display()))?;
+    // The last handle: the engine stops.
+    drop(db);
+    Ok(sum)
+}
+
 /// `--import`: loads the RDB file at `rdb_path` (`-`: standard input) into the data file
 /// `config` names, through a staging copy (see the module documentation).
 ///
@@ -509,15 +640,7 @@ pub fn import(config: &Config, rdb_path: &Path) -> Result<ImportSummary, String>
     let data = config
         .db_path()
         .ok_or("--import needs a data file (dbfilename is :memory:)")?;
-    // `-`: standard input (`redis-cli --rdb - | ...`), length unknown.
-    let (file, total): (Box<dyn Read>, u64) = if rdb_path == Path::new("-") {
-        (Box::new(std::io::stdin().lock()), 0)
-    } else {
-        let f = std::fs::File::open(rdb_path)
-            .map_err(|e| format!("cannot open {}: {e}", rdb_path.display()))?;
-        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-        (Box::new(f), len)
-    };
+    let (file, total) = open_rdb(rdb_path)?;
     if let Some(dir) = data.parent() {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("{}: cannot create directory: {e}", dir.display()))?;
@@ -555,8 +678,14 @@ pub fn import(config: &Config, rdb_path: &Path) -> Result<ImportSummary, String>
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64);
-        let sum = load_with(&db, file, (total, config.databases, now), None, true)
-            .map_err(|e| format!("{}: {e}", rdb_path.display()))?;
+        let sum = load_with(
+            &db,
+            file,
+            (total, config.databases, now),
+            None,
+            Mode::OneTransaction,
+        )
+        .map_err(|e| format!("{}: {e}", rdb_path.display()))?;
         // The last handle: the engine commits and stops.
         drop(db);
         // Opened as the server opens it, the file goes back to WAL mode (as it was before the
@@ -649,12 +778,22 @@ pub fn export_postgres(config: &Config, out: &Path) -> Result<ExportSummary, Str
     let url = &config.backend;
     // Brings the schema up to date, as a node's start does.
     relis::postgres::PgKeys::connect(url).map_err(|e| format!("PostgreSQL: {e}"))?;
+    snapshot_postgres(url, out, true)
+}
+
+/// Writes the shared keyspace at `url` (schema already current), as of one snapshot, to an
+/// RDB file at `out` (through `<out>.tmp`), showing progress if `show`: `--export`, and
+/// SAVE/BGSAVE on a node of the PostgreSQL backend.
+///
+/// # Errors
+/// PostgreSQL cannot be reached, or `out` cannot be written.
+pub fn snapshot_postgres(url: &str, out: &Path, show: bool) -> Result<ExportSummary, String> {
     let mut pg =
         relis::postgres::PgKeyspace::connect(url).map_err(|e| format!("PostgreSQL: {e}"))?;
     let tmp = with_suffix(out, ".tmp");
     let file =
         std::fs::File::create(&tmp).map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
-    let result = write_rdb_postgres(&mut pg, file).and_then(|sum| {
+    let result = write_rdb_postgres(&mut pg, file, show).and_then(|sum| {
         std::fs::rename(&tmp, out)
             .map(|()| sum)
             .map_err(|e| format!("cannot move {} to {}: {e}", tmp.display(), out.display()))
@@ -668,9 +807,14 @@ pub fn export_postgres(config: &Config, out: &Path) -> Result<ExportSummary, Str
 fn write_rdb_postgres(
     pg: &mut relis::postgres::PgKeyspace,
     file: std::fs::File,
+    show: bool,
 ) -> Result<ExportSummary, String> {
     let io = |e: std::io::Error| format!("write error: {e}");
-    let progress = Progress::new("exporting", 0);
+    let progress = if show {
+        Progress::new("exporting", 0)
+    } else {
+        Progress::hidden()
+    };
     let mut w = FileWriter::new(std::io::BufWriter::with_capacity(1 << 20, file)).map_err(io)?;
     header(&mut w).map_err(io)?;
     let mut sink = PgExport {

@@ -88,6 +88,7 @@ pub struct Progress {
     last: Instant,
     terminal: bool,
     drawn: bool,
+    hidden: bool,
 }
 
 impl Progress {
@@ -102,13 +103,22 @@ impl Progress {
             last: now,
             terminal: std::io::stderr().is_terminal(),
             drawn: false,
+            hidden: false,
+        }
+    }
+
+    /// Progress that is never shown (a server's SAVE: its log says when it is done).
+    pub fn hidden() -> Progress {
+        Progress {
+            hidden: true,
+            ..Progress::new("", 0)
         }
     }
 
     /// Reports `bytes` done and `keys` so far; shown if it is time to.
     pub fn update(&mut self, bytes: u64, keys: u64) {
         let every = if self.terminal { REDRAW } else { LOG_EVERY };
-        if self.last.elapsed() < every {
+        if self.hidden || self.last.elapsed() < every {
             return;
         }
         self.last = Instant::now();

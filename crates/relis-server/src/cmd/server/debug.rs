@@ -10,11 +10,16 @@
 //!   (padded with zero bytes or cut to `size`), skipping keys that exist.
 //! - `DIGEST` and `DIGEST-VALUE key...` compute Redis's own digest (SHA1 mixing, per type as
 //!   Redis's `xorObjectDigest`), so a Relis dataset and a Redis one holding the same data give
-//!   the same digest.
+//!   the same digest. Over the PostgreSQL backend DIGEST reads the shared keyspace in one
+//!   snapshot (every live row, its stored DUMP payload decoded) and digests the same values
+//!   the same way, so a node and a SQLite server holding the same data agree; DIGEST-VALUE
+//!   and OBJECT declare their keys, as any command does there.
 //! - `RELOAD` checkpoints the WAL into the file and reads the file alone on a new connection,
 //!   as a restart would: OK only if its keyspace has the live keyspace's digest (Relis does not
 //!   swap its live connections; what RELOAD checks in Redis, that the saved file gives the data
-//!   back, is what this checks). In memory there is no file: an error.
+//!   back, is what this checks). In memory there is no file: an error. Over PostgreSQL
+//!   nothing needs saving or reloading (every write is committed there); RELOAD reads every
+//!   live row in one snapshot and answers OK when each stored value loads.
 //! - `OBJECT key`: Redis's line, where `at` is the key's stable id and `serializedlength` the
 //!   bytes the key takes in the file (MEMORY USAGE); no quicklist fields.
 //! - `ERROR text`, `LOG text`, `PROTOCOL type` as Redis (under RESP3 `attrib` and `push` send
@@ -330,83 +335,88 @@ fn mix_digest(digest: &mut [u8; 20], data: &[u8]) {
     *digest = sha1_smol::Sha1::from(&digest[..]).digest().bytes();
 }
 
-/// Redis's `xorObjectDigest`: the value of `key` (and whether it expires) into `digest`.
-fn value_digest(
-    r: &relis::Reader<'_>,
-    db: u32,
-    key: &[u8],
-    meta: &relis::KeyMeta,
-    digest: &mut [u8; 20],
-) -> Result<(), CmdError> {
-    use relis::KeyType;
+/// Redis's `xorObjectDigest`: `value` (and whether it expires) into `digest`. Both backends
+/// digest the value a DUMP would serialize, so the same data gives the same digest on each.
+fn value_digest(value: &relis::Value, expires: bool, digest: &mut [u8; 20]) {
+    use relis::Value;
     // Redis's type codes.
-    let code: u32 = match meta.kind {
-        KeyType::String => 0,
-        KeyType::List => 1,
-        KeyType::Set => 2,
-        KeyType::ZSet => 3,
-        KeyType::Hash => 4,
-        KeyType::Stream => 6,
+    let code: u32 = match value {
+        Value::String(_) => 0,
+        Value::List(_) => 1,
+        Value::Set(_) => 2,
+        Value::ZSet(_) => 3,
+        Value::Hash(_) => 4,
+        Value::Stream(_) => 6,
     };
     mix_digest(digest, &code.to_be_bytes());
-    match meta.kind {
-        KeyType::String => mix_digest(digest, &r.get(db, key)?.unwrap_or_default()),
-        KeyType::List => {
-            for e in r.lrange(db, key, 0, -1)?.unwrap_or_default() {
-                mix_digest(digest, &e);
+    match value {
+        Value::String(v) => mix_digest(digest, v),
+        Value::List(items) => {
+            for e in items {
+                mix_digest(digest, e);
             }
         }
-        KeyType::Set => {
-            for m in r.smembers(db, key)?.unwrap_or_default() {
-                xor_digest(digest, &m);
+        Value::Set(members) => {
+            for m in members {
+                xor_digest(digest, m);
             }
         }
-        KeyType::ZSet => {
-            let all = relis::ZRange {
-                by: relis::ZRangeBy::Rank(0, -1),
-                rev: false,
-                limit: None,
-            };
-            for (m, score) in r.zrange(db, key, &all)?.unwrap_or_default() {
+        Value::ZSet(pairs) => {
+            for (m, score) in pairs {
                 let mut e = [0u8; 20];
-                mix_digest(&mut e, &m);
-                mix_digest(&mut e, resp::format_double(score).as_bytes());
+                mix_digest(&mut e, m);
+                mix_digest(&mut e, resp::format_double(*score).as_bytes());
                 xor_digest(digest, &e);
             }
         }
-        KeyType::Hash => {
-            for (f, v) in r.hgetall(db, key)?.unwrap_or_default() {
+        Value::Hash(pairs) => {
+            for (f, v) in pairs {
                 let mut e = [0u8; 20];
-                mix_digest(&mut e, &f);
-                mix_digest(&mut e, &v);
+                mix_digest(&mut e, f);
+                mix_digest(&mut e, v);
                 xor_digest(digest, &e);
             }
         }
         // Redis 7.0 mixes each entry in order: its id as `ms.seq`, then its fields and values
         // (consumer groups are not part of the digest).
-        KeyType::Stream => {
-            let mut from = relis::StreamId::MIN;
-            loop {
-                let page = r
-                    .xrange(db, key, from, relis::StreamId::MAX, 1000, false)?
-                    .unwrap_or_default();
-                for e in &page {
-                    mix_digest(digest, format!("{}.{}", e.id.ms, e.id.seq).as_bytes());
-                    for f in &e.fields {
-                        mix_digest(digest, f);
-                    }
-                }
-                match page.last().and_then(|e| e.id.next()) {
-                    Some(next) if page.len() == 1000 => from = next,
-                    _ => break,
+        Value::Stream(stream) => {
+            for e in &stream.entries {
+                mix_digest(digest, format!("{}.{}", e.id.ms, e.id.seq).as_bytes());
+                for f in &e.fields {
+                    mix_digest(digest, f);
                 }
             }
         }
     }
-    if meta.expire_at.is_some() {
+    if expires {
         xor_digest(digest, b"!!expire!!");
     }
-    Ok(())
+}
+
+/// One key's part of the dataset digest: its name, then its value.
+fn key_digest(key: &[u8], value: &relis::Value, expires: bool) -> [u8; 20] {
+    let mut d = [0u8; 20];
+    mix_digest(&mut d, key);
+    value_digest(value, expires, &mut d);
+    d
+}
+
+/// Redis's `computeDatasetDigest` as it goes: each non-empty database's index, then each of
+/// its keys (XORed in, so in any order).
+#[derive(Default)]
+struct DatasetDigest {
+    out: [u8; 20],
+}
+
+impl DatasetDigest {
+    /// A database with keys begins (the same data in another database differs).
+    fn database(&mut self, db: u32) {
+        mix_digest(&mut self.out, &db.to_be_bytes());
+    }
+
+    fn key(&mut self, key: &[u8], value: &relis::Value, expires: bool) {
+        xor_digest(&mut self.out, &key_digest(key, value, expires));
+    }
 }
 
 fn hex_string(d: &[u8; 20]) -> String {
@@ -419,33 +429,94 @@ fn hex(d: &[u8; 20]) -> Frame {
 
 /// Redis's `computeDatasetDigest`: every database, every key.
 fn dataset_digest(r: &relis::Reader<'_>) -> Result<[u8; 20], CmdError> {
-    let mut out = [0u8; 20];
+    let mut digest = DatasetDigest::default();
     for db in 0..r.databases() {
-        let mut after: Option<Bytes> = None;
         let mut first = true;
-        loop {
-            let page = r.scan(db, after.as_deref(), 1000, None, None)?;
-            for key in &page.keys {
-                let Some(meta) = r.meta(db, key)? else {
-                    continue;
-                };
-                if first {
-                    // The database's index, so the same data in another database differs.
-                    mix_digest(&mut out, &db.to_be_bytes());
-                    first = false;
-                }
-                let mut d = [0u8; 20];
-                mix_digest(&mut d, key);
-                value_digest(r, db, key, &meta, &mut d)?;
-                xor_digest(&mut out, &d);
+        r.each_dumped::<CmdError>(db, |key, d| {
+            if first {
+                digest.database(db);
+                first = false;
             }
-            match page.next {
-                Some(k) => after = Some(k),
-                None => break,
-            }
-        }
+            digest.key(key, &d.value, d.expire_at.is_some());
+            Ok(())
+        })?;
     }
-    Ok(out)
+    Ok(digest.out)
+}
+
+/// The shared keyspace's digest over the PostgreSQL backend at `url`, as of one snapshot (the
+/// rows `--export` reads), each stored value decoded as a node restores it: DEBUG DIGEST, and
+/// DEBUG RELOAD's check that every stored value loads.
+fn shared_digest(url: &str) -> Result<[u8; 20], relis::Error> {
+    let mut pg = relis::postgres::PgKeyspace::connect(url).map_err(|e| Failed::from(e).0)?;
+    let mut sink = SharedDigest {
+        digest: DatasetDigest::default(),
+        restore: crate::postgres_codec().restore,
+        db: 0,
+    };
+    pg.export(crate::state::unix_ms(), &mut sink)
+        .map_err(|Failed(e)| e)?;
+    Ok(sink.digest.out)
+}
+
+/// Why [`shared_digest`] stopped.
+struct Failed(relis::Error);
+
+impl From<relis::postgres::Error> for Failed {
+    fn from(e: relis::postgres::Error) -> Failed {
+        Failed(relis::Error::Storage(format!("PostgreSQL: {e}")))
+    }
+}
+
+/// [`shared_digest`]'s receiver of the rows.
+struct SharedDigest {
+    digest: DatasetDigest,
+    restore: fn(&[u8]) -> Option<relis::Value>,
+    db: u32,
+}
+
+impl relis::postgres::ExportSink for SharedDigest {
+    type Error = Failed;
+
+    fn function(&mut self, _name: &str, _code: &[u8]) -> Result<(), Failed> {
+        Ok(())
+    }
+
+    fn database(&mut self, db: u32, _keys: u64, _expires: u64) -> Result<(), Failed> {
+        // Only databases with live keys are listed.
+        self.db = db;
+        self.digest.database(db);
+        Ok(())
+    }
+
+    fn row(&mut self, key: &[u8], payload: &[u8], expire_at: Option<i64>) -> Result<(), Failed> {
+        let value = (self.restore)(payload).ok_or_else(|| {
+            Failed(relis::Error::Storage(format!(
+                "the stored value of key '{}' of database {} does not load",
+                String::from_utf8_lossy(key),
+                self.db
+            )))
+        })?;
+        self.digest.key(key, &value, expire_at.is_some());
+        Ok(())
+    }
+}
+
+/// DEBUG DIGEST over the PostgreSQL backend: the shared keyspace's digest ([`shared_digest`]),
+/// from the connection's task (the engine's scratch holds only a group's keys). Refused inside
+/// MULTI (`dispatch::refused_on_postgres`).
+struct DigestOnPostgres;
+
+impl ConnCmd for DigestOnPostgres {
+    fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
+        Box::pin(async move {
+            let url = c.server.config.read().backend.clone();
+            let d = tokio::task::spawn_blocking(move || shared_digest(&url))
+                .await
+                .map_err(|_| CmdError::from(relis::Error::Closed))??;
+            Ok(hex(&d))
+        })
+    }
 }
 
 /// STRINGMATCH-TEST: random patterns against random strings through Relis's glob matcher (as
@@ -484,12 +555,14 @@ impl ReadCmd for Debug {
                 Frame::Simple(Bytes::from_static(b"OK"))
             }
             Debug::Digest => hex(&dataset_digest(r)?),
+            // Over PostgreSQL its keys are declared (`dispatch::declared_keys`), so the group
+            // loaded them.
             Debug::DigestValue(keys) => {
                 let mut out = Vec::with_capacity(keys.len());
                 for k in keys {
                     let mut d = [0u8; 20];
-                    if let Some(meta) = r.meta(cx.db, k)? {
-                        value_digest(r, cx.db, k, &meta, &mut d)?;
+                    if let Some(dumped) = r.dump_value(cx.db, k)? {
+                        value_digest(&dumped.value, dumped.expire_at.is_some(), &mut d);
                     }
                     out.push(hex(&d));
                 }
@@ -522,33 +595,109 @@ impl ReadCmd for Debug {
             Debug::Reload | Debug::Preceded(..) => unreachable!("connection commands"),
         })
     }
+
+    fn on_postgres(&self) -> Option<Box<dyn ConnCmd>> {
+        matches!(self, Debug::Digest).then(|| Box::new(DigestOnPostgres) as Box<dyn ConnCmd>)
+    }
 }
 
 impl WriteCmd for Debug {
     fn exec(&self, w: &mut relis::Writer<'_>, cx: &Cx) -> Result<Frame, CmdError> {
         match self {
             Debug::Sleep(d) => std::thread::sleep(*d),
-            Debug::Populate(count, prefix, size) => {
-                let nx = relis::SetOptions {
-                    cond: relis::SetCond::IfAbsent,
-                    ..Default::default()
-                };
-                for i in 0..*count {
-                    let mut key = prefix.to_vec();
-                    key.extend_from_slice(format!(":{i}").as_bytes());
-                    let mut value = format!("value:{i}").into_bytes();
-                    if let Some(size) = size {
-                        value.resize(*size, 0);
-                    }
-                    // NX: POPULATE leaves keys of any type alone.
-                    if w.meta(cx.db, &key)?.is_none() {
-                        w.set(cx.db, &key, &value, nx)?;
-                    }
-                }
-            }
+            Debug::Populate(count, prefix, size) => populate(w, cx.db, 0..*count, prefix, *size)?,
             _ => unreachable!("reads"),
         }
         Ok(Frame::Simple(Bytes::from_static(b"OK")))
+    }
+
+    fn on_postgres(&self) -> Option<Box<dyn ConnCmd>> {
+        match self {
+            Debug::Populate(count, prefix, size) => Some(Box::new(PopulateOnPostgres {
+                count: *count,
+                prefix: prefix.clone(),
+                size: *size,
+            })),
+            _ => None,
+        }
+    }
+}
+
+/// POPULATE's keys `prefix:i` for `i` in `range`, each `value:i` (padded with zero bytes or cut
+/// to `size`), skipping keys that exist.
+fn populate(
+    w: &mut relis::Writer<'_>,
+    db: u32,
+    range: std::ops::Range<u64>,
+    prefix: &[u8],
+    size: Option<usize>,
+) -> Result<(), CmdError> {
+    let nx = relis::SetOptions {
+        cond: relis::SetCond::IfAbsent,
+        ..Default::default()
+    };
+    for i in range {
+        let key = populated_key(prefix, i);
+        let mut value = format!("value:{i}").into_bytes();
+        if let Some(size) = size {
+            value.resize(size, 0);
+        }
+        // NX: POPULATE leaves keys of any type alone.
+        if w.meta(db, &key)?.is_none() {
+            w.set(db, &key, &value, nx)?;
+        }
+    }
+    Ok(())
+}
+
+fn populated_key(prefix: &[u8], i: u64) -> Vec<u8> {
+    let mut key = prefix.to_vec();
+    key.extend_from_slice(format!(":{i}").as_bytes());
+    key
+}
+
+/// Keys per write job of [`PopulateOnPostgres`] (each an advisory lock of its group).
+const POPULATE_BATCH: u64 = 500;
+
+/// DEBUG POPULATE over the PostgreSQL backend, where a job writes only the keys it declares:
+/// write jobs of [`POPULATE_BATCH`] keys, each declaring its keys (so not one atomic command,
+/// as in Redis: another client may see part of the keys before the reply). Refused inside MULTI
+/// (`dispatch::refused_on_postgres`).
+struct PopulateOnPostgres {
+    count: u64,
+    prefix: Bytes,
+    size: Option<usize>,
+}
+
+impl ConnCmd for PopulateOnPostgres {
+    fn exec<'a>(self: Box<Self>, c: &'a mut Client) -> BoxFuture<'a, Result<Frame, CmdError>> {
+        Box::pin(async move {
+            let (db, origin) = (c.db, c.cx().client_id);
+            let mut from = 0;
+            while from < self.count {
+                let to = self.count.min(from + POPULATE_BATCH);
+                let keys = (from..to)
+                    .map(|i| (db, populated_key(&self.prefix, i)))
+                    .collect();
+                let (prefix, size) = (self.prefix.clone(), self.size);
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                c.server.db.write_async_keys(
+                    keys,
+                    move |w| {
+                        w.set_origin(origin);
+                        w.atomic(|w| populate(w, db, from..to, &prefix, size))
+                    },
+                    move |r| {
+                        let _ = tx.send(r);
+                    },
+                );
+                rx.await
+                    .map_err(|_| CmdError::from(relis::Error::Closed))?
+                    .map_err(CmdError::from)??;
+                from = to;
+            }
+            Ok(Frame::Simple(Bytes::from_static(b"OK")))
+        })
     }
 }
 
@@ -568,6 +717,17 @@ impl ConnCmd for Debug {
                         Ok(reply)
                     }
                 };
+            }
+            if c.server.db.backend() == "postgres" {
+                // Nothing to save or reload: every write is in PostgreSQL already. What a reload
+                // would prove, that the stored data loads back, is checked: every live row of
+                // the shared keyspace is read in one snapshot and decoded.
+                let url = c.server.config.read().backend.clone();
+                tokio::task::spawn_blocking(move || shared_digest(&url))
+                    .await
+                    .map_err(|_| CmdError::from(relis::Error::Closed))?
+                    .map_err(CmdError::debug_reload)?;
+                return Ok(Frame::Simple(Bytes::from_static(b"OK")));
             }
             let db = c.server.db.clone();
             let (live, stored) = tokio::task::spawn_blocking(move || {

@@ -7,6 +7,12 @@
 //! `<dir>/<dbfilename>.save` (`<dir>/memory.db.save` for `:memory:`), written to a temporary
 //! file and renamed into place like Redis's RDB. The copy runs on a blocking thread, never on
 //! the async runtime. Both record LASTSAVE and INFO persistence as Redis does.
+//!
+//! Over the PostgreSQL backend every write is already committed in PostgreSQL, which makes the
+//! backups; what a node can give that it cannot is Redis's own file: SAVE and BGSAVE write the
+//! shared keyspace (every database, expiries, function libraries), as of one snapshot, as an
+//! RDB file to `<dir>/<dbfilename>.rdb` (`rdbfile::snapshot_postgres`, the path of `--export`),
+//! which redis-server and `relis-server --import` load. Each node writes to its own `dir`.
 
 use crate::args::Args;
 use crate::client::Client;
@@ -47,14 +53,19 @@ pub const SPEC_BGSAVE: Spec = Spec {
     ..Spec::BASE
 };
 
-/// Where SAVE and BGSAVE write their snapshot.
+/// Where SAVE and BGSAVE write their snapshot: an SQLite file, or over PostgreSQL an RDB file.
 pub fn snapshot_path(config: &Config) -> PathBuf {
     let name = if config.dbfilename == ":memory:" {
         "memory.db".to_string()
     } else {
         config.dbfilename.clone()
     };
-    config.dir.join(format!("{name}.save"))
+    let suffix = if config.backend == "sqlite" {
+        "save"
+    } else {
+        "rdb"
+    };
+    config.dir.join(format!("{name}.{suffix}"))
 }
 
 /// Takes one snapshot on a blocking thread and records its outcome.
@@ -62,11 +73,20 @@ pub fn snapshot_path(config: &Config) -> PathBuf {
 /// # Errors
 /// The backup's error (already logged).
 pub async fn snapshot(server: &Arc<Shared>) -> Result<(), relis::Error> {
-    let path = snapshot_path(&server.config.read());
+    let (path, backend) = {
+        let config = server.config.read();
+        (snapshot_path(&config), config.backend.clone())
+    };
     let writes = server.db.stats().writes.load(Ordering::Relaxed);
     server.save.started_ms.store(unix_ms(), Ordering::Relaxed);
     let s = server.clone();
     let res = tokio::task::spawn_blocking(move || {
+        if backend != "sqlite" {
+            // Named SQL databases are refused there: the shared keyspace is everything.
+            return crate::rdbfile::snapshot_postgres(&backend, &path, false)
+                .map(|sum| tracing::info!("{} keys saved to {}", sum.keys, path.display()))
+                .map_err(relis::Error::Storage);
+        }
         s.db.backup_to(&path)?;
         // Named SQL databases are part of the snapshot too.
         crate::cmd::sql::db::snapshot_all(&s)
@@ -182,5 +202,7 @@ mod tests {
         assert_eq!(snapshot_path(&c), PathBuf::from("/d/relis.db.save"));
         c.dbfilename = ":memory:".into();
         assert_eq!(snapshot_path(&c), PathBuf::from("/d/memory.db.save"));
+        c.backend = "postgres://u@h/db".into();
+        assert_eq!(snapshot_path(&c), PathBuf::from("/d/memory.db.rdb"));
     }
 }

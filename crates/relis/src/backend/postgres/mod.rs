@@ -220,6 +220,15 @@ const SESSION: &str = "
         FROM unnest($1, $2, $3, $4) AS t(db, key, value, expire_at)
         ON CONFLICT (db, key) DO UPDATE SET value = excluded.value,
             expire_at = excluded.expire_at, version = excluded.version;
+    PREPARE relis_expire(integer[], text[], bigint[], bigint[], bigint) AS
+        DELETE FROM relis_keys k
+        USING unnest($1, $2, $3, $4) WITH ORDINALITY AS t(db, key, version, h, i)
+        WHERE k.db = t.db AND k.key = decode(t.key, 'hex') AND k.version = t.version
+            AND k.expire_at <= $5
+            AND pg_try_advisory_xact_lock_shared(%DB_LOCKS%, -1)
+            AND pg_try_advisory_xact_lock_shared(%DB_LOCKS%, t.db)
+            AND pg_try_advisory_xact_lock(t.h)
+        RETURNING t.i;
     PREPARE relis_functions_load(bigint) AS
         SELECT s.version, f.name, encode(f.code, 'hex')
         FROM relis_function_set s LEFT JOIN relis_functions f ON s.version <> $1;
@@ -410,7 +419,30 @@ impl PgKeys {
         changes: &[Change],
         functions: Option<&[(String, Vec<u8>)]>,
     ) -> Result<(), Error> {
+        self.commit_expiring(changes, functions, &[], 0).map(drop)
+    }
+
+    /// [`PgKeys::commit_all`] that first deletes the rows of locked keys the group found
+    /// expired at load (each key with the version it was loaded with) if they are still at
+    /// that version and expired at `now` (before the changes, so a key written again is a new
+    /// row), in the same round trip; returns the keys it deleted (as [`PgKeys::expire_rows`]:
+    /// a row the sweep deleted meanwhile is not among them, so each `expired` event is sent by
+    /// one node).
+    ///
+    /// # Errors
+    /// As [`PgKeys::commit_changes`].
+    pub fn commit_expiring(
+        &mut self,
+        changes: &[Change],
+        functions: Option<&[(String, Vec<u8>)]>,
+        expired: &[(Key, i64)],
+        now: i64,
+    ) -> Result<Vec<Key>, Error> {
         let mut sql = String::new();
+        if !expired.is_empty() {
+            sql.push_str(&expire_sql(expired, now));
+            sql.push(';');
+        }
         if let Some(libs) = functions {
             sql.push_str("DELETE FROM relis_functions;");
             if !libs.is_empty() {
@@ -466,12 +498,32 @@ impl PgKeys {
         }
         sql.push_str("COMMIT");
         match self.client.simple_query(&sql) {
-            Ok(_) => Ok(()),
+            Ok(msgs) => Ok(expired_of(expired, &msgs)),
             Err(e) => {
                 self.rollback();
                 Err(e)
             }
         }
+    }
+
+    /// Lazy expiry of rows a group found expired (`expired`: each key with the version it was
+    /// loaded with), outside any group's transaction: deletes each row still at that version
+    /// and expired at `now`, and returns the keys it deleted, whose `expired` events are this
+    /// node's to send. Exactly once across nodes: a row is deleted by one statement only (this
+    /// one, the sweep's, another node's, or a group's [`PgKeys::commit_expiring`]), and only
+    /// that statement returns it; a version check spares a key written again meanwhile. It
+    /// never waits for a lock a group holds: a key (or its database, or the keyspace) whose
+    /// advisory lock is held elsewhere is skipped (`pg_try_advisory_xact_lock`), left to that
+    /// group or to the sweep, so it cannot deadlock with groups writing rows in any order.
+    ///
+    /// # Errors
+    /// The connection fails.
+    pub fn expire_rows(&mut self, expired: &[(Key, i64)], now: i64) -> Result<Vec<Key>, Error> {
+        if expired.is_empty() {
+            return Ok(Vec::new());
+        }
+        let msgs = self.client.simple_query(&expire_sql(expired, now))?;
+        Ok(expired_of(expired, &msgs))
     }
 
     /// The shared active expiry: deletes up to `limit` keys whose expiry is at or before
@@ -629,6 +681,37 @@ fn load_sql(keys: &[Key]) -> String {
         int_array(keys.iter().map(|(db, _)| i64::from(*db))),
         hex_array(keys.iter().map(|(_, k)| k.as_slice())),
     )
+}
+
+/// The statement that deletes the `expired` rows still at their version (see
+/// [`PgKeys::expire_rows`]): returns the ordinal of each deleted.
+fn expire_sql(expired: &[(Key, i64)], now: i64) -> String {
+    format!(
+        "EXECUTE relis_expire({}, {}, {}, {}, {now})",
+        int_array(expired.iter().map(|((db, _), _)| i64::from(*db))),
+        hex_array(expired.iter().map(|((_, k), _)| k.as_slice())),
+        int_array(expired.iter().map(|(_, v)| *v)),
+        int_array(expired.iter().map(|((db, k), _)| lock_hash(*db, k))),
+    )
+}
+
+/// The keys of `expired` whose deletion [`expire_sql`] returned among `msgs` (its rows are the
+/// only one-column rows of the statements it is sent with).
+fn expired_of(expired: &[(Key, i64)], msgs: &[SimpleQueryMessage]) -> Vec<Key> {
+    let mut out = Vec::new();
+    for m in msgs {
+        let SimpleQueryMessage::Row(row) = m else {
+            continue;
+        };
+        if row.len() != 1 {
+            continue;
+        }
+        let at = row.get(0).and_then(|v| v.parse::<usize>().ok());
+        if let Some((key, _)) = at.and_then(|i| expired.get(i.wrapping_sub(1))) {
+            out.push(key.clone());
+        }
+    }
+    out
 }
 
 /// An SQL literal of an array of integers, `'{1,2}'` (the prepared statement gives its type).

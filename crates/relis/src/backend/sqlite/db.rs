@@ -1079,13 +1079,18 @@ impl Db {
 
     /// [`Db::expire_if_needed`], then `then` (on the writer thread), once the deletion and its
     /// `expired` event are out (or the attempt failed): for what Redis does after its lazy
-    /// expiry, such as a read's `keymiss` event.
+    /// expiry, such as a read's `keymiss` event. Over PostgreSQL the group whose read found the
+    /// key expired has deleted it already (`scratch::expire_lazily`): `then` runs at once.
     pub fn expire_if_needed_then(
         &self,
         db: u32,
         key: Vec<u8>,
         then: impl FnOnce() + Send + 'static,
     ) {
+        if self.shared.backend == "postgres" {
+            then();
+            return;
+        }
         self.write_async(
             move |w| {
                 let r = w.atomic(|w| w.meta_for_write(db, &key).map(drop));
