@@ -316,21 +316,8 @@ fn sweep(remote: &mut Remote, clock: &dyn Clock, st: &RefCell<WriterState>, stat
             .expired_keys
             .fetch_add(gone.len() as u64, Ordering::Relaxed);
         let full = gone.len() == SWEEP_BATCH;
-        let st = st.borrow();
-        if let Some(sink) = st.sink.get() {
-            if sink.wants(crate::events::class::EXPIRED) && !gone.is_empty() {
-                sink.publish(
-                    gone.into_iter()
-                        .map(|(db, key)| crate::events::KeyEvent {
-                            class: crate::events::class::EXPIRED,
-                            event: "expired",
-                            db,
-                            key,
-                            origin: 0,
-                        })
-                        .collect(),
-                );
-            }
+        if !gone.is_empty() {
+            publish_expired(&st.borrow(), gone);
         }
         if !full {
             return;
@@ -786,7 +773,12 @@ fn expired_events(cx: &Ctx<'_, '_>, gone: Vec<Key>) {
     cx.stats
         .expired_keys
         .fetch_add(gone.len() as u64, Ordering::Relaxed);
-    let st = cx.st.borrow();
+    publish_expired(&cx.st.borrow(), gone);
+}
+
+/// Sends `expired` events for the keys `gone` (deleted because they expired, by this node's
+/// statement), if the sink wants them.
+fn publish_expired(st: &WriterState, gone: Vec<(u32, Vec<u8>)>) {
     if let Some(sink) = st.sink.get() {
         if sink.wants(crate::events::class::EXPIRED) {
             sink.publish(

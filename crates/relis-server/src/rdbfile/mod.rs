@@ -251,36 +251,23 @@ impl<'a> Pipe<'a> {
         let (tx, rx) = sync_channel(1);
         let at = batch.first_offset;
         self.inflight.push_back((at, rx));
-        if self.mode == Mode::Declared {
-            let mut keys: relis::DeclaredKeys = batch
-                .keys
-                .iter()
-                .map(|(db, key, _)| (*db, key.to_vec()))
-                .collect();
-            keys.dedup();
-            if !batch.functions.is_empty() {
-                keys.push(relis::functions_declaration(true));
+        if self.mode != Mode::OneTransaction {
+            // A write job per batch, so a transaction per batch (the group commit may join
+            // two); over PostgreSQL each declares its keys (and the function libraries).
+            let mut keys: relis::DeclaredKeys = Vec::new();
+            if self.mode == Mode::Declared {
+                keys = batch
+                    .keys
+                    .iter()
+                    .map(|(db, key, _)| (*db, key.to_vec()))
+                    .collect();
+                keys.dedup();
+                if !batch.functions.is_empty() {
+                    keys.push(relis::functions_declaration(true));
+                }
             }
             self.db.write_async_keys(
                 keys,
-                move |w| {
-                    let r = write_batch(w, &batch);
-                    (r, batch)
-                },
-                move |r| {
-                    let answer = match r {
-                        Ok((r, batch)) => (r, batch),
-                        Err(e) => (Err(e), Batch::default()),
-                    };
-                    let _ = tx.send(answer);
-                },
-            );
-            return;
-        }
-        if self.mode == Mode::Batches {
-            // A write job per batch, so a transaction per batch (the group commit may join
-            // two).
-            self.db.write_async(
                 move |w| {
                     let r = write_batch(w, &batch);
                     (r, batch)
