@@ -182,6 +182,12 @@ sleep 0.3
 kill "$SAMPLER"
 wait "$SAMPLER" 2>/dev/null || true
 MASTER_KEYS="$(redis-cli -p "$MPORT" dbsize)"
+# A link made again during the steady part (a full or partial resync) would explain a lag.
+RESYNCS="$(grep -c -E 'Full resync from master|Successful partial resynchronization' "$RELIS_DIR/log" || true)"
+if [ "$RESYNCS" != 1 ]; then
+    echo "relis-server's link was made again during the steady part; its log:" >&2
+    grep -v ' DEBUG ' "$RELIS_DIR/log" | tail -20 >&2
+fi
 RELIS_KEYS="$(redis-cli -p "$RELIS_PORT" dbsize)"
 LAG="$(python3 - "$SAMPLES" "$t0" "$t1" <<'PY'
 import sys
@@ -222,4 +228,5 @@ echo
 echo "steady: $STEADY_N SETs in $BENCH_S s = $(rate "$STEADY_N" "$BENCH_S") SET/s on the master" \
     "(-c $STEADY_CLIENTS -P $STEADY_PIPELINE)"
 echo "        max lag $LAG_BYTES bytes, $LAG_S s ($NSAMPLES samples, 100 ms apart);" \
-    "caught up $CAUGHT_S s after the benchmark ended; dbsize master $MASTER_KEYS, relis $RELIS_KEYS"
+    "caught up $CAUGHT_S s after the benchmark ended; dbsize master $MASTER_KEYS, relis $RELIS_KEYS;" \
+    "syncs in relis's log: $RESYNCS"

@@ -328,7 +328,9 @@ async fn apply_stream(
             if job.len() >= JOB_COMMANDS && !in_multi {
                 break Ok(());
             }
-            let next = match stream.buffered_next() {
+            // What the socket holds already joins the job: a replica that fell behind catches
+            // up in large transactions.
+            let next = match stream.ready_next() {
                 Ok(Some(c)) => c,
                 Ok(None) if !in_multi => break Ok(()),
                 // Inside MULTI: wait for the rest of the block.
