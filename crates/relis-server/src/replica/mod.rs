@@ -8,8 +8,8 @@
 //!   payload's position: a failed or killed sync leaves the old dataset with its position.
 //!   Keys already expired in it are left out. Meanwhile `INFO` says `loading:1` and commands
 //!   without Redis's `loading` flag get `-LOADING`.
-//! - **The stream.** Commands that arrived together are applied in one write job, so one
-//!   transaction: a MULTI/EXEC block is never split, a script's effects (which Redis 7.0
+//! - **The stream.** Commands that arrived together (all the socket holds when a job is
+//!   gathered, up to `JOB_COMMANDS`) are applied in one write job, so one transaction: a MULTI/EXEC block is never split, a script's effects (which Redis 7.0
 //!   replicates as a MULTI/EXEC of its writes) land at once. The offset after a job is
 //!   acknowledged (`REPLCONF ACK`, every second and at the master's `GETACK`) only once the
 //!   job has committed: an acknowledged write is durable here.
