@@ -1006,10 +1006,11 @@ async fn a_replica_killed_mid_stream_keeps_what_it_acknowledged() {
     assert!(stats.contains("sync_partial_err:1\r"), "{stats}");
 }
 
-/// A replica killed with SIGKILL while it loads a full sync (part of the master's data
-/// committed, the rest not) and restarted on the same data directory and settings: it has no
-/// stored position (the half-loaded data must not be continued from), syncs in full again and
-/// ends with the master's data, leaving no sync file of the dead process behind.
+/// A replica killed with SIGKILL while it loads a full sync (the load is one transaction, the
+/// old dataset emptied at its start) and restarted on the same data directory: its data file
+/// has its old dataset, none of the master's keys, and no position (it had none); restarted
+/// following the master, it syncs in full again and ends with the master's data, leaving no
+/// file of the dead process behind.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replica_killed_mid_full_sync_syncs_again() {
     let dir = tempfile::tempdir().unwrap();
@@ -1018,8 +1019,8 @@ async fn a_replica_killed_mid_full_sync_syncs_again() {
     else {
         return;
     };
-    // Enough keys for a load of several transactions (`rdbfile::BATCH_KEYS` each), so that
-    // some have committed when the replica is killed at 40%.
+    // Several of the load's batches (`rdbfile::BATCH_KEYS` each), so that some have been
+    // written in the open transaction when the replica is killed at 60% of the payload.
     let total = relis_server::rdbfile::BATCH_KEYS as i64 * 5 / 2;
     let _: () = redis::cmd("DEBUG")
         .arg("POPULATE")
@@ -1029,8 +1030,51 @@ async fn a_replica_killed_mid_full_sync_syncs_again() {
         .query_async(&mut m)
         .await
         .unwrap();
+    let _: () = redis::cmd("SAVE").query_async(&mut m).await.unwrap();
+    let size = std::fs::metadata(dir.path().join("dump.rdb"))
+        .unwrap()
+        .len();
     let data = tempfile::tempdir().unwrap();
     let port = redis.port.to_string();
+    let mut relis = common::spawn_binary(data.path(), &["--enable-debug-command", "yes"]);
+    let mut r = connect(relis.addr()).await;
+    let _: () = redis::cmd("SET")
+        .arg("mine")
+        .arg("old")
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    let _: String = redis::cmd("REPLICAOF")
+        .arg("127.0.0.1")
+        .arg(redis.port)
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    let mut loaded = 0;
+    for _ in 0..3000 {
+        loaded = info_field(&mut r, "loading_loaded_bytes")
+            .await
+            .parse::<u64>()
+            .unwrap_or(0);
+        if loaded >= size * 6 / 10 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(info_field(&mut r, "loading").await, "1", "the load ended");
+    relis.kill9();
+    drop(r);
+    let keys: Vec<String> = rusqlite::Connection::open(data.path().join("relis.db"))
+        .unwrap()
+        .prepare("SELECT CAST(key AS TEXT) FROM relis_keys")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(keys, ["mine"], "killed at {loaded} of {size} bytes");
+    assert_eq!(stored_position(data.path()), None);
+
     let args = [
         "--replicaof",
         "127.0.0.1",
@@ -1038,38 +1082,6 @@ async fn a_replica_killed_mid_full_sync_syncs_again() {
         "--enable-debug-command",
         "yes",
     ];
-    let mut relis = common::spawn_binary(data.path(), &args);
-    let mut r = connect(relis.addr()).await;
-    // Killed once the load has committed its first transaction (the file says so: the loaded
-    // percentage runs up to two batches ahead of the commits).
-    let mut last = String::new();
-    let committed = || -> i64 {
-        rusqlite::Connection::open_with_flags(
-            data.path().join("relis.db"),
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-        )
-        .and_then(|c| c.query_row("SELECT count(*) FROM relis_keys", [], |r| r.get(0)))
-        .unwrap_or(0)
-    };
-    for _ in 0..3000 {
-        last = info_field(&mut r, "loading_loaded_perc").await;
-        if committed() > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    relis.kill9();
-    drop(r);
-    let keys: i64 = rusqlite::Connection::open(data.path().join("relis.db"))
-        .unwrap()
-        .query_row("SELECT count(*) FROM relis_keys", [], |r| r.get(0))
-        .unwrap();
-    assert!(
-        keys > 0 && keys < total,
-        "killed at {last}%: {keys} keys committed"
-    );
-    assert_eq!(stored_position(data.path()), None);
-
     // The master keeps writing while the replica is down and while it loads again.
     let load = tokio::spawn(live_load(redis.addr(), 21, 400));
     let relis = common::spawn_binary(data.path(), &args);

@@ -127,6 +127,9 @@ pub enum Synced {
     Partial(Stream, Acker),
 }
 
+/// Bytes a read asks the socket for, at least.
+const READ_AHEAD: usize = 64 * 1024;
+
 /// The read side of the connection, with what has been received and not consumed yet.
 #[derive(Debug)]
 struct Conn {
@@ -138,7 +141,7 @@ struct Conn {
 impl Conn {
     /// Reads more bytes into the buffer; an error at end of stream.
     async fn fill(&mut self, step: &'static str) -> Result<(), LinkError> {
-        self.buf.reserve(16 * 1024);
+        self.buf.reserve(READ_AHEAD);
         let n = tokio::time::timeout(self.timeout, self.rd.read_buf(&mut self.buf))
             .await
             .map_err(|_| LinkError::Timeout(step))??;
@@ -475,6 +478,26 @@ impl Stream {
                 Ok(None) => return Ok(None),
                 Err(e) => return Err(LinkError::Protocol(e.0)),
             }
+        }
+    }
+
+    /// The next command if it has been received whole, reading what the socket holds
+    /// already but never waiting for more: a replica that fell behind gathers everything
+    /// waiting into one transaction, not one read's worth at a time.
+    ///
+    /// # Errors
+    /// [`LinkError::Io`], [`LinkError::Protocol`] for a malformed stream. The end of the
+    /// stream gives `None` here, and [`Stream::next`] reports it.
+    pub fn ready_next(&mut self) -> Result<Option<Command>, LinkError> {
+        if let Some(c) = self.buffered_next()? {
+            return Ok(Some(c));
+        }
+        self.conn.buf.reserve(READ_AHEAD);
+        match self.conn.rd.try_read_buf(&mut self.conn.buf) {
+            Ok(0) => Ok(None),
+            Ok(_) => self.buffered_next(),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(None),
+            Err(e) => Err(LinkError::Io(e)),
         }
     }
 

@@ -379,6 +379,12 @@ async fn no_master_is_an_io_error() {
 
 /// A fake master that answers the handshake, then sends `after` and closes.
 async fn fake_master(after: &'static [u8]) -> u16 {
+    fake_master_then(after.to_vec(), None).await
+}
+
+/// [`fake_master`] with any bytes `after`, saying on `sent` when they are all written and the
+/// connection closed.
+async fn fake_master_then(after: Vec<u8>, sent: Option<tokio::sync::oneshot::Sender<()>>) -> u16 {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move {
@@ -395,10 +401,45 @@ async fn fake_master(after: &'static [u8]) -> u16 {
             let _ = s.read(&mut buf).await;
             s.write_all(r).await.unwrap();
         }
-        s.write_all(after).await.unwrap();
+        s.write_all(&after).await.unwrap();
         let _ = s.shutdown().await;
+        if let Some(sent) = sent {
+            let _ = sent.send(());
+        }
     });
     port
+}
+
+/// `ready_next` takes every command the socket holds, past what one read brought, without
+/// waiting; then `None`, and the end of the stream is `next`'s to report.
+#[tokio::test]
+async fn ready_next_takes_everything_received() {
+    let ping = b"*1\r\n$4\r\nPING\r\n";
+    // 84 KB: more than one read asks for, less than a loopback socket buffers.
+    let n = 6_000;
+    let mut after = b"$1\r\nx".to_vec();
+    for _ in 0..n {
+        after.extend_from_slice(ping);
+    }
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let port = fake_master_then(after, Some(tx)).await;
+    let Synced::Full(mut p) = repl::connect(&master(port), None).await.unwrap() else {
+        panic!()
+    };
+    while p.read(&mut Vec::new()).await.unwrap() > 0 {}
+    let (mut stream, _acker) = p.into_stream().unwrap();
+    rx.await.unwrap();
+    let first = stream.next().await.unwrap().unwrap();
+    assert_eq!(first.end, 100 + 14);
+    let mut got = 1;
+    let mut end = first.end;
+    while let Some(c) = stream.ready_next().unwrap() {
+        got += 1;
+        end = c.end;
+    }
+    assert_eq!(got, n);
+    assert_eq!(end, 100 + 14 * n as i64);
+    assert!(stream.next().await.unwrap().is_none());
 }
 
 /// What a hostile or broken master can send gives an error, never a panic or a hang: a bad

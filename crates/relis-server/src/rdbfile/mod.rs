@@ -22,9 +22,10 @@
 //! libraries) and writes version 10 with Redis 7.0's encodings to `<out>.tmp`, renamed to
 //! `<out>` when complete.
 //!
-//! [`load`] is the loader itself, taking any byte stream, into a live engine (a replica's full
-//! sync): there a transaction per batch (the group commit may join two), so the WAL stays
-//! about one batch long however large the file.
+//! [`load`] is the loader itself, taking any byte stream, into a live engine: there a
+//! transaction per batch (the group commit may join two), so the WAL stays about one batch long
+//! however large the file. [`load_replacing`] is a replica's full sync: the whole dataset
+//! replaced in one transaction.
 
 pub mod progress;
 
@@ -62,9 +63,10 @@ pub const PG_BATCH_KEYS: usize = 500;
 /// How a load's batches reach the engine.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
-    /// A write job, so a transaction, per batch (a replica's full sync).
+    /// A write job, so a transaction, per batch.
     Batches,
-    /// One write job for every batch, committed once (the staging file of [`import`]).
+    /// One write job for every batch, committed once (the staging file of [`import`], a
+    /// replica's full sync).
     OneTransaction,
     /// A write job per batch declaring the batch's keys, as the PostgreSQL backend needs
     /// (a group locks, loads and writes back only the keys its jobs declare).
@@ -140,9 +142,21 @@ struct Pipe<'a> {
     mode: Mode,
 }
 
+/// What a load in one transaction does first, in that transaction (a replica's full sync
+/// empties the keyspace there).
+pub type Replace = Box<dyn FnOnce(&mut relis::Writer<'_>) -> relis::Result<()> + Send>;
+
+/// What the one write job of a load in one transaction is given.
+enum Feed {
+    /// A batch to write, and where to answer.
+    Batch(Batch, SyncSender<Answer>),
+    /// Reading the input failed: the transaction rolls back rather than commit part of it.
+    Abort(String),
+}
+
 /// The one write job of a load in one transaction.
 struct OneTransaction {
-    feed: SyncSender<(Batch, SyncSender<Answer>)>,
+    feed: SyncSender<Feed>,
     committed: Receiver<relis::Result<()>>,
 }
 
@@ -282,31 +296,57 @@ impl<'a> Pipe<'a> {
             );
             return;
         }
-        let one = self.one.get_or_insert_with(|| {
-            let (feed, batches) = sync_channel::<(Batch, SyncSender<Answer>)>(IN_FLIGHT);
-            let (done, committed) = sync_channel(1);
-            // One job takes every batch as it comes and commits once, when the feed closes:
-            // no page is written to the file until the cache has to make room for another,
-            // where a commit per batch wrote every page the batch had touched.
-            self.db.write_async(
-                move |w| {
-                    for (batch, answer) in batches {
-                        let r = write_batch(w, &batch);
-                        let failed = r.is_err();
-                        let _ = answer.send((r, batch));
-                        if failed {
-                            break;
+        self.start_one(None);
+        if let Some(one) = &self.one {
+            // The job has ended only if a batch failed: that batch's answer tells why.
+            let _ = one.feed.send(Feed::Batch(batch, tx));
+        }
+    }
+
+    /// Starts the one write job of a load in one transaction, unless it runs; it does
+    /// `first` before any batch.
+    fn start_one(&mut self, first: Option<Replace>) {
+        if self.one.is_some() {
+            return;
+        }
+        let (feed, batches) = sync_channel::<Feed>(IN_FLIGHT);
+        let (done, committed) = sync_channel(1);
+        // One job takes every batch as it comes and commits once, when the feed closes:
+        // no page is written to the file until the cache has to make room for another,
+        // where a commit per batch wrote every page the batch had touched.
+        self.db.write_async(
+            move |w| {
+                if let Some(Err(e)) = first.map(|f| f(w)) {
+                    // The transaction rolls back; every batch hears why.
+                    w.poison(e.clone());
+                    for feed in batches {
+                        if let Feed::Batch(batch, answer) = feed {
+                            let _ = answer.send((Err(e.clone()), batch));
                         }
                     }
-                },
-                move |r| {
-                    let _ = done.send(r);
-                },
-            );
-            OneTransaction { feed, committed }
-        });
-        // The job has ended only if a batch failed: that batch's answer tells why.
-        let _ = one.feed.send((batch, tx));
+                    return;
+                }
+                for feed in batches {
+                    let (batch, answer) = match feed {
+                        Feed::Batch(batch, answer) => (batch, answer),
+                        Feed::Abort(why) => {
+                            w.poison(relis::Error::Storage(why));
+                            break;
+                        }
+                    };
+                    let r = write_batch(w, &batch);
+                    let failed = r.is_err();
+                    let _ = answer.send((r, batch));
+                    if failed {
+                        break;
+                    }
+                }
+            },
+            move |r| {
+                let _ = done.send(r);
+            },
+        );
+        self.one = Some(OneTransaction { feed, committed });
     }
 
     /// Waits for the oldest batch in flight; returns the keys it wrote.
@@ -337,6 +377,9 @@ impl<'a> Pipe<'a> {
             }
         }
         if let Some(OneTransaction { feed, committed }) = self.one.take() {
+            if let Err(e) = &out {
+                let _ = feed.send(Feed::Abort(e.clone()));
+            }
             drop(feed);
             let r = committed.recv();
             if out.is_ok() {
@@ -367,18 +410,53 @@ pub fn load(
     now_ms: i64,
     stats: Option<&LoadStats>,
 ) -> Result<ImportSummary, String> {
-    load_with(db, input, (total, databases, now_ms), stats, Mode::Batches)
+    load_with(
+        db,
+        input,
+        (total, databases, now_ms),
+        stats,
+        None,
+        Mode::Batches,
+    )
+}
+
+/// [`load`] in one transaction that first does `replace` (a replica's full sync: empty the
+/// keyspace, its function libraries and its stored position), so the engine has either its
+/// old dataset or the whole new one, never part of it: a failure anywhere, or a process killed
+/// meanwhile, leaves the old one. Every database is taken to be empty once `replace` has run
+/// (keys are inserted without a lookup: see [`Put::New`]). With a WAL, the WAL grows as large as
+/// everything loaded (spilled pages of the open transaction) and is checkpointed after the
+/// commit.
+///
+/// # Errors
+/// As [`load`]; also what `replace` returns.
+pub fn load_replacing(
+    db: &Db,
+    input: impl Read,
+    (total, databases, now_ms): (u64, u32, i64),
+    stats: Option<&LoadStats>,
+    replace: Replace,
+) -> Result<ImportSummary, String> {
+    load_with(
+        db,
+        input,
+        (total, databases, now_ms),
+        stats,
+        Some(replace),
+        Mode::OneTransaction,
+    )
 }
 
 /// [`load`], in one transaction with [`Mode::OneTransaction`] (for an engine opened with
 /// `Options::bulk`, whose pages need not reach the file at every commit: with a WAL, the WAL
-/// would grow as large as everything loaded), or declaring each batch's keys with
-/// [`Mode::Declared`] (the PostgreSQL backend).
+/// would grow as large as everything loaded), which begins with `replace` if given, or
+/// declaring each batch's keys with [`Mode::Declared`] (the PostgreSQL backend).
 fn load_with(
     db: &Db,
     input: impl Read,
     (total, databases, now_ms): (u64, u32, i64),
     stats: Option<&LoadStats>,
+    replace: Option<Replace>,
     mode: Mode,
 ) -> Result<ImportSummary, String> {
     let mut progress = Progress::new("importing", total);
@@ -386,7 +464,19 @@ fn load_with(
         st.begin(total, now_ms);
     }
     let mut pipe = Pipe::new(db, mode);
-    let out = load_into(&mut pipe, input, databases, now_ms, &mut progress, stats);
+    // After `replace`, every database is empty; over PostgreSQL another node may create a key
+    // meanwhile, so every key is written as RESTORE REPLACE writes it; otherwise the writer
+    // says which are.
+    let empty = match replace {
+        Some(first) => {
+            pipe.start_one(Some(first));
+            Ok(vec![true; databases as usize])
+        }
+        None if mode == Mode::Declared => Ok(vec![false; databases as usize]),
+        None => empty_databases(db, databases),
+    };
+    let out =
+        empty.and_then(|empty| load_into(&mut pipe, input, &empty, now_ms, &mut progress, stats));
     let out = pipe.end(out);
     if let Ok(sum) = &out {
         progress.update(sum.bytes, sum.keys);
@@ -398,33 +488,34 @@ fn load_with(
     out
 }
 
-/// Reads `input` into `pipe` (see [`load`]); the keys of the batches not yet settled are
-/// not counted in the summary's yet: [`Pipe::end`] adds them.
+/// The databases of `db` that have no key (by index, `databases` of them): their keys need no
+/// lookup. Asked of the writer, which the load's batches queue behind: a reader's snapshot,
+/// held while it idles, could keep the final checkpoint of `import`'s staging file from
+/// completing.
+fn empty_databases(db: &Db, databases: u32) -> Result<Vec<bool>, String> {
+    let mut empty = vec![true; databases as usize];
+    for space in db.write(|w| w.keyspace_info()).map_err(|e| e.to_string())? {
+        if let Some(e) = empty.get_mut(space.db as usize) {
+            *e = space.keys == 0;
+        }
+    }
+    Ok(empty)
+}
+
+/// Reads `input` into `pipe` (see [`load`]); `empty[i]`: database `i` had no key when the
+/// load began. The keys of the batches not yet settled are not counted in the summary's yet:
+/// [`Pipe::end`] adds them.
 fn load_into(
     pipe: &mut Pipe<'_>,
     input: impl Read,
-    databases: u32,
+    empty: &[bool],
     now_ms: i64,
     progress: &mut Progress,
     stats: Option<&LoadStats>,
 ) -> Result<ImportSummary, String> {
-    let db = pipe.db;
+    let databases = u32::try_from(empty.len()).unwrap_or(u32::MAX);
     let mut reader = FileReader::new(input).map_err(|e| e.to_string())?;
     tracing::info!("Loading RDB produced by version {}", reader.version());
-    // The databases that had no key when the load began: their keys need no lookup. Asked of
-    // the writer, which the load's batches queue behind: a reader's snapshot, held while it
-    // idles, could keep the final checkpoint of `import`'s staging file from completing.
-    // Over PostgreSQL another node may create a key meanwhile: every key is written as
-    // RESTORE REPLACE writes it.
-    let shared = pipe.mode == Mode::Declared;
-    let mut empty = vec![!shared; databases as usize];
-    if !shared {
-        for space in db.write(|w| w.keyspace_info()).map_err(|e| e.to_string())? {
-            if let Some(e) = empty.get_mut(space.db as usize) {
-                *e = space.keys == 0;
-            }
-        }
-    }
     let mut sum = ImportSummary::default();
     let mut batch = Batch::default();
     let scripting = crate::script::Scripting::default();
@@ -608,6 +699,7 @@ pub fn import_postgres(config: &Config, rdb_path: &Path) -> Result<ImportSummary
         file,
         (total, config.databases, crate::state::unix_ms()),
         None,
+        None,
         Mode::Declared,
     )
     .map_err(|e| format!("{}: {e}", rdb_path.display()))?;
@@ -670,9 +762,10 @@ pub fn import(config: &Config, rdb_path: &Path) -> Result<ImportSummary, String>
             file,
             (total, config.databases, now),
             None,
+            None,
             Mode::OneTransaction,
         )
-        .map_err(|e| format!("{}: {e}", rdb_path.display()))?;
+            .map_err(|e| format!("{}: {e}", rdb_path.display()))?;
         // The last handle: the engine commits and stops.
         drop(db);
         // Opened as the server opens it, the file goes back to WAL mode (as it was before the

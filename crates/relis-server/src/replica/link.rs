@@ -75,6 +75,8 @@ async fn run(server: Arc<Shared>, host: String, port: u16) {
     loop {
         rep.set_state(LinkState::Connecting);
         let synced = repl::connect(&master(&server, &host, port), resume.as_ref()).await;
+        // A full sync stores its position with the data it loaded.
+        let mut stored = false;
         let (mut stream, acker) = match synced {
             Err(e) => {
                 tracing::warn!("Error condition on socket for SYNC: {e}");
@@ -103,6 +105,7 @@ async fn run(server: Arc<Shared>, host: String, port: u16) {
                     tokio::time::sleep(RECONNECT).await;
                     continue;
                 }
+                stored = true;
                 match payload.into_stream() {
                     Ok(s) => s,
                     Err(e) => {
@@ -120,16 +123,19 @@ async fn run(server: Arc<Shared>, host: String, port: u16) {
             offset: stream.offset(),
             db: rep.applied_db.load(Ordering::SeqCst),
         };
-        let stored = {
+        let store = {
             let server = server.clone();
             tokio::task::spawn_blocking(move || {
+                if stored {
+                    return Ok(());
+                }
                 server
                     .db
                     .write(move |w| w.set_replication_position(&position))
             })
             .await
         };
-        if let Err(e) = stored
+        if let Err(e) = store
             .map_err(|e| e.to_string())
             .and_then(|r| r.map_err(|e| e.to_string()))
         {
@@ -157,92 +163,121 @@ async fn run(server: Arc<Shared>, host: String, port: u16) {
     }
 }
 
-/// Receives a full sync's payload into a file, empties the keyspace and loads the file.
-async fn full_sync(server: &Arc<Shared>, payload: &mut repl::Payload) -> Result<(), String> {
-    use tokio::io::AsyncWriteExt;
-    // Named after the data file, not this process: a replica killed mid-sync and restarted
-    // overwrites (then removes) the file it left, instead of leaving it for ever.
-    let path = match server.db.path() {
-        Some(data) => {
-            let mut name = data.as_os_str().to_owned();
-            name.push(".sync.rdb");
-            std::path::PathBuf::from(name)
-        }
-        None => {
-            let c = server.config.read();
-            std::path::PathBuf::from(c.get("dir").unwrap_or_else(|| ".".into()))
-                .join(format!("relis-sync-{}.rdb", std::process::id()))
-        }
-    };
-    let result = async {
-        let mut file = tokio::fs::File::create(&path)
-            .await
-            .map_err(|e| format!("creating {}: {e}", path.display()))?;
-        let mut buf = Vec::with_capacity(1 << 20);
-        loop {
-            buf.clear();
-            let n = payload.read(&mut buf).await.map_err(|e| e.to_string())?;
-            if n == 0 {
-                break;
+/// Pieces of a full sync's payload received and not yet read by the load (1 MiB or less each):
+/// the socket is read while the load writes.
+const SYNC_PIECES: usize = 32;
+
+/// The payload's pieces, as the load reads them (on the blocking pool).
+struct Pieces {
+    rx: tokio::sync::mpsc::Receiver<Vec<u8>>,
+    piece: Vec<u8>,
+    at: usize,
+}
+
+impl std::io::Read for Pieces {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        while self.at == self.piece.len() {
+            match self.rx.blocking_recv() {
+                Some(p) => (self.piece, self.at) = (p, 0),
+                // The end of the payload, or the link failed: the RDB reader tells a
+                // truncated file from a whole one.
+                None => return Ok(0),
             }
-            file.write_all(&buf)
-                .await
-                .map_err(|e| format!("writing {}: {e}", path.display()))?;
+        }
+        let n = out.len().min(self.piece.len() - self.at);
+        out[..n].copy_from_slice(&self.piece[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// Loads a full sync's payload as it arrives, replacing the whole dataset in one transaction
+/// ([`crate::rdbfile::load_replacing`]): the keyspace and the function libraries are emptied
+/// there, as a Redis replica empties its databases and libraries before it loads, and the
+/// payload's position stored, so a failed or killed sync leaves the old dataset with its old
+/// position, and a completed one the new dataset with its own.
+async fn full_sync(server: &Arc<Shared>, payload: &mut repl::Payload) -> Result<(), String> {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Vec<u8>>(SYNC_PIECES);
+    server.replication.loading.store(true, Ordering::Relaxed);
+    let s = server.clone();
+    let total = payload.size().unwrap_or(0);
+    // The master selects a database before its first write after a full sync.
+    let position = relis::ReplPosition {
+        replid: payload.position().replid.clone(),
+        offset: payload.position().offset,
+        db: 0,
+    };
+    let loader = tokio::task::spawn_blocking(move || {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        // The load's inserts come back to the pages of a key table as large as the dataset:
+        // the writer's cache grows for it as `--import`'s does (allocated only as used), and
+        // is set back after.
+        let sizes = s.db.cache_use().sizes;
+        let mut large = sizes;
+        large.writer = large.writer.max(crate::rdbfile::IMPORT_WRITER_CACHE);
+        s.db.set_cache_sizes(large);
+        // The writer resizes its cache after the group commit the request joined: two empty
+        // writes, one after the other, make sure the load's transaction begins after that.
+        for _ in 0..2 {
+            // A failure here fails the load too.
+            let _ = s.db.write(|_| Ok(()));
+        }
+        let input = Pieces {
+            rx,
+            piece: Vec::new(),
+            at: 0,
+        };
+        let loaded = crate::rdbfile::load_replacing(
+            &s.db,
+            std::io::BufReader::with_capacity(1 << 16, input),
+            (total, s.db.databases(), now),
+            Some(&s.replication.load),
+            Box::new(move |w| {
+                w.flushall()?;
+                w.function_clear()?;
+                w.set_replication_position(&position)
+            }),
+        );
+        s.db.set_cache_sizes(sizes);
+        // The scripting registry follows the libraries the data file has now (the new ones,
+        // or after a failed load the old ones).
+        crate::lua::load_stored(&s.scripting, &s.db);
+        loaded
+    });
+    let received: Result<(), String> = async {
+        loop {
+            let mut piece = Vec::with_capacity(1 << 20);
+            let n = payload.read(&mut piece).await.map_err(|e| e.to_string())?;
+            if n == 0 {
+                return Ok(());
+            }
             let (read, total) = (payload.received(), payload.size().unwrap_or(0));
             server.replication.update(|l| {
                 l.sync_read = read;
                 l.sync_total = total;
                 l.last_io = Instant::now();
             });
+            if tx.send(piece).await.is_err() {
+                // The load stopped: its error says why.
+                return Ok(());
+            }
         }
-        file.flush().await.map_err(|e| e.to_string())?;
-        drop(file);
-        tracing::info!(
-            "MASTER <-> REPLICA sync: received {} bytes of RDB; flushing old data and loading",
-            payload.received()
-        );
-        server.replication.loading.store(true, Ordering::Relaxed);
-        let server2 = server.clone();
-        let file = path.clone();
-        let total = payload.received();
-        tokio::task::spawn_blocking(move || {
-            // The old dataset goes whole, as a Redis replica empties its databases and function
-            // libraries before loading. The position goes with it, in the same transaction: a
-            // replica killed while loading must not continue from the old position with half
-            // the new data (it syncs in full again).
-            server2
-                .db
-                .write(|w| {
-                    w.flushall()?;
-                    w.function_clear()?;
-                    w.clear_replication_position()
-                })
-                .map_err(|e| e.to_string())?;
-            let input = std::fs::File::open(&file).map_err(|e| e.to_string())?;
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as i64);
-            let loaded = crate::rdbfile::load(
-                &server2.db,
-                std::io::BufReader::new(input),
-                total,
-                server2.db.databases(),
-                now,
-                Some(&server2.replication.load),
-            );
-            // The scripting registry follows the libraries the file had (or, after a failed
-            // load, what the data file has now).
-            crate::lua::load_stored(&server2.scripting, &server2.db);
-            loaded
-        })
-        .await
-        .map_err(|e| e.to_string())??;
-        Ok(())
     }
     .await;
+    // The load sees the end of its input (a truncated file, if receiving failed).
+    drop(tx);
+    let loaded = loader.await.map_err(|e| e.to_string()).and_then(|r| r);
     server.replication.loading.store(false, Ordering::Relaxed);
-    let _ = tokio::fs::remove_file(&path).await;
-    result
+    received?;
+    let sum = loaded?;
+    tracing::info!(
+        "MASTER <-> REPLICA sync: loaded {} keys from {} bytes of RDB",
+        sum.keys,
+        payload.received()
+    );
+    Ok(())
 }
 
 /// Aborts a task when dropped.
@@ -293,7 +328,9 @@ async fn apply_stream(
             if job.len() >= JOB_COMMANDS && !in_multi {
                 break Ok(());
             }
-            let next = match stream.buffered_next() {
+            // What the socket holds already joins the job: a replica that fell behind catches
+            // up in large transactions.
+            let next = match stream.ready_next() {
                 Ok(Some(c)) => c,
                 Ok(None) if !in_multi => break Ok(()),
                 // Inside MULTI: wait for the rest of the block.
