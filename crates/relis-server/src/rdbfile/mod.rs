@@ -765,7 +765,7 @@ pub fn import(config: &Config, rdb_path: &Path) -> Result<ImportSummary, String>
             None,
             Mode::OneTransaction,
         )
-            .map_err(|e| format!("{}: {e}", rdb_path.display()))?;
+        .map_err(|e| format!("{}: {e}", rdb_path.display()))?;
         // The last handle: the engine commits and stops.
         drop(db);
         // Opened as the server opens it, the file goes back to WAL mode (as it was before the
