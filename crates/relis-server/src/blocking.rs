@@ -165,6 +165,11 @@ impl Blocking {
         true
     }
 
+    /// Every key a client is blocked on, as (database, key).
+    pub fn all_keys(&self) -> Vec<(u32, Bytes)> {
+        self.by_key.lock().keys().cloned().collect()
+    }
+
     /// The keys clients are blocked on in the databases `dbs`, as (database, key).
     pub fn keys_in(&self, dbs: &[u32]) -> Vec<(u32, Bytes)> {
         self.by_key

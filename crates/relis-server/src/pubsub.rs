@@ -521,8 +521,9 @@ struct Registry {
     shard: HashMap<Bytes, Subscribers>,
 }
 
-/// What a node does with the keys another node made ready: (database, key) each.
-pub type OnReady = Box<dyn Fn(Vec<(u32, Bytes)>) + Send + Sync>;
+/// What a node does with the keys another node made ready: (database, key) each; `None`:
+/// any key may have been (messages from the other nodes may have been lost).
+pub type OnReady = Box<dyn Fn(Option<Vec<(u32, Bytes)>>) + Send + Sync>;
 
 /// The server's pub/sub state.
 pub struct PubSub {
@@ -691,6 +692,10 @@ impl PubSub {
     /// A message from another node: delivered here as if made here, never relayed again.
     fn received(&self, bytes: &[u8]) {
         use crate::relay::Msg;
+        if bytes.is_empty() {
+            self.missed();
+            return;
+        }
         match Msg::decode(bytes) {
             Some(Msg::Publish {
                 shard,
@@ -707,7 +712,7 @@ impl PubSub {
             }
             Some(Msg::Ready(keys)) => {
                 if let Some(f) = self.on_ready.get() {
-                    f(keys);
+                    f(Some(keys));
                 }
             }
             Some(Msg::Tracking) => {
@@ -736,6 +741,28 @@ impl PubSub {
                 }
             }
             None => tracing::warn!("postgres bus: a message this version cannot read"),
+        }
+    }
+
+    /// The bus may have lost messages from other nodes (this node's listener connected again,
+    /// or another node's sender dropped some): what they would have said is assumed. Tracking
+    /// clients get the null invalidation (forget every cached key), and every key a client
+    /// is blocked on is tried again. Lost pub/sub messages and keyspace notifications stay
+    /// lost, as Redis's own are at most once.
+    fn missed(&self) {
+        tracing::warn!("postgres bus: messages from other nodes may have been lost");
+        if self.tracking_active() {
+            let flush = KeyEvent {
+                class: class::FLUSHED,
+                event: "invalidate",
+                db: 0,
+                key: Vec::new(),
+                origin: 0,
+            };
+            self.tracking.invalidate(&[flush], self.push_limits());
+        }
+        if let Some(f) = self.on_ready.get() {
+            f(None);
         }
     }
 

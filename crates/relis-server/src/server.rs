@@ -40,6 +40,8 @@ impl Shared {
             let weak = Arc::downgrade(&shared);
             shared.pubsub.on_ready(Box::new(move |keys| {
                 if let Some(server) = weak.upgrade() {
+                    // `None`: any key may be ready, so every one a client waits on is tried.
+                    let keys = keys.unwrap_or_else(|| server.blocking.all_keys());
                     crate::blocking::serve_later(&server, keys);
                 }
             }));

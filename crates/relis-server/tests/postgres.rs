@@ -2155,6 +2155,42 @@ async fn tracking_clients_hear_of_writes_made_through_the_other_node() {
     assert_eq!(push_within(&mut b, 300).await, None);
 }
 
+/// The bus is at most once: what other nodes send while a node's listening connection to
+/// PostgreSQL is down is lost to it. So a node whose listener connects again gives its
+/// tracking clients the null invalidation (and tries its blocked clients again): a cached
+/// value is never kept past a change the node may not have heard of.
+#[tokio::test]
+async fn a_node_whose_bus_listener_reconnects_flushes_its_tracking_clients() {
+    let Some(c) = cluster() else { return };
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    assert!(matches!(b.cmd(&["HELLO", "3"]).await, resp::Frame::Map(_)));
+    common::check(
+        &mut b,
+        &[
+            (&["CLIENT", "TRACKING", "on"], common::ok()),
+            (&["GET", "k"], common::nil()),
+        ],
+    )
+    .await;
+    // Nothing is written anywhere: only the reconnect can invalidate.
+    assert_eq!(push_within(&mut b, 300).await, None);
+    // The nodes' listeners are the connections whose last statement was LISTEN.
+    let cut = c._pg.psql(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+         WHERE query LIKE 'LISTEN %' AND pid <> pg_backend_pid()",
+    );
+    assert_eq!(cut.trim(), "2", "two listening connections");
+    assert_eq!(
+        push_within(&mut b, 5000).await,
+        Some(resp::Frame::Push(vec![
+            common::bulk("invalidate"),
+            resp::Frame::Null
+        ]))
+    );
+    // The node works on: a write through it answers.
+    assert_eq!(b.cmd(&["SET", "k", "v"]).await, common::ok());
+}
+
 /// SORT with BY and GET patterns over PostgreSQL: a first read finds the keys the patterns name,
 /// then the sort runs declaring them, so it reads what another node wrote there (and STORE
 /// writes for every node); inside MULTI, where that cannot be done, it is refused.

@@ -122,6 +122,23 @@ impl Pg {
         format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
     }
 
+    /// Runs `sql` through `psql` as the cluster's superuser; its output (unaligned, tuples
+    /// only).
+    pub fn psql(&self, sql: &str) -> String {
+        let out = self
+            .command("psql")
+            .args(["-X", "-q", "-A", "-t", "-h", "127.0.0.1", "-U", "postgres"])
+            .args(["-p", &self.port.to_string(), "-d", "postgres", "-c", sql])
+            .output()
+            .expect("psql runs");
+        assert!(
+            out.status.success(),
+            "psql: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// `tool` of the installed PostgreSQL, run as the `postgres` user when the tests are root.
     fn command(&self, tool: &str) -> Command {
         let exe = self.bin.join(tool);

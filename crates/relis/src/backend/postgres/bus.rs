@@ -15,7 +15,10 @@
 //! alike.
 //!
 //! Delivery is at most once: a message sent while a node's listening connection is down (it
-//! reconnects every second) is not seen by that node.
+//! reconnects every second), or one its sender could not send, is not seen. The bus says when
+//! that may have happened: a listener that connects again, and every node after a sender lost
+//! messages (the sender's next batch starts with one), get an empty message, which tells the
+//! server that anything may have changed meanwhile.
 
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::{Client, NoTls};
@@ -51,7 +54,8 @@ pub struct Bus {
 impl Bus {
     /// Starts the node's sender and listener on `url` (they connect, and connect again after a
     /// failure, on their own threads: starting never fails). `deliver` gets every message
-    /// another node sends, in the order that node sent them, on the listener's thread.
+    /// another node sends, in the order that node sent them, on the listener's thread, and an
+    /// empty message where some may have been lost (see the module documentation).
     pub fn start(url: &str, deliver: Deliver) -> Bus {
         let node = node_id();
         let stop = Arc::new(AtomicBool::new(false));
@@ -188,7 +192,12 @@ fn send_loop(url: &str, node: u64, rx: crossbeam_channel::Receiver<Vec<u8>>) {
     let mut seq = 0u64;
     let mut last_sweep = Instant::now();
     let mut batch = Vec::with_capacity(BATCH);
+    // Messages were dropped since the last batch sent: the next one says so first.
+    let mut lost = false;
     while let Ok(first) = rx.recv() {
+        if lost {
+            batch.push(Vec::new());
+        }
         batch.push(first);
         while batch.len() < BATCH {
             match rx.try_recv() {
@@ -202,6 +211,7 @@ fn send_loop(url: &str, node: u64, rx: crossbeam_channel::Receiver<Vec<u8>>) {
         let Some((c, channel)) = client.as_mut() else {
             tracing::warn!("postgres bus: {} messages not sent", batch.len());
             batch.clear();
+            lost = true;
             continue;
         };
         let sweep = last_sweep.elapsed() >= KEEP_ROWS / 2;
@@ -209,8 +219,12 @@ fn send_loop(url: &str, node: u64, rx: crossbeam_channel::Receiver<Vec<u8>>) {
             last_sweep = Instant::now();
         }
         let sql = batch_sql(channel, node, &mut seq, &batch, sweep);
-        if let Err(e) = c.simple_query(&sql) {
-            tracing::warn!("postgres bus: {} messages not sent: {e}", batch.len());
+        match c.simple_query(&sql) {
+            Ok(_) => lost = false,
+            Err(e) => {
+                tracing::warn!("postgres bus: {} messages not sent: {e}", batch.len());
+                lost = true;
+            }
         }
         batch.clear();
     }
@@ -236,6 +250,8 @@ fn parse(payload: &str, own: u64) -> Option<Note> {
 }
 
 fn listen_loop(url: &str, node: u64, stop: &AtomicBool, deliver: &(dyn Fn(&[u8]) + Send + Sync)) {
+    // Listening before: what was sent while it was not is lost.
+    let mut listened = false;
     while !stop.load(Ordering::Relaxed) {
         let Some((mut client, channel)) = connect(url) else {
             std::thread::sleep(Duration::from_secs(1));
@@ -246,6 +262,10 @@ fn listen_loop(url: &str, node: u64, stop: &AtomicBool, deliver: &(dyn Fn(&[u8])
             std::thread::sleep(Duration::from_secs(1));
             continue;
         }
+        if listened {
+            deliver(&[]);
+        }
+        listened = true;
         let mut broken = false;
         while !broken && !stop.load(Ordering::Relaxed) {
             let mut notes = Vec::new();
