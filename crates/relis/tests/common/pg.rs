@@ -123,7 +123,8 @@ impl Pg {
     }
 
     /// Runs `sql` through `psql` as the cluster's superuser; its output (unaligned, tuples
-    /// only).
+    /// only). (relis-server's tests use it.)
+    #[allow(dead_code)]
     pub fn psql(&self, sql: &str) -> String {
         let out = self
             .command("psql")
