@@ -521,9 +521,18 @@ struct Registry {
     shard: HashMap<Bytes, Subscribers>,
 }
 
-/// What a node does with the keys another node made ready: (database, key) each; `None`:
-/// any key may have been (messages from the other nodes may have been lost).
-pub type OnReady = Box<dyn Fn(Option<Vec<(u32, Bytes)>>) + Send + Sync>;
+/// What a node does with the keys another node made ready.
+pub type OnReady = Box<dyn Fn(Ready) + Send + Sync>;
+
+/// Keys another node made ready for blocked clients.
+pub enum Ready {
+    /// These: (database, key) each.
+    Keys(Vec<(u32, Bytes)>),
+    /// Any key of these databases (SWAPDB).
+    Dbs(Vec<u32>),
+    /// Any key (messages from the other nodes may have been lost).
+    All,
+}
 
 /// The server's pub/sub state.
 pub struct PubSub {
@@ -712,7 +721,12 @@ impl PubSub {
             }
             Some(Msg::Ready(keys)) => {
                 if let Some(f) = self.on_ready.get() {
-                    f(Some(keys));
+                    f(Ready::Keys(keys));
+                }
+            }
+            Some(Msg::ReadyDbs(dbs)) => {
+                if let Some(f) = self.on_ready.get() {
+                    f(Ready::Dbs(dbs));
                 }
             }
             Some(Msg::Tracking) => {
@@ -762,7 +776,7 @@ impl PubSub {
             self.tracking.invalidate(&[flush], self.push_limits());
         }
         if let Some(f) = self.on_ready.get() {
-            f(None);
+            f(Ready::All);
         }
     }
 

@@ -26,6 +26,9 @@ pub enum Msg {
     Events(Vec<(u32, u32, Bytes, Bytes)>),
     /// Keys a committed write may have fed blocked clients with: (database, key).
     Ready(Vec<(u32, Bytes)>),
+    /// Any key of the databases may have been fed (SWAPDB): every key a client is blocked on
+    /// there is tried again.
+    ReadyDbs(Vec<u32>),
     /// The sending node has clients with CLIENT TRACKING on (sent when the first turns it on,
     /// then every second while any does): the others send it what their writes change.
     Tracking,
@@ -90,6 +93,12 @@ impl Msg {
                     put_bytes(&mut out, key);
                 }
             }
+            Msg::ReadyDbs(dbs) => {
+                out.push(b'D');
+                for db in dbs {
+                    out.extend_from_slice(&db.to_le_bytes());
+                }
+            }
             Msg::Tracking => out.push(b'T'),
             Msg::Invalidate(keys) => {
                 out.push(b'I');
@@ -134,6 +143,13 @@ impl Msg {
                 }
                 Some(Msg::Ready(keys))
             }
+            b'D' => {
+                let mut dbs = Vec::new();
+                while !c.0.is_empty() {
+                    dbs.push(c.int()?);
+                }
+                Some(Msg::ReadyDbs(dbs))
+            }
             b'T' => c.0.is_empty().then_some(Msg::Tracking),
             b'I' => {
                 let mut keys = Vec::new();
@@ -168,6 +184,7 @@ mod tests {
             },
             Msg::Events(vec![(8, 0, b("set"), b("k")), (16, 3, b("lpush"), b(""))]),
             Msg::Ready(vec![(0, b("q")), (15, b("r"))]),
+            Msg::ReadyDbs(vec![0, 15]),
             Msg::Events(Vec::new()),
             Msg::Tracking,
             Msg::Invalidate(vec![(0, b("k"), false), (3, b(""), true)]),

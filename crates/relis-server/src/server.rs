@@ -40,8 +40,11 @@ impl Shared {
             let weak = Arc::downgrade(&shared);
             shared.pubsub.on_ready(Box::new(move |keys| {
                 if let Some(server) = weak.upgrade() {
-                    // `None`: any key may be ready, so every one a client waits on is tried.
-                    let keys = keys.unwrap_or_else(|| server.blocking.all_keys());
+                    let keys = match keys {
+                        crate::pubsub::Ready::Keys(keys) => keys,
+                        crate::pubsub::Ready::Dbs(dbs) => server.blocking.keys_in(&dbs),
+                        crate::pubsub::Ready::All => server.blocking.all_keys(),
+                    };
                     crate::blocking::serve_later(&server, keys);
                 }
             }));

@@ -1478,6 +1478,41 @@ async fn move_and_copy_to_another_database_across_nodes() {
     .await;
 }
 
+/// A client blocked in one database on one node is served when SWAPDB on the other node
+/// brings a list there, as Redis serves it after a swap (`scanDatabaseForReadyKeys`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn swapdb_on_one_node_serves_clients_blocked_on_the_other() {
+    let Some(c) = cluster() else { return };
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    let mut link = common::Raw::connect(c.nodes[1].addr()).await;
+    common::send(&mut link, &["SUBSCRIBE", "link"]).await;
+    let _ = link.read().await;
+    until_linked(&mut a, &mut link, "link").await;
+    let mut wb = common::Raw::connect(c.nodes[1].addr()).await;
+    common::check(&mut wb, &[(&["SELECT", "1"], common::ok())]).await;
+    common::send(&mut wb, &["BLPOP", "q", "0"]).await;
+    common::wait_blocked(&mut b, 1).await;
+    common::check(
+        &mut a,
+        &[
+            (&["RPUSH", "q", "x", "y"], common::int(2)),
+            (&["SWAPDB", "0", "1"], common::ok()),
+        ],
+    )
+    .await;
+    assert_eq!(pushed(&mut wb).await, common::bulks(&["q", "x"]));
+    common::wait_blocked(&mut b, 0).await;
+    common::check(
+        &mut b,
+        &[
+            (&["SELECT", "1"], common::ok()),
+            (&["LRANGE", "q", "0", "-1"], common::bulks(&["y"])),
+        ],
+    )
+    .await;
+}
+
 /// SWAPDB on one node swaps the databases for every node, fails the WATCH of a key that
 /// existed in either database (Redis's `touchAllWatchedKeysInDb`), and is atomic against the
 /// other node's writes.

@@ -54,6 +54,13 @@ impl WriteCmd for SwapDb {
         for (db, key) in cx.server.blocking.keys_in(&[a, b]) {
             w.note_ready(db, &key);
         }
+        // Over PostgreSQL, the other nodes' clients blocked there too. Sent before the commit:
+        // their serves lock the databases, so they wait for it.
+        if cx.server.pubsub.relays() {
+            cx.server
+                .pubsub
+                .relay(&crate::relay::Msg::ReadyDbs(vec![a, b]));
+        }
         Ok(Frame::ok())
     }
 }
