@@ -182,21 +182,6 @@ fn main() {
 }
 
 /// `--import` / `--export`: runs it, reports, and exits with status 1 on failure.
-/// For an import, which is all this process does: SQLite's allocations (an import's writer
-/// cache grows to 1 GiB of pages) come from glibc's malloc, and in the writer thread's own
-/// arena every growth of its heap is an `mprotect` of just the page or two it needs: a system
-/// call per new page of cache, 10% of the writer's time (perf). With one arena, the main one,
-/// the heap grows by `M_TOP_PAD` at a time. Before any engine thread starts.
-fn one_malloc_arena() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only changes glibc's malloc parameters; it is called before the threads
-    // that would allocate from other arenas exist.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 1);
-        libc::mallopt(libc::M_TOP_PAD, 64 << 20);
-    }
-}
-
 fn file_operation(config: &Config, import: bool, path: &std::path::Path) {
     let data = if config.backend == "sqlite" {
         config
@@ -208,7 +193,6 @@ fn file_operation(config: &Config, import: bool, path: &std::path::Path) {
     };
     let started = std::time::Instant::now();
     if import {
-        one_malloc_arena();
         let imported = if config.backend == "sqlite" {
             relis_server::rdbfile::import(config, path)
         } else {
