@@ -112,7 +112,12 @@ unsafe extern "C" fn size(p: *mut c_void) -> c_int {
 }
 
 unsafe extern "C" fn roundup(n: c_int) -> c_int {
-    (n + 7) & !7
+    // (SQLite asks no more than its allocation limit, far below this.)
+    if n > c_int::MAX - 7 {
+        n
+    } else {
+        (n + 7) & !7
+    }
 }
 
 unsafe extern "C" fn init(_: *mut c_void) -> c_int {

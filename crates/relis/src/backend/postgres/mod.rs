@@ -695,17 +695,19 @@ fn expire_sql(expired: &[(Key, i64)], now: i64) -> String {
     )
 }
 
-/// The keys of `expired` whose deletion [`expire_sql`] returned among `msgs` (its rows are the
-/// only one-column rows of the statements it is sent with).
+/// The keys of `expired` whose deletion [`expire_sql`] returned: the rows in `msgs` before the
+/// first statement's end (it is sent first), whatever the statements after it return.
 fn expired_of(expired: &[(Key, i64)], msgs: &[SimpleQueryMessage]) -> Vec<Key> {
+    if expired.is_empty() {
+        return Vec::new();
+    }
     let mut out = Vec::new();
     for m in msgs {
-        let SimpleQueryMessage::Row(row) = m else {
-            continue;
+        let row = match m {
+            SimpleQueryMessage::Row(row) => row,
+            SimpleQueryMessage::CommandComplete(_) => break,
+            _ => continue,
         };
-        if row.len() != 1 {
-            continue;
-        }
         let at = row.get(0).and_then(|v| v.parse::<usize>().ok());
         if let Some((key, _)) = at.and_then(|i| expired.get(i.wrapping_sub(1))) {
             out.push(key.clone());
