@@ -47,6 +47,30 @@ fn commits_skip_empty_truncations_and_the_cache_stays_right() {
         assert_eq!(r, Err(Error::WrongType));
         db.set(format!("after{round}"), "1").unwrap();
     }
+    // A transaction that moves more pages past the old end than the cache tracks (a replica's
+    // full sync): rolled back, its pages must leave the cache all the same; committed, it
+    // stays whole.
+    let r: Result<(), Error> = db.write(|w| {
+        for i in 0..120_000u64 {
+            let k = format!("huge:{}", i * 2_654_435_761 % 1_000_003);
+            w.set(0, k.as_bytes(), &value(i)[..], SetOptions::default())?;
+        }
+        Err(Error::WrongType)
+    });
+    assert_eq!(r, Err(Error::WrongType));
+    assert!(
+        relis::page_cache_overflows() > 0,
+        "the transaction did not move more pages than the cache tracks"
+    );
+    assert_eq!(db.get("huge:0").unwrap(), None);
+    db.write(|w| {
+        for i in 0..30_000u64 {
+            let k = format!("big:{}", i * 2_654_435_761 % 1_000_003);
+            w.set(0, k.as_bytes(), &value(i)[..], SetOptions::default())?;
+        }
+        Ok(())
+    })
+    .unwrap();
     // The file grows again over the page numbers the rolled-back transactions used.
     db.write(|w| {
         for i in 0..2_000u64 {
@@ -80,7 +104,11 @@ fn commits_skip_empty_truncations_and_the_cache_stays_right() {
         let got = db.get(format!("regrown:{i}")).unwrap();
         assert_eq!(got.as_deref(), Some(&value(i + 7)[..]));
     }
-    assert_eq!(db.dbsize().unwrap(), 20_000 + 5 + 2_000);
+    for i in (0..30_000u64).step_by(17) {
+        let k = format!("big:{}", i * 2_654_435_761 % 1_000_003);
+        assert_eq!(db.get(k).unwrap().as_deref(), Some(&value(i)[..]));
+    }
+    assert_eq!(db.dbsize().unwrap(), 20_000 + 5 + 30_000 + 2_000);
     drop(db);
     let conn = rusqlite::Connection::open(&path).unwrap();
     let check: String = conn

@@ -37,9 +37,10 @@ unsafe impl Sync for Inner {}
 
 static INNER: OnceLock<Inner> = OnceLock::new();
 
-/// Truncations skipped and passed on, for tests.
+/// Truncations skipped and passed on, and caches that stopped tracking moves, for tests.
 static SKIPPED: AtomicU64 = AtomicU64::new(0);
 static PASSED: AtomicU64 = AtomicU64::new(0);
+static OVERFLOWS: AtomicU64 = AtomicU64::new(0);
 
 /// Truncations skipped (nothing to drop) and passed to the default cache so far.
 #[doc(hidden)]
@@ -48,6 +49,12 @@ pub fn truncations() -> (u64, u64) {
         SKIPPED.load(Ordering::Relaxed),
         PASSED.load(Ordering::Relaxed),
     )
+}
+
+/// Times a cache moved more than [`MOVED_MAX`] pages past its limit between truncations.
+#[doc(hidden)]
+pub fn overflows() -> u64 {
+    OVERFLOWS.load(Ordering::Relaxed)
 }
 
 fn inner() -> &'static sqlite3_pcache_methods2 {
@@ -68,9 +75,18 @@ struct Cache {
     /// Pages moved to a number at or above `limit`, with that number. A map: a transaction that
     /// grows the file moves every page its splits allocate past the old end, thousands in one
     /// RDB import batch, and each move looks its page up (a list made that quadratic: 18% of
-    /// an import's instructions).
+    /// an import's instructions). At most [`MOVED_MAX`] entries: past that, `overflowed`.
     moved: rustc_hash::FxHashMap<*mut sqlite3_pcache_page, c_uint>,
+    /// More pages were moved past `limit` than `moved` keeps: the next truncation is passed on
+    /// (nothing is known about what it may drop), and tracking starts again after it.
+    overflowed: bool,
 }
+
+/// The most moved pages a cache tracks until its next truncation. A transaction that grows
+/// the file by more, a replica's full sync of millions of keys, would keep a map entry for
+/// every new page (hundreds of thousands, each move a cache miss: 3% of the sync's time, perf)
+/// to spare one scan of the cache at its single commit, which costs less than that.
+const MOVED_MAX: usize = 4096;
 
 unsafe fn cache<'a>(p: *mut sqlite3_pcache) -> &'a mut Cache {
     // SAFETY (callers): `p` is a `Cache` made by `create` and not yet destroyed; SQLite calls
@@ -111,6 +127,7 @@ unsafe extern "C" fn create(
         limit: c_uint::MAX,
         max_fetched: 0,
         moved: Default::default(),
+        overflowed: false,
     })) as *mut sqlite3_pcache
 }
 
@@ -155,9 +172,17 @@ unsafe extern "C" fn rekey(
 ) {
     // SAFETY: as in `cachesize`.
     let c = unsafe { cache(p) };
-    c.moved.remove(&page);
-    if new >= c.limit {
-        c.moved.insert(page, new);
+    if !c.overflowed {
+        c.moved.remove(&page);
+        if new >= c.limit {
+            if c.moved.len() < MOVED_MAX {
+                c.moved.insert(page, new);
+            } else {
+                c.overflowed = true;
+                c.moved = Default::default();
+                OVERFLOWS.fetch_add(1, Ordering::Relaxed);
+            }
+        }
     }
     unsafe { inner().xRekey.expect("xRekey")(c.inner, page, old, new) }
 }
@@ -168,7 +193,10 @@ unsafe extern "C" fn truncate(p: *mut sqlite3_pcache, limit: c_uint) {
     // Nothing numbered `limit` or above can be there: every such page was fetched (so is at
     // most `max_fetched`) or moved there (so is in `moved`). A limit below the last one is
     // always passed on: pages between the two were never tracked.
-    let empty = limit >= c.limit && c.max_fetched < limit && c.moved.values().all(|&k| k < limit);
+    let empty = !c.overflowed
+        && limit >= c.limit
+        && c.max_fetched < limit
+        && c.moved.values().all(|&k| k < limit);
     if empty {
         SKIPPED.fetch_add(1, Ordering::Relaxed);
     } else {
@@ -178,6 +206,7 @@ unsafe extern "C" fn truncate(p: *mut sqlite3_pcache, limit: c_uint) {
     }
     c.limit = limit;
     c.moved.clear();
+    c.overflowed = false;
 }
 
 unsafe extern "C" fn destroy(p: *mut sqlite3_pcache) {
