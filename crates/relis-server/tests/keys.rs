@@ -1032,3 +1032,104 @@ async fn touch_resets_the_idle_time() {
     c.cmd(&["SELECT", "0"]).await;
     assert_eq!(c.cmd(&["OBJECT", "IDLETIME", "other"]).await, int(1));
 }
+
+/// INFO keyspace's database lines, as `db<i>:keys=..,expires=..,avg_ttl=..` without the `db`.
+async fn keyspace_lines(c: &mut Raw) -> Vec<String> {
+    let info = match c.cmd(&["INFO", "keyspace"]).await {
+        Frame::Bulk(b) | Frame::Verbatim { data: b, .. } => String::from_utf8(b.to_vec()).unwrap(),
+        f => panic!("INFO: {f:?}"),
+    };
+    info.lines()
+        .filter_map(|l| l.strip_prefix("db"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// DBSIZE and INFO keyspace read the counts the writer keeps (relis_key_counts): they follow a
+/// MULTI whose failing command is rolled back alone, a script whose writes before its error
+/// stay, a script that asks for them after its own writes (on the writer, before the commit),
+/// an SQL morph that makes keys, MOVE, SWAPDB and the flushes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dbsize_and_info_keyspace_follow_every_write() {
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(keyspace_lines(&mut c).await, Vec::<String>::new());
+    assert_eq!(c.cmd(&["SET", "a", "1"]).await, ok());
+    assert_eq!(c.cmd(&["SET", "b", "1", "EX", "100"]).await, ok());
+    assert_eq!(c.cmd(&["DBSIZE"]).await, int(2));
+    assert_eq!(
+        keyspace_lines(&mut c).await,
+        ["0:keys=2,expires=1,avg_ttl=0"]
+    );
+    // A queued command that fails (INCR of a string that is no integer) changes nothing; the
+    // others stay.
+    assert_eq!(c.cmd(&["MULTI"]).await, ok());
+    for cmd in [
+        &["SET", "c", "x"][..],
+        &["INCR", "c"],
+        &["SADD", "s", "m"],
+        &["EXPIRE", "s", "100"],
+        &["PERSIST", "b"],
+    ] {
+        assert_eq!(c.cmd(cmd).await, Frame::Simple("QUEUED".into()));
+    }
+    assert!(matches!(c.cmd(&["EXEC"]).await, Frame::Array(_)));
+    assert_eq!(c.cmd(&["DBSIZE"]).await, int(4));
+    assert_eq!(
+        keyspace_lines(&mut c).await,
+        ["0:keys=4,expires=1,avg_ttl=0"]
+    );
+    // A script's writes before its error stay (as in Redis).
+    assert!(matches!(
+        c.cmd(&[
+            "EVAL",
+            "redis.call('SET', 'd', '1', 'PX', '100000') redis.call('LPUSH', 'l', 'x') error('boom')",
+            "0",
+        ])
+        .await,
+        Frame::Error(_)
+    ));
+    assert_eq!(c.cmd(&["DBSIZE"]).await, int(6));
+    // On the writer, a script sees its own writes counted.
+    assert_eq!(
+        c.cmd(&[
+            "EVAL",
+            "redis.call('SET', 'e', '1') redis.call('DEL', 'a') redis.call('SET', 'f', '1', 'EX', '9')
+             return {redis.call('DBSIZE'), redis.call('INFO', 'keyspace')}",
+            "0",
+        ])
+        .await,
+        Frame::Array(vec![
+            int(7),
+            Frame::Bulk("# Keyspace\r\ndb0:keys=7,expires=3,avg_ttl=0\r\n".into())
+        ])
+    );
+    // Keys an SQL morph writes.
+    assert_eq!(
+        c.cmd(&[
+            "SQL.TOHASH",
+            "u:{id}",
+            "SELECT 1 AS id, 'x' AS name UNION ALL SELECT 2, 'y'",
+        ])
+        .await,
+        int(2)
+    );
+    assert_eq!(c.cmd(&["DBSIZE"]).await, int(9));
+    assert_eq!(c.cmd(&["MOVE", "d", "3"]).await, int(1));
+    assert_eq!(c.cmd(&["SWAPDB", "3", "5"]).await, ok());
+    assert_eq!(
+        keyspace_lines(&mut c).await,
+        [
+            "0:keys=8,expires=2,avg_ttl=0",
+            "5:keys=1,expires=1,avg_ttl=0"
+        ]
+    );
+    assert_eq!(c.cmd(&["FLUSHDB"]).await, ok());
+    assert_eq!(
+        keyspace_lines(&mut c).await,
+        ["5:keys=1,expires=1,avg_ttl=0"]
+    );
+    assert_eq!(c.cmd(&["FLUSHALL"]).await, ok());
+    assert_eq!(c.cmd(&["DBSIZE"]).await, int(0));
+    assert_eq!(keyspace_lines(&mut c).await, Vec::<String>::new());
+}

@@ -608,6 +608,7 @@ fn a_schema_4_file_with_rank_rows_is_migrated() {
              DROP VIEW redis_streams; DROP TABLE relis_stream; DROP TABLE relis_stream_group;
              DROP TABLE relis_stream_consumer; DROP TABLE relis_stream_pel;
              DROP TABLE relis_replication;
+             DROP TABLE relis_key_counts;
              PRAGMA user_version = 4;
              COMMIT;",
         )
@@ -653,6 +654,7 @@ fn a_schema_7_file_is_migrated_to_string_chunks() {
              DROP VIEW redis_strings;
              {}
              DROP TABLE relis_replication;
+             DROP TABLE relis_key_counts;
              PRAGMA user_version = 7;
              COMMIT;",
             &old[start..start + end]
@@ -707,6 +709,7 @@ fn a_schema_5_file_gets_views_that_show_only_readable_keys() {
              DROP TABLE relis_stream_consumer; DROP TABLE relis_stream_pel;
              DROP TABLE relis_chunks;
              DROP TABLE relis_replication;
+             DROP TABLE relis_key_counts;
              PRAGMA user_version = 5;
              COMMIT;"
         ))
@@ -769,6 +772,7 @@ fn a_schema_6_file_is_migrated_to_streams() {
              {}
              DROP TABLE relis_chunks;
              DROP TABLE relis_replication;
+             DROP TABLE relis_key_counts;
              PRAGMA user_version = 6;
              COMMIT;",
             &old[start..start + end]

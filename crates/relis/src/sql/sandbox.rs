@@ -180,6 +180,14 @@ pub(crate) fn install(conn: &Connection) -> rusqlite::Result<()> {
         det | rusqlite::functions::FunctionFlags::SQLITE_DIRECTONLY,
         |c| Ok(crate::types::counter::sql_incr(c.get_raw(0), c.get(1)?)),
     )?;
+    // SET's upsert (the same): records what it overwrote, so not deterministic.
+    conn.create_scalar_function(
+        "relis_overwrite",
+        1,
+        rusqlite::functions::FunctionFlags::SQLITE_UTF8
+            | rusqlite::functions::FunctionFlags::SQLITE_DIRECTONLY,
+        |c| Ok(crate::types::counter::sql_overwrite(c.get_raw(0))),
+    )?;
     // The key filter of the views (ACL key patterns): see sql/access.rs.
     super::access::register(conn)?;
     conn.set_prepared_statement_cache_capacity(1024);

@@ -1,5 +1,6 @@
-//! Integers as Redis reads them, and INCRBY's SQL function: pure, so that the SQL sandbox,
-//! which registers `relis_incr` on every connection, needs nothing of the string type's storage.
+//! Integers as Redis reads them, and the SQL functions of the strings' one-statement upserts
+//! (INCRBY's sum, SET's overwrite): pure, so that the SQL sandbox, which registers `relis_incr`
+//! and `relis_overwrite` on every connection, needs nothing of the string type's storage.
 
 /// Parses an integer as Redis's `string2ll` does: no spaces, no `+`, no leading zeros, no `-0`.
 pub fn parse_i64(s: &[u8]) -> Option<i64> {
@@ -62,6 +63,32 @@ pub(crate) fn sql_incr_began() {
 /// The sum [`sql_incr`] made on this thread since [`sql_incr_began`], if it ran.
 pub(crate) fn sql_incr_sum() -> Option<i64> {
     INCR_SUM.get()
+}
+
+thread_local! {
+    /// Whether [`sql_overwrite`] ran on this thread since [`sql_overwrite_began`], and if so
+    /// whether the row it overwrote had an expiry.
+    static OVERWROTE: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
+}
+
+/// The SQL function `relis_overwrite(expire_at)`, called by plain SET's upsert (`SET_INLINE`) in
+/// its update branch only: records that the key row existed and whether it had an expiry (SET
+/// tells a new key, and an expiry it clears, from what the key counts must learn, without a
+/// lookup first or a `RETURNING`), and returns NULL, the row's new expiry.
+pub(crate) fn sql_overwrite(expire_at: rusqlite::types::ValueRef<'_>) -> Option<i64> {
+    OVERWROTE.set(Some(!matches!(expire_at, rusqlite::types::ValueRef::Null)));
+    None
+}
+
+/// Forgets this thread's last [`sql_overwrite`]: a statement that uses the function follows.
+pub(crate) fn sql_overwrite_began() {
+    OVERWROTE.set(None);
+}
+
+/// Whether [`sql_overwrite`] ran on this thread since [`sql_overwrite_began`] (`None`: it did
+/// not), and whether the row it overwrote had an expiry.
+pub(crate) fn sql_overwritten() -> Option<bool> {
+    OVERWROTE.get()
 }
 
 #[cfg(test)]

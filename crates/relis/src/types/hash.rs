@@ -537,10 +537,11 @@ impl Writer<'_> {
                 self.now,
                 head,
             ))?;
+            self.count_new_key(db, None);
             self.note_new(db, key);
         } else if count == 0 {
             // Every field is gone already: only the row is left.
-            prepare(self.conn, q::KEY_DELETE)?.execute((db, key))?;
+            self.delete_key_row(db, key, false)?;
         } else {
             let version = self.next_version();
             prepare(self.conn, q::KEY_UPDATE)?

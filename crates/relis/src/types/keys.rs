@@ -1,6 +1,7 @@
 //! Generic key commands: existence, deletion, expiry, renaming, copying, scanning, and the
 //! database-wide ones (DBSIZE, FLUSHDB, SWAPDB).
 
+use crate::backend::sqlite::counts;
 use crate::backend::sqlite::db::Db;
 use crate::backend::sqlite::sql::keys as q;
 use crate::backend::sqlite::stmt::prepare;
@@ -278,7 +279,8 @@ impl Reader<'_> {
         if let Some(shared) = &self.shared {
             return shared.dbsize(db, self.now);
         }
-        Ok(prepare(self.conn, q::DBSIZE)?.query_row([db], |r| r.get(0))?)
+        // The writer keeps a count per database (see backend/sqlite/counts.rs): one row read.
+        Ok(counts::current(self.conn, db)?.0)
     }
 
     /// Per-database key and expiry counts, for INFO keyspace (only non-empty databases).
@@ -293,7 +295,21 @@ impl Reader<'_> {
                 .map(|(db, keys, expires)| KeyspaceInfo { db, keys, expires })
                 .collect());
         }
-        let mut st = prepare(self.conn, q::KEYSPACE_INFO)?;
+        Ok(counts::all(self.conn)?
+            .into_iter()
+            .filter(|&(_, keys, _)| keys != 0)
+            .map(|(db, keys, expires)| KeyspaceInfo { db, keys, expires })
+            .collect())
+    }
+
+    /// [`Reader::keyspace_info`] counted from the key rows themselves, a scan of the whole
+    /// keyspace: what the kept counts must always equal (tests compare them).
+    ///
+    /// # Errors
+    /// Storage errors only.
+    #[doc(hidden)]
+    pub fn keyspace_info_counted(&self) -> Result<Vec<KeyspaceInfo>> {
+        let mut st = prepare(self.conn, q::KEYSPACE_COUNTED)?;
         let rows = st.query_map([], |r| {
             Ok(KeyspaceInfo {
                 db: r.get(0)?,
@@ -382,10 +398,19 @@ impl Writer<'_> {
         Ok(n)
     }
 
-    /// Sets or clears the expiry of an existing key row and bumps its version.
-    pub(crate) fn set_expire_at(&mut self, db: u32, key: &[u8], at: Option<i64>) -> Result<()> {
+    /// Sets or clears the expiry of an existing key row (whose expiry is `before`) and bumps
+    /// its version.
+    pub(crate) fn set_expire_at(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        before: Option<i64>,
+        at: Option<i64>,
+    ) -> Result<()> {
         let version = self.next_version();
-        prepare(self.conn, q::SET_EXPIRE_AT)?.execute((db, key, at, version, self.now))?;
+        if prepare(self.conn, q::SET_EXPIRE_AT)?.execute((db, key, at, version, self.now))? > 0 {
+            self.count_expiry_change(db, before, at);
+        }
         Ok(())
     }
 
@@ -415,7 +440,7 @@ impl Writer<'_> {
         if at <= self.expiry_now {
             self.delete_key(db, key, &m)?;
         } else {
-            self.set_expire_at(db, key, Some(at))?;
+            self.set_expire_at(db, key, m.expire_at, Some(at))?;
         }
         Ok(true)
     }
@@ -427,7 +452,7 @@ impl Writer<'_> {
     pub fn persist(&mut self, db: u32, key: &[u8]) -> Result<bool> {
         match self.meta_for_write(db, key)? {
             Some(m) if m.expire_at.is_some() => {
-                self.set_expire_at(db, key, None)?;
+                self.set_expire_at(db, key, m.expire_at, None)?;
                 Ok(true)
             }
             _ => Ok(false),
@@ -486,6 +511,8 @@ impl Writer<'_> {
         }
         let id = self.next_version();
         prepare(self.conn, q::COPY_KEY_ROW)?.execute((db, src, dst_db, dst, id, self.now))?;
+        // The copy keeps the source's expiry.
+        self.count_new_key(dst_db, m.expire_at);
         self.note_new(dst_db, dst);
         self.copy_elements(&m, id)?;
         Ok(true)
@@ -531,11 +558,17 @@ impl Writer<'_> {
         if db == dst_db {
             return Err(Error::SameObject);
         }
-        if self.meta_for_write(db, key)?.is_none() || self.meta_for_write(dst_db, key)?.is_some() {
+        let Some(m) = self.meta_for_write(db, key)? else {
+            return Ok(false);
+        };
+        if self.meta_for_write(dst_db, key)?.is_some() {
             return Ok(false);
         }
         let version = self.next_version();
         prepare(self.conn, q::MOVE_KEY)?.execute((db, key, dst_db, version, self.now))?;
+        let expiring = i64::from(m.expire_at.is_some());
+        self.count_keys(db, -1, -expiring);
+        self.count_keys(dst_db, 1, expiring);
         self.note_new(dst_db, key);
         Ok(true)
     }
@@ -553,6 +586,9 @@ impl Writer<'_> {
         // sweep deletes them in batches.
         prepare(self.conn, q::FLUSHDB_TRASH)?.execute([db])?;
         prepare(self.conn, q::FLUSHDB_KEYS)?.execute([db])?;
+        if self.shared.is_none() {
+            counts::set(self.conn, db, (0, 0))?;
+        }
         Ok(())
     }
 
@@ -567,6 +603,9 @@ impl Writer<'_> {
         // Unqualified DELETEs: SQLite truncates these tables rather than visiting each row.
         for sql in q::FLUSHALL {
             self.conn.prepare_cached(sql)?.execute([])?;
+        }
+        if self.shared.is_none() {
+            counts::clear_all(self.conn)?;
         }
         Ok(())
     }
@@ -596,6 +635,14 @@ impl Writer<'_> {
             (-1, i64::from(b)),
         ] {
             prepare(self.conn, q::SWAPDB_STEP)?.execute((from, to, version))?;
+        }
+        if self.shared.is_none() {
+            let (ca, cb) = (
+                counts::current(self.conn, a)?,
+                counts::current(self.conn, b)?,
+            );
+            counts::set(self.conn, a, cb)?;
+            counts::set(self.conn, b, ca)?;
         }
         Ok(())
     }

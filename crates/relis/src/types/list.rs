@@ -307,7 +307,7 @@ impl Writer<'_> {
     /// list is empty (its element rows must already be gone).
     fn set_list_shape(&mut self, db: u32, key: &[u8], head: i64, count: i64) -> Result<()> {
         if count == 0 {
-            prepare(self.conn, q::KEY_DELETE)?.execute((db, key))?;
+            self.delete_key_row(db, key, false)?;
             return Ok(());
         }
         let version = self.next_version();
@@ -319,6 +319,7 @@ impl Writer<'_> {
     fn create_list(&mut self, db: u32, key: &[u8], head: i64, count: i64) -> Result<i64> {
         let id = self.next_version();
         prepare(self.conn, q::KEY_INSERT)?.execute((db, key, id, count, self.now, head))?;
+        self.count_new_key(db, None);
         self.note_new(db, key);
         Ok(id)
     }

@@ -668,6 +668,7 @@ impl Writer<'_> {
     ) -> Result<()> {
         let head = if hashtable { HASHTABLE } else { INTSET };
         prepare(self.conn, q::KEY_INSERT)?.execute((db, key, id, count, self.now, head))?;
+        self.count_new_key(db, None);
         self.note_new(db, key);
         Ok(())
     }
@@ -676,7 +677,7 @@ impl Writer<'_> {
     /// goes when its last member has.
     fn update_set_row(&mut self, db: u32, key: &[u8], count: i64, hashtable: bool) -> Result<()> {
         if count == 0 {
-            prepare(self.conn, q::KEY_DELETE)?.execute((db, key))?;
+            self.delete_key_row(db, key, false)?;
             return Ok(());
         }
         let version = self.next_version();

@@ -387,6 +387,7 @@ impl Writer<'_> {
             self.now,
             &encode_meta(&StreamMeta::default())[..],
         ))?;
+        self.count_new_key(db, None);
         self.note_new(db, key);
         Ok(kid)
     }

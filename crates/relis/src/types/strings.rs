@@ -130,7 +130,7 @@ impl StringLookup {
 }
 
 pub use super::counter::parse_i64;
-use super::counter::{sql_incr_began, sql_incr_sum};
+use super::counter::{sql_incr_began, sql_incr_sum, sql_overwrite_began, sql_overwritten};
 
 extern "C" {
     fn relis_ld_incr(
@@ -467,6 +467,7 @@ impl Writer<'_> {
                 let expire_at = expire.unwrap_or(m.expire_at);
                 prepare(self.conn, q::OVERWRITE_INLINE)?
                     .execute((db, key, expire_at, version, now, value, head, id))?;
+                self.count_expiry_change(db, m.expire_at, expire_at);
             }
             None => {
                 prepare(self.conn, q::INSERT_INLINE)?.execute((
@@ -478,6 +479,7 @@ impl Writer<'_> {
                     value,
                     head,
                 ))?;
+                self.count_new_key(db, expire.flatten());
                 self.note_new(db, key);
             }
         }
@@ -508,6 +510,7 @@ impl Writer<'_> {
             let expire_at = expire.unwrap_or(m.expire_at);
             prepare(self.conn, q::REWRITE_CHUNKED)?
                 .execute((db, key, expire_at, version, len as i64, self.now, head))?;
+            self.count_expiry_change(db, m.expire_at, expire_at);
             self.replace_chunks(i.id, i.len.div_ceil(crate::types::chunks::CHUNK), value)?;
             return self.grow_chunks(i.id, value.len(), len);
         }
@@ -517,6 +520,7 @@ impl Writer<'_> {
                 let expire_at = expire.unwrap_or(m.expire_at);
                 prepare(self.conn, q::OVERWRITE_CHUNKED)?
                     .execute((db, key, expire_at, version, len as i64, self.now, head))?;
+                self.count_expiry_change(db, m.expire_at, expire_at);
             }
             None => {
                 prepare(self.conn, q::INSERT_CHUNKED)?.execute((
@@ -528,6 +532,7 @@ impl Writer<'_> {
                     self.now,
                     head,
                 ))?;
+                self.count_new_key(db, expire.flatten());
                 self.note_new(db, key);
             }
         }
@@ -789,7 +794,16 @@ impl Writer<'_> {
             self.note_new(db, key);
         }
         let version = self.next_version();
+        sql_overwrite_began();
         let n = prepare(self.conn, q::SET_INLINE)?.execute((db, key, version, self.now, value))?;
+        if n == 1 {
+            // The upsert's update calls `relis_overwrite` with the expiry it clears; an insert
+            // calls nothing.
+            match sql_overwritten() {
+                None => self.count_new_key(db, None),
+                Some(had_expiry) => self.count_keys(db, 0, -i64::from(had_expiry)),
+            }
+        }
         if n == 0 {
             // The key holds a collection: drop its elements and overwrite.
             let old = self.meta_for_write(db, key)?;
@@ -856,10 +870,12 @@ impl Writer<'_> {
         if let Some(e) = expiry {
             match e.resolve(self.now)? {
                 Some(Some(at)) if at <= self.expiry_now => self.delete_key(db, key, &m)?,
-                Some(Some(at)) => self.set_expire_at(db, key, Some(at))?,
+                Some(Some(at)) => self.set_expire_at(db, key, m.expire_at, Some(at))?,
                 // PERSIST on a key without a TTL changes nothing (Redis does not even signal
                 // the key as modified, so a WATCH on it survives).
-                Some(None) if m.expire_at.is_some() => self.set_expire_at(db, key, None)?,
+                Some(None) if m.expire_at.is_some() => {
+                    self.set_expire_at(db, key, m.expire_at, None)?
+                }
                 Some(None) | None => {}
             }
         }
@@ -887,8 +903,15 @@ impl Writer<'_> {
                 first.as_bytes_mut(),
             ))?;
             if changed == 1 {
-                // Updated, the function made the sum; inserted, it did not run.
-                return Ok(sql_incr_sum().unwrap_or(delta));
+                // Updated, the function made the sum; inserted, it did not run. (An update
+                // leaves the expiry as it was.)
+                return Ok(match sql_incr_sum() {
+                    Some(sum) => sum,
+                    None => {
+                        self.count_new_key(db, None);
+                        delta
+                    }
+                });
             }
         }
         // Otherwise (no key, an expired one, another type, no integer, an overflow, a chunked

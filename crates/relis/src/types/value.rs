@@ -225,6 +225,7 @@ impl Writer<'_> {
             self.now,
             &crate::types::stream::encode_meta(&meta)[..],
         ))?;
+        self.count_new_key(db, None);
         self.note_new(db, key);
         let mut st = prepare(self.conn, q::INSERT_STREAM_ENTRY)?;
         for e in &s.entries {
@@ -345,13 +346,19 @@ impl Writer<'_> {
         }
         let version = self.next_version();
         let mtime = self.now - opts.idle_secs.unwrap_or(0).saturating_mul(1000);
-        prepare(self.conn, q::SET_RESTORED_META)?.execute((
-            db,
-            key,
-            opts.expire_at,
-            version,
-            mtime,
-        ))?;
+        // The row was just made without an expiry: the first statement finds it so. (The
+        // second, for a row that had one, is there only so the key counts stay right whatever
+        // the caller knew.)
+        for (sql, had_expiry) in [
+            (q::SET_RESTORED_META, None),
+            (q::SET_RESTORED_META_EXPIRING, Some(0)),
+        ] {
+            let n = prepare(self.conn, sql)?.execute((db, key, opts.expire_at, version, mtime))?;
+            if n > 0 {
+                self.count_expiry_change(db, had_expiry, opts.expire_at);
+                break;
+            }
+        }
         debug_assert_eq!(self.meta(db, key)?.map(|m| m.kind), Some(kind_of(value)));
         Ok(Restored::Written)
     }

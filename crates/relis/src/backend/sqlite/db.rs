@@ -1460,6 +1460,7 @@ impl CommitCx<'_> {
         let committed = match poisoned {
             Some(e) => Err(e),
             None => WriterHooks::flush(hooks, conn)
+                .and_then(|()| crate::backend::sqlite::counts::flush(conn))
                 .and_then(|()| {
                     Writer::new(conn, self.clock.now_ms(), self.keyspace, st).persist_counter()
                 })

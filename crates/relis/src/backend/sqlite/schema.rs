@@ -18,6 +18,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema/0008_string_chunks.sql"),
     include_str!("schema/0009_geo.sql"),
     include_str!("schema/0010_replication.sql"),
+    include_str!("schema/0011_key_counts.sql"),
 ];
 
 /// The schema version this build writes.

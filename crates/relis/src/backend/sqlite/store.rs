@@ -396,9 +396,11 @@ impl WriterHooks {
         hooks.iter().try_for_each(|h| (h.before_savepoint)(conn))
     }
 
-    /// Forgets every type's pending state (see [`WriterHooks::rollback`]).
+    /// Forgets every type's pending state (see [`WriterHooks::rollback`]), and the key counts'
+    /// (see `counts.rs`).
     pub(crate) fn discard(hooks: &[WriterHooks], conn: &Conn<'_>) {
         conn.state().existing(|p: &mut PendingTouch| p.0 = None);
+        crate::backend::sqlite::counts::discard(conn);
         hooks.iter().for_each(|h| (h.rollback)(conn))
     }
 }
@@ -603,6 +605,7 @@ impl<'c> Writer<'c> {
         self.exec_cached("SAVEPOINT cmd").map_err(E::from)?;
         let events = self.st().events.len();
         let wide = self.st().wide.len();
+        let counts = crate::backend::sqlite::counts::mark(self.conn);
         match f(self) {
             Ok(v) => {
                 self.exec_cached("RELEASE cmd").map_err(E::from)?;
@@ -612,6 +615,8 @@ impl<'c> Writer<'c> {
                 // Leave the transaction usable whatever happened inside.
                 let _ = self.exec_cached("ROLLBACK TO cmd");
                 WriterHooks::discard(self.st().hooks, self.conn);
+                // The key counts' changes from before the savepoint stand.
+                crate::backend::sqlite::counts::restore(self.conn, counts);
                 let _ = self.exec_cached("RELEASE cmd");
                 // What was rolled back did not happen: its events are not published.
                 self.st().events.truncate(events);
@@ -854,12 +859,58 @@ impl<'c> Writer<'c> {
     /// Deletes a key row and its elements.
     pub(crate) fn delete_key(&mut self, db: u32, key: &[u8], meta: &KeyMeta) -> Result<()> {
         self.delete_elements(meta)?;
-        crate::backend::sqlite::stmt::prepare(
-            self.conn,
-            "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2",
-        )?
-        .execute((db, key))?;
+        self.delete_key_row(db, key, meta.expire_at.is_some())?;
         Ok(())
+    }
+
+    /// Deletes the key row at `key` (its elements are the caller's), counting it out of its
+    /// database's key counts (see `counts.rs`); `expires`: whether the caller believes it has
+    /// an expiry, which picks the statement tried first (the other follows if that deleted
+    /// nothing, so a wrong guess costs a lookup, not a wrong count). Returns whether a row went.
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub(crate) fn delete_key_row(&mut self, db: u32, key: &[u8], expires: bool) -> Result<bool> {
+        const PERSISTENT: &str =
+            "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2 AND expire_at IS NULL";
+        const EXPIRING: &str =
+            "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2 AND expire_at IS NOT NULL";
+        let tries = if expires {
+            [(EXPIRING, true), (PERSISTENT, false)]
+        } else {
+            [(PERSISTENT, false), (EXPIRING, true)]
+        };
+        for (sql, expiring) in tries {
+            if crate::backend::sqlite::stmt::prepare(self.conn, sql)?.execute((db, key))? > 0 {
+                self.count_keys(db, -1, -i64::from(expiring));
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Counts `keys` more key rows in `db` (fewer when negative), `expires` more of them with an
+    /// expiry: what a statement just did to `relis_keys` (see `counts.rs`). Over a
+    /// [`SharedKeyspace`] nothing is counted: the scratch holds only the group's keys, and the
+    /// shared keyspace counts its own.
+    pub(crate) fn count_keys(&self, db: u32, keys: i64, expires: i64) {
+        if self.shared.is_none() {
+            crate::backend::sqlite::counts::add(self.conn, db, keys, expires);
+        }
+    }
+
+    /// Counts a key row just inserted in `db` with expiry `expire_at`.
+    pub(crate) fn count_new_key(&self, db: u32, expire_at: Option<i64>) {
+        self.count_keys(db, 1, i64::from(expire_at.is_some()));
+    }
+
+    /// Counts a key row of `db` whose expiry just went from `before` to `after`.
+    pub(crate) fn count_expiry_change(&self, db: u32, before: Option<i64>, after: Option<i64>) {
+        self.count_keys(
+            db,
+            0,
+            i64::from(after.is_some()) - i64::from(before.is_some()),
+        );
     }
 
     /// Deletes the elements a collection keeps outside its key row. Small collections go at

@@ -154,7 +154,7 @@ impl<'c> Writer<'c> {
             self.z_copy_drop(z.kid);
             prepare(self.conn, q::DELETE_RANK_ROWS)?.execute([z.kid])?;
             if z.exists {
-                prepare(self.conn, q::KEY_DELETE)?.execute((z.db, z.key))?;
+                self.delete_key_row(z.db, z.key, false)?;
             }
             return Ok(());
         }
@@ -188,6 +188,7 @@ impl<'c> Writer<'c> {
                 self.now,
                 i64::from(z.skiplist),
             ))?;
+            self.count_new_key(z.db, None);
             self.note_new(z.db, z.key);
         }
         if blocks {

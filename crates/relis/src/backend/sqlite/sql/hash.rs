@@ -83,9 +83,6 @@ pub(crate) const KEY_INSERT: &str =
     "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
                      VALUES (?1, ?2, ?3, ?4, NULL, ?3, ?5, ?6, ?7)";
 
-/// Deletes the key row at (`?1` db, `?2` key), the hash being empty.
-pub(crate) const KEY_DELETE: &str = "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2";
-
 /// A hash key row's new version, count, mtime and encoding.
 pub(crate) const KEY_UPDATE: &str =
     "UPDATE main.relis_keys SET version = ?3, count = ?4, mtime = ?5, head = ?6

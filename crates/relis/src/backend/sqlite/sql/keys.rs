@@ -1,13 +1,12 @@
-//! The keyspace commands' SQL (`types/keys.rs`): SCAN, RANDOMKEY, DBSIZE, EXPIRE, RENAME, COPY,
+//! The keyspace commands' SQL (`types/keys.rs`): SCAN, RANDOMKEY, EXPIRE, RENAME, COPY,
 //! MOVE, FLUSHDB, FLUSHALL and SWAPDB over `relis_keys`, and COPY's copies of element rows.
 
 use crate::backend::sqlite::store::LIVE;
 
-/// The number of key rows in database `?1` (expired ones not yet swept included).
-pub(crate) const DBSIZE: &str = "SELECT count(*) FROM main.relis_keys WHERE db = ?1";
-
-/// Per database: its keys and how many have an expiry (INFO keyspace).
-pub(crate) const KEYSPACE_INFO: &str =
+/// Per database: its key rows and how many have an expiry, counted from the rows (a scan of the
+/// whole keyspace; DBSIZE and INFO keyspace read the kept counts, `relis_key_counts`, instead:
+/// see backend/sqlite/counts.rs).
+pub(crate) const KEYSPACE_COUNTED: &str =
     "SELECT db, count(*), count(expire_at) FROM main.relis_keys GROUP BY db ORDER BY db";
 
 /// Sets the expiry (`?3`, NULL for none), version and mtime of the key at (`?1`, `?2`).

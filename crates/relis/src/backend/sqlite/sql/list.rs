@@ -8,9 +8,6 @@
 
 // The key row (`head` is the position of the first element, `count` the length)
 
-/// Deletes the key row of `?1`/`?2` (a list emptied; its element rows are already gone).
-pub(crate) const KEY_DELETE: &str = "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2";
-
 /// Writes a list's head position `?3`, length `?4`, version and mtime.
 pub(crate) const KEY_SET_SHAPE: &str =
     "UPDATE main.relis_keys SET head = ?3, count = ?4, version = ?5, mtime = ?6

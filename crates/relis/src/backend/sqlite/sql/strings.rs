@@ -59,11 +59,13 @@ pub(crate) const TOUCH_CHUNKED: &str =
 pub(crate) const MARK_RAW: &str =
     "UPDATE main.relis_keys SET head = head | ?3 WHERE db = ?1 AND key = ?2 AND type = 0";
 
-/// Upserts an inline string without expiry; changes nothing where another type is.
+/// Upserts an inline string without expiry; changes nothing where another type is. An update
+/// calls `relis_overwrite` with the old expiry (for the key counts: see types/counter.rs).
 pub(crate) const SET_INLINE: &str =
     "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, value)
                  VALUES (?1, ?2, ?3, 0, NULL, ?3, 0, ?4, ?5)
-                 ON CONFLICT (db, key) DO UPDATE SET expire_at = NULL, version = excluded.version,
+                 ON CONFLICT (db, key) DO UPDATE SET expire_at = relis_overwrite(expire_at),
+                   version = excluded.version,
                    mtime = excluded.mtime, value = excluded.value, head = 0
                  WHERE type = 0 AND count = 0";
 

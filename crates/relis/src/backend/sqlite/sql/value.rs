@@ -39,10 +39,16 @@ pub(crate) const INSERT_STREAM_PENDING: &str =
     "INSERT INTO main.relis_stream_pel (kid, grp, ms, seq, consumer, delivered, count)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
 
-/// A restored key's expiry, version and mtime (IDLETIME sets mtime back).
+/// A restored key's expiry, version and mtime (IDLETIME sets mtime back), where its row has
+/// no expiry (as a row just made has).
 pub(crate) const SET_RESTORED_META: &str =
     "UPDATE main.relis_keys SET expire_at = ?3, version = ?4, mtime = ?5
-                 WHERE db = ?1 AND key = ?2";
+                 WHERE db = ?1 AND key = ?2 AND expire_at IS NULL";
+
+/// [`SET_RESTORED_META`] where the row has an expiry.
+pub(crate) const SET_RESTORED_META_EXPIRING: &str =
+    "UPDATE main.relis_keys SET expire_at = ?3, version = ?4, mtime = ?5
+                 WHERE db = ?1 AND key = ?2 AND expire_at IS NOT NULL";
 
 /// Every live key of `:db` at `:now`, in key order.
 pub(crate) fn live_keys() -> String {

@@ -34,9 +34,6 @@ pub(crate) const KEY_INSERT: &str =
     "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
                      VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?6, ?7, ?8)";
 
-/// Deletes the key row of `?1`/`?2` (a set emptied by a write).
-pub(crate) const KEY_DELETE: &str = "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2";
-
 // Members
 
 /// The score of member `?2`.
