@@ -100,9 +100,9 @@ fn main() {
     // The scheduler looks for new socket events every 16 task polls and at its shared queue
     // (where the writer's answers arrive) every 4, against tokio's 61 and 31: with a thousand
     // clients, a connection whose event or answer came in behind a full local queue (likely)
-    // waited for hundreds of others to be served, again and again. Under redis-benchmark -c 1000 GET
-    // p99 fell from 56-122 ms to 36-45 ms; at -c 50, -P 1 and -P 16, the rates did not move
-    // (BENCHMARKS.md, 1,000 clients).
+    // waited for hundreds of others to be served, again and again. Under redis-benchmark
+    // -c 1000, GET p99 fell from 56-122 ms to 36-45 ms; at -c 50, -P 1 and -P 16, the rates
+    // did not move (BENCHMARKS.md, 1,000 clients).
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .event_interval(16)
         .global_queue_interval(4)
