@@ -217,13 +217,8 @@ async fn full_sync(server: &Arc<Shared>, payload: &mut repl::Payload) -> Result<
         let sizes = s.db.cache_use().sizes;
         let mut large = sizes;
         large.writer = large.writer.max(crate::rdbfile::IMPORT_WRITER_CACHE);
+        // The writer takes it before the load's first write.
         s.db.set_cache_sizes(large);
-        // The writer resizes its cache after the group commit the request joined: two empty
-        // writes, one after the other, make sure the load's transaction begins after that.
-        for _ in 0..2 {
-            // A failure here fails the load too.
-            let _ = s.db.write(|_| Ok(()));
-        }
         let input = Pieces {
             rx,
             piece: Vec::new(),

@@ -335,6 +335,34 @@ mod tests {
         (writer, reader)
     }
 
+    /// A resize reaches the writer before the writes queued after it, even those that land in
+    /// the same group (a replica's full sync resizes, then loads in one long write).
+    #[test]
+    fn the_writer_resizes_before_the_writes_queued_after() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path().join("r.db")).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        // The writer is busy while the resize and the next write are queued: it takes both
+        // into its next group.
+        db.write_async(
+            |_| std::thread::sleep(std::time::Duration::from_millis(100)),
+            |_| {},
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        db.set_cache_sizes(CacheSizes {
+            writer: 3 * MIB,
+            ..CacheSizes::default()
+        });
+        db.write_async(
+            |w| {
+                w.conn
+                    .query_row("PRAGMA cache_size", [], |r| r.get::<_, i64>(0))
+            },
+            move |r| tx.send(r).unwrap(),
+        );
+        assert_eq!(rx.recv().unwrap().unwrap().unwrap(), -3 * 1024);
+    }
+
     /// The options size the caches (a 6 MB file overflows a 2 MiB writer cache, not the default
     /// one), and the figures say what they hold.
     #[test]
@@ -392,9 +420,7 @@ mod tests {
             mmap: 64 * MIB,
         };
         db.set_cache_sizes(sizes);
-        // The first write's group may run with the resize; the second's comes after it.
-        db.set("a", "1").unwrap();
-        db.set("b", "2").unwrap();
+        // The next write (here the one reading the pragma) already runs with the new sizes.
         assert_eq!(pragma(&db, "cache_size"), (-1024, -1024));
         assert_eq!(pragma(&db, "mmap_size").1, (64 * MIB) as i64);
         read_all(&db, 20_000);
@@ -407,7 +433,6 @@ mod tests {
             mmap: u64::MAX,
             ..sizes
         });
-        db.set("c", "3").unwrap();
         assert_eq!(pragma(&db, "mmap_size").1, MAX_MMAP_SIZE as i64);
     }
 }

@@ -330,7 +330,8 @@ pub(crate) enum WriterMsg {
     /// A read, in memory mode (where there is no reader pool) or over PostgreSQL, and the keys
     /// it declares.
     Read(WriterRead, DeclaredKeys),
-    /// Runs outside any transaction with the writer's connection (backups of in-memory data).
+    /// Runs outside any transaction with the writer's connection (backups of in-memory data,
+    /// cache sizes), after every write queued before it and before every write queued after.
     Conn(ConnJob),
     Shutdown,
 }
@@ -714,8 +715,8 @@ impl Db {
     }
 
     /// Sizes the SQLite connections' caches anew: each reader takes the new sizes at its next
-    /// read (in a new transaction), the writer after its current group commit. A smaller cache
-    /// gives its pages back as they are next used.
+    /// read (in a new transaction), the writer before any write queued after this call. A
+    /// smaller cache gives its pages back as they are next used.
     pub fn set_cache_sizes(&self, sizes: CacheSizes) {
         self.shared.stats.caches.set(sizes);
         let job: ConnJob = Box::new(move |c| {
@@ -1560,9 +1561,12 @@ fn writer_loop(
     let mut found = false;
     // Writes per batch, a moving average (in sixteenths).
     let mut load = 0usize;
+    // A connection job taken from the queue after writes of the group being collected: it
+    // waits for the next group, at whose head it runs (see below).
+    let mut carried: Option<WriterMsg> = None;
     while !shutdown {
         // See WRITER_SPIN: the next requests are usually on their way.
-        if !spin.is_zero() {
+        if !spin.is_zero() && carried.is_none() {
             let look = if found && load >= 16 * 4 {
                 spin * 3
             } else {
@@ -1576,14 +1580,29 @@ fn writer_loop(
         }
         // Waits for work without taking it: work leaves the queue only while the core is held,
         // so an embedded caller holding it and finding the queue empty knows that everything
-        // queued before has been answered (see `Db::write`).
-        let _ = ready.ready_timeout(SWEEP_EVERY);
+        // queued before has been answered (see `Db::write`; a carried connection job has no
+        // answer to wait for).
+        if carried.is_none() {
+            let _ = ready.ready_timeout(SWEEP_EVERY);
+        }
         let core = core.lock();
         let (conn, st) = (core.conn.get(), &core.st);
         let hooks = st.borrow().hooks;
+        batch.extend(carried.take());
+        let mut writes = false;
         while batch.len() < max_batch {
             match rx.try_recv() {
-                Ok(m) => batch.push(m),
+                // A connection job runs between groups, after every write queued before it and
+                // before every write queued after it (a cache resized for a load is the load's
+                // from its first write): one that comes after writes ends the group.
+                Ok(m @ WriterMsg::Conn(_)) if writes => {
+                    carried = Some(m);
+                    break;
+                }
+                Ok(m) => {
+                    writes |= matches!(m, WriterMsg::Write(..));
+                    batch.push(m);
+                }
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => {
                     shutdown = true;
@@ -1591,6 +1610,17 @@ fn writer_loop(
                 }
             }
         }
+        // The connection jobs at the group's head run now, outside any transaction.
+        let head = batch
+            .iter()
+            .position(|m| !matches!(m, WriterMsg::Conn(_)))
+            .unwrap_or(batch.len());
+        for m in batch.drain(..head) {
+            if let WriterMsg::Conn(job) = m {
+                reads.push(Box::new(move |r| job(r.conn)));
+            }
+        }
+        run_reads(conn, &mut reads, &*clock, keyspace);
         let sweep_due = last_sweep.elapsed() >= SWEEP_EVERY;
         if batch.is_empty() && !sweep_due {
             continue;
@@ -1639,7 +1669,8 @@ fn writer_loop(
                 }
                 WriterMsg::Read(job, _) => reads.push(Box::new(move |r| job(Some(r)))),
                 WriterMsg::Conn(job) => {
-                    // Runs after this batch commits, outside any transaction.
+                    // After reads only (one after writes waits for the next group): runs after
+                    // this batch commits, outside any transaction.
                     let job: ReadJob = Box::new(move |r| job(r.conn));
                     reads.push(job);
                 }
