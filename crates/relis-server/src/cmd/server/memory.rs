@@ -10,7 +10,8 @@
 //!   figures glibc's (`mallinfo2`); the per-database hash table overheads are 0 (keys live in
 //!   the file's B-trees); Relis adds the file's size at the end.
 //! - DOCTOR: Redis's report, from those numbers; MALLOC-STATS: Redis's answer for an allocator
-//!   other than jemalloc; PURGE: returns freed heap pages to the system (`malloc_trim`).
+//!   other than jemalloc; PURGE: returns freed memory to the system (mimalloc's and glibc's,
+//!   on this thread and the writer's: `state::release_free_memory_everywhere`).
 
 use crate::args::Args;
 use crate::cmd::{Cx, Parsed, ReadCmd, Spec};
@@ -446,8 +447,7 @@ impl ReadCmd for Memory {
             Memory::Doctor => verbatim(doctor(&Overhead::gather(cx, r)?)),
             Memory::MallocStats => verbatim("Stats not supported for the current allocator".into()),
             Memory::Purge => {
-                // SAFETY: malloc_trim only returns free heap pages to the system.
-                unsafe { libc::malloc_trim(0) };
+                crate::state::release_free_memory_everywhere(&cx.server.db);
                 Frame::Simple(Bytes::from_static(b"OK"))
             }
         })
