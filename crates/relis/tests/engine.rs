@@ -507,6 +507,63 @@ fn the_wal_stays_bounded_under_a_steady_write_load() {
     assert!(largest < 4 << 20, "the WAL grew to {largest} bytes");
 }
 
+/// A transaction far larger than the WAL's restart limit (a replica's full sync) leaves its
+/// frames to the checkpointer, not to the writer's next commits, and the WAL still restarts
+/// under the writes that follow.
+#[test]
+fn the_wal_restarts_after_a_transaction_far_past_its_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let wal_path = dir.path().join("t.db-wal");
+    let db = Db::open_with(Options {
+        wal_restart_frames: 64,
+        ..Options::file(&path)
+    })
+    .unwrap();
+    let value = vec![b'v'; 3000];
+    {
+        let value = value.clone();
+        db.write(move |w| {
+            for i in 0..4000 {
+                w.set(
+                    0,
+                    format!("big:{i}").as_bytes(),
+                    &value,
+                    SetOptions::default(),
+                )?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    }
+    let big = std::fs::metadata(&wal_path).unwrap().len();
+    assert!(
+        big > 8 << 20,
+        "the large transaction wrote {big} bytes of WAL"
+    );
+    let mut largest = 0;
+    for round in 0..300 {
+        let value = value.clone();
+        db.write(move |w| {
+            for i in 0..8 {
+                let key = format!("w{i}:{}", round % 50);
+                w.set(0, key.as_bytes(), &value, SetOptions::default())?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        largest = largest.max(std::fs::metadata(&wal_path).unwrap().len());
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    // ~300 commits of 16 pages or more (~10 MB of frames) after the large one: they went to the
+    // WAL's start once the checkpointer had copied the backlog and the writer the rest.
+    assert!(
+        largest < big + (4 << 20),
+        "the WAL grew from {big} to {largest} bytes"
+    );
+    assert_eq!(db.get("big:3999").unwrap().as_deref(), Some(&value[..]));
+}
+
 /// INFO's expired_keys counts the keys a write finds expired (lazy expiry), as Redis counts
 /// them, besides those the sweep deletes. (A plain SET over an expired string does not look
 /// first, unless someone listens for keyspace events, so it replaces the key uncounted.)

@@ -353,6 +353,11 @@ pub struct Stats {
     /// Whether the WAL has outgrown [`WAL_RESTART_FRAMES`] and the writer is bringing it back to
     /// its start; [`Db::read_here`] holds no snapshot meanwhile (a held one would prevent it).
     pub(crate) wal_over_limit: AtomicBool,
+    /// What the last checkpoint that ran found: the WAL's length and how much of it had been
+    /// copied into the file, in frames (see [`catch_up_checkpoint`]).
+    pub(crate) checkpointed: std::sync::Mutex<(i32, i32)>,
+    /// Asks the checkpointer to run now, not at its next turn: the writer left it a backlog.
+    pub(crate) checkpoint_now: AtomicBool,
     /// Where the timings of commits, fsyncs and checkpoints go ([`Db::on_timing`]).
     pub(crate) timings: crate::timing::Timings,
     /// The connections' cache sizes and what they hold ([`Db::cache_use`]).
@@ -1045,7 +1050,7 @@ impl Db {
         };
         let (committed, catch_up) = cx.commit(conn, st, (1, started, persisted_before));
         if catch_up {
-            catch_up_checkpoint(conn, stats, &shared.locals);
+            catch_up_checkpoint(conn, stats, &shared.locals, shared.wal_limit);
         }
         committed.map(|()| out)
     }
@@ -1524,12 +1529,53 @@ impl CommitCx<'_> {
 /// with the checkpointer's remainder now, while nothing commits, so that the next transaction
 /// can restart the WAL (see [`WAL_RESTART_FRAMES`]). After the replies, which need not wait
 /// for its fsyncs.
-fn catch_up_checkpoint(conn: &Connection, stats: &Stats, locals: &LocalReaders) {
+fn catch_up_checkpoint(conn: &Connection, stats: &Stats, locals: &LocalReaders, limit: i32) {
+    // A backlog far past the limit (the one transaction of a replica's full sync: hundreds of
+    // MB) is the checkpointer's to copy while the writer goes on: copied here it held every
+    // write up for seconds (4.2 s after a 5M-key sync, the replica's lag growing all along).
+    // The writer takes over for the frames written since, once the checkpointer is through.
+    let frames = WAL_FRAMES.with(|f| f.get());
+    let checkpointed = *stats
+        .checkpointed
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if for_the_checkpointer(frames, checkpointed, limit) {
+        stats.checkpoint_now.store(true, Ordering::Relaxed);
+        return;
+    }
     locals.end_held(None);
+    passive_checkpoint(conn, stats, "writer checkpoint");
+}
+
+/// How many times [`WAL_RESTART_FRAMES`] (or the configured limit) of frames not yet copied
+/// the writer leaves to the checkpointer rather than copy them itself.
+const CATCH_UP_BACKLOG: i32 = 4;
+
+/// Whether a WAL of `frames`, of which the last checkpoint found (`log` long, `done` copied),
+/// holds more than [`CATCH_UP_BACKLOG`] times `limit` frames not yet copied.
+fn for_the_checkpointer(frames: i32, (log, done): (i32, i32), limit: i32) -> bool {
+    // A WAL shorter than the last checkpoint saw has restarted since: nothing of it is copied.
+    let backlog = if frames < log { frames } else { frames - done };
+    backlog > limit.saturating_mul(CATCH_UP_BACKLOG)
+}
+
+/// A PASSIVE checkpoint on `conn` (the writer's or the checkpointer's), timed, and what it
+/// found kept in `stats` (see [`catch_up_checkpoint`]).
+fn passive_checkpoint(conn: &Connection, stats: &Stats, who: &str) {
     crate::timing::take_sync();
     let started = Instant::now();
-    if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
-        tracing::debug!("writer checkpoint: {e}");
+    // (busy, WAL frames, frames checkpointed): -1 for both when the database is not in WAL mode.
+    match conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
+        Ok((r.get::<_, i32>(1)?, r.get::<_, i32>(2)?))
+    }) {
+        Ok((log, done)) if log >= 0 => {
+            *stats
+                .checkpointed
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = (log, done);
+        }
+        Ok(_) => {}
+        Err(e) => tracing::debug!("{who}: {e}"),
     }
     stats
         .timings
@@ -1716,7 +1762,7 @@ fn writer_loop(
             locals.end_held(Some(stats.commits.load(Ordering::Relaxed)));
         }
         if catch_up {
-            catch_up_checkpoint(conn, &stats, &locals);
+            catch_up_checkpoint(conn, &stats, &locals, wal_limit);
         }
     }
     // A clean stop folds the WAL back into the database file, so the file alone is complete;
@@ -1801,20 +1847,14 @@ fn checkpoint_loop(conn: Connection, stop: Arc<AtomicBool>, stats: &Stats, wal: 
                 write_back(f);
             }
         }
-        if last.elapsed() < Duration::from_millis(500) {
+        let asked = stats.checkpoint_now.swap(false, Ordering::Relaxed);
+        if !asked && last.elapsed() < Duration::from_millis(500) {
             continue;
         }
         last = Instant::now();
         // PASSIVE never waits for readers or the writer; the WAL restarts from its beginning
         // once a checkpoint has caught up.
-        crate::timing::take_sync();
-        let started = Instant::now();
-        if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
-            tracing::debug!("checkpoint: {e}");
-        }
-        stats
-            .timings
-            .report_with_syncs(crate::timing::Timed::Checkpoint, started);
+        passive_checkpoint(&conn, stats, "checkpoint");
     }
     let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
 }
@@ -1890,6 +1930,21 @@ pub(crate) fn prefer_prompt_wakeups() {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_large_backlog_is_left_to_the_checkpointer() {
+        use super::for_the_checkpointer as left;
+        // Nothing copied yet of a WAL far past the limit: the checkpointer's.
+        assert!(left(100_000, (0, 0), 16_384));
+        // Within the slack: the writer copies it (and the WAL restarts).
+        assert!(!left(60_000, (0, 0), 16_384));
+        // The checkpointer went through the first 100,000; the writer takes the rest.
+        assert!(!left(101_000, (100_000, 100_000), 16_384));
+        // It copied only part of it (a reader held it back): still the checkpointer's.
+        assert!(left(101_000, (100_000, 20_000), 16_384));
+        // Restarted since the last checkpoint: all of a short WAL is new, and the writer's.
+        assert!(!left(500, (100_000, 100_000), 16_384));
+        assert!(left(70_000, (100_000, 100_000), 16_384));
+    }
     /// How often a statement with a bound LIMIT was compiled again over three executions with
     /// three different limits, on the writer's and on a reader's connection.
     fn recompiles(db: &crate::Db) -> (i32, i32) {
