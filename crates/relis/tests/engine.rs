@@ -457,6 +457,27 @@ fn closing_folds_the_wal_back_despite_an_idle_readers_snapshot() {
     );
 }
 
+/// 300 commits of eight 3,000-byte values over 400 keys, `pause` apart; returns the largest
+/// the WAL file at `wal` was after one.
+fn steady_writes(db: &Db, wal: &std::path::Path, pause: std::time::Duration) -> u64 {
+    let value = vec![b'v'; 3000];
+    let mut largest = 0;
+    for round in 0..300 {
+        let value = value.clone();
+        db.write(move |w| {
+            for i in 0..8 {
+                let key = format!("w{i}:{}", round % 50);
+                w.set(0, key.as_bytes(), &value, SetOptions::default())?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        largest = largest.max(std::fs::metadata(wal).map_or(0, |m| m.len()));
+        std::thread::sleep(pause);
+    }
+    largest
+}
+
 #[test]
 fn the_wal_stays_bounded_under_a_steady_write_load() {
     let dir = tempfile::tempdir().unwrap();
@@ -485,21 +506,7 @@ fn the_wal_stays_bounded_under_a_steady_write_load() {
             reads
         })
     };
-    let value = vec![b'v'; 3000];
-    let mut largest = 0;
-    for round in 0..300 {
-        let value = value.clone();
-        db.write(move |w| {
-            for i in 0..8 {
-                let key = format!("w{i}:{}", round % 50);
-                w.set(0, key.as_bytes(), &value, SetOptions::default())?;
-            }
-            Ok(())
-        })
-        .unwrap();
-        let wal = std::fs::metadata(dir.path().join("t.db-wal")).map_or(0, |m| m.len());
-        largest = largest.max(wal);
-    }
+    let largest = steady_writes(&db, &dir.path().join("t.db-wal"), std::time::Duration::ZERO);
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     assert!(reader.join().unwrap() > 0);
     // ~300 commits of 8 pages or more (~10 MB of frames): without restarts the WAL would hold
@@ -541,20 +548,7 @@ fn the_wal_restarts_after_a_transaction_far_past_its_limit() {
         big > 8 << 20,
         "the large transaction wrote {big} bytes of WAL"
     );
-    let mut largest = 0;
-    for round in 0..300 {
-        let value = value.clone();
-        db.write(move |w| {
-            for i in 0..8 {
-                let key = format!("w{i}:{}", round % 50);
-                w.set(0, key.as_bytes(), &value, SetOptions::default())?;
-            }
-            Ok(())
-        })
-        .unwrap();
-        largest = largest.max(std::fs::metadata(&wal_path).unwrap().len());
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
+    let largest = steady_writes(&db, &wal_path, std::time::Duration::from_millis(2));
     // ~300 commits of 16 pages or more (~10 MB of frames) after the large one: they went to the
     // WAL's start once the checkpointer had copied the backlog and the writer the rest.
     assert!(
