@@ -268,10 +268,7 @@ async fn what_cannot_run_is_refused_and_values_survive_a_round_trip() {
         ],
     )
     .await;
-    let resp::Frame::Integer(ttl) = b.cmd(&["PTTL", "expiring"]).await else {
-        panic!("PTTL answers an integer")
-    };
-    assert!(ttl > 90_000 && ttl <= 100_000, "{ttl}");
+    assert_ttl(&mut b, "PTTL", "expiring", 90_001..=100_000).await;
 
     // A row that is not a DUMP payload (written behind Relis's back): commands naming that key
     // fail, without a reply made from it; other keys are unaffected.
@@ -2066,10 +2063,7 @@ async fn sql_runs_on_postgres_with_views_of_the_keys_both_nodes_share() {
         ],
     )
     .await;
-    let resp::Frame::Integer(ttl) = b.cmd(&["TTL", "board"]).await else {
-        panic!("TTL answers an integer")
-    };
-    assert!(ttl > 90 && ttl <= 100, "{ttl}");
+    assert_ttl(&mut b, "TTL", "board", 91..=100).await;
     // The sandbox: no access to Relis's tables, no way back to the backend's user, no
     // setting that outlives its command, no named databases, nothing inside MULTI.
     let denied = common::err;
@@ -2380,10 +2374,7 @@ async fn migrate_moves_keys_out_of_the_shared_keyspace() {
         ],
     )
     .await;
-    let resp::Frame::Integer(ttl) = t.cmd(&["TTL", "s"]).await else {
-        panic!("TTL answers an integer")
-    };
-    assert!(ttl > 90 && ttl <= 100, "{ttl}");
+    assert_ttl(&mut t, "TTL", "s", 91..=100).await;
 }
 
 /// `relis-server --backend postgres://... --export out.rdb`: the shared keyspace (every type,
@@ -2463,10 +2454,7 @@ async fn export_writes_the_shared_keyspace_as_an_rdb_file_redis_loads() {
     )
     .await;
     assert_eq!(r.cmd(&["SELECT", "0"]).await, common::ok());
-    let resp::Frame::Integer(ttl) = r.cmd(&["TTL", "n"]).await else {
-        panic!("TTL answers an integer")
-    };
-    assert!(ttl > 990 && ttl <= 1000, "{ttl}");
+    assert_ttl(&mut r, "TTL", "n", 991..=1000).await;
 }
 
 /// DEBUG DIGEST on a node digests the whole shared keyspace: the same on both nodes and the
@@ -2704,10 +2692,7 @@ async fn import_loads_an_rdb_file_into_the_shared_keyspace() {
             ],
         )
         .await;
-        let resp::Frame::Integer(ttl) = con.cmd(&["TTL", "n"]).await else {
-            panic!("TTL answers an integer")
-        };
-        assert!(ttl > 990 && ttl <= 1000, "{ttl}");
+        assert_ttl(con, "TTL", "n", 991..=1000).await;
     }
 }
 
@@ -2805,4 +2790,17 @@ async fn lazy_expiry_sends_one_expired_event_across_nodes() {
         ],
     )
     .await;
+}
+
+/// Asserts that `cmd` (TTL or PTTL) of `key` on `con` answers an integer within `range`.
+async fn assert_ttl(
+    con: &mut common::Raw,
+    cmd: &str,
+    key: &str,
+    range: std::ops::RangeInclusive<i64>,
+) {
+    let resp::Frame::Integer(ttl) = con.cmd(&[cmd, key]).await else {
+        panic!("{cmd} answers an integer")
+    };
+    assert!(range.contains(&ttl), "{cmd} {key}: {ttl}");
 }
