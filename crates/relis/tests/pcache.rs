@@ -124,3 +124,19 @@ fn commits_skip_empty_truncations_and_the_cache_stays_right() {
         );
     }
 }
+
+/// Each connection's page cache is its own, with no process-wide pool and lock: the workspace
+/// builds the bundled SQLite without SQLITE_ENABLE_MEMORY_MANAGEMENT (`.cargo/config.toml`).
+/// With it, the writer, the readers and the checkpointer took one mutex about ten times per
+/// command.
+#[test]
+fn each_connection_has_its_own_page_cache() {
+    let option = std::ffi::CString::new("ENABLE_MEMORY_MANAGEMENT").unwrap();
+    // SAFETY: a NUL-terminated string; SQLite only reads it.
+    let used = unsafe { rusqlite::ffi::sqlite3_compileoption_used(option.as_ptr()) };
+    assert_eq!(
+        used, 0,
+        "SQLite was built with SQLITE_ENABLE_MEMORY_MANAGEMENT: is LIBSQLITE3_FLAGS set \
+         elsewhere, or .cargo/config.toml not read?"
+    );
+}

@@ -39,11 +39,10 @@ pub const MMAP_SIZE: u64 = 0;
 /// [`CacheSizes::mmap`] is taken as this.
 pub const MAX_MMAP_SIZE: u64 = 0x7fff_0000;
 
-/// How much memory an engine's SQLite connections may hold, in bytes. The page caches share
-/// one pool of pages (see [`CacheUse`]): together they hold at most the writer's size and each
-/// reader's, added up, and the checkpointer's 256 KiB (with SQLite's page headers, about a
-/// tenth more). The pool is the process's: other SQLite connections in it (named SQL
-/// databases, a host program's own) add their sizes to it too.
+/// How much memory an engine's SQLite connections may hold, in bytes. Each connection's page
+/// cache is its own (see [`CacheUse`]) and holds at most its size: together at most the
+/// writer's size and each reader's, added up, and the checkpointer's 256 KiB (with SQLite's
+/// page headers, about a tenth more).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CacheSizes {
     /// The writer connection's page cache (SQLite's `cache_size`), [`WRITER_CACHE`] by default.
@@ -69,18 +68,20 @@ impl Default for CacheSizes {
     }
 }
 
-/// What an engine's caches hold now ([`crate::Db::cache_use`]). SQLite as Relis builds it keeps
-/// the pages of every connection in one process-wide pool, and a connection whose cache is full
-/// takes the least recently used page of any other: one may hold more than its size while
-/// another holds less.
+/// What an engine's caches hold now ([`crate::Db::cache_use`]). SQLite as Relis builds it
+/// (without `SQLITE_ENABLE_MEMORY_MANAGEMENT`: the workspace's `.cargo/config.toml`) gives each
+/// connection a cache of its own; a build of this crate outside the workspace gets SQLite's
+/// default, one process-wide pool, where a full cache takes the least recently used page of
+/// any other, so one may hold more than its size while another holds less (the sum is bounded
+/// the same way). A reader's cache is emptied when it begins a read after a commit (SQLite's
+/// WAL mode does not know which pages the commit changed).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CacheUse {
     /// The sizes they are held to.
     pub sizes: CacheSizes,
     /// Bytes in the writer's page cache (as of its last commit).
     pub writer: u64,
-    /// Bytes in the readers' page caches, all of them (as of each one's last read: pages
-    /// another connection has taken since are counted in both until this one reads again).
+    /// Bytes in the readers' page caches, all of them (as of each one's last read).
     pub readers: u64,
     /// Reader connections open: the reader threads' and those of threads that read in place.
     pub reader_connections: usize,
@@ -205,7 +206,7 @@ pub(crate) fn size_writer(conn: &Connection, sizes: CacheSizes) -> rusqlite::Res
 }
 
 /// The checkpointer connection's page cache: it reads little through it (see
-/// [`size_checkpointer`]), and counts in the pool of pages the others share.
+/// [`size_checkpointer`]).
 pub(crate) const CHECKPOINTER_CACHE: u64 = 256 << 10;
 
 /// Sizes the checkpointer's page cache ([`CHECKPOINTER_CACHE`]).
@@ -221,11 +222,7 @@ pub(crate) fn size_reader(conn: &Connection, sizes: CacheSizes) -> rusqlite::Res
 }
 
 /// Bytes `conn`'s page cache holds now (SQLite's own count: pages and their headers).
-///
-/// SQLite as built here (`SQLITE_ENABLE_MEMORY_MANAGEMENT`) keeps every connection's pages in
-/// one process-wide pool: a connection at its size takes the least recently used page of any
-/// connection rather than one of its own, so one may hold more than its `cache_size` while
-/// another holds less. All of them together hold at most their sizes added up.
+/// (At most its `cache_size`, with headers: see [`CacheUse`].)
 pub(crate) fn cache_used(conn: &Connection) -> u64 {
     let (mut cur, mut hi) = (0, 0);
     // SAFETY: `conn` is open and used by this thread only; SQLite writes the two ints.
@@ -386,9 +383,7 @@ mod tests {
         assert_eq!(u.sizes, sizes);
         // Two reader threads (one has read) and this thread's reader.
         assert_eq!(u.reader_connections, 3, "{u:?}");
-        // Only that they hold something: how much they hold is tests/caches.rs's (alone in its
-        // process). Here the pool of pages is the process's, and other tests' engines running at
-        // the same time take pages from these connections (a CI run saw 5 KB left of the readers').
+        // Only that they hold something: how much they hold is tests/caches.rs's.
         assert!(u.writer > 0 && u.readers > 0, "{u:?}");
         assert_eq!(u.mapped, 0, "{u:?}");
         assert_eq!(pragma(&db, "mmap_size").1, 0);
