@@ -8,7 +8,9 @@
 # per request (user and system together) and how busy it was. The busiest thread bounds the
 # rate: relis's writer for writes, its network thread for reads (it reads in place). Tests:
 #   set16 get16 incr16 mset16     SET, GET, INCR, MSET (10 keys) at -P 16
-#   set1 get1 zadd1 hset1 lrange1 SET, GET, ZADD, HSET, LRANGE_100 at -P 1
+#   set1 get1 zadd1 hset1 lrange1 SET, GET, ZADD, HSET, LRANGE mylist 0 99 at -P 1 (as
+#                                 redis-benchmark's LRANGE_100, without the LPUSHes it
+#                                 runs first)
 #   getw16                        GET at -P 16 while one more client SETs at -P 1 beside it
 #                                 (a reader's page cache is emptied after each commit)
 # The keys are written first (SET -P 16 over the key space, LPUSH for LRANGE).
@@ -39,7 +41,7 @@ fi
 declare -A ARGS=(
     [set16]="-P 16 -t set" [get16]="-P 16 -t get" [incr16]="-P 16 -t incr"
     [mset16]="-P 16 -t mset" [set1]="-P 1 -t set" [get1]="-P 1 -t get"
-    [zadd1]="-P 1 -t zadd" [hset1]="-P 1 -t hset" [lrange1]="-P 1 -t lrange_100"
+    [zadd1]="-P 1 -t zadd" [hset1]="-P 1 -t hset" [lrange1]="-P 1 lrange mylist 0 99"
     [getw16]="-P 16 -t get"
 )
 
