@@ -44,6 +44,8 @@ pub use backend::sqlite::db::{
     swap_declaration, Db, DeclaredKeys, Durability, Options, Stats, PAGE_SIZE, WAL_RESTART_FRAMES,
 };
 #[doc(hidden)]
+pub use backend::sqlite::pagelog::kept as page_cache_kept;
+#[doc(hidden)]
 pub use backend::sqlite::pcache::overflows as page_cache_overflows;
 pub use backend::sqlite::pcache::truncations as page_cache_truncations;
 /// The schema version this build writes (`PRAGMA user_version` of its files).

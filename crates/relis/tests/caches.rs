@@ -46,7 +46,8 @@ fn each_cache_stays_within_its_own_size() {
     // Each connection publishes what it holds after its own work: the writer after its
     // commit, this thread's reader and the reader thread after their reads (the reader thread
     // after it has answered, so the figures are read until it has). The commit comes first: a
-    // reader's cache is emptied when it begins a read after a commit. The file's pages fill
+    // reader's cache drops the pages a commit changed when it begins its next read. The file's
+    // pages fill
     // the two readers that read, each to its own size and not past it, with SQLite's page
     // headers (under a fifth more); the third holds next to nothing.
     let bound = |mib: f64| (mib * MIB as f64 * 1.2) as u64;

@@ -73,8 +73,8 @@ impl Default for CacheSizes {
 /// connection a cache of its own; a build of this crate outside the workspace gets SQLite's
 /// default, one process-wide pool, where a full cache takes the least recently used page of
 /// any other, so one may hold more than its size while another holds less (the sum is bounded
-/// the same way). A reader's cache is emptied when it begins a read after a commit (SQLite's
-/// WAL mode does not know which pages the commit changed).
+/// the same way). A reader's cache keeps its pages across commits, less those the commits
+/// changed ([`crate::backend::sqlite::pagelog`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CacheUse {
     /// The sizes they are held to.

@@ -1330,12 +1330,19 @@ fn configure_writer(
 
 /// A read-only connection to `path`, sized and counted by `caches`, with its slot there.
 fn open_reader(path: &Path, caches: &CacheState) -> Result<(Connection, Arc<ReaderSlot>)> {
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_URI,
-    )?;
+    // Its page cache follows the log of the pages commits change (pagelog.rs): made when the
+    // connection opens, and again when its first read learns the file's page size.
+    let log = crate::backend::sqlite::pagelog::for_file(path);
+    let conn = crate::backend::sqlite::pagelog::opening_reader(log, || {
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | OpenFlags::SQLITE_OPEN_URI,
+        )?;
+        conn.query_row("SELECT count(*) FROM main.sqlite_schema", [], |_| Ok(()))?;
+        Ok::<_, rusqlite::Error>(conn)
+    })?;
     let (generation, sizes) = caches.current();
     caches::size_reader(&conn, sizes)?;
     conn.busy_timeout(Duration::from_secs(10))?;

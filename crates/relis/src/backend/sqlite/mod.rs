@@ -12,6 +12,7 @@ pub(crate) mod counts;
 pub(crate) mod db;
 #[cfg(feature = "test-shims")]
 pub mod faults;
+pub(crate) mod pagelog;
 pub(crate) mod pcache;
 #[cfg(feature = "test-shims")]
 mod powercut;

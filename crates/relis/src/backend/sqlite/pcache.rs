@@ -15,14 +15,19 @@
 //! to numbers past it, and skips a truncation that has nothing to drop. Everything else is the
 //! default cache's own code. What the cache allocates and frees is not counted against user
 //! SQL's working-memory budget (`sql/memory.rs`).
+//!
+//! A read-only connection's cache also follows its database's page log
+//! ([`crate::backend::sqlite::pagelog`]): when SQLite empties it at the start of a read after a
+//! commit, it drops only the pages the commits since its last read changed.
 
+use crate::backend::sqlite::pagelog::{self, Follow, PageLog};
 use rusqlite::ffi::{
     sqlite3_config, sqlite3_pcache, sqlite3_pcache_methods2, sqlite3_pcache_page,
     SQLITE_CONFIG_GETPCACHE2, SQLITE_CONFIG_PCACHE2, SQLITE_OK,
 };
 use std::ffi::{c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// The page cache's memory is bounded by each connection's cache size: not user SQL's working
 /// memory (see `sql/memory.rs`).
@@ -80,6 +85,9 @@ struct Cache {
     /// More pages were moved past `limit` than `moved` keeps: the next truncation is passed on
     /// (nothing is known about what it may drop), and tracking starts again after it.
     overflowed: bool,
+    /// A read-only connection's cache: the log of the pages commits change in its database,
+    /// and where this cache is in it (see [`crate::backend::sqlite::pagelog`]).
+    follows: Option<(Arc<PageLog>, Follow)>,
 }
 
 /// The most moved pages a cache tracks until its next truncation. A transaction that grows
@@ -128,6 +136,7 @@ unsafe extern "C" fn create(
         max_fetched: 0,
         moved: Default::default(),
         overflowed: false,
+        follows: pagelog::log_for_new_cache().map(|log| (log, Follow::default())),
     })) as *mut sqlite3_pcache
 }
 
@@ -190,6 +199,34 @@ unsafe extern "C" fn rekey(
 unsafe extern "C" fn truncate(p: *mut sqlite3_pcache, limit: c_uint) {
     // SAFETY: as in `cachesize`.
     let c = unsafe { cache(p) };
+    // Emptied whole (page 1 not held): by a read-only connection beginning a read after a
+    // commit, the pages no commit has changed since its last read may stay.
+    if limit == 1 {
+        if let Some((log, follow)) = &mut c.follows {
+            let inner_cache = c.inner;
+            let kept = pagelog::on_reset(log, follow, |page| {
+                if page == 0 {
+                    return;
+                }
+                // SAFETY: the default cache's own methods on its own cache: look the page up
+                // without creating it, and discard it.
+                unsafe {
+                    let i = inner();
+                    let found = i.xFetch.expect("xFetch")(inner_cache, page, 0);
+                    if !found.is_null() {
+                        exempt(|| i.xUnpin.expect("xUnpin")(inner_cache, found, 1));
+                    }
+                }
+            });
+            if kept {
+                // Every page still cached was fetched: numbered at most `max_fetched`.
+                c.limit = limit;
+                c.moved.clear();
+                c.overflowed = false;
+                return;
+            }
+        }
+    }
     // Nothing numbered `limit` or above can be there: every such page was fetched (so is at
     // most `max_fetched`) or moved there (so is in `moved`). A limit below the last one is
     // always passed on: pages between the two were never tracked.

@@ -20,15 +20,20 @@
 //! The writer's own reads, syncs, truncations and size queries flush first. A flush that fails
 //! drops what it holds and returns the error to the transaction those frames belong to.
 //!
+//! The shim also keeps the page log ([`crate::backend::sqlite::pagelog`]) of each database: it
+//! registers the page of every frame header a WAL is written, and tells the log when a
+//! connection takes or lets go the WAL index's write lock and takes a read lock.
+//!
 //! Only WAL files are gathered; every other file, and every other call, passes through.
 //! [`install`] makes the shim the process's default VFS, over whatever was the default (the
 //! test shims of [`crate::backend::sqlite::faults`] and [`crate::backend::sqlite::powercut`] included, whichever order they come
 //! in); [`crate::Db`] installs it when it opens its first database.
 
+use crate::backend::sqlite::pagelog::{self, IndexHeader, PageLog};
 use crate::backend::sqlite::shim::{self, Head};
 use rusqlite::ffi;
-use std::ffi::{c_int, c_void};
-use std::sync::OnceLock;
+use std::ffi::{c_int, c_void, CStr};
+use std::sync::{Arc, OnceLock};
 
 /// The WAL file's header: frames start after it.
 const WAL_HEADER: i64 = 32;
@@ -105,6 +110,12 @@ struct File {
     gathered: Vec<u8>,
     /// The file offset of `gathered[0]`.
     at: i64,
+    /// The database's log of changed pages ([`pagelog`]), for its file and its WAL: the WAL's
+    /// frames are registered in it, the database file's WAL index locks tell it when
+    /// transactions end and reads begin.
+    log: Option<Arc<PageLog>>,
+    /// The database file's WAL index, region 0 (its header), once SQLite has mapped it.
+    shm: *const u8,
 }
 
 static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
@@ -118,6 +129,9 @@ static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
     xUnlock: Some(x_unlock),
     xFileControl: Some(x_file_control),
     xFetch: Some(x_fetch),
+    xShmMap: Some(x_shm_map),
+    xShmLock: Some(x_shm_lock),
+    xShmUnmap: Some(x_shm_unmap),
     ..shim::PASS
 };
 
@@ -132,18 +146,41 @@ unsafe extern "C" fn x_open(
         Ok(real) => real,
         Err(rc) => return rc,
     };
+    let wal = flags & ffi::SQLITE_OPEN_WAL != 0;
+    let log = if wal || flags & ffi::SQLITE_OPEN_MAIN_DB != 0 {
+        database_log(name, wal)
+    } else {
+        None
+    };
     std::ptr::write(
         file.cast::<File>(),
         File {
             head: Head::new(&METHODS, real),
-            wal: flags & ffi::SQLITE_OPEN_WAL != 0,
+            wal,
             gather_db: false,
             stage: Stage::Gather,
             gathered: Vec::new(),
             at: 0,
+            log,
+            shm: std::ptr::null(),
         },
     );
     ffi::SQLITE_OK
+}
+
+/// The log of the database file `name` names (the file itself, or for a WAL the database it
+/// belongs to).
+unsafe fn database_log(name: ffi::sqlite3_filename, wal: bool) -> Option<Arc<PageLog>> {
+    if name.is_null() {
+        return None;
+    }
+    let name = CStr::from_ptr(name).to_str().ok()?;
+    let path = if wal {
+        name.strip_suffix("-wal")?
+    } else {
+        name
+    };
+    pagelog::for_file(std::path::Path::new(path))
 }
 
 unsafe fn file<'a>(file: *mut ffi::sqlite3_file) -> &'a mut File {
@@ -241,6 +278,7 @@ unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
     let flushed = (*f).flush();
     let rc = shim::close_real((*f).head.real);
     std::ptr::drop_in_place(&mut (*f).gathered);
+    std::ptr::drop_in_place(&mut (*f).log);
     if flushed != ffi::SQLITE_OK {
         return flushed;
     }
@@ -270,6 +308,12 @@ unsafe extern "C" fn x_write(
         return shim::x_write(f, buf, amt, off);
     }
     let data = std::slice::from_raw_parts(buf.cast::<u8>(), amt as usize);
+    // SQLite writes each frame's header on its own, 24 bytes after the WAL's 32-byte header.
+    if file.wal && amt == FRAME_HEADER && off >= WAL_HEADER {
+        if let Some(log) = &file.log {
+            log.frame(data, off);
+        }
+    }
     if file.gather_db {
         return file.gather(data, off);
     }
@@ -343,6 +387,61 @@ unsafe extern "C" fn x_file_size(f: *mut ffi::sqlite3_file, out: *mut ffi::sqlit
         ffi::SQLITE_OK => shim::x_file_size(f, out),
         rc => rc,
     }
+}
+
+unsafe extern "C" fn x_shm_map(
+    f: *mut ffi::sqlite3_file,
+    region: c_int,
+    size: c_int,
+    extend: c_int,
+    out: *mut *mut c_void,
+) -> c_int {
+    let rc = shim::x_shm_map(f, region, size, extend, out);
+    if rc == ffi::SQLITE_OK && region == 0 && !(*out).is_null() {
+        file(f).shm = (*out).cast::<u8>().cast_const();
+    }
+    rc
+}
+
+unsafe extern "C" fn x_shm_unmap(f: *mut ffi::sqlite3_file, delete: c_int) -> c_int {
+    file(f).shm = std::ptr::null();
+    shim::x_shm_unmap(f, delete)
+}
+
+/// The WAL index's locks: 0 is the write lock, 3 to 7 the read marks (SQLite's `WAL_WRITE_LOCK`
+/// and `WAL_READ_LOCK(n)`).
+const WRITE_LOCK: c_int = 0;
+const READ_LOCKS: std::ops::Range<c_int> = 3..8;
+
+unsafe extern "C" fn x_shm_lock(
+    f: *mut ffi::sqlite3_file,
+    off: c_int,
+    n: c_int,
+    flags: c_int,
+) -> c_int {
+    const LOCK_EXCLUSIVE: c_int = ffi::SQLITE_SHM_LOCK | ffi::SQLITE_SHM_EXCLUSIVE;
+    const UNLOCK_EXCLUSIVE: c_int = ffi::SQLITE_SHM_UNLOCK | ffi::SQLITE_SHM_EXCLUSIVE;
+    const LOCK_SHARED: c_int = ffi::SQLITE_SHM_LOCK | ffi::SQLITE_SHM_SHARED;
+    let (log, shm) = {
+        let file = file(f);
+        (file.log.clone(), file.shm)
+    };
+    let Some(log) = log.filter(|_| !shm.is_null() && n == 1) else {
+        return shim::x_shm_lock(f, off, n, flags);
+    };
+    // The transaction is over before the lock goes: once it has, another may register frames.
+    if (flags, off) == (UNLOCK_EXCLUSIVE, WRITE_LOCK) {
+        log.write_unlocked();
+    }
+    let rc = shim::x_shm_lock(f, off, n, flags);
+    if rc == ffi::SQLITE_OK {
+        match (flags, off) {
+            (LOCK_EXCLUSIVE, WRITE_LOCK) => log.write_locked(IndexHeader::read(shm)),
+            (LOCK_SHARED, r) if READ_LOCKS.contains(&r) => log.read_locked(IndexHeader::read(shm)),
+            _ => {}
+        }
+    }
+    rc
 }
 
 #[cfg(test)]
