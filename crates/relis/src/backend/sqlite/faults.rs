@@ -132,9 +132,6 @@ fn injected_error(f: &File, sync: bool) -> Option<c_int> {
     Some(rc)
 }
 
-/// SQLite's WAL write lock: the first lock of the WAL index (`WAL_WRITE_LOCK`).
-const WAL_WRITE_LOCK: c_int = 0;
-
 unsafe extern "C" fn x_shm_lock(
     f: *mut ffi::sqlite3_file,
     off: c_int,
@@ -142,7 +139,7 @@ unsafe extern "C" fn x_shm_lock(
     flags: c_int,
 ) -> c_int {
     let write_lock =
-        off == WAL_WRITE_LOCK && flags == ffi::SQLITE_SHM_LOCK | ffi::SQLITE_SHM_EXCLUSIVE;
+        off == shim::WAL_WRITE_LOCK && flags == ffi::SQLITE_SHM_LOCK | ffi::SQLITE_SHM_EXCLUSIVE;
     let armed = write_lock && file(f).name.as_deref().and_then(fault_for) == Some(Fault::LockError);
     if !armed {
         return shim::x_shm_lock(f, off, n, flags);

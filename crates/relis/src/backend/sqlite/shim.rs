@@ -9,6 +9,11 @@
 use rusqlite::ffi;
 use std::ffi::{c_char, c_int, c_void, CStr};
 
+/// The WAL index's locks (`xShmLock` offsets): the write lock, then, after the checkpoint and
+/// recovery locks, the read marks (SQLite's `WAL_WRITE_LOCK`, and `WAL_READ_LOCK(0)` to `WAL_READ_LOCK(4)`).
+pub(crate) const WAL_WRITE_LOCK: c_int = 0;
+pub(crate) const WAL_READ_LOCKS: std::ops::Range<c_int> = 3..8;
+
 /// The start of every shim's file struct.
 #[repr(C)]
 pub(crate) struct Head {

@@ -408,11 +408,6 @@ unsafe extern "C" fn x_shm_unmap(f: *mut ffi::sqlite3_file, delete: c_int) -> c_
     shim::x_shm_unmap(f, delete)
 }
 
-/// The WAL index's locks: 0 is the write lock, 3 to 7 the read marks (SQLite's `WAL_WRITE_LOCK`
-/// and `WAL_READ_LOCK(n)`).
-const WRITE_LOCK: c_int = 0;
-const READ_LOCKS: std::ops::Range<c_int> = 3..8;
-
 unsafe extern "C" fn x_shm_lock(
     f: *mut ffi::sqlite3_file,
     off: c_int,
@@ -430,14 +425,16 @@ unsafe extern "C" fn x_shm_lock(
         return shim::x_shm_lock(f, off, n, flags);
     };
     // The transaction is over before the lock goes: once it has, another may register frames.
-    if (flags, off) == (UNLOCK_EXCLUSIVE, WRITE_LOCK) {
+    if (flags, off) == (UNLOCK_EXCLUSIVE, shim::WAL_WRITE_LOCK) {
         log.write_unlocked();
     }
     let rc = shim::x_shm_lock(f, off, n, flags);
     if rc == ffi::SQLITE_OK {
         match (flags, off) {
-            (LOCK_EXCLUSIVE, WRITE_LOCK) => log.write_locked(IndexHeader::read(shm)),
-            (LOCK_SHARED, r) if READ_LOCKS.contains(&r) => log.read_locked(IndexHeader::read(shm)),
+            (LOCK_EXCLUSIVE, shim::WAL_WRITE_LOCK) => log.write_locked(IndexHeader::read(shm)),
+            (LOCK_SHARED, r) if shim::WAL_READ_LOCKS.contains(&r) => {
+                log.read_locked(IndexHeader::read(shm))
+            }
             _ => {}
         }
     }
