@@ -294,8 +294,9 @@ static NEXT_ENGINE_ID: AtomicU64 = AtomicU64::new(1);
 /// A thread keeps its read transaction from one read to the next for as long as the engine
 /// commits nothing, so a run of reads between two commits pays for one transaction (two
 /// file-lock system calls and the WAL header check) instead of one each. Every read still
-/// sees every write committed before it began: a commit makes the next read start a new
-/// transaction. A thread that goes idle keeps it until the engine's writer ends it (within
+/// sees every write this engine committed before it began: a commit makes the next read start
+/// a new transaction. (A write to the file by another process, which this engine does not
+/// see, shows once this engine commits.) A thread that goes idle keeps it until the engine's writer ends it (within
 /// about 100 ms of the next commit, see `LocalReaders::end_held`); calling this ends it at
 /// once, for a thread about to sleep long while a checkpoint should reach the WAL's end.
 pub fn release_thread_snapshots() {
@@ -775,7 +776,7 @@ impl Db {
     /// first use and kept in a thread-local), for short bounded reads where handing the work to
     /// a reader thread would cost more than the read itself. Its read transaction is kept from
     /// one call to the next while nothing commits (see [`release_thread_snapshots`]): a read
-    /// sees every write committed before it began. `None` in memory (there is only
+    /// sees every write this engine committed before it began. `None` in memory (there is only
     /// the writer's connection): use [`Db::read_async`] then. User SQL run here may take a few
     /// thousand virtual-machine steps; a statement that takes more stops with
     /// [`crate::SqlError::Deferred`], having done nothing, for the caller to run on a reader.
