@@ -28,7 +28,8 @@
 //! takes the write lock. A reader that finds another state empties its whole cache, as SQLite
 //! would; a writer that finds one moves the log's `epoch` on, which every following cache
 //! obeys by emptying itself at its next read. Anything unusual (the ring wrapped past a cache's
-//! floor, the WAL restarted by a checkpoint) takes the same safe path: everything is dropped.
+//! floor, the WAL restarted by a checkpoint) takes the same safe path: everything is dropped;
+//! so does a cache that more pages changed in than it holds, for which that is cheaper.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -83,16 +84,7 @@ impl IndexHeader {
     }
 
     fn is(&self, state: Option<WalState>) -> bool {
-        let Some(s) = state else { return false };
-        if s.salt != self.salt {
-            return false;
-        }
-        if self.max_frame == 0 {
-            return s.last_frame == 0;
-        }
-        s.last_frame
-            == WAL_HEADER
-                + (i64::from(self.max_frame) - 1) * (FRAME_HEADER + i64::from(self.page_size))
+        state == Some(self.state())
     }
 
     fn state(&self) -> WalState {
@@ -228,10 +220,11 @@ impl PageLog {
         });
     }
 
-    /// The pages registered after `from`, if the ring still holds them all.
-    fn changed_since(&self, from: u64, mut each: impl FnMut(u32)) -> bool {
+    /// The pages registered after `from`, if the ring still holds them all and they are at
+    /// most `most` (more, and emptying the cache costs less than looking each one up).
+    fn changed_since(&self, from: u64, most: u64, mut each: impl FnMut(u32)) -> bool {
         let to = self.registered.load(Ordering::Acquire);
-        if to < from || to - from > RING {
+        if to < from || to - from > RING.min(most) {
             return false;
         }
         for n in from..to {
@@ -279,12 +272,14 @@ pub(crate) struct Follow {
     epoch: u64,
 }
 
-/// SQLite empties the page cache following `log` at the start of a read: returns whether the
-/// cache may keep its pages after dropping, through `drop_page`, those `changed_since`
-/// reports (false: empty it all). Updates `follow` either way.
+/// SQLite empties the page cache following `log`, holding `pages` pages, at the start of a
+/// read: returns whether the cache may keep its pages after dropping, through `drop_page`,
+/// those changed since its last read (false: empty it all; so too when more pages changed
+/// than it holds). Updates `follow` either way.
 pub(crate) fn on_reset(
     log: &Arc<PageLog>,
     follow: &mut Follow,
+    pages: u64,
     drop_page: impl FnMut(u32),
 ) -> bool {
     let Some(read) = LAST_READ.try_with(|l| l.borrow_mut().take()).ok().flatten() else {
@@ -299,7 +294,7 @@ pub(crate) fn on_reset(
         && read.epoch == follow.epoch
         && follow
             .floor
-            .is_some_and(|from| log.changed_since(from, drop_page));
+            .is_some_and(|from| log.changed_since(from, pages, drop_page));
     follow.floor = Some(read.floor);
     follow.epoch = read.epoch;
     if keep {

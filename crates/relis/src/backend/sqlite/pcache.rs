@@ -204,7 +204,9 @@ unsafe extern "C" fn truncate(p: *mut sqlite3_pcache, limit: c_uint) {
     if limit == 1 {
         if let Some((log, follow)) = &mut c.follows {
             let inner_cache = c.inner;
-            let kept = pagelog::on_reset(log, follow, |page| {
+            // SAFETY: the default cache's own method on its own cache.
+            let pages = unsafe { inner().xPagecount.expect("xPagecount")(inner_cache) };
+            let kept = pagelog::on_reset(log, follow, pages.max(0) as u64, |page| {
                 if page == 0 {
                     return;
                 }
