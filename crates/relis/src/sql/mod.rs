@@ -641,7 +641,7 @@ fn execute(
     let savepoint = !read_only && (schema_change || (in_transaction && needs_savepoint(sql)));
     if in_transaction {
         // User SQL may read the rank rows (and a savepoint must open with nothing pending).
-        crate::types::zset::flush_pending(conn)?;
+        crate::types::flush_pending(conn)?;
     }
     if savepoint {
         run_internal(conn, "SAVEPOINT user_sql")?;
@@ -1319,7 +1319,7 @@ impl<'c> SqlConn<'c> {
         &mut self,
         f: impl FnOnce(&mut SqlConn<'c>) -> Result<T, SqlError>,
     ) -> Result<T, SqlError> {
-        crate::types::zset::flush_pending(&self.lent())?;
+        crate::types::flush_pending(&self.lent())?;
         self.exec_internal("SAVEPOINT sql")?;
         match f(self) {
             Ok(v) => {

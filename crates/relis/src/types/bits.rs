@@ -498,7 +498,7 @@ impl Writer<'_> {
                 let b = self.set_chunk_bit(i.id, i.len, byte as usize, mask, on)?;
                 let was = u8::from(b & mask != 0);
                 if (was == 1) == on {
-                    self.mark_raw(db, key, m)?;
+                    self.mark_raw(db, key)?;
                     return Ok((was, false));
                 }
                 self.touch_string(db, key, m, true)?;
@@ -517,8 +517,8 @@ impl Writer<'_> {
         let grows = info.is_none_or(|i| (i.len as u64) <= byte);
         let b = cur.first().copied().unwrap_or(0);
         let was = u8::from(b & mask != 0);
-        if let Some(m) = old.as_ref().filter(|_| !grows && (was == 1) == on) {
-            self.mark_raw(db, key, m)?;
+        if old.is_some() && !grows && (was == 1) == on {
+            self.mark_raw(db, key)?;
             return Ok((was, false));
         }
         let nb = if on { b | mask } else { b & !mask };
@@ -554,7 +554,7 @@ impl Writer<'_> {
         let grown = before.is_none_or(|i| i.len < need);
         // Redis grows the string first: the GETs after a write see its zero padding.
         match &old {
-            Some(m) if !grown => self.mark_raw(db, key, m)?,
+            Some(m) if !grown => self.mark_raw(db, key)?,
             _ => {
                 self.write_string(db, key, old.as_ref(), 0, &[], need)?;
             }

@@ -26,7 +26,7 @@
 use crate::backend::sqlite::db::Db;
 use crate::backend::sqlite::sql::hash as q;
 use crate::backend::sqlite::stmt::prepare;
-use crate::backend::sqlite::store::{KeyType, Reader, Writer};
+use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
 use crate::error::{Error, Result};
 use crate::glob::{glob_match, literal_prefix};
 use crate::types::strings::{add_float, parse_i64};
@@ -68,6 +68,8 @@ struct HashRow {
     id: i64,
     count: i64,
     hashtable: bool,
+    /// The whole row, when it was read for a write.
+    meta: Option<KeyMeta>,
 }
 
 /// Whether a field or value is too long for a listpack.
@@ -102,6 +104,7 @@ impl Reader<'_> {
                 id,
                 count,
                 hashtable: head == HASHTABLE,
+                meta: None,
             })),
             Some(_) => Err(Error::WrongType),
         }
@@ -471,6 +474,7 @@ impl Writer<'_> {
             id: meta.id,
             count: meta.count,
             hashtable: head == HASHTABLE,
+            meta: Some(meta),
         }))
     }
 
@@ -511,23 +515,25 @@ impl Writer<'_> {
         }
         let count = row.map_or(0, |r| r.count) + added;
         hashtable |= count > HASH_MAX_LISTPACK_ENTRIES;
-        self.save_hash_row(db, key, row.is_some(), id, count, hashtable)?;
+        self.save_hash_row(db, key, row.and_then(|r| r.meta).as_ref(), id, count, hashtable)?;
         Ok(added)
     }
 
-    /// Writes a hash's key row after a change: creates it, updates it, or deletes it when the
-    /// hash is empty (Redis deletes a key whose last field goes).
+    /// Writes a hash's key row after a change: creates it, updates it (kept pending, so a run
+    /// of writes to one hash rewrites its row once: `Writer::save_row_later`), or deletes it
+    /// when the hash is empty (Redis deletes a key whose last field goes). `existing`: the row
+    /// as the write read it, if there was one.
     fn save_hash_row(
         &mut self,
         db: u32,
         key: &[u8],
-        exists: bool,
+        existing: Option<&KeyMeta>,
         id: i64,
         count: i64,
         hashtable: bool,
     ) -> Result<()> {
         let head = if hashtable { HASHTABLE } else { LISTPACK };
-        if !exists {
+        let Some(meta) = existing else {
             prepare(self.conn, q::KEY_INSERT)?.execute((
                 db,
                 key,
@@ -539,13 +545,13 @@ impl Writer<'_> {
             ))?;
             self.count_new_key(db, None);
             self.note_new(db, key);
-        } else if count == 0 {
+            return Ok(());
+        };
+        if count == 0 {
             // Every field is gone already: only the row is left.
-            self.delete_key_row(db, key, false)?;
+            self.delete_key_row(db, key, meta.expire_at.is_some())?;
         } else {
-            let version = self.next_version();
-            prepare(self.conn, q::KEY_UPDATE)?
-                .execute((db, key, version, count, self.now, head))?;
+            self.save_row_later(db, key, meta, count, head)?;
         }
         Ok(())
     }
@@ -597,7 +603,8 @@ impl Writer<'_> {
             }
         }
         if removed > 0 {
-            self.save_hash_row(db, key, true, row.id, row.count - removed, row.hashtable)?;
+            let meta = row.meta.as_ref();
+            self.save_hash_row(db, key, meta, row.id, row.count - removed, row.hashtable)?;
         }
         Ok(removed)
     }

@@ -179,7 +179,7 @@ impl Reader<'_> {
             prefix_end(&prefix)
         };
         let sql = q::scan(strict, upper.is_some());
-        let mut st = self.conn.prepare_cached(&sql)?;
+        let mut st = crate::backend::sqlite::stmt::dynamic(self.conn, &sql)?;
         let limit = count.max(1) as i64;
         let mut params: Vec<(&str, &dyn rusqlite::ToSql)> = vec![
             (":db", &db),
@@ -254,9 +254,7 @@ impl Reader<'_> {
         }
         let probe: [u8; 8] = rand::random();
         for at_or_after in [true, false] {
-            let found: Option<Vec<u8>> = self
-                .conn
-                .prepare_cached(&q::random_key(at_or_after))?
+            let found: Option<Vec<u8>> = crate::backend::sqlite::stmt::dynamic(self.conn, &q::random_key(at_or_after))?
                 .query_row(
                     rusqlite::named_params! {":db": db, ":probe": &probe[..], ":now": self.now},
                     |r| r.get(0),
@@ -602,7 +600,7 @@ impl Writer<'_> {
         }
         // Unqualified DELETEs: SQLite truncates these tables rather than visiting each row.
         for sql in q::FLUSHALL {
-            self.conn.prepare_cached(sql)?.execute([])?;
+            crate::backend::sqlite::stmt::dynamic(self.conn, sql)?.execute([])?;
         }
         if self.shared.is_none() {
             counts::clear_all(self.conn)?;

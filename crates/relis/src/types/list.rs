@@ -303,15 +303,23 @@ impl Writer<'_> {
         }
     }
 
-    /// Writes the list's new head and length (and version and mtime); deletes the key when the
-    /// list is empty (its element rows must already be gone).
-    fn set_list_shape(&mut self, db: u32, key: &[u8], head: i64, count: i64) -> Result<()> {
+    /// Writes the list's new head and length (and version and mtime), kept pending
+    /// (`Writer::save_row_later`: a run of pushes and pops on one list rewrites its key row
+    /// once); deletes the key when the list is empty (its element rows must already be gone).
+    /// `meta`: the list's key row as the write read it.
+    fn set_list_shape(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        meta: &KeyMeta,
+        head: i64,
+        count: i64,
+    ) -> Result<()> {
         if count == 0 {
-            self.delete_key_row(db, key, false)?;
+            self.delete_key_row(db, key, meta.expire_at.is_some())?;
             return Ok(());
         }
-        let version = self.next_version();
-        prepare(self.conn, q::KEY_SET_SHAPE)?.execute((db, key, head, count, version, self.now))?;
+        self.save_row_later(db, key, meta, count, head)?;
         Ok(())
     }
 
@@ -429,7 +437,7 @@ impl Writer<'_> {
                 } else {
                     row.head
                 };
-                self.set_list_shape(db, key, head, row.len() + n)?;
+                self.set_list_shape(db, key, &row.meta, head, row.len() + n)?;
                 (row.id(), row.head, row.len())
             }
             None if only_existing || n == 0 => return Ok(0),
@@ -490,7 +498,7 @@ impl Writer<'_> {
         if end == End::Right {
             taken.reverse();
         }
-        self.set_list_shape(db, key, head, row.len() - n)?;
+        self.set_list_shape(db, key, &row.meta, head, row.len() - n)?;
         Ok(taken)
     }
 
@@ -505,7 +513,7 @@ impl Writer<'_> {
             return Ok(false);
         };
         prepare(self.conn, q::SET_ELEMENT)?.execute((row.id(), row.head + i, value))?;
-        self.set_list_shape(db, key, row.head, row.len())?;
+        self.set_list_shape(db, key, &row.meta, row.head, row.len())?;
         Ok(true)
     }
 
@@ -551,7 +559,7 @@ impl Writer<'_> {
             self.insert_element(row.id(), row.head + at, value)?;
             row.head
         };
-        self.set_list_shape(db, key, head, row.len() + 1)?;
+        self.set_list_shape(db, key, &row.meta, head, row.len() + 1)?;
         Ok(row.len() + 1)
     }
 
@@ -601,7 +609,7 @@ impl Writer<'_> {
             self.compact_towards_tail(row.id(), row.head, last, &matched, last)?;
             row.head + k
         };
-        self.set_list_shape(db, key, head, row.len() - k)?;
+        self.set_list_shape(db, key, &row.meta, head, row.len() - k)?;
         Ok(k)
     }
 
@@ -626,7 +634,7 @@ impl Writer<'_> {
         }
         drop(st);
         // Redis signals the key as modified even when nothing was trimmed.
-        self.set_list_shape(db, key, row.head + a, b - a + 1)?;
+        self.set_list_shape(db, key, &row.meta, row.head + a, b - a + 1)?;
         Ok(())
     }
 
@@ -661,7 +669,7 @@ impl Writer<'_> {
                 End::Right => (tail + 1, head),
             };
             self.insert_element(s.id(), new_pos, &value)?;
-            self.set_list_shape(db, src, head, s.len())?;
+            self.set_list_shape(db, src, &s.meta, head, s.len())?;
             return Ok(Some(value));
         }
         let d = self.list_row_for_write(db, dst)?;
@@ -675,7 +683,7 @@ impl Writer<'_> {
                     End::Right => (d.tail() + 1, d.head),
                 };
                 self.insert_element(d.id(), pos, &value)?;
-                self.set_list_shape(db, dst, head, d.len() + 1)?;
+                self.set_list_shape(db, dst, &d.meta, head, d.len() + 1)?;
             }
             None => {
                 let kid = self.create_list(db, dst, 0, 1)?;

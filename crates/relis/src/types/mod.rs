@@ -33,3 +33,14 @@ pub(crate) static WRITER_HOOKS: &[WriterHooks] = &[WriterHooks {
     rollback: zset::discard_pending,
     elements_deleted: zset::forget_copy,
 }];
+
+/// Writes everything the writer's connection keeps pending outside SQL (the key row of
+/// `store.rs`'s `PendingRow`, the sorted sets' rank counts): before user SQL, which may read
+/// any table, runs inside the writer's transaction.
+///
+/// # Errors
+/// A storage error; the caller's transaction must fail.
+pub(crate) fn flush_pending(conn: &crate::backend::sqlite::stmt::Conn<'_>) -> crate::Result<()> {
+    crate::backend::sqlite::stmt::before_keys(conn)?;
+    zset::flush_pending(conn)
+}

@@ -495,7 +495,7 @@ impl Reader<'_> {
     fn probe(&self, op: Op, ids: &[i64], f: &mut dyn FnMut(&[u8]) -> bool) -> Result<()> {
         if ids.len() <= SQL_PROBES {
             let sql = q::probe(op == Op::Diff, ids.len());
-            let mut st = self.conn.prepare_cached(&sql)?;
+            let mut st = crate::backend::sqlite::stmt::dynamic(self.conn, &sql)?;
             let mut rows = st.query(rusqlite::params_from_iter(ids))?;
             while let Some(r) = rows.next()? {
                 if !f(r.get_ref(0)?.as_blob()?) {
@@ -673,16 +673,23 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// Records a change to an existing set: its new count and encoding, a new version; the key
-    /// goes when its last member has.
-    fn update_set_row(&mut self, db: u32, key: &[u8], count: i64, hashtable: bool) -> Result<()> {
+    /// Records a change to an existing set (`meta`, its row as the write read it): its new
+    /// count and encoding, a new version, kept pending (`Writer::save_row_later`); the key goes
+    /// when its last member has.
+    fn update_set_row(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        meta: &KeyMeta,
+        count: i64,
+        hashtable: bool,
+    ) -> Result<()> {
         if count == 0 {
-            self.delete_key_row(db, key, false)?;
+            self.delete_key_row(db, key, meta.expire_at.is_some())?;
             return Ok(());
         }
-        let version = self.next_version();
         let head = if hashtable { HASHTABLE } else { INTSET };
-        prepare(self.conn, q::KEY_UPDATE)?.execute((db, key, version, count, self.now, head))?;
+        self.save_row_later(db, key, meta, count, head)?;
         Ok(())
     }
 
@@ -718,7 +725,7 @@ impl Writer<'_> {
             None => self.insert_set_row(db, key, kid, count, hashtable)?,
             // Nothing added, nothing changed: Redis does not even signal the key (WATCH holds).
             Some(_) if added == 0 => {}
-            Some(_) => self.update_set_row(db, key, count, hashtable)?,
+            Some(r) => self.update_set_row(db, key, &r.meta, count, hashtable)?,
         }
         Ok(added)
     }
@@ -739,7 +746,7 @@ impl Writer<'_> {
             }
         }
         if removed > 0 {
-            self.update_set_row(db, key, r.meta.count - removed, r.hashtable)?;
+            self.update_set_row(db, key, &r.meta, r.meta.count - removed, r.hashtable)?;
         }
         Ok(removed)
     }
@@ -769,7 +776,7 @@ impl Writer<'_> {
         if !self.remove_member(s.id, member)? {
             return Ok(false);
         }
-        self.update_set_row(db, src, s.count - 1, s_head == HASHTABLE)?;
+        self.update_set_row(db, src, &s, s.count - 1, s_head == HASHTABLE)?;
         match d {
             None => {
                 if let Some((expired, _)) = d_raw {
@@ -786,7 +793,7 @@ impl Writer<'_> {
                     let count = d.count + 1;
                     let hashtable =
                         d_head == HASHTABLE || !is_int(member) || count > SET_MAX_INTSET_ENTRIES;
-                    self.update_set_row(db, dst, count, hashtable)?;
+                    self.update_set_row(db, dst, &d, count, hashtable)?;
                 }
             }
         }
@@ -804,7 +811,7 @@ impl Writer<'_> {
         let n = r.meta.count;
         let m = self.member_at(r.meta.id, n, rand::random_range(0..n))?;
         self.remove_member(r.meta.id, &m)?;
-        self.update_set_row(db, key, n - 1, r.hashtable)?;
+        self.update_set_row(db, key, &r.meta, n - 1, r.hashtable)?;
         Ok(Some(m))
     }
 
@@ -839,7 +846,7 @@ impl Writer<'_> {
         } else {
             r.hashtable
         };
-        self.update_set_row(db, key, remaining as i64, hashtable)?;
+        self.update_set_row(db, key, &r.meta, remaining as i64, hashtable)?;
         out.shuffle(&mut rand::rng());
         Ok(out)
     }
@@ -895,9 +902,7 @@ impl Writer<'_> {
         if ids.len() <= SQL_PROBES {
             let sql = q::store_probe(op == Op::Diff, ids.len());
             let params = ids.iter().copied().chain(std::iter::once(id));
-            let n = self
-                .conn
-                .prepare_cached(&sql)?
+            let n = crate::backend::sqlite::stmt::dynamic(self.conn, &sql)?
                 .execute(rusqlite::params_from_iter(params))?;
             return Ok(n as i64);
         }

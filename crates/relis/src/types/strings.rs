@@ -681,6 +681,16 @@ impl Writer<'_> {
         db: u32,
         key: &[u8],
     ) -> Result<Option<(KeyMeta, Option<Vec<u8>>)>> {
+        // A row kept pending is a chunked string's (only in-place writes keep one): no bytes.
+        if let Some((meta, _)) = self.pending_row(db, key) {
+            if meta.kind != KeyType::String || meta.count > 0 {
+                if !self.is_live(&meta) {
+                    self.delete_expired(db, key, &meta)?;
+                    return Ok(None);
+                }
+                return Ok(Some((meta, None)));
+            }
+        }
         let row = prepare(self.conn, q::KEY_ROW_WITH_VALUE)?
             .query_row((db, key), |r| {
                 Ok((MetaColumns::of(r)?, r.get::<_, Option<Vec<u8>>>(6)?))
@@ -689,8 +699,7 @@ impl Writer<'_> {
         let Some((columns, value)) = row else {
             return Ok(None);
         };
-        let mut meta = columns.meta()?;
-        self.overlay_touch(db, key, &mut meta);
+        let meta = columns.meta()?;
         if !self.is_live(&meta) {
             self.delete_expired(db, key, &meta)?;
             return Ok(None);
@@ -716,8 +725,8 @@ impl Writer<'_> {
     ///
     /// # Errors
     /// Storage errors only.
-    pub(crate) fn mark_raw(&mut self, db: u32, key: &[u8], meta: &KeyMeta) -> Result<()> {
-        if !self.or_pending_head(db, key, meta, STRING_RAW) {
+    pub(crate) fn mark_raw(&mut self, db: u32, key: &[u8]) -> Result<()> {
+        if !self.or_pending_head(db, key, STRING_RAW) {
             prepare(self.conn, q::MARK_RAW)?.execute((db, key, STRING_RAW))?;
         }
         Ok(())

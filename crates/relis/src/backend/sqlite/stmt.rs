@@ -26,7 +26,7 @@
 
 use rusqlite::{CachedStatement, Connection, PrepFlags, Statement};
 use std::any::{Any, TypeId};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
@@ -35,22 +35,39 @@ use std::rc::Rc;
 /// A literal's address and length.
 type Key = (usize, usize);
 
-/// Kept statements, sorted by key. A slot is empty while its statement is in use.
-type Table<'c> = Vec<(Key, Option<Statement<'c>>)>;
+/// Kept statements, sorted by key, each with whether its SQL names `relis_keys` (see
+/// [`KeysHook`]). A slot is empty while its statement is in use.
+type Table<'c> = Vec<(Key, bool, Option<Statement<'c>>)>;
+
+/// What must run before the next statement that reads or writes the key rows: writes the key
+/// row kept pending in memory on this connection (`store.rs`, `PendingRow`). Set while one is
+/// pending, taken (and so cleared) by the statement that runs it.
+pub(crate) type KeysHook = fn(&Conn<'_>) -> rusqlite::Result<()>;
 
 /// A connection's state for the layers above the backend: one value per type, made with
 /// `Default` on first use. The backend keeps it without knowing what it holds, so it names no
 /// data type (`types/` depends on `backend/`, never the reverse).
 #[derive(Default)]
-pub(crate) struct ConnState(RefCell<Vec<(TypeId, Rc<dyn Any>)>>);
+pub(crate) struct ConnState {
+    values: RefCell<Vec<(TypeId, Rc<dyn Any>)>>,
+    /// Run before the next statement that names `relis_keys` (see [`KeysHook`]).
+    keys_hook: Cell<Option<KeysHook>>,
+}
 
 impl ConnState {
+    /// Sets (or clears) what runs before the next statement naming `relis_keys`.
+    pub(crate) fn set_keys_hook(&self, hook: Option<KeysHook>) {
+        self.keys_hook.set(hook);
+    }
+
     /// Runs `f` on this connection's `T` (made on first use). `f` may use the state of other
     /// types, not `T`'s again (that panics, as a second `RefCell` borrow does).
     pub(crate) fn with<T: Default + 'static, R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
         let slot = self.slot::<T>().unwrap_or_else(|| {
             let slot: Rc<dyn Any> = Rc::new(RefCell::new(T::default()));
-            self.0.borrow_mut().push((TypeId::of::<T>(), slot.clone()));
+            self.values
+                .borrow_mut()
+                .push((TypeId::of::<T>(), slot.clone()));
             slot
         });
         Self::run(&slot, f)
@@ -65,7 +82,7 @@ impl ConnState {
     fn slot<T: 'static>(&self) -> Option<Rc<dyn Any>> {
         let id = TypeId::of::<T>();
         // A handful of types at most: a scan beats hashing.
-        let slots = self.0.borrow();
+        let slots = self.values.borrow();
         slots.iter().find(|e| e.0 == id).map(|e| e.1.clone())
     }
 
@@ -217,24 +234,62 @@ impl Drop for Finish<'_, '_> {
     }
 }
 
+/// Whether `sql` reads or writes the key rows: what must see a key row kept pending on the
+/// connection written first (see [`KeysHook`]).
+fn names_keys(sql: &str) -> bool {
+    sql.contains("relis_keys")
+}
+
+/// Runs the connection's [`KeysHook`], if one is set: before SQL that may read or write the
+/// key rows and that [`prepare`] does not see (user SQL, statements built at run time).
+///
+/// # Errors
+/// The hook's storage error; the caller's transaction must fail.
+pub(crate) fn before_keys(conn: &Conn<'_>) -> rusqlite::Result<()> {
+    match conn.state().keys_hook.take() {
+        Some(hook) => hook(conn),
+        None => Ok(()),
+    }
+}
+
 /// A prepared statement for `sql` on `conn`: kept for the next use when `conn` keeps
-/// statements ([`Conn::kept`]), rusqlite's cached statement otherwise.
+/// statements ([`Conn::kept`]), rusqlite's cached statement otherwise. If `sql` names
+/// `relis_keys`, the connection's [`KeysHook`] runs first.
 pub(crate) fn prepare<'a, 'c>(
     conn: &'a Conn<'c>,
     sql: &'static str,
 ) -> rusqlite::Result<Stmt<'a, 'c>> {
     if !conn.keeps {
+        if conn.state().keys_hook.get().is_some() && names_keys(sql) {
+            before_keys(conn)?;
+        }
         return cached(conn.conn, sql);
     }
     let key = (sql.as_ptr() as usize, sql.len());
     let found = {
         let mut t = conn.table.borrow_mut();
         match t.binary_search_by_key(&key, |e| e.0) {
-            Ok(i) => t[i].1.take(),
+            Ok(i) => Some((t[i].1, t[i].2.take())),
             Err(_) => None,
         }
     };
-    let stmt = match found {
+    let keys = match found {
+        Some((keys, _)) => keys,
+        None => names_keys(sql),
+    };
+    if keys && conn.state().keys_hook.get().is_some() {
+        if let Err(e) = before_keys(conn) {
+            // Back in its slot, for the next use.
+            drop(Stmt::Kept {
+                stmt: found.and_then(|f| f.1),
+                key,
+                keys,
+                table: &conn.table,
+            });
+            return Err(e);
+        }
+    }
+    let stmt = match found.and_then(|f| f.1) {
         Some(stmt) => stmt,
         None => conn
             .conn
@@ -243,8 +298,21 @@ pub(crate) fn prepare<'a, 'c>(
     Ok(Stmt::Kept {
         stmt: Some(stmt),
         key,
+        keys,
         table: &conn.table,
     })
+}
+
+/// A statement for `sql`, made at run time (a table's name, a list of placeholders), from
+/// rusqlite's cache; the connection's [`KeysHook`] runs first if `sql` names `relis_keys`.
+pub(crate) fn dynamic<'c>(
+    conn: &'c Conn<'_>,
+    sql: &str,
+) -> rusqlite::Result<CachedStatement<'c>> {
+    if conn.state().keys_hook.get().is_some() && names_keys(sql) {
+        before_keys(conn)?;
+    }
+    conn.conn.prepare_cached(sql)
 }
 
 /// rusqlite's cached statement for `sql` on `conn` (a connection without a [`Conn`]).
@@ -261,6 +329,8 @@ pub(crate) enum Stmt<'a, 'c> {
     Kept {
         stmt: Option<Statement<'c>>,
         key: Key,
+        /// Whether its SQL names `relis_keys`.
+        keys: bool,
         table: &'a RefCell<Table<'c>>,
     },
     /// From rusqlite's cache.
@@ -289,7 +359,13 @@ impl<'c> DerefMut for Stmt<'_, 'c> {
 
 impl Drop for Stmt<'_, '_> {
     fn drop(&mut self) {
-        let Stmt::Kept { stmt, key, table } = self else {
+        let Stmt::Kept {
+            stmt,
+            key,
+            keys,
+            table,
+        } = self
+        else {
             return;
         };
         let Some(mut stmt) = stmt.take() else {
@@ -300,14 +376,14 @@ impl Drop for Stmt<'_, '_> {
         let rejected = {
             let mut t = table.borrow_mut();
             match t.binary_search_by_key(key, |e| e.0) {
-                Ok(i) if t[i].1.is_none() => {
-                    t[i].1 = Some(stmt);
+                Ok(i) if t[i].2.is_none() => {
+                    t[i].2 = Some(stmt);
                     None
                 }
                 // The same SQL was in use twice at once: one copy is enough.
                 Ok(_) => Some(stmt),
                 Err(i) => {
-                    t.insert(i, (*key, Some(stmt)));
+                    t.insert(i, (*key, *keys, Some(stmt)));
                     None
                 }
             }
@@ -325,7 +401,7 @@ mod tests {
     const COUNT: &str = "SELECT count(*) FROM t";
 
     fn kept(c: &Conn<'_>) -> usize {
-        c.table.borrow().iter().filter(|e| e.1.is_some()).count()
+        c.table.borrow().iter().filter(|e| e.2.is_some()).count()
     }
 
     #[test]

@@ -289,8 +289,12 @@ impl<'c> Reader<'c> {
     }
 
     /// The key row, expired or not, with its `head` column (a list's head position, a set's,
-    /// hash's or sorted set's encoding flag).
+    /// hash's or sorted set's encoding flag). On the writer's connection, a key row kept
+    /// pending ([`PendingRow`]) is answered from memory.
     pub(crate) fn raw_meta_head(&self, db: u32, key: &[u8]) -> Result<Option<(KeyMeta, i64)>> {
+        if let Some(pending) = self.pending_row(db, key) {
+            return Ok(Some(pending));
+        }
         let mut st = crate::backend::sqlite::stmt::prepare(
             self.conn,
             "SELECT id, type, expire_at, version, count, mtime, head FROM main.relis_keys
@@ -304,28 +308,17 @@ impl<'c> Reader<'c> {
         let Some((m, head)) = row else {
             return Ok(None);
         };
-        let mut meta = m.meta()?;
-        let head = self.overlay_touch(db, key, &mut meta).unwrap_or(head);
-        Ok(Some((meta, head)))
+        Ok(Some((m.meta()?, head)))
     }
 
-    /// Puts this connection's pending touch of the key row at `key` (see [`PendingTouch`]),
-    /// if it has one for the row `meta` was read from, into `meta`; returns the row's `head`
-    /// then.
-    pub(crate) fn overlay_touch(&self, db: u32, key: &[u8], meta: &mut KeyMeta) -> Option<i64> {
+    /// The key row at `key` as this connection keeps it pending ([`PendingRow`]), with its
+    /// `head`, if it keeps that row: then the row in SQL is older, and every statement that
+    /// names `relis_keys` writes it first.
+    pub(crate) fn pending_row(&self, db: u32, key: &[u8]) -> Option<(KeyMeta, i64)> {
         self.conn
             .state()
-            .existing(|p: &mut PendingTouch| match &p.0 {
-                Some(t)
-                    if t.db == db
-                        && t.key == key
-                        && t.id == meta.id
-                        && t.row_version == meta.version =>
-                {
-                    meta.version = t.version;
-                    meta.mtime = t.mtime;
-                    Some(t.head)
-                }
+            .existing(|p: &mut PendingRow| match &p.0 {
+                Some(r) if r.db == db && r.key == key => Some((r.meta, r.head)),
                 _ => None,
             })
             .flatten()
@@ -392,82 +385,90 @@ pub(crate) struct WriterHooks {
 impl WriterHooks {
     /// Writes every type's pending state (see [`WriterHooks::before_savepoint`]).
     pub(crate) fn flush(hooks: &[WriterHooks], conn: &Conn<'_>) -> Result<()> {
-        flush_touch(conn)?;
+        flush_row(conn)?;
         hooks.iter().try_for_each(|h| (h.before_savepoint)(conn))
     }
 
     /// Forgets every type's pending state (see [`WriterHooks::rollback`]), and the key counts'
     /// (see `counts.rs`).
     pub(crate) fn discard(hooks: &[WriterHooks], conn: &Conn<'_>) {
-        conn.state().existing(|p: &mut PendingTouch| p.0 = None);
+        forget_row(conn);
         crate::backend::sqlite::counts::discard(conn);
         hooks.iter().for_each(|h| (h.rollback)(conn))
     }
 }
 
-/// A change of a key row's `version`, `mtime` and `head` that is kept in memory and written
-/// once, where a run of in-place writes to one key (SETBIT after SETBIT on a chunked bitmap,
-/// PFADD after PFADD on a dense HLL) would otherwise rewrite the key row at each command
-/// ([`Writer::touch_later`]). Written before a savepoint opens and before the transaction
-/// commits (with the types' pending state, [`WriterHooks::flush`]), so no other connection and
-/// no rolled-back savepoint ever sees it; forgotten with a rollback. Reads of the key row on
-/// this connection see it ([`Reader::raw_meta_head`], [`Reader::overlay_touch`]).
+/// A change of one key row (`version`, `count`, `mtime`, `head`) kept in memory on the
+/// writer's connection and written once, where a run of writes to one key (HSET after HSET,
+/// ZADD after ZADD on a leaderboard, SETBIT after SETBIT on a chunked bitmap) would otherwise
+/// look the row up and rewrite it at every command ([`Writer::save_row_later`]).
 ///
-/// It is written only if the row is still the one it was made for (same id, and the version
-/// it had then): a write that replaced the row since (SET, APPEND, DEL, RENAME, ...) gave it
-/// a newer version of its own, so the touch has nothing left to say.
+/// While a row is pending, the connection's [`KeysHook`](crate::backend::sqlite::stmt::KeysHook) is set: the next statement that names
+/// `relis_keys` (whatever reads or writes the key rows: another key's lookup, DEL, EXPIRE, SCAN,
+/// DBSIZE, user SQL) writes it first (`stmt::prepare`, `stmt::dynamic`, `stmt::before_keys`), so
+/// no statement sees the row in SQL older than it is. The writes that keep it pending read it
+/// from memory instead ([`Reader::raw_meta_head`], [`Reader::pending_row`]). It is also written
+/// before a savepoint opens and before the transaction commits ([`WriterHooks::flush`]), so no
+/// other connection and no rolled-back savepoint ever sees it, and forgotten with a rollback
+/// ([`WriterHooks::discard`]).
 #[derive(Default)]
-pub(crate) struct PendingTouch(Option<Touch>);
+pub(crate) struct PendingRow(Option<Row>);
 
-/// One key row's pending [`PendingTouch`].
-struct Touch {
+/// The key row a [`PendingRow`] keeps.
+struct Row {
     db: u32,
     key: Vec<u8>,
-    /// The row's value id.
-    id: i64,
+    /// The row as it is to be: the columns the engine reads.
+    meta: KeyMeta,
+    head: i64,
     /// The version the row holds in SQL.
     row_version: i64,
-    /// What it is to hold.
-    version: i64,
-    mtime: i64,
-    head: i64,
 }
 
-impl Touch {
-    /// Whether this is the touch of the row `meta` describes at `key` (read through
-    /// [`Reader::overlay_touch`] or straight from SQL).
-    fn is_of(&self, db: u32, key: &[u8], meta: &KeyMeta) -> bool {
-        self.db == db
-            && self.key == key
-            && self.id == meta.id
-            && (meta.version == self.version || meta.version == self.row_version)
-    }
-}
-
-/// Writes the pending touch, if any (see [`PendingTouch`]).
-fn flush_touch(conn: &Conn<'_>) -> Result<()> {
-    match conn.state().existing(|p: &mut PendingTouch| p.0.take()) {
-        Some(Some(t)) => write_touch(conn, &t),
+/// Writes the pending key row, if any (see [`PendingRow`]).
+fn flush_row(conn: &Conn<'_>) -> rusqlite::Result<()> {
+    conn.state().set_keys_hook(None);
+    match conn.state().existing(|p: &mut PendingRow| p.0.take()) {
+        Some(Some(r)) => write_row(conn, &r),
         _ => Ok(()),
     }
 }
 
-fn write_touch(conn: &Conn<'_>, t: &Touch) -> Result<()> {
-    crate::backend::sqlite::stmt::prepare(
+/// Forgets the pending key row (see [`PendingRow`]).
+fn forget_row(conn: &Conn<'_>) {
+    conn.state().set_keys_hook(None);
+    conn.state().existing(|p: &mut PendingRow| p.0 = None);
+}
+
+fn write_row(conn: &Conn<'_>, r: &Row) -> rusqlite::Result<()> {
+    let changed = crate::backend::sqlite::stmt::prepare(
         conn,
-        "UPDATE main.relis_keys SET version = ?3, mtime = ?4, head = ?5
-         WHERE db = ?1 AND key = ?2 AND id = ?6 AND version = ?7",
+        "UPDATE main.relis_keys SET version = ?3, count = ?4, mtime = ?5, head = ?6
+         WHERE db = ?1 AND key = ?2 AND id = ?7 AND version = ?8",
     )?
     .execute((
-        t.db,
-        &t.key,
-        t.version,
-        t.mtime,
-        t.head,
-        t.id,
-        t.row_version,
+        r.db,
+        &r.key,
+        r.meta.version,
+        r.meta.count,
+        r.meta.mtime,
+        r.head,
+        r.meta.id,
+        r.row_version,
     ))?;
-    Ok(())
+    if changed == 1 {
+        Ok(())
+    } else {
+        // Every statement on the key rows writes the pending row first: this is a bug, and
+        // the transaction must not commit a count that disagrees with the elements.
+        Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_INTERNAL),
+            Some(format!(
+                "the key row kept pending for key id {} changed under it",
+                r.meta.id
+            )),
+        ))
+    }
 }
 
 /// State the writer thread keeps across jobs.
@@ -757,11 +758,54 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
+    /// Records a write to the key row at `key` (`meta`, as this job read it, and live) that
+    /// sets its `count` and `head` and gives it a new version and mtime: kept pending and
+    /// written once, by the next statement on the key rows or before the savepoint or commit
+    /// that follows (see [`PendingRow`]), so a run of such writes to one key rewrites its row
+    /// once. A pending row of another key is written first. Returns the row's new version.
+    ///
+    /// # Errors
+    /// Storage errors only.
+    pub(crate) fn save_row_later(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        meta: &KeyMeta,
+        count: i64,
+        head: i64,
+    ) -> Result<i64> {
+        let (version, now) = (self.next_version(), self.now);
+        let row = KeyMeta {
+            version,
+            count,
+            mtime: now,
+            ..*meta
+        };
+        let replaced = self.conn.state().with(|p: &mut PendingRow| {
+            if let Some(r) = p.0.as_mut().filter(|r| r.db == db && r.key == key) {
+                (r.meta, r.head) = (row, head);
+                return None;
+            }
+            Some(p.0.replace(Row {
+                db,
+                key: key.to_vec(),
+                meta: row,
+                head,
+                row_version: meta.version,
+            }))
+        });
+        if let Some(old) = replaced {
+            self.conn.state().set_keys_hook(Some(flush_row));
+            if let Some(old) = old {
+                write_row(self.conn, &old)?;
+            }
+        }
+        Ok(version)
+    }
+
     /// Records a write to the key row at `key` (`meta`, as this job read it) that changes
     /// none of its columns but `version` (a new one), `mtime` (now) and `head`: kept pending
-    /// and written once before the savepoint or commit that follows (see [`PendingTouch`]), so
-    /// a run of such writes to one key rewrites its row once. A pending touch of another key
-    /// is written first.
+    /// as [`Writer::save_row_later`] keeps it.
     ///
     /// # Errors
     /// Storage errors only.
@@ -772,43 +816,19 @@ impl<'c> Writer<'c> {
         meta: &KeyMeta,
         head: i64,
     ) -> Result<()> {
-        let (version, now) = (self.next_version(), self.now);
-        let replaced = self.conn.state().with(|p: &mut PendingTouch| {
-            if let Some(t) = p.0.as_mut().filter(|t| t.is_of(db, key, meta)) {
-                (t.version, t.mtime, t.head) = (version, now, head);
-                return None;
-            }
-            p.0.replace(Touch {
-                db,
-                key: key.to_vec(),
-                id: meta.id,
-                row_version: meta.version,
-                version,
-                mtime: now,
-                head,
-            })
-        });
-        match replaced {
-            Some(t) => write_touch(self.conn, &t),
-            None => Ok(()),
-        }
+        self.save_row_later(db, key, meta, meta.count, head)?;
+        Ok(())
     }
 
-    /// Sets the bits `bits` of the `head` of the key row at `key` (`meta`, as this job read
-    /// it) in its pending touch, if it has one (see [`PendingTouch`]); returns whether it had
-    /// (if not, the caller writes them in SQL).
-    pub(crate) fn or_pending_head(
-        &mut self,
-        db: u32,
-        key: &[u8],
-        meta: &KeyMeta,
-        bits: i64,
-    ) -> bool {
+    /// Sets the bits `bits` of the `head` of the key row at `key` in its pending row, if it
+    /// has one (see [`PendingRow`]); returns whether it had (if not, the caller writes them in
+    /// SQL).
+    pub(crate) fn or_pending_head(&mut self, db: u32, key: &[u8], bits: i64) -> bool {
         self.conn
             .state()
-            .existing(|p: &mut PendingTouch| match p.0.as_mut() {
-                Some(t) if t.is_of(db, key, meta) => {
-                    t.head |= bits;
+            .existing(|p: &mut PendingRow| match p.0.as_mut() {
+                Some(r) if r.db == db && r.key == key => {
+                    r.head |= bits;
                     true
                 }
                 _ => false,
@@ -875,6 +895,10 @@ impl<'c> Writer<'c> {
             "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2 AND expire_at IS NULL";
         const EXPIRING: &str =
             "DELETE FROM main.relis_keys WHERE db = ?1 AND key = ?2 AND expire_at IS NOT NULL";
+        // A row kept pending goes with the row: nothing of it is left to write.
+        if self.pending_row(db, key).is_some() {
+            forget_row(self.conn);
+        }
         let tries = if expires {
             [(EXPIRING, true), (PERSISTENT, false)]
         } else {
@@ -940,9 +964,7 @@ impl<'c> Writer<'c> {
     }
 
     fn delete_all_elements(&mut self, table: &str, kid: i64) -> Result<usize> {
-        let n = self
-            .conn
-            .prepare_cached(&format!("DELETE FROM {table} WHERE kid = ?1"))?
+        let n = crate::backend::sqlite::stmt::dynamic(self.conn, &format!("DELETE FROM {table} WHERE kid = ?1"))?
             .execute([kid])?;
         if table == "main.relis_stream" {
             // Consumer groups go with the entries (a group's PEL is bounded by what it read).
@@ -994,9 +1016,7 @@ impl<'c> Writer<'c> {
             };
             let cols = key_col.trim_matches(|c| c == '(' || c == ')');
             let want = limit - done;
-            let n = self
-                .conn
-                .prepare_cached(&format!(
+            let n = crate::backend::sqlite::stmt::dynamic(self.conn, &format!(
                     "DELETE FROM {table} WHERE kid = ?1 AND {key_col} IN
                      (SELECT {cols} FROM {table} WHERE kid = ?1 LIMIT ?2)"
                 ))?

@@ -33,8 +33,9 @@ pub(super) struct ZW<'k> {
     db: u32,
     key: &'k [u8],
     kid: i64,
-    /// Whether the key row exists yet (a new set's row is written when it is done).
-    exists: bool,
+    /// The key row as the write read it; `None` for a new set (its row is written when it is
+    /// done).
+    row: Option<KeyMeta>,
     count: i64,
     /// Whether rank blocks are being maintained member by member (the set had them when the
     /// write began).
@@ -85,13 +86,24 @@ impl<'c> Writer<'c> {
                 r.get::<_, Option<f64>>(7)?,
             ))
         };
-        let row = match member {
-            None => prepare(self.conn, q::KEY_ROW)?
-                .query_row((db, key), row)
-                .optional()?,
-            Some(member) => prepare(self.conn, q::KEY_ROW_WITH_SCORE)?
-                .query_row((db, key, member), row)
-                .optional()?,
+        let row = if let Some((m, head)) = self.pending_row(db, key) {
+            // A key row kept pending (a run of writes to this set): no lookup of it.
+            let score = match member {
+                Some(member) if m.kind == KeyType::ZSet => prepare(self.conn, q::ZSCORE)?
+                    .query_row((m.id, member), |r| r.get::<_, f64>(0))
+                    .optional()?,
+                _ => None,
+            };
+            Some((m, m.kind.code(), head, score))
+        } else {
+            match member {
+                None => prepare(self.conn, q::KEY_ROW)?
+                    .query_row((db, key), row)
+                    .optional()?,
+                Some(member) => prepare(self.conn, q::KEY_ROW_WITH_SCORE)?
+                    .query_row((db, key, member), row)
+                    .optional()?,
+            }
         };
         let Some((mut m, code, head, score)) = row else {
             return Ok(None);
@@ -119,7 +131,7 @@ impl<'c> Writer<'c> {
             db,
             key,
             kid: m.id,
-            exists: true,
+            row: Some(m),
             count: m.count,
             blocks,
             skiplist,
@@ -135,7 +147,7 @@ impl<'c> Writer<'c> {
             db,
             key,
             kid,
-            exists: false,
+            row: None,
             count: 0,
             blocks: false,
             skiplist: false,
@@ -153,8 +165,8 @@ impl<'c> Writer<'c> {
         if z.count == 0 {
             self.z_copy_drop(z.kid);
             prepare(self.conn, q::DELETE_RANK_ROWS)?.execute([z.kid])?;
-            if z.exists {
-                self.delete_key_row(z.db, z.key, false)?;
+            if let Some(m) = &z.row {
+                self.delete_key_row(z.db, z.key, m.expire_at.is_some())?;
             }
             return Ok(());
         }
@@ -167,17 +179,11 @@ impl<'c> Writer<'c> {
             self.z_build_blocks(z.kid, z.count)?;
             blocks = true;
         }
-        let version = self.next_version();
-        if z.exists {
-            prepare(self.conn, q::KEY_UPDATE)?.execute((
-                z.db,
-                z.key,
-                z.count,
-                version,
-                self.now,
-                i64::from(z.skiplist),
-            ))?;
+        let version = if let Some(m) = &z.row {
+            // Kept pending: a run of writes to one set rewrites its key row once.
+            self.save_row_later(z.db, z.key, m, z.count, i64::from(z.skiplist))?
         } else {
+            let version = self.next_version();
             prepare(self.conn, q::KEY_INSERT)?.execute((
                 z.db,
                 z.key,
@@ -190,7 +196,8 @@ impl<'c> Writer<'c> {
             ))?;
             self.count_new_key(z.db, None);
             self.note_new(z.db, z.key);
-        }
+            version
+        };
         if blocks {
             self.z_copy_stamp(z.kid, version);
         } else if z.count > t / 2 {
@@ -388,7 +395,7 @@ impl<'c> Writer<'c> {
             // increment): when members have mostly been new, by trying to insert first.
             if opts.cond != ZAddCond::Xx
                 && known.is_none()
-                && !(z.exists && zadd_finds_members())
+                && !(z.row.is_some() && zadd_finds_members())
                 && self.z_try_insert(&mut z, member, score)?
             {
                 zadd_found(false);

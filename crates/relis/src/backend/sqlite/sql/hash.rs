@@ -83,10 +83,5 @@ pub(crate) const KEY_INSERT: &str =
     "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
                      VALUES (?1, ?2, ?3, ?4, NULL, ?3, ?5, ?6, ?7)";
 
-/// A hash key row's new version, count, mtime and encoding.
-pub(crate) const KEY_UPDATE: &str =
-    "UPDATE main.relis_keys SET version = ?3, count = ?4, mtime = ?5, head = ?6
-                     WHERE db = ?1 AND key = ?2";
-
 /// Deletes field `?2` of the hash `?1`.
 pub(crate) const HDEL_FIELD: &str = "DELETE FROM main.relis_hash WHERE kid = ?1 AND field = ?2";

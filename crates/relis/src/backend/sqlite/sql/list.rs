@@ -8,11 +8,6 @@
 
 // The key row (`head` is the position of the first element, `count` the length)
 
-/// Writes a list's head position `?3`, length `?4`, version and mtime.
-pub(crate) const KEY_SET_SHAPE: &str =
-    "UPDATE main.relis_keys SET head = ?3, count = ?4, version = ?5, mtime = ?6
-                 WHERE db = ?1 AND key = ?2";
-
 /// Creates the key row of a new list (type 2) whose id `?3` is also its first version.
 pub(crate) const KEY_INSERT: &str =
     "INSERT INTO main.relis_keys (db, key, id, type, version, count, mtime, head)

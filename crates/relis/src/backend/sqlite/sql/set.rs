@@ -43,11 +43,6 @@ pub(crate) const KEY_INSERT: &str =
     "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
                  VALUES (?1, ?2, ?3, 3, NULL, ?3, ?4, ?5, ?6)";
 
-/// A set key row's new version, count, mtime and encoding.
-pub(crate) const KEY_UPDATE: &str =
-    "UPDATE main.relis_keys SET version = ?3, count = ?4, mtime = ?5, head = ?6
-                 WHERE db = ?1 AND key = ?2";
-
 /// Deletes member `?2` of the set `?1`.
 pub(crate) const SREM_MEMBER: &str = "DELETE FROM main.relis_set WHERE kid = ?1 AND member = ?2";
 

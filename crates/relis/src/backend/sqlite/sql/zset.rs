@@ -24,11 +24,6 @@ pub(crate) const KEY_ROW_WITH_SCORE: &str =
 /// The `head` column of key `?1`/`?2`: nonzero when the set is skiplist-encoded in Redis's terms.
 pub(crate) const KEY_HEAD: &str = "SELECT head FROM main.relis_keys WHERE db = ?1 AND key = ?2";
 
-/// Writes the key row after a change: count, version, mtime and encoding flag (`head`).
-pub(crate) const KEY_UPDATE: &str =
-    "UPDATE main.relis_keys SET count = ?3, version = ?4, mtime = ?5, head = ?6
-                     WHERE db = ?1 AND key = ?2";
-
 /// Creates the key row of a new sorted set.
 pub(crate) const KEY_INSERT: &str =
     "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, head)
