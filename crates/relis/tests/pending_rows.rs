@@ -12,8 +12,8 @@
 
 use proptest::prelude::*;
 use relis::{
-    Bytes, Clock, Db, End, ExpireCond, ManualClock, Options, RankBlocks, SetOptions, SqlLimits, SqlValue,
-    Writer, ZAddOptions, ZRange, ZRangeBy,
+    Bytes, Clock, Db, End, ExpireCond, ManualClock, Options, RankBlocks, SetOptions, SqlLimits,
+    SqlValue, Writer, ZAddOptions, ZRange, ZRangeBy,
 };
 use std::sync::Arc;
 
@@ -175,7 +175,10 @@ fn all() -> ZRange {
 /// OBJECT reads them), and every value.
 fn snapshot(db: &Db) -> Vec<String> {
     let rows = db
-        .sql_query("SELECT db, key, type, expire_at, count FROM redis_keys ORDER BY db, key", ())
+        .sql_query(
+            "SELECT db, key, type, expire_at, count FROM redis_keys ORDER BY db, key",
+            (),
+        )
         .unwrap()
         .rows;
     let mut out: Vec<String> = rows.iter().map(|r| format!("{r:?}")).collect();
@@ -274,7 +277,12 @@ fn a_run_of_writes_to_one_key_then_every_read() {
     for i in 0..30 {
         ops.push(Op::HSet(0, i, i));
     }
-    ops.extend([Op::HLen(0), Op::SqlRow(0), Op::HSet(0, 99, 1), Op::Object(0)]);
+    ops.extend([
+        Op::HLen(0),
+        Op::SqlRow(0),
+        Op::HSet(0, 99, 1),
+        Op::Object(0),
+    ]);
     for i in 0..30 {
         ops.push(Op::ZAdd(1, i as i8, i));
     }

@@ -330,7 +330,7 @@ mod tests {
             })
             .unwrap();
         // The chunk row (an empty one grows through SQL); the key row's new version, mtime and
-        // raw flag are written once, before the commit (`PendingTouch`).
+        // raw flag are written once, before the commit (`PendingRow`).
         assert_eq!(changes, ((0, true), (1, false), 1));
         let mut want = vec![0u8; 5000];
         want[4500] = 0x10;
@@ -383,7 +383,7 @@ mod tests {
             })
             .unwrap();
         // No row changed through SQL: the byte went through the blob handle, and the key row
-        // waits for the commit (`PendingTouch`).
+        // waits for the commit (`PendingRow`).
         assert_eq!(v[byte], 0xf1);
         assert_eq!((old, changes), ((0, true), 0));
         let mut want = v.clone();

@@ -515,7 +515,14 @@ impl Writer<'_> {
         }
         let count = row.map_or(0, |r| r.count) + added;
         hashtable |= count > HASH_MAX_LISTPACK_ENTRIES;
-        self.save_hash_row(db, key, row.and_then(|r| r.meta).as_ref(), id, count, hashtable)?;
+        self.save_hash_row(
+            db,
+            key,
+            row.and_then(|r| r.meta).as_ref(),
+            id,
+            count,
+            hashtable,
+        )?;
         Ok(added)
     }
 

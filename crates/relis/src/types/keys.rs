@@ -254,12 +254,13 @@ impl Reader<'_> {
         }
         let probe: [u8; 8] = rand::random();
         for at_or_after in [true, false] {
-            let found: Option<Vec<u8>> = crate::backend::sqlite::stmt::dynamic(self.conn, &q::random_key(at_or_after))?
-                .query_row(
-                    rusqlite::named_params! {":db": db, ":probe": &probe[..], ":now": self.now},
-                    |r| r.get(0),
-                )
-                .optional()?;
+            let found: Option<Vec<u8>> =
+                crate::backend::sqlite::stmt::dynamic(self.conn, &q::random_key(at_or_after))?
+                    .query_row(
+                        rusqlite::named_params! {":db": db, ":probe": &probe[..], ":now": self.now},
+                        |r| r.get(0),
+                    )
+                    .optional()?;
             if let Some(k) = found {
                 return Ok(Some(Bytes::from(k)));
             }

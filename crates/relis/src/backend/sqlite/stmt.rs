@@ -23,6 +23,11 @@
 //! A `Conn` also carries the connection's own state for the layers above ([`ConnState`]): a
 //! value per type, made on first use and kept for as long as the owner keeps the `Conn` (the
 //! writer's copies of rank rows live there). The backend stores it without naming its types.
+//!
+//! The state also holds a [`KeysHook`]: while the writer keeps a key row pending in memory
+//! (`store.rs`, `PendingRow`), [`prepare`] runs it before any statement whose SQL names
+//! `relis_keys` (the table keeps that fact beside each statement), [`dynamic`] before such SQL
+//! built at run time, and [`before_keys`] runs it for SQL the engine does not write (user SQL).
 
 use rusqlite::{CachedStatement, Connection, PrepFlags, Statement};
 use std::any::{Any, TypeId};
@@ -305,10 +310,7 @@ pub(crate) fn prepare<'a, 'c>(
 
 /// A statement for `sql`, made at run time (a table's name, a list of placeholders), from
 /// rusqlite's cache; the connection's [`KeysHook`] runs first if `sql` names `relis_keys`.
-pub(crate) fn dynamic<'c>(
-    conn: &'c Conn<'_>,
-    sql: &str,
-) -> rusqlite::Result<CachedStatement<'c>> {
+pub(crate) fn dynamic<'c>(conn: &'c Conn<'_>, sql: &str) -> rusqlite::Result<CachedStatement<'c>> {
     if conn.state().keys_hook.get().is_some() && names_keys(sql) {
         before_keys(conn)?;
     }

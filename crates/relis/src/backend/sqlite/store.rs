@@ -781,24 +781,28 @@ impl<'c> Writer<'c> {
             mtime: now,
             ..*meta
         };
-        let replaced = self.conn.state().with(|p: &mut PendingRow| {
-            if let Some(r) = p.0.as_mut().filter(|r| r.db == db && r.key == key) {
-                (r.meta, r.head) = (row, head);
-                return None;
+        let kept = self.conn.state().with(|p: &mut PendingRow| {
+            match p.0.as_mut().filter(|r| r.db == db && r.key == key) {
+                Some(r) => {
+                    (r.meta, r.head) = (row, head);
+                    true
+                }
+                None => false,
             }
-            Some(p.0.replace(Row {
-                db,
-                key: key.to_vec(),
-                meta: row,
-                head,
-                row_version: meta.version,
-            }))
         });
-        if let Some(old) = replaced {
+        if !kept {
+            // Another key's row first (its statement must not find this one pending).
+            flush_row(self.conn)?;
+            self.conn.state().with(|p: &mut PendingRow| {
+                p.0 = Some(Row {
+                    db,
+                    key: key.to_vec(),
+                    meta: row,
+                    head,
+                    row_version: meta.version,
+                })
+            });
             self.conn.state().set_keys_hook(Some(flush_row));
-            if let Some(old) = old {
-                write_row(self.conn, &old)?;
-            }
         }
         Ok(version)
     }
@@ -964,8 +968,11 @@ impl<'c> Writer<'c> {
     }
 
     fn delete_all_elements(&mut self, table: &str, kid: i64) -> Result<usize> {
-        let n = crate::backend::sqlite::stmt::dynamic(self.conn, &format!("DELETE FROM {table} WHERE kid = ?1"))?
-            .execute([kid])?;
+        let n = crate::backend::sqlite::stmt::dynamic(
+            self.conn,
+            &format!("DELETE FROM {table} WHERE kid = ?1"),
+        )?
+        .execute([kid])?;
         if table == "main.relis_stream" {
             // Consumer groups go with the entries (a group's PEL is bounded by what it read).
             for sql in [
@@ -1016,11 +1023,14 @@ impl<'c> Writer<'c> {
             };
             let cols = key_col.trim_matches(|c| c == '(' || c == ')');
             let want = limit - done;
-            let n = crate::backend::sqlite::stmt::dynamic(self.conn, &format!(
+            let n = crate::backend::sqlite::stmt::dynamic(
+                self.conn,
+                &format!(
                     "DELETE FROM {table} WHERE kid = ?1 AND {key_col} IN
                      (SELECT {cols} FROM {table} WHERE kid = ?1 LIMIT ?2)"
-                ))?
-                .execute((kid, want as i64))?;
+                ),
+            )?
+            .execute((kid, want as i64))?;
             done += n;
             if n < want {
                 // Fewer left than asked for: this collection is gone.
