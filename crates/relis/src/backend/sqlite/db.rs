@@ -1357,18 +1357,22 @@ fn open_reader(path: &Path, caches: &CacheState) -> Result<(Connection, Arc<Read
 
 /// How long the writer looks for more work after a commit before it sleeps. Clients answered by
 /// a commit send their next requests within tens of microseconds; a writer asleep by then has to
-/// be woken (a futex call by the sender, a scheduler wake-up for the writer), which measured
-/// costs more than looking: SET at `-c 50 -P 1` went from ~70k to ~80k requests/s (see
-/// BENCHMARKS.md). It yields the CPU while it looks, so other threads run first.
+/// be woken (a futex call by the sender, a scheduler wake-up for the writer), which costs more
+/// than looking when the machine has time to spare: one client writing at `-P 1` gets 0.83-0.92
+/// of redis-server's rate with the look and 0.50-0.60 without (BENCHMARKS.md). It yields the CPU
+/// while it looks, so other threads run first.
 ///
-/// Under load (batches of 4 writes or more on average) and while looking keeps finding work,
-/// the writer looks three times as long: many clients' next requests come back together, after
-/// the network thread has sent every reply and read every request, and with the writer on a
-/// short scheduler slice (see `prefer_prompt_wakeups`) 300 us took SET -P 1 from 95-98k to
-/// 106-111k and LPUSH from 115-125k to 129-136k (600 us and 1 ms gave the same). The load
-/// condition keeps a moderate load cheap: without it, 10 clients writing every 1 ms kept the
-/// writer 36% busy instead of 20%; with it, 21%.
+/// Under load (groups of [`SPIN_LOAD`] writes or more on average) the writer does not look: many
+/// clients keep the queue from emptying for long, and the look's `sched_yield` calls were 9% of
+/// both CPUs under HSET at `-c 50 -P 1`, time the network thread and the clients needed (SET
+/// 0.58-0.62 of redis-server's rate with the look, 0.63-0.71 without; LPUSH 0.60-0.62 against
+/// 0.68-0.89). Before the writer ran on a short scheduler slice (see `prefer_prompt_wakeups`),
+/// looking three times as long under load had been the better choice.
 pub const WRITER_SPIN: Duration = Duration::from_micros(100);
+
+/// The average group size (writes per group) from which the writer stops looking for more work
+/// after a commit (see [`WRITER_SPIN`]).
+const SPIN_LOAD: usize = 4;
 
 /// How often the writer sweeps expired keys when it is idle, and at most how often under load.
 /// Waits for the answer of a job handed to the writer. A commit answers within tens of
@@ -1612,25 +1616,19 @@ fn writer_loop(
     let mut delivers: Vec<Deliver> = Vec::with_capacity(max_batch);
     let mut reads: Vec<ReadJob> = Vec::new();
     let mut shutdown = false;
-    let mut found = false;
     // Writes per batch, a moving average (in sixteenths).
     let mut load = 0usize;
     // A connection job taken from the queue after writes of the group being collected: it
     // waits for the next group, at whose head it runs (see below).
     let mut carried: Option<WriterMsg> = None;
     while !shutdown {
-        // See WRITER_SPIN: the next requests are usually on their way.
-        if !spin.is_zero() && carried.is_none() {
-            let look = if found && load >= 16 * 4 {
-                spin * 3
-            } else {
-                spin
-            };
-            let until = Instant::now() + look;
+        // See WRITER_SPIN: the next requests are usually on their way, and under load the
+        // queue is seldom empty for long.
+        if !spin.is_zero() && carried.is_none() && load < 16 * SPIN_LOAD {
+            let until = Instant::now() + spin;
             while rx.is_empty() && Instant::now() < until {
                 std::thread::yield_now();
             }
-            found = !rx.is_empty();
         }
         // Waits for work without taking it: work leaves the queue only while the core is held,
         // so an embedded caller holding it and finding the queue empty knows that everything
