@@ -45,6 +45,8 @@ Settings: port bind dir dbfilename databases requirepass aclfile maxclients prot
           *-ziplist-*, lua-time-limit, ...): accepted, checked and reported (see README)";
 
 fn main() {
+    // INFO memory counts the allocator the binary installed.
+    relis_server::cmd::server::memory::use_allocator(relis_server::cmd::server::memory::MIMALLOC);
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--help" || a == "-h") {
         println!("{HELP}");

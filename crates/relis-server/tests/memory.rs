@@ -245,3 +245,46 @@ async fn info_memory_reports_the_caches_and_config_set_resizes_them() {
         MIB
     );
 }
+
+/// INFO memory names and counts the allocator the process allocates with: the binary's
+/// mimalloc (whose figures were glibc's `mallinfo2` of an all but unused glibc heap, giving a
+/// `mem_fragmentation_ratio` in the thousands, which monitoring reads as a problem), glibc's in
+/// a test process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn info_memory_counts_the_allocator_in_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = spawn_binary(dir.path(), &[]);
+    let mut c = Raw::connect(server.addr()).await;
+    let value = "x".repeat(100);
+    for batch in 0..20 {
+        let mut args = vec!["MSET".to_string()];
+        for i in batch * 500..(batch + 1) * 500 {
+            args.push(format!("key:{i:012}"));
+            args.push(value.clone());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_eq!(c.cmd(&args).await, Frame::Simple("OK".into()));
+    }
+    let allocator = info_field(&mut c, "memory", "mem_allocator").await;
+    assert!(allocator.starts_with("mimalloc-3."), "{allocator}");
+    let used = info_int(&mut c, "memory", "used_memory").await;
+    let allocated = info_int(&mut c, "memory", "allocator_allocated").await;
+    let active = info_int(&mut c, "memory", "allocator_active").await;
+    // What mimalloc holds: more than the 1 MB of values that went through it, less than the
+    // resident set.
+    assert!(
+        allocated > 1 << 20 && allocated <= active,
+        "{allocated} {active}"
+    );
+    assert!(active <= used, "{active} {used}");
+    let ratio: f64 = info_field(&mut c, "memory", "mem_fragmentation_ratio")
+        .await
+        .parse()
+        .unwrap();
+    assert!((1.0..3.0).contains(&ratio), "{ratio}");
+
+    // A test process allocates through glibc.
+    let s = start().await;
+    let mut c = s.raw().await;
+    assert_eq!(info_field(&mut c, "memory", "mem_allocator").await, "libc");
+}

@@ -480,7 +480,10 @@ fn memory_section(server: &Shared, kv: &mut Kv<'_>) {
     kv("mem_clients_normal", f.clients_normal.to_string());
     kv("mem_cluster_links", "0".into());
     kv("mem_aof_buffer", "0".into());
-    kv("mem_allocator", "libc".into());
+    kv(
+        "mem_allocator",
+        (crate::cmd::server::memory::allocator().name)(),
+    );
     kv("active_defrag_running", "0".into());
     kv("lazyfree_pending_objects", "0".into());
     kv("lazyfreed_objects", "0".into());

@@ -7,8 +7,9 @@
 //!   0 for all).
 //! - STATS: the process's memory in Redis's layout: `total.allocated` is what INFO reports as
 //!   `used_memory` (the resident set), `startup.allocated` the same at start-up, the allocator
-//!   figures glibc's (`mallinfo2`); the per-database hash table overheads are 0 (keys live in
-//!   the file's B-trees); Relis adds the file's size at the end.
+//!   figures those of the process's allocator ([`Allocator`]: mimalloc's in relis-server,
+//!   glibc's `mallinfo2` where no other is installed); the per-database hash table overheads
+//!   are 0 (keys live in the file's B-trees); Relis adds the file's size at the end.
 //! - DOCTOR: Redis's report, from those numbers; MALLOC-STATS: Redis's answer for an allocator
 //!   other than jemalloc; PURGE: returns freed memory to the system (mimalloc's and glibc's,
 //!   on this thread and the writer's: `state::release_free_memory_everywhere`).
@@ -223,10 +224,76 @@ fn usage_args(args: &mut Args) -> Result<(Bytes, Option<u64>), CmdError> {
     Ok((key, samples))
 }
 
+/// The process's global allocator as INFO names and counts it (`mem_allocator`,
+/// `allocator_allocated`, `allocator_active`). The binary that installs one says so once
+/// ([`use_allocator`]; relis-server's `main.rs` installs mimalloc); a process that does not (the
+/// tests, a program embedding the server) allocates through glibc.
+#[derive(Clone, Copy)]
+pub struct Allocator {
+    /// Its name and version, as INFO's `mem_allocator` shows it.
+    pub name: fn() -> String,
+    /// Bytes handed out, and bytes it holds from the system.
+    pub figures: fn() -> (u64, u64),
+}
+
+static ALLOCATOR: std::sync::OnceLock<Allocator> = std::sync::OnceLock::new();
+
+/// Names the process's global allocator (see [`Allocator`]); the first call counts.
+pub fn use_allocator(allocator: Allocator) {
+    let _ = ALLOCATOR.set(allocator);
+}
+
+/// The process's allocator (glibc's unless [`use_allocator`] named another).
+pub fn allocator() -> Allocator {
+    ALLOCATOR.get().copied().unwrap_or(GLIBC)
+}
+
+/// glibc's allocator: `mallinfo2`'s bytes in use and held (arena and mapped chunks).
+pub const GLIBC: Allocator = Allocator {
+    name: || "libc".into(),
+    figures: || {
+        // SAFETY: mallinfo2 only reads the allocator's counters.
+        let mi = unsafe { libc::mallinfo2() };
+        (
+            (mi.uordblks + mi.hblkhd) as u64,
+            (mi.arena + mi.hblkhd) as u64,
+        )
+    },
+};
+
+/// mimalloc, relis-server's allocator. A release build of mimalloc keeps no count of the bytes
+/// handed out (its statistics are a debug build's), only of the memory it has committed: both
+/// figures are that, so `allocator_frag_ratio` reads 1 and `mem_fragmentation_ratio` compares
+/// the resident set with what the allocator holds.
+pub const MIMALLOC: Allocator = Allocator {
+    name: || {
+        // SAFETY: a constant of the library: major, two digits of minor, two of patch.
+        let v = unsafe { libmimalloc_sys::mi_version() };
+        format!("mimalloc-{}.{}.{}", v / 10000, v / 100 % 100, v % 100)
+    },
+    figures: || {
+        let mut commit = 0usize;
+        // SAFETY: every out-parameter may be null; `commit` outlives the call.
+        unsafe {
+            libmimalloc_sys::mi_process_info(
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                &mut commit,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        };
+        (commit as u64, commit as u64)
+    },
+};
+
 /// The process's memory as INFO memory and MEMORY STATS report it, gathered as Redis's
 /// `getMemoryOverheadData` gathers its own: `total` is the resident set (INFO `used_memory`),
-/// the allocator figures glibc's (`mallinfo2`), the overhead what start-up, clients' buffers
-/// and the script and function caches hold; the rest is the dataset (SQLite's caches).
+/// the allocator figures its [`Allocator`]'s, the overhead what start-up, clients' buffers and
+/// the script and function caches hold; the rest is the dataset (SQLite's caches).
 pub struct Figures {
     /// The resident set now.
     pub total: u64,
@@ -261,8 +328,7 @@ impl Figures {
             clients_normal += c.qbuf.load(Ordering::Relaxed) + c.omem.load(Ordering::Relaxed);
             clients += 1;
         }
-        // SAFETY: mallinfo2 only reads the allocator's counters.
-        let mi = unsafe { libc::mallinfo2() };
+        let (allocated, active) = (allocator().figures)();
         Figures {
             total,
             peak,
@@ -270,8 +336,8 @@ impl Figures {
             clients_normal,
             lua_caches,
             functions_caches: server.scripting.functions_memory(),
-            allocated: (mi.uordblks + mi.hblkhd) as u64,
-            active: (mi.arena + mi.hblkhd) as u64,
+            allocated,
+            active,
             clients,
             cached_scripts,
         }
