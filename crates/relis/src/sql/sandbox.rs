@@ -188,6 +188,14 @@ pub(crate) fn install(conn: &Connection) -> rusqlite::Result<()> {
             | rusqlite::functions::FunctionFlags::SQLITE_DIRECTONLY,
         |c| Ok(crate::types::counter::sql_overwrite(c.get_raw(0))),
     )?;
+    // ZADD's score update (the same): records the score it replaces.
+    conn.create_scalar_function(
+        "relis_rescore",
+        2,
+        rusqlite::functions::FunctionFlags::SQLITE_UTF8
+            | rusqlite::functions::FunctionFlags::SQLITE_DIRECTONLY,
+        |c| Ok(crate::types::zset::sql_rescore(c.get(0)?, c.get(1)?)),
+    )?;
     // The key filter of the views (ACL key patterns): see sql/access.rs.
     super::access::register(conn)?;
     conn.set_prepared_statement_cache_capacity(1024);

@@ -9,6 +9,18 @@ thread_local! {
     /// How often ZADD's recent members on this writer were already in their set: a saturating
     /// count, up for each found, down for each added.
     static ZADD_FOUND: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
+    /// The score [`sql_rescore`] replaced last on this thread, if it ran since
+    /// [`Writer::z_set_score`] began.
+    static REPLACED: std::cell::Cell<Option<f64>> = const { std::cell::Cell::new(None) };
+}
+
+/// The SQL function `relis_rescore(old, new)`, called by ZADD's score update (`SET_SCORE_SEEN`)
+/// for the row it changes: records the score it replaces (what the rank rows and the reply
+/// need) and returns the new one, so one statement finds the member, reads its score and
+/// writes the new one, where a lookup and an `UPDATE` made two seeks.
+pub(crate) fn sql_rescore(old: f64, new: f64) -> f64 {
+    REPLACED.set(Some(old));
+    new
 }
 
 /// Whether ZADD should look a member up before adding it: yes when recent members were mostly
@@ -246,6 +258,21 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
+    /// Sets the score of `member`, if the set has it, in one statement; the score it had
+    /// (`None`: no such member, nothing written). The rank rows are the caller's
+    /// ([`Writer::z_rescored`]), and so is a score that did not change (the row was rewritten
+    /// with the same value: nothing else is).
+    pub(super) fn z_set_score(
+        &mut self,
+        z: &ZW<'_>,
+        member: &[u8],
+        new: f64,
+    ) -> Result<Option<f64>> {
+        REPLACED.set(None);
+        let n = prepare(self.conn, q::SET_SCORE_SEEN)?.execute((z.kid, member, new))?;
+        Ok(REPLACED.take().filter(|_| n == 1))
+    }
+
     /// Changes a member's score.
     pub(super) fn z_rescore(
         &mut self,
@@ -254,9 +281,21 @@ impl<'c> Writer<'c> {
         old: f64,
         new: f64,
     ) -> Result<()> {
-        z.changed = true;
         // One UPDATE: the score index's entry moves with the row.
         prepare(self.conn, q::SET_SCORE)?.execute((z.kid, member, new))?;
+        self.z_rescored(z, member, old, new)
+    }
+
+    /// The bookkeeping of a member whose score changed from `old` to `new` in SQL: the key row
+    /// and the rank rows.
+    pub(super) fn z_rescored(
+        &mut self,
+        z: &mut ZW<'_>,
+        member: &[u8],
+        old: f64,
+        new: f64,
+    ) -> Result<()> {
+        z.changed = true;
         if !z.blocks {
             return Ok(());
         }
@@ -362,11 +401,13 @@ impl<'c> Writer<'c> {
         opts: ZAddOptions,
         pairs: &[(f64, Bytes)],
     ) -> Result<ZAddOutcome> {
+        // Without NX, XX, GT, LT or INCR the new score does not depend on the old one.
+        let plain = opts.cond == ZAddCond::Always && opts.cmp == ZAddCmp::Any && !opts.incr;
         // When members are mostly found (score updates), the first one's score is read with the
-        // key row.
+        // key row, unless a plain ZADD reads it as it writes the new one.
         let probe = pairs
             .first()
-            .filter(|_| zadd_finds_members())
+            .filter(|_| zadd_finds_members() && !plain)
             .map(|(_, m)| &m[..]);
         let (mut z, mut first) = match self.zopen_probing(db, key, probe)? {
             Some((z, score)) => (z, probe.map(|_| score)),
@@ -391,6 +432,28 @@ impl<'c> Writer<'c> {
             let mut score = *score;
             // The first member's score if it was read already.
             let known = first.take();
+            // Plain ZADD to a set whose members are mostly there already: one statement finds
+            // the member and sets its score, reading the old one (a new member then costs a
+            // failed seek, as a lookup first would).
+            if plain && known.is_none() && z.row.is_some() && zadd_finds_members() {
+                match self.z_set_score(&z, member, score)? {
+                    Some(cur) => {
+                        zadd_found(true);
+                        last_score = Some(score);
+                        if score != cur {
+                            self.z_rescored(&mut z, member, cur, score)?;
+                            updated += 1;
+                        }
+                    }
+                    None => {
+                        zadd_found(false);
+                        self.z_insert(&mut z, member, score)?;
+                        last_score = Some(score);
+                        added += 1;
+                    }
+                }
+                continue;
+            }
             // A new member is added whatever the options but XX (with INCR its score is the
             // increment): when members have mostly been new, by trying to insert first.
             if opts.cond != ZAddCond::Xx

@@ -170,6 +170,11 @@ pub(crate) const INSERT_MEMBER_IF_NEW: &str =
 pub(crate) const SET_SCORE: &str =
     "UPDATE main.relis_zset SET score = ?3 WHERE kid = ?1 AND member = ?2";
 
+/// Sets member `?2`'s score to `?3`, handing the score it replaces to `relis_rescore`
+/// (`types/zset/write.rs`, `sql_rescore`): a lookup and an update in one seek.
+pub(crate) const SET_SCORE_SEEN: &str =
+    "UPDATE main.relis_zset SET score = relis_rescore(score, ?3) WHERE kid = ?1 AND member = ?2";
+
 /// Removes member `?2`. (Its score is read first with [`ZSCORE`]: `RETURNING` would make
 /// SQLite build a temporary B-tree for the returned row on every call.)
 pub(crate) const DELETE_MEMBER: &str = "DELETE FROM main.relis_zset WHERE kid = ?1 AND member = ?2";
