@@ -149,6 +149,19 @@ async fn memory_stats_doctor_and_malloc_stats() {
     );
 }
 
+/// Sets `key:000000000000` .. `key:{n - 1}` to `value`, 500 keys per MSET.
+async fn mset_keys(c: &mut Raw, n: usize, value: &str) {
+    for batch in 0..n.div_ceil(500) {
+        let mut args = vec!["MSET".to_string()];
+        for i in batch * 500..((batch + 1) * 500).min(n) {
+            args.push(format!("key:{i:012}"));
+            args.push(value.to_string());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_eq!(c.cmd(&args).await, Frame::Simple("OK".into()));
+    }
+}
+
 /// INFO memory says what SQLite's caches hold, within the sizes the settings give them, and
 /// CONFIG SET resizes them in the running engine.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -172,15 +185,7 @@ async fn info_memory_reports_the_caches_and_config_set_resizes_them() {
     assert_eq!(info_int(&mut c, "memory", "relis_mmap_size").await, 0);
     // 20,000 keys of 100 bytes (a file of about 3 MB), then every one read back.
     let value = "x".repeat(100);
-    for batch in 0..40 {
-        let mut args = vec!["MSET".to_string()];
-        for i in batch * 500..(batch + 1) * 500 {
-            args.push(format!("key:{i:012}"));
-            args.push(value.clone());
-        }
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        assert_eq!(c.cmd(&args).await, Frame::Simple("OK".into()));
-    }
+    mset_keys(&mut c, 20_000, &value).await;
     for i in (0..20_000).step_by(7) {
         assert_eq!(c.cmd(&["GET", &format!("key:{i:012}")]).await, bulk(&value));
     }
@@ -255,16 +260,7 @@ async fn info_memory_counts_the_allocator_in_use() {
     let dir = tempfile::tempdir().unwrap();
     let server = spawn_binary(dir.path(), &[]);
     let mut c = Raw::connect(server.addr()).await;
-    let value = "x".repeat(100);
-    for batch in 0..20 {
-        let mut args = vec!["MSET".to_string()];
-        for i in batch * 500..(batch + 1) * 500 {
-            args.push(format!("key:{i:012}"));
-            args.push(value.clone());
-        }
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        assert_eq!(c.cmd(&args).await, Frame::Simple("OK".into()));
-    }
+    mset_keys(&mut c, 10_000, &"x".repeat(100)).await;
     let allocator = info_field(&mut c, "memory", "mem_allocator").await;
     assert!(allocator.starts_with("mimalloc-3."), "{allocator}");
     let used = info_int(&mut c, "memory", "used_memory").await;
