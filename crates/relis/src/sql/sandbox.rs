@@ -194,7 +194,7 @@ pub(crate) fn install(conn: &Connection) -> rusqlite::Result<()> {
         2,
         rusqlite::functions::FunctionFlags::SQLITE_UTF8
             | rusqlite::functions::FunctionFlags::SQLITE_DIRECTONLY,
-        |c| Ok(crate::types::zset::sql_rescore(c.get(0)?, c.get(1)?)),
+        |c| Ok(crate::types::counter::sql_rescore(c.get(0)?, c.get(1)?)),
     )?;
     // The key filter of the views (ACL key patterns): see sql/access.rs.
     super::access::register(conn)?;

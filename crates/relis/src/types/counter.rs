@@ -1,6 +1,7 @@
-//! Integers as Redis reads them, and the SQL functions of the strings' one-statement upserts
-//! (INCRBY's sum, SET's overwrite): pure, so that the SQL sandbox, which registers `relis_incr`
-//! and `relis_overwrite` on every connection, needs nothing of the string type's storage.
+//! Integers as Redis reads them, and the SQL functions of the engine's one-statement writes
+//! (INCRBY's sum, SET's overwrite, ZADD's rescore): pure, so that the SQL sandbox, which
+//! registers `relis_incr`, `relis_overwrite` and `relis_rescore` on every connection, needs
+//! nothing of the types' storage.
 
 /// Parses an integer as Redis's `string2ll` does: no spaces, no `+`, no leading zeros, no `-0`.
 pub fn parse_i64(s: &[u8]) -> Option<i64> {
@@ -89,6 +90,31 @@ pub(crate) fn sql_overwrite_began() {
 /// not), and whether the row it overwrote had an expiry.
 pub(crate) fn sql_overwritten() -> Option<bool> {
     OVERWROTE.get()
+}
+
+thread_local! {
+    /// The score [`sql_rescore`] replaced last on this thread, if it ran since
+    /// [`sql_rescore_began`].
+    static REPLACED: std::cell::Cell<Option<f64>> = const { std::cell::Cell::new(None) };
+}
+
+/// The SQL function `relis_rescore(old, new)`, called by ZADD's score update (`SET_SCORE_SEEN`,
+/// types/zset/write.rs) for the row it changes: records the score it replaces (what the rank
+/// rows and the reply need) and returns the new one, so one statement finds the member, reads
+/// its score and writes the new one, where a lookup and an `UPDATE` made two seeks.
+pub(crate) fn sql_rescore(old: f64, new: f64) -> f64 {
+    REPLACED.set(Some(old));
+    new
+}
+
+/// Forgets this thread's last [`sql_rescore`]: a statement that uses the function follows.
+pub(crate) fn sql_rescore_began() {
+    REPLACED.set(None);
+}
+
+/// The score [`sql_rescore`] replaced on this thread since [`sql_rescore_began`], if it ran.
+pub(crate) fn sql_rescored() -> Option<f64> {
+    REPLACED.get()
 }
 
 #[cfg(test)]

@@ -359,7 +359,6 @@ mod read;
 mod write;
 
 pub(crate) use rank::{discard_pending, flush_pending, forget_copy};
-pub(crate) use write::sql_rescore;
 
 // ---------------------------------------------------------------------------------------------
 // Embedded API

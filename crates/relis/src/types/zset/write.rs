@@ -9,18 +9,6 @@ thread_local! {
     /// How often ZADD's recent members on this writer were already in their set: a saturating
     /// count, up for each found, down for each added.
     static ZADD_FOUND: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
-    /// The score [`sql_rescore`] replaced last on this thread, if it ran since
-    /// [`Writer::z_set_score`] began.
-    static REPLACED: std::cell::Cell<Option<f64>> = const { std::cell::Cell::new(None) };
-}
-
-/// The SQL function `relis_rescore(old, new)`, called by ZADD's score update (`SET_SCORE_SEEN`)
-/// for the row it changes: records the score it replaces (what the rank rows and the reply
-/// need) and returns the new one, so one statement finds the member, reads its score and
-/// writes the new one, where a lookup and an `UPDATE` made two seeks.
-pub(crate) fn sql_rescore(old: f64, new: f64) -> f64 {
-    REPLACED.set(Some(old));
-    new
 }
 
 /// Whether ZADD should look a member up before adding it: yes when recent members were mostly
@@ -268,9 +256,9 @@ impl<'c> Writer<'c> {
         member: &[u8],
         new: f64,
     ) -> Result<Option<f64>> {
-        REPLACED.set(None);
+        crate::types::counter::sql_rescore_began();
         let n = prepare(self.conn, q::SET_SCORE_SEEN)?.execute((z.kid, member, new))?;
-        Ok(REPLACED.take().filter(|_| n == 1))
+        Ok(crate::types::counter::sql_rescored().filter(|_| n == 1))
     }
 
     /// Changes a member's score.
