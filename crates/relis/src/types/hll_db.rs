@@ -8,6 +8,8 @@
 //! keyspace_hits / keyspace_misses, a `keymiss` event) even though they run on the writer.
 
 use crate::backend::sqlite::db::Db;
+use crate::backend::sqlite::sql::strings as sq;
+use crate::backend::sqlite::stmt::prepare;
 use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
 use crate::error::{Error, Result};
 use crate::types::chunks::CHUNK;
@@ -88,7 +90,60 @@ impl Reader<'_> {
     }
 }
 
+thread_local! {
+    /// How often PFADD's recent keys on this writer were new: a saturating count, up for each
+    /// key created, down for each found.
+    static PFADD_CREATED: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
+}
+
+/// Records whether PFADD created its key.
+fn pfadd_created(created: bool) {
+    let n = PFADD_CREATED.get();
+    PFADD_CREATED.set(if created {
+        (n + 1).min(3)
+    } else {
+        n.saturating_sub(1)
+    });
+}
+
 impl Writer<'_> {
+    /// PFADD to a key that is not there, in one statement: the new HLL's key row inserted
+    /// unless a row of that name exists (of any type, expired or not). `Some(true)` when it was
+    /// created; `None` when the general path must run (a row was there, or the value would
+    /// not be an inline string).
+    fn pfadd_new_key(
+        &mut self,
+        db: u32,
+        key: &[u8],
+        elements: &[Bytes],
+        sparse_max: usize,
+    ) -> Result<Option<bool>> {
+        let mut v = hll::new_hll();
+        for e in elements {
+            if hll::add(&mut v, e, sparse_max).is_err() {
+                return Ok(None);
+            }
+        }
+        if v.len() > crate::types::chunks::CHUNKED_ABOVE {
+            return Ok(None);
+        }
+        hll::invalidate(&mut v);
+        let version = self.next_version();
+        let n = prepare(self.conn, sq::INSERT_INLINE_IF_NEW)?.execute((
+            db,
+            key,
+            version,
+            self.now,
+            &v[..],
+        ))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.count_new_key(db, None);
+        self.note_new(db, key);
+        Ok(Some(true))
+    }
+
     /// The HLL at `key` for a write (an expired key is deleted first), with its metadata.
     /// `seen` hears of the lookup when it counts as a read.
     fn hll_write(
@@ -138,6 +193,14 @@ impl Writer<'_> {
         elements: &[Bytes],
         sparse_max: usize,
     ) -> Result<bool> {
+        // When recent keys were mostly new (many small HLLs, one per user or per day), an
+        // insert that succeeds spares the lookup.
+        if PFADD_CREATED.get() >= 2 {
+            if let Some(created) = self.pfadd_new_key(db, key, elements, sparse_max)? {
+                pfadd_created(true);
+                return Ok(created);
+            }
+        }
         let old = match self.string_for_write(db, key)? {
             Some((m, _)) if m.kind != KeyType::String => return Err(Error::WrongType),
             Some((m, inline)) => {
@@ -154,6 +217,7 @@ impl Writer<'_> {
             }
             None => None,
         };
+        pfadd_created(old.is_none());
         let (meta, mut v, mut updated) = match old {
             Some((m, v)) => (Some(m), v, false),
             None => (None, hll::new_hll(), true),
@@ -409,6 +473,54 @@ mod tests {
         })
         .unwrap();
         assert_eq!(db.pfcount(&["h"]), Err(Error::WrongType));
+    }
+
+    /// Once PFADD has mostly created keys it inserts first: the values it makes are the
+    /// general path's, and a key that is there (an HLL, another type, an expired one) takes the
+    /// general path.
+    #[test]
+    fn pfadd_of_new_keys_inserts_first_with_the_same_values() {
+        let clock = std::sync::Arc::new(crate::ManualClock::new(1_000));
+        let db = Db::open_with(crate::Options {
+            clock: clock.clone(),
+            ..crate::Options::default()
+        })
+        .unwrap();
+        // Made the general way: on this writer, PFADD has created nothing yet.
+        PFADD_CREATED.set(0);
+        db.write(|w| {
+            assert!(w.pfadd(0, b"general", &[Bytes::from("x"), Bytes::from("y")], 3000)?);
+            Ok(())
+        })
+        .unwrap();
+        db.hset("hash", &[("f", "v")]).unwrap();
+        db.pfadd("old", &["a"]).unwrap();
+        db.pexpire("old", 1, crate::ExpireCond::Always).unwrap();
+        clock.advance(10);
+        let got = db
+            .write(|w| {
+                let el = |v: &[&str]| {
+                    v.iter()
+                        .map(|e| Bytes::from(e.to_string()))
+                        .collect::<Vec<_>>()
+                };
+                // Three new keys: the count reaches the insert-first side.
+                for k in ["n1", "n2", "n3"] {
+                    assert!(w.pfadd(0, k.as_bytes(), &el(&["x"]), 3000)?);
+                }
+                assert!(PFADD_CREATED.get() >= 2);
+                let fast = w.pfadd(0, b"fast", &el(&["x", "y"]), 3000)?;
+                let wrong = w.pfadd(0, b"hash", &el(&["x"]), 3000);
+                let expired = w.pfadd(0, b"old", &el(&["b"]), 3000)?;
+                let again = w.pfadd(0, b"fast", &el(&["x"]), 3000)?;
+                Ok((fast, wrong, expired, again))
+            })
+            .unwrap();
+        assert_eq!(got, (true, Err(Error::WrongType), true, false));
+        assert_eq!(db.get("fast").unwrap(), db.get("general").unwrap());
+        assert_eq!(db.pfcount(&["old"]), Ok(1));
+        assert_eq!(db.dbsize(), Ok(7));
+        assert_eq!(db.ttl("fast"), Ok(crate::Ttl::Persistent));
     }
 
     #[test]
