@@ -65,6 +65,12 @@ impl ConnState {
         self.keys_hook.set(hook);
     }
 
+    /// Whether a [`KeysHook`] is set: a key row is pending on this connection. One load, where
+    /// finding the pending row itself takes a scan of the state.
+    pub(crate) fn keys_pending(&self) -> bool {
+        self.keys_hook.get().is_some()
+    }
+
     /// Runs `f` on this connection's `T` (made on first use). `f` may use the state of other
     /// types, not `T`'s again (that panics, as a second `RefCell` borrow does).
     pub(crate) fn with<T: Default + 'static, R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
@@ -265,7 +271,7 @@ pub(crate) fn prepare<'a, 'c>(
     sql: &'static str,
 ) -> rusqlite::Result<Stmt<'a, 'c>> {
     if !conn.keeps {
-        if conn.state().keys_hook.get().is_some() && names_keys(sql) {
+        if conn.state().keys_pending() && names_keys(sql) {
             before_keys(conn)?;
         }
         return cached(conn.conn, sql);
@@ -282,7 +288,7 @@ pub(crate) fn prepare<'a, 'c>(
         Some((keys, _)) => keys,
         None => names_keys(sql),
     };
-    if keys && conn.state().keys_hook.get().is_some() {
+    if keys && conn.state().keys_pending() {
         if let Err(e) = before_keys(conn) {
             // Back in its slot, for the next use.
             drop(Stmt::Kept {
@@ -311,7 +317,7 @@ pub(crate) fn prepare<'a, 'c>(
 /// A statement for `sql`, made at run time (a table's name, a list of placeholders), from
 /// rusqlite's cache; the connection's [`KeysHook`] runs first if `sql` names `relis_keys`.
 pub(crate) fn dynamic<'c>(conn: &'c Conn<'_>, sql: &str) -> rusqlite::Result<CachedStatement<'c>> {
-    if conn.state().keys_hook.get().is_some() && names_keys(sql) {
+    if conn.state().keys_pending() && names_keys(sql) {
         before_keys(conn)?;
     }
     conn.conn.prepare_cached(sql)

@@ -315,6 +315,10 @@ impl<'c> Reader<'c> {
     /// `head`, if it keeps that row: then the row in SQL is older, and every statement that
     /// names `relis_keys` writes it first.
     pub(crate) fn pending_row(&self, db: u32, key: &[u8]) -> Option<(KeyMeta, i64)> {
+        // Every key lookup comes here, on the readers too: nothing pending is one load.
+        if !self.conn.state().keys_pending() {
+            return None;
+        }
         self.conn
             .state()
             .existing(|p: &mut PendingRow| match &p.0 {
