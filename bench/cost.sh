@@ -13,6 +13,8 @@
 #                                 runs first)
 #   getw16                        GET at -P 16 while one more client SETs at -P 1 beside it
 #                                 (a reader's page cache is emptied after each commit)
+#   pfaddnew1                     PFADD hll:<r> ele:<r> at -P 1 with -r 100000000: nearly every
+#                                 request creates a small HLL (bench/hll.sh's sparse case)
 # The keys are written first (SET -P 16 over the key space, LPUSH for LRANGE).
 #
 # With CALLGRIND=1 relis-server runs under valgrind instead (a quarter of the requests, after
@@ -43,6 +45,7 @@ declare -A ARGS=(
     [mset16]="-P 16 -t mset" [set1]="-P 1 -t set" [get1]="-P 1 -t get"
     [zadd1]="-P 1 -t zadd" [hset1]="-P 1 -t hset" [lrange1]="-P 1 lrange mylist 0 99"
     [getw16]="-P 16 -t get"
+    [pfaddnew1]="-P 1 -r 100000000 PFADD hll:__rand_int__ ele:__rand_int__"
 )
 
 if [ "$CALLGRIND" = 1 ]; then

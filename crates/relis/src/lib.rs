@@ -50,6 +50,8 @@ pub use backend::sqlite::pcache::overflows as page_cache_overflows;
 pub use backend::sqlite::pcache::truncations as page_cache_truncations;
 /// The schema version this build writes (`PRAGMA user_version` of its files).
 pub use backend::sqlite::schema::VERSION as SCHEMA_VERSION;
+#[cfg(unix)]
+pub use backend::sqlite::shmlocks::counts as shm_lock_counts;
 pub use backend::sqlite::store::{KeyMeta, KeyType, OnError, RankBlocks, Reader, Writer};
 pub use bytes::Bytes;
 pub use clock::{Clock, ManualClock, SystemClock};

@@ -1218,7 +1218,9 @@ impl Db {
 /// - the allocator is SQLite's default one wrapped to count user SQL's working memory per
 ///   thread (`sql/memory.rs`, for `sql-max-memory`);
 /// - the default VFS becomes `relis-walwrite`, the platform's VFS that writes a commit's WAL
-///   frames in one call (`walwrite.rs`); files are the same as with the platform's VFS.
+///   frames in one call (`walwrite.rs`); files are the same as with the platform's VFS;
+/// - on unix, the WAL index's locks are kept between transactions while no other process has
+///   the database open (`shmlocks.rs`), for every unix VFS of the process.
 ///
 /// The first three need SQLite not yet initialised: if the program already used SQLite,
 /// SQLite refuses them and its defaults stay (Relis works the same, only slower, and without
@@ -1237,6 +1239,8 @@ fn configure_sqlite_once() {
     ONCE.call_once(|| {
         crate::backend::sqlite::pcache::install();
         crate::sql::memory::install();
+        #[cfg(unix)]
+        crate::backend::sqlite::shmlocks::install();
         // SAFETY: sqlite3_config is called before any connection is opened by Relis; SQLite
         // itself rejects the call (SQLITE_MISUSE) if the library is already initialised.
         unsafe {

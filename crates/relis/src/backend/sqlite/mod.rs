@@ -18,6 +18,8 @@ pub(crate) mod pcache;
 mod powercut;
 pub(crate) mod schema;
 pub(crate) mod shim;
+#[cfg(unix)]
+pub(crate) mod shmlocks;
 pub(crate) mod sql;
 pub(crate) mod stmt;
 pub(crate) mod store;
