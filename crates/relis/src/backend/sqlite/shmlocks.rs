@@ -118,7 +118,7 @@ static KEPT: Condvar = Condvar::new();
 
 extern "C" {
     fn relis_shm_set_real_fcntl(f: ffi::sqlite3_syscall_ptr);
-    fn relis_shm_real_setlk(fd: c_int, lock: *mut libc::flock) -> c_int;
+    fn relis_shm_real_setlk(fd: c_int, cmd: c_int, lock: *mut libc::flock) -> c_int;
     fn relis_shm_real_getlk(fd: c_int, lock: *mut libc::flock) -> c_int;
     fn relis_shm_fcntl(fd: c_int, cmd: c_int, ...) -> c_int;
 }
@@ -195,13 +195,15 @@ pub(crate) fn install() {
     });
 }
 
-/// The VFS's `F_SETLK` (and `F_SETLKW`) requests, from the C trampoline: -2 for a lock this
-/// module does not keep (the trampoline passes it on), else the request's result.
+/// The VFS's `F_SETLK` and `F_SETLKW` (`cmd`) requests, from the C trampoline: -2 for a lock
+/// this module does not keep (the trampoline passes it on), else the request's result. (SQLite
+/// as built here never blocks; a blocking request for a lock the process does not hold goes to
+/// the OS as it came, so the table stays true if it did.)
 ///
 /// # Safety
 /// `lock` is the `struct flock` of an `fcntl` call.
 #[no_mangle]
-unsafe extern "C" fn relis_shm_setlk(fd: c_int, lock: *mut libc::flock) -> c_int {
+unsafe extern "C" fn relis_shm_setlk(fd: c_int, cmd: c_int, lock: *mut libc::flock) -> c_int {
     if FORKED.load(Ordering::Relaxed) {
         return -2;
     }
@@ -263,7 +265,7 @@ unsafe extern "C" fn relis_shm_setlk(fd: c_int, lock: *mut libc::flock) -> c_int
         return 0;
     }
     // SAFETY: the same request, to the fcntl SQLite called before.
-    let rc = unsafe { relis_shm_real_setlk(fd, lock) };
+    let rc = unsafe { relis_shm_real_setlk(fd, cmd, lock) };
     file.calls += 1;
     if rc == 0 {
         for s in slots.iter_mut() {
@@ -280,15 +282,21 @@ unsafe extern "C" fn relis_shm_setlk(fd: c_int, lock: *mut libc::flock) -> c_int
 /// holds a shared lock on the byte after the lock bytes (SQLite's `UNIX_SHM_DMS`) for as long
 /// as it is open, and `F_GETLK` reports other processes' locks only. On error, yes.
 fn others_open(fd: c_int) -> bool {
-    // SAFETY: a zeroed flock is a valid one; the fields F_GETLK reads are set.
-    let mut l: libc::flock = unsafe { std::mem::zeroed() };
-    l.l_type = libc::F_WRLCK as _;
-    l.l_whence = libc::SEEK_SET as _;
-    l.l_start = (BASE + SLOTS as i64) as _;
-    l.l_len = 1;
+    let mut l = flock(Lock::Exclusive, SLOTS);
     // SAFETY: F_GETLK on the VFS's open descriptor, with a flock it fills in.
     let rc = unsafe { relis_shm_real_getlk(fd, &mut l) };
     rc != 0 || l.l_type as c_int != libc::F_UNLCK as c_int
+}
+
+/// A request for `lock` on the byte `n` places after [`BASE`], as SQLite makes them.
+fn flock(lock: Lock, n: usize) -> libc::flock {
+    // SAFETY: a zeroed flock is a valid one; the fields SQLite sets are set below.
+    let mut l: libc::flock = unsafe { std::mem::zeroed() };
+    l.l_type = lock.l_type() as _;
+    l.l_whence = libc::SEEK_SET as _;
+    l.l_start = (BASE + n as i64) as _;
+    l.l_len = 1;
+    l
 }
 
 /// The VFS's `close`: a closed descriptor's locks are gone.
@@ -323,15 +331,10 @@ fn give_back_loop() {
                 if held <= s.want {
                     continue;
                 }
-                // SAFETY: a zeroed flock is a valid one; the fields SQLite sets are set.
-                let mut l: libc::flock = unsafe { std::mem::zeroed() };
-                l.l_type = s.want.l_type() as _;
-                l.l_whence = libc::SEEK_SET as _;
-                l.l_start = (BASE + n as i64) as _;
-                l.l_len = 1;
+                let mut l = flock(s.want, n);
                 // SAFETY: an unlock or downgrade of a byte this process holds, on its open
                 // descriptor (closes wait for this lock).
-                let rc = unsafe { relis_shm_real_setlk(file.fd, &mut l) };
+                let rc = unsafe { relis_shm_real_setlk(file.fd, libc::F_SETLK, &mut l) };
                 file.calls += 1;
                 s.held = if rc == 0 { Some(s.want) } else { None };
             }
