@@ -378,6 +378,18 @@ fn length_dependent(ctx: &AuthContext<'_>) -> bool {
         if function_name.eq_ignore_ascii_case("printf") || function_name.eq_ignore_ascii_case("format"))
 }
 
+/// The functions the engine's own statements call to hand a value back to the writer through a
+/// thread-local (INCRBY's `relis_incr`, SET's `relis_overwrite`, ZADD's `relis_rescore`; see
+/// `types/counter.rs`). They are registered on every connection, SQLITE_DIRECTONLY keeps them
+/// out of views and triggers, and this keeps them out of user SQL: an internal, not an API.
+const ENGINE_FUNCTIONS: &[&str] = &["relis_incr", "relis_overwrite", "relis_rescore"];
+
+fn is_engine_function(name: &str) -> bool {
+    ENGINE_FUNCTIONS
+        .iter()
+        .any(|f| name.eq_ignore_ascii_case(f))
+}
+
 /// Whether `name` starts with `prefix` (ASCII), in any case. Compared as bytes: the name may
 /// hold a multi-byte character where the prefix ends.
 fn starts_with_ci(name: &str, prefix: &str) -> bool {
@@ -498,6 +510,9 @@ fn check(ctx: &AuthContext<'_>) -> Result<(), String> {
         A::Function { function_name } if function_name.eq_ignore_ascii_case("load_extension") => {
             Err("load_extension is not allowed".into())
         }
+        A::Function { function_name } if is_engine_function(function_name) => Err(format!(
+            "{function_name} is the engine's own: user SQL may not call it"
+        )),
         A::Pragma {
             pragma_name,
             pragma_value,

@@ -177,6 +177,22 @@ fn the_sandbox_refuses_what_could_escape_or_corrupt() {
     assert!(m.contains("ATTACH"), "{m}");
     assert!(denied(db.sql_exec("DETACH main", ())).contains("DETACH"));
     assert!(denied(db.sql_exec("SELECT load_extension('x')", ())).contains("load_extension"));
+    // The engine's own functions (they hand values to the writer through thread-locals), in
+    // any case and from any statement, through SQL.EXEC's path and SQL.QUERY's.
+    for call in [
+        "SELECT relis_rescore(1.0, 2.0)",
+        "SELECT RELIS_INCR('5', 2)",
+        "SELECT 1 WHERE relis_overwrite(NULL) IS NULL",
+    ] {
+        assert!(
+            denied(db.sql_exec(call, ())).contains("engine's own"),
+            "{call}"
+        );
+        assert!(
+            denied(db.sql_query(call, ())).contains("engine's own"),
+            "{call}"
+        );
+    }
     for tx in ["BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT a", "RELEASE a"] {
         assert!(
             denied(db.sql_exec(tx, ())).contains("transaction control"),
