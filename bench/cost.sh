@@ -6,7 +6,11 @@
 # appendfsync everysec) and then relis-server while `perf stat --per-thread -e task-clock`
 # counts every thread of the server; the table shows the rate, each thread's CPU microseconds
 # per request (user and system together) and how busy it was. The busiest thread bounds the
-# rate: relis's writer for writes, its network thread for reads (it reads in place). Tests:
+# rate: relis's writer for writes, its network thread for reads (it reads in place). Two more
+# columns: the share of the run each thread spent runnable but waiting for a CPU (schedstat),
+# and how idle the machine was meanwhile. At -P 1 relis's network thread and writer mostly
+# share one CPU while the other idles between redis-benchmark's bursts (BENCHMARKS.md, "Where a
+# -P 1 request's time goes"): both columns high at once is that. Tests:
 #   set16 get16 incr16 mset16     SET, GET, INCR, MSET (10 keys) at -P 16
 #   set1 get1 zadd1 hset1 lrange1 SET, GET, ZADD, HSET, LRANGE mylist 0 99 at -P 1 (as
 #                                 redis-benchmark's LRANGE_100, without the LPUSHes it
@@ -94,10 +98,16 @@ measure() {
         sleep 0.5
     fi
     # shellcheck disable=SC2086
-    local line
+    local line idle0 idle1 t0 t1
+    waits "$pid" >"$TMP/waits0"
+    idle0="$(idle_ticks)"
+    t0="$(date +%s%N)"
     line="$(perf stat --per-thread -e task-clock -p "$pid" -o "$TMP/perf.txt" -- \
         redis-benchmark -p "$port" -c 50 -n "$N" -r 100000 -q ${ARGS[$test]} 2>&1 |
         tr '\r' '\n' | grep -v '^ *$' | tail -1)"
+    t1="$(date +%s%N)"
+    idle1="$(idle_ticks)"
+    waits "$pid" >"$TMP/waits1"
     if [ -n "$bg" ]; then
         kill "$bg" 2>/dev/null || true
         wait "$bg" 2>/dev/null || true
@@ -111,7 +121,28 @@ measure() {
             us = $2 * 1000 / n
             if (us >= 0.01) printf " %s %.2f us (%.2f CPU),", $1, us, $6
         }' "$TMP/perf.txt" | sed 's/-[0-9]* / /g; s/,$//'
-    echo " |"
+    # Each thread's share of the run spent runnable but waiting for a CPU, and the machine's
+    # idle share (both CPUs): a thread that waits while a CPU idles is held where it is.
+    printf ' |'
+    awk -v ns="$((t1 - t0))" 'NR == FNR { w[$1] = $2; next }
+        ($1 in w) && ($2 - w[$1]) / ns >= 0.01 { printf " %s %.2f,", $1, ($2 - w[$1]) / ns }' \
+        "$TMP/waits0" "$TMP/waits1" | sed 's/-[0-9]* / /g; s/,$//'
+    awk -v a="$idle0" -v b="$idle1" -v ns="$((t1 - t0))" -v hz="$(getconf CLK_TCK)" -v cpus="$(nproc)" \
+        'BEGIN { printf " | %.0f%% |\n", 100 * (b - a) / hz / (ns / 1e9) / cpus }'
+}
+
+# Each thread of process $1: its name (with its id, names repeat) and the nanoseconds it has
+# spent runnable but not running (the second field of /proc/.../schedstat).
+waits() {
+    local t
+    for t in /proc/"$1"/task/*; do
+        printf '%s-%s %s\n' "$(cat "$t/comm" 2>/dev/null)" "${t##*/}" "$(cut -d' ' -f2 "$t/schedstat" 2>/dev/null)"
+    done
+}
+
+# The machine's idle and I/O-wait time so far, in clock ticks (all CPUs).
+idle_ticks() {
+    awk '/^cpu / { print $5 + $6 }' /proc/stat
 }
 
 # Instructions per request per thread of the valgrind-run relis-server, split by origin.
@@ -160,8 +191,8 @@ if [ "$CALLGRIND" = 1 ]; then
 else
     echo "$N requests per test, redis-server $(redis_version) and relis-server in the same run"
     echo
-    echo "| test | server | requests/s | CPU per request, per thread |"
-    echo "|---|---|---|---|"
+    echo "| test | server | requests/s | CPU per request, per thread | waiting for a CPU (share of the run) | machine idle |"
+    echo "|---|---|---|---|---|---|"
 fi
 if [ "$CALLGRIND" = 1 ]; then
     prepare "$RELIS_PORT"
