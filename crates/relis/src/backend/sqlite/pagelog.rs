@@ -40,9 +40,10 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 pub(crate) const RING: u64 = 1 << 16;
 
 /// The WAL's header, before the first frame.
-const WAL_HEADER: i64 = 32;
-/// A frame's header.
-const FRAME_HEADER: i64 = 24;
+pub(crate) const WAL_HEADER: i64 = 32;
+/// A frame's header; its bytes 4..8 are the database's size in pages after a commit frame, 0 in
+/// any other frame.
+pub(crate) const FRAME_HEADER: i64 = 24;
 
 /// Where a commit left the WAL: its salts (as SQLite copies them into every frame header and
 /// the WAL index header) and the offset of its last frame's header (0: no frame, a WAL

@@ -29,17 +29,12 @@
 //! test shims of [`crate::backend::sqlite::faults`] and [`crate::backend::sqlite::powercut`] included, whichever order they come
 //! in); [`crate::Db`] installs it when it opens its first database.
 
-use crate::backend::sqlite::pagelog::{self, IndexHeader, PageLog};
+use crate::backend::sqlite::pagelog::{self, IndexHeader, PageLog, FRAME_HEADER, WAL_HEADER};
 use crate::backend::sqlite::shim::{self, Head};
 use rusqlite::ffi;
 use std::ffi::{c_int, c_void, CStr};
 use std::sync::{Arc, OnceLock};
 
-/// The WAL file's header: frames start after it.
-const WAL_HEADER: i64 = 32;
-/// A frame's header; its bytes 4..8 are the database's size in pages after a commit frame, 0 in
-/// any other frame.
-const FRAME_HEADER: c_int = 24;
 /// Past this many gathered bytes (a large transaction spilling pages before it commits), the
 /// gathered frames are written out and gathering starts again.
 const MAX_GATHERED: usize = 4 << 20;
@@ -240,7 +235,7 @@ impl File {
 
     /// One write SQLite makes to the WAL.
     unsafe fn wal_write(&mut self, data: &[u8], off: i64) -> c_int {
-        if data.len() == FRAME_HEADER as usize && off >= WAL_HEADER {
+        if data.len() as i64 == FRAME_HEADER && off >= WAL_HEADER {
             // A commit frame (a transaction's last, or a padding frame after it) is written
             // with its page; other frames are gathered until the commit frame.
             self.stage = if data[4..8] != [0; 4] {
@@ -309,7 +304,7 @@ unsafe extern "C" fn x_write(
     }
     let data = std::slice::from_raw_parts(buf.cast::<u8>(), amt as usize);
     // SQLite writes each frame's header on its own, 24 bytes after the WAL's 32-byte header.
-    if file.wal && amt == FRAME_HEADER && off >= WAL_HEADER {
+    if file.wal && i64::from(amt) == FRAME_HEADER && off >= WAL_HEADER {
         if let Some(log) = &file.log {
             log.frame(data, off);
         }
