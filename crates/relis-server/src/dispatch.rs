@@ -561,23 +561,37 @@ impl Client {
                 let n = cmds.len();
                 let cx = self.cx();
                 let (tx, rx) = oneshot::channel();
-                self.server.db.write_async_keys(
-                    keys,
-                    move |w| {
-                        w.set_origin(cx.client_id);
-                        let mut served = Vec::new();
-                        let frames = cmds
-                            .into_iter()
-                            .map(|(c, idx, keys, line)| {
-                                run_write(w, &cx, &*c, idx, &keys, line.as_ref(), &mut served)
-                            })
-                            .collect::<Vec<Frame>>();
-                        (frames, served)
-                    },
-                    move |res| {
-                        let _ = tx.send(res);
-                    },
-                );
+                let table = Table::get();
+                // One command (a client waiting for each reply); a pipeline's batch goes to the
+                // writer thread, which runs it while this thread reads the next.
+                let gather = n == 1 && gathered_write(table.specs[cmds[0].1]);
+                let job = move |w: &mut relis::Writer<'_>| {
+                    w.set_origin(cx.client_id);
+                    let mut served = Vec::new();
+                    let frames = cmds
+                        .into_iter()
+                        .map(|(c, idx, keys, line)| {
+                            run_write(w, &cx, &*c, idx, &keys, line.as_ref(), &mut served)
+                        })
+                        .collect::<Vec<Frame>>();
+                    (frames, served)
+                };
+                let done = move |res| {
+                    let _ = tx.send(res);
+                };
+                if !gather {
+                    self.server.db.write_async_keys(keys, job, done);
+                } else if self.server.db.write_gathered(keys, job, done) {
+                    // Gathered with the other connections' writes until this thread has served
+                    // what is ready, then run as one group (relis::Db::flush_gathered). A task
+                    // that yields once runs after the tasks ready now (tokio defers it to the
+                    // scheduler's next look for events: within 16 task polls).
+                    let db = self.server.db.clone();
+                    tokio::spawn(async move {
+                        tokio::task::yield_now().await;
+                        db.flush_gathered();
+                    });
+                }
                 let res = rx.await.map(|r| {
                     r.map(|(frames, served)| {
                         crate::blocking::deliver(served, Ok(()));
@@ -741,6 +755,16 @@ impl Client {
         self.timed_out |= timed_out;
         reply
     }
+}
+
+/// Whether a write may run on the network thread, gathered with others
+/// ([`relis::Db::write_gathered`]) rather than on the writer thread: one whose time is bounded by
+/// its arguments (Redis's `fast` commands, SET and its forms, GEOADD as ZADD). Not scripts, which
+/// need the writer's deep stack and must leave the network thread free to take SCRIPT KILL, nor
+/// EXEC, nor writes whose time may grow with the data or an offset (SUNIONSTORE, SORT ... STORE,
+/// LTRIM, DEL of many keys, SETBIT or SETRANGE far out ...), during which reads go on.
+fn gathered_write(spec: &Spec) -> bool {
+    spec.has(Flags::FAST) || matches!(spec.name, "set" | "setex" | "psetex" | "geoadd")
 }
 
 /// The keys the command line `argv` of `spec` declares, in database `db`: its key specs, the

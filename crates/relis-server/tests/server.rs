@@ -998,3 +998,72 @@ async fn lolwut_drawings_have_redis_shape() {
         .chars()
         .all(|ch| ch == '\n' || ('\u{2800}'..='\u{28ff}').contains(&ch)));
 }
+
+/// Writes from clients that each wait for their reply are gathered on the network thread and
+/// run as one group (`relis::Db::flush_gathered`): concurrent INCRs on one key all count, and a
+/// write is answered while other clients keep the network thread busy with pipelined reads
+/// (the group does not wait for the thread to go idle).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gathered_writes_all_commit_and_none_waits_for_idle() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let s = start().await;
+    let mut tasks = Vec::new();
+    for _ in 0..20 {
+        let mut c = s.client().await;
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..200 {
+                let _: i64 = redis::cmd("INCR")
+                    .arg("n")
+                    .query_async(&mut c)
+                    .await
+                    .unwrap();
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let mut c = s.client().await;
+    let n: i64 = redis::cmd("GET")
+        .arg("n")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(n, 4000);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut readers = Vec::new();
+    for _ in 0..4 {
+        let mut r = s.client().await;
+        let stop = stop.clone();
+        readers.push(tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                let mut p = redis::pipe();
+                for _ in 0..64 {
+                    p.cmd("GET").arg("n");
+                }
+                let _: Vec<i64> = p.query_async(&mut r).await.unwrap();
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    for i in 0..50 {
+        let mut cmd = redis::cmd("SET");
+        cmd.arg("k").arg(i);
+        tokio::time::timeout(Duration::from_secs(5), cmd.query_async::<()>(&mut c))
+            .await
+            .expect("a SET beside pipelined readers is answered")
+            .unwrap();
+    }
+    stop.store(true, Ordering::Relaxed);
+    for r in readers {
+        r.await.unwrap();
+    }
+    let k: i64 = redis::cmd("GET")
+        .arg("k")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(k, 49);
+}

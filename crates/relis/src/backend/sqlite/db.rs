@@ -432,6 +432,8 @@ struct Shared {
     core: Arc<Mutex<WriterCore>>,
     /// The writer thread's queue.
     writer: Sender<WriterMsg>,
+    /// Writes waiting for [`Db::flush_gathered`] ([`Db::write_gathered`]), in arrival order.
+    gathered: Mutex<Vec<(WriteJob, DeclaredKeys)>>,
     /// The WAL length past which a commit is followed by a checkpoint
     /// ([`Options::wal_restart_frames`]).
     wal_limit: i32,
@@ -634,6 +636,7 @@ impl Db {
                 locals,
                 core,
                 writer: wtx,
+                gathered: Mutex::new(Vec::new()),
                 wal_limit: opts.wal_restart_frames,
                 readers,
                 clock: opts.clock,
@@ -874,25 +877,114 @@ impl Db {
         f: impl FnOnce(&mut Writer<'_>) -> R + Send + 'static,
         done: impl FnOnce(Result<R>) + Send + 'static,
     ) {
-        let job: WriteJob = Box::new(move |w| match w {
-            // A panic in `f` (a bug: in a command, or in an embedded caller's closure) fails
-            // its group, whose transaction is rolled back, and the writer goes on: it would
-            // otherwise end, and with it every later write.
-            Some(w) => match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(w))) {
-                Ok(r) => Box::new(move |committed: Result<()>| done(committed.map(|()| r))),
-                Err(p) => {
-                    let e = Error::Storage(format!("a write panicked: {}", panic_text(&*p)));
-                    tracing::error!("writer: {e}; its group is rolled back");
-                    w.poison(e.clone());
-                    Box::new(move |committed: Result<()>| done(committed.and(Err(e))))
-                }
-            },
-            // Only ever answered with the error that kept it from running.
-            None => Box::new(move |failed: Result<()>| {
-                done(failed.and_then(|()| Err(Error::Storage("a write did not run".into()))))
-            }),
-        });
-        let _ = self.shared.writer.send(WriterMsg::Write(job, keys));
+        let _ = self
+            .shared
+            .writer
+            .send(WriterMsg::Write(write_job(f, done), keys));
+    }
+
+    /// [`Db::write_async_keys`] for a caller that calls [`Db::flush_gathered`] soon after (the
+    /// server's network thread, once it has served what its clients sent so far): the write
+    /// waits with the others gathered since the last flush, and the flush runs them all as one
+    /// group. Returns whether this is the first write since the last flush (the caller then
+    /// arranges the next one).
+    pub fn write_gathered<R: Send + 'static>(
+        &self,
+        keys: DeclaredKeys,
+        f: impl FnOnce(&mut Writer<'_>) -> R + Send + 'static,
+        done: impl FnOnce(Result<R>) + Send + 'static,
+    ) -> bool {
+        let mut gathered = self.shared.gathered.lock();
+        gathered.push((write_job(f, done), keys));
+        gathered.len() == 1
+    }
+
+    /// Runs the writes gathered by [`Db::write_gathered`] as one group: on the calling thread
+    /// when the writer is free (nothing queued, no group being committed), as [`Db::write`]
+    /// runs an embedded caller's write, or else handed to the writer thread, in order, to join
+    /// its next group. Either way each is answered once its group has committed.
+    ///
+    /// Why: at `-P 1` with many clients the network thread and the writer took turns on one
+    /// CPU, each waking the other for every group (BENCHMARKS.md, "Gathered writes"). A
+    /// checkpoint the group's commit calls for is left to the writer thread.
+    pub fn flush_gathered(&self) {
+        let jobs = std::mem::take(&mut *self.shared.gathered.lock());
+        if jobs.is_empty() {
+            return;
+        }
+        let shared = &*self.shared;
+        // A large group is the writer thread's: it runs it while this thread reads on.
+        let here = jobs.len() <= GATHERED_HERE;
+        if let Some(core) = here.then(|| shared.core.try_lock()).flatten() {
+            // Only with nothing queued: what was queued before these must commit first (the
+            // writer thread takes work from the queue only while it holds the core).
+            if shared.writer.is_empty() && !core.stopped {
+                self.run_group_here(&core, jobs);
+                return;
+            }
+        }
+        for (job, keys) in jobs {
+            let _ = shared.writer.send(WriterMsg::Write(job, keys));
+        }
+    }
+
+    /// [`Db::flush_gathered`]'s group on the calling thread, holding the writer's `core`: one
+    /// transaction, run and committed as [`writer_loop`] runs and commits a group.
+    fn run_group_here(&self, core: &WriterCore, jobs: Vec<(WriteJob, DeclaredKeys)>) {
+        let shared = &*self.shared;
+        let (conn, st) = (core.conn.get(), &core.st);
+        let stats = &*shared.stats;
+        let hooks = st.borrow().hooks;
+        let began = crate::backend::sqlite::stmt::prepare(conn, "BEGIN IMMEDIATE")
+            .and_then(|mut s| s.execute([]));
+        if let Err(e) = began {
+            let err = Error::from(e);
+            tracing::error!("writer: cannot begin a transaction: {err}");
+            stats.failed_commits.fetch_add(1, Ordering::Relaxed);
+            for (job, _) in jobs {
+                job(None)(Err(err.clone()));
+            }
+            return;
+        }
+        let mut delivers = Vec::with_capacity(jobs.len());
+        for (job, _) in jobs {
+            let mut w = Writer::new(conn, shared.clock.now_ms(), shared.keyspace, st);
+            delivers.push(job(Some(&mut w)));
+            if conn.is_autocommit() {
+                // SQLite rolled the transaction back (disk full, I/O error): see writer_loop.
+                st.borrow_mut().poisoned.get_or_insert(Error::Storage(
+                    "the transaction was rolled back by SQLite".into(),
+                ));
+                WriterHooks::discard(hooks, conn);
+                let _ = conn.execute_batch("BEGIN IMMEDIATE");
+            }
+        }
+        crate::timing::take_sync();
+        let started = Instant::now();
+        let persisted_before = st.borrow().persisted_version;
+        let cx = CommitCx {
+            clock: &*shared.clock,
+            keyspace: shared.keyspace,
+            stats,
+            wal_limit: shared.wal_limit,
+        };
+        let n = delivers.len() as u64;
+        let (committed, catch_up) = cx.commit(conn, st, (n, started, persisted_before));
+        for d in delivers {
+            d(committed.clone());
+        }
+        if catch_up {
+            // The checkpoint (tens of ms at worst) runs on the writer thread, between its
+            // groups, not on a thread that serves clients.
+            let (stats, locals, limit) = (
+                shared.stats.clone(),
+                shared.locals.clone(),
+                shared.wal_limit,
+            );
+            let job: ConnJob =
+                Box::new(move |conn| catch_up_checkpoint(conn, &stats, &locals, limit));
+            let _ = shared.writer.send(WriterMsg::Conn(job));
+        }
     }
 
     /// Runs `f` on a consistent snapshot and waits for its result: on the calling thread's own
@@ -1357,6 +1449,36 @@ fn open_reader(path: &Path, caches: &CacheState) -> Result<(Connection, Arc<Read
     crate::sql::connection::install(&conn)?;
     let slot = caches.register(generation);
     Ok((conn, slot))
+}
+
+/// At most this many gathered writes run on the thread that flushes them
+/// ([`Db::flush_gathered`]); more go to the writer thread.
+const GATHERED_HERE: usize = 64;
+
+/// `f` and `done` as a job for the writer's group ([`Db::write_async_keys`],
+/// [`Db::write_gathered`]).
+fn write_job<R: Send + 'static>(
+    f: impl FnOnce(&mut Writer<'_>) -> R + Send + 'static,
+    done: impl FnOnce(Result<R>) + Send + 'static,
+) -> WriteJob {
+    Box::new(move |w| match w {
+        // A panic in `f` (a bug: in a command, or in an embedded caller's closure) fails
+        // its group, whose transaction is rolled back, and the writer goes on: it would
+        // otherwise end, and with it every later write.
+        Some(w) => match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(w))) {
+            Ok(r) => Box::new(move |committed: Result<()>| done(committed.map(|()| r))),
+            Err(p) => {
+                let e = Error::Storage(format!("a write panicked: {}", panic_text(&*p)));
+                tracing::error!("writer: {e}; its group is rolled back");
+                w.poison(e.clone());
+                Box::new(move |committed: Result<()>| done(committed.and(Err(e))))
+            }
+        },
+        // Only ever answered with the error that kept it from running.
+        None => Box::new(move |failed: Result<()>| {
+            done(failed.and_then(|()| Err(Error::Storage("a write did not run".into()))))
+        }),
+    })
 }
 
 /// How long the writer looks for more work after a commit before it sleeps. Clients answered by
