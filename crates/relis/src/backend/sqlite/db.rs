@@ -931,19 +931,51 @@ impl Db {
         }
     }
 
+    /// Opens the writer's transaction on the calling thread (holding the core); a failure is
+    /// counted as a failed commit.
+    fn begin_here(&self, conn: &Conn<'_>) -> Result<()> {
+        let began = crate::backend::sqlite::stmt::prepare(conn, "BEGIN IMMEDIATE")
+            .and_then(|mut s| s.execute([]));
+        began.map(|_| ()).map_err(|e| {
+            let err = Error::from(e);
+            tracing::error!("writer: cannot begin a transaction: {err}");
+            self.shared
+                .stats
+                .failed_commits
+                .fetch_add(1, Ordering::Relaxed);
+            err
+        })
+    }
+
+    /// Commits the transaction of `writes` writes open on the writer's connection, on the
+    /// calling thread, as the writer thread commits a group ([`CommitCx::commit`]): whether it
+    /// committed, and whether the WAL now calls for a catch-up checkpoint.
+    fn commit_here<'c>(
+        &self,
+        conn: &'c Conn<'c>,
+        st: &'c RefCell<WriterState>,
+        writes: u64,
+    ) -> (Result<()>, bool) {
+        let shared = &*self.shared;
+        crate::timing::take_sync();
+        let started = Instant::now();
+        let persisted_before = st.borrow().persisted_version;
+        let cx = CommitCx {
+            clock: &*shared.clock,
+            keyspace: shared.keyspace,
+            stats: &shared.stats,
+            wal_limit: shared.wal_limit,
+        };
+        cx.commit(conn, st, (writes, started, persisted_before))
+    }
+
     /// [`Db::flush_gathered`]'s group on the calling thread, holding the writer's `core`: one
     /// transaction, run and committed as [`writer_loop`] runs and commits a group.
     fn run_group_here(&self, core: &WriterCore, jobs: Vec<(WriteJob, DeclaredKeys)>) {
         let shared = &*self.shared;
         let (conn, st) = (core.conn.get(), &core.st);
-        let stats = &*shared.stats;
         let hooks = st.borrow().hooks;
-        let began = crate::backend::sqlite::stmt::prepare(conn, "BEGIN IMMEDIATE")
-            .and_then(|mut s| s.execute([]));
-        if let Err(e) = began {
-            let err = Error::from(e);
-            tracing::error!("writer: cannot begin a transaction: {err}");
-            stats.failed_commits.fetch_add(1, Ordering::Relaxed);
+        if let Err(err) = self.begin_here(conn) {
             for (job, _) in jobs {
                 job(None)(Err(err.clone()));
             }
@@ -962,17 +994,7 @@ impl Db {
                 let _ = conn.execute_batch("BEGIN IMMEDIATE");
             }
         }
-        crate::timing::take_sync();
-        let started = Instant::now();
-        let persisted_before = st.borrow().persisted_version;
-        let cx = CommitCx {
-            clock: &*shared.clock,
-            keyspace: shared.keyspace,
-            stats,
-            wal_limit: shared.wal_limit,
-        };
-        let n = delivers.len() as u64;
-        let (committed, catch_up) = cx.commit(conn, st, (n, started, persisted_before));
+        let (committed, catch_up) = self.commit_here(conn, st, delivers.len() as u64);
         for d in delivers {
             d(committed.clone());
         }
@@ -1099,14 +1121,7 @@ impl Db {
         let shared = &*self.shared;
         let (conn, st) = (core.conn.get(), &core.st);
         let stats = &*shared.stats;
-        let began = crate::backend::sqlite::stmt::prepare(conn, "BEGIN IMMEDIATE")
-            .and_then(|mut s| s.execute([]));
-        if let Err(e) = began {
-            let err = Error::from(e);
-            tracing::error!("writer: cannot begin a transaction: {err}");
-            stats.failed_commits.fetch_add(1, Ordering::Relaxed);
-            return Err(err);
-        }
+        self.begin_here(conn)?;
         // The transaction is `f`'s alone, so it needs no savepoint of its own (which would
         // copy every page `f` touches to the statement journal): if `f` fails, or panics, the
         // whole transaction is rolled back, before its error (or the panic) goes on to the
@@ -1135,16 +1150,7 @@ impl Db {
             ));
             WriterHooks::discard(st.borrow().hooks, conn);
         }
-        crate::timing::take_sync();
-        let started = Instant::now();
-        let persisted_before = st.borrow().persisted_version;
-        let cx = CommitCx {
-            clock: &*shared.clock,
-            keyspace: shared.keyspace,
-            stats,
-            wal_limit: shared.wal_limit,
-        };
-        let (committed, catch_up) = cx.commit(conn, st, (1, started, persisted_before));
+        let (committed, catch_up) = self.commit_here(conn, st, 1);
         if catch_up {
             catch_up_checkpoint(conn, stats, &shared.locals, shared.wal_limit);
         }
