@@ -905,8 +905,8 @@ impl Db {
     /// its next group. Either way each is answered once its group has committed.
     ///
     /// Why: at `-P 1` with many clients the network thread and the writer took turns on one
-    /// CPU, each waking the other for every group (BENCHMARKS.md, "Gathered writes"). A
-    /// checkpoint the group's commit calls for is left to the writer thread.
+    /// CPU, each waking the other for every group (BENCHMARKS.md, "Writes gathered on the network
+    /// thread"). A checkpoint the group's commit calls for is left to the writer thread.
     pub fn flush_gathered(&self) {
         let jobs = std::mem::take(&mut *self.shared.gathered.lock());
         if jobs.is_empty() {
