@@ -22,7 +22,8 @@ use tokio::sync::oneshot;
 enum Step {
     Reply(Frame),
     Read(Box<dyn ReadCmd>, usize, Option<Line>),
-    Write(QueuedWrite),
+    /// A write, and whether its command line bounds its work ([`gathered_write`]).
+    Write(QueuedWrite, bool),
     Conn(Box<dyn ConnCmd>, usize, Option<Line>),
 }
 
@@ -39,11 +40,12 @@ pub const OUT_CHUNK: usize = 64 * 1024;
 const READ_GROUP_MAX: usize = 16;
 
 /// Commands queued together for one engine job, with the keys they declare (over the
-/// PostgreSQL backend only, see [`Client::declared`]).
+/// PostgreSQL backend only, see [`Client::declared`]); writes with whether each may be gathered
+/// ([`gathered_write`]).
 enum Group {
     None,
     Reads(Vec<QueuedRead>, relis::DeclaredKeys),
-    Writes(Vec<QueuedWrite>, relis::DeclaredKeys),
+    Writes(Vec<QueuedWrite>, relis::DeclaredKeys, bool),
 }
 
 impl Client {
@@ -221,6 +223,7 @@ impl Client {
             self.declared = declared_keys(spec, &argv, self.db);
         }
         let keys = spec.ready_keys(&argv);
+        let gather = gathered_write(spec, &argv);
         let line = self
             .server
             .observe
@@ -245,7 +248,7 @@ impl Client {
         }
         match parsed {
             Ok(Parsed::Read(c)) => Step::Read(c, idx, line),
-            Ok(Parsed::Write(c)) => Step::Write((c, idx, keys, line)),
+            Ok(Parsed::Write(c)) => Step::Write((c, idx, keys, line), gather),
             Ok(Parsed::Conn(c)) => Step::Conn(c, idx, line),
             Err(e) => {
                 // Redis checks arguments inside the command: the call counts, and fails (its
@@ -428,17 +431,18 @@ impl Client {
                         keys.append(&mut self.declared);
                     }
                 }
-                Step::Write(queued) => {
+                Step::Write(queued, gather) => {
                     // A tracking client's own invalidations follow the reply of the write that
                     // caused them: its writes go to the engine one by one (Redis's order).
                     let alone = self.tracking.as_ref().is_some_and(|t| !t.noloop);
                     if !matches!(group, Group::Writes(..)) || alone {
                         self.run_group(&mut group, out).await;
-                        group = Group::Writes(Vec::new(), Vec::new());
+                        group = Group::Writes(Vec::new(), Vec::new(), true);
                     }
-                    if let Group::Writes(v, keys) = &mut group {
+                    if let Group::Writes(v, keys, all) = &mut group {
                         v.push(queued);
                         keys.append(&mut self.declared);
+                        *all &= gather;
                     }
                 }
                 Step::Conn(c, idx, line) => {
@@ -557,14 +561,13 @@ impl Client {
                 );
                 self.deliver(n, rx.await, out);
             }
-            Group::Writes(cmds, keys) => {
+            Group::Writes(cmds, keys, gather) => {
                 let n = cmds.len();
                 let cx = self.cx();
                 let (tx, rx) = oneshot::channel();
-                let table = Table::get();
                 // One command (a client waiting for each reply); a pipeline's batch goes to the
                 // writer thread, which runs it while this thread reads the next.
-                let gather = n == 1 && gathered_write(table.specs[cmds[0].1]);
+                let gather = n == 1 && gather;
                 let job = move |w: &mut relis::Writer<'_>| {
                     w.set_origin(cx.client_id);
                     let mut served = Vec::new();
@@ -757,14 +760,45 @@ impl Client {
     }
 }
 
-/// Whether a write may run on the network thread, gathered with others
-/// ([`relis::Db::write_gathered`]) rather than on the writer thread: one whose time is bounded by
-/// its arguments (Redis's `fast` commands, SET and its forms, GEOADD as ZADD). Not scripts, which
-/// need the writer's deep stack and must leave the network thread free to take SCRIPT KILL, nor
-/// EXEC, nor writes whose time may grow with the data or an offset (SUNIONSTORE, SORT ... STORE,
-/// LTRIM, DEL of many keys, SETBIT or SETRANGE far out ...), during which reads go on.
-fn gathered_write(spec: &Spec) -> bool {
-    spec.has(Flags::FAST) || matches!(spec.name, "set" | "setex" | "psetex" | "geoadd")
+/// Arguments past which a write is not gathered: 16 field-value pairs of HSET, 32 elements of
+/// LPUSH or SADD, a pop of 32.
+const GATHER_ARGS: usize = 34;
+/// Argument bytes past which a write is not gathered (a 64 KB SET value is a few tens of
+/// microseconds of SQLite's time; a 512 MB one is seconds).
+const GATHER_BYTES: usize = 64 * 1024;
+
+/// Whether the write `argv` of `spec` may run on the network thread, gathered with others
+/// ([`relis::Db::write_gathered`]) rather than on the writer thread: one whose command line
+/// bounds its work, and bounds it small, because every connection of that thread waits while it
+/// runs. Redis's `fast` commands, SET and its forms, GEOADD as ZADD; with at most
+/// [`GATHER_ARGS`] arguments of [`GATHER_BYTES`] in all, a pop count within that bound, no
+/// trimming in XADD (an exact MAXLEN may delete the whole stream). Not SWAPDB (every key of two
+/// databases changes) nor XAUTOCLAIM (it scans ten times its count), nor scripts, which need the
+/// writer's deep stack and must leave the network thread free to take SCRIPT KILL, nor EXEC, nor
+/// writes whose time may grow with the data or an offset (SUNIONSTORE, SORT ... STORE, LTRIM,
+/// SETBIT or SETRANGE far out ...), during which reads go on. A huge collection a gathered write
+/// deletes (SET over it, EXPIRE in the past) goes to the trash, emptied in the background.
+fn gathered_write(spec: &Spec, argv: &[Bytes]) -> bool {
+    let kind = (spec.has(Flags::FAST) && !matches!(spec.name, "swapdb" | "xautoclaim"))
+        || matches!(spec.name, "set" | "setex" | "psetex" | "geoadd");
+    if !kind
+        || argv.len() > GATHER_ARGS
+        || argv.iter().map(Bytes::len).sum::<usize>() > GATHER_BYTES
+    {
+        return false;
+    }
+    match spec.name {
+        // The count, when given, is the third argument.
+        "lpop" | "rpop" | "spop" | "zpopmin" | "zpopmax" => argv
+            .get(2)
+            .is_none_or(|c| crate::args::parse_i64(c).is_ok_and(|c| c <= GATHER_ARGS as i64)),
+        // Trimming options, or a field that spells one (not gathered either, harmlessly).
+        "xadd" => !argv
+            .iter()
+            .skip(2)
+            .any(|a| a.eq_ignore_ascii_case(b"maxlen") || a.eq_ignore_ascii_case(b"minid")),
+        _ => true,
+    }
 }
 
 /// The keys the command line `argv` of `spec` declares, in database `db`: its key specs, the
@@ -1218,5 +1252,58 @@ mod tests {
             keys("FCALL f 1 x", 2),
             vec![k(2, "x"), relis::functions_declaration(false)]
         );
+    }
+
+    /// Gathered onto the network thread or not, by command line: the command, and how much
+    /// its arguments ask for.
+    #[test]
+    fn which_writes_are_gathered() {
+        let table = Table::get();
+        let gathered = |argv: &[&[u8]]| {
+            let argv: Vec<Bytes> = argv.iter().map(|a| Bytes::copy_from_slice(a)).collect();
+            gathered_write(table.lookup(&argv[0]).unwrap().1, &argv)
+        };
+        fn line(l: &str) -> Vec<&[u8]> {
+            l.split(' ').map(str::as_bytes).collect()
+        }
+        for l in [
+            "SET k v",
+            "SET k v EX 10 GET",
+            "INCR k",
+            "LPUSH q a b c",
+            "LPOP q",
+            "LPOP q 34",
+            "ZPOPMIN z 1",
+            "XADD s * f v",
+            "GEOADD g 1 2 m",
+            "UNLINK a b",
+        ] {
+            assert!(gathered(&line(l)), "{l}");
+        }
+        for l in [
+            "LPOP q 35",
+            "SPOP s 1000000",
+            "ZPOPMAX z 99999999999999999999",
+            "XADD s MAXLEN 10 * f v",
+            "XADD s NOMKSTREAM minid ~ 5 * f v",
+            "XAUTOCLAIM s g c 0 0",
+            "SWAPDB 0 1",
+            "SETRANGE k 1000000 x",
+            "SETBIT k 7 1",
+            "MSET a 1 b 2",
+            "EVAL x 0",
+            "LTRIM q 0 1",
+        ] {
+            assert!(!gathered(&line(l)), "{l}");
+        }
+        let many: Vec<&[u8]> = [&b"SADD"[..], b"s"]
+            .into_iter()
+            .chain(std::iter::repeat_n(&b"m"[..], GATHER_ARGS - 1))
+            .collect();
+        assert!(!gathered(&many));
+        assert!(gathered(&many[..GATHER_ARGS]));
+        let value = vec![b'x'; GATHER_BYTES];
+        assert!(!gathered(&[b"SET", b"k", &value]));
+        assert!(gathered(&[b"SET", b"k", &value[..GATHER_BYTES - 4]]));
     }
 }

@@ -1067,3 +1067,62 @@ async fn gathered_writes_all_commit_and_none_waits_for_idle() {
         .unwrap();
     assert_eq!(k, 49);
 }
+
+/// A write whose arguments are many (an LPUSH of 200,000 elements) is not gathered onto the
+/// network thread even with small writes beside it to gather with: it runs on the writer
+/// thread while the network thread keeps answering. One runtime thread serves both the server
+/// and these clients, so a stall of the network thread shows as a gap between PING replies.
+#[tokio::test(flavor = "current_thread")]
+async fn a_large_write_is_not_gathered_onto_the_network_thread() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let s = start().await;
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut writers = Vec::new();
+    for i in 0..16 {
+        let mut c = s.client().await;
+        let stop = stop.clone();
+        writers.push(tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                let _: i64 = redis::cmd("INCR")
+                    .arg(format!("n{i}"))
+                    .query_async(&mut c)
+                    .await
+                    .unwrap();
+            }
+        }));
+    }
+    let mut big = s.client().await;
+    let mut ping = s.client().await;
+    let elements: Vec<u32> = (0..200_000).collect();
+    for round in 1..=3i64 {
+        let mut lpush = redis::cmd("LPUSH");
+        lpush.arg("big").arg(&elements);
+        let started = std::time::Instant::now();
+        let mut pushed = std::pin::pin!(lpush.query_async::<i64>(&mut big));
+        let (mut pings, mut gap) = (0, Duration::ZERO);
+        let n = loop {
+            let t = std::time::Instant::now();
+            let p = redis::cmd("PING");
+            tokio::select! {
+                n = &mut pushed => break n.unwrap(),
+                r = p.query_async::<String>(&mut ping) => {
+                    assert_eq!(r.unwrap(), "PONG");
+                    pings += 1;
+                    gap = gap.max(t.elapsed());
+                }
+            }
+        };
+        let took = started.elapsed();
+        assert_eq!(n, 200_000 * round);
+        assert!(
+            gap < took / 4 && pings >= 10,
+            "round {round}: the LPUSH took {took:?}; {pings} PINGs were answered meanwhile, \
+             the longest in {gap:?}"
+        );
+    }
+    stop.store(true, Ordering::Relaxed);
+    for w in writers {
+        w.await.unwrap();
+    }
+}

@@ -974,7 +974,6 @@ impl Db {
     fn run_group_here(&self, core: &WriterCore, jobs: Vec<(WriteJob, DeclaredKeys)>) {
         let shared = &*self.shared;
         let (conn, st) = (core.conn.get(), &core.st);
-        let hooks = st.borrow().hooks;
         if let Err(err) = self.begin_here(conn) {
             for (job, _) in jobs {
                 job(None)(Err(err.clone()));
@@ -985,14 +984,7 @@ impl Db {
         for (job, _) in jobs {
             let mut w = Writer::new(conn, shared.clock.now_ms(), shared.keyspace, st);
             delivers.push(job(Some(&mut w)));
-            if conn.is_autocommit() {
-                // SQLite rolled the transaction back (disk full, I/O error): see writer_loop.
-                st.borrow_mut().poisoned.get_or_insert(Error::Storage(
-                    "the transaction was rolled back by SQLite".into(),
-                ));
-                WriterHooks::discard(hooks, conn);
-                let _ = conn.execute_batch("BEGIN IMMEDIATE");
-            }
+            rolled_back(conn, st, true);
         }
         let (committed, catch_up) = self.commit_here(conn, st, delivers.len() as u64);
         for d in delivers {
@@ -1143,13 +1135,7 @@ impl Db {
                 return Err(e);
             }
         };
-        if conn.is_autocommit() {
-            // SQLite rolled the transaction back (disk full, I/O error): see `writer_loop`.
-            st.borrow_mut().poisoned.get_or_insert(Error::Storage(
-                "the transaction was rolled back by SQLite".into(),
-            ));
-            WriterHooks::discard(st.borrow().hooks, conn);
-        }
+        rolled_back(conn, st, false);
         let (committed, catch_up) = self.commit_here(conn, st, 1);
         if catch_up {
             catch_up_checkpoint(conn, stats, &shared.locals, shared.wal_limit);
@@ -1575,6 +1561,25 @@ impl Drop for Abandon<'_> {
     }
 }
 
+/// After a write job in the writer's transaction: whether SQLite rolled that transaction back
+/// on its own (disk full, I/O error). Then what ran before in it is gone, so its whole group
+/// fails (the state is poisoned) and the hooks' pending changes are dropped; with `reopen`, a
+/// new transaction keeps the group's remaining jobs from autocommitting.
+fn rolled_back(conn: &Conn<'_>, st: &RefCell<WriterState>, reopen: bool) -> bool {
+    if !conn.is_autocommit() {
+        return false;
+    }
+    let mut st = st.borrow_mut();
+    st.poisoned.get_or_insert(Error::Storage(
+        "the transaction was rolled back by SQLite".into(),
+    ));
+    WriterHooks::discard(st.hooks, conn);
+    if reopen {
+        let _ = conn.execute_batch("BEGIN IMMEDIATE");
+    }
+    true
+}
+
 /// Marks the core stopped when the writer thread ends, however it ends.
 struct Stopped<'a>(&'a Mutex<WriterCore>);
 
@@ -1774,7 +1779,6 @@ fn writer_loop(
         }
         let core = core.lock();
         let (conn, st) = (core.conn.get(), &core.st);
-        let hooks = st.borrow().hooks;
         batch.extend(carried.take());
         let mut writes = false;
         while batch.len() < max_batch {
@@ -1843,16 +1847,7 @@ fn writer_loop(
                     let mut w = Writer::new(conn, clock.now_ms(), keyspace, st);
                     delivers.push(job(Some(&mut w)));
                     n_writes += 1;
-                    if conn.is_autocommit() {
-                        // SQLite rolled the whole transaction back (disk full, I/O error): what
-                        // ran before is gone, so everything in this batch fails. A new
-                        // transaction keeps the rest of the batch from autocommitting.
-                        st.borrow_mut().poisoned.get_or_insert(Error::Storage(
-                            "the transaction was rolled back by SQLite".into(),
-                        ));
-                        WriterHooks::discard(hooks, conn);
-                        let _ = conn.execute_batch("BEGIN IMMEDIATE");
-                    }
+                    rolled_back(conn, st, true);
                 }
                 WriterMsg::Read(job, _) => reads.push(Box::new(move |r| job(Some(r)))),
                 WriterMsg::Conn(job) => {
