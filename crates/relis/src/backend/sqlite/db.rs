@@ -1905,12 +1905,31 @@ fn writer_loop(
     // no handle is left to read with, so every thread's snapshot can go.
     let core = core.lock();
     locals.end_held(None);
-    if let Err(e) = core
-        .conn
-        .get()
-        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
-    {
-        tracing::debug!("final checkpoint: {e}");
+    final_checkpoint(core.conn.get());
+}
+
+/// The checkpoint of a clean stop: the whole WAL into the file, and the WAL emptied. While
+/// another checkpoint runs (the checkpointer thread's last), SQLite answers busy at once,
+/// without waiting: tried again until it is through, for a few seconds at most.
+fn final_checkpoint(conn: &Connection) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+            r.get::<_, i64>(0)
+        }) {
+            Ok(0) => return,
+            Ok(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
+            Ok(_) => {
+                tracing::warn!(
+                    "final checkpoint: the WAL was still in use; it stays beside the file"
+                );
+                return;
+            }
+            Err(e) => {
+                tracing::debug!("final checkpoint: {e}");
+                return;
+            }
+        }
     }
 }
 
