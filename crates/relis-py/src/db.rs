@@ -446,7 +446,7 @@ impl Db {
         if flat.is_empty() {
             return Err(errors::data("'hset' with no key value pairs"));
         }
-        if flat.len() % 2 != 0 {
+        if !flat.len().is_multiple_of(2) {
             return Err(errors::arity("hset"));
         }
         let pairs = flat

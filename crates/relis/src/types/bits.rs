@@ -554,7 +554,7 @@ impl Writer<'_> {
         let grown = before.is_none_or(|i| i.len < need);
         // Redis grows the string first: the GETs after a write see its zero padding.
         match &old {
-            Some(m) if !grown => self.mark_raw(db, key)?,
+            Some(_) if !grown => self.mark_raw(db, key)?,
             _ => {
                 self.write_string(db, key, old.as_ref(), 0, &[], need)?;
             }
