@@ -589,10 +589,15 @@ impl Client {
                     // what is ready, then run as one group (relis::Db::flush_gathered). A task
                     // that yields once runs after the tasks ready now (tokio defers it to the
                     // scheduler's next look for events: within 16 task polls).
-                    let db = self.server.db.clone();
+                    let server = self.server.clone();
                     tokio::spawn(async move {
                         tokio::task::yield_now().await;
-                        db.flush_gathered();
+                        // Not on this thread past `GATHER_CLIENTS` connections: then the
+                        // connections this group answers (woken here, run next) jump ahead of
+                        // those waiting longer (woken elsewhere, or beyond what the thread's
+                        // own queue holds); at -c 1000 SET's p99 went from 32-39 ms to 52-69.
+                        let here = server.connected.load(Ordering::Relaxed) <= GATHER_CLIENTS;
+                        server.db.flush_gathered(here);
                     });
                 }
                 let res = rx.await.map(|r| {
@@ -759,6 +764,10 @@ impl Client {
         reply
     }
 }
+
+/// Connections past which gathered writes run on the writer thread, never on the network
+/// thread that gathered them: tokio's per-thread run queue holds 256 tasks.
+const GATHER_CLIENTS: usize = 256;
 
 /// Arguments past which a write is not gathered: 16 field-value pairs of HSET, 32 elements of
 /// LPUSH or SADD, a pop of 32.

@@ -907,7 +907,10 @@ impl Db {
     /// Why: at `-P 1` with many clients the network thread and the writer took turns on one
     /// CPU, each waking the other for every group (BENCHMARKS.md, "Writes gathered on the network
     /// thread"). A checkpoint the group's commit calls for is left to the writer thread.
-    pub fn flush_gathered(&self) {
+    ///
+    /// `here`: whether the calling thread may run the group at all (the caller's judgement of
+    /// how busy it is); if not, the writes go to the writer thread.
+    pub fn flush_gathered(&self, here: bool) {
         let jobs = std::mem::take(&mut *self.shared.gathered.lock());
         if jobs.is_empty() {
             return;
@@ -917,7 +920,7 @@ impl Db {
         // write alone (one client writing): the writer thread, looking for work between its
         // commits, answers it sooner (one client at -P 1: 10.5-11.4k SET/s here against
         // 13.4-15.7k there).
-        let here = (2..=GATHERED_HERE).contains(&jobs.len());
+        let here = here && (2..=GATHERED_HERE).contains(&jobs.len());
         if let Some(core) = here.then(|| shared.core.try_lock()).flatten() {
             // Only with nothing queued: what was queued before these must commit first (the
             // writer thread takes work from the queue only while it holds the core).
