@@ -14,6 +14,7 @@ use crate::backend::sqlite::store::{KeyMeta, KeyType, Reader, Writer};
 use crate::error::{Error, Result};
 use crate::types::chunks::CHUNK;
 use crate::types::hll::{self, HLL_REGISTERS};
+use crate::types::strings::STRING_RAW;
 use bytes::Bytes;
 
 /// Hears of each read lookup: the key, and whether it was found.
@@ -366,7 +367,7 @@ impl Writer<'_> {
     ) -> Result<()> {
         match (meta, before) {
             (Some(m), Some(b)) => self.rewrite_string(db, key, m, b, v),
-            _ => self.put_string(db, key, meta, v, None),
+            _ => self.put_string_as(db, key, meta, v, None, STRING_RAW),
         }
     }
 
@@ -382,7 +383,7 @@ impl Writer<'_> {
             PfDebug::GetReg | PfDebug::ToDense => {
                 let converted = hll::to_dense(&mut v).map_err(Error::Hll)?;
                 if converted {
-                    self.put_string(db, key, Some(&meta), &v, None)?;
+                    self.put_string_as(db, key, Some(&meta), &v, None, STRING_RAW)?;
                 }
                 match op {
                     PfDebug::GetReg => PfDebugOut::Registers(hll::dense_registers(&v)),

@@ -342,23 +342,25 @@ impl Reader<'_> {
         let (encoding, shared_integer) = match meta.kind {
             // A string an in-place write unshared is raw whatever it holds (as in Redis).
             // So is a chunked one (longer than any embstr or integer).
-            KeyType::String
-                if meta.count > 0
-                    || self
-                        .raw_meta_head(db, key)?
-                        .is_some_and(|(_, h)| h & crate::types::strings::STRING_RAW != 0) =>
-            {
-                ("raw", false)
-            }
+            KeyType::String if meta.count > 0 => ("raw", false),
             KeyType::String => {
-                let v = self.get(db, key)?.unwrap_or_default();
-                let encoding = match crate::types::strings::parse_i64(&v) {
-                    Some(n) => ("int", (0..SHARED_INTEGERS).contains(&n)),
-                    None if v.len() <= 44 => ("embstr", false),
-                    None => ("raw", false),
-                };
-                string = Some(v);
-                encoding
+                use crate::types::strings::{STRING_EMBSTR, STRING_RAW};
+                let head = self.raw_meta_head(db, key)?.map_or(0, |(_, h)| h);
+                if head & STRING_RAW != 0 {
+                    ("raw", false)
+                } else {
+                    let v = self.get(db, key)?.unwrap_or_default();
+                    let encoding = match crate::types::strings::parse_i64(&v) {
+                        // INCRBYFLOAT's "3" is an embstr in Redis, not an integer.
+                        Some(n) if head & STRING_EMBSTR == 0 => {
+                            ("int", (0..SHARED_INTEGERS).contains(&n))
+                        }
+                        _ if v.len() <= 44 => ("embstr", false),
+                        _ => ("raw", false),
+                    };
+                    string = Some(v);
+                    encoding
+                }
             }
             // Hashes: listpack or hashtable, as recorded by the hash family (see hash.rs).
             KeyType::Hash => (self.hash_encoding(db, key)?, false),

@@ -13,9 +13,14 @@ use bytes::Bytes;
 use rusqlite::OptionalExtension;
 
 /// A string's `head` column: 1 when Redis would hold it as a raw string whatever its contents
-/// (an in-place write unshared it: APPEND, SETRANGE, SETBIT, BITFIELD, or BITOP built it), so
-/// OBJECT ENCODING says `raw`; 0 when the encoding follows from the value (int, embstr, raw).
+/// (an in-place write unshared it: APPEND, SETRANGE, SETBIT, BITFIELD, or BITOP or an HLL
+/// command built it), so OBJECT ENCODING says `raw`; [`STRING_EMBSTR`] for an embstr whatever
+/// its contents; 0 when the encoding follows from the value (int, embstr, raw).
 pub(crate) const STRING_RAW: i64 = 1;
+
+/// A string's `head` when Redis would hold it as an embstr even if it reads as an integer:
+/// INCRBYFLOAT's result, which Redis makes as a string and never encodes as an integer.
+pub(crate) const STRING_EMBSTR: i64 = 2;
 
 /// The shape of a string value, for the commands that touch a few of its bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -434,24 +439,24 @@ impl Writer<'_> {
         value: &[u8],
         expire: Option<Option<i64>>,
     ) -> Result<()> {
-        self.put_string_as(db, key, old, value, expire, false)
+        self.put_string_as(db, key, old, value, expire, 0)
     }
 
-    /// [`Writer::put_string`], saying whether Redis would hold the result as a raw string
-    /// whatever its contents (`head` = 1: see [`STRING_RAW`]).
-    fn put_string_as(
+    /// [`Writer::put_string`] with the string's `head`: how Redis would hold the result
+    /// whatever its contents ([`STRING_RAW`], [`STRING_EMBSTR`]), or 0.
+    pub(crate) fn put_string_as(
         &mut self,
         db: u32,
         key: &[u8],
         old: Option<&KeyMeta>,
         value: &[u8],
         expire: Option<Option<i64>>,
-        raw: bool,
+        head: i64,
     ) -> Result<()> {
         if value.len() > crate::types::chunks::CHUNKED_ABOVE {
+            let raw = head & STRING_RAW != 0;
             return self.put_chunked(db, key, old, value, value.len(), expire, raw);
         }
-        let head = i64::from(raw) * STRING_RAW;
         let version = self.next_version();
         let now = self.now;
         match old {
@@ -598,7 +603,7 @@ impl Writer<'_> {
                 };
                 v.resize(new_len, 0);
                 v[o..o + data.len()].copy_from_slice(data);
-                self.put_string_as(db, key, old, &v, None, true)?;
+                self.put_string_as(db, key, old, &v, None, STRING_RAW)?;
                 return Ok(new_len);
             }
             // Growing past the threshold (or an inline value from an older Relis): the value
@@ -647,8 +652,9 @@ impl Writer<'_> {
     }
 
     /// Writes `new` over the string at `key` that held `old` (`meta` its key row), keeping its
-    /// expiry, as [`Writer::put_string`]; a chunked value that keeps its length has only the
-    /// chunks that differ written (an HLL register or two in 12 KB).
+    /// expiry, as [`Writer::put_string`], raw as Redis holds an HLL it wrote; a chunked value
+    /// that keeps its length has only the chunks that differ written (an HLL register or two in
+    /// 12 KB).
     ///
     /// # Errors
     /// Storage errors only.
@@ -663,9 +669,9 @@ impl Writer<'_> {
         match StrInfo::chunked(meta) {
             Some(i) if i.len == new.len() && old.len() == new.len() => {
                 self.patch_chunks(i.id, old, new)?;
-                self.touch_string(db, key, meta, false)
+                self.touch_string(db, key, meta, true)
             }
-            _ => self.put_string(db, key, Some(meta), new, None),
+            _ => self.put_string_as(db, key, Some(meta), new, None, STRING_RAW),
         }
     }
 
@@ -744,7 +750,7 @@ impl Writer<'_> {
         old: Option<&KeyMeta>,
         value: &[u8],
     ) -> Result<()> {
-        self.put_string_as(db, key, old, value, Some(None), true)
+        self.put_string_as(db, key, old, value, Some(None), STRING_RAW)
     }
 
     /// SET with its options.
@@ -954,7 +960,7 @@ impl Writer<'_> {
             None => None,
         };
         let new = add_float(cur.as_deref(), incr)?;
-        self.put_string(db, key, old.as_ref(), &new, None)?;
+        self.put_string_as(db, key, old.as_ref(), &new, None, STRING_EMBSTR)?;
         Ok(new)
     }
 

@@ -35,11 +35,12 @@ pub(crate) const INSERT_INLINE: &str =
     "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, value, head)
                          VALUES (?1, ?2, ?3, 0, ?4, ?3, 0, ?5, ?6, ?7)";
 
-/// A new inline string without expiry (id and version `?3`, value `?5`), unless a key row of
-/// that name exists, whatever it holds (the changed-row count says which).
+/// A new inline string without expiry (id and version `?3`, value `?5`), raw (`head` 1: PFADD's
+/// new HLL, which Redis holds raw), unless a key row of that name exists, whatever it holds (the
+/// changed-row count says which).
 pub(crate) const INSERT_INLINE_IF_NEW: &str =
     "INSERT INTO main.relis_keys (db, key, id, type, expire_at, version, count, mtime, value, head)
-                         VALUES (?1, ?2, ?3, 0, NULL, ?3, 0, ?4, ?5, 0) ON CONFLICT DO NOTHING";
+                         VALUES (?1, ?2, ?3, 0, NULL, ?3, 0, ?4, ?5, 1) ON CONFLICT DO NOTHING";
 
 /// A chunked string rewritten in place: its expiry, version, length, mtime, head.
 pub(crate) const REWRITE_CHUNKED: &str =
