@@ -9,8 +9,9 @@ lines before it that named its key.
 
 Each seed starts from FLUSHALL on both and runs --steps lines over five keys (two in one hash
 slot) with small, often invalid arguments: types clash, numbers overflow, ranges are empty.
-Replies that may legitimately differ are normalised (set and hash orders, SORT BY nosort) or
-left out of the grammar (short expiries, `*` stream IDs); still expected: HRANDFIELD and
+Replies that may legitimately differ are normalised (set and hash orders, SORT BY nosort,
+scans of hashtables) or left out of the grammar (short expiries, `*` stream IDs, DUMP's
+payload bytes); still expected: HRANDFIELD and
 SRANDMEMBER picks, XINFO idle times, and what follows Redis's SORT of a small sorted set
 (it converts it to a skiplist for good; Relis does not: OBJECT ENCODING and ZSCAN order
 differ). It found INCRBYFLOAT's and the HLL commands' OBJECT ENCODING. No dependencies.
@@ -67,6 +68,7 @@ def k(): return random.choice(KEYS)
 def m(): return random.choice(MEM)
 def n(): return random.choice(NUMS)
 def score(): return random.choice(["1", "2", "-1", "0", "1.5", "inf", "-inf", "(1", "(2", "abc", "+inf", "nan"])
+def big(): return random.choice(["a", "b" * 64, "c" * 65, "12", str(random.randint(0, 99))])
 def lex(): return random.choice(["-", "+", "[a", "(a", "[b", "(c", "a", "[", "("])
 
 CMDS = [
@@ -158,7 +160,6 @@ CMDS = [
     lambda: ["SRANDMEMBER", k(), random.choice(["0", "-0", "1"])],
     lambda: ["HSETNX", k(), m(), m()],
     lambda: ["ZSCAN", k(), "0"],
-    lambda: ["DUMP", k()],
     lambda: ["XADD", k()] + random.choice([[], ["NOMKSTREAM"], ["MAXLEN", n()], ["MAXLEN", "~", n()], ["MINID", random.choice(["0", "1-1", "2"])], ["MAXLEN", "=", "1", "LIMIT", "5"]]) + [random.choice(["1-1", "2-0", "3-*", "0-0", "5-5"]), m(), m()],
     lambda: ["XREAD", "COUNT", random.choice(["1", "2", "0", "-1"]), "STREAMS", k(), random.choice(["0", "0-0", "1-1", "$"])],
     lambda: ["XGROUP", "CREATE", k(), random.choice(["g1", "g2"]), random.choice(["0", "$", "1-1"])] + random.choice([[], ["MKSTREAM"], ["ENTRIESREAD", n()]]),
@@ -217,10 +218,32 @@ CMDS = [
     lambda: ["BITFIELD", k(), "OVERFLOW", random.choice(["SAT", "FAIL", "WRAP"]), "INCRBY", random.choice(["i8", "u8"]), "0", n()],
     lambda: ["BITFIELD_RO", k(), "GET", random.choice(["i8", "u8", "u64"]), random.choice(["0", "#1"])],
     lambda: ["GETBIT", k(), random.choice(["0", "7", "100", "-1"])],
+    # Sizes around the encodings' thresholds (listpack entries 128, intset 512, value 64 bytes).
+    lambda: ["HSET", k()] + [x for i in range(random.choice([1, 127, 128, 129])) for x in (f"f{i}", big())],
+    lambda: ["SADD", k()] + [str(random.choice([i, -i, 2**40 + i])) for i in range(random.choice([1, 511, 512, 513]))],
+    lambda: ["SADD", k(), big()],
+    lambda: ["ZADD", k()] + [x for i in range(random.choice([1, 127, 128, 129])) for x in (str(i), f"m{i}")],
+    lambda: ["ZADD", k(), "1", big()],
+    lambda: ["RPUSH", k()] + [big() for _ in range(random.choice([1, 128, 129]))],
+    lambda: ["HDEL", k()] + [f"f{i}" for i in range(random.choice([1, 64, 129]))],
+    lambda: ["SPOP", k(), random.choice(["1", "10", "600"])],
+    lambda: ["ZREMRANGEBYRANK", k(), "0", random.choice(["0", "64", "200"])],
+    lambda: ["OBJECT", "ENCODING", k()],
+    lambda: ["OBJECT", "ENCODING", k()],
+    lambda: ["MULTI"],
+    lambda: ["EXEC"],
+    lambda: ["DISCARD"],
+    lambda: ["EVAL", random.choice(["return redis.call('type', KEYS[1])", "return redis.call('incr', KEYS[1])", "return redis.pcall('lpush', KEYS[1], 'x')", "return {1, 2, 'a', false, {3}}", "return redis.call('hgetall', KEYS[1])", "return redis.status_reply('ok')", "return redis.error_reply('no')", "return tonumber(redis.call('get', KEYS[1]))"]), "1", k()],
+    lambda: ["SELECT", random.choice(["0", "1", "0", "16", "x"])],
+    lambda: ["MOVE", k(), random.choice(["0", "1", "16"])],
+    lambda: ["SWAPDB", random.choice(["0", "1"]), random.choice(["0", "1", "2"])],
+    lambda: ["DBSIZE"],
+    lambda: ["RANDOMKEY"] if False else ["EXISTS", k()],
 ]
 
 
-UNORDERED = ("SMEMBERS", "SINTER", "SDIFF", "SUNION", "SRANDMEMBER", "HRANDFIELD")
+UNORDERED = ("SMEMBERS", "SINTER", "SDIFF", "SUNION", "SRANDMEMBER", "HRANDFIELD", "HKEYS", "HVALS")
+SCANS = ("SSCAN", "HSCAN", "ZSCAN")
 
 
 def normalise(cmd, r):
@@ -231,9 +254,11 @@ def normalise(cmd, r):
         return (r[0], sorted(map(repr, r[1])))
     if cmd[0] == "HGETALL":
         return (r[0], sorted(zip(r[1][0::2], r[1][1::2])))
-    if cmd[0] == "DUMP":
-        # Payloads may differ (listpack layout, score text) and still restore the same.
-        return r[0]
+    if cmd[0] in SCANS and len(r[1]) == 2 and isinstance(r[1][1], tuple):
+        # A hashtable's order is its own (pairs kept together for HSCAN and ZSCAN).
+        items = r[1][1][1]
+        step = 1 if cmd[0] == "SSCAN" else 2
+        return (r[0], r[1][0], sorted(repr(items[i:i + step]) for i in range(0, len(items), step)))
     return r
 
 
@@ -254,8 +279,8 @@ def run(ports, seed, steps, resp3):
             print("DIFF seed", seed, "step", i, cmd)
             print("  redis:", repr(ra)[:300])
             print("  relis:", repr(rb)[:300])
-            key = cmd[2] if cmd[0] == "OBJECT" else cmd[1]
-            for h in [h for h in hist[:-1] if key in h][-8:]:
+            key = cmd[2] if cmd[0] == "OBJECT" else cmd[-1]
+            for h in [h for h in hist[:-1] if key in h or len(h) == 1][-8:]:
                 print("   before", h)
             a.send(["FLUSHALL"])
             b.send(["FLUSHALL"])
