@@ -498,7 +498,7 @@ impl Writer<'_> {
                 let b = self.set_chunk_bit(i.id, i.len, byte as usize, mask, on)?;
                 let was = u8::from(b & mask != 0);
                 if (was == 1) == on {
-                    self.mark_raw(db, key)?;
+                    // Nothing to write: a chunked string is raw whatever its head says.
                     return Ok((was, false));
                 }
                 self.touch_string(db, key, m, true)?;

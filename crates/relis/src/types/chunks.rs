@@ -354,6 +354,22 @@ mod tests {
         assert_eq!(db.get("k").unwrap().unwrap().to_vec(), want);
     }
 
+    /// A SETBIT that finds its bit already as asked, in a chunked string (raw whatever it
+    /// holds), writes nothing: not the chunk, not the key row.
+    #[test]
+    fn setbit_to_the_same_bit_of_a_chunked_string_writes_nothing() {
+        let db = Db::open_in_memory().unwrap();
+        db.set("k", vec![0xffu8; 5000]).unwrap();
+        let (bit, changes) = db
+            .write(|w| {
+                let before = w.conn.total_changes();
+                let bit = w.setbit(0, b"k", 8 * 4000 + 1, true)?;
+                Ok((bit, w.conn.total_changes() - before))
+            })
+            .unwrap();
+        assert_eq!((bit, changes), ((1, false), 0));
+    }
+
     /// SETBIT in a chunk row that holds the byte writes that byte in place (through a blob
     /// handle, not an UPDATE of the row): the other bytes stay, the old bit is returned, and a
     /// rolled-back savepoint takes the write back.

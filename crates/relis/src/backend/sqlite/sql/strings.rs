@@ -62,9 +62,11 @@ pub(crate) const TOUCH_CHUNKED: &str =
     "UPDATE main.relis_keys SET count = ?3, version = ?4, mtime = ?5, head = ?6
              WHERE db = ?1 AND key = ?2";
 
-/// Sets the raw flag `?3` in the head of the string at (`?1`, `?2`), version unchanged.
+/// Sets the raw flag `?3` in the head of the string at (`?1`, `?2`), version unchanged; a row
+/// that has it already is left alone (no page written).
 pub(crate) const MARK_RAW: &str =
-    "UPDATE main.relis_keys SET head = head | ?3 WHERE db = ?1 AND key = ?2 AND type = 0";
+    "UPDATE main.relis_keys SET head = head | ?3 WHERE db = ?1 AND key = ?2 AND type = 0
+                         AND head & ?3 = 0";
 
 /// Upserts an inline string without expiry; changes nothing where another type is. An update
 /// calls `relis_overwrite` with the old expiry (for the key counts: see types/counter.rs).
