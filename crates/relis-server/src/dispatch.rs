@@ -788,6 +788,10 @@ const GATHER_BYTES: usize = 64 * 1024;
 /// SETBIT or SETRANGE far out ...), during which reads go on. A huge collection a gathered write
 /// deletes (SET over it, EXPIRE in the past) goes to the trash, emptied in the background.
 fn gathered_write(spec: &Spec, argv: &[Bytes]) -> bool {
+    // Every command line passes here: a read (GET is `fast` too) stops at the first test.
+    if !spec.has(Flags::WRITE) {
+        return false;
+    }
     let kind = (spec.has(Flags::FAST) && !matches!(spec.name, "swapdb" | "xautoclaim"))
         || matches!(spec.name, "set" | "setex" | "psetex" | "geoadd");
     if !kind

@@ -1564,13 +1564,13 @@ impl Drop for Abandon<'_> {
     }
 }
 
-/// After a write job in the writer's transaction: whether SQLite rolled that transaction back
-/// on its own (disk full, I/O error). Then what ran before in it is gone, so its whole group
-/// fails (the state is poisoned) and the hooks' pending changes are dropped; with `reopen`, a
-/// new transaction keeps the group's remaining jobs from autocommitting.
-fn rolled_back(conn: &Conn<'_>, st: &RefCell<WriterState>, reopen: bool) -> bool {
+/// After a write job in the writer's transaction: if SQLite rolled that transaction back on
+/// its own (disk full, I/O error), what ran before in it is gone, so its whole group fails (the
+/// state is poisoned) and the hooks' pending changes are dropped; with `reopen`, a new
+/// transaction keeps the group's remaining jobs from autocommitting.
+fn rolled_back(conn: &Conn<'_>, st: &RefCell<WriterState>, reopen: bool) {
     if !conn.is_autocommit() {
-        return false;
+        return;
     }
     let mut st = st.borrow_mut();
     st.poisoned.get_or_insert(Error::Storage(
@@ -1580,7 +1580,6 @@ fn rolled_back(conn: &Conn<'_>, st: &RefCell<WriterState>, reopen: bool) -> bool
     if reopen {
         let _ = conn.execute_batch("BEGIN IMMEDIATE");
     }
-    true
 }
 
 /// Marks the core stopped when the writer thread ends, however it ends.
