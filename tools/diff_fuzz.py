@@ -73,6 +73,16 @@ def score(): return random.choice(["1", "2", "-1", "0", "1.5", "inf", "-inf", "(
 def big(): return random.choice(["a", "b" * 64, "c" * 65, "12", str(random.randint(0, 99))])
 def lex(): return random.choice(["-", "+", "[a", "(a", "[b", "(c", "a", "[", "("])
 
+def long_value():
+    n = random.choice([401, 1984, 1985, 3968, 4000, 6000])
+    return "".join(random.choice("ab\x00\xff") for _ in range(n))
+def edge():
+    """A byte offset near an edge of a 1,984-byte chunk (or the 400-byte inline limit)."""
+    return str(max(0, random.choice([0, 400, 1984, 3968, 5952]) + random.randint(-3, 3)))
+def zm(): return f"m{random.randint(0, 2999)}"
+def rank(): return str(random.choice([0, 1, 5, 500, 1023, 1024, 1025, 2000, 5000]) * random.choice([1, 1, -1]))
+
+
 CMDS = [
     lambda: ["SET", k(), m()] + random.choice([[], ["NX"], ["XX"], ["GET"], ["KEEPTTL"], ["EX", random.choice(["100", "-1", "0", "x"])], ["NX", "GET"]]),
     lambda: ["GET", k()],
@@ -244,7 +254,7 @@ CMDS = [
     lambda: ["EXISTS", k()],
     # (Not in the past: Redis keeps such a key until its expiry cycle finds it, so DBSIZE then
     # depends on when each server's cycle ran.)
-    lambda: ["SET", k(), m(), random.choice(["EXAT", "PXAT"]), random.choice(["4102444800", "4102444800000", "0", "-1"])],
+    lambda: ["SET", k(), m()] + random.choice([["EXAT", "4102444800"], ["PXAT", "4102444800000"], ["EXAT", "0"], ["PXAT", "-1"]]),
     lambda: ["GETEX", k(), random.choice(["EXAT", "PXAT"]), random.choice(["4102444800", "4102444800000", "1", "0", "-1", "x"])],
     lambda: ["EXPIREAT", k(), random.choice(["4102444800", "1", "0"])] + random.choice([[], ["NX"], ["GT"], ["LT"], ["XX"]]),
     lambda: ["PEXPIRETIME", k()],
@@ -279,7 +289,75 @@ CMDS = [
     lambda: ["LCS", k(), k(), "IDX", "MINMATCHLEN", "1", "WITHMATCHLEN"],
     lambda: ["HSTRLEN", k(), m()],
     lambda: ["ECHO", m()],
+    # Strings over 400 bytes (Relis keeps them in chunks of 1984 bytes): writes and reads at
+    # the chunks' edges.
+    lambda: ["SET", k(), long_value()],
+    lambda: ["APPEND", k(), long_value()],
+    lambda: ["SETRANGE", k(), edge(), random.choice([m(), long_value(), "\0" * 3])],
+    lambda: ["GETRANGE", k(), edge(), edge()],
+    lambda: ["SETBIT", k(), str(int(edge()) * 8 + random.randint(0, 7)), random.choice(["0", "1"])],
+    lambda: ["GETBIT", k(), str(int(edge()) * 8 + random.randint(0, 7))],
+    lambda: ["BITCOUNT", k(), edge(), random.choice([edge(), "-1", "-2000"])] + random.choice([[], ["BIT"], ["BYTE"]]),
+    lambda: ["BITPOS", k(), random.choice(["0", "1"]), edge()] + random.choice([[], [edge()], ["-1", "BIT"]]),
+    lambda: ["BITFIELD", k(), "SET", random.choice(["u8", "i16", "u63"]), str(int(edge()) * 8), n(), "GET", "i32", str(int(edge()) * 8)],
+    lambda: ["STRLEN", k()],
+    # Sorted sets over 1,024 members (Relis keeps rank rows for them) and lists over 512.
+    lambda: ["ZADD", k()] + [x for i in random.sample(range(3000), random.choice([1100, 1500, 2100])) for x in (str(random.randint(0, 50)), f"m{i}")],
+    lambda: ["ZADD", k()] + random.choice([[], ["GT"], ["CH"]]) + [x for _ in range(random.randint(1, 20)) for x in (str(random.randint(-5, 60)), zm())],
+    lambda: ["ZREM", k()] + [zm() for _ in range(random.randint(1, 40))],
+    lambda: ["ZRANK", k(), zm()],
+    lambda: ["ZREVRANK", k(), zm()],
+    lambda: ["ZRANGE", k(), rank(), rank()] + random.choice([[], ["WITHSCORES"], ["REV"]]),
+    lambda: ["ZRANGEBYSCORE", k(), str(random.randint(0, 50)), random.choice(["+inf", str(random.randint(0, 50))]), "LIMIT", rank(), random.choice(["5", "-1", "300"])],
+    lambda: ["ZCOUNT", k(), str(random.randint(0, 50)), random.choice(["+inf", str(random.randint(0, 50)), "(20"])],
+    lambda: ["ZREMRANGEBYRANK", k(), rank(), rank()],
+    lambda: ["ZREMRANGEBYSCORE", k(), str(random.randint(0, 50)), str(random.randint(0, 50))],
+    lambda: ["ZPOPMIN", k(), random.choice(["1", "300", "1200"])],
+    lambda: ["ZPOPMAX", k(), random.choice(["1", "300"])],
+    lambda: ["ZINCRBY", k(), random.choice(["1", "-3", "100"]), zm()],
+    lambda: ["ZRANGESTORE", k(), k(), rank(), rank()],
+    lambda: ["ZCARD", k()],
+    lambda: ["RPUSH", k()] + [f"e{i % 300}" for i in range(random.choice([600, 1100, 1600]))],
+    lambda: ["LINDEX", k(), rank()],
+    lambda: ["LSET", k(), rank(), m()],
+    lambda: ["LRANGE", k(), rank(), rank()],
+    lambda: ["LTRIM", k(), rank(), rank()],
+    lambda: ["LREM", k(), random.choice(["0", "2", "-3", "5"]), f"e{random.randint(0, 299)}"],
+    lambda: ["LINSERT", k(), random.choice(["BEFORE", "AFTER"]), f"e{random.randint(0, 299)}", m()],
+    lambda: ["LPOS", k(), f"e{random.randint(0, 299)}"] + random.choice([[], ["RANK", "-2"], ["COUNT", "0"], ["RANK", "3", "MAXLEN", "700"]]),
+    lambda: ["LPOP", k(), random.choice(["1", "300", "700"])],
+    # DUMP on each server, RESTOREd (REPLACE) into the other: see run().
+    lambda: ["XDUMP", k()],
+    lambda: ["XDUMP", k()],
+    # redis-server's DUMP of a key, damaged and given a valid checksum, RESTOREd into both.
+    lambda: ["XCORRUPT", k(), random.choice(["flip", "flip", "cut", "insert", "zero"]), str(random.random())],
 ]
+
+
+def crc64(data):
+    """Redis's CRC-64 (Jones polynomial, reflected), as its DUMP payloads end with."""
+    crc = 0
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x95AC9329AC4BC9B5 if crc & 1 else crc >> 1
+    return crc
+
+
+def damage(payload, how, r):
+    """`payload` with its body (not the version and checksum) damaged, checksum made valid."""
+    body, version = bytearray(payload[:-10]), payload[-10:-8]
+    at = int(r * len(body))
+    if how == "flip":
+        body[at] ^= 1 << int(r * 997) % 8
+    elif how == "cut":
+        del body[max(1, at):]
+    elif how == "insert":
+        body[at:at] = bytes([int(r * 251)])
+    else:
+        body[at:at + 4] = bytes(len(body[at:at + 4]))
+    out = bytes(body) + version
+    return out + crc64(out).to_bytes(8, "little")
 
 
 UNORDERED = ("SMEMBERS", "SINTER", "SDIFF", "SUNION", "HKEYS", "HVALS")
@@ -290,6 +368,9 @@ SCANS = ("SCAN", "SSCAN", "HSCAN", "ZSCAN")
 
 def normalise(cmd, r):
     """Replies whose order Redis does not define, in a canonical order."""
+    if cmd[0] == "PEXPIRETIME" and isinstance(r, bytes) and r.startswith(b":") and int(r[1:]) > 0:
+        # The two servers set the expiry a millisecond or two apart.
+        return b":~%d" % round(int(r[1:]), -2)
     if not isinstance(r, tuple):
         return r
     if cmd[0] in RANDOM and isinstance(r[1], list):
@@ -303,21 +384,57 @@ def normalise(cmd, r):
         items = r[1][1][1]
         step = 1 if cmd[0] in ("SCAN", "SSCAN") else 2
         done = r[1][0] == (b"$", b"0")
+        if not done:
+            # A page before the end: each server's own.
+            return (r[0], done)
         return (r[0], done, sorted(repr(items[i:i + step]) for i in range(0, len(items), step)))
     return r
 
 
-def run(ports, seed, steps, resp3):
+def run(ports, seed, steps, resp3, focus=()):
     random.seed(seed)
+    # Half the lines from the focused commands' forms (all of them when none is focused).
+    focused = [c for c in CMDS if c()[0] in focus] or CMDS
     a, b = Conn(ports[0]), Conn(ports[1])
     for c in (a, b):
         c.send(["FLUSHALL"])
+        # Redis checks a payload's contents deeply only with this on (Relis always does).
+        c.send(["CONFIG", "SET", "sanitize-dump-payload", "yes"])
         if resp3:
             c.send(["HELLO", "3"])
     diffs, hist, queued = 0, [], None
     for i in range(steps):
-        cmd = random.choice(CMDS)()
-        ra, rb = a.send(cmd), b.send(cmd)
+        cmd = random.choice(focused if random.random() < 0.5 else CMDS)()
+        if cmd[0] == "XCORRUPT":
+            if queued is not None:
+                continue
+            p = a.send(["DUMP", cmd[1]])
+            if not isinstance(p, tuple) or len(p[1]) < 12:
+                continue
+            bad = damage(p[1], cmd[2], float(cmd[3]))
+            ra = a.send(["RESTORE", cmd[1], "0", bad, "REPLACE"])
+            rb = b.send(["RESTORE", cmd[1], "0", bad, "REPLACE"])
+            if ra == b"+OK" and rb == b"-ERR Bad data format":
+                # Where Relis checks more than redis-server's deep sanitisation (a stream's
+                # entries past its last ID, a sorted set's score that is no number, a hash's
+                # listpack under the sorted-set type byte): worth a look, not a failure.
+                print("stricter: seed", seed, "step", i, cmd[2], repr(p[1][:1]), a.send(["TYPE", cmd[1]]))
+                a.send(["DEL", cmd[1]])
+                b.send(["DEL", cmd[1]])
+                continue
+        elif cmd[0] == "XDUMP":
+            if queued is not None:
+                continue
+            # Each server's payload into the other: Relis's must load in redis-server, and
+            # redis-server's in Relis, with the contents the later lines compare.
+            pa, pb = a.send(["DUMP", cmd[1]]), b.send(["DUMP", cmd[1]])
+            if isinstance(pa, tuple) and isinstance(pb, tuple):
+                ra = a.send(["RESTORE", cmd[1], "0", pb[1], "REPLACE"])
+                rb = b.send(["RESTORE", cmd[1], "0", pa[1], "REPLACE"])
+            else:
+                ra, rb = pa, pb
+        else:
+            ra, rb = a.send(cmd), b.send(cmd)
         if cmd[0] == "EXEC" and queued is not None and isinstance(ra, tuple) and isinstance(rb, tuple):
             # Each reply of a transaction as its own command's.
             ra = (ra[0], [normalise(q, r) for q, r in zip(queued, ra[1])])
@@ -333,12 +450,12 @@ def run(ports, seed, steps, resp3):
         hist.append(cmd)
         if ra != rb:
             diffs += 1
-            print("DIFF seed", seed, "step", i, cmd)
+            print("DIFF seed", seed, "step", i, repr(cmd)[:300])
             print("  redis:", repr(ra)[:300])
             print("  relis:", repr(rb)[:300])
             key = cmd[2] if cmd[0] == "OBJECT" else cmd[-1]
             for h in [h for h in hist[:-1] if key in h or len(h) == 1][-8:]:
-                print("   before", h)
+                print("   before", repr(h)[:200])
             a.send(["FLUSHALL"])
             b.send(["FLUSHALL"])
             if diffs > 3:
@@ -354,9 +471,11 @@ def main():
     p.add_argument("--seeds", type=int, default=20)
     p.add_argument("--steps", type=int, default=400)
     p.add_argument("--resp3", action="store_true")
+    p.add_argument("--focus", default="", help="commands (comma-separated, e.g. XCORRUPT,XDUMP) to run half the time")
     args = p.parse_args()
     ports = (args.redis_port, args.relis_port)
-    total = sum(run(ports, s, args.steps, args.resp3) for s in range(args.seed, args.seed + args.seeds))
+    focus = tuple(args.focus.split(",")) if args.focus else ()
+    total = sum(run(ports, s, args.steps, args.resp3, focus) for s in range(args.seed, args.seed + args.seeds))
     print("lines with differing replies:", total)
     raise SystemExit(1 if total else 0)
 

@@ -106,9 +106,7 @@ pub fn decode(lp: &[u8]) -> Result<Vec<Item<'_>>> {
         if p + len + bl > end {
             return Err(bad());
         }
-        let mut back = [0u8; 5];
-        let n = encode_backlen(len, &mut back);
-        if n != bl || lp[p + len..p + len + bl] != back[..n] {
+        if decode_backlen(&lp[..p + len + bl]) != Some(len) {
             return Err(bad());
         }
         out.push(item);
@@ -118,6 +116,22 @@ pub fn decode(lp: &[u8]) -> Result<Vec<Item<'_>>> {
         return Err(bad());
     }
     Ok(out)
+}
+
+/// The back length that ends `lp`, read as Redis's `lpDecodeBacklen` reads it (and so as its
+/// deep check accepts it): 7-bit groups from the last byte back while a byte's high bit is
+/// set, at most five. Redis writes the high bit on every byte but the first, but its check
+/// compares only the value: a last byte with the high bit set (`0x81` after an entry's
+/// `0x00`) reads on into the entry and may still give its length.
+fn decode_backlen(lp: &[u8]) -> Option<usize> {
+    let mut val = 0usize;
+    for (i, &b) in lp.iter().rev().take(5).enumerate() {
+        val |= usize::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return Some(val);
+        }
+    }
+    None
 }
 
 fn encode_backlen(l: usize, buf: &mut [u8; 5]) -> usize {
@@ -323,6 +337,24 @@ mod tests {
         assert!(decode(&bad_back).is_err());
         assert!(decode(&[]).is_err());
         assert!(decode(&[7, 0, 0, 0, 0, 0, 0xff]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn back_lengths_read_as_redis_reads_them() {
+        // A sorted set's listpack ("m0", 0) from redis-server's DUMP, its last back length
+        // 0x01 changed to 0x81: read from the end it continues into the entry's encoding byte
+        // 0x00 and still gives 1, so redis-server (sanitize-dump-payload yes) loads it.
+        let mut lp = Builder::new();
+        lp.push(b"m0");
+        lp.push(b"0");
+        let mut lp = lp.finish();
+        let n = lp.len();
+        assert_eq!(lp[n - 2], 0x01);
+        lp[n - 2] = 0x81;
+        assert_eq!(decode(&lp).unwrap(), vec![Item::Str(b"m0"), Item::Int(0)]);
+        // 0x82 reads as 2 there: wrong.
+        lp[n - 2] = 0x82;
+        assert!(decode(&lp).is_err());
     }
 
     proptest! {
