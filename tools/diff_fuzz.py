@@ -6,17 +6,32 @@ lines before it that named its key.
     redis-server --port 7800 --save '' --appendonly no --daemonize yes
     target/release/relis-server --port 7801 --dir /tmp/fz &
     python3 tools/diff_fuzz.py 7800 7801 --seed 1 --seeds 60 [--steps 400] [--resp3]
+    python3 tools/diff_fuzz.py 7800 7801 --seeds 60 --focus XCORRUPT,XDUMP   # half the lines these
 
 Each seed starts from FLUSHALL on both and runs --steps lines over five keys (two in one hash
-slot) with small, often invalid arguments: types clash, numbers overflow, ranges are empty.
-Replies that may legitimately differ are normalised (set and hash orders, SORT BY nosort,
-scans of hashtables) or left out of the grammar (short expiries, `*` stream IDs, DUMP's
-payload bytes); random picks (SRANDMEMBER, HRANDFIELD,
-ZRANDMEMBER, SPOP) are compared by count only, a transaction's replies each as its command's;
-still expected: XINFO idle times, the page a hashtable scan (or SORT BY nosort LIMIT of a set)
-returns before its end, and what follows Redis's SORT of a small sorted set
-(it converts it to a skiplist for good; Relis does not: OBJECT ENCODING and ZSCAN order
-differ). It found INCRBYFLOAT's and the HLL commands' OBJECT ENCODING. No dependencies.
+slot) with small, often invalid arguments: types clash, numbers overflow or are malformed
+(" 5", "+1", "0x10", "1e309"), ranges are empty; strings over 400 bytes are written and read at
+the edges of Relis's 1,984-byte chunks, sorted sets grow past 1,024 members (Relis's rank rows)
+and lists past 512. Two lines are not commands: XDUMP RESTOREs each server's DUMP of a key into
+the other (REPLACE), so later lines compare what each loaded; XCORRUPT damages redis-server's
+DUMP of a key (a flipped bit, a cut, an inserted or zeroed byte), gives it a valid checksum and
+RESTOREs it into both (redis-server with sanitize-dump-payload yes). Where redis-server loads it
+and Relis answers "Bad data format", a "stricter:" line says so and the key is deleted on both:
+Relis checks what Redis's deep sanitisation does not (a stream's entries past its last ID, a
+sorted set's score that is no number, a listpack under another type's byte); look at new kinds.
+
+Replies that may legitimately differ are normalised (set and hash orders, SORT BY nosort, scans
+of hashtables, a page of a scan before its end, expiry times a millisecond apart, OBJECT
+ENCODING and ZSCAN of a sorted set that SORT has read: Redis turns it into a skiplist for good,
+Relis does not) or left out of the grammar (short expiries, `*` stream IDs, DUMP's payload
+bytes, counts that make redis-server build gigabytes); random picks (SRANDMEMBER, HRANDFIELD,
+ZRANDMEMBER, SPOP) are compared by count only, a transaction's replies each as its command's.
+Still expected: XINFO idle times; lex ranges over a sorted set of over 1,024 members with mixed
+scores (undefined in Redis: its answer follows its skiplist's random levels); a score of -0 in a
+skiplist-encoded set or a ZUNION's result (redis-server prints "-0", Relis "0": SQLite stores
+-0.0 as 0); DBSIZE after a read found a key expired (redis-server deletes it then, Relis at its
+next sweep). It found INCRBYFLOAT's and the HLL commands' OBJECT ENCODING, and listpack back
+lengths that redis-server reads and Relis refused. No dependencies.
 """
 
 import argparse
@@ -79,6 +94,30 @@ def long_value():
 def edge():
     """A byte offset near an edge of a 1,984-byte chunk (or the 400-byte inline limit)."""
     return str(max(0, random.choice([0, 400, 1984, 3968, 5952]) + random.randint(-3, 3)))
+def odd_num():
+    """A number as a client might send it, well formed or not."""
+    return random.choice(["0.1", "1e-7", "123456789012345678", "1.5e300", "-2.5e-300", "3.0", "1e21",
+                          "9007199254740993", "0.30000000000000004", "4.9e-324", "1.7976931348623157e308",
+                          "inf", "-inf", "1e309", "-0.0", "-0", "0x10", " 5", "5 ", "+5", ".5", "5.", "1e",
+                          "e1", "nan", "1E2", "1.0000000000000002", "100000000000000000000000", "-1.5",
+                          "2.5e-5", "12.34", "1e15", "1e16", "1e17", "-1e-17", "0.0001", "00.5", "1,5"])
+def odd_int():
+    """An integer as a client might send it, well formed or not."""
+    return random.choice(["0", "-0", "01", "+1", " 1", "1 ", "1.0", "1e3", "9223372036854775807",
+                          "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+                          "4294967296", "2147483648", "-1", "7", "", "0x1", "18446744073709551615",
+                          "536870911", "4294967295", "-4294967296", "100"])
+def small_odd_int():
+    """An offset as a client might send it: never one that grows a string past a few KB."""
+    v = odd_int()
+    return v if v.strip().lstrip("+-0").isdigit() is False or abs(int(v)) < 4096 else "100"
+def later(v):
+    """`v`, unless it is a positive number of seconds or milliseconds so small that the key
+    could expire within the run (the servers would then disagree on when)."""
+    try:
+        return "100000" if 0 < int(v) < 100000 else v
+    except ValueError:
+        return v
 def zm(): return f"m{random.randint(0, 2999)}"
 def rank(): return str(random.choice([0, 1, 5, 500, 1023, 1024, 1025, 2000, 5000]) * random.choice([1, 1, -1]))
 
@@ -326,6 +365,35 @@ CMDS = [
     lambda: ["LINSERT", k(), random.choice(["BEFORE", "AFTER"]), f"e{random.randint(0, 299)}", m()],
     lambda: ["LPOS", k(), f"e{random.randint(0, 299)}"] + random.choice([[], ["RANK", "-2"], ["COUNT", "0"], ["RANK", "3", "MAXLEN", "700"]]),
     lambda: ["LPOP", k(), random.choice(["1", "300", "700"])],
+    # Numbers as clients write them: how each command parses them and prints what it stores.
+    lambda: ["ZADD", k(), odd_num(), m()],
+    lambda: ["ZINCRBY", k(), odd_num(), m()],
+    lambda: ["ZSCORE", k(), m()],
+    lambda: ["ZRANGE", k(), "0", "-1", "WITHSCORES"],
+    lambda: ["ZRANGEBYSCORE", k(), odd_num(), odd_num(), "WITHSCORES"],
+    lambda: ["INCRBYFLOAT", k(), odd_num()],
+    lambda: ["HINCRBYFLOAT", k(), m(), odd_num()],
+    lambda: ["SET", k(), odd_num()],
+    lambda: ["INCRBY", k(), odd_int()],
+    lambda: ["DECRBY", k(), odd_int()],
+    lambda: ["HINCRBY", k(), m(), odd_int()],
+    lambda: ["LINDEX", k(), odd_int()],
+    lambda: ["LRANGE", k(), odd_int(), odd_int()],
+    lambda: ["GETRANGE", k(), odd_int(), odd_int()],
+    lambda: ["EXPIRE", k(), later(odd_int())],
+    lambda: ["SETRANGE", k(), small_odd_int(), "x"],
+    lambda: ["LPOP", k(), odd_int()],
+    lambda: ["SRANDMEMBER", k(), small_odd_int()],
+    lambda: ["ZRANGE", k(), odd_int(), odd_int()],
+    lambda: ["GEOADD", k(), odd_num(), odd_num(), m()],
+    lambda: ["GEODIST", k(), m(), m(), random.choice(["m", "km", "ft", "mi", "KM", "x"])],
+    lambda: ["GEOSEARCH", k(), "FROMLONLAT", odd_num(), odd_num(), "BYRADIUS", odd_num(), "km"],
+    lambda: ["BITFIELD", k(), "SET", random.choice(["i64", "u8", "i1"]), small_odd_int(), odd_int(), "INCRBY", "i64", "0", odd_int()],
+    lambda: ["GETBIT", k(), odd_int()],
+    lambda: ["SETBIT", k(), small_odd_int(), "1"],
+    lambda: ["BITCOUNT", k(), odd_int(), odd_int()],
+    lambda: ["PEXPIRE", k(), later(odd_int())],
+    lambda: ["OBJECT", "ENCODING", k()],
     # DUMP on each server, RESTOREd (REPLACE) into the other: see run().
     lambda: ["XDUMP", k()],
     lambda: ["XDUMP", k()],
@@ -373,6 +441,11 @@ def normalise(cmd, r):
         return b":~%d" % round(int(r[1:]), -2)
     if not isinstance(r, tuple):
         return r
+    if cmd[0] == "EVAL" and "hgetall" in cmd[1] and isinstance(r[1], list):
+        return (r[0], sorted(zip(r[1][0::2], r[1][1::2])))
+    if cmd[0] in ("SORT", "SORT_RO") and "nosort" in cmd and "LIMIT" in cmd and isinstance(r[1], list):
+        # Which members a set's page holds is each server's own.
+        return (r[0], len(r[1]))
     if cmd[0] in RANDOM and isinstance(r[1], list):
         return (r[0], len(r[1]))
     if cmd[0] in UNORDERED or (cmd[0] in ("SORT", "SORT_RO") and "nosort" in cmd):
@@ -402,7 +475,7 @@ def run(ports, seed, steps, resp3, focus=()):
         c.send(["CONFIG", "SET", "sanitize-dump-payload", "yes"])
         if resp3:
             c.send(["HELLO", "3"])
-    diffs, hist, queued = 0, [], None
+    diffs, hist, queued, sorted_keys = 0, [], None, set()
     for i in range(steps):
         cmd = random.choice(focused if random.random() < 0.5 else CMDS)()
         if cmd[0] == "XCORRUPT":
@@ -441,16 +514,26 @@ def run(ports, seed, steps, resp3, focus=()):
             rb = (rb[0], [normalise(q, r) for q, r in zip(queued, rb[1])])
         else:
             ra, rb = normalise(cmd, ra), normalise(cmd, rb)
-        if cmd[0] in ("EXEC", "DISCARD"):
-            queued = None
-        elif cmd[0] == "MULTI" and queued is None:
+        if cmd[0] == "MULTI" and queued is None:
             queued = []
         elif queued is not None and ra == b"+QUEUED":
             queued.append(cmd)
         hist.append(cmd)
+        if cmd[0] in ("SORT", "SORT_RO"):
+            sorted_keys.add(cmd[1])
+        if ra != rb and cmd[-1] in sorted_keys and (cmd[:2] == ["OBJECT", "ENCODING"] or cmd[0] == "ZSCAN"):
+            # Redis's SORT turns a small sorted set into a skiplist for good (Relis's does not):
+            # its encoding and ZSCAN's order differ from then on.
+            continue
         if ra != rb:
             diffs += 1
             print("DIFF seed", seed, "step", i, repr(cmd)[:300])
+            if cmd[0] == "EXEC" and queued is not None and isinstance(ra, tuple) and isinstance(rb, tuple):
+                # The first of the transaction's commands whose replies differ.
+                for q, x, y in zip(queued, ra[1], rb[1]):
+                    if x != y:
+                        ra, rb = (q, x), (q, y)
+                        break
             print("  redis:", repr(ra)[:300])
             print("  relis:", repr(rb)[:300])
             key = cmd[2] if cmd[0] == "OBJECT" else cmd[-1]
@@ -458,8 +541,11 @@ def run(ports, seed, steps, resp3, focus=()):
                 print("   before", repr(h)[:200])
             a.send(["FLUSHALL"])
             b.send(["FLUSHALL"])
+            sorted_keys.clear()
             if diffs > 3:
                 break
+        if cmd[0] in ("EXEC", "DISCARD"):
+            queued = None
     return diffs
 
 
