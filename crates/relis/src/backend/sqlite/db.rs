@@ -899,6 +899,14 @@ impl Db {
         gathered.len() == 1
     }
 
+    /// How many writes [`Db::write_gathered`] holds now, and whether the next
+    /// [`Db::flush_gathered`] would hand them all to the writer thread anyway (more than it
+    /// runs on the calling thread): the caller, waiting for more, stops there.
+    pub fn gathered(&self) -> (usize, bool) {
+        let n = self.shared.gathered.lock().len();
+        (n, n >= GATHERED_HERE)
+    }
+
     /// Runs the writes gathered by [`Db::write_gathered`] as one group: on the calling thread
     /// when the writer is free (nothing queued, no group being committed), as [`Db::write`]
     /// runs an embedded caller's write, or else handed to the writer thread, in order, to join
