@@ -3172,6 +3172,14 @@ const SCRIPTING: &[&str] = &[
     "EVALSHA e0e1f9fabfc9d4800c877a703b823ac0578ff8db 0",
     "SCRIPT EXISTS e0e1f9fabfc9d4800c877a703b823ac0578ff8db nope",
     "EVAL 'return redis.sha1hex(\"abc\")' 0",
+    // Any one argument: a number as Lua prints it, anything else (nil: an ARGV past the end)
+    // as the empty string; not two.
+    "EVAL 'return redis.sha1hex(ARGV[1])' 0",
+    "EVAL 'return redis.sha1hex(12.5)' 0",
+    "EVAL 'return redis.sha1hex({})' 0",
+    "EVAL 'return redis.sha1hex(false)' 0",
+    "EVAL 'return redis.sha1hex(\"a\", \"b\")' 0",
+    "EVAL 'return redis.sha1hex()' 0",
     "EVAL 'return cjson.encode({1,2,{a=\"x/y\"}})' 0",
     "EVAL 'return cjson.decode(\"[1,2,{\\\"a\\\":3}]\")[3].a' 0",
     "EVAL 'return cjson.decode(\"[1,\")' 0",

@@ -565,11 +565,21 @@ pub(super) fn with_engine<R>(
 fn install_redis(lua: &Lua, redis: &Table) -> mlua::Result<()> {
     redis.raw_set(
         "sha1hex",
-        lua.create_function(|lua, mut args: MultiValue| {
-            let [Value::String(s)] = &*args.make_contiguous() else {
-                return Err(raise(lua, "wrong number of arguments"));
+        lua.create_function(|lua, args: MultiValue| {
+            // Exactly one argument, of any type, as Redis's `lua_tolstring` reads it: a number
+            // as Lua prints it, anything but a string or number (nil: an ARGV past the end) as
+            // the empty string.
+            let [arg] = <[Value; 1]>::try_from(args.into_vec())
+                .map_err(|_| raise(lua, "wrong number of arguments"))?;
+            let text = match arg {
+                Value::String(s) => s.as_bytes().to_vec(),
+                v @ (Value::Integer(_) | Value::Number(_)) => lua
+                    .coerce_string(v)?
+                    .map(|s| s.as_bytes().to_vec())
+                    .unwrap_or_default(),
+                _ => Vec::new(),
             };
-            lua.create_string(crate::script::sha1hex(&s.as_bytes()))
+            lua.create_string(crate::script::sha1hex(&text))
         })?,
     )?;
     redis.raw_set(
