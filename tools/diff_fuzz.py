@@ -156,7 +156,6 @@ SCRIPTS = [
     "return redis.call('expire', KEYS[1], 100)",
     "return redis.call('ttl', KEYS[1])",
     "redis.call('del', KEYS[1]); return redis.call('lpush', KEYS[1], 'a', 'b')",
-    "return redis.call('xadd', KEYS[1], '*', 'f', 'v') ~= nil",
     "return redis.call('spop', KEYS[1], 0)",
     "return redis.call('select', 1)",
     "return redis.call('multi')",
