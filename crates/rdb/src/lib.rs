@@ -20,7 +20,7 @@ pub mod stream;
 pub mod ziplist;
 pub mod zipmap;
 
-pub use object::{decode_object, encode_object, Object, ObjectKind};
+pub use object::{d2string, decode_object, encode_object, Object, ObjectKind};
 pub use stream::Stream;
 
 /// The RDB version Redis 7.0 writes (and the newest it reads).

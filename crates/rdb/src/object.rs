@@ -240,24 +240,22 @@ pub fn decode_object(ty: u8, input: &mut Input<'_>) -> Result<Object> {
     Ok(obj)
 }
 
-/// Formats a score as Redis 7.0's `d2string` does for a listpack (integers below 2^52 as
-/// integers, `-0`, `inf`); other values in a form `strtod` reads back exactly.
-fn score_text(d: f64) -> String {
-    if d.is_infinite() {
-        return if d > 0.0 { "inf" } else { "-inf" }.into();
+/// Formats a score as Redis 7.0's `d2string` does for a listpack: `nan`, `inf`, `-0`; an
+/// integral score within ±2^62 (`double2ll`: `LLONG_MAX / 2`) as an integer; any other as
+/// `%.17g` (0.1 as `0.10000000000000001`). redis-server keeps the text a payload holds, and
+/// ZSCAN shows it: another form would show through there after a move.
+pub fn d2string(d: f64) -> String {
+    const LIMIT: f64 = (i64::MAX / 2) as f64;
+    if d.is_nan() {
+        return "nan".into();
     }
     if d == 0.0 {
         return if d.is_sign_negative() { "-0" } else { "0" }.into();
     }
-    if d > -4_503_599_627_370_495.0 && d < 4_503_599_627_370_496.0 && d == d.trunc() {
+    if (-LIMIT..=LIMIT).contains(&d) && d == d.trunc() {
         return (d as i64).to_string();
     }
-    let a = d.abs();
-    if (1e-5..1e17).contains(&a) {
-        format!("{d}")
-    } else {
-        format!("{d:e}")
-    }
+    resp::format_double(d)
 }
 
 /// Largest quicklist node Redis 7.0 builds by default (`list-max-listpack-size -2`: 8 KB).
@@ -337,7 +335,7 @@ pub fn encode_object(obj: &Object, kind: ObjectKind, out: &mut Vec<u8>) {
                 let mut b = listpack::Builder::new();
                 for (m, s) in pairs {
                     b.push(m);
-                    b.push(score_text(*s).as_bytes());
+                    b.push(d2string(*s).as_bytes());
                 }
                 put_string(out, &b.finish());
             }
@@ -359,6 +357,27 @@ pub fn encode_object(obj: &Object, kind: ObjectKind, out: &mut Vec<u8>) {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Listpack scores as redis-server 7.0.15 writes them (its DUMP of `ZADD z 0.1 a 1.5e300 b
+    /// 9007199254740992 c 4611686018427387904 d 1e19 e`, and ZSCAN's replies).
+    #[test]
+    fn listpack_scores_as_d2string_writes_them() {
+        for (d, want) in [
+            (0.1, "0.10000000000000001"),
+            (1.5e300, "1.5000000000000001e+300"),
+            (9_007_199_254_740_992.0, "9007199254740992"),
+            (4_611_686_018_427_387_904.0, "4611686018427387904"),
+            (1e19, "1e+19"),
+            (-2.5, "-2.5"),
+            (3.0, "3"),
+            (1e-5, "1.0000000000000001e-05"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+            (-0.0, "-0"),
+        ] {
+            assert_eq!(d2string(d), want, "{d}");
+        }
+    }
 
     proptest! {
         #[test]

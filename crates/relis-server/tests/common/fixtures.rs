@@ -111,6 +111,26 @@ pub fn fixtures() -> Vec<(String, Vec<Vec<String>>)> {
     one("zset:listpack", zadd("zset:listpack", 12, 1));
     one("zset:skiplist", zadd("zset:skiplist", 300, 1));
     one("zset:longmember", zadd("zset:longmember", 3, 80));
+    // Scores whose text in a listpack is `%.17g` or an integer past 2^53 (ZSCAN shows the text).
+    one(
+        "zset:scores",
+        vec![[
+            "ZADD",
+            "zset:scores",
+            "0.1",
+            "a",
+            "1.5e300",
+            "b",
+            "9007199254740992",
+            "c",
+            "4611686018427387904",
+            "d",
+            "1e19",
+            "e",
+        ]
+        .map(s)
+        .to_vec()],
+    );
     let mut st: Vec<Vec<String>> = Vec::new();
     for i in 1..=250 {
         let fields = if i % 9 == 0 {
@@ -162,7 +182,14 @@ pub async fn contents(c: &mut Raw, key: &str) -> String {
         Frame::Simple(t) if &t[..] == b"set" => sorted(c.cmd(&["SMEMBERS", key]).await),
         Frame::Simple(t) if &t[..] == b"hash" => sorted(c.cmd(&["HGETALL", key]).await),
         Frame::Simple(t) if &t[..] == b"zset" => {
-            c.cmd(&["ZRANGE", key, "0", "-1", "WITHSCORES"]).await
+            let range = c.cmd(&["ZRANGE", key, "0", "-1", "WITHSCORES"]).await;
+            if enc != Frame::Bulk("listpack".into()) {
+                range
+            } else {
+                // A listpack's scores as it holds their text (ZSCAN shows it; ZRANGE reformats).
+                let scan = c.cmd(&["ZSCAN", key, "0", "COUNT", "1000"]).await;
+                Frame::Array(vec![range, scan])
+            }
         }
         // Everything XINFO FULL shows but the radix tree's shape.
         Frame::Simple(t) if &t[..] == b"stream" => match c

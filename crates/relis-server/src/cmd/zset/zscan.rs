@@ -53,11 +53,11 @@ impl ZScan {
 /// score within ±2^62 as an integer, others `%.17g`); a skiplist's scores are formatted
 /// `%.17Lg`, the same digits as `%.17g`.
 fn score_text(s: f64, listpack: bool) -> Bytes {
-    const LIMIT: f64 = (i64::MAX / 2) as f64;
-    if listpack && s.is_finite() && (-LIMIT..=LIMIT).contains(&s) && s == (s as i64) as f64 {
-        return Bytes::from((s as i64).to_string());
-    }
-    Bytes::from(resp::format_double(s))
+    Bytes::from(if listpack {
+        rdb::d2string(s)
+    } else {
+        resp::format_double(s)
+    })
 }
 
 fn reply(cursor: u64, items: Vec<relis::Scored>, listpack: bool) -> Frame {
