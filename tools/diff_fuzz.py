@@ -26,8 +26,9 @@ ENCODING and ZSCAN of a sorted set that SORT has read: Redis turns it into a ski
 Relis does not) or left out of the grammar (short expiries, `*` stream IDs, DUMP's payload
 bytes, counts that make redis-server build gigabytes); random picks (SRANDMEMBER, HRANDFIELD,
 ZRANDMEMBER, SPOP) are compared by count only, a transaction's replies each as its command's.
-Still expected: XINFO idle times; lex ranges over a sorted set of over 1,024 members with mixed
-scores (undefined in Redis: its answer follows its skiplist's random levels); a score of -0 in a
+Still expected: XINFO idle times; lex ranges over a sorted set with mixed scores and over 128
+members (undefined in Redis: in a skiplist its answer follows the random levels; Relis answers
+as a listpack does up to 1,024 members, by true lex order past that); a score of -0 in a
 skiplist-encoded set or a ZUNION's result (redis-server prints "-0", Relis "0": SQLite stores
 -0.0 as 0; the sorted-set commands' replies are compared with -0 as 0, not EVAL's or EXEC's);
 SORT's "One or more scores can't be converted into double" from redis-server where every
