@@ -215,7 +215,10 @@ def odd_int():
 def small_odd_int():
     """An offset as a client might send it: never one that grows a string past a few KB."""
     v = odd_int()
-    return v if v.strip().lstrip("+-0").isdigit() is False or abs(int(v)) < 4096 else "100"
+    try:
+        return v if abs(int(v)) < 4096 else "100"
+    except ValueError:
+        return v
 def later(v):
     """`v`, unless it is a positive number of seconds or milliseconds so small that the key
     could expire within the run (the servers would then disagree on when)."""

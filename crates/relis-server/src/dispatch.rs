@@ -779,10 +779,10 @@ impl Client {
 const GATHER_CLIENTS: usize = 256;
 
 /// Turns of the network thread's scheduler that gathered writes wait for more, as long as each
-/// turn brings more (`Client::run_group`). One turn gathered 8 writes per group under
-/// redis-benchmark `-c 50 -P 1` (PFADD to new keys), up to eight 19-25, for 10-20% more
-/// requests/s in PFADD, SET and HSET (BENCHMARKS.md, "Gathered writes wait while more come");
-/// a client writing alone stops after one, as before.
+/// turn brings more (`Client::run_group`). Under redis-benchmark `-c 50 -P 1` one turn gathered
+/// 8 writes per group (SET, HSET, PFADD to new keys), up to eight 18-20 (`bench/groups.sh`);
+/// the rates moved by less than this machine's run-to-run noise (BENCHMARKS.md, "Gathered
+/// writes wait while more come"). A client writing alone stops after one turn, as before.
 const GATHER_TURNS: usize = 8;
 
 /// Arguments past which a write is not gathered: 16 field-value pairs of HSET, 32 elements of
