@@ -612,7 +612,7 @@ impl<'c> Writer<'c> {
         }
         if let Some((run, rn)) = run {
             if rn > 2 * self.rank.run() {
-                self.z_run_split(kid, &run, rn)?;
+                self.z_run_split(kid, &run)?;
             }
         }
         Ok(())
@@ -655,7 +655,7 @@ impl<'c> Writer<'c> {
         let s = self.rank.run();
         let (start, n) = self.z_blk_at(kid, 1, p)?;
         if n > 2 * s {
-            return self.z_run_split(kid, &start, n);
+            return self.z_run_split(kid, &start);
         }
         if n >= s / 2 {
             return Ok(());
@@ -664,21 +664,20 @@ impl<'c> Writer<'c> {
             self.z_blk_delete(kid, 1, &start)?;
             self.z_blk_set(kid, 1, &prev, pn + n)?;
             if pn + n > 2 * s {
-                self.z_run_split(kid, &prev, pn + n)?;
+                self.z_run_split(kid, &prev)?;
             }
         } else if let Some((next, nn)) = self.z_blk_next(kid, 1, &start)? {
             self.z_blk_delete(kid, 1, &next)?;
             self.z_blk_set(kid, 1, &start, n + nn)?;
             if n + nn > 2 * s {
-                self.z_run_split(kid, &start, n + nn)?;
+                self.z_run_split(kid, &start)?;
             }
         }
         Ok(())
     }
 
-    /// Cuts the level-1 run `start` of `n` members, at block starts, into runs of about the
-    /// run size.
-    pub(super) fn z_run_split(&mut self, kid: i64, start: &Pos, n: i64) -> Result<()> {
+    /// Cuts the level-1 run `start`, at block starts, into runs of about the run size.
+    pub(super) fn z_run_split(&mut self, kid: i64, start: &Pos) -> Result<()> {
         flush_pending(self.conn)?; // it reads rank counts
         let blocks: Vec<(Pos, i64)> = {
             let end = self.z_blk_next(kid, 1, start)?.map(|(p, _)| p);
@@ -694,24 +693,46 @@ impl<'c> Writer<'c> {
             }
             out
         };
-        // Cut at block starts, into runs of about the run size.
-        let pieces = (n / self.rank.run()).max(1);
-        let mut cuts: Vec<(usize, i64)> = vec![(0, 0)];
-        let mut before = 0;
+        // Cut at block starts: a run closes once it holds the run size `s`, so each holds
+        // from `s` to `s + 2b - 1` (a block holds at most `2b <= s`). A last run under `s / 2`
+        // joins the one before; if that makes more than `2s` (under `1.5s + 2b`), the two are
+        // cut again at the block start nearest their middle, which leaves each side over
+        // `s - b >= s / 2` and under `0.75s + 2b <= 2s`. Any fanout of 2 or more stays within
+        // bounds.
+        let s = self.rank.run();
+        let mut cuts = vec![0];
+        let mut last = 0;
         for (i, (_, bn)) in blocks.iter().enumerate() {
-            let next = cuts.len() as i64;
-            if i > 0 && next < pieces && before >= next * n / pieces {
-                cuts.push((i, before));
+            if last >= s {
+                cuts.push(i);
+                last = 0;
             }
-            before += bn;
+            last += bn;
         }
-        cuts.push((blocks.len(), before));
+        if cuts.len() > 1 && last < s / 2 {
+            cuts.pop();
+            let from = cuts[cuts.len() - 1];
+            let total: i64 = blocks[from..].iter().map(|(_, bn)| bn).sum();
+            if total > 2 * s {
+                let (mut before, mut best) = (0, (i64::MAX, from + 1));
+                for i in from + 1..blocks.len() {
+                    before += blocks[i - 1].1;
+                    let off = (2 * before - total).abs();
+                    if off < best.0 {
+                        best = (off, i);
+                    }
+                }
+                cuts.push(best.1);
+            }
+        }
+        cuts.push(blocks.len());
         for w in cuts.windows(2) {
-            let ((i, from), (_, to)) = (w[0], w[1]);
+            let (i, j) = (w[0], w[1]);
+            let count = blocks[i..j].iter().map(|(_, bn)| bn).sum();
             if i == 0 {
-                self.z_blk_set(kid, 1, start, to - from)?;
+                self.z_blk_set(kid, 1, start, count)?;
             } else {
-                self.z_blk_insert(kid, 1, &blocks[i].0, to - from)?;
+                self.z_blk_insert(kid, 1, &blocks[i].0, count)?;
             }
         }
         Ok(())
@@ -728,7 +749,7 @@ impl<'c> Writer<'c> {
             self.z_block_split(kid, &bottom, count)?;
         }
         if count > 2 * self.rank.run() {
-            self.z_run_split(kid, &bottom, count)?;
+            self.z_run_split(kid, &bottom)?;
         }
         Ok(())
     }
