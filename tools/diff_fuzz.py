@@ -19,6 +19,11 @@ RESTOREs it into both (redis-server with sanitize-dump-payload yes). Where redis
 and Relis answers "Bad data format", a "stricter:" line says so and the key is deleted on both:
 Relis checks what Redis's deep sanitisation does not (a stream's entries past its last ID, a
 sorted set's score that is no number, a listpack under another type's byte); look at new kinds.
+XWATCH WATCHes the keys a random line names, runs the line on a second connection (or the
+same one) and EXECs a transaction: whether each command counts as a change of its key (it
+found that Redis 7.0 does not signal a stream's group commands; its XSETID, and a BITFIELD
+that grows its key but sets no bit, are left out: Redis does not signal them either, which
+Relis does not copy).
 
 Replies that may legitimately differ are normalised (set and hash orders, SORT BY nosort, scans
 of hashtables, a page of a scan before its end, expiry times a millisecond apart, OBJECT
@@ -516,7 +521,29 @@ CMDS = [
     lambda: ["XDUMP", k()],
     # redis-server's DUMP of a key, damaged and given a valid checksum, RESTOREd into both.
     lambda: ["XCORRUPT", k(), random.choice(["flip", "flip", "cut", "insert", "zero"]), str(random.random())],
+    # WATCH on one connection, a random line on another (or the same), then MULTI, PING, EXEC:
+    # whether each command counts as a change to the watched key. See run().
+    lambda: ["XWATCH"] + watched_line(),
+    lambda: ["XWATCH"] + watched_line(),
 ]
+
+# Lines XWATCH does not run between WATCH and EXEC (they are not one command, or change the
+# connection's state).
+NOT_WATCHED = {"XWATCH", "XDUMP", "XCORRUPT", "MULTI", "EXEC", "DISCARD", "SELECT", "HELLO",
+               # redis-server 7.0's XSETID does not signal the key (no signalModifiedKey):
+               # a WATCH on a stream misses it. Relis's does; not copied.
+               "XSETID",
+               # BITFIELD that grows or creates its key but changes no bit (OVERFLOW FAIL):
+               # redis-server 7.0 keeps the new bytes and signals nothing; Relis signals.
+               "BITFIELD"}
+
+
+def watched_line():
+    """For XWATCH: where the line runs ("other" or "same" connection), then the line."""
+    while True:
+        line = random.choice(CMDS)()
+        if line[0] not in NOT_WATCHED:
+            return [random.choice(["other", "other", "same"])] + line
 
 
 def crc64(data):
@@ -605,6 +632,11 @@ def run(ports, seed, steps, resp3, focus=()):
         c.send(["CONFIG", "SET", "sanitize-dump-payload", "yes"])
         if resp3:
             c.send(["HELLO", "3"])
+    # A second connection to each server, for XWATCH's lines.
+    a2, b2 = Conn(ports[0]), Conn(ports[1])
+    if resp3:
+        a2.send(["HELLO", "3"])
+        b2.send(["HELLO", "3"])
     diffs, hist, queued, sorted_keys = 0, [], None, set()
     for i in range(steps):
         cmd = random.choice(focused if random.random() < 0.5 else CMDS)()
@@ -625,6 +657,21 @@ def run(ports, seed, steps, resp3, focus=()):
                 a.send(["DEL", cmd[1]])
                 b.send(["DEL", cmd[1]])
                 continue
+        elif cmd[0] == "XWATCH":
+            if queued is not None:
+                continue
+            # WATCH the keys the line names, run it (on the other connection or this one),
+            # then EXEC a transaction: nil where the line changed a watched key.
+            line = cmd[2:]
+            keys = [x for x in KEYS if x in line] or [k()]
+            ra, rb = [], []
+            for c, c2, out in ((a, a2, ra), (b, b2, rb)):
+                c.send(["WATCH"] + keys)
+                out.append((c2 if cmd[1] == "other" else c).send(line))
+                c.send(["MULTI"])
+                c.send(["PING"])
+                out.append(c.send(["EXEC"]))
+            ra, rb = [normalise(line, ra[0]), ra[1]], [normalise(line, rb[0]), rb[1]]
         elif cmd[0] == "XDUMP":
             if queued is not None:
                 continue
@@ -649,14 +696,17 @@ def run(ports, seed, steps, resp3, focus=()):
         elif queued is not None and ra == b"+QUEUED":
             queued.append(cmd)
         hist.append(cmd)
-        if cmd[0] in ("SORT", "SORT_RO"):
-            sorted_keys.add(cmd[1])
-        if ra != rb and cmd[0] in SCANS and False in ra[1:2] + rb[1:2]:
+        if cmd[0] in ("SORT", "SORT_RO") or cmd[2:3] in (["SORT"], ["SORT_RO"]):
+            sorted_keys.add(cmd[1] if cmd[0] != "XWATCH" else cmd[3])
+        # An XWATCH's line is judged as the line itself.
+        shown = cmd[2:] if cmd[0] == "XWATCH" else cmd
+        ia, ib = (ra[0], rb[0]) if cmd[0] == "XWATCH" else (ra, rb)
+        if ra != rb and shown[0] in SCANS and False in ia[1:2] + ib[1:2]:
             # One server's scan ended where the other's gave a first page: both keep SCAN's
             # promises.
             continue
-        if ra != rb and ((cmd[:2] == ["OBJECT", "ENCODING"] and cmd[2] in sorted_keys)
-                         or (cmd[0] == "ZSCAN" and cmd[1] in sorted_keys)):
+        if ra != rb and ((shown[:2] == ["OBJECT", "ENCODING"] and shown[2] in sorted_keys)
+                         or (shown[0] == "ZSCAN" and shown[1] in sorted_keys)):
             # Redis's SORT turns a small sorted set into a skiplist for good (Relis's does not):
             # its encoding and ZSCAN's order differ from then on.
             continue
@@ -674,8 +724,8 @@ def run(ports, seed, steps, resp3, focus=()):
             # Where the replies part, with a little before it.
             print("  redis:", x[:300] if at < 250 else "..." + x[at - 100:at + 200])
             print("  relis:", y[:300] if at < 250 else "..." + y[at - 100:at + 200])
-            key = cmd[2] if cmd[0] == "OBJECT" else cmd[-1]
-            for h in [h for h in hist[:-1] if key in h or len(h) == 1][-8:]:
+            named = [x for x in KEYS if x in cmd] or [cmd[-1]]
+            for h in [h for h in hist[:-1] if any(x in h for x in named) or len(h) == 1][-8:]:
                 print("   before", repr(h)[:200])
             a.send(["FLUSHALL"])
             b.send(["FLUSHALL"])

@@ -190,6 +190,66 @@ async fn watch_sees_a_change_made_through_the_other_node() {
     .await;
 }
 
+/// A stream's groups changed through one node are written back for every node, keeping the
+/// key's version: a WATCH of the stream on the other node survives them, as in Redis 7.0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_streams_groups_change_through_the_other_node_without_failing_a_watch() {
+    let Some(c) = cluster() else { return };
+    let mut a = common::Raw::connect(c.nodes[0].addr()).await;
+    let mut b = common::Raw::connect(c.nodes[1].addr()).await;
+    common::check(
+        &mut a,
+        &[(&["XADD", "s", "1-0", "f", "v"], common::bulk("1-0"))],
+    )
+    .await;
+    let group_writes: &[(&[&str], resp::Frame)] = &[
+        (&["XGROUP", "CREATE", "s", "g", "0"], common::ok()),
+        (&["XGROUP", "CREATECONSUMER", "s", "g", "c"], common::int(1)),
+        (&["XACK", "s", "g", "1-0"], common::int(0)),
+    ];
+    for (line, reply) in group_writes {
+        common::check(&mut a, &[(&["WATCH", "s"], common::ok())]).await;
+        common::check(&mut b, &[(line, reply.clone())]).await;
+        common::check(
+            &mut a,
+            &[
+                (&["MULTI"], common::ok()),
+                (&["XLEN", "s"], common::simple("QUEUED")),
+                (&["EXEC"], common::arr(vec![common::int(1)])),
+            ],
+        )
+        .await;
+    }
+    // Node a sees what node b wrote: the group and its consumer.
+    common::check(
+        &mut a,
+        &[
+            (&["XGROUP", "CREATECONSUMER", "s", "g", "c"], common::int(0)),
+            (
+                &["XGROUP", "CREATE", "s", "g", "0"],
+                common::err("BUSYGROUP Consumer Group name already exists"),
+            ),
+        ],
+    )
+    .await;
+    // An entry added through node b still fails node a's WATCH.
+    common::check(&mut a, &[(&["WATCH", "s"], common::ok())]).await;
+    common::check(
+        &mut b,
+        &[(&["XADD", "s", "2-0", "f", "v"], common::bulk("2-0"))],
+    )
+    .await;
+    common::check(
+        &mut a,
+        &[
+            (&["MULTI"], common::ok()),
+            (&["XLEN", "s"], common::simple("QUEUED")),
+            (&["EXEC"], resp::Frame::NullArray),
+        ],
+    )
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn what_cannot_run_is_refused_and_values_survive_a_round_trip() {
     let Some(c) = cluster() else { return };
@@ -280,6 +340,7 @@ async fn what_cannot_run_is_refused_and_values_survive_a_round_trip() {
             key: (0, b"garbage".to_vec()),
             value: b"not a payload".to_vec(),
             expire_at: None,
+            quiet: false,
         }])
         .unwrap();
         g.commit().unwrap();

@@ -84,6 +84,70 @@ async fn watch_aborts_when_another_client_writes() {
     assert_eq!(a.cmd(&["EXEC"]).await, arr(vec![bulk("5")]));
 }
 
+/// Whether a WATCH of `key` survives `line` run by another client: EXEC then runs (`true`) or
+/// answers the null array.
+async fn exec_after(a: &mut Raw, b: &mut Raw, key: &str, line: &[&str]) -> bool {
+    assert_eq!(a.cmd(&["WATCH", key]).await, ok());
+    let r = b.cmd(line).await;
+    assert!(!matches!(r, Frame::Error(_)), "{line:?}: {r:?}");
+    assert_eq!(a.cmd(&["MULTI"]).await, ok());
+    assert_eq!(a.cmd(&["PING"]).await, simple("QUEUED"));
+    match a.cmd(&["EXEC"]).await {
+        Frame::NullArray => false,
+        r => {
+            assert_eq!(r, arr(vec![simple("PONG")]));
+            true
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streams_groups_change_without_failing_its_watch() {
+    // Pinned from redis-server 7.0.15: the consumer-group commands do not signal the key
+    // (no signalModifiedKey), so a WATCH of the stream survives them; changes of its
+    // entries, and the stream's creation by XGROUP CREATE ... MKSTREAM, do not. (Its XSETID
+    // does not signal either, which Relis does not copy: a WATCH of the stream fails.)
+    let s = start().await;
+    let (mut a, mut b) = (s.raw().await, s.raw().await);
+    let survives: &[&[&str]] = &[
+        &["XGROUP", "CREATE", "s", "g", "0"],
+        &["XGROUP", "CREATE", "s", "h", "$", "MKSTREAM"],
+        &["XGROUP", "CREATECONSUMER", "s", "g", "c"],
+        &["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"],
+        &["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0"],
+        &["XCLAIM", "s", "g", "d", "0", "1-0"],
+        &["XAUTOCLAIM", "s", "g", "c", "0", "0"],
+        &["XACK", "s", "g", "1-0"],
+        &["XGROUP", "SETID", "s", "g", "0"],
+        &["XGROUP", "DELCONSUMER", "s", "g", "d"],
+        &["XGROUP", "DESTROY", "s", "h"],
+    ];
+    assert_eq!(b.cmd(&["XADD", "s", "1-0", "f", "v"]).await, bulk("1-0"));
+    for line in survives {
+        assert!(exec_after(&mut a, &mut b, "s", line).await, "{line:?}");
+    }
+    // The groups' changes were written all the same.
+    assert_eq!(b.cmd(&["XGROUP", "DESTROY", "s", "h"]).await, int(0));
+    assert_eq!(
+        b.cmd(&["XGROUP", "CREATECONSUMER", "s", "g", "c"]).await,
+        int(0)
+    );
+    assert_eq!(
+        b.cmd(&["XPENDING", "s", "g", "-", "+", "10"]).await,
+        arr(vec![])
+    );
+    let fail: &[(&str, &[&str])] = &[
+        ("s", &["XADD", "s", "6-0", "f", "v"]),
+        ("s", &["XDEL", "s", "6-0"]),
+        ("s", &["XTRIM", "s", "MAXLEN", "0"]),
+        ("s", &["XSETID", "s", "7-0"]),
+        ("t", &["XGROUP", "CREATE", "t", "g", "$", "MKSTREAM"]),
+    ];
+    for (key, line) in fail {
+        assert!(!exec_after(&mut a, &mut b, key, line).await, "{line:?}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn select_inside_multi_applies_to_later_commands() {
     let s = start().await;

@@ -620,6 +620,7 @@ fn run_group(
     }
     st.events.clear();
     st.wide.clear();
+    st.quiet.clear();
     st.lazily_expired = 0;
     drop(st);
     for d in delivers {
@@ -708,8 +709,10 @@ fn restore(
     Ok((versions, expired))
 }
 
-/// What the group changed among `keys`: puts of the keys whose version moved, deletes of those
-/// that vanished (the expired rows found at load go separately: [`PgKeys::commit_expiring`]).
+/// What the group changed among `keys`: puts of the keys whose version moved, quiet puts of
+/// those written without a new version ([`WriterState::quiet`]: a stream's groups), deletes of
+/// those that vanished (the expired rows found at load go separately:
+/// [`PgKeys::commit_expiring`]).
 ///
 /// # Errors
 /// A key was written that no write job declared (it was never locked), or a storage error.
@@ -731,15 +734,18 @@ fn changes(
             }
         }
     }
+    let mut quiet = std::mem::take(&mut cx.st.borrow_mut().quiet);
+    quiet.sort_unstable();
     let r = Reader::new(cx.conn, cx.clock.now_ms(), cx.keyspace);
     let mut out: Vec<Change> = Vec::new();
     for key in keys {
         let meta = r.meta(key.0, &key.1)?;
         let before = loaded.get(key);
         let is_locked = locked.binary_search(key).is_ok();
+        let quietly = meta.is_some() && quiet.binary_search(key).is_ok();
         let moved = match meta {
             None => before.is_some(),
-            Some(m) => before != Some(&m.version),
+            Some(m) => before != Some(&m.version) || quietly,
         };
         if moved && !is_locked {
             // Loaded for a read of the group, written by one of its writes without declaring it.
@@ -747,7 +753,7 @@ fn changes(
         }
         match meta {
             None if before.is_some() => out.push(Change::Delete(key.clone())),
-            Some(m) if before != Some(&m.version) => {
+            Some(m) if moved => {
                 let Some(d) = r.dump_value(key.0, &key.1)? else {
                     continue;
                 };
@@ -755,6 +761,7 @@ fn changes(
                     key: key.clone(),
                     value: (codec.dump)(d),
                     expire_at: m.expire_at,
+                    quiet: before == Some(&m.version),
                 });
             }
             _ => {}

@@ -22,6 +22,7 @@ fn put(key: &[u8], n: i64) -> Change {
         key: (0, key.to_vec()),
         value: n.to_string().into_bytes(),
         expire_at: None,
+        quiet: false,
     }
 }
 
@@ -58,6 +59,28 @@ fn the_schema_is_created_once_and_shared() {
     g.commit().unwrap();
     let second = b.group().unwrap().load(&[(0, b"k".to_vec())]).unwrap();
     assert!(second[0].as_ref().unwrap().version > version);
+    let version = second[0].as_ref().unwrap().version;
+    // A quiet put (a stream's groups) keeps the row's version, through either path; a new key
+    // gets one all the same.
+    let quiet = |key: &[u8], n: i64| Change::Put {
+        key: (0, key.to_vec()),
+        value: n.to_string().into_bytes(),
+        expire_at: None,
+        quiet: true,
+    };
+    let mut g = a.group().unwrap();
+    g.apply(&[quiet(b"k", 3), quiet(b"q", 1)]).unwrap();
+    g.commit().unwrap();
+    a.begin_locked(&[(0, b"k".to_vec())]).unwrap();
+    a.commit_changes(&[quiet(b"k", 4)]).unwrap();
+    let third = b
+        .group()
+        .unwrap()
+        .load(&[(0, b"k".to_vec()), (0, b"q".to_vec())])
+        .unwrap();
+    let k = third[0].as_ref().unwrap();
+    assert_eq!((&k.value[..], k.version), (&b"4"[..], version));
+    assert!(third[1].as_ref().unwrap().version > version);
 
     // A group dropped without commit leaves nothing; a delete removes the key.
     let mut g = a.group().unwrap();
@@ -356,6 +379,7 @@ fn the_prepared_group_statements_carry_any_bytes() {
                 key: k.clone(),
                 value: [&k.1[..], &[round, b'\''][..]].concat(),
                 expire_at: (i % 2 == 0).then_some(i64::from(round)),
+                quiet: false,
             })
             .collect();
         a.commit_changes(&changes).unwrap();
@@ -408,6 +432,7 @@ fn a_flush_waits_for_the_groups_of_its_databases() {
         key: k.clone(),
         value: b"v".to_vec(),
         expire_at: None,
+        quiet: false,
     }])
     .unwrap();
     for (t, rx) in waiters {
@@ -474,6 +499,7 @@ fn a_swap_moves_every_row_with_a_new_version() {
         key: (db, k.as_bytes().to_vec()),
         value: v.as_bytes().to_vec(),
         expire_at: None,
+        quiet: false,
     };
     let keys: Vec<(u32, Vec<u8>)> = [(0, "k"), (1, "k"), (0, "only0"), (1, "only0"), (2, "k")]
         .iter()

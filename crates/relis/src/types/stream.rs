@@ -392,11 +392,16 @@ impl Writer<'_> {
         Ok(kid)
     }
 
-    /// Records a write to the stream that changes none of its numbers (its groups): a new
-    /// version (WATCH) and mtime.
+    /// Records a write to the stream's groups alone (XGROUP, XREADGROUP, XACK, XCLAIM,
+    /// XAUTOCLAIM): its mtime moves, its version does not. Redis 7.0 does not signal these as
+    /// changes of the key (no `signalModifiedKey`), so a WATCH of the stream does not fail for
+    /// them. Over a shared keyspace the key is still written back
+    /// ([`crate::backend::sqlite::store::WriterState::quiet`]).
     pub(crate) fn touch_stream(&mut self, db: u32, key: &[u8]) -> Result<()> {
-        let version = self.next_version();
-        prepare(self.conn, q::KEY_TOUCH)?.execute((db, key, version, self.now))?;
+        prepare(self.conn, q::KEY_TOUCH)?.execute((db, key, self.now))?;
+        if self.shared.is_some() {
+            self.st().quiet.push((db, key.to_vec()));
+        }
         Ok(())
     }
 

@@ -171,6 +171,9 @@ pub enum Change {
         value: Vec<u8>,
         /// Absolute expiry, Unix milliseconds.
         expire_at: Option<i64>,
+        /// A change Redis does not signal as one of the key (a stream's groups): the row keeps
+        /// its version, so a WATCH of the key does not fail for it.
+        quiet: bool,
     },
     /// The key no longer exists.
     Delete(Key),
@@ -220,6 +223,12 @@ const SESSION: &str = "
         FROM unnest($1, $2, $3, $4) AS t(db, key, value, expire_at)
         ON CONFLICT (db, key) DO UPDATE SET value = excluded.value,
             expire_at = excluded.expire_at, version = excluded.version;
+    PREPARE relis_put_quiet(integer[], text[], text[], bigint[]) AS
+        INSERT INTO relis_keys (db, key, value, expire_at, version)
+        SELECT db, decode(key, 'hex'), decode(value, 'hex'), expire_at, nextval('relis_versions')
+        FROM unnest($1, $2, $3, $4) AS t(db, key, value, expire_at)
+        ON CONFLICT (db, key) DO UPDATE SET value = excluded.value,
+            expire_at = excluded.expire_at;
     PREPARE relis_expire(integer[], text[], bigint[], bigint[], bigint) AS
         DELETE FROM relis_keys k
         USING unnest($1, $2, $3, $4) WITH ORDINALITY AS t(db, key, version, h, i)
@@ -455,7 +464,7 @@ impl PgKeys {
             }
             sql.push_str("UPDATE relis_function_set SET version = nextval('relis_versions');");
         }
-        let (mut dels, mut puts) = (Vec::new(), Vec::new());
+        let (mut dels, mut puts, mut quiet) = (Vec::new(), Vec::new(), Vec::new());
         for c in changes {
             match c {
                 Change::Delete(k) => dels.push(k),
@@ -463,7 +472,8 @@ impl PgKeys {
                     key,
                     value,
                     expire_at,
-                } => puts.push((key, value, expire_at)),
+                    quiet: q,
+                } => (if *q { &mut quiet } else { &mut puts }).push((key, value, expire_at)),
             }
         }
         if !dels.is_empty() {
@@ -474,7 +484,10 @@ impl PgKeys {
                 hex_array(dels.iter().map(|(_, k)| k.as_slice())),
             );
         }
-        if !puts.is_empty() {
+        for (puts, statement) in [(puts, "relis_put"), (quiet, "relis_put_quiet")] {
+            if puts.is_empty() {
+                continue;
+            }
             let mut expires = String::from("'{");
             for (i, (_, _, e)) in puts.iter().enumerate() {
                 if i > 0 {
@@ -490,7 +503,7 @@ impl PgKeys {
             expires.push_str("}'");
             let _ = write!(
                 sql,
-                "EXECUTE relis_put({}, {}, {}, {expires});",
+                "EXECUTE {statement}({}, {}, {}, {expires});",
                 int_array(puts.iter().map(|((db, _), _, _)| i64::from(*db))),
                 hex_array(puts.iter().map(|((_, k), _, _)| k.as_slice())),
                 hex_array(puts.iter().map(|(_, v, _)| v.as_slice())),
@@ -833,27 +846,37 @@ impl Group<'_> {
         Ok(out)
     }
 
-    /// Writes `changes` (each put gets a new version), in two statements at most: the deletes,
-    /// then the puts. Each key at most once (PostgreSQL refuses an upsert that would change
-    /// one row twice in a statement).
+    /// Writes `changes` (each put gets a new version, but a quiet one's row keeps its own), in
+    /// three statements at most: the deletes, then the puts, then the quiet puts. Each key at
+    /// most once (PostgreSQL refuses an upsert that would change one row twice in a statement).
     ///
     /// # Errors
     /// The connection fails.
     pub fn apply(&mut self, changes: &[Change]) -> Result<(), Error> {
-        let (mut put_db, mut put_key, mut put_value, mut put_expire) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let (mut del_db, mut del_key) = (Vec::new(), Vec::new());
+        /// Puts as the statement's arrays.
+        #[derive(Default)]
+        struct Puts<'a> {
+            db: Vec<i32>,
+            key: Vec<&'a [u8]>,
+            value: Vec<&'a [u8]>,
+            expire: Vec<Option<i64>>,
+        }
+        // Puts, then quiet puts.
+        let mut puts: [Puts; 2] = Default::default();
         for c in changes {
             match c {
                 Change::Put {
                     key: (db, key),
                     value,
                     expire_at,
+                    quiet,
                 } => {
-                    put_db.push(*db as i32);
-                    put_key.push(key.as_slice());
-                    put_value.push(value.as_slice());
-                    put_expire.push(*expire_at);
+                    let p = &mut puts[usize::from(*quiet)];
+                    p.db.push(*db as i32);
+                    p.key.push(key.as_slice());
+                    p.value.push(value.as_slice());
+                    p.expire.push(*expire_at);
                 }
                 Change::Delete((db, key)) => {
                     del_db.push(*db as i32);
@@ -868,16 +891,20 @@ impl Group<'_> {
                 &[&del_db, &del_key],
             )?;
         }
-        if !put_db.is_empty() {
+        for (p, version) in puts.iter().zip([", version = excluded.version", ""]) {
+            if p.db.is_empty() {
+                continue;
+            }
             self.tx.execute(
-                "INSERT INTO relis_keys (db, key, value, expire_at, version)
-                 SELECT db, key, value, expire_at, nextval('relis_versions')
-                 FROM unnest($1::integer[], $2::bytea[], $3::bytea[], $4::bigint[])
-                      AS t(db, key, value, expire_at)
-                 ON CONFLICT (db, key) DO UPDATE
-                 SET value = excluded.value, expire_at = excluded.expire_at,
-                     version = excluded.version",
-                &[&put_db, &put_key, &put_value, &put_expire],
+                &format!(
+                    "INSERT INTO relis_keys (db, key, value, expire_at, version)
+                     SELECT db, key, value, expire_at, nextval('relis_versions')
+                     FROM unnest($1::integer[], $2::bytea[], $3::bytea[], $4::bigint[])
+                          AS t(db, key, value, expire_at)
+                     ON CONFLICT (db, key) DO UPDATE
+                     SET value = excluded.value, expire_at = excluded.expire_at{version}"
+                ),
+                &[&p.db, &p.key, &p.value, &p.expire],
             )?;
         }
         Ok(())

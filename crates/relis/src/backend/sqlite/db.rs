@@ -552,6 +552,7 @@ impl Db {
                 lazily_expired: 0,
                 following: false,
                 wide: Vec::new(),
+                quiet: Vec::new(),
             }),
             stopped: false,
         }));

@@ -506,6 +506,11 @@ pub(crate) struct WriterState {
     /// group transaction, in order, for the backend to make at its commit (dropped with what
     /// an enclosing [`Writer::atomic`] rolls back).
     pub wide: Vec<WideChange>,
+    /// Over a [`SharedKeyspace`]: the keys written in the current group transaction without a
+    /// new version (a stream's groups, which Redis does not signal as a change of the key), for
+    /// the backend to write back all the same, keeping their version. A key may be listed
+    /// although what wrote it was rolled back: writing back an unchanged value is harmless.
+    pub quiet: Vec<(u32, Vec<u8>)>,
 }
 
 /// A change to whole databases over a [`SharedKeyspace`], which the backend makes at the

@@ -22,9 +22,9 @@ pub(crate) const KEY_INSERT: &str =
     "INSERT INTO main.relis_keys (db, key, id, type, version, count, mtime, value)
              VALUES (?1, ?2, ?3, 5, ?3, 0, ?4, ?5)";
 
-/// Bumps the version and mtime of `?1`/`?2` (a write that changed no numbers).
+/// Moves the mtime of `?1`/`?2` to `?3`, not its version (a write to the stream's groups).
 pub(crate) const KEY_TOUCH: &str =
-    "UPDATE main.relis_keys SET version = ?3, mtime = ?4 WHERE db = ?1 AND key = ?2";
+    "UPDATE main.relis_keys SET mtime = ?3 WHERE db = ?1 AND key = ?2";
 
 /// Writes the numbers, entry count, version and mtime of `?1`/`?2`.
 pub(crate) const KEY_SAVE: &str =
