@@ -199,6 +199,86 @@ SCRIPTS = [
 ]
 
 
+def lua_string(r=random):
+    """A Lua string literal: plain text, escapes, control and high bytes, UTF-8."""
+    parts = r.choice([["a"], ["x", "y z"], ["\\n", "\\t", "\\0"], ["\\\"", "\\\\", "/"],
+                      ["\\1", "\\31", "\\127", "\\128", "\\255"], ["\\195\\169"], [""], ["1", "-2.5"]])
+    return '"' + "".join(r.choice(parts) for _ in range(r.randint(0, 4))) + '"'
+
+
+def lua_number(r=random):
+    return r.choice(["0", "1", "-1", "0.1", "-0.0", "1e300", "-1e-300", "1/0", "-1/0", "0/0", "2^53",
+                     "2^53+1", "2^63", "-2^63", "2^64", "123456789012345", "1.5", "3.14159265358979",
+                     "0x7fffffff", "4294967295", "1e15", "1e16", "100000000000000"])
+
+
+def lua_value(depth=0, r=random):
+    """A Lua expression for a value: scalars, arrays (dense or sparse), maps, nested tables."""
+    kind = r.choice(["num", "num", "str", "str", "bool", "nil", "arr", "map", "sparse", "mixed"][: 6 if depth > 2 else 10])
+    if kind == "num":
+        return lua_number(r)
+    if kind == "str":
+        return lua_string(r)
+    if kind == "bool":
+        return r.choice(["true", "false"])
+    if kind == "nil":
+        return "nil"
+    n = r.randint(0, 4)
+    if kind == "arr":
+        return "{" + ", ".join(lua_value(depth + 1, r) for _ in range(n)) + "}"
+    if kind == "map":
+        return "{" + ", ".join(f"[{lua_string(r)}] = {lua_value(depth + 1, r)}" for _ in range(n)) + "}"
+    if kind == "sparse":
+        return "{" + ", ".join(f"[{r.choice(['1', '2', '3', '10', '20', '-1', '0', '1.5'])}] = {lua_value(depth + 1, r)}" for _ in range(n)) + "}"
+    return "{" + ", ".join(r.choice([lua_value(depth + 1, r), f"k{r.randint(0, 3)} = {lua_value(depth + 1, r)}"]) for _ in range(n)) + "}"
+
+
+def json_text(r=random):
+    """JSON text, valid or a little wrong."""
+    def v(d=0):
+        c = r.choice(["n", "s", "lit", "arr", "obj"][: 3 if d > 3 else 5])
+        if c == "n":
+            return r.choice(["0", "-0", "1", "1.5", "1e2", "1E+2", "-1e-7", "1e400", "12345678901234567890", "0.1", "01", "1.", ".5", "+1", "0x10", "Infinity", "NaN", "-"])
+        if c == "s":
+            return '"' + r.choice(["", "a", "\\n", "\\u00e9", "\\ud83d\\ude00", "\\ud800", "\\x", "\\/", "\\u0000", "tab\\t"]) + '"'
+        if c == "lit":
+            return r.choice(["true", "false", "null", "nul", "True"])
+        items = [v(d + 1) for _ in range(r.randint(0, 3))]
+        if c == "arr":
+            return "[" + ",".join(items) + r.choice(["]", "]", "]", ",]"])
+        return "{" + ",".join(f'"k{i}":{x}' for i, x in enumerate(items)) + r.choice(["}", "}", "}", ",}"])
+    t = v()
+    return r.choice([t, t, t, " " + t + " ", t + "x", "[" * r.choice([1, 999, 1001]) + "]" * r.choice([1, 999, 1001]), ""])
+
+
+def lua_library_script():
+    """A script that runs one of the Lua libraries Redis gives scripts on random input (Relis
+    writes its own cjson, cmsgpack, struct and bit)."""
+    r = random
+    v = lua_value()
+    form = r.choice([
+        f"return cjson.encode({v})",
+        f"return cjson.encode({{{v}}})",
+        f"return cjson.encode(cjson.decode({json_text()!r}))",
+        f"local t = cjson.decode({json_text()!r}); return type(t) == 'table' and #t or tostring(t)",
+        f"return cmsgpack.pack({v})",
+        f"return cjson.encode({{cmsgpack.unpack(cmsgpack.pack({v}))}})",
+        f"return cjson.encode({{cmsgpack.unpack({lua_string()})}})",
+        f"return cjson.encode({{pcall(cmsgpack.unpack, cmsgpack.pack({v}, {v}))}})",
+        f"return tostring({lua_number()})",
+        f"return {{tostring({lua_number()}), tonumber({lua_string()})}}",
+        f"return bit.tohex({lua_number()}, {r.choice(['nil', '8', '-8', '2', '0', '20'])})",
+        f"return bit.{r.choice(['band', 'bor', 'bxor', 'lshift', 'rshift', 'arshift', 'rol', 'ror'])}({lua_number()}, {r.choice(['0', '1', '31', '32', '-1', '33'])})",
+        f"return {{bit.bnot({lua_number()}), bit.bswap({lua_number()}), bit.tobit({lua_number()})}}",
+        f"return struct.pack({r.choice([repr(x) for x in ['>I2', '<i4', 'b', 'B', 'h', 'H', 'l', 'L', 'd', 'f', 's', 'c3', 'c0', 'i8', 'I3', '!4i', 'x', 'Bc0', '>d<d', 'q', 'i17']])}, {lua_number()}, {lua_string()})",
+        f"return {{struct.unpack({r.choice([repr(x) for x in ['>I2', '<i4', 'b', 'B', 'd', 'f', 's', 'c2', 'Bc0', 'i3', '>I8']])}, {lua_string()})}}",
+        f"return struct.size({r.choice([repr(x) for x in ['i', 'd', 'c10', '!8bd', 's', 'c0', 'x']])})",
+        f"return {{string.format({r.choice([repr(x) for x in ['%d', '%5.2f', '%g', '%.14g', '%s', '%q', '%x', '%c', '%e']])}, {lua_number()})}}",
+        f"return redis.sha1hex({v})",
+    ])
+    return form
+
+
 def glob():
     return random.choice(["*", "k?", "k[1-2]", "k[^1]", "k[!1]", "\\{a\\}*", "{a}*", "[", "k[", "k\\",
                           "*y", "?", "??", "k[3-1]", "*[a-z]*", "k[1-", "\\*", "[{]*", "*1*", ""])
@@ -521,6 +601,9 @@ CMDS = [
     lambda: ["XDUMP", k()],
     # redis-server's DUMP of a key, damaged and given a valid checksum, RESTOREd into both.
     lambda: ["XCORRUPT", k(), random.choice(["flip", "flip", "cut", "insert", "zero"]), str(random.random())],
+    # Scripts that run Redis's Lua libraries (cjson, cmsgpack, struct, bit) on random input.
+    lambda: ["EVAL", lua_library_script(), "0"],
+    lambda: ["EVAL", lua_library_script(), "0"],
     # WATCH on one connection, a random line on another (or the same), then MULTI, PING, EXEC:
     # whether each command counts as a change to the watched key. See run().
     lambda: ["XWATCH"] + watched_line(),
@@ -621,7 +704,21 @@ def normalise(cmd, r):
     return r
 
 
-def run(ports, seed, steps, resp3, focus=()):
+def drain(pub, sub, tag):
+    """The keyspace events `sub` received before a marker `pub` publishes now, as
+    (channel, message) pairs."""
+    pub.send(["PUBLISH", "fuzz-marker", tag])
+    out = []
+    while True:
+        m = sub.read()[1]
+        if m[0][1] == b"message" and m[1][1] == b"fuzz-marker":
+            if m[2][1] == tag.encode():
+                return out
+            continue
+        out.append((m[2][1], m[3][1]))
+
+
+def run(ports, seed, steps, resp3, focus=(), events=False):
     random.seed(seed)
     # Half the lines from the focused commands' forms (all of them when none is focused).
     focused = [c for c in CMDS if c()[0] in focus] or CMDS
@@ -637,9 +734,21 @@ def run(ports, seed, steps, resp3, focus=()):
     if resp3:
         a2.send(["HELLO", "3"])
         b2.send(["HELLO", "3"])
+    if events:
+        # A subscriber to every keyspace event (RESP2) on each server, and a marker channel
+        # that tells where a line's events end.
+        subs = (Conn(ports[0]), Conn(ports[1]))
+        for c, sub in zip((a, b), subs):
+            c.send(["CONFIG", "SET", "notify-keyspace-events", "KEA"])
+            sub.send(["PSUBSCRIBE", "__key*__:*"])
+            sub.send(["SUBSCRIBE", "fuzz-marker"])
     diffs, hist, queued, sorted_keys = 0, [], None, set()
     for i in range(steps):
         cmd = random.choice(focused if random.random() < 0.5 else CMDS)()
+        if events:
+            # Whatever came before this line (a FLUSHALL after a difference, a skipped line).
+            drain(a2, subs[0], f"before {i}")
+            drain(b2, subs[1], f"before {i}")
         if cmd[0] == "XCORRUPT":
             if queued is not None:
                 continue
@@ -685,6 +794,8 @@ def run(ports, seed, steps, resp3, focus=()):
                 ra, rb = pa, pb
         else:
             ra, rb = a.send(cmd), b.send(cmd)
+        if events:
+            ea, eb = drain(a2, subs[0], str(i)), drain(b2, subs[1], str(i))
         if cmd[0] == "EXEC" and queued is not None and isinstance(ra, tuple) and isinstance(rb, tuple):
             # Each reply of a transaction as its own command's.
             ra = (ra[0], [normalise(q, r) for q, r in zip(queued, ra[1])])
@@ -710,6 +821,9 @@ def run(ports, seed, steps, resp3, focus=()):
             # Redis's SORT turns a small sorted set into a skiplist for good (Relis's does not):
             # its encoding and ZSCAN's order differ from then on.
             continue
+        if events and ra == rb and ea != eb and cmd[0] not in ("XCORRUPT", "XDUMP"):
+            # The same replies, different keyspace events.
+            ra, rb = ("events", ea), ("events", eb)
         if ra != rb:
             diffs += 1
             print("DIFF seed", seed, "step", i, repr(cmd)[:300])
@@ -746,10 +860,11 @@ def main():
     p.add_argument("--steps", type=int, default=400)
     p.add_argument("--resp3", action="store_true")
     p.add_argument("--focus", default="", help="commands (comma-separated, e.g. XCORRUPT,XDUMP) to run half the time")
+    p.add_argument("--events", action="store_true", help="also compare each line's keyspace events")
     args = p.parse_args()
     ports = (args.redis_port, args.relis_port)
     focus = tuple(args.focus.split(",")) if args.focus else ()
-    total = sum(run(ports, s, args.steps, args.resp3, focus) for s in range(args.seed, args.seed + args.seeds))
+    total = sum(run(ports, s, args.steps, args.resp3, focus, args.events) for s in range(args.seed, args.seed + args.seeds))
     print("lines with differing replies:", total)
     raise SystemExit(1 if total else 0)
 

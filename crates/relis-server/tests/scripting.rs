@@ -310,6 +310,29 @@ async fn cjson_and_bit() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn numbers_reach_commands_and_libraries_exactly() {
+    // Pinned from redis-server 7.0.15. mlua before 0.11 turned every number within 2^-52 of
+    // an integer into that integer on its way out of Lua: -0.0 and 1e-300 arrived as 0.
+    let s = start().await;
+    let mut c = s.raw().await;
+    check(
+        &mut c,
+        &[
+            ("redis.call('set', 'x', 1e-300) return redis.call('get', 'x')", "$6\r\n1e-300\r\n"),
+            ("redis.call('set', 'x', -0.0) return redis.call('get', 'x')", "$2\r\n-0\r\n"),
+            ("return cjson.encode({1e-300, -0.0, -1e-300})", "$19\r\n[1e-300,-0,-1e-300]\r\n"),
+            ("return redis.sha1hex(-0.0)", "$40\r\n0fefd27cad4915946049f0352bedc0fa59d601e2\r\n"),
+            (
+                "return {string.byte(cmsgpack.pack(-1e-300, -0.0), 1, -1)}",
+                "*10\r\n:203\r\n:129\r\n:165\r\n:110\r\n:31\r\n:194\r\n:248\r\n:243\r\n:89\r\n:0\r\n",
+            ),
+            ("return tostring(struct.unpack('d', struct.pack('d', 2.5e-310)))", "$8\r\n2.5e-310\r\n"),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn script_cache() {
     let s = start().await;
     let mut c = s.raw().await;

@@ -749,12 +749,12 @@ fn raw_error(text: &str) -> mlua::Error {
 /// the calling Lua function's `source:line: ` (nothing when called from C, as by `pcall`).
 pub(super) fn lua_error(lua: &Lua, msg: &str) -> mlua::Error {
     let at = lua
-        .inspect_stack(1)
-        .and_then(|d| {
-            let line = d.curr_line();
+        .inspect_stack(1, |d| {
+            let line = d.current_line().unwrap_or(0);
             let src = d.source().short_src.map(|s| s.into_owned());
             (line > 0).then(|| format!("{}:{line}: ", src.unwrap_or_default()))
         })
+        .flatten()
         .unwrap_or_default();
     mlua::Error::runtime(format!("\u{1}redis-string:{at}{msg}"))
 }

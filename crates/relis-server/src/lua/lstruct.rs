@@ -180,8 +180,8 @@ fn pack_arg(args: &MultiValue, i: usize) -> Option<&Value> {
 /// The name `luaL_argerror` gives the running function: its name in the calling Lua code
 /// (`struct.unpack(...)` -> `unpack`), `?` when a C function called it (`pcall`).
 fn fname(lua: &Lua) -> String {
-    lua.inspect_stack(0)
-        .and_then(|d| d.names().name.map(|n| n.into_owned()))
+    lua.inspect_stack(0, |d| d.names().name.map(|n| n.into_owned()))
+        .flatten()
         .unwrap_or_else(|| "?".into())
 }
 
