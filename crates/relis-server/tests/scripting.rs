@@ -333,6 +333,53 @@ async fn numbers_reach_commands_and_libraries_exactly() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn libraries_read_and_refuse_as_redis_does() {
+    // Pinned from redis-server 7.0.15 (found by tools/diff_fuzz.py's library scripts):
+    // cjson.decode reads tokens as lua-cjson does, where C's strtod reads numbers (with
+    // decode_invalid_numbers on, its default) and a string's error is placed where it is
+    // found; a NUL ends the text; bit's explicit nil is no missing argument; struct makes a
+    // number a string as Lua does (%.14g); cmsgpack packs NaN as a double.
+    let s = start().await;
+    let mut c = s.raw().await;
+    check(
+        &mut c,
+        &[
+            ("return cjson.encode(cjson.decode('NaNx'))", "-ERR user_script:1: Expected the end but found invalid token at character 4 script: {sha}, on @user_script:1.\r\n"),
+            ("return cjson.encode(cjson.decode('[+1, 01, 1., -0, 0x1p4, 0x1.8p1, 0x10, -Infinity, 1e400]'))", "-ERR user_script:1: Cannot serialise number: must not be NaN or Inf script: {sha}, on @user_script:1.\r\n"),
+            ("return cjson.encode(cjson.decode('NaN'))", "-ERR user_script:1: Cannot serialise number: must not be NaN or Inf script: {sha}, on @user_script:1.\r\n"),
+            ("return cjson.decode('[1 -]')", "-ERR user_script:1: Expected comma or array end but found invalid number at character 4 script: {sha}, on @user_script:1.\r\n"),
+            ("return cjson.decode('[1 2]')", "-ERR user_script:1: Expected comma or array end but found T_NUMBER at character 4 script: {sha}, on @user_script:1.\r\n"),
+            ("return cjson.decode('{\"a\" \"b\"}')", "-ERR user_script:1: Expected colon but found T_STRING at character 6 script: {sha}, on @user_script:1.\r\n"),
+            ("return cjson.decode('[True]')", "-ERR user_script:1: Expected value but found invalid token at character 2 script: {sha}, on @user_script:1.\r\n"),
+            ("return cjson.decode('tru')", "-ERR user_script:1: Expected value but found invalid token at character 1 script: {sha}, on @user_script:1.\r\n"),
+            ("return cjson.decode('\"abc')", "-ERR user_script:1: Expected value but found unexpected end of string at character 5 script: {sha}, on @user_script:1.\r\n"),
+            ("return cjson.decode('[\"\\\\x\"]')", "-ERR user_script:1: Expected value but found invalid escape code at character 3 script: {sha}, on @user_script:1.\r\n"),
+            ("return cjson.decode('{\"\\\\x\":1}')", "-ERR user_script:1: Expected object key string but found invalid escape code at character 3 script: {sha}, on @user_script:1.\r\n"),
+            ("return cjson.decode(' \"\\\\ud800\" ')", "-ERR user_script:1: Expected value but found invalid unicode escape code at character 3 script: {sha}, on @user_script:1.\r\n"),
+            ("return cjson.decode('\"\\\\udc00\\\\ud800\"')", "-ERR user_script:1: Expected value but found invalid unicode escape code at character 2 script: {sha}, on @user_script:1.\r\n"),
+            ("return cjson.encode(cjson.decode('\"\\\\ud83d\\\\ude00\\\\u00e9\\\\/\"'))", "$10\r\n\"😀é\\/\"\r\n"),
+            ("return cjson.encode(cjson.decode('[1]\\0x'))", "$3\r\n[1]\r\n"),
+            ("return cjson.decode('\\0x')", "-ERR user_script:1: JSON parser does not support UTF-16 or UTF-32 script: {sha}, on @user_script:1.\r\n"),
+            ("return cjson.decode('.5')", "-ERR user_script:1: Expected value but found invalid token at character 1 script: {sha}, on @user_script:1.\r\n"),
+            ("return cjson.encode(cjson.decode('0x'))", "-ERR user_script:1: Expected the end but found invalid token at character 2 script: {sha}, on @user_script:1.\r\n"),
+            ("return cjson.decode('{\"a\":1,}')", "-ERR user_script:1: Expected object key string but found T_OBJ_END at character 8 script: {sha}, on @user_script:1.\r\n"),
+            ("cjson.decode_invalid_numbers(false) return cjson.decode('[1, 01]')", "-ERR user_script:1: Expected value but found invalid number at character 5 script: {sha}, on @user_script:1.\r\n"),
+            ("cjson.decode_invalid_numbers(false) return cjson.decode('-inf')", "-ERR user_script:1: Expected value but found invalid number at character 1 script: {sha}, on @user_script:1.\r\n"),
+            ("cjson.decode_invalid_numbers(false) return cjson.decode('+1')", "-ERR user_script:1: Expected value but found invalid token at character 1 script: {sha}, on @user_script:1.\r\n"),
+            ("return bit.tohex(1, nil)", "-ERR user_script:1: bad argument #2 to 'tohex' (number expected, got nil) script: {sha}, on @user_script:1.\r\n"),
+            ("return bit.band()", "-ERR user_script:1: bad argument #1 to 'band' (number expected, got no value) script: {sha}, on @user_script:1.\r\n"),
+            ("return struct.pack('c0', 1e15)", "$5\r\n1e+15\r\n"),
+            ("return struct.pack('s', 123456789012345)", "$20\r\n1.2345678901234e+14\0\r\n"),
+            ("return struct.pack('c0', 3.14159265358979)", "$15\r\n3.1415926535898\r\n"),
+            ("return {string.byte(cmsgpack.pack(0/0), 1, -1)}", "*9\r\n:203\r\n:255\r\n:248\r\n:0\r\n:0\r\n:0\r\n:0\r\n:0\r\n:0\r\n"),
+            ("return cjson.encode(cjson.decode('[+1, 01, 1., -0, 0x1p4, 0x1.8p1, 0x10, 12345678901234567890]'))", "$38\r\n[1,1,1,-0,16,3,16,1.2345678901235e+19]\r\n"),
+            ("local t = cjson.decode('[-Infinity, 1e400, nan]') return {tostring(t[1]), tostring(t[2]), tostring(t[3])}", "*3\r\n$4\r\n-inf\r\n$3\r\ninf\r\n$3\r\nnan\r\n"),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn script_cache() {
     let s = start().await;
     let mut c = s.raw().await;

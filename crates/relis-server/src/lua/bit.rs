@@ -12,9 +12,9 @@ fn bits(lua: &Lua, v: &Value, pos: usize, fname: &str) -> mlua::Result<u32> {
         Value::Number(n) => *n,
         Value::String(s) => match str2number(&s.as_bytes()) {
             Some(n) => n,
-            None => return Err(bad(lua, pos, fname, v)),
+            None => return Err(bad(lua, pos, fname, v.type_name())),
         },
-        _ => return Err(bad(lua, pos, fname, v)),
+        _ => return Err(bad(lua, pos, fname, v.type_name())),
     };
     // The C code adds 2^52+2^51 and keeps the low word of the double.
     Ok((n + 6755399441055744.0).to_bits() as u32)
@@ -49,20 +49,19 @@ pub(super) fn str2number(s: &[u8]) -> Option<f64> {
     t.parse::<f64>().ok()
 }
 
-fn bad(lua: &Lua, pos: usize, fname: &str, v: &Value) -> mlua::Error {
-    let got = if matches!(v, Value::Nil) {
-        "no value".to_string()
-    } else {
-        v.type_name().to_string()
-    };
+fn bad(lua: &Lua, pos: usize, fname: &str, got: &str) -> mlua::Error {
     super::engine::lua_error(
         lua,
         &format!("bad argument #{pos} to '{fname}' (number expected, got {got})"),
     )
 }
 
+/// Argument `i` (0-based): an explicit nil is "got nil", a missing one "got no value".
 fn arg(lua: &Lua, args: &MultiValue, i: usize, fname: &str) -> mlua::Result<u32> {
-    bits(lua, args.get(i).unwrap_or(&Value::Nil), i + 1, fname)
+    match args.get(i) {
+        Some(v) => bits(lua, v, i + 1, fname),
+        None => Err(bad(lua, i + 1, fname, "no value")),
+    }
 }
 
 fn ret(x: u32) -> f64 {
@@ -128,7 +127,7 @@ pub fn library(lua: &Lua) -> mlua::Result<Table> {
         lua.create_function(|lua, a: MultiValue| {
             let x = arg(lua, &a, 0, "tohex")?;
             let n = match a.get(1) {
-                None | Some(Value::Nil) => 8i32,
+                None => 8i32,
                 Some(_) => arg(lua, &a, 1, "tohex")? as i32,
             };
             let upper = n < 0;

@@ -6,8 +6,9 @@
 //! settings functions (`encode_max_depth`, `encode_number_precision`, `encode_sparse_array`,
 //! ...) change these for the rest of the script (in Redis they stay set for every later
 //! script of every user: Relis puts the defaults back after each run, see [`Settings`]).
-//! `decode_invalid_numbers` is reported but the decoder accepts only JSON numbers (no `NaN`,
-//! `Infinity` or hex).
+//! `cjson.decode` reads tokens as lua-cjson does, errors and their positions included: with
+//! `decode_invalid_numbers` on (the default) a number is whatever C's `strtod` reads (`NaN`,
+//! `Infinity`, `0x10`, `+1`, `01`), and the text ends at its first NUL byte.
 
 use super::engine::lua_error;
 use mlua::{Lua, Table, Value};
@@ -134,12 +135,21 @@ pub fn library(lua: &Lua) -> mlua::Result<(Table, Settings)> {
         "decode",
         lua.create_function(move |lua, s: mlua::String| {
             let bytes = s.as_bytes();
+            if bytes.len() >= 2 && (bytes[0] == 0 || bytes[1] == 0) {
+                return Err(lua_error(
+                    lua,
+                    "JSON parser does not support UTF-16 or UTF-32",
+                ));
+            }
+            let text = &bytes[..bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len())];
+            let cfg = c.get();
             let mut p = Parser {
-                s: &bytes,
+                s: text,
                 i: 0,
                 depth: 0,
                 slots: 1,
-                max_depth: c.get().decode_max_depth,
+                max_depth: cfg.decode_max_depth,
+                invalid_numbers: cfg.decode_invalid,
             };
             p.document(lua).map_err(|e| lua_error(lua, &e))
         })?,
@@ -466,178 +476,382 @@ fn encode(
 }
 
 struct Parser<'a> {
+    /// The text up to its first NUL byte: lua-cjson reads a C string, where a NUL is the end.
     s: &'a [u8],
     i: usize,
     depth: usize,
     /// Lua stack slots lua-cjson would hold here (see [`LUA_STACK`]).
     slots: usize,
     max_depth: usize,
+    /// `decode_invalid_numbers`: `Infinity`, `NaN`, hex, `+1` and leading zeros are numbers.
+    invalid_numbers: bool,
 }
 
-/// A token as lua-cjson names it in its errors.
-fn token_name(s: &[u8], i: usize) -> &'static str {
-    match s.get(i) {
-        None => "T_END",
-        Some(b'{') => "T_OBJ_BEGIN",
-        Some(b'}') => "T_OBJ_END",
-        Some(b'[') => "T_ARR_BEGIN",
-        Some(b']') => "T_ARR_END",
-        Some(b'"') => "T_STRING",
-        Some(b':') => "T_COLON",
-        Some(b',') => "T_COMMA",
-        Some(b'-' | b'0'..=b'9') => "T_NUMBER",
-        Some(b't' | b'f') if s[i..].starts_with(b"true") || s[i..].starts_with(b"false") => {
-            "T_BOOLEAN"
+/// A token, as lua-cjson's `json_next_token` reads one.
+enum Token {
+    ObjBegin,
+    ObjEnd,
+    ArrBegin,
+    ArrEnd,
+    Colon,
+    Comma,
+    End,
+    Str(Vec<u8>),
+    Num(f64),
+    Bool(bool),
+    Null,
+    /// A token that is none of these: lua-cjson's reason for it.
+    Error(&'static str),
+}
+
+impl Token {
+    /// The token as lua-cjson's errors name it.
+    fn name(&self) -> &'static str {
+        match self {
+            Token::ObjBegin => "T_OBJ_BEGIN",
+            Token::ObjEnd => "T_OBJ_END",
+            Token::ArrBegin => "T_ARR_BEGIN",
+            Token::ArrEnd => "T_ARR_END",
+            Token::Colon => "T_COLON",
+            Token::Comma => "T_COMMA",
+            Token::End => "T_END",
+            Token::Str(_) => "T_STRING",
+            Token::Num(_) => "T_NUMBER",
+            Token::Bool(_) => "T_BOOLEAN",
+            Token::Null => "T_NULL",
+            Token::Error(why) => why,
         }
-        Some(b'n') if s[i..].starts_with(b"null") => "T_NULL",
-        _ => "invalid token",
     }
+}
+
+/// `strtod`'s reading of the start of `s`, as glibc's: an optional sign, then `inf`,
+/// `infinity` or `nan` (any case, `nan(...)` too), a hexadecimal number (`0x1.8p3`) or a
+/// decimal one; the value and the bytes it took, or `None` when no number starts there.
+fn strtod(s: &[u8]) -> Option<(f64, usize)> {
+    let mut i = 0;
+    let neg = match s.first() {
+        Some(b'-') => {
+            i += 1;
+            true
+        }
+        Some(b'+') => {
+            i += 1;
+            false
+        }
+        _ => false,
+    };
+    let sign = |x: f64| if neg { -x } else { x };
+    let rest = &s[i..];
+    let starts = |w: &[u8]| rest.len() >= w.len() && rest[..w.len()].eq_ignore_ascii_case(w);
+    if starts(b"infinity") {
+        return Some((sign(f64::INFINITY), i + 8));
+    }
+    if starts(b"inf") {
+        return Some((sign(f64::INFINITY), i + 3));
+    }
+    if starts(b"nan") {
+        let mut n = i + 3;
+        let mut x = f64::NAN;
+        if s.get(n) == Some(&b'(') {
+            let close = s[n + 1..]
+                .iter()
+                .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'));
+            if let Some(k) = close.filter(|k| s[n + 1 + k] == b')') {
+                // glibc: a sequence that is one whole number (strtoull, base 0) is the NaN's
+                // payload, its low 51 bits under the quiet bit.
+                let seq = std::str::from_utf8(&s[n + 1..n + 1 + k]).unwrap_or("");
+                let (digits, radix) = match seq.as_bytes() {
+                    [b'0', b'x' | b'X', ..] => (&seq[2..], 16),
+                    [b'0', _, ..] => (&seq[1..], 8),
+                    _ => (seq, 10),
+                };
+                let whole = !digits.is_empty() && digits.chars().all(|c| c.is_digit(radix));
+                if whole {
+                    let mant = u64::from_str_radix(digits, radix).unwrap_or(u64::MAX);
+                    let payload = mant & ((1 << 51) - 1);
+                    if payload != 0 {
+                        x = f64::from_bits(f64::NAN.to_bits() | payload);
+                    }
+                }
+                n += k + 2;
+            }
+        }
+        return Some((sign(x), n));
+    }
+    let digits = |from: usize, hex: bool| {
+        s[from..]
+            .iter()
+            .take_while(|c| {
+                if hex {
+                    c.is_ascii_hexdigit()
+                } else {
+                    c.is_ascii_digit()
+                }
+            })
+            .count()
+    };
+    if rest.len() > 2 && rest[0] == b'0' && rest[1] | 0x20 == b'x' {
+        let start = i + 2;
+        let int = digits(start, true);
+        let mut end = start + int;
+        let mut frac = 0;
+        if s.get(end) == Some(&b'.') {
+            frac = digits(end + 1, true);
+            end += 1 + frac;
+        }
+        if int + frac > 0 {
+            // The digits as an integer (the first 31 significant ones) times a power of two.
+            let (mut m, mut exp, mut kept) = (0u128, 0i64, 0);
+            for (k, &c) in s[start..end].iter().filter(|c| **c != b'.').enumerate() {
+                let d = (c as char).to_digit(16).unwrap_or(0);
+                if kept < 31 {
+                    if m > 0 || d > 0 {
+                        kept += 1;
+                    }
+                    m = m * 16 + u128::from(d);
+                    if k >= int {
+                        exp -= 4;
+                    }
+                } else if k < int {
+                    exp += 4;
+                }
+            }
+            if matches!(s.get(end), Some(b'p' | b'P')) {
+                let mut e = end + 1;
+                let eneg = match s.get(e) {
+                    Some(b'-') => {
+                        e += 1;
+                        true
+                    }
+                    Some(b'+') => {
+                        e += 1;
+                        false
+                    }
+                    _ => false,
+                };
+                let n = digits(e, false);
+                if n > 0 {
+                    let v: i64 = std::str::from_utf8(&s[e..e + n])
+                        .ok()
+                        .and_then(|t| t.parse().ok())
+                        .unwrap_or(i64::MAX / 2);
+                    exp = exp.saturating_add(if eneg { -v } else { v });
+                    end = e + n;
+                }
+            }
+            // Scaled in steps, each exact until the last (2^-1074 is no power powi reaches).
+            let (mut x, mut e) = (m as f64, exp.clamp(-1300, 1300) as i32);
+            while e.abs() > 1000 {
+                let step = 1000 * e.signum();
+                x *= 2f64.powi(step);
+                e -= step;
+            }
+            let x = x * 2f64.powi(e);
+            return Some((sign(x), end));
+        }
+        // "0x" and no digit: the 0 alone.
+        return Some((sign(0.0), i + 1));
+    }
+    let int = digits(i, false);
+    let mut end = i + int;
+    let mut frac = 0;
+    if s.get(end) == Some(&b'.') {
+        frac = digits(end + 1, false);
+        end += 1 + frac;
+    }
+    if int + frac == 0 {
+        return None;
+    }
+    if matches!(s.get(end), Some(b'e' | b'E')) {
+        let mut e = end + 1;
+        if matches!(s.get(e), Some(b'-' | b'+')) {
+            e += 1;
+        }
+        let n = digits(e, false);
+        if n > 0 {
+            end = e + n;
+        }
+    }
+    let text = std::str::from_utf8(&s[i..end]).ok()?;
+    let x: f64 = text.parse().ok()?;
+    Some((sign(x), end))
 }
 
 impl Parser<'_> {
-    fn ws(&mut self) {
-        while matches!(self.s.get(self.i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-            self.i += 1;
-        }
-    }
-
-    fn expected(&self, what: &str) -> String {
+    fn error(&self, what: &str, token: &Token, at: usize) -> String {
         format!(
             "Expected {what} but found {} at character {}",
-            token_name(self.s, self.i),
-            self.i + 1
+            token.name(),
+            at + 1
         )
     }
 
-    fn document(&mut self, lua: &Lua) -> Result<Value, String> {
-        let v = self.value(lua)?;
-        self.ws();
-        if self.i < self.s.len() {
-            return Err(self.expected("the end"));
+    /// lua-cjson's `json_is_invalid_number`: a number JSON does not allow (`+`, hex, a
+    /// leading zero, `inf`, `nan`) starts at `i`.
+    fn invalid_number(&self, i: usize) -> bool {
+        let mut p = i;
+        match self.s.get(p) {
+            Some(b'+') => return true,
+            Some(b'-') => p += 1,
+            _ => {}
         }
-        Ok(v)
+        match self.s.get(p) {
+            Some(b'0') => {
+                let c2 = self.s.get(p + 1).copied().unwrap_or(0);
+                c2 | 0x20 == b'x' || c2.is_ascii_digit()
+            }
+            None => false,
+            Some(c) if *c <= b'9' => false,
+            _ => {
+                let rest = &self.s[p..];
+                rest.len() >= 3
+                    && (rest[..3].eq_ignore_ascii_case(b"inf")
+                        || rest[..3].eq_ignore_ascii_case(b"nan"))
+            }
+        }
     }
 
-    fn value(&mut self, lua: &Lua) -> Result<Value, String> {
-        self.ws();
+    /// The next token and where it starts (for an error inside a string: where the error is).
+    fn next(&mut self) -> (Token, usize) {
+        while matches!(self.s.get(self.i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.i += 1;
+        }
+        let at = self.i;
+        let Some(&c) = self.s.get(self.i) else {
+            return (Token::End, at);
+        };
+        let single = match c {
+            b'{' => Some(Token::ObjBegin),
+            b'}' => Some(Token::ObjEnd),
+            b'[' => Some(Token::ArrBegin),
+            b']' => Some(Token::ArrEnd),
+            b':' => Some(Token::Colon),
+            b',' => Some(Token::Comma),
+            _ => None,
+        };
+        if let Some(t) = single {
+            self.i += 1;
+            return (t, at);
+        }
+        let rest = &self.s[self.i..];
+        match c {
+            b'"' => self.string(),
+            b'-' | b'0'..=b'9' => {
+                if !self.invalid_numbers && self.invalid_number(at) {
+                    return (Token::Error("invalid number"), at);
+                }
+                self.number()
+            }
+            b't' if rest.starts_with(b"true") => {
+                self.i += 4;
+                (Token::Bool(true), at)
+            }
+            b'f' if rest.starts_with(b"false") => {
+                self.i += 5;
+                (Token::Bool(false), at)
+            }
+            b'n' if rest.starts_with(b"null") => {
+                self.i += 4;
+                (Token::Null, at)
+            }
+            b'+' | b'i' | b'I' | b'n' | b'N' if self.invalid_numbers && self.invalid_number(at) => {
+                self.number()
+            }
+            _ => (Token::Error("invalid token"), at),
+        }
+    }
+
+    fn number(&mut self) -> (Token, usize) {
+        let at = self.i;
+        match strtod(&self.s[at..]) {
+            Some((x, n)) => {
+                self.i += n;
+                (Token::Num(x), at)
+            }
+            None => (Token::Error("invalid number"), at),
+        }
+    }
+
+    fn document(&mut self, lua: &Lua) -> Result<Value, String> {
+        let (t, at) = self.next();
+        let v = self.value(lua, t, at)?;
+        match self.next() {
+            (Token::End, _) => Ok(v),
+            (t, at) => Err(self.error("the end", &t, at)),
+        }
+    }
+
+    /// lua-cjson's `json_process_value` of `token`.
+    fn value(&mut self, lua: &Lua, token: Token, at: usize) -> Result<Value, String> {
         let lerr = |e: mlua::Error| e.to_string();
-        match self.s.get(self.i) {
-            Some(b'{') => {
+        match token {
+            Token::ObjBegin => {
                 // json_decode_descend(l, json, 3): the table and a key stay on the stack.
                 self.nest(3, 2)?;
-                self.i += 1;
                 let t = lua.create_table().map_err(lerr)?;
-                self.ws();
-                if self.s.get(self.i) == Some(&b'}') {
-                    self.i += 1;
-                    self.leave(2);
-                    return Ok(Value::Table(t));
-                }
-                loop {
-                    self.ws();
-                    if self.s.get(self.i) != Some(&b'"') {
-                        return Err(self.expected("object key string"));
-                    }
-                    let k = self.string()?;
-                    self.ws();
-                    if self.s.get(self.i) != Some(&b':') {
-                        return Err(self.expected("colon"));
-                    }
-                    self.i += 1;
-                    let v = self.value(lua)?;
-                    t.raw_set(lua.create_string(&k).map_err(lerr)?, v)
-                        .map_err(lerr)?;
-                    self.ws();
-                    match self.s.get(self.i) {
-                        Some(b',') => self.i += 1,
-                        Some(b'}') => {
-                            self.i += 1;
-                            break;
+                let (mut tok, mut at) = self.next();
+                if !matches!(tok, Token::ObjEnd) {
+                    loop {
+                        let Token::Str(k) = tok else {
+                            return Err(self.error("object key string", &tok, at));
+                        };
+                        let (colon, cat) = self.next();
+                        if !matches!(colon, Token::Colon) {
+                            return Err(self.error("colon", &colon, cat));
                         }
-                        _ => return Err(self.expected("comma or object end")),
+                        let (vt, vat) = self.next();
+                        let v = self.value(lua, vt, vat)?;
+                        t.raw_set(lua.create_string(&k).map_err(lerr)?, v)
+                            .map_err(lerr)?;
+                        let (sep, sat) = self.next();
+                        match sep {
+                            Token::ObjEnd => break,
+                            Token::Comma => (tok, at) = self.next(),
+                            sep => return Err(self.error("comma or object end", &sep, sat)),
+                        }
                     }
                 }
                 self.leave(2);
                 Ok(Value::Table(t))
             }
-            Some(b'[') => {
+            Token::ArrBegin => {
                 // json_decode_descend(l, json, 2): the table stays on the stack.
                 self.nest(2, 1)?;
-                self.i += 1;
                 let t = lua.create_table().map_err(lerr)?;
-                self.ws();
-                if self.s.get(self.i) == Some(&b']') {
-                    self.i += 1;
-                    self.leave(1);
-                    return Ok(Value::Table(t));
-                }
-                let mut n = 1;
-                loop {
-                    let v = self.value(lua)?;
-                    t.raw_set(n, v).map_err(lerr)?;
-                    n += 1;
-                    self.ws();
-                    match self.s.get(self.i) {
-                        Some(b',') => self.i += 1,
-                        Some(b']') => {
-                            self.i += 1;
-                            break;
+                let (mut tok, mut at) = self.next();
+                if !matches!(tok, Token::ArrEnd) {
+                    let mut n = 1;
+                    loop {
+                        let v = self.value(lua, tok, at)?;
+                        t.raw_set(n, v).map_err(lerr)?;
+                        n += 1;
+                        let (sep, sat) = self.next();
+                        match sep {
+                            Token::ArrEnd => break,
+                            Token::Comma => (tok, at) = self.next(),
+                            sep => return Err(self.error("comma or array end", &sep, sat)),
                         }
-                        _ => return Err(self.expected("comma or array end")),
                     }
                 }
                 self.leave(1);
                 Ok(Value::Table(t))
             }
-            Some(b'"') => {
-                let s = self.string()?;
-                Ok(Value::String(lua.create_string(&s).map_err(lerr)?))
-            }
-            Some(b't') if self.s[self.i..].starts_with(b"true") => {
-                self.i += 4;
-                Ok(Value::Boolean(true))
-            }
-            Some(b'f') if self.s[self.i..].starts_with(b"false") => {
-                self.i += 5;
-                Ok(Value::Boolean(false))
-            }
-            Some(b'n') if self.s[self.i..].starts_with(b"null") => {
-                self.i += 4;
-                Ok(Value::NULL)
-            }
-            Some(b'-' | b'0'..=b'9') => {
-                let start = self.i;
-                while matches!(
-                    self.s.get(self.i),
-                    Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
-                ) {
-                    self.i += 1;
-                }
-                let text = std::str::from_utf8(&self.s[start..self.i]).unwrap_or("");
-                match text.parse::<f64>() {
-                    Ok(n) => Ok(Value::Number(n)),
-                    Err(_) => {
-                        self.i = start;
-                        Err(format!(
-                            "Expected value but found invalid number at character {}",
-                            start + 1
-                        ))
-                    }
-                }
-            }
-            _ => Err(self.expected("value")),
+            Token::Str(s) => Ok(Value::String(lua.create_string(&s).map_err(lerr)?)),
+            Token::Num(x) => Ok(Value::Number(x)),
+            Token::Bool(b) => Ok(Value::Boolean(b)),
+            Token::Null => Ok(Value::NULL),
+            t => Err(self.error("value", &t, at)),
         }
     }
 
-    /// Enters an array or object: lua-cjson checks for `need` free stack slots, then holds
-    /// `hold` more while the level lasts.
+    /// Enters an array or object (its opening token read): lua-cjson checks for `need` free
+    /// stack slots, then holds `hold` more while the level lasts.
     fn nest(&mut self, need: usize, hold: usize) -> Result<(), String> {
         self.depth += 1;
         if self.depth > self.max_depth || self.slots + need > LUA_STACK {
             return Err(format!(
                 "Found too many nested data structures ({}) at character {}",
-                self.depth,
-                self.i + 1
+                self.depth, self.i
             ));
         }
         self.slots += hold;
@@ -649,73 +863,160 @@ impl Parser<'_> {
         self.slots -= hold;
     }
 
-    fn string(&mut self) -> Result<Vec<u8>, String> {
-        let start = self.i;
+    /// lua-cjson's `json_next_string_token`: an error is placed where it is found (the
+    /// backslash of a bad escape, the end of the text).
+    fn string(&mut self) -> (Token, usize) {
+        let at = self.i;
         self.i += 1;
         let mut out = Vec::new();
-        let invalid = |at: usize| {
-            format!(
-                "Expected value but found invalid token at character {}",
-                at + 1
-            )
-        };
         loop {
             let Some(&c) = self.s.get(self.i) else {
-                return Err(invalid(start));
+                return (Token::Error("unexpected end of string"), self.i);
             };
-            self.i += 1;
             match c {
-                b'"' => return Ok(out),
-                b'\\' => {
-                    let Some(&e) = self.s.get(self.i) else {
-                        return Err(invalid(start));
-                    };
+                b'"' => {
                     self.i += 1;
-                    match e {
-                        b'"' | b'\\' | b'/' => out.push(e),
-                        b'b' => out.push(0x08),
-                        b'f' => out.push(0x0c),
-                        b'n' => out.push(b'\n'),
-                        b'r' => out.push(b'\r'),
-                        b't' => out.push(b'\t'),
-                        b'u' => {
-                            let mut cp = self.hex4().ok_or_else(|| invalid(start))?;
-                            if (0xd800..0xdc00).contains(&cp) {
-                                if self.s.get(self.i..self.i + 2) != Some(b"\\u") {
-                                    return Err(invalid(start));
-                                }
-                                self.i += 2;
-                                let lo = self.hex4().ok_or_else(|| invalid(start))?;
-                                if !(0xdc00..0xe000).contains(&lo) {
-                                    return Err(invalid(start));
-                                }
-                                cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-                            } else if (0xdc00..0xe000).contains(&cp) {
-                                return Err(invalid(start));
-                            }
-                            let ch = char::from_u32(cp).ok_or_else(|| invalid(start))?;
-                            let mut buf = [0u8; 4];
-                            out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
-                        }
-                        _ => return Err(invalid(start)),
-                    }
+                    return (Token::Str(out), at);
                 }
-                c => out.push(c),
+                b'\\' => {
+                    let e = self.s.get(self.i + 1).copied().unwrap_or(0);
+                    let plain = match e {
+                        b'"' | b'\\' | b'/' => e,
+                        b'b' => 0x08,
+                        b'f' => 0x0c,
+                        b'n' => b'\n',
+                        b'r' => b'\r',
+                        b't' => b'\t',
+                        b'u' => {
+                            match self.unicode_escape() {
+                                Some(len) => {
+                                    let mut buf = [0u8; 4];
+                                    let ch = char::from_u32(len.0).unwrap_or('\0');
+                                    out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                                    self.i += len.1;
+                                }
+                                None => {
+                                    return (Token::Error("invalid unicode escape code"), self.i)
+                                }
+                            }
+                            continue;
+                        }
+                        _ => return (Token::Error("invalid escape code"), self.i),
+                    };
+                    out.push(plain);
+                    self.i += 2;
+                }
+                c => {
+                    out.push(c);
+                    self.i += 1;
+                }
             }
         }
     }
 
-    fn hex4(&mut self) -> Option<u32> {
-        let h = self.s.get(self.i..self.i + 4)?;
-        let v = u32::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok()?;
-        self.i += 4;
-        Some(v)
+    /// The code point of the `\uXXXX` (or surrogate pair) at the cursor and its length, as
+    /// lua-cjson's `json_append_unicode_escape` accepts it.
+    fn unicode_escape(&self) -> Option<(u32, usize)> {
+        let hex4 = |at: usize| -> Option<u32> {
+            let h = self.s.get(at..at + 4)?;
+            if !h.iter().all(u8::is_ascii_hexdigit) {
+                return None;
+            }
+            u32::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok()
+        };
+        let cp = hex4(self.i + 2)?;
+        if cp & 0xf800 != 0xd800 {
+            return Some((cp, 6));
+        }
+        if cp & 0x400 != 0 || self.s.get(self.i + 6..self.i + 8) != Some(b"\\u") {
+            return None;
+        }
+        let lo = hex4(self.i + 8)?;
+        if lo & 0xfc00 != 0xdc00 {
+            return None;
+        }
+        Some((((cp & 0x3ff) << 10 | (lo & 0x3ff)) + 0x10000, 12))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{encode_string, fmt_g};
+    use super::{encode_string, fmt_g, strtod};
+
+    /// `strtod` reads what glibc's reads: the same value (bit for bit, NaN's sign too) and
+    /// the same length, on hand-picked texts and random ones made of number characters.
+    #[test]
+    fn strtod_reads_as_glibc() {
+        use rand::{Rng, SeedableRng};
+        let c_strtod = |t: &[u8]| -> Option<(u64, usize)> {
+            let c = std::ffi::CString::new(t).unwrap();
+            let mut end: *mut libc::c_char = std::ptr::null_mut();
+            // SAFETY: a NUL-terminated string and a valid out pointer.
+            let x = unsafe { libc::strtod(c.as_ptr(), &mut end) };
+            let n = end as usize - c.as_ptr() as usize;
+            (n > 0).then_some((x.to_bits(), n))
+        };
+        let mut texts: Vec<Vec<u8>> = [
+            "0",
+            "-0",
+            "+1",
+            "01",
+            "1.",
+            ".5",
+            "1e",
+            "1e+",
+            "1e-5",
+            "1E400",
+            "-1e-400",
+            "inf",
+            "-Infinity",
+            "INFx",
+            "nan",
+            "-nan",
+            "NaN(123)",
+            "nan(x y)",
+            "nan(",
+            "0x",
+            "0x.",
+            "0x10",
+            "0X1p4",
+            "0x1.8p1",
+            "0x.8",
+            "0x1p-1074",
+            "0x1P+1024",
+            "0x1p",
+            "0xg",
+            "0x1.fffffffffffffp1023",
+            "12345678901234567890",
+            "1.7976931348623157e308",
+            "4.9e-324",
+            "-",
+            "+",
+            ".",
+            "e5",
+            "1.5.5",
+            "2.5e-310x",
+        ]
+        .iter()
+        .map(|t| t.as_bytes().to_vec())
+        .collect();
+        let mut r = rand::rngs::StdRng::seed_from_u64(7);
+        let alphabet = b"0123456789abcdefxXpPeE+-.in";
+        for _ in 0..20_000 {
+            let n = r.random_range(1..12);
+            texts.push(
+                (0..n)
+                    .map(|_| alphabet[r.random_range(0..alphabet.len())])
+                    .collect(),
+            );
+        }
+        for t in texts {
+            let ours = strtod(&t).map(|(x, n)| (x.to_bits(), n));
+            let c = c_strtod(&t);
+            // glibc's NaN from text is the positive quiet NaN, negated by a sign.
+            assert_eq!(ours, c, "{:?}", String::from_utf8_lossy(&t));
+        }
+    }
 
     /// Every escape, as redis-server 7.0.15's `cjson.encode` writes it (bytes 0x80 and up
     /// go out raw).

@@ -164,7 +164,8 @@ fn encode_int(n: i64, out: &mut Vec<u8>) {
 fn encode_number(n: f64, out: &mut Vec<u8>) {
     if n.is_finite() && n.fract() == 0.0 && n >= i64::MIN as f64 && n < i64::MAX as f64 {
         encode_int(n as i64, out);
-    } else if f64::from(n as f32) == n || n.is_nan() {
+    } else if f64::from(n as f32) == n {
+        // (`d == (double)f`, as lua-cmsgpack tests it: false for NaN, which goes as a double.)
         out.push(0xca);
         out.extend_from_slice(&(n as f32).to_be_bytes());
     } else {

@@ -161,7 +161,7 @@ fn bad(lua: &Lua, pos: usize, want: &str, v: Option<&Value>) -> mlua::Error {
 fn string_arg(lua: &Lua, args: &MultiValue, i: usize) -> mlua::Result<Vec<u8>> {
     match args.get(i) {
         Some(Value::String(s)) => Ok(s.as_bytes().to_vec()),
-        Some(Value::Integer(n)) => Ok(n.to_string().into_bytes()),
+        Some(Value::Integer(n)) => Ok(super::cjson::fmt_g(*n as f64, 14).into_bytes()),
         Some(Value::Number(n)) => Ok(super::cjson::fmt_g(*n, 14).into_bytes()),
         v => Err(bad(lua, i + 1, "string", v)),
     }
@@ -239,8 +239,9 @@ fn pack(lua: &Lua, args: &MultiValue) -> mlua::Result<Vec<u8>> {
             b'c' | b's' => {
                 let s = match pack_arg(args, arg - 1) {
                     Some(Value::String(s)) => s.as_bytes().to_vec(),
-                    Some(Value::Integer(n)) => n.to_string().into_bytes(),
-                    Some(Value::Number(n)) => resp::format_double(*n).into_bytes(),
+                    // As `luaL_checklstring` makes a number a string: `%.14g`.
+                    Some(Value::Integer(n)) => super::cjson::fmt_g(*n as f64, 14).into_bytes(),
+                    Some(Value::Number(n)) => super::cjson::fmt_g(*n, 14).into_bytes(),
                     v => return Err(bad(lua, arg, "string", v)),
                 };
                 arg += 1;
