@@ -251,6 +251,15 @@ def json_text(r=random):
     return r.choice([t, t, t, " " + t + " ", t + "x", "[" * r.choice([1, 999, 1001]) + "]" * r.choice([1, 999, 1001]), ""])
 
 
+def lua_bytes(json=False):
+    """Arguments for string.char: random bytes (for json, mostly JSON's own characters)."""
+    n = random.randint(1, 12)
+    if json:
+        pool = [ord(c) for c in '[]{}",:0123456789-+.eE \\truefalsn'] + [0, 1, 0x7f, 0xc3, 0xff]
+        return ", ".join(str(random.choice(pool)) for _ in range(n))
+    return ", ".join(str(random.choice([random.randint(0, 255), random.choice([0x80, 0x90, 0xa0, 0xc0, 0xca, 0xcb, 0xcc, 0xd0, 0xd9, 0xdc, 0xde, 0xff, 0])])) for _ in range(n))
+
+
 def lua_library_script():
     """A script that runs one of the Lua libraries Redis gives scripts on random input (Relis
     writes its own cjson, cmsgpack, struct and bit)."""
@@ -275,6 +284,11 @@ def lua_library_script():
         f"return struct.size({r.choice([repr(x) for x in ['i', 'd', 'c10', '!8bd', 's', 'c0', 'x']])})",
         f"return {{string.format({r.choice([repr(x) for x in ['%d', '%5.2f', '%g', '%.14g', '%s', '%q', '%x', '%c', '%e']])}, {lua_number()})}}",
         f"return redis.sha1hex({v})",
+        # Random bytes into the decoders, and every byte through cjson's string escapes.
+        f"return cjson.encode({{pcall(cmsgpack.unpack, string.char({lua_bytes()}))}})",
+        f"return cjson.encode({{pcall(struct.unpack, {r.choice([repr(x) for x in ['>I2', '<i4', 'bB', 'd', 'f', 's', 'c2', 'Bc0', 'i3', '>I8', 'hH', '!4id']])}, string.char({lua_bytes()}))}})",
+        f"return cjson.encode(string.char({lua_bytes()}))",
+        f"return cjson.encode({{pcall(cjson.decode, string.char({lua_bytes(json=True)}))}})",
     ])
     return form
 

@@ -371,6 +371,14 @@ async fn libraries_read_and_refuse_as_redis_does() {
             ("return struct.pack('c0', 1e15)", "$5\r\n1e+15\r\n"),
             ("return struct.pack('s', 123456789012345)", "$20\r\n1.2345678901234e+14\0\r\n"),
             ("return struct.pack('c0', 3.14159265358979)", "$15\r\n3.1415926535898\r\n"),
+            (
+                "return {pcall(cmsgpack.unpack, string.char(0xc4, 1, 65))}",
+                "*2\r\n$-1\r\n$25\r\nBad data format in input.\r\n",
+            ),
+            (
+                "return {pcall(cmsgpack.unpack, string.char(0xd9, 1, 65))}",
+                "*2\r\n:1\r\n$1\r\nA\r\n",
+            ),
             ("return {string.byte(cmsgpack.pack(0/0), 1, -1)}", "*9\r\n:203\r\n:255\r\n:248\r\n:0\r\n:0\r\n:0\r\n:0\r\n:0\r\n:0\r\n"),
             ("return cjson.encode(cjson.decode('[+1, 01, 1., -0, 0x1p4, 0x1.8p1, 0x10, 12345678901234567890]'))", "$38\r\n[1,1,1,-0,16,3,16,1.2345678901235e+19]\r\n"),
             ("local t = cjson.decode('[-Infinity, 1e400, nan]') return {tostring(t[1]), tostring(t[2]), tostring(t[3])}", "*3\r\n$4\r\n-inf\r\n$3\r\ninf\r\n$3\r\nnan\r\n"),

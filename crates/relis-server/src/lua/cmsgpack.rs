@@ -340,15 +340,15 @@ impl Decoder<'_> {
             0xc0 => Value::Nil,
             0xc2 => Value::Boolean(false),
             0xc3 => Value::Boolean(true),
-            0xc4 | 0xd9 => {
+            0xd9 => {
                 let n = self.uint(1)? as usize;
                 str_of(self, n)?
             }
-            0xc5 | 0xda => {
+            0xda => {
                 let n = self.uint(2)? as usize;
                 str_of(self, n)?
             }
-            0xc6 | 0xdb => {
+            0xdb => {
                 let n = self.uint(4)? as usize;
                 str_of(self, n)?
             }
@@ -379,6 +379,7 @@ impl Decoder<'_> {
                 self.map(lua, n)?
             }
             0xe0..=0xff => Value::Number(f64::from(c as i8)),
+            // bin 8/16/32 (0xc4-0xc6), ext and fixext too: lua-cmsgpack 0.4 knows none.
             _ => return Err(BAD),
         })
     }
