@@ -23,7 +23,12 @@ XWATCH WATCHes the keys a random line names, runs the line on a second connectio
 same one) and EXECs a transaction: whether each command counts as a change of its key (it
 found that Redis 7.0 does not signal a stream's group commands; its XSETID, and a BITFIELD
 that grows its key but sets no bit, are left out: Redis does not signal them either, which
-Relis does not copy).
+Relis does not copy). Scripts run Redis's Lua libraries (cjson, cmsgpack, struct, bit) on
+random values, JSON text and bytes: they found mlua 0.10's numbers (-0.0 and 1e-300 arriving
+as 0), lua-cjson's tokens and error positions, bit's nil, struct's %.14g, cmsgpack's NaN and
+bin types. (A script that changes a cjson setting leaves it set in redis-server for every
+later script; Relis puts the defaults back: the grammar changes none.) With --events each
+line's keyspace events are compared too, through a subscriber on each server.
 
 Replies that may legitimately differ are normalised (set and hash orders, SORT BY nosort, scans
 of hashtables, a page of a scan before its end, expiry times a millisecond apart, OBJECT

@@ -20,7 +20,7 @@ use rand::{Rng, SeedableRng};
 use resp::Frame;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -371,7 +371,23 @@ fn bin() -> String {
     std::env::var("RELIS_CRASH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_relis-server").into())
 }
 
-/// Starts the server on `dir`; its log goes to `log` (kept for a failing run).
+/// Prints the server's log (every round's) when the test fails, before its directory goes.
+struct ShowOnFailure(PathBuf);
+
+impl Drop for ShowOnFailure {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let text = std::fs::read_to_string(&self.0).unwrap_or_default();
+            let tail: Vec<&str> = text.lines().rev().take(200).collect();
+            eprintln!("--- the server's log, last {} lines ---", tail.len());
+            for l in tail.iter().rev() {
+                eprintln!("{l}");
+            }
+        }
+    }
+}
+
+/// Starts the server on `dir`; its log goes to `log` (shown when the test fails).
 fn spawn(dir: &Path, log: &Path, extra: &[&str], power_cut: Option<&str>) -> common::Child {
     let port = free_port();
     let log = std::fs::OpenOptions::new()
@@ -457,6 +473,7 @@ async fn run(
     let dir = tempfile::tempdir().expect("temp dir");
     let logs = tempfile::tempdir().expect("temp dir");
     let log = logs.path().join("server.log");
+    let _shown = ShowOnFailure(log.clone());
     let mut rng = rand::rng();
     let mut totals = Totals::default();
     // Per client: the next sequence number. Per (client, round): the settled content.

@@ -436,7 +436,11 @@ pub fn free_port() -> u16 {
 /// Waits until something accepts connections on `port` (up to 20s).
 pub fn wait_for_port(port: u16) {
     for _ in 0..400 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+        // A connection to a port no one listens on can be given that same port as its own
+        // and connect to itself (TCP's simultaneous open): that is no server.
+        let listening = std::net::TcpStream::connect(("127.0.0.1", port))
+            .is_ok_and(|c| c.local_addr().is_ok_and(|a| a.port() != port));
+        if listening {
             return;
         }
         std::thread::sleep(Duration::from_millis(50));
