@@ -164,15 +164,15 @@ fn wrong(sub: &[u8]) -> CmdError {
     CmdError::debug_subcommand(sub)
 }
 
-/// C's `strtod` on the longest numeric prefix (0 when there is none), as Redis reads SLEEP.
+/// C's `strtod` on the longest numeric prefix (0 when there is none, or it is no finite
+/// number), as Redis reads SLEEP.
 fn strtod_prefix(s: &[u8]) -> f64 {
-    let s = String::from_utf8_lossy(s);
-    let s = s.trim_start();
-    (1..=s.len())
-        .rev()
-        .filter(|&n| s.is_char_boundary(n))
-        .find_map(|n| s[..n].parse::<f64>().ok().filter(|v| v.is_finite()))
-        .unwrap_or(0.0)
+    let (v, _, _) = crate::args::strtod(s);
+    if v.is_finite() {
+        v
+    } else {
+        0.0
+    }
 }
 
 /// C's `atoi`: an optional sign and leading digits, 0 otherwise.

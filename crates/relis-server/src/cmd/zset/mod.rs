@@ -74,153 +74,6 @@ fn notify_pop(w: &mut relis::Writer<'_>, db: u32, key: &[u8], max: bool) -> reli
     crate::pubsub::notify_if_emptied(w, db, key)
 }
 
-/// What C's `strtod` makes of the start of `s`: the value, how many bytes it used (0: no
-/// number at all), and whether it overflowed (to ±inf) or underflowed (to 0) — `ERANGE`.
-/// Leading white space is skipped; `inf`, `infinity`, `nan`, `nan(...)`, decimal and `0x` hex
-/// forms are read, as glibc reads them.
-pub fn strtod(s: &[u8]) -> (f64, usize, bool) {
-    let mut i = 0;
-    while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
-        i += 1;
-    }
-    let start = i;
-    let neg = match s.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
-    let sign = |v: f64| if neg { -v } else { v };
-    let rest = &s[i..];
-    let starts = |w: &[u8]| rest.len() >= w.len() && rest[..w.len()].eq_ignore_ascii_case(w);
-    if starts(b"inf") {
-        let n = if starts(b"infinity") { 8 } else { 3 };
-        return (sign(f64::INFINITY), i + n, false);
-    }
-    if starts(b"nan") {
-        let mut n = 3;
-        if rest.get(3) == Some(&b'(') {
-            let close = rest[4..]
-                .iter()
-                .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'));
-            if let Some(p) = close {
-                if rest[4 + p] == b')' {
-                    n = 4 + p + 1;
-                }
-            }
-        }
-        return (f64::NAN, i + n, false);
-    }
-    let is_hex = |c: u8| c.is_ascii_hexdigit();
-    if (starts(b"0x"))
-        && (rest.get(2).is_some_and(|c| is_hex(*c))
-            || (rest.get(2) == Some(&b'.') && rest.get(3).is_some_and(|c| is_hex(*c))))
-    {
-        let (v, n, erange) = hex_float(&rest[2..]);
-        return (sign(v), i + 2 + n, erange);
-    }
-    // Decimal: digits [. digits] [e [sign] digits], at least one digit in the mantissa.
-    let mut j = 0;
-    let mut digits = 0;
-    let mut nonzero = false;
-    while j < rest.len() && rest[j].is_ascii_digit() {
-        nonzero |= rest[j] != b'0';
-        j += 1;
-        digits += 1;
-    }
-    if rest.get(j) == Some(&b'.') {
-        j += 1;
-        while j < rest.len() && rest[j].is_ascii_digit() {
-            nonzero |= rest[j] != b'0';
-            j += 1;
-            digits += 1;
-        }
-    }
-    if digits == 0 {
-        return (0.0, 0, false);
-    }
-    if matches!(rest.get(j), Some(b'e' | b'E')) {
-        let mut k = j + 1;
-        if matches!(rest.get(k), Some(b'+' | b'-')) {
-            k += 1;
-        }
-        if rest.get(k).is_some_and(u8::is_ascii_digit) {
-            while k < rest.len() && rest[k].is_ascii_digit() {
-                k += 1;
-            }
-            j = k;
-        }
-    }
-    let text = std::str::from_utf8(&rest[..j]).unwrap_or("0");
-    // Rust reads every decimal form C does (after the sign, which is applied here).
-    let v: f64 = text.parse().unwrap_or(0.0);
-    let erange = v.is_infinite() || (v == 0.0 && nonzero);
-    let _ = start;
-    (sign(v), i + j, erange)
-}
-
-/// The hex digits (and optional `.` fraction and `p` exponent) after `0x`.
-fn hex_float(s: &[u8]) -> (f64, usize, bool) {
-    let mut j = 0;
-    let mut mant: u64 = 0;
-    let mut exp: i64 = 0;
-    let mut nonzero = false;
-    let mut seen_dot = false;
-    while j < s.len() {
-        let c = s[j];
-        if c == b'.' && !seen_dot {
-            seen_dot = true;
-            j += 1;
-            continue;
-        }
-        let Some(d) = (c as char).to_digit(16) else {
-            break;
-        };
-        nonzero |= d != 0;
-        if mant >> 56 == 0 {
-            mant = mant * 16 + u64::from(d);
-            if seen_dot {
-                exp -= 4;
-            }
-        } else if !seen_dot {
-            // Digits beyond what a u64 holds only scale the value.
-            exp += 4;
-        }
-        j += 1;
-    }
-    if matches!(s.get(j), Some(b'p' | b'P')) {
-        let mut k = j + 1;
-        let neg = match s.get(k) {
-            Some(b'-') => {
-                k += 1;
-                true
-            }
-            Some(b'+') => {
-                k += 1;
-                false
-            }
-            _ => false,
-        };
-        if s.get(k).is_some_and(u8::is_ascii_digit) {
-            let mut e: i64 = 0;
-            while k < s.len() && s[k].is_ascii_digit() {
-                e = (e * 10 + i64::from(s[k] - b'0')).min(1 << 20);
-                k += 1;
-            }
-            exp += if neg { -e } else { e };
-            j = k;
-        }
-    }
-    let v = (mant as f64) * 2f64.powi(exp.clamp(-2000, 2000) as i32);
-    let erange = v.is_infinite() || (v == 0.0 && nonzero);
-    (v, j, erange)
-}
-
 /// A score or increment as Redis's `getDoubleFromObject` reads it: the whole argument is a
 /// `strtod` number, without leading space, neither out of range nor NaN.
 ///
@@ -235,7 +88,7 @@ pub fn parse_double(arg: &[u8]) -> Option<f64> {
     if arg.is_empty() || matches!(arg[0], b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
         return None;
     }
-    let (v, used, erange) = strtod(arg);
+    let (v, used, erange) = crate::args::strtod(arg);
     if used != arg.len() || erange || v.is_nan() {
         return None;
     }
@@ -250,7 +103,7 @@ pub fn parse_score_bound(arg: &[u8]) -> Option<(f64, bool)> {
         Some(b'(') => (true, &arg[1..]),
         _ => (false, arg),
     };
-    let (v, used, _) = strtod(body);
+    let (v, used, _) = crate::args::strtod(body);
     // C stops at the first NUL byte.
     if used < body.len() && body[used] != 0 {
         return None;
