@@ -261,6 +261,9 @@ mod tests {
             (b"+2", 2.0),
             (b"1e3", 1000.0),
             (b"1E-2", 0.01),
+            // Denormals are no underflow for Redis (redis-server 7.0.15 takes both).
+            (b"4e-320", 4e-320),
+            (b"0x1p-1074", f64::from_bits(1)),
             (b".5", 0.5),
             (b"5.", 5.0),
             (b"inf", f64::INFINITY),
