@@ -76,7 +76,12 @@ async fn redis(args: &[&str]) -> Option<Redis> {
         .spawn()
         .unwrap();
     for _ in 0..200 {
-        if TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+        // (A connect to a port no one listens on may be given that port and open to itself:
+        // that is no redis-server.)
+        let listening = TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok_and(|c| c.local_addr().is_ok_and(|a| a.port() != port));
+        if listening {
             return Some(Redis {
                 child,
                 port,
