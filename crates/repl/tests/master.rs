@@ -56,39 +56,52 @@ async fn redis(args: &[&str]) -> Option<Redis> {
         eprintln!("redis-server not installed: skipped");
         return None;
     }
-    let port = free_port();
-    let dir = std::env::temp_dir().join(format!("repl-test-{}-{port}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let child = tokio::process::Command::new("redis-server")
-        .args([
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-        ])
-        .args(["--dir", dir.to_str().unwrap()])
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    for _ in 0..200 {
-        // (A connect to a port no one listens on may be given that port and open to itself:
-        // that is no redis-server.)
-        let listening = TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok_and(|c| c.local_addr().is_ok_and(|a| a.port() != port));
-        if listening {
-            return Some(Redis {
-                child,
-                port,
-                _dir: TempDir(dir),
-            });
+    // The port is free when chosen, but a test running beside this one may take it first:
+    // then this redis-server exits and the other answers. So the server that answers must
+    // give this child's process id, or another port is tried.
+    for _ in 0..5 {
+        let port = free_port();
+        let dir = std::env::temp_dir().join(format!("repl-test-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut child = tokio::process::Command::new("redis-server")
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+            ])
+            .args(["--dir", dir.to_str().unwrap()])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let want = format!("process_id:{}\r\n", child.id().unwrap_or(0));
+        for _ in 0..200 {
+            if child.try_wait().ok().flatten().is_some() {
+                break;
+            }
+            if let Ok(c) = TcpStream::connect(("127.0.0.1", port)).await {
+                let mut c = Client(c, Vec::new());
+                if let Some(w) = args.windows(2).find(|w| w[0] == "--requirepass") {
+                    c.cmd(&["AUTH", w[1]]).await;
+                }
+                if c.cmd(&["INFO", "server"]).await.contains(&want) {
+                    return Some(Redis {
+                        child,
+                        port,
+                        _dir: TempDir(dir),
+                    });
+                }
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
         }
-        tokio::time::sleep(Duration::from_millis(25)).await;
+        let _ = child.kill().await;
+        let _ = std::fs::remove_dir_all(&dir);
     }
     panic!("redis-server did not start");
 }
