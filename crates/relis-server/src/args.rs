@@ -259,17 +259,13 @@ pub fn strtod(s: &[u8]) -> (f64, usize, bool) {
     while matches!(s.get(i), Some(b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')) {
         i += 1;
     }
-    let neg = match s.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
+    // An optional sign at `at`: whether it is a minus, and where what follows it starts.
+    let signed = |at: usize| match s.get(at) {
+        Some(b'-') => (true, at + 1),
+        Some(b'+') => (false, at + 1),
+        _ => (false, at),
     };
+    let (neg, i) = signed(i);
     let sign = |x: f64| if neg { -x } else { x };
     let rest = &s[i..];
     let starts = |w: &[u8]| rest.len() >= w.len() && rest[..w.len()].eq_ignore_ascii_case(w);
@@ -347,18 +343,7 @@ pub fn strtod(s: &[u8]) -> (f64, usize, bool) {
                 }
             }
             if matches!(s.get(end), Some(b'p' | b'P')) {
-                let mut e = end + 1;
-                let eneg = match s.get(e) {
-                    Some(b'-') => {
-                        e += 1;
-                        true
-                    }
-                    Some(b'+') => {
-                        e += 1;
-                        false
-                    }
-                    _ => false,
-                };
+                let (eneg, e) = signed(end + 1);
                 let n = digits(e, false);
                 if n > 0 {
                     let v: i64 = std::str::from_utf8(&s[e..e + n])
@@ -394,10 +379,7 @@ pub fn strtod(s: &[u8]) -> (f64, usize, bool) {
     }
     let nonzero = s[i..end].iter().any(|c| (b'1'..=b'9').contains(c));
     if matches!(s.get(end), Some(b'e' | b'E')) {
-        let mut e = end + 1;
-        if matches!(s.get(e), Some(b'-' | b'+')) {
-            e += 1;
-        }
+        let (_, e) = signed(end + 1);
         let n = digits(e, false);
         if n > 0 {
             end = e + n;
@@ -468,6 +450,11 @@ mod tests {
             "e5",
             "1.5.5",
             "2.5e-310x",
+            " 1",
+            "\t-2e3",
+            " +",
+            "\x0b0x1p3",
+            "\n\x0cnan",
         ]
         .iter()
         .map(|t| t.as_bytes().to_vec())

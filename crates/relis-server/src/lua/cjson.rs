@@ -736,11 +736,11 @@ impl Parser<'_> {
                         b't' => b'\t',
                         b'u' => {
                             match self.unicode_escape() {
-                                Some(len) => {
+                                Some((cp, len)) => {
                                     let mut buf = [0u8; 4];
-                                    let ch = char::from_u32(len.0).unwrap_or('\0');
+                                    let ch = char::from_u32(cp).unwrap_or('\0');
                                     out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
-                                    self.i += len.1;
+                                    self.i += len;
                                 }
                                 None => {
                                     return (Token::Error("invalid unicode escape code"), self.i)
