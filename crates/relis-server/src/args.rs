@@ -316,15 +316,20 @@ pub fn strtod(s: &[u8]) -> (f64, usize, bool) {
             })
             .count()
     };
+    // Digits, then a `.` and more: how many before and after the point, and where they end.
+    let mantissa = |from: usize, hex: bool| {
+        let int = digits(from, hex);
+        let end = from + int;
+        if s.get(end) == Some(&b'.') {
+            let frac = digits(end + 1, hex);
+            (int, frac, end + 1 + frac)
+        } else {
+            (int, 0, end)
+        }
+    };
     if rest.len() > 2 && rest[0] == b'0' && rest[1] | 0x20 == b'x' {
         let start = i + 2;
-        let int = digits(start, true);
-        let mut end = start + int;
-        let mut frac = 0;
-        if s.get(end) == Some(&b'.') {
-            frac = digits(end + 1, true);
-            end += 1 + frac;
-        }
+        let (int, frac, mut end) = mantissa(start, true);
         if int + frac > 0 {
             // The digits as an integer (the first 31 significant ones) times a power of two.
             let (mut m, mut exp, mut kept) = (0u128, 0i64, 0);
@@ -367,13 +372,7 @@ pub fn strtod(s: &[u8]) -> (f64, usize, bool) {
         // "0x" and no digit: the 0 alone.
         return (sign(0.0), i + 1, false);
     }
-    let int = digits(i, false);
-    let mut end = i + int;
-    let mut frac = 0;
-    if s.get(end) == Some(&b'.') {
-        frac = digits(end + 1, false);
-        end += 1 + frac;
-    }
+    let (int, frac, mut end) = mantissa(i, false);
     if int + frac == 0 {
         return (0.0, 0, false);
     }
